@@ -1,0 +1,335 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { BaseEntryConfig, Entry, EntryContext, EntryPlugin, EntryOf } from './entry.js';
+import { BootstrapError, ConfigError, EntryLookupError, errorMessage } from './errors.js';
+import { defaultRegistry, type PluginRegistry } from './registry.js';
+import { loadConfig, type LoadedEntry } from './config/load.js';
+import { locateConfig } from './config/locate.js';
+import { SecretScrubber } from './config/secrets.js';
+import { didYouMean } from './config/suggest.js';
+import { readEnvInfo, type AppInfo, type EnvInfo } from './info.js';
+import { packageDefaults } from './app-defaults.js';
+import { OutputSet } from './event/outputs.js';
+import { EventLogger } from './event/event-logger.js';
+import { EventFactory } from './event/event-factory.js';
+import { makeScope } from './event/encode.js';
+import { createAppLogger } from './logger.js';
+import { timezoneName } from './time.js';
+import { withTimeout } from './lifecycle.js';
+import { LoggerEntry } from './builtin/logger-entry.js';
+import { EventEntry } from './builtin/event-entry.js';
+import { CertEntry } from './builtin/cert-entry.js';
+
+export interface BootOptions {
+  /** boot.yaml's path; otherwise `--config`, `$SVC_BOOT_CONFIG`, then `./boot.yaml` under `cwd`. */
+  configFile?: string;
+  /** The file's text, for tests and embedding (`configFile` is then only its name in messages). */
+  configText?: string;
+  /** Arguments read for `--config` and `--set` (default: process.argv.slice(2)). */
+  argv?: readonly string[];
+  /** Variables for `${VAR}`, `SVC_SET`, `DOMAIN`, … (default: process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Where `./boot.yaml` and the app's package.json are looked for (default: process.cwd()). */
+  cwd?: string;
+  registry?: PluginRegistry;
+  /** Time each entry's bootstrap may take before it fails (default 60 s). */
+  bootstrapTimeoutMs?: number;
+  /** Time each entry's interrupt may take, unless the entry sets its own (default 10 s). */
+  shutdownTimeoutMs?: number;
+}
+
+interface Running {
+  loaded: LoadedEntry;
+  entry: Entry;
+  events: EventFactory;
+  logger: Logger;
+}
+
+type State = 'created' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
+
+/** Loads and validates boot.yaml (every error at once) and creates its enabled entries. */
+export async function boot(options: BootOptions = {}): Promise<App> {
+  const argv = options.argv ?? process.argv.slice(2);
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  let file: string;
+  let text: string;
+  if (options.configText !== undefined) {
+    file = options.configFile ?? 'boot.yaml';
+    text = options.configText;
+  } else {
+    const located = options.configFile ? { file: path.resolve(cwd, options.configFile), origin: 'configFile' } : locateConfig(argv, env, cwd);
+    file = located.file;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      throw new ConfigError(file, [
+        {
+          path: file,
+          message: `cannot read the config file (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}); it was chosen by ${located.origin}. Pass --config PATH or set SVC_BOOT_CONFIG`,
+        },
+      ]);
+    }
+  }
+  const loaded = loadConfig({
+    file,
+    text,
+    argv,
+    env,
+    registry: options.registry ?? defaultRegistry,
+    appDefaults: packageDefaults(options.configText !== undefined ? cwd : path.dirname(file)),
+  });
+  return new App(loaded.app, readEnvInfo(env), loaded.entries, new SecretScrubber(loaded.secrets), file, options);
+}
+
+/** A booted boot.yaml: its entries, and their bootstrap and shutdown. */
+export class App {
+  readonly env: EnvInfo;
+  readonly info: AppInfo;
+  /** The default app logger (stdout, console encoding). */
+  readonly logger: Logger;
+  private readonly outputs = new OutputSet();
+  private readonly defaultEvents: EventLogger;
+  private readonly timezone = timezoneName();
+  private readonly running: Running[] = [];
+  private readonly disabled: LoadedEntry[] = [];
+  private readonly started: Running[] = [];
+  private state: State = 'created';
+  private stopping: Promise<boolean> | undefined;
+  private readonly bootstrapTimeoutMs: number;
+  private readonly shutdownTimeoutMs: number;
+
+  constructor(
+    info: AppInfo,
+    env: EnvInfo,
+    entries: readonly LoadedEntry[],
+    private readonly scrubber: SecretScrubber,
+    readonly configFile: string,
+    options: BootOptions,
+  ) {
+    this.info = info;
+    this.env = env;
+    this.bootstrapTimeoutMs = options.bootstrapTimeoutMs ?? 60_000;
+    this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
+    this.logger = createAppLogger({ level: 'info', encoding: 'console', outputs: [this.outputs.get('stdout')] });
+    this.defaultEvents = new EventLogger('console', [this.outputs.get('stdout')]);
+    const ordered = entries
+      .map((e, i) => ({ e, i }))
+      .sort((a, b) => a.e.plugin.phase - b.e.plugin.phase || a.i - b.i)
+      .map(({ e }) => e);
+    for (const loaded of ordered) {
+      if (!loaded.enabled) {
+        this.disabled.push(loaded);
+        continue;
+      }
+      const logger = this.loggerFor(loaded).child({ entryName: loaded.name });
+      const events = new EventFactory(
+        this.eventLoggerFor(loaded),
+        makeScope(
+          this.timezone,
+          { appName: info.name, appVersion: info.version, entryName: loaded.name, entryType: loaded.plugin.entryType },
+          sortedEnv(env),
+        ),
+      );
+      let entry: Entry;
+      try {
+        entry = loaded.plugin.create(loaded.config, this.contextFor(loaded, logger, events));
+      } catch (err) {
+        throw new ConfigError(configFile, [{ path: loaded.configPath, message: this.redact(errorMessage(err)) }]);
+      }
+      this.running.push({ loaded, entry, events, logger });
+    }
+  }
+
+  /** The entry named `name` (of kind `key` when given). Fails with the names that do exist. */
+  entry<E extends Entry = Entry>(name: string, key?: string): E {
+    const hit = this.running.find((r) => r.loaded.name === name && (key === undefined || r.loaded.key === key));
+    if (hit) return hit.entry as E;
+    const off = this.disabled.find((d) => d.name === name && (key === undefined || d.key === key));
+    if (off) throw new EntryLookupError(`${off.key} entry "${name}" is disabled in ${this.configFile} (enabled: false)`);
+    const other = this.running.find((r) => r.loaded.name === name);
+    if (other && key !== undefined) {
+      throw new EntryLookupError(`entry "${name}" is a ${other.loaded.key} entry, not ${key}`);
+    }
+    const names = this.running.filter((r) => key === undefined || r.loaded.key === key).map((r) => r.loaded.name);
+    throw new EntryLookupError(
+      `no ${key ?? ''}${key ? ' ' : ''}entry named "${name}" in ${this.configFile}${didYouMean(name, names)}` +
+        (names.length ? ` (${key ?? 'all'} entries: ${names.join(', ')})` : key ? `; add one under "${key}:"` : ''),
+    );
+  }
+
+  /** Every enabled entry, in bootstrap order. */
+  entries(): Entry[] {
+    return this.running.map((r) => r.entry);
+  }
+
+  /** True once every entry has bootstrapped, until shutdown begins. */
+  isReady(): boolean {
+    return this.state === 'running';
+  }
+
+  /** Removes this app's secrets from text. */
+  redact(text: string): string {
+    return this.scrubber.scrub(text);
+  }
+
+  /**
+   * Bootstraps every entry: by phase, then file order. When one fails, the ones already started
+   * are interrupted in reverse and this rejects with a BootstrapError naming the entry.
+   */
+  async bootstrap(): Promise<void> {
+    if (this.state !== 'created') throw new Error(`bootstrap() called twice (state: ${this.state})`);
+    this.state = 'starting';
+    for (const r of this.running) {
+      const { loaded, entry, events, logger } = r;
+      logger.info(`Bootstrap ${loaded.key} entry`);
+      const event = events.begin('Bootstrap');
+      try {
+        await withTimeout(`bootstrap of ${loaded.configPath}`, this.bootstrapTimeoutMs, (ctx) => entry.bootstrap(ctx));
+      } catch (err) {
+        const message = this.redact(errorMessage(err));
+        event.setError(message);
+        event.payloads = safePayloads(entry);
+        events.write(event.finish('Error'));
+        logger.error(`Bootstrap ${loaded.key} entry failed: ${message}`);
+        this.state = 'failed';
+        await this.stopStarted('rollback');
+        await this.outputs.flush();
+        throw new BootstrapError(loaded.key, loaded.name, message, { cause: err });
+      }
+      event.payloads = safePayloads(entry);
+      events.write(event.finish('OK'));
+      this.started.push(r);
+    }
+    this.state = 'running';
+  }
+
+  /**
+   * Stops the app: readiness goes false, entries are interrupted in reverse bootstrap order
+   * (each within its timeout), and logs are flushed. Resolves true when every step succeeded.
+   */
+  shutdown(reason = 'shutdown'): Promise<boolean> {
+    this.stopping ??= (async () => {
+      this.state = 'stopping';
+      this.logger.info(`Shutdown begins (${reason})`);
+      const clean = await this.stopStarted(reason);
+      this.logger.info(clean ? 'Shutdown complete' : 'Shutdown complete, with errors');
+      await this.outputs.close();
+      this.state = 'stopped';
+      return clean;
+    })();
+    return this.stopping;
+  }
+
+  /**
+   * Waits for SIGINT or SIGTERM, then shuts down. Resolves the exit code: 0 for a clean stop,
+   * 1 when a step failed. A second signal during shutdown exits at once with code 1.
+   */
+  waitForShutdown(signals: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM']): Promise<number> {
+    return new Promise((resolve) => {
+      let received = false;
+      const onSignal = (signal: NodeJS.Signals): void => {
+        if (received) {
+          this.logger.error(`Received ${signal} again during shutdown; exiting now`);
+          process.exit(1);
+        }
+        received = true;
+        void this.shutdown(signal).then((clean) => {
+          for (const s of signals) process.off(s, onSignal);
+          resolve(clean ? 0 : 1);
+        });
+      };
+      for (const s of signals) process.on(s, onSignal);
+    });
+  }
+
+  private async stopStarted(reason: string): Promise<boolean> {
+    let clean = true;
+    while (this.started.length > 0) {
+      const { loaded, entry, logger } = this.started.pop()!;
+      const timeoutMs = entry.shutdownTimeoutMs ?? this.shutdownTimeoutMs;
+      logger.info(`Interrupt ${loaded.key} entry (${reason})`);
+      try {
+        await withTimeout(`interrupt of ${loaded.configPath}`, timeoutMs, (ctx) => entry.interrupt(ctx));
+      } catch (err) {
+        clean = false;
+        logger.error(`Interrupt ${loaded.key} entry failed: ${this.redact(errorMessage(err))}`);
+      }
+    }
+    return clean;
+  }
+
+  private contextFor(loaded: LoadedEntry, logger: Logger, events: EventFactory): EntryContext {
+    return {
+      app: this.info,
+      env: this.env,
+      configPath: loaded.configPath,
+      logger,
+      events,
+      cert: (name) => this.builtin(CertEntry, 'cert', name).bundle,
+      namedLogger: (name) => this.builtin(LoggerEntry, 'logger', name).logger,
+      redact: (text) => this.redact(text),
+      isReady: () => this.isReady(),
+      output: (p) => this.outputs.get(p),
+      makeLogger: (o) => createAppLogger({ level: o.level, encoding: o.encoding, outputs: o.outputPaths.map((p) => this.outputs.get(p)) }),
+    };
+  }
+
+  private builtin<T extends Entry>(type: abstract new (...args: never[]) => T, key: string, name: string): T {
+    const entry = this.entry(name, key);
+    if (!(entry instanceof type)) throw new EntryLookupError(`entry "${name}" is not a ${key} entry`);
+    return entry;
+  }
+
+  private loggerFor(loaded: LoadedEntry): Logger {
+    const ref = (loaded.config as { loggerEntry?: string }).loggerEntry;
+    return ref ? this.builtin(LoggerEntry, 'logger', ref).logger : this.logger;
+  }
+
+  private eventLoggerFor(loaded: LoadedEntry): EventLogger {
+    const ref = (loaded.config as { eventEntry?: string }).eventEntry;
+    return ref ? this.builtin(EventEntry, 'event', ref).eventLogger : this.defaultEvents;
+  }
+}
+
+function sortedEnv(env: EnvInfo): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(env).sort()) {
+    const v = env[key as keyof EnvInfo];
+    if (v !== undefined) out[key] = v;
+  }
+  return out;
+}
+
+function safePayloads(entry: Entry): Record<string, unknown> {
+  try {
+    return entry.bootstrapPayloads?.() ?? {};
+  } catch {
+    return {};
+  }
+}
+
+/** A typed getter for one kind, e.g. `export const grpcEntry = entryGetter(grpcPlugin)`. */
+export function entryGetter<P extends EntryPlugin<BaseEntryConfig, Entry>>(plugin: P): (app: App, name: string) => EntryOf<P> {
+  return (app, name) => app.entry<EntryOf<P>>(name, plugin.key);
+}
+
+/**
+ * The usual main: boot, let `setup` register handlers, bootstrap, wait for a signal, shut down,
+ * and exit 0 (clean) or 1 (failed boot or failed shutdown step). Errors go to stderr without secrets.
+ */
+export async function runApp(setup?: (app: App) => void | Promise<void>, options?: BootOptions): Promise<never> {
+  let app: App | undefined;
+  try {
+    app = await boot(options);
+    await setup?.(app);
+    await app.bootstrap();
+  } catch (err) {
+    process.stderr.write(`${app ? app.redact(errorMessage(err)) : errorMessage(err)}\n`);
+    if (app) await app.shutdown('failed boot');
+    process.exit(1);
+  }
+  const code = await app.waitForShutdown();
+  process.exit(code);
+}

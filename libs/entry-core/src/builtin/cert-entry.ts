@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { Phase, type Entry, type EntryPlugin } from '../entry.js';
+import { entryBaseShape } from '../schema.js';
+
+export const certEntrySchema = z.strictObject({
+  ...entryBaseShape,
+  caPath: z.string().default(''),
+  certPemPath: z.string().default(''),
+  keyPemPath: z.string().default(''),
+});
+export type CertEntryConfig = z.output<typeof certEntrySchema>;
+
+/** PEM material read from a `cert:` entry's files. */
+export interface CertBundle {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
+/** `cert:` — CA, certificate and key files that TLS options of other entries name in `certEntry`. */
+export class CertEntry implements Entry {
+  readonly type = 'CertEntry';
+  readonly bundle: CertBundle;
+
+  constructor(
+    readonly name: string,
+    readonly description: string,
+    files: { caPath: string; certPemPath: string; keyPemPath: string },
+    configPath: string,
+  ) {
+    const read = (field: string, file: string): Buffer | undefined => {
+      if (file === '') return undefined;
+      try {
+        return readFileSync(file);
+      } catch (err) {
+        throw new Error(`${configPath}.${field}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      }
+    };
+    // Read when the app is created, so a wrong path fails before anything starts.
+    this.bundle = {};
+    const ca = read('caPath', files.caPath);
+    const cert = read('certPemPath', files.certPemPath);
+    const key = read('keyPemPath', files.keyPemPath);
+    if (ca) this.bundle.ca = ca;
+    if (cert) this.bundle.cert = cert;
+    if (key) this.bundle.key = key;
+  }
+
+  async bootstrap(): Promise<void> {}
+  async interrupt(): Promise<void> {}
+}
+
+export const certPlugin: EntryPlugin<CertEntryConfig, CertEntry> = {
+  key: 'cert',
+  packageName: '@svcboot/entry-core',
+  entryType: 'CertEntry',
+  phase: Phase.Builtin,
+  schema: certEntrySchema,
+  create: (config, ctx) => new CertEntry(config.name, config.description, config, ctx.configPath),
+};

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { Phase, type Entry, type EntryPlugin } from '../entry.js';
+import { EventLogger } from '../event/event-logger.js';
+import { encodingSchema, entryBaseShape, outputPathsSchema } from '../schema.js';
+
+export const eventEntrySchema = z.strictObject({
+  ...entryBaseShape,
+  encoding: encodingSchema.default('console'),
+  outputPaths: outputPathsSchema,
+});
+export type EventEntryConfig = z.output<typeof eventEntrySchema>;
+
+/** `event:` — where records go, for entries that name it in `eventEntry`. */
+export class EventEntry implements Entry {
+  readonly type = 'EventEntry';
+  constructor(
+    readonly name: string,
+    readonly description: string,
+    readonly eventLogger: EventLogger,
+  ) {}
+  async bootstrap(): Promise<void> {}
+  async interrupt(): Promise<void> {}
+}
+
+export const eventPlugin: EntryPlugin<EventEntryConfig, EventEntry> = {
+  key: 'event',
+  packageName: '@svcboot/entry-core',
+  entryType: 'EventEntry',
+  phase: Phase.Builtin,
+  schema: eventEntrySchema,
+  create: (config, ctx) =>
+    new EventEntry(config.name, config.description, new EventLogger(config.encoding, config.outputPaths.map((p) => ctx.output(p)))),
+};

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import type { Logger } from 'pino';
+import { Phase, type Entry, type EntryPlugin } from '../entry.js';
+import { encodingSchema, entryBaseShape, logLevelSchema, outputPathsSchema } from '../schema.js';
+
+export const loggerEntrySchema = z.strictObject({
+  ...entryBaseShape,
+  level: logLevelSchema.default('info'),
+  encoding: encodingSchema.default('console'),
+  outputPaths: outputPathsSchema,
+});
+export type LoggerEntryConfig = z.output<typeof loggerEntrySchema>;
+
+/** `logger:` — an app logger other entries name in `loggerEntry` / `logger.entry`. */
+export class LoggerEntry implements Entry {
+  readonly type = 'LoggerEntry';
+  constructor(
+    readonly name: string,
+    readonly description: string,
+    readonly logger: Logger,
+  ) {}
+  async bootstrap(): Promise<void> {}
+  async interrupt(): Promise<void> {}
+}
+
+export const loggerPlugin: EntryPlugin<LoggerEntryConfig, LoggerEntry> = {
+  key: 'logger',
+  packageName: '@svcboot/entry-core',
+  entryType: 'LoggerEntry',
+  phase: Phase.Builtin,
+  schema: loggerEntrySchema,
+  create: (config, ctx) =>
+    new LoggerEntry(config.name, config.description, ctx.makeLogger(config)),
+};

@@ -1,0 +1,253 @@
+import { z } from 'zod';
+import { ConfigError, type ConfigIssue } from '../errors.js';
+import type { BaseEntryConfig, Entry, EntryPlugin } from '../entry.js';
+import { KNOWN_PACKAGES, type PluginRegistry } from '../registry.js';
+import { currentDomain } from '../info.js';
+import { formatPath, type DocPath } from './config-path.js';
+import { interpolate } from './interpolate.js';
+import { collectOverrides, setIn, type Override } from './overrides.js';
+import { collectSecrets } from './secrets.js';
+import { didYouMean } from './suggest.js';
+import { YamlSource } from './yaml-source.js';
+import { toConfigIssues } from './zod-issues.js';
+import { findReferences } from './references.js';
+
+export interface LoadConfigInput {
+  /** Path shown in messages. */
+  file: string;
+  text: string;
+  argv: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+  registry: PluginRegistry;
+  /** Defaults for the `app` section (from the app's package.json). */
+  appDefaults: { name: string; version: string; description: string };
+}
+
+export interface LoadedEntry {
+  key: string;
+  plugin: EntryPlugin<BaseEntryConfig, Entry>;
+  name: string;
+  enabled: boolean;
+  /** The validated config, defaults applied. */
+  config: BaseEntryConfig;
+  /** `grpc[greeter]` */
+  configPath: string;
+  /** Its place in the document, e.g. ['grpc', 0]. */
+  docPath: DocPath;
+}
+
+export interface LoadedConfig {
+  file: string;
+  app: { name: string; version: string; description: string };
+  /** The entries selected for this domain, in file order. */
+  entries: LoadedEntry[];
+  secrets: Set<string>;
+}
+
+// `version: 1.0` is a number to YAML; the app section takes it as the text it was meant to be.
+const text = z.union([z.string(), z.number()]).transform(String);
+const appSchema = z.strictObject({
+  name: text.pipe(z.string().min(1)).optional(),
+  version: text.optional(),
+  description: text.optional(),
+});
+
+interface RawItem {
+  key: string;
+  index: number;
+  name: string;
+  value: Record<string, unknown>;
+}
+
+const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Parses, interpolates, overrides, selects by domain and validates boot.yaml; throws a ConfigError listing every problem. */
+export function loadConfig(input: LoadConfigInput): LoadedConfig {
+  const parsed = YamlSource.parse(input.file, input.text);
+  if (!parsed.source) throw new ConfigError(input.file, parsed.issues);
+  const source = parsed.source;
+  const issues: ConfigIssue[] = [];
+  const at = (path: DocPath, message: string, entryName?: string): ConfigIssue => ({
+    path: formatPath(path, entryName),
+    message,
+    ...source.position(path),
+  });
+
+  const root = source.value;
+  if (!isMap(root)) throw new ConfigError(input.file, [at([], 'the file must be a map of entry kinds (grpc:, kvstore:, …)')]);
+
+  const { overrides, issues: overrideIssues } = collectOverrides(input.argv, input.env, new Set(['app']));
+  issues.push(...overrideIssues);
+
+  // 1. Top-level keys and the shape of each list.
+  const items: RawItem[] = [];
+  const presentKeys = new Set<string>();
+  for (const [key, value] of Object.entries(root)) {
+    if (key === 'app') continue;
+    const plugin = input.registry.get(key);
+    if (!plugin) {
+      issues.push({ path: key, message: unknownKeyMessage(key, input.registry), ...source.keyPosition([key]) });
+      continue;
+    }
+    presentKeys.add(key);
+    if (value === null || value === undefined) continue;
+    if (!Array.isArray(value)) {
+      issues.push(at([key], `must be a list of entries, each starting with "- name: ...", got a ${isMap(value) ? 'map' : typeof value}`));
+      continue;
+    }
+    value.forEach((item, index) => {
+      if (!isMap(item)) {
+        issues.push(at([key, index], 'each entry must be a map with at least a "name"'));
+      } else if (typeof item['name'] !== 'string' || item['name'] === '') {
+        issues.push(at([key, index, 'name'], 'required field is missing (every entry needs a non-empty string "name")'));
+      } else {
+        items.push({ key, index, name: item['name'], value: structuredClone(item) });
+      }
+    });
+  }
+
+  // 2. --set / SVC_SET overrides, on every item of that name (whatever its domain).
+  const app = isMap(root['app']) ? structuredClone(root['app']) : root['app'] === undefined || root['app'] === null ? {} : root['app'];
+  for (const o of overrides) applyOverride(o, items, app, input.registry, issues);
+
+  // 3. Domain selection: per kind and name, the item whose domain is $DOMAIN wins over `*` or empty.
+  const domain = currentDomain(input.env);
+  const selected = selectByDomain(items, domain, input.env, issues, at);
+
+  // 4. Interpolation and validation of what was selected.
+  const entries: LoadedEntry[] = [];
+  for (const item of selected) {
+    const plugin = input.registry.get(item.key)!;
+    const base: DocPath = [item.key, item.index];
+    const value = interpolate(item.value, base, { env: input.env, source, issues, entryName: item.name });
+    const result = plugin.schema.safeParse(value);
+    if (!result.success) {
+      issues.push(...toConfigIssues(result.error, plugin.schema, value, base, item.name, source));
+      continue;
+    }
+    const config = result.data;
+    entries.push({
+      key: item.key,
+      plugin,
+      name: item.name,
+      enabled: config.enabled !== false,
+      config,
+      configPath: formatPath(base, item.name),
+      docPath: base,
+    });
+  }
+
+  // 5. The app section.
+  let appInfo = input.appDefaults;
+  if (!isMap(app)) {
+    issues.push(at(['app'], 'must be a map with name, version and description'));
+  } else {
+    const value = interpolate(app, ['app'], { env: input.env, source, issues });
+    const result = appSchema.safeParse(value);
+    if (!result.success) issues.push(...toConfigIssues(result.error, appSchema, value, ['app'], undefined, source));
+    else appInfo = { ...input.appDefaults, ...stripUndefined(result.data) };
+  }
+
+  // 6. References between entries (loggerEntry, eventEntry, certEntry, logger.entry).
+  const byKind = new Map<string, string[]>();
+  for (const e of entries) if (e.enabled) byKind.set(e.key, [...(byKind.get(e.key) ?? []), e.name]);
+  for (const e of entries) {
+    if (!e.enabled) continue;
+    for (const ref of findReferences(e.config)) {
+      const names = byKind.get(ref.kind) ?? [];
+      if (!names.includes(ref.name)) {
+        issues.push({
+          path: `${e.configPath}.${ref.field}`,
+          message:
+            `no ${ref.kind} entry named "${ref.name}"${didYouMean(ref.name, names)}` +
+            (names.length ? ` (${ref.kind} entries: ${names.join(', ')})` : `; define one under "${ref.kind}:" or remove ${ref.field}`),
+          ...source.position([...e.docPath, ...ref.field.split('.')]),
+        });
+      }
+    }
+  }
+
+  if (issues.length > 0) throw new ConfigError(input.file, sortByPosition(issues));
+  const secrets = collectSecrets(entries.map((e) => e.config));
+  return { file: input.file, app: appInfo, entries, secrets };
+}
+
+function unknownKeyMessage(key: string, registry: PluginRegistry): string {
+  const pkg = KNOWN_PACKAGES[key];
+  if (pkg) return `unknown top-level key "${key}": no imported package registers it; install ${pkg} and add \`import '${pkg}';\` to your app`;
+  const candidates = new Set([...registry.keys(), ...Object.keys(KNOWN_PACKAGES), 'app']);
+  return `unknown top-level key "${key}"${didYouMean(key, candidates)} (known: ${[...candidates].sort().join(', ')})`;
+}
+
+function applyOverride(o: Override, items: RawItem[], app: unknown, registry: PluginRegistry, issues: ConfigIssue[]): void {
+  const where = `${o.origin} ${o.key}`;
+  try {
+    if (o.entryName === undefined) {
+      if (isMap(app)) setIn(app, o.path, o.value);
+      return;
+    }
+    if (!registry.get(o.section)) {
+      issues.push({ path: where, message: unknownKeyMessage(o.section, registry) });
+      return;
+    }
+    const targets = items.filter((i) => i.key === o.section && i.name === o.entryName);
+    if (targets.length === 0) {
+      const names = items.filter((i) => i.key === o.section).map((i) => i.name);
+      issues.push({
+        path: where,
+        message: `no ${o.section} entry named "${o.entryName}"${didYouMean(o.entryName, names)}${names.length ? ` (${o.section} entries: ${[...new Set(names)].join(', ')})` : ''}`,
+      });
+      return;
+    }
+    for (const t of targets) setIn(t.value, o.path, o.value);
+  } catch (err) {
+    issues.push({ path: where, message: (err as Error).message });
+  }
+}
+
+function selectByDomain(
+  items: RawItem[],
+  domain: string,
+  env: Readonly<Record<string, string | undefined>>,
+  issues: ConfigIssue[],
+  at: (path: DocPath, message: string, entryName?: string) => ConfigIssue,
+): RawItem[] {
+  const groups = new Map<string, RawItem[]>();
+  for (const item of items) {
+    const id = `${item.key}\u0000${item.name}`;
+    groups.set(id, [...(groups.get(id) ?? []), item]);
+  }
+  const domainOf = (item: RawItem): string => {
+    const raw = item.value['domain'];
+    if (raw === undefined || raw === null) return '';
+    const text = String(raw).replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, n: string, d?: string) => env[n] || d || '');
+    return text === '*' ? '' : text;
+  };
+  const chosen = new Set<RawItem>();
+  for (const group of groups.values()) {
+    const exact = group.filter((i) => domain !== '*' && domainOf(i) === domain);
+    const wildcard = group.filter((i) => domainOf(i) === '');
+    const pick = exact.length > 0 ? exact : wildcard;
+    if (pick.length > 1) {
+      for (const dup of pick.slice(1)) {
+        issues.push(
+          at([dup.key, dup.index, 'name'], `duplicate ${dup.key} entry name "${dup.name}" for domain "${domain}"; give each entry a unique name or a distinct domain`, dup.name),
+        );
+      }
+    }
+    if (pick[0]) chosen.add(pick[0]);
+  }
+  return items.filter((i) => chosen.has(i));
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** File order, then the problems with no position (overrides) at the end; stable otherwise. */
+function sortByPosition(issues: ConfigIssue[]): ConfigIssue[] {
+  return issues
+    .map((issue, i) => ({ issue, i }))
+    .sort((a, b) => (a.issue.line ?? Infinity) - (b.issue.line ?? Infinity) || (a.issue.column ?? 0) - (b.issue.column ?? 0) || a.i - b.i)
+    .map(({ issue }) => issue);
+}

@@ -1,0 +1,63 @@
+/** Keys whose values are secrets: never logged, never echoed in an error. */
+// Over-matching (say, `bypass`) only hides a value; under-matching would leak one.
+const SECRET_KEY = /(pass|password|passwd|secret|token|apikey)$/i;
+
+export function isSecretKey(key: string): boolean {
+  return SECRET_KEY.test(key);
+}
+
+export const REDACTED = '******';
+
+/** `redis://user:pw@host` → `redis://user:******@host` */
+export function redactUrlCredentials(text: string): string {
+  return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:)([^\s@/]+)@/gi, `$1${REDACTED}@`);
+}
+
+/** Collects every secret value in a config tree (for scrubbing messages that might echo one). */
+export function collectSecrets(value: unknown, into: Set<string> = new Set()): Set<string> {
+  if (Array.isArray(value)) {
+    for (const item of value) collectSecrets(item, into);
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, child] of Object.entries(value)) {
+      if (isSecretKey(key) && (typeof child === 'string' || typeof child === 'number') && String(child) !== '') {
+        into.add(String(child));
+      } else {
+        collectSecrets(child, into);
+      }
+    }
+  } else if (typeof value === 'string') {
+    const m = /:\/\/[^\s:/@]*:([^\s@/]+)@/.exec(value);
+    if (m?.[1]) into.add(m[1]);
+  }
+  return into;
+}
+
+/** A copy of a config tree safe to print: secret values replaced. */
+export function redactConfig<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((v) => redactConfig(v)) as T;
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, child] of Object.entries(value)) {
+      out[key] = isSecretKey(key) && child !== '' && child !== undefined ? REDACTED : redactConfig(child);
+    }
+    return out as T;
+  }
+  if (typeof value === 'string') return redactUrlCredentials(value) as T;
+  return value;
+}
+
+/** Scrubs known secret values (and URL credentials) out of free text such as a driver's error message. */
+export class SecretScrubber {
+  private readonly secrets: string[];
+  constructor(secrets: Iterable<string>) {
+    // Longest first, so a secret containing another is replaced whole.
+    this.secrets = [...new Set(secrets)].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
+  }
+  scrub(text: string): string {
+    let out = redactUrlCredentials(text);
+    for (const secret of this.secrets) {
+      if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,88 @@
+import type { z } from 'zod';
+import type { Logger } from 'pino';
+import type { AppInfo, EnvInfo } from './info.js';
+import type { EventFactory } from './event/event-factory.js';
+import type { CertBundle } from './builtin/cert-entry.js';
+import type { Output } from './event/outputs.js';
+import type { LogEncoding, LogLevel } from './logger.js';
+
+/** Bootstrap order: lower phases start first and stop last. Inside a phase, boot.yaml order. */
+export const Phase = {
+  /** logger, event and cert entries that others refer to. */
+  Builtin: 0,
+  /** Backend connectors (kvstore, cache, databases). */
+  Connector: 100,
+  /** Servers, which may use connectors from their handlers. */
+  Server: 200,
+} as const;
+
+/** What every entry config has. Plugins spread `entryBaseShape` into their schema. */
+export interface BaseEntryConfig {
+  name: string;
+  enabled?: boolean;
+  domain?: string;
+  description?: string;
+}
+
+/** Handed to bootstrap and interrupt. */
+export interface LifecycleContext {
+  /** Aborted when the step's time is up; long waits should listen to it. */
+  readonly signal: AbortSignal;
+  /** Milliseconds the step may take. */
+  readonly timeoutMs: number;
+}
+
+export interface Entry {
+  readonly name: string;
+  /** The kind as records name it, e.g. `GrpcEntry`. */
+  readonly type: string;
+  readonly description: string;
+  bootstrap(ctx: LifecycleContext): Promise<void>;
+  interrupt(ctx: LifecycleContext): Promise<void>;
+  /** Payloads of this entry's `Bootstrap` record. */
+  bootstrapPayloads?(): Record<string, unknown>;
+  /** How long interrupt may take; the app default applies otherwise. */
+  readonly shutdownTimeoutMs?: number;
+}
+
+/** What `create` gets besides its validated config. */
+export interface EntryContext {
+  readonly app: AppInfo;
+  readonly env: EnvInfo;
+  /** `kvstore[redis]`: where this entry is in boot.yaml, for messages. */
+  readonly configPath: string;
+  /** The app logger this entry writes to (its `loggerEntry`, else the default), bound to the entry name. */
+  readonly logger: Logger;
+  /** Makes event records for this entry (its `eventEntry`, else the default event logger). */
+  readonly events: EventFactory;
+  /** A `cert` entry's PEM material, by name. */
+  cert(name: string): CertBundle;
+  /** A named logger entry's logger, for options like `logger.entry`. */
+  namedLogger(name: string): Logger;
+  /** Removes secrets of this app's config from text (e.g. a driver's error). */
+  redact(text: string): string;
+  /** False before bootstrap completes and once shutdown begins. */
+  isReady(): boolean;
+  /** The app's shared write target for `stdout`, `stderr` or a file path. */
+  output(path: string): Output;
+  /** A logger with its own level, encoding and outputs (e.g. a SQL logger). */
+  makeLogger(options: { level: LogLevel; encoding: LogEncoding; outputPaths: readonly string[] }): Logger;
+}
+
+/** An entry kind: what a boot.yaml top-level key means. */
+export interface EntryPlugin<C extends BaseEntryConfig = BaseEntryConfig, E extends Entry = Entry> {
+  /** boot.yaml top-level key, e.g. `grpc`. */
+  readonly key: string;
+  /** The npm package that registers it (named in "unknown key" errors). */
+  readonly packageName: string;
+  /** The type records give this kind's entries, e.g. `GrpcEntry`. */
+  readonly entryType: string;
+  readonly phase: number;
+  /** Zod schema of one list item, strict, with every default. */
+  readonly schema: z.ZodType<C>;
+  create(config: C, ctx: EntryContext): E;
+}
+
+/** The config type of a plugin, for typed getters. */
+export type ConfigOf<P> = P extends EntryPlugin<infer C, Entry> ? C : never;
+export type EntryOf<P> = P extends EntryPlugin<BaseEntryConfig, infer E> ? E : never;

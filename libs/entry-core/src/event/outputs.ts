@@ -1,0 +1,76 @@
+import sonicBoom from 'sonic-boom';
+import type { SonicBoom } from 'sonic-boom';
+
+// sonic-boom is CommonJS: its class is `module.exports.SonicBoom` at run time.
+const SonicBoomClass = (sonicBoom as unknown as { SonicBoom: typeof SonicBoom }).SonicBoom;
+
+/** A buffered, asynchronous write target. */
+export interface Output {
+  write(chunk: string): void;
+}
+
+/**
+ * The app's write targets by output path (`stdout`, `stderr` or a file), shared so that
+ * two loggers writing to one place never interleave inside a record.
+ */
+export class OutputSet {
+  private readonly open = new Map<string, SonicBoom>();
+
+  get(outputPath: string): Output {
+    let dest = this.open.get(outputPath);
+    if (!dest) {
+      dest =
+        outputPath === 'stdout'
+          ? new SonicBoomClass({ fd: 1, sync: false })
+          : outputPath === 'stderr'
+            ? new SonicBoomClass({ fd: 2, sync: false })
+            : new SonicBoomClass({ dest: outputPath, mkdir: true, sync: false, append: true });
+      dest.on('error', (err: Error) => {
+        // A failing log target must not take the service down; say so once on stderr.
+        process.stderr.write(`svcboot: cannot write to ${outputPath}: ${err.message}\n`);
+      });
+      this.open.set(outputPath, dest);
+    }
+    return dest;
+  }
+
+  /** Writes out everything buffered. */
+  async flush(): Promise<void> {
+    await Promise.all([...this.open.values()].map((d) => flushOne(d)));
+  }
+
+  /** Flushes, then closes files (never the process's stdout or stderr). */
+  async close(): Promise<void> {
+    await this.flush();
+    const files = [...this.open.entries()].filter(([p]) => p !== 'stdout' && p !== 'stderr');
+    await Promise.all(
+      files.map(
+        ([, d]) =>
+          new Promise<void>((resolve) => {
+            d.once('close', () => resolve());
+            d.once('error', () => resolve());
+            d.end();
+          }),
+      ),
+    );
+    for (const [p] of files) this.open.delete(p);
+  }
+}
+
+function flushOne(d: SonicBoom): Promise<void> {
+  return new Promise((resolve) => {
+    // The file may still be opening; flush once it is ready.
+    const run = (): void => {
+      try {
+        d.flush((err?: Error | null) => {
+          void err;
+          resolve();
+        });
+      } catch {
+        resolve();
+      }
+    };
+    if ((d as unknown as { fd: number }).fd < 0) d.once('ready', run);
+    else run();
+  });
+}

@@ -1,0 +1,63 @@
+import { certPlugin } from './builtin/cert-entry.js';
+import { eventPlugin } from './builtin/event-entry.js';
+import { loggerPlugin } from './builtin/logger-entry.js';
+import { registerEntryKind } from './registry.js';
+
+registerEntryKind(loggerPlugin);
+registerEntryKind(eventPlugin);
+registerEntryKind(certPlugin);
+
+export { boot, runApp, entryGetter, App, type BootOptions } from './app.js';
+export {
+  Phase,
+  type Entry,
+  type EntryContext,
+  type EntryPlugin,
+  type BaseEntryConfig,
+  type LifecycleContext,
+  type ConfigOf,
+  type EntryOf,
+} from './entry.js';
+export { PluginRegistry, defaultRegistry, registerEntryKind, KNOWN_PACKAGES } from './registry.js';
+export { ConfigError, BootstrapError, EntryLookupError, errorMessage, formatIssue, type ConfigIssue } from './errors.js';
+export { entryBaseShape, observabilityShape, logLevelSchema, encodingSchema, outputPathsSchema, msSchema, portSchema } from './schema.js';
+export { redactConfig, redactUrlCredentials, isSecretKey, REDACTED } from './config/secrets.js';
+export { closest, didYouMean } from './config/suggest.js';
+export type { AppInfo, EnvInfo } from './info.js';
+export { isoWithOffset, timezoneName } from './time.js';
+export { Event, type EventHandle } from './event/event.js';
+export { EventFactory } from './event/event-factory.js';
+export { EventLogger } from './event/event-logger.js';
+export {
+  encodeConsole,
+  encodeJson,
+  parseConsoleRecord,
+  RECORD_KEYS,
+  SEPARATOR,
+  type EventEncoding,
+  type EventScope,
+} from './event/encode.js';
+export type { Output } from './event/outputs.js';
+export { createAppLogger, type LogLevel, type LogEncoding } from './logger.js';
+export { withTimeout } from './lifecycle.js';
+export { LoggerEntry, loggerPlugin, type LoggerEntryConfig } from './builtin/logger-entry.js';
+export { EventEntry, eventPlugin, type EventEntryConfig } from './builtin/event-entry.js';
+export { CertEntry, certPlugin, type CertBundle, type CertEntryConfig } from './builtin/cert-entry.js';
+export {
+  CallContext,
+  CallChain,
+  acceptableRequestId,
+  type CallInfo,
+  type CallHeaders,
+  type CallMiddleware,
+} from './middleware/call.js';
+export { LoggingMiddleware } from './middleware/logging.js';
+export { MetaMiddleware, META_HEADERS } from './middleware/meta.js';
+export { PromMiddleware, type PromMiddlewareOptions } from './middleware/prom.js';
+export {
+  middlewareSchema,
+  promEndpointSchema,
+  buildCallChain,
+  type MiddlewareConfig,
+  type PromEndpointConfig,
+} from './middleware/options.js';

@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto';
+import type { Event, EventHandle } from '../event/event.js';
+
+/** What a transport tells the middleware about one call. Keys follow SPEC.md 2.10's API-call payloads. */
+export interface CallInfo {
+  /** `/api.v1.Greeter/Hello` for gRPC, `GET /v1/get` for plain HTTP. */
+  operation: string;
+  remoteAddr: string;
+  apiMethod: string;
+  apiPath: string;
+  apiProtocol: string;
+  apiQuery: string;
+  userAgent: string;
+  grpcService?: string;
+  grpcMethod?: string;
+  /** `UnaryServer`, `ServerStream`, `ClientStream`, `BidiStream`. */
+  grpcType?: string;
+  gwMethod?: string;
+  gwPath?: string;
+  gwScheme?: string;
+  gwUserAgent?: string;
+  /** The route template (`/v1/user/:id`), for metric labels. */
+  restPath?: string;
+}
+
+/** Request and response headers as the transport exposes them. Names are case-insensitive. */
+export interface CallHeaders {
+  get(name: string): string | undefined;
+  set(name: string, value: string): void;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._~:/+=-]{1,128}$/;
+
+/** An incoming `X-Request-Id` is honoured only when short and made of safe characters. */
+export function acceptableRequestId(value: string | undefined): value is string {
+  return value !== undefined && REQUEST_ID.test(value);
+}
+
+const NOOP_EVENT: EventHandle = {
+  addPair() {
+    return this as never;
+  },
+  setCounter() {
+    return this as never;
+  },
+  incCounter() {
+    return this as never;
+  },
+  startTimer() {
+    return this as never;
+  },
+  endTimer() {
+    return this as never;
+  },
+  addPayload() {
+    return this as never;
+  },
+};
+
+/** One call as it passes through the middleware chain. */
+export class CallContext {
+  readonly receivedMs = Date.now();
+  readonly startHr = process.hrtime.bigint();
+  /** The result code: a gRPC code name (`OK`, `NotFound`, …) or an HTTP status as text. */
+  resCode = '';
+  error: unknown;
+  /** Set by the logging middleware; handlers reach it as `event`. */
+  record: Event | undefined;
+  private id: string | undefined;
+
+  constructor(
+    readonly info: CallInfo,
+    readonly headers: CallHeaders,
+  ) {}
+
+  /** The incoming `X-Request-Id` when acceptable, else a new UUIDv4; the same for the whole call. */
+  get requestId(): string {
+    if (this.id === undefined) {
+      const incoming = this.headers.get('x-request-id');
+      this.id = acceptableRequestId(incoming) ? incoming : randomUUID();
+    }
+    return this.id;
+  }
+
+  /** This call's record, for handlers' pairs, counters and timers (a no-op when logging is off). */
+  get event(): EventHandle {
+    return this.record ?? NOOP_EVENT;
+  }
+}
+
+/** Transport-neutral middleware: `before` in order, `after` in reverse, once per call. */
+export interface CallMiddleware {
+  before?(call: CallContext): void;
+  after?(call: CallContext): void;
+}
+
+/** The middlewares of one entry, run as one. */
+export class CallChain {
+  private readonly befores: Array<(c: CallContext) => void>;
+  private readonly afters: Array<(c: CallContext) => void>;
+
+  constructor(middlewares: readonly CallMiddleware[]) {
+    this.befores = middlewares.filter((m) => m.before).map((m) => m.before!.bind(m));
+    this.afters = middlewares.filter((m) => m.after).map((m) => m.after!.bind(m)).reverse();
+  }
+
+  get empty(): boolean {
+    return this.befores.length === 0 && this.afters.length === 0;
+  }
+
+  before(call: CallContext): void {
+    for (let i = 0; i < this.befores.length; i++) this.befores[i]!(call);
+  }
+
+  after(call: CallContext): void {
+    for (let i = 0; i < this.afters.length; i++) this.afters[i]!(call);
+  }
+}

@@ -1,0 +1,53 @@
+import os from 'node:os';
+import { z } from 'zod';
+import type { Registry } from 'prom-client';
+import type { EntryContext } from '../entry.js';
+import { CallChain, type CallMiddleware } from './call.js';
+import { LoggingMiddleware } from './logging.js';
+import { MetaMiddleware } from './meta.js';
+import { PromMiddleware } from './prom.js';
+
+const toggle = z.strictObject({ enabled: z.boolean().default(false) }).prefault({});
+
+/** `middleware.logging|prom|meta.enabled`, shared by the gRPC and HTTP entries. */
+export const middlewareSchema = z
+  .strictObject({
+    logging: toggle,
+    prom: toggle,
+    meta: toggle,
+  })
+  .prefault({});
+export type MiddlewareConfig = z.output<typeof middlewareSchema>;
+
+/** `prom.enabled` and `prom.path`: the scrape endpoint. */
+export const promEndpointSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    path: z.string().startsWith('/').default('/metrics'),
+  })
+  .prefault({});
+export type PromEndpointConfig = z.output<typeof promEndpointSchema>;
+
+/** Builds an entry's chain, in the order meta → prom → logging (their `after`s run in reverse). */
+export function buildCallChain(
+  config: MiddlewareConfig,
+  ctx: EntryContext,
+  options: { entryName: string; entryType: string; registry: Registry; grpc: boolean },
+): CallChain {
+  const list: CallMiddleware[] = [];
+  if (config.meta.enabled) list.push(new MetaMiddleware(ctx.app, ctx.env));
+  if (config.prom.enabled) {
+    list.push(
+      new PromMiddleware({
+        registry: options.registry,
+        entryName: options.entryName,
+        entryType: options.entryType,
+        domain: ctx.env.domain,
+        instance: os.hostname(),
+        grpcFamilies: options.grpc,
+      }),
+    );
+  }
+  if (config.logging.enabled) list.push(new LoggingMiddleware(ctx.events, { grpc: options.grpc }));
+  return new CallChain(list);
+}

@@ -1,0 +1,52 @@
+import type { BaseEntryConfig, Entry, EntryPlugin } from './entry.js';
+
+/** Packages that register each well-known key, for the "import this" hint. */
+export const KNOWN_PACKAGES: Readonly<Record<string, string>> = {
+  grpc: '@svcboot/entry-grpc',
+  httpserver: '@svcboot/entry-http',
+  kvstore: '@svcboot/entry-kv',
+  cache: '@svcboot/entry-cache',
+  relationaldb: '@svcboot/entry-sql',
+  columnardb: '@svcboot/entry-columnar',
+};
+
+type AnyPlugin = EntryPlugin<BaseEntryConfig, Entry>;
+
+/** Entry kinds by boot.yaml key. Holds definitions (code), never app state. */
+export class PluginRegistry {
+  private readonly plugins = new Map<string, AnyPlugin>();
+
+  register<C extends BaseEntryConfig, E extends Entry>(plugin: EntryPlugin<C, E>): void {
+    const existing = this.plugins.get(plugin.key);
+    if (existing === (plugin as unknown as AnyPlugin)) return;
+    if (existing) {
+      throw new Error(
+        `boot.yaml key "${plugin.key}" is registered twice: by ${existing.packageName} and by ${plugin.packageName}. ` +
+          'Two copies of a package may be installed; run `npm ls` to find them.',
+      );
+    }
+    this.plugins.set(plugin.key, plugin as unknown as AnyPlugin);
+  }
+
+  get(key: string): AnyPlugin | undefined {
+    return this.plugins.get(key);
+  }
+
+  keys(): string[] {
+    return [...this.plugins.keys()];
+  }
+
+  /** A registry with the same kinds, for tests that add their own. */
+  fork(): PluginRegistry {
+    const copy = new PluginRegistry();
+    for (const plugin of this.plugins.values()) copy.register(plugin);
+    return copy;
+  }
+}
+
+/** The registry `boot()` uses unless given another. Libraries register into it on import. */
+export const defaultRegistry = new PluginRegistry();
+
+export function registerEntryKind<C extends BaseEntryConfig, E extends Entry>(plugin: EntryPlugin<C, E>): void {
+  defaultRegistry.register(plugin);
+}
