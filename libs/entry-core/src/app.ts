@@ -228,6 +228,8 @@ export class App {
    */
   waitForShutdown(signals: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM']): Promise<number> {
     return new Promise((resolve) => {
+      // Signal listeners do not hold the event loop open: an app with no server would exit at once.
+      const keepAlive = setInterval(() => undefined, 1 << 30);
       let received = false;
       const onSignal = (signal: NodeJS.Signals): void => {
         if (received) {
@@ -237,6 +239,7 @@ export class App {
         received = true;
         void this.shutdown(signal).then((clean) => {
           for (const s of signals) process.off(s, onSignal);
+          clearInterval(keepAlive);
           resolve(clean ? 0 : 1);
         });
       };

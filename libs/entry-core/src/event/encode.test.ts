@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { encodeConsole, encodeJson, makeScope, parseConsoleRecord, RECORD_KEYS } from './encode.js';
+import { Event } from './event.js';
+
+const scope = makeScope('UTC', { appName: 'a', appVersion: '1', entryName: 'e', entryType: 'T' }, { arch: 'x64', domain: '*' });
+
+function sample(withError: boolean): Event {
+  const e = new Event('/api.v1.Greeter/Hello');
+  e.eventId = e.requestId = 'id-1';
+  e.remoteAddr = '127.0.0.1:5000';
+  e.addPayload('apiMethod', 'POST').addPair('user', 'u1').setCounter('rows', 3).incCounter('rows');
+  e.startTimer('db').endTimer('db');
+  if (withError) e.setError(new Error('first line\nsecond line'));
+  return e.finish('OK');
+}
+
+describe('event records', () => {
+  it('console encoding parses back into exactly the SPEC.md key order', () => {
+    const keys = parseConsoleRecord(encodeConsole(sample(false), scope)).map(([k]) => k);
+    expect(keys).toEqual(RECORD_KEYS.filter((k) => k !== 'error'));
+  });
+
+  it('puts error after payloads and keeps a multi-line error on one line', () => {
+    const text = encodeConsole(sample(true), scope);
+    const pairs = parseConsoleRecord(text);
+    expect(pairs.map(([k]) => k)).toEqual([...RECORD_KEYS]);
+    expect(Object.fromEntries(pairs)['error']).toBe('first line\\nsecond line');
+    expect(text.split('\n')[0]).toBe('-'.repeat(72));
+    expect(text.endsWith('\nEOE\n')).toBe(true);
+  });
+
+  it('json encoding writes one line with the same keys and no duplicates', () => {
+    const line = encodeJson(sample(true), scope);
+    expect(line.endsWith('\n')).toBe(true);
+    expect(line.trimEnd().includes('\n')).toBe(false);
+    const keys = [...line.matchAll(/"([A-Za-z]+)":/g)].map((m) => m[1]);
+    const topLevel = Object.keys(JSON.parse(line) as object);
+    expect(topLevel).toEqual([...RECORD_KEYS]);
+    // No key repeated at the top level of the raw text (JSON.parse would hide it).
+    for (const k of RECORD_KEYS) expect(keys.filter((x) => x === k).length).toBe(1);
+    const rec = JSON.parse(line) as Record<string, unknown>;
+    expect(rec['ids']).toEqual({ eventId: 'id-1', requestId: 'id-1' });
+    expect(rec['counters']).toEqual({ rows: 4 });
+    expect(rec['pairs']).toEqual({ user: 'u1' });
+    expect(typeof (rec['timing'] as Record<string, number>)['db']).toBe('number');
+  });
+});

@@ -1,0 +1,54 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+/** The environment for children: ours, without colour (test runners force it on). */
+export function plainEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', ...extra };
+  delete env['FORCE_COLOR'];
+  return env;
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to completion, capturing its output; rejects when it exits non-zero. */
+export function run(cmd: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; allowFailure?: boolean } = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: options.cwd, env: options.env ?? plainEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0 && !options.allowFailure) {
+        reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}\n${stdout}\n${stderr}`));
+      } else {
+        resolve({ code, stdout, stderr });
+      }
+    });
+  });
+}
+
+/** A long-running child whose output is collected as it comes. */
+export class Child {
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<number | null>;
+  constructor(readonly process: ChildProcess) {
+    process.stdout?.on('data', (b: Buffer) => (this.stdout += b.toString()));
+    process.stderr?.on('data', (b: Buffer) => (this.stderr += b.toString()));
+    this.exited = new Promise((resolve) => process.on('exit', (code) => resolve(code)));
+  }
+
+  static start(cmd: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Child {
+    return new Child(spawn(cmd, args, { cwd: options.cwd, env: options.env ?? plainEnv(), stdio: ['ignore', 'pipe', 'pipe'] }));
+  }
+
+  /** Sends SIGKILL if it is still running (for test cleanup). */
+  kill(): void {
+    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGKILL');
+  }
+}
