@@ -1,0 +1,71 @@
+import type { Context, Next } from 'koa';
+import { CallContext, type CallChain, type CallHeaders, type CallInfo } from '@svcboot/entry-core';
+
+declare module 'koa' {
+  interface DefaultState {
+    /** This request's call: request id and event record for pairs, counters and timers. */
+    call?: CallContext;
+    /** The error a handler threw, if any (for the call's record). */
+    error?: unknown;
+  }
+}
+
+class KoaHeaders implements CallHeaders {
+  constructor(private readonly ctx: Context) {}
+  get(name: string): string | undefined {
+    const v = this.ctx.get(name);
+    return v === '' ? undefined : v;
+  }
+  set(name: string, value: string): void {
+    this.ctx.set(name, value);
+  }
+}
+
+/** Runs entry-core's middleware chain around each request; records the route template and status. */
+export function callMiddleware(chain: CallChain) {
+  return async function svcCall(ctx: Context, next: Next): Promise<void> {
+    const req = ctx.req;
+    const info: CallInfo = {
+      operation: `${ctx.method} ${ctx.path}`,
+      remoteAddr: `${req.socket.remoteAddress ?? ''}:${req.socket.remotePort ?? ''}`,
+      apiMethod: ctx.method,
+      apiPath: ctx.path,
+      apiProtocol: `HTTP/${req.httpVersion}`,
+      apiQuery: ctx.querystring,
+      userAgent: ctx.get('user-agent'),
+    };
+    const call = new CallContext(info, new KoaHeaders(ctx));
+    ctx.state.call = call;
+    chain.before(call);
+    try {
+      await next();
+    } finally {
+      call.error = ctx.state.error;
+      // The route template is known only once the router has matched.
+      const route = (ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute;
+      info.restPath = typeof route === 'string' ? route : '';
+      info.operation = `${ctx.method} ${info.restPath || ctx.path}`;
+      if (call.record) call.record.operation = info.operation;
+      call.resCode = String(ctx.status);
+      chain.after(call);
+    }
+  };
+}
+
+/** Turns an error thrown by a handler into a JSON response; 5xx details go to the log, not the client. */
+export async function errorResponder(ctx: Context, next: Next): Promise<void> {
+  try {
+    await next();
+  } catch (err) {
+    ctx.state.error = err;
+    const status = httpStatusOf(err);
+    ctx.status = status;
+    ctx.body = status >= 500 || (err as { expose?: boolean }).expose === false ? { error: 'internal server error' } : { error: (err as Error).message };
+    if (status >= 500) ctx.app.emit('error', err, ctx);
+  }
+}
+
+function httpStatusOf(err: unknown): number {
+  const status = (err as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status >= 400 && status < 600 ? status : 500;
+}

@@ -1,0 +1,142 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import Router from '@koa/router';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { buildCallChain, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
+import type { HttpEntryConfig } from './config.js';
+import { readBody } from './body.js';
+import { callMiddleware, errorResponder } from './call-adapter.js';
+
+export const HTTP_ENTRY_TYPE = 'HttpEntry';
+
+/** An `httpserver:` entry: a Koa app whose routes the application registers on `router`. */
+export class HttpEntry implements Entry {
+  readonly type = HTTP_ENTRY_TYPE;
+  readonly name: string;
+  readonly description: string;
+  readonly shutdownTimeoutMs: number;
+  /** The Koa app, for extra middleware (`koa.use`) before bootstrap. */
+  readonly koa = new Koa({ proxy: false });
+  /** Where the application registers its routes. */
+  readonly router = new Router();
+  /** This entry's metrics registry (served at `prom.path` when `prom.enabled`). */
+  readonly registry = new Registry();
+  private server: http.Server | undefined;
+  private boundPort = -1;
+
+  constructor(
+    private readonly config: HttpEntryConfig,
+    private readonly ctx: EntryContext,
+  ) {
+    this.name = config.name;
+    this.description = config.description;
+    this.shutdownTimeoutMs = config.shutdownTimeoutMs;
+    this.koa.on('error', (err: Error) => {
+      this.ctx.logger.error(`request failed: ${this.ctx.redact(err.stack ?? err.message)}`);
+    });
+  }
+
+  /** The port it listens on, once bootstrapped (the OS's choice when configured as 0). */
+  get port(): number {
+    if (this.boundPort < 0) throw new Error(`${this.ctx.configPath}: port is known only after bootstrap`);
+    return this.boundPort;
+  }
+
+  /** The Node server, once bootstrapped. */
+  get httpServer(): http.Server | undefined {
+    return this.server;
+  }
+
+  async bootstrap(): Promise<void> {
+    const { config, ctx } = this;
+    const chain = buildCallChain(config.middleware, ctx, {
+      entryName: config.name,
+      entryType: HTTP_ENTRY_TYPE,
+      registry: this.registry,
+      grpc: false,
+    });
+    // User middleware added with koa.use() before bootstrap runs inside ours.
+    const userMiddleware = this.koa.middleware.splice(0);
+    if (!chain.empty) this.koa.use(callMiddleware(chain));
+    this.koa.use(errorResponder);
+    this.koa.use(this.builtinRoutes());
+    this.koa.use(readBody(config.bodyLimitBytes));
+    for (const m of userMiddleware) this.koa.use(m);
+    this.koa.use(this.router.routes());
+    this.koa.use(this.router.allowedMethods());
+
+    const server = http.createServer({ requestTimeout: config.requestTimeoutMs, headersTimeout: config.headersTimeoutMs }, this.koa.callback());
+    server.keepAliveTimeout = config.keepAliveTimeoutMs;
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: NodeJS.ErrnoException): void => {
+        reject(new Error(`cannot listen on ${config.host || '*'}:${config.port}: ${err.code ?? err.message}${err.code === 'EADDRINUSE' ? ' (the port is taken; change port or stop the other process)' : ''}`));
+      };
+      server.once('error', onError);
+      server.listen(config.port, config.host || undefined, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    });
+    this.server = server;
+    this.boundPort = (server.address() as AddressInfo).port;
+    ctx.logger.info(`HTTP server listening on port ${this.boundPort}`);
+    if (config.prom.enabled) ctx.logger.info(`Metrics at http://localhost:${this.boundPort}${config.prom.path}`);
+  }
+
+  bootstrapPayloads(): Record<string, unknown> {
+    const p: Record<string, unknown> = { ginPort: this.boundPort, promEnabled: this.config.prom.enabled };
+    if (this.config.prom.enabled) {
+      p['promPath'] = this.config.prom.path;
+      p['promPort'] = this.boundPort;
+    }
+    return p;
+  }
+
+  /**
+   * Stops accepting, closes idle keep-alive connections, lets requests in flight finish, and
+   * cuts what is left when the step's time is up.
+   */
+  async interrupt(lifecycle: LifecycleContext): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const cut = (): void => server.closeAllConnections();
+    lifecycle.signal.addEventListener('abort', cut, { once: true });
+    // Connections that finish a request while draining are idle afterwards; close them too.
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    try {
+      await closed;
+    } finally {
+      clearInterval(sweep);
+      lifecycle.signal.removeEventListener('abort', cut);
+      this.server = undefined;
+    }
+  }
+
+  private builtinRoutes(): Koa.Middleware {
+    const { prom } = this.config;
+    if (prom.enabled) collectDefaultMetrics({ register: this.registry });
+    return async (ctx, next) => {
+      if (ctx.method === 'GET' || ctx.method === 'HEAD') {
+        if (ctx.path === '/livez') {
+          ctx.body = { status: 'ok' };
+          return;
+        }
+        if (ctx.path === '/readyz') {
+          const ready = this.ctx.isReady();
+          ctx.status = ready ? 200 : 503;
+          ctx.body = { status: ready ? 'ready' : 'not ready' };
+          return;
+        }
+        if (prom.enabled && ctx.path === prom.path) {
+          ctx.type = this.registry.contentType;
+          ctx.body = await this.registry.metrics();
+          return;
+        }
+      }
+      await next();
+    };
+  }
+}

@@ -1,0 +1,22 @@
+import { entryGetter, Phase, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
+import { httpEntrySchema, type HttpEntryConfig } from './config.js';
+import { HttpEntry, HTTP_ENTRY_TYPE } from './entry.js';
+
+export const httpPlugin: EntryPlugin<HttpEntryConfig, HttpEntry> = {
+  key: 'httpserver',
+  packageName: '@svcboot/entry-http',
+  entryType: HTTP_ENTRY_TYPE,
+  phase: Phase.Server,
+  schema: httpEntrySchema,
+  create: (config, ctx) => new HttpEntry(config, ctx),
+};
+
+registerEntryKind(httpPlugin);
+
+/** The `httpserver` entry named `name`, or an error listing the ones that exist. */
+export const httpEntry = entryGetter(httpPlugin);
+
+export { HttpEntry, HTTP_ENTRY_TYPE } from './entry.js';
+export { httpEntrySchema, type HttpEntryConfig } from './config.js';
+export { jsonBody } from './body.js';
+export type { Context as HttpContext, Next as HttpNext } from 'koa';
