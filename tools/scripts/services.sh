@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure the servers the tests talk to are installed and answering on 127.0.0.1:
-# PostgreSQL (5432, trust auth) and Redis (6379). Installs Debian packages only when missing.
+# PostgreSQL (5432, trust auth), Redis (6379) and ClickHouse (HTTP 8123). Installs Debian
+# packages only when missing. Usage: services.sh [redis] [postgres] [clickhouse] (default: all).
 set -euo pipefail
 
 log() { printf 'services: %s\n' "$*"; }
@@ -47,6 +48,10 @@ ensure_postgres() {
   fi
 }
 
-for service in "${@:-redis postgres}"; do
+ensure_clickhouse() {
+  bash "$(dirname "${BASH_SOURCE[0]}")/clickhouse.sh"
+}
+
+for service in "${@:-redis postgres clickhouse}"; do
   for s in $service; do "ensure_$s"; done
 done
