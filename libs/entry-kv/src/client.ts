@@ -1,0 +1,135 @@
+import { Cluster, Redis } from 'ioredis';
+import type { EntryContext } from '@svcboot/entry-core';
+import { ioredisConfig, readRouting } from './ioredis-options.js';
+import { LatencyRouter } from './latency.js';
+import type { KvConnectionOptions, KvMode } from './options.js';
+
+/** The ioredis client, typed by mode: narrow on `mode` to get `Redis` or `Cluster`. */
+export type KvClient =
+  | { readonly mode: 'single' | 'sentinel'; readonly client: Redis }
+  | { readonly mode: 'cluster'; readonly client: Cluster };
+
+/** What the factory needs from its entry: where it is (for messages), a logger, and the app's secret scrubber. */
+export type KvClientContext = Pick<EntryContext, 'configPath' | 'logger' | 'redact'>;
+
+/**
+ * One Redis deployment: the ioredis client (made at once, connected by `connect`), the
+ * bootstrap ping with its deadline, and `close`.
+ */
+export class KvConnection {
+  readonly handle: KvClient;
+  readonly addrs: readonly string[];
+  private readonly latency: LatencyRouter | undefined;
+  private lastError: Error | undefined;
+  /** Bootstrapped: later errors are outages worth a log line. */
+  private connected = false;
+  private outage = false;
+
+  constructor(
+    private readonly options: KvConnectionOptions,
+    private readonly ctx: KvClientContext,
+  ) {
+    this.addrs = options.addrs;
+    const config = ioredisConfig(options);
+    if (config.mode === 'cluster') {
+      this.latency = readRouting(options) === 'latency' ? new LatencyRouter() : undefined;
+      const clusterOptions = this.latency ? { ...config.options, scaleReads: this.latency.pick } : config.options;
+      this.handle = { mode: 'cluster', client: new Cluster(config.nodes, clusterOptions) };
+    } else {
+      this.handle = { mode: config.mode, client: new Redis(config.options) };
+    }
+    this.watch();
+  }
+
+  get mode(): KvMode {
+    return this.handle.mode;
+  }
+
+  get client(): Redis | Cluster {
+    return this.handle.client;
+  }
+
+  /**
+   * Connects and pings within `dialTimeoutMs` (or earlier, when `signal` aborts), then logs
+   * `Ping redis at [addrs] success`. On failure the client is disconnected and the error names
+   * the entry, the addresses and the cause, never a password.
+   */
+  async connect(signal?: AbortSignal): Promise<void> {
+    const { client } = this.handle;
+    const timeoutMs = this.options.dialTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      onAbort = () => reject(new Error('bootstrap was cancelled'));
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      await Promise.race([client.connect().then(() => client.ping()), deadline]);
+      if (this.latency && this.handle.mode === 'cluster') await Promise.race([this.latency.start(this.handle.client), deadline]);
+    } catch (err) {
+      client.disconnect();
+      this.latency?.stop();
+      throw new Error(this.failureMessage(err));
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
+    this.connected = true;
+    this.ctx.logger.info({ clientType: this.mode }, `Ping redis at [${this.addrs.join(', ')}] success`);
+  }
+
+  /** QUIT (lets queued replies arrive); disconnects at once when `signal` aborts or QUIT fails. */
+  async close(signal?: AbortSignal): Promise<void> {
+    this.latency?.stop();
+    const { client } = this.handle;
+    if (client.status === 'end') return;
+    if (client.status !== 'ready') {
+      client.disconnect();
+      return;
+    }
+    const onAbort = (): void => client.disconnect();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await client.quit();
+    } catch {
+      client.disconnect();
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private failureMessage(err: unknown): string {
+    const reason = err instanceof Error ? err.message : String(err);
+    const cause = this.lastError && this.lastError.message !== reason ? `${reason} (last error: ${this.lastError.message})` : reason;
+    return this.ctx.redact(
+      `${this.ctx.configPath}: cannot reach redis (${this.mode}) at [${this.addrs.join(', ')}]: ${cause}. ` +
+        'Check that the addresses are right and the server is up' +
+        (this.mode === 'sentinel' ? `, and that the sentinels know master "${this.options.masterName}"` : '') +
+        (this.options.pass || this.options.user ? ', and the user and pass' : '') +
+        '.',
+    );
+  }
+
+  /** ioredis emits `error` for every failed (re)connection: keep the last for messages, log once per outage. */
+  private watch(): void {
+    const { client } = this.handle;
+    client.on('error', (err: Error) => {
+      this.lastError = err;
+      if (this.connected && !this.outage) {
+        this.outage = true;
+        this.ctx.logger.warn(`Redis connection lost at [${this.addrs.join(', ')}]: ${this.ctx.redact(err.message)}`);
+      }
+    });
+    client.on('ready', () => {
+      if (!this.outage) return;
+      this.outage = false;
+      this.ctx.logger.info(`Redis connection back at [${this.addrs.join(', ')}]`);
+    });
+  }
+}
+
+/** Makes the client for a set of `kvstore` options (see `kvOptionsSchema`); call `connect` to bootstrap it. */
+export function createKvClient(options: KvConnectionOptions, ctx: KvClientContext): KvConnection {
+  return new KvConnection(options, ctx);
+}
