@@ -19,4 +19,5 @@ export const httpEntry = entryGetter(httpPlugin);
 export { HttpEntry, HTTP_ENTRY_TYPE } from './entry.js';
 export { httpEntrySchema, type HttpEntryConfig } from './config.js';
 export { jsonBody } from './body.js';
+export { respondError } from './respond.js';
 export type { Context as HttpContext, Next as HttpNext } from 'koa';
