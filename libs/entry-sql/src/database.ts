@@ -1,0 +1,104 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { DatabaseConfig, RelationalDbConfig } from './config.js';
+import { parseAddress } from './address.js';
+import { parseParams } from './params.js';
+import { simpleProtocolPool } from './simple-protocol.js';
+import { DryRunPostgresDialect } from './dry-run.js';
+import { ensureDatabase } from './auto-create.js';
+import { describeError, sqlState } from './errors.js';
+import type { SqlLogger } from './sql-logger.js';
+
+/** What the entry hands each database. */
+export interface DatabaseDeps {
+  entry: RelationalDbConfig;
+  sqlLogger: SqlLogger;
+  /** The entry's app logger (bootstrap steps, lost connections). */
+  logger: Logger;
+  redact(text: string): string;
+}
+
+/** The pg client options of one database of an entry: connection, params and timeouts. */
+export function clientConfig(entry: RelationalDbConfig, database: DatabaseConfig): pg.ClientConfig {
+  const { host, port } = parseAddress(entry.addr);
+  const session = parseParams(database.params);
+  return {
+    host,
+    port,
+    user: entry.user,
+    password: entry.pass,
+    database: database.name,
+    ssl: session.ssl,
+    options: session.options,
+    application_name: session.applicationName,
+    connectionTimeoutMillis: entry.connectTimeoutMs,
+  };
+}
+
+/** The pool options: SPEC's connection options plus maxOpenConn, maxIdleConn, connMaxLifetimeMs. */
+export function poolConfig(entry: RelationalDbConfig, database: DatabaseConfig): pg.PoolConfig {
+  return {
+    ...clientConfig(entry, database),
+    max: entry.maxOpenConn,
+    // pg-pool closes idle clients after idleTimeoutMillis, but never below `min`.
+    min: entry.maxIdleConn,
+    idleTimeoutMillis: 10_000,
+    maxLifetimeSeconds: Math.ceil(entry.connMaxLifetimeMs / 1000),
+  };
+}
+
+/** One database of a relationaldb entry: its pg Pool and its Kysely handle. */
+export class SqlDatabase {
+  readonly name: string;
+  readonly kysely: Kysely<unknown>;
+  private readonly pool: pg.Pool;
+  private readonly where: string;
+
+  constructor(
+    readonly config: DatabaseConfig,
+    private readonly deps: DatabaseDeps,
+  ) {
+    this.name = config.name;
+    const { entry } = deps;
+    this.where = `database "${config.name}" at ${entry.addr} (user ${entry.user})`;
+    // Invalid params or addr throw here, at create time, so boot() reports them as config errors.
+    this.pool = new pg.Pool(poolConfig(entry, config));
+    this.pool.on('error', (err) => {
+      deps.logger.warn(`Idle connection to database [${config.name}] lost: ${deps.redact(describeError(err))}`);
+    });
+    const log = deps.sqlLogger.hook(config.name, config.dryRun);
+    const dialect = config.dryRun
+      ? new DryRunPostgresDialect()
+      : new PostgresDialect({ pool: config.preferSimpleProtocol ? simpleProtocolPool(this.pool) : this.pool });
+    this.kysely = new Kysely<unknown>(log ? { dialect, log } : { dialect });
+  }
+
+  /** autoCreate when asked, then one round trip to prove the database answers. */
+  async open(): Promise<void> {
+    const { config, deps } = this;
+    if (config.autoCreate) {
+      try {
+        await ensureDatabase(clientConfig(deps.entry, config), config.name, deps.logger);
+      } catch (err) {
+        throw new Error(`cannot create ${this.where}: ${deps.redact(describeError(err))}`, { cause: err });
+      }
+    }
+    deps.logger.info(`Connecting to database [${config.name}]`);
+    try {
+      await this.pool.query('SELECT 1');
+    } catch (err) {
+      const hint =
+        sqlState(err) === '3D000' ? '; create it, or set autoCreate: true on this database' : sqlState(err) === '28P01' ? '; check user and pass' : '';
+      throw new Error(`cannot connect to ${this.where}: ${deps.redact(describeError(err))}${hint}`, { cause: err });
+    }
+    deps.logger.info(`Connecting to database [${config.name}] success`);
+  }
+
+  /** Ends the pool; waits for checked-out clients to be released. */
+  async close(): Promise<void> {
+    await this.kysely.destroy();
+    // Kysely ends the pool only if it ran a query (and never in a dry run); the ping used it anyway.
+    if (!this.pool.ended) await this.pool.end();
+  }
+}

@@ -1,0 +1,99 @@
+import { NoResultError, type Compilable, type Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import { didYouMean, type Entry, type EntryContext } from '@svcboot/entry-core';
+import type { RelationalDbConfig } from './config.js';
+import { SqlDatabase } from './database.js';
+import { SqlLogger } from './sql-logger.js';
+
+export const RELATIONAL_DB_ENTRY_TYPE = 'RelationalDbEntry';
+
+/** A `relationaldb:` entry: one pg Pool and one Kysely handle per listed database. */
+export class RelationalDbEntry implements Entry {
+  readonly type = RELATIONAL_DB_ENTRY_TYPE;
+  readonly name: string;
+  readonly description: string;
+  private readonly databases = new Map<string, SqlDatabase>();
+  private readonly sqlLogger: SqlLogger;
+
+  constructor(
+    readonly config: RelationalDbConfig,
+    private readonly ctx: EntryContext,
+  ) {
+    this.name = config.name;
+    this.description = config.description;
+    this.sqlLogger = new SqlLogger(sqlLoggerOutput(config, ctx), config.logger, (t) => ctx.redact(t));
+    for (const database of config.database) {
+      this.databases.set(
+        database.name,
+        new SqlDatabase(database, { entry: config, sqlLogger: this.sqlLogger, logger: ctx.logger, redact: (t) => ctx.redact(t) }),
+      );
+    }
+  }
+
+  /** The Kysely handle of `database` (one of `database[].name`), typed with your table interfaces. */
+  db<DB>(database: string): Kysely<DB> {
+    return this.database(database).kysely as unknown as Kysely<DB>;
+  }
+
+  /** Names of the databases, in boot.yaml order. */
+  databaseNames(): string[] {
+    return [...this.databases.keys()];
+  }
+
+  /**
+   * Runs `query.executeTakeFirstOrThrow()`. A NoResultError ("record not found") is written to
+   * the SQL logger at `error` unless `logger.ignoreRecordNotFoundError`, then rethrown. Kysely
+   * raises it after the statement succeeded, so the `log` hook alone never sees it.
+   */
+  async takeFirstOrThrow<T>(database: string, query: Compilable & { executeTakeFirstOrThrow(): Promise<T> }): Promise<T> {
+    this.database(database);
+    try {
+      return await query.executeTakeFirstOrThrow();
+    } catch (err) {
+      if (err instanceof NoResultError) this.sqlLogger.recordNotFound(database, err, safeSql(query));
+      throw err;
+    }
+  }
+
+  async bootstrap(): Promise<void> {
+    for (const database of this.databases.values()) await database.open();
+  }
+
+  async interrupt(): Promise<void> {
+    const results = await Promise.allSettled([...this.databases.values()].map((d) => d.close()));
+    const failed = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    if (failed.length) throw new Error(`closing pools failed: ${failed.map((e) => this.ctx.redact(String(e))).join('; ')}`);
+  }
+
+  bootstrapPayloads(): Record<string, unknown> {
+    return {
+      relationalDbAddr: this.config.addr,
+      relationalDbUser: this.config.user,
+      relationalDbDatabases: this.config.database.map((d) => d.name),
+    };
+  }
+
+  private database(name: string): SqlDatabase {
+    const found = this.databases.get(name);
+    if (found) return found;
+    const names = this.databaseNames();
+    throw new Error(`${this.ctx.configPath} has no database "${name}"${didYouMean(name, names)}; its databases: ${names.join(', ')}`);
+  }
+}
+
+/** `logger.entry` names a logger entry to write to; otherwise the SQL logger has its own level, encoding and outputs. */
+function sqlLoggerOutput(config: RelationalDbConfig, ctx: EntryContext): Logger {
+  const { logger } = config;
+  const base = logger.entry
+    ? ctx.namedLogger(logger.entry)
+    : ctx.makeLogger({ level: logger.level, encoding: logger.encoding, outputPaths: logger.outputPaths });
+  return base.child({ entryName: config.name });
+}
+
+function safeSql(query: Compilable): string | undefined {
+  try {
+    return query.compile().sql;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,23 @@
+import { entryGetter, Phase, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
+import { relationalDbSchema, type RelationalDbConfig } from './config.js';
+import { RelationalDbEntry, RELATIONAL_DB_ENTRY_TYPE } from './entry.js';
+
+export const relationalDbPlugin: EntryPlugin<RelationalDbConfig, RelationalDbEntry> = {
+  key: 'relationaldb',
+  packageName: '@svcboot/entry-sql',
+  entryType: RELATIONAL_DB_ENTRY_TYPE,
+  phase: Phase.Connector,
+  schema: relationalDbSchema,
+  create: (config, ctx) => new RelationalDbEntry(config, ctx),
+};
+
+registerEntryKind(relationalDbPlugin);
+
+/** The `relationaldb` entry named `name`, or an error listing the ones that exist. */
+export const relationalDbEntry = entryGetter(relationalDbPlugin);
+
+export { RelationalDbEntry, RELATIONAL_DB_ENTRY_TYPE } from './entry.js';
+export { relationalDbSchema, databaseSchema, sqlLoggerSchema, DEFAULT_PARAMS, type RelationalDbConfig, type DatabaseConfig, type SqlLoggerConfig } from './config.js';
+export { parseParams, KNOWN_PARAMS, type SessionOptions } from './params.js';
+export { inlineParameters } from './simple-protocol.js';
+export { MAINTENANCE_DATABASE } from './auto-create.js';
