@@ -129,10 +129,11 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
     entries.push({
       key: item.key,
       plugin,
-      name: item.name,
+      // An override may have renamed it: the validated name is the one to look it up by.
+      name: config.name,
       enabled: config.enabled !== false,
       config,
-      configPath: formatPath(base, item.name),
+      configPath: formatPath(base, config.name),
       docPath: base,
     });
   }
