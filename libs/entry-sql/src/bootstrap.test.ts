@@ -1,0 +1,159 @@
+import net from 'node:net';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BootstrapError, type App } from '@svcboot/entry-core';
+import { freePort, waitFor } from '@svcboot/testkit';
+import { relationalDbEntry } from './index.js';
+import { adminQuery, bootText, createDatabase, databaseExists, dropDatabase, PG_ADDR, scratch, uniqueDatabase } from './test-support/pg.js';
+import { relationalDbYaml } from './test-support/yaml.js';
+
+const SECRET = 'Sup3r-s3cret-pw';
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function setup(yaml: string, databases: string[]): Promise<{ app: App; log: () => Promise<string> }> {
+  const tmp = await scratch();
+  cleanups.push(tmp.cleanup);
+  for (const d of databases) cleanups.push(() => dropDatabase(d));
+  const app = await bootText(tmp.dir, yaml);
+  cleanups.push(() => app.shutdown('test end'));
+  return { app, log: () => tmp.read('app.log') };
+}
+
+describe('autoCreate', () => {
+  it('creates a missing database (owner postgres, UTF8) and logs the four steps', async () => {
+    const name = uniqueDatabase('create');
+    const { app, log } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true }] }), [name]);
+    expect(await databaseExists(name)).toBe(false);
+    await app.bootstrap();
+    const [row] = await adminQuery<{ owner: string; encoding: string }>(
+      'SELECT pg_get_userbyid(datdba) AS owner, pg_encoding_to_char(encoding) AS encoding FROM pg_database WHERE datname = $1',
+      [name],
+    );
+    expect(row).toEqual({ owner: 'postgres', encoding: 'UTF8' });
+    const db = relationalDbEntry(app, 'sql').db<Record<string, never>>(name);
+    const { rows } = await sql<{ current: string }>`select current_database() as current`.execute(db);
+    expect(rows[0]?.current).toBe(name);
+    await app.shutdown();
+    const text = await log();
+    const steps = [`Creating database [${name}]`, `Creating database [${name}] success`, `Connecting to database [${name}]`, `Connecting to database [${name}] success`];
+    let at = -1;
+    for (const step of steps) {
+      const next = text.indexOf(`${step}\n`, at + 1);
+      expect(next, `${step} after position ${at} in\n${text}`).toBeGreaterThan(at);
+      at = next;
+    }
+  });
+
+  it('escapes the database name', async () => {
+    const name = `${uniqueDatabase('quote')} "x"; drop`;
+    const { app } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true }] }), [name]);
+    await app.bootstrap();
+    expect(await databaseExists(name)).toBe(true);
+  });
+
+  it('connects to an existing database without creating it', async () => {
+    const name = uniqueDatabase('exists');
+    await createDatabase(name);
+    const { app, log } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true }] }), [name]);
+    await app.bootstrap();
+    await app.shutdown();
+    const text = await log();
+    expect(text).not.toContain('Creating database');
+    expect(text).toContain(`Connecting to database [${name}] success`);
+  });
+
+  it('lets two entries of two apps create the same database at once', async () => {
+    for (let round = 0; round < 3; round++) {
+      const name = uniqueDatabase('race');
+      const a = await setup(relationalDbYaml({ name: 'a', database: [{ name, autoCreate: true }] }), [name]);
+      const b = await setup(relationalDbYaml({ name: 'b', database: [{ name, autoCreate: true }] }), []);
+      await Promise.all([a.app.bootstrap(), b.app.bootstrap()]);
+      expect(await databaseExists(name)).toBe(true);
+      for (const [app, entry] of [[a.app, 'a'], [b.app, 'b']] as const) {
+        const { rows } = await sql<{ one: number }>`select 1 as one`.execute(relationalDbEntry(app, entry).db(name));
+        expect(rows).toEqual([{ one: 1 }]);
+      }
+    }
+  });
+});
+
+describe('bootstrap failures', () => {
+  it('names entry, address, database and the fix when the database is missing and autoCreate is off', async () => {
+    const name = uniqueDatabase('missing');
+    const { app } = await setup(relationalDbYaml({ pass: SECRET, database: [{ name }] }), []);
+    const failure = await app.bootstrap().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(failure).toBeInstanceOf(BootstrapError);
+    const message = (failure as Error).message;
+    expect(message).toContain('relationaldb entry "sql" failed to bootstrap');
+    expect(message).toContain(`database "${name}" at ${PG_ADDR} (user postgres)`);
+    expect(message).toContain(`database "${name}" does not exist`);
+    expect(message).toContain('set autoCreate: true');
+    expect(message).not.toContain(SECRET);
+    expect(await databaseExists(name)).toBe(false);
+  });
+
+  it('names the address and the refused connection when nothing listens, never the password', async () => {
+    const port = await freePort();
+    const { app, log } = await setup(relationalDbYaml({ addr: `127.0.0.1:${port}`, pass: SECRET, database: [{ name: 'app' }] }), []);
+    const err = (await app.bootstrap().catch((e: unknown) => e)) as Error;
+    expect(err.message).toMatch(new RegExp(`cannot connect to database "app" at 127\\.0\\.0\\.1:${port} \\(user postgres\\): .*ECONNREFUSED`));
+    expect(err.message).not.toContain(SECRET);
+    expect(await log()).not.toContain(SECRET);
+  });
+
+  it('gives up after connectTimeoutMs on a server that never answers', async () => {
+    const sockets = new Set<net.Socket>();
+    // Accepts, reads and never answers.
+    const silent = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.resume();
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    cleanups.push(() => {
+      for (const s of sockets) s.destroy();
+      return new Promise((r) => silent.close(r));
+    });
+    const { port } = silent.address() as net.AddressInfo;
+    const { app } = await setup(relationalDbYaml({ addr: `127.0.0.1:${port}`, connectTimeoutMs: 200, database: [{ name: 'app', autoCreate: true }] }), []);
+    await expect(app.bootstrap()).rejects.toThrow(new RegExp(`cannot create database "app" at 127\\.0\\.0\\.1:${port}.*(timeout|terminated)`, 'i'));
+  });
+});
+
+describe('the entry', () => {
+  it('returns typed handles per database and names the databases for an unknown one', async () => {
+    const one = uniqueDatabase('one');
+    const two = uniqueDatabase('two');
+    const { app } = await setup(relationalDbYaml({ database: [{ name: one, autoCreate: true }, { name: two, autoCreate: true }] }), [one, two]);
+    await app.bootstrap();
+    const entry = relationalDbEntry(app, 'sql');
+    expect(entry.type).toBe('RelationalDbEntry');
+    expect(entry.databaseNames()).toEqual([one, two]);
+    expect(entry.db(one)).not.toBe(entry.db(two));
+    expect(() => entry.db('nope')).toThrow(`relationaldb[sql] has no database "nope"; its databases: ${one}, ${two}`);
+  });
+
+  it('is disabled unless enabled: true (SPEC.md 2.8 default)', async () => {
+    const { app } = await setup(`relationaldb: [{ name: off, database: [{ name: x }] }]\n`, []);
+    expect(() => relationalDbEntry(app, 'off')).toThrow(/disabled/);
+  });
+
+  it('ends its pools at interrupt', async () => {
+    const name = uniqueDatabase('interrupt');
+    const { app } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true, params: ['application_name=interrupt-test'] }] }), [name]);
+    await app.bootstrap();
+    const db = relationalDbEntry(app, 'sql').db(name);
+    await Promise.all([1, 2, 3].map(() => sql`select pg_sleep(0.05)`.execute(db)));
+    const backends = async (): Promise<number> =>
+      Number((await adminQuery<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1', [name]))[0]!.n);
+    expect(await backends()).toBeGreaterThan(0);
+    expect(await app.shutdown()).toBe(true);
+    await waitFor('the pool to close its connections', async () => (await backends()) === 0);
+    await expect(sql`select 1`.execute(db)).rejects.toThrow();
+  });
+});
