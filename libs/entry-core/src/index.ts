@@ -31,6 +31,7 @@ export { EventLogger } from './event/event-logger.js';
 export {
   encodeConsole,
   encodeJson,
+  makeScope,
   parseConsoleRecord,
   RECORD_KEYS,
   SEPARATOR,

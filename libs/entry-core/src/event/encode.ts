@@ -59,25 +59,17 @@ export function encodeConsole(e: Event, scope: EventScope): string {
 }
 
 export function encodeJson(e: Event, scope: EventScope): string {
-  const record: Record<string, unknown> = {
-    endTime: isoWithOffset(e.endMs),
-    startTime: isoWithOffset(e.startMs),
-    elapsedNano: Number(e.elapsedNano),
-    timezone: scope.timezone,
-    ids: idsOf(e),
-    app: scope.app,
-    env: scope.env,
-    payloads: e.payloads ?? {},
-  };
-  if (e.error !== undefined) record['error'] = e.error;
-  record['counters'] = e.counters ?? {};
-  record['pairs'] = e.pairs ?? {};
-  record['timing'] = e.timing ?? {};
-  record['remoteAddr'] = e.remoteAddr;
-  record['operation'] = e.operation;
-  record['resCode'] = e.resCode;
-  record['eventStatus'] = e.eventStatus;
-  return `${JSON.stringify(record)}\n`;
+  // Built as text: the app and env parts are encoded once per entry, not once per record.
+  let out =
+    `{"endTime":"${isoWithOffset(e.endMs)}","startTime":"${isoWithOffset(e.startMs)}","elapsedNano":${e.elapsedNano}` +
+    `,"timezone":${JSON.stringify(scope.timezone)},"ids":${JSON.stringify(idsOf(e))},"app":${scope.appJson},"env":${scope.envJson}` +
+    `,"payloads":${JSON.stringify(e.payloads ?? {})}`;
+  if (e.error !== undefined) out += `,"error":${JSON.stringify(e.error)}`;
+  out +=
+    `,"counters":${JSON.stringify(e.counters ?? {})},"pairs":${JSON.stringify(e.pairs ?? {})},"timing":${JSON.stringify(e.timing ?? {})}` +
+    `,"remoteAddr":${JSON.stringify(e.remoteAddr)},"operation":${JSON.stringify(e.operation)},"resCode":${JSON.stringify(e.resCode)}` +
+    `,"eventStatus":"${e.eventStatus}"}\n`;
+  return out;
 }
 
 /** Reads a console record back into its keys, in order (for tests and log tooling). */
