@@ -157,3 +157,21 @@ describe('the entry', () => {
     await expect(sql`select 1`.execute(db)).rejects.toThrow();
   });
 });
+
+describe('afterConnect', () => {
+  it('runs hooks after the databases answer, and a failing hook fails the boot', async () => {
+    const name = uniqueDatabase('hook');
+    const { app } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true }] }), [name]);
+    const entry = relationalDbEntry(app, 'sql');
+    const seen: string[] = [];
+    entry.afterConnect(async (e) => {
+      const { rows } = await sql<{ db: string }>`select current_database() as db`.execute(e.db(name));
+      seen.push(rows[0]!.db);
+    });
+    entry.afterConnect(async () => {
+      throw new Error('migration 0002 failed');
+    });
+    await expect(app.bootstrap()).rejects.toThrow('relationaldb entry "sql" failed to bootstrap: migration 0002 failed');
+    expect(seen).toEqual([name]);
+  });
+});

@@ -14,6 +14,7 @@ export class RelationalDbEntry implements Entry {
   readonly description: string;
   private readonly databases = new Map<string, SqlDatabase>();
   private readonly sqlLogger: SqlLogger;
+  private readonly connectHooks: Array<(entry: RelationalDbEntry) => Promise<void>> = [];
 
   constructor(
     readonly config: RelationalDbConfig,
@@ -55,8 +56,17 @@ export class RelationalDbEntry implements Entry {
     }
   }
 
+  /**
+   * Runs `hook` at the end of this entry's bootstrap, once every database answers: in the
+   * connector phase, before any server starts (schema migrations). A failing hook fails the boot.
+   */
+  afterConnect(hook: (entry: RelationalDbEntry) => Promise<void>): void {
+    this.connectHooks.push(hook);
+  }
+
   async bootstrap(): Promise<void> {
     for (const database of this.databases.values()) await database.open();
+    for (const hook of this.connectHooks) await hook(this);
   }
 
   async interrupt(): Promise<void> {
