@@ -13,6 +13,7 @@ export class ColumnarDbEntry implements Entry {
   private readonly addr: ParsedAddr;
   private readonly dbs = new Map<string, ColumnarDb>();
   private readonly clients: ClickHouseClient[] = [];
+  private readonly hooks: Array<(entry: ColumnarDbEntry) => Promise<void> | void> = [];
   private version = '';
   private mode: BindMode = 'client';
 
@@ -62,6 +63,14 @@ export class ColumnarDbEntry implements Entry {
     return this.mode;
   }
 
+  /**
+   * Runs `hook` at the end of bootstrap, once every database is connected and before any server
+   * entry starts (e.g. schema migrations). A hook that throws fails the bootstrap.
+   */
+  afterConnect(hook: (entry: ColumnarDbEntry) => Promise<void> | void): void {
+    this.hooks.push(hook);
+  }
+
   async bootstrap(lc: LifecycleContext): Promise<void> {
     try {
       const admin = this.newClient(undefined, {});
@@ -70,6 +79,13 @@ export class ColumnarDbEntry implements Entry {
         this.mode = await detectBindMode(admin, lc.signal);
       });
       for (const db of this.config.database) await this.connectDatabase(admin, db, lc.signal);
+      for (const hook of this.hooks) {
+        try {
+          await hook(this);
+        } catch (err) {
+          throw new Error(`${this.ctx.configPath}: an afterConnect hook failed: ${this.ctx.redact(serverMessage(err))}`, { cause: err });
+        }
+      }
     } catch (err) {
       await this.closeClients();
       throw err;

@@ -1,0 +1,54 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Child, freePort, plainEnv, waitFor } from '@svcboot/testkit';
+
+const demoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** The demo as `nx serve` runs it, on a free port, with its database and ClickHouse chosen by env. */
+export class DemoProcess {
+  private constructor(
+    readonly child: Child,
+    readonly port: number,
+  ) {}
+
+  static async start(env: Record<string, string>): Promise<DemoProcess> {
+    const port = await freePort();
+    const child = Child.start(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'], {
+      cwd: demoDir,
+      env: plainEnv({ PORT: String(port), ...env }),
+    });
+    const demo = new DemoProcess(child, port);
+    const ready = waitFor(`the demo on port ${port}`, () => child.stdout.includes(`listening on port ${port}`), { timeoutMs: 30_000, intervalMs: 50 });
+    const exited = child.exited.then((code) => {
+      throw new Error(`the demo exited ${code} before listening:\n${child.stderr}${child.stdout}`);
+    });
+    try {
+      await Promise.race([ready, exited]);
+    } catch (err) {
+      child.kill();
+      throw err;
+    } finally {
+      ready.catch(() => undefined);
+      exited.catch(() => undefined);
+    }
+    return demo;
+  }
+
+  url(p: string): string {
+    return `http://127.0.0.1:${this.port}${p}`;
+  }
+
+  /** A request; answers status, content type and the body (parsed when JSON). */
+  async call(method: string, p: string): Promise<{ status: number; type: string; body: unknown }> {
+    const res = await fetch(this.url(p), { method });
+    const type = res.headers.get('content-type') ?? '';
+    const text = await res.text();
+    return { status: res.status, type, body: type.includes('json') ? (JSON.parse(text) as unknown) : text };
+  }
+
+  /** SIGTERM and wait for the exit code. */
+  async stop(): Promise<number | null> {
+    if (this.child.process.exitCode === null) this.child.process.kill('SIGTERM');
+    return this.child.exited;
+  }
+}
