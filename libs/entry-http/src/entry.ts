@@ -66,7 +66,15 @@ export class HttpEntry implements Entry {
     this.koa.use(this.router.routes());
     this.koa.use(this.router.allowedMethods());
 
-    const server = http.createServer({ requestTimeout: config.requestTimeoutMs, headersTimeout: config.headersTimeoutMs }, this.koa.callback());
+    const server = http.createServer(
+      {
+        requestTimeout: config.requestTimeoutMs,
+        headersTimeout: config.headersTimeoutMs,
+        // Node enforces both timeouts on this sweep (30 s by default), far too late for a short headersTimeout.
+        connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(config.headersTimeoutMs / 2))),
+      },
+      this.koa.callback(),
+    );
     server.keepAliveTimeout = config.keepAliveTimeoutMs;
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => {
