@@ -171,7 +171,7 @@ export class ColumnarDbEntry implements Entry {
   }
 }
 
-/** ClickHouse 19.11+ understands `{name:Type}` with `param_name`; 18.x answers "Unknown setting param_…". */
+/** Servers with query parameters (19.x and later) understand `{name:Type}` with `param_name`; 18.x answers "Unknown setting param_…". */
 async function detectBindMode(client: ClickHouseClient, signal: AbortSignal): Promise<BindMode> {
   try {
     const rs = await client.query({ query: 'SELECT {probe:UInt8} AS probe', format: 'JSONEachRow', query_params: { probe: 7 }, abort_signal: signal });

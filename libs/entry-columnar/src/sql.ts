@@ -1,7 +1,7 @@
 /**
  * One way to put values into ClickHouse statements, on every server version: the `sql` tagged
  * template. A statement compiles either to server-side parameters (`{p0:String}` plus
- * `query_params`, ClickHouse 19.11+) or to escaped literals (older servers such as 18.16, which
+ * `query_params`, servers that accept query parameters: 19.x and later) or to escaped literals (older servers such as 18.16, which
  * reject `{name:Type}`); the handle picks the mode it detected at bootstrap.
  */
 
