@@ -1,0 +1,35 @@
+import { status as Status } from '@grpc/grpc-js';
+
+/** gRPC code names as grpc-go's `codes.Code.String()` spells them, by number. */
+export const CODE_NAMES: readonly string[] = [
+  'OK',
+  'Canceled',
+  'Unknown',
+  'InvalidArgument',
+  'DeadlineExceeded',
+  'NotFound',
+  'AlreadyExists',
+  'PermissionDenied',
+  'ResourceExhausted',
+  'FailedPrecondition',
+  'Aborted',
+  'OutOfRange',
+  'Unimplemented',
+  'Internal',
+  'Unavailable',
+  'DataLoss',
+  'Unauthenticated',
+];
+
+export function codeName(code: number): string {
+  return CODE_NAMES[code] ?? `Code(${code})`;
+}
+
+/** grpc-gateway's `runtime.HTTPStatusFromCode`. */
+const HTTP_STATUS: readonly number[] = [200, 499, 500, 400, 504, 404, 409, 403, 429, 400, 409, 400, 501, 500, 503, 500, 401];
+
+export function httpStatusFromCode(code: number): number {
+  return HTTP_STATUS[code] ?? 500;
+}
+
+export { Status };

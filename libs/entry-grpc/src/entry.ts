@@ -1,0 +1,353 @@
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+import {
+  Server,
+  ServerCredentials,
+  type ConnectionInjector,
+  type ServerInterceptor,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+import type { PackageDefinition } from '@grpc/proto-loader';
+import { ReflectionService } from '@grpc/reflection';
+import { buildCallChain, errorMessage, type CallChain, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
+import Koa from 'koa';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import type protobuf from 'protobufjs';
+import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
+import { Gateway, buildRoute, unboundBinding } from './gateway/gateway.js';
+import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './gateway/rules.js';
+import { HealthService } from './health.js';
+import { middlewareInterceptor } from './interceptor.js';
+import { OnePortListener } from './one-port.js';
+import { OpenApiBuilder } from './openapi.js';
+import { loadProtoRoot } from './protos.js';
+import type { GrpcEntryConfig } from './schema.js';
+import { ServiceSet } from './services.js';
+import { rapiDoc, swaggerUi, type UiMount } from './ui.js';
+
+export const GRPC_ENTRY_TYPE = 'GrpcEntry';
+
+interface Running {
+  server: Server;
+  injector: ConnectionInjector;
+  httpServer: http.Server;
+  listener: OnePortListener;
+  port: number;
+}
+
+/**
+ * A gRPC server, its REST gateway, the OpenAPI and docs UIs, /metrics and health, on one port.
+ * Register services and hooks before bootstrap; `port` is known after it.
+ */
+export class GrpcEntry implements Entry {
+  readonly type = GRPC_ENTRY_TYPE;
+  /** The Koa app that serves HTTP/1.1; `koa.use(...)` runs before the entry's own routes. */
+  readonly koa = new Koa();
+  /** The entry's prom-client registry, served at `prom.path`. */
+  readonly registry = new Registry();
+  private readonly services = new ServiceSet();
+  private readonly interceptors: ServerInterceptor[] = [];
+  private readonly chain: CallChain;
+  private readonly health: HealthService;
+  private gateway: Gateway | undefined;
+  private openApi = '';
+  private running: Running | undefined;
+  private draining = false;
+  private bootstrapped = false;
+
+  constructor(
+    readonly config: GrpcEntryConfig,
+    private readonly ctx: EntryContext,
+  ) {
+    this.chain = buildCallChain(config.middleware, ctx, { entryName: config.name, entryType: GRPC_ENTRY_TYPE, registry: this.registry, grpc: true });
+    if (config.prom.enabled || config.middleware.prom.enabled) collectDefaultMetrics({ register: this.registry });
+    this.health = new HealthService(
+      () => ctx.isReady() && !this.draining,
+      (name) => name === 'grpc.health.v1.Health' || this.services.serviceNames().includes(name),
+    );
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  get description(): string {
+    return this.config.description;
+  }
+
+  get shutdownTimeoutMs(): number {
+    return this.config.shutdownTimeoutMs;
+  }
+
+  /** The port the entry listens on (the chosen one when `port` is 0). Throws before bootstrap. */
+  get port(): number {
+    if (!this.running) throw new Error(`${this.ctx.configPath}: port is known only after bootstrap`);
+    return this.running.port;
+  }
+
+  /** Adds a service: a @grpc/proto-loader definition or a generated `…Service` definition. */
+  addService<I extends UntypedServiceImplementation>(definition: ServiceDefinition<I>, implementation: I): this {
+    this.beforeBootstrap('addService');
+    this.services.add(definition as ServiceDefinition, implementation);
+    return this;
+  }
+
+  /** Adds a grpc-js server interceptor; it runs inside the entry's middleware, for gRPC calls only. */
+  addInterceptor(interceptor: ServerInterceptor): this {
+    this.beforeBootstrap('addInterceptor');
+    this.interceptors.push(interceptor);
+    return this;
+  }
+
+  /** The OpenAPI 2.0 document (JSON text) built at bootstrap. */
+  get openApiDocument(): string {
+    return this.openApi;
+  }
+
+  bootstrapPayloads(): Record<string, unknown> {
+    const port = this.running?.port ?? this.config.port;
+    const c = this.config;
+    return {
+      docsEnabled: c.docs.enabled,
+      docsPath: c.docs.path,
+      grpcPort: port,
+      gwPort: port,
+      promEnabled: c.prom.enabled,
+      promPath: c.prom.path,
+      promPort: port,
+      swEnabled: c.sw.enabled,
+      swPath: c.sw.path,
+    };
+  }
+
+  async bootstrap(_lc: LifecycleContext): Promise<void> {
+    this.bootstrapped = true;
+    const c = this.config;
+    const gateway = await this.buildGateway();
+    this.gateway = gateway;
+    this.openApi = JSON.stringify(
+      new OpenApiBuilder(c.gwOption.marshal).build(gateway.routes, { title: this.ctx.app.name, version: this.ctx.app.version, description: this.ctx.app.description }),
+      null,
+      2,
+    );
+
+    const interceptors = this.chain.empty ? [...this.interceptors] : [middlewareInterceptor(this.chain), ...this.interceptors];
+    const server = new Server({
+      interceptors,
+      'grpc.max_receive_message_length': c.maxRecvMsgSizeBytes,
+      'grpc.max_send_message_length': c.maxSendMsgSizeBytes,
+    });
+    for (const { definition, implementation } of this.services.definitions) server.addService(definition, implementation);
+    server.addService(this.health.definition, this.health.implementation);
+    if (c.enableReflection) this.reflection().addToServer(server);
+    // TLS, when on, is ended by the listener (ALPN picks the protocol), so grpc-js sees plain HTTP/2.
+    const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+
+    this.koa.use(this.routes(gateway));
+    this.koa.on('error', (err: unknown) => this.ctx.logger.warn(`HTTP request failed: ${this.ctx.redact(errorMessage(err))}`));
+    const httpServer = http.createServer(this.koa.callback());
+    httpServer.keepAliveTimeout = 65_000;
+    // The HTTP server never listens itself (the one-port listener hands it sockets); 'listening' is
+    // what makes Node track its connections, which closeIdleConnections and request timeouts need.
+    httpServer.emit('listening');
+
+    const listener = new OnePortListener(
+      {
+        http2: (socket: Duplex) => injector.injectConnection(socket),
+        http1: (socket: Duplex) => httpServer.emit('connection', socket),
+      },
+      { tls: this.tlsMaterial() },
+    );
+    let port: number;
+    try {
+      port = await listener.listen(c.port);
+    } catch (err) {
+      injector.destroy();
+      server.forceShutdown();
+      throw new Error(`${this.ctx.configPath}: cannot listen on port ${c.port}: ${errorMessage(err)}; choose a free port (port: 0 lets the OS pick)`, { cause: err });
+    }
+    this.running = { server, injector, httpServer, listener, port };
+    this.logAddresses(port);
+  }
+
+  async interrupt(lc: LifecycleContext): Promise<void> {
+    const r = this.running;
+    if (!r) return;
+    this.running = undefined;
+    this.draining = true;
+    this.health.notify();
+    this.health.endWatches();
+    r.listener.stopAccepting();
+    // Leave a little of the budget for closing what will not drain by itself.
+    const graceMs = Math.max(0, Math.min(lc.timeoutMs, this.config.shutdownTimeoutMs) - 500);
+    r.injector.drain(graceMs);
+    r.httpServer.closeIdleConnections();
+    // Responses sent from now on ask HTTP/1.1 clients to close their connection.
+    r.httpServer.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => res.setHeader('Connection', 'close'));
+    const drained = new Promise<void>((resolve) => r.server.tryShutdown(() => resolve()));
+    const deadline = new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, graceMs);
+      t.unref();
+      lc.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await Promise.race([drained, deadline]);
+    const idle = async (): Promise<void> => {
+      while (r.listener.openConnections > 0) {
+        r.httpServer.closeIdleConnections();
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    };
+    await Promise.race([idle(), deadline]);
+    r.server.forceShutdown();
+    r.injector.destroy();
+    r.httpServer.closeAllConnections();
+    r.listener.destroyAll();
+  }
+
+  private beforeBootstrap(what: string): void {
+    if (this.bootstrapped) throw new Error(`${this.ctx.configPath}: ${what}() must be called before bootstrap`);
+  }
+
+  private tlsMaterial(): { cert: Buffer; key: Buffer } | undefined {
+    const t = this.config.tls;
+    if (t.certEntry) {
+      const b = this.ctx.cert(t.certEntry);
+      const cert = (b as unknown as { cert?: string | Buffer }).cert;
+      const key = (b as unknown as { key?: string | Buffer }).key;
+      if (!cert || !key) throw new Error(`${this.ctx.configPath}: cert entry "${t.certEntry}" has no certPemPath/keyPemPath`);
+      return { cert: Buffer.from(cert), key: Buffer.from(key) };
+    }
+    if (!t.certFile && !t.keyFile) return undefined;
+    if (!t.certFile || !t.keyFile) throw new Error(`${this.ctx.configPath}.tls: set both certFile and keyFile`);
+    try {
+      return { cert: readFileSync(t.certFile), key: readFileSync(t.keyFile) };
+    } catch (err) {
+      throw new Error(`${this.ctx.configPath}.tls: cannot read the certificate or key: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+
+  private async buildGateway(): Promise<Gateway> {
+    const c = this.config;
+    const cwd = process.cwd();
+    let root: protobuf.Root | undefined;
+    try {
+      root = loadProtoRoot(c.protos.files, c.protos.includeDirs, cwd);
+    } catch (err) {
+      throw new Error(`${this.ctx.configPath}.protos: ${errorMessage(err)}`, { cause: err });
+    }
+    const fallback = rootFromDefinitions(this.services.definitions.map((d) => d.definition));
+    const rootFor = (service: string): protobuf.Root | undefined => {
+      if (root.lookup(service)) return root;
+      return fallback?.lookup(service) ? fallback : undefined;
+    };
+    const gateway = new Gateway(this.chain, {
+      marshal: { ...c.gwOption.marshal, emitUnpopulated: c.gwOption.marshal.emitUnpopulated || c.enableSvcGwOption },
+      indent: c.gwOption.marshal.indent,
+      discardUnknown: c.gwOption.unmarshal.discardUnknown,
+      svcStyle: c.enableSvcGwOption,
+      maxBodyBytes: c.maxRecvMsgSizeBytes,
+    });
+    const bindings: HttpBinding[] = [];
+    for (const file of c.gwMappingFiles) {
+      try {
+        bindings.push(...(await rulesFromMappingFile(file)));
+      } catch (err) {
+        throw new Error(`${this.ctx.configPath}.gwMappingFiles: ${errorMessage(err)}`, { cause: err });
+      }
+    }
+    for (const service of this.services.serviceNames()) {
+      const r = rootFor(service);
+      if (r) bindings.push(...rulesFromAnnotations(r.lookupService(service)));
+    }
+    const bound = new Set<string>();
+    for (const b of bindings) {
+      const method = this.services.bySelector(b.selector);
+      if (!method) {
+        this.ctx.logger.warn(`${b.source}: no added service has ${b.selector}; its HTTP rule is skipped`);
+        continue;
+      }
+      const r = rootFor(method.service);
+      if (!r) throw new Error(`${this.ctx.configPath}: no descriptor for ${method.service}; list its .proto file under protos.files`);
+      gateway.add(buildRoute(b, method, r));
+      bound.add(method.path);
+    }
+    if (c.generateUnboundMethods) {
+      for (const method of this.services.methods.values()) {
+        if (bound.has(method.path) || method.definition.requestStream) continue;
+        const r = rootFor(method.service);
+        if (r) gateway.add(buildRoute(unboundBinding(method), method, r));
+      }
+    }
+    return gateway;
+  }
+
+  private reflection(): ReflectionService {
+    const pkg: Record<string, unknown> = { ...this.health.packageDefinition };
+    for (const { definition } of this.services.definitions) {
+      const first = Object.values(definition)[0];
+      if (!first || descriptorsOf(definition).length === 0) continue;
+      pkg[first.path.slice(1, first.path.lastIndexOf('/'))] = definition;
+    }
+    return new ReflectionService(pkg as PackageDefinition as ConstructorParameters<typeof ReflectionService>[0]);
+  }
+
+  /** /metrics, /livez, /readyz, the UIs and the gateway, after any middleware the user added. */
+  private routes(gateway: Gateway): Koa.Middleware {
+    const c = this.config;
+    const document = (): string => this.openApi;
+    const mounts: UiMount[] = [];
+    if (c.sw.enabled) mounts.push(swaggerUi(c.sw.path, document, this.ctx.app.name));
+    if (c.docs.enabled) mounts.push(rapiDoc(c.docs.path, document, this.ctx.app.name));
+    const promPath = c.prom.enabled ? c.prom.path : undefined;
+    return async (kctx, next) => {
+      const { req, res } = kctx;
+      const pathname = kctx.path;
+      if (gateway.handle(req, res)) {
+        kctx.respond = false;
+        return;
+      }
+      if (req.method === 'GET' || req.method === 'HEAD') {
+        if (pathname === promPath) {
+          kctx.type = this.registry.contentType;
+          kctx.body = await this.registry.metrics();
+          return;
+        }
+        if (pathname === '/livez') {
+          kctx.body = { status: 'ok' };
+          return;
+        }
+        if (pathname === '/readyz') {
+          const ready = this.ctx.isReady() && !this.draining;
+          kctx.status = ready ? 200 : 503;
+          kctx.body = { status: ready ? 'ready' : 'not ready' };
+          return;
+        }
+        for (const m of mounts) {
+          if (await m.serve(pathname, res)) {
+            kctx.respond = false;
+            return;
+          }
+        }
+      }
+      await next();
+      if (kctx.status === 404 && kctx.body == null) {
+        kctx.status = 404;
+        kctx.body = { code: 5, message: 'Not Found', details: [] };
+      }
+    };
+  }
+
+  private logAddresses(port: number): void {
+    const c = this.config;
+    const scheme = c.tls.certFile || c.tls.certEntry ? 'https' : 'http';
+    const base = `${scheme}://localhost:${port}`;
+    const log = this.ctx.logger;
+    log.info(`gRPC and REST gateway listening on port ${port} (${this.gateway?.routes.length ?? 0} gateway routes)`);
+    if (c.sw.enabled) log.info(`SwaggerEntry: ${base}${c.sw.path}`);
+    if (c.docs.enabled) log.info(`DocsEntry: ${base}${c.docs.path}`);
+    if (c.prom.enabled) log.info(`PromEntry: ${base}${c.prom.path}`);
+    if (c.enableReflection) log.info(`gRPC reflection enabled on port ${port}`);
+  }
+}

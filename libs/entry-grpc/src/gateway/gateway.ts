@@ -1,0 +1,373 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Metadata, type MethodDefinition } from '@grpc/grpc-js';
+import { CallContext, type CallChain, type CallInfo } from '@svcboot/entry-core';
+import protobuf from 'protobufjs';
+import { codeName, httpStatusFromCode } from '../codes.js';
+import { attachContext } from '../interceptor.js';
+import type { RegisteredMethod } from '../services.js';
+import { GatewayHeaders, metadataFromHeaders, writeMetadataHeaders } from './headers.js';
+import { GatewayUnaryCall, GatewayWritableCall, statusFromError, type GatewayStatus } from './fake-call.js';
+import { JsonInputError, fieldByAnyName, jsonName, jsonToPlain, messageToJson, setFromText, type MarshalOptions } from './json.js';
+import type { HttpBinding } from './rules.js';
+import { compileTemplate, type PathTemplate } from './template.js';
+
+export interface GatewayOptions {
+  marshal: MarshalOptions;
+  indent: string;
+  discardUnknown: boolean;
+  svcStyle: boolean;
+  maxBodyBytes: number;
+}
+
+/** One HTTP binding ready to serve. */
+export interface GatewayRoute {
+  binding: HttpBinding;
+  template: PathTemplate;
+  method: RegisteredMethod;
+  requestType: protobuf.Type;
+  responseType: protobuf.Type;
+  /** The request field bound to the body when `body` names one. */
+  bodyField: protobuf.Field | undefined;
+  responseField: protobuf.Field | undefined;
+  /** Top-level request fields bound by path or body: query parameters may not set them. */
+  boundRoots: Set<string>;
+  info: CallInfo;
+}
+
+export function buildRoute(binding: HttpBinding, method: RegisteredMethod, root: protobuf.Root): GatewayRoute {
+  const where = binding.source;
+  const template = compileTemplate(binding.pathTemplate, where);
+  const def = method.definition as MethodDefinition<unknown, unknown> & { requestType?: unknown };
+  if (def.requestStream) throw new Error(`${where}: ${method.path} is client- or bidi-streaming; the gateway serves unary and server-streaming RPCs only`);
+  const service = root.lookupService(method.service);
+  const rpc = service.methods[method.name];
+  if (!rpc) throw new Error(`${where}: service ${method.service} has no method ${method.name}`);
+  const requestType = rpc.resolvedRequestType ?? root.lookupType(rpc.requestType);
+  const responseType = rpc.resolvedResponseType ?? root.lookupType(rpc.responseType);
+  const boundRoots = new Set<string>();
+  for (const v of template.variables) {
+    const first = v.split('.')[0]!;
+    const f = fieldByAnyName(requestType, first);
+    if (!f) throw new Error(`${where}: path variable "${v}" is not a field of ${requestType.fullName.slice(1)}`);
+    boundRoots.add(f.name);
+  }
+  let bodyField: protobuf.Field | undefined;
+  if (binding.body && binding.body !== '*') {
+    bodyField = fieldByAnyName(requestType, binding.body);
+    if (!bodyField) throw new Error(`${where}: body "${binding.body}" is not a field of ${requestType.fullName.slice(1)}`);
+    boundRoots.add(bodyField.name);
+  }
+  let responseField: protobuf.Field | undefined;
+  if (binding.responseBody) {
+    responseField = fieldByAnyName(responseType, binding.responseBody);
+    if (!responseField) throw new Error(`${where}: response_body "${binding.responseBody}" is not a field of ${responseType.fullName.slice(1)}`);
+  }
+  const info: CallInfo = {
+    operation: method.path,
+    remoteAddr: '',
+    apiMethod: 'POST',
+    apiPath: method.path,
+    apiProtocol: 'HTTP/1.1',
+    apiQuery: '',
+    userAgent: '',
+    grpcService: method.service,
+    grpcMethod: method.name,
+    grpcType: def.responseStream ? 'ServerStream' : 'UnaryServer',
+    gwMethod: binding.method,
+    gwPath: '',
+    gwScheme: 'http',
+    gwUserAgent: '',
+    restPath: binding.pathTemplate,
+  };
+  return { binding, template, method, requestType, responseType, bodyField, responseField, boundRoots, info };
+}
+
+/** Thrown for a request the gateway rejects before the handler: carries the gRPC code and HTTP status. */
+class GatewayRejection extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly httpStatus: number,
+  ) {
+    super(message);
+  }
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? -1);
+  if (declared > limit) return Promise.reject(new GatewayRejection(8, `request body of ${declared} bytes exceeds the limit of ${limit} bytes`, 413));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(new GatewayRejection(8, `request body exceeds the limit of ${limit} bytes`, 413));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
+}
+
+/**
+ * The REST gateway: matches a request to a binding, turns path, query and body into the request
+ * message, runs the entry's middleware chain once and calls the same handler the gRPC server
+ * calls, in process; answers with canonical JSON or a google.rpc.Status body.
+ */
+export class Gateway {
+  private readonly byMethod = new Map<string, GatewayRoute[]>();
+  readonly routes: GatewayRoute[] = [];
+
+  constructor(
+    private readonly chain: CallChain,
+    private readonly options: GatewayOptions,
+  ) {}
+
+  add(route: GatewayRoute): void {
+    this.routes.push(route);
+    const list = this.byMethod.get(route.binding.method) ?? [];
+    list.push(route);
+    // Prefer templates with more literal text: /v1/shelves:search before /v1/{name}.
+    list.sort((a, b) => b.template.literalWeight - a.template.literalWeight);
+    this.byMethod.set(route.binding.method, list);
+  }
+
+  /** Serves the request when a binding matches; false otherwise (the caller answers 404). */
+  handle(req: IncomingMessage, res: ServerResponse): boolean {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const pathname = q < 0 ? url : url.slice(0, q);
+    const query = q < 0 ? '' : url.slice(q + 1);
+    const list = this.byMethod.get(req.method ?? 'GET');
+    if (!list) return false;
+    for (let i = 0; i < list.length; i++) {
+      const route = list[i]!;
+      const values = route.template.match(pathname);
+      if (values) {
+        void this.serve(route, values, pathname, query, req, res);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private async serve(route: GatewayRoute, values: string[], pathname: string, query: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const svc = this.options.svcStyle;
+    const ua = req.headers['user-agent'] ?? '';
+    const socket = req.socket;
+    const info: CallInfo = {
+      ...route.info,
+      remoteAddr: `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}`,
+      apiProtocol: `HTTP/${req.httpVersion}`,
+      apiQuery: query,
+      userAgent: ua,
+      gwPath: pathname,
+      gwScheme: (socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+      gwUserAgent: ua,
+    };
+    const ctx = new CallContext(info, new GatewayHeaders(req.headers, res, svc ? '' : 'Grpc-Metadata-'));
+    this.chain.before(ctx);
+    let status: GatewayStatus;
+    try {
+      const request = await this.requestMessage(route, values, query, req);
+      const metadata = metadataFromHeaders(req.headers, svc);
+      attachContext(metadata, ctx);
+      status = route.method.definition.responseStream
+        ? await this.callServerStream(route, request, metadata, info, res)
+        : await this.callUnary(route, request, metadata, info, res);
+    } catch (err) {
+      if (err instanceof GatewayRejection) status = { code: err.code, message: err.message };
+      else if (err instanceof JsonInputError) status = { code: 3, message: err.message };
+      else status = statusFromError(err);
+      this.writeError(res, status, err instanceof GatewayRejection ? err.httpStatus : undefined);
+    }
+    ctx.resCode = codeName(status.code);
+    if (status.code !== 0) ctx.error = status.message;
+    this.chain.after(ctx);
+  }
+
+  private async requestMessage(route: GatewayRoute, values: string[], query: string, req: IncomingMessage): Promise<unknown> {
+    const { binding, requestType } = route;
+    const discard = this.options.discardUnknown;
+    let json: Record<string, unknown> = {};
+    if (binding.body) {
+      const raw = await readBody(req, this.options.maxBodyBytes);
+      let parsed: unknown = undefined;
+      if (raw.length > 0) {
+        try {
+          parsed = JSON.parse(raw.toString('utf8'));
+        } catch (err) {
+          throw new GatewayRejection(3, `request body is not valid JSON: ${(err as Error).message}`, 400);
+        }
+      }
+      if (binding.body === '*') {
+        if (parsed !== undefined) {
+          if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new JsonInputError(`request body must be a JSON object`);
+          json = parsed as Record<string, unknown>;
+        }
+      } else if (parsed !== undefined) {
+        json[route.bodyField!.name] = parsed;
+      }
+    } else if (req.readable) {
+      req.resume();
+    }
+    const vars = route.template.variables;
+    for (let i = 0; i < vars.length; i++) setFromText(requestType, json, vars[i]!, [values[i]!], discard);
+    if (query && binding.body !== '*') {
+      const params = new URLSearchParams(query);
+      for (const key of new Set(params.keys())) {
+        const root = fieldByAnyName(requestType, key.split('.')[0]!);
+        if (root && route.boundRoots.has(root.name)) continue;
+        setFromText(requestType, json, key, params.getAll(key), true);
+      }
+    }
+    const plain = jsonToPlain(requestType, json, discard);
+    let bytes: Uint8Array;
+    try {
+      bytes = requestType.encode(requestType.fromObject(plain as Record<string, unknown>)).finish();
+    } catch (err) {
+      throw new JsonInputError((err as Error).message);
+    }
+    // The handler gets exactly what a gRPC client's bytes would give it.
+    return route.method.definition.requestDeserialize(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  }
+
+  private toJson(route: GatewayRoute, message: unknown): unknown {
+    const bytes = route.method.definition.responseSerialize(message);
+    const decoded = route.responseType.decode(bytes) as unknown as Record<string, unknown>;
+    const marshal = this.options.marshal;
+    if (!route.responseField) return messageToJson(route.responseType, decoded, marshal);
+    const f = route.responseField;
+    const only = messageToJson(route.responseType, { [f.name]: decoded[f.name] }, marshal) as Record<string, unknown>;
+    return only[marshal.useProtoNames ? f.name : jsonName(f)] ?? (f.repeated ? [] : f.map ? {} : null);
+  }
+
+  private callUnary(route: GatewayRoute, request: unknown, metadata: Metadata, info: CallInfo, res: ServerResponse): Promise<GatewayStatus> {
+    const svc = this.options.svcStyle;
+    return new Promise((resolve) => {
+      const call = new GatewayUnaryCall({
+        metadata,
+        request,
+        peer: info.remoteAddr,
+        path: route.method.path,
+        onMetadata: (md) => writeMetadataHeaders(res, md, svc, false),
+      });
+      res.once('close', () => {
+        if (!res.writableFinished) call.cancel();
+      });
+      const callback = (err: unknown, value?: unknown, trailer?: Metadata): void => {
+        if (err) {
+          const status = statusFromError(err);
+          if (status.trailer) writeMetadataHeaders(res, status.trailer, svc, true);
+          this.writeError(res, status);
+          resolve(status);
+          return;
+        }
+        if (trailer) writeMetadataHeaders(res, trailer, svc, true);
+        let body: string;
+        try {
+          body = JSON.stringify(this.toJson(route, value), null, this.options.indent);
+        } catch (e) {
+          const status = { code: 13, message: `cannot serialize the response: ${(e as Error).message}` };
+          this.writeError(res, status);
+          resolve(status);
+          return;
+        }
+        res.statusCode = 200;
+        res.setHeader('Content-Type', 'application/json');
+        res.end(body);
+        resolve({ code: 0, message: '' });
+      };
+      const handler = route.method.handler;
+      if (!handler) return callback({ code: 12, details: `method ${route.method.path} is not implemented` });
+      try {
+        (handler as unknown as (c: GatewayUnaryCall, cb: typeof callback) => void)(call, callback);
+      } catch (err) {
+        callback(err);
+      }
+    });
+  }
+
+  /** Server streaming as newline-delimited JSON: `{"result":…}` per message, `{"error":…}` on failure. */
+  private callServerStream(route: GatewayRoute, request: unknown, metadata: Metadata, info: CallInfo, res: ServerResponse): Promise<GatewayStatus> {
+    const svc = this.options.svcStyle;
+    return new Promise((resolve) => {
+      const start = (): void => {
+        if (res.headersSent) return;
+        res.statusCode = 200;
+        res.setHeader('Content-Type', 'application/x-ndjson');
+      };
+      const call = new GatewayWritableCall(
+        { metadata, request, peer: info.remoteAddr, path: route.method.path, onMetadata: (md) => writeMetadataHeaders(res, md, svc, false) },
+        (msg) => {
+          start();
+          res.write(`${JSON.stringify({ result: this.toJson(route, msg) })}\n`);
+        },
+      );
+      let settled = false;
+      const settle = (status: GatewayStatus): void => {
+        if (settled) return;
+        settled = true;
+        resolve(status);
+      };
+      res.once('close', () => {
+        if (!res.writableFinished) {
+          call.cancel();
+          settle({ code: 1, message: 'the client went away' });
+        }
+      });
+      const fail = (err: unknown): void => {
+        const status = statusFromError(err);
+        if (!res.headersSent) this.writeError(res, status);
+        else res.end(`${JSON.stringify({ error: statusBody(status) })}\n`);
+        settle(status);
+      };
+      call.once('error', fail);
+      call.once('finish', () => {
+        if (call.trailer && !res.headersSent) writeMetadataHeaders(res, call.trailer, svc, true);
+        start();
+        res.end();
+        settle({ code: 0, message: '' });
+      });
+      const handler = route.method.handler;
+      if (!handler) return fail({ code: 12, details: `method ${route.method.path} is not implemented` });
+      try {
+        (handler as unknown as (c: GatewayWritableCall) => void)(call);
+      } catch (err) {
+        fail(err);
+      }
+    });
+  }
+
+  private writeError(res: ServerResponse, status: GatewayStatus, httpStatus?: number): void {
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    res.statusCode = httpStatus ?? httpStatusFromCode(status.code);
+    res.setHeader('Content-Type', 'application/json');
+    res.end(JSON.stringify(statusBody(status), null, this.options.indent));
+  }
+}
+
+/** google.rpc.Status as JSON. */
+function statusBody(status: GatewayStatus): { code: number; message: string; details: unknown[] } {
+  return { code: status.code, message: status.message, details: [] };
+}
+
+/** A synthetic binding for an RPC without one: `POST /<pkg>.<Service>/<Method>` with body `*`. */
+export function unboundBinding(method: RegisteredMethod): HttpBinding {
+  return {
+    selector: `${method.service}.${method.name}`,
+    method: 'POST',
+    pathTemplate: method.path,
+    body: '*',
+    responseBody: '',
+    source: `unbound method ${method.path}`,
+  };
+}

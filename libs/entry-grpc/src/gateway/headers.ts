@@ -1,0 +1,63 @@
+import { Metadata } from '@grpc/grpc-js';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { CallHeaders } from '@svcboot/entry-core';
+
+/** Connection-level headers that never become metadata (RFC 9110 §7.6.1 plus HTTP/2's pseudo ones). */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-connection', 'http2-settings']);
+
+/** grpc-gateway's `runtime.isPermanentHTTPHeader`: forwarded as `grpcgateway-<name>`. */
+const PERMANENT = new Set([
+  'accept', 'accept-charset', 'accept-language', 'accept-ranges', 'authorization', 'cache-control', 'content-type',
+  'cookie', 'date', 'expect', 'from', 'host', 'if-match', 'if-modified-since', 'if-none-match', 'if-schedule-tag-match',
+  'if-unmodified-since', 'max-forwards', 'origin', 'pragma', 'referer', 'user-agent', 'via', 'warning',
+]);
+
+const VALID_KEY = /^[0-9a-z_.-]+$/;
+
+/**
+ * Incoming HTTP headers as gRPC metadata. grpc-gateway's default keeps `Grpc-Metadata-*` (prefix
+ * removed), `Authorization`, and permanent headers as `grpcgateway-*`; the svc style forwards every
+ * header but the hop-by-hop ones under its own name.
+ */
+export function metadataFromHeaders(headers: IncomingHttpHeaders, svcStyle: boolean): Metadata {
+  const md = new Metadata();
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || name.startsWith(':') || HOP_BY_HOP.has(name)) continue;
+    let key: string | undefined;
+    if (svcStyle) key = name;
+    else if (name.startsWith('grpc-metadata-')) key = name.slice('grpc-metadata-'.length);
+    else if (name === 'authorization') key = name;
+    else if (PERMANENT.has(name)) key = `grpcgateway-${name}`;
+    if (key === undefined || !VALID_KEY.test(key) || key.endsWith('-bin')) continue;
+    if (Array.isArray(value)) for (const v of value) md.add(key, v);
+    else md.add(key, value);
+  }
+  return md;
+}
+
+/** Response metadata as HTTP headers: plain names in svc style, else `Grpc-Metadata-` / `Grpc-Trailer-`. */
+export function writeMetadataHeaders(res: ServerResponse, md: Metadata, svcStyle: boolean, trailer: boolean): void {
+  const prefix = svcStyle ? '' : trailer ? 'Grpc-Trailer-' : 'Grpc-Metadata-';
+  const map = md.getMap();
+  for (const key in map) {
+    const v = map[key];
+    if (typeof v === 'string') res.setHeader(prefix + key, v);
+  }
+}
+
+/** The middleware's view of a gateway call: request headers from HTTP, response headers onto the HTTP response. */
+export class GatewayHeaders implements CallHeaders {
+  constructor(
+    private readonly req: IncomingHttpHeaders,
+    private readonly res: ServerResponse,
+    private readonly prefix: string,
+  ) {}
+  get(name: string): string | undefined {
+    const v = this.req[name.toLowerCase()];
+    return Array.isArray(v) ? v[0] : v;
+  }
+  set(name: string, value: string): void {
+    this.res.setHeader(this.prefix + name, value);
+  }
+}

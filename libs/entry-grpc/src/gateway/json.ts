@@ -1,0 +1,367 @@
+import protobuf from 'protobufjs';
+
+/** The marshal options of `gwOption.marshal`, as protojson's MarshalOptions names them. */
+export interface MarshalOptions {
+  useProtoNames: boolean;
+  emitUnpopulated: boolean;
+  useEnumNumbers: boolean;
+}
+
+/** A JSON input that does not fit the message: the gateway answers 400 InvalidArgument. */
+export class JsonInputError extends Error {}
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+type Plain = Record<string, unknown>;
+
+const INT64 = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64']);
+const INT32 = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32']);
+const FLOAT = new Set(['double', 'float']);
+const WRAPPERS = new Set([
+  'google.protobuf.DoubleValue',
+  'google.protobuf.FloatValue',
+  'google.protobuf.Int64Value',
+  'google.protobuf.UInt64Value',
+  'google.protobuf.Int32Value',
+  'google.protobuf.UInt32Value',
+  'google.protobuf.BoolValue',
+  'google.protobuf.StringValue',
+  'google.protobuf.BytesValue',
+]);
+
+function fullName(t: protobuf.ReflectionObject): string {
+  return t.fullName.startsWith('.') ? t.fullName.slice(1) : t.fullName;
+}
+
+/** proto3's default JSON name: `foo_bar` → `fooBar`. */
+export function jsonName(field: protobuf.Field): string {
+  const explicit = (field.options as Record<string, unknown> | undefined)?.['json_name'];
+  if (typeof explicit === 'string') return explicit;
+  return field.name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** Finds a field by its proto name or JSON name. */
+export function fieldByAnyName(type: protobuf.Type, name: string): protobuf.Field | undefined {
+  const direct = type.fields[name];
+  if (direct) return direct;
+  return type.fieldsArray.find((f) => jsonName(f) === name);
+}
+
+// ---------------------------------------------------------------------------- message → JSON
+
+/** A decoded message as proto3 canonical JSON (a value for JSON.stringify). */
+export function messageToJson(type: protobuf.Type, msg: Plain, o: MarshalOptions): Json {
+  const wkt = wktToJson(type, msg, o);
+  if (wkt !== undefined) return wkt;
+  const out: { [k: string]: Json } = {};
+  for (const field of type.fieldsArray) {
+    const value = msg[field.name];
+    const key = o.useProtoNames ? field.name : jsonName(field);
+    const inOneof = field.partOf !== null && field.partOf !== undefined;
+    if (field.map) {
+      const entries = value && typeof value === 'object' ? Object.entries(value as Plain) : [];
+      if (entries.length === 0 && !o.emitUnpopulated) continue;
+      const m: { [k: string]: Json } = {};
+      for (const [k, v] of entries) m[k] = valueToJson(field, v, o);
+      out[key] = m;
+    } else if (field.repeated) {
+      const arr = Array.isArray(value) ? value : [];
+      if (arr.length === 0 && !o.emitUnpopulated) continue;
+      out[key] = arr.map((v) => valueToJson(field, v, o));
+    } else if (inOneof) {
+      if (Object.prototype.hasOwnProperty.call(msg, field.name) && value !== null && value !== undefined) {
+        out[key] = valueToJson(field, value, o);
+      }
+    } else if (field.resolvedType instanceof protobuf.Type) {
+      if (value !== null && value !== undefined) out[key] = valueToJson(field, value, o);
+      else if (o.emitUnpopulated) out[key] = null;
+    } else {
+      if (!o.emitUnpopulated && isDefault(field, value)) continue;
+      out[key] = valueToJson(field, value ?? field.typeDefault, o);
+    }
+  }
+  return out;
+}
+
+function isDefault(field: protobuf.Field, v: unknown): boolean {
+  if (v === undefined || v === null) return true;
+  if (typeof v === 'string') return v === '';
+  if (typeof v === 'number') return v === 0 && !Object.is(v, -0);
+  if (typeof v === 'boolean') return !v;
+  if (v instanceof Uint8Array) return v.length === 0;
+  if (typeof v === 'object' && 'low' in (v as object)) return String(v) === '0';
+  return field.typeDefault === v;
+}
+
+function valueToJson(field: protobuf.Field, v: unknown, o: MarshalOptions): Json {
+  const rt = field.resolvedType;
+  if (rt instanceof protobuf.Type) return messageToJson(rt, (v ?? {}) as Plain, o);
+  if (rt instanceof protobuf.Enum) {
+    if (fullName(rt) === 'google.protobuf.NullValue') return null;
+    const n = Number(v ?? 0);
+    if (o.useEnumNumbers) return n;
+    return rt.valuesById[n] ?? n;
+  }
+  return scalarToJson(field.type, v);
+}
+
+function scalarToJson(type: string, v: unknown): Json {
+  if (INT64.has(type)) return String(v ?? 0);
+  if (FLOAT.has(type)) {
+    const n = Number(v ?? 0);
+    if (Number.isNaN(n)) return 'NaN';
+    if (n === Infinity) return 'Infinity';
+    if (n === -Infinity) return '-Infinity';
+    return n;
+  }
+  if (type === 'bytes') return Buffer.from((v as Uint8Array | undefined) ?? new Uint8Array()).toString('base64');
+  if (type === 'bool') return Boolean(v);
+  if (type === 'string') return String(v ?? '');
+  return Number(v ?? 0);
+}
+
+function wktToJson(type: protobuf.Type, msg: Plain, o: MarshalOptions): Json | undefined {
+  const name = fullName(type);
+  if (!name.startsWith('google.protobuf.')) return undefined;
+  switch (name) {
+    case 'google.protobuf.Timestamp':
+      return timestampToJson(Number(String(msg['seconds'] ?? 0)), Number(msg['nanos'] ?? 0));
+    case 'google.protobuf.Duration':
+      return durationToJson(BigInt(String(msg['seconds'] ?? 0)), Number(msg['nanos'] ?? 0));
+    case 'google.protobuf.Empty':
+      return {};
+    case 'google.protobuf.FieldMask':
+      return ((msg['paths'] as string[] | undefined) ?? []).map((p) => p.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())).join(',');
+    case 'google.protobuf.Struct': {
+      const out: { [k: string]: Json } = {};
+      const valueType = type.fields['fields']!.resolvedType as protobuf.Type;
+      for (const [k, v] of Object.entries((msg['fields'] as Plain | undefined) ?? {})) out[k] = messageToJson(valueType, v as Plain, o);
+      return out;
+    }
+    case 'google.protobuf.ListValue': {
+      const valueType = type.fields['values']!.resolvedType as protobuf.Type;
+      return ((msg['values'] as Plain[] | undefined) ?? []).map((v) => messageToJson(valueType, v, o));
+    }
+    case 'google.protobuf.Value': {
+      if (msg['struct_value'] != null) return messageToJson(type.fields['struct_value']!.resolvedType as protobuf.Type, msg['struct_value'] as Plain, o);
+      if (msg['list_value'] != null) return messageToJson(type.fields['list_value']!.resolvedType as protobuf.Type, msg['list_value'] as Plain, o);
+      if (Object.prototype.hasOwnProperty.call(msg, 'string_value')) return String(msg['string_value']);
+      if (Object.prototype.hasOwnProperty.call(msg, 'number_value')) return Number(msg['number_value']);
+      if (Object.prototype.hasOwnProperty.call(msg, 'bool_value')) return Boolean(msg['bool_value']);
+      return null;
+    }
+    case 'google.protobuf.Any':
+      return type.toObject(msg as unknown as protobuf.Message, { json: true, longs: String, enums: String, bytes: String }) as Json;
+    default:
+      if (WRAPPERS.has(name)) return valueToJson(type.fields['value']!, msg['value'] ?? type.fields['value']!.typeDefault, o);
+      return undefined;
+  }
+}
+
+function timestampToJson(seconds: number, nanos: number): string {
+  const iso = new Date(seconds * 1000).toISOString().slice(0, 19);
+  return `${iso}${fraction(nanos)}Z`;
+}
+
+function durationToJson(seconds: bigint, nanos: number): string {
+  const negative = seconds < 0n || nanos < 0;
+  const s = seconds < 0n ? -seconds : seconds;
+  return `${negative ? '-' : ''}${s}${fraction(Math.abs(nanos))}s`;
+}
+
+/** 0, 3, 6 or 9 fractional digits, as protojson writes them. */
+function fraction(nanos: number): string {
+  if (nanos === 0) return '';
+  const nine = String(nanos).padStart(9, '0');
+  if (nine.endsWith('000000')) return `.${nine.slice(0, 3)}`;
+  if (nine.endsWith('000')) return `.${nine.slice(0, 6)}`;
+  return `.${nine}`;
+}
+
+// ---------------------------------------------------------------------------- JSON → message
+
+/** Canonical JSON (proto or JSON field names) → an object for `Type.fromObject`. */
+export function jsonToPlain(type: protobuf.Type, json: unknown, discardUnknown: boolean, where = ''): unknown {
+  const name = fullName(type);
+  if (name.startsWith('google.protobuf.')) {
+    const wkt = wktFromJson(type, name, json, discardUnknown, where);
+    if (wkt !== undefined) return wkt;
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    throw new JsonInputError(`${where || name}: expected a JSON object for ${name}`);
+  }
+  const out: Plain = {};
+  for (const [key, value] of Object.entries(json as Plain)) {
+    const field = fieldByAnyName(type, key);
+    const at = where ? `${where}.${key}` : key;
+    if (!field) {
+      if (discardUnknown) continue;
+      throw new JsonInputError(`unknown field "${at}" in ${name}`);
+    }
+    if (value === null && !(field.resolvedType && fullName(field.resolvedType) === 'google.protobuf.Value')) continue;
+    if (field.map) {
+      if (typeof value !== 'object' || Array.isArray(value)) throw new JsonInputError(`${at}: expected a JSON object (map)`);
+      const m: Plain = {};
+      for (const [k, v] of Object.entries(value as Plain)) m[k] = fieldFromJson(field, v, discardUnknown, `${at}.${k}`);
+      out[field.name] = m;
+    } else if (field.repeated) {
+      if (!Array.isArray(value)) throw new JsonInputError(`${at}: expected a JSON array`);
+      out[field.name] = value.map((v, i) => fieldFromJson(field, v, discardUnknown, `${at}[${i}]`));
+    } else {
+      out[field.name] = fieldFromJson(field, value, discardUnknown, at);
+    }
+  }
+  return out;
+}
+
+function fieldFromJson(field: protobuf.Field, v: unknown, discardUnknown: boolean, at: string): unknown {
+  const rt = field.resolvedType;
+  if (rt instanceof protobuf.Type) return jsonToPlain(rt, v, discardUnknown, at);
+  if (rt instanceof protobuf.Enum) {
+    if (fullName(rt) === 'google.protobuf.NullValue') return 0;
+    if (typeof v === 'number' && Number.isInteger(v)) return v;
+    if (typeof v === 'string' && v in rt.values) return rt.values[v];
+    throw new JsonInputError(`${at}: "${String(v)}" is not a value of enum ${fullName(rt)}`);
+  }
+  return scalarFromJson(field.type, v, at);
+}
+
+function scalarFromJson(type: string, v: unknown, at: string): unknown {
+  if (type === 'string') {
+    if (typeof v !== 'string') throw new JsonInputError(`${at}: expected a string`);
+    return v;
+  }
+  if (type === 'bool') {
+    if (typeof v !== 'boolean') throw new JsonInputError(`${at}: expected true or false`);
+    return v;
+  }
+  if (type === 'bytes') {
+    if (typeof v !== 'string') throw new JsonInputError(`${at}: expected base64 text`);
+    return Buffer.from(v.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  }
+  if (FLOAT.has(type)) {
+    if (v === 'NaN') return NaN;
+    if (v === 'Infinity') return Infinity;
+    if (v === '-Infinity') return -Infinity;
+    const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+    if (typeof n !== 'number' || Number.isNaN(n)) throw new JsonInputError(`${at}: expected a number`);
+    return n;
+  }
+  if (INT64.has(type)) {
+    const s = typeof v === 'number' && Number.isInteger(v) ? String(v) : v;
+    if (typeof s !== 'string' || !/^-?\d+$/.test(s)) throw new JsonInputError(`${at}: expected an integer`);
+    if (type.startsWith('u') || type === 'fixed64') {
+      if (s.startsWith('-')) throw new JsonInputError(`${at}: expected a non-negative integer`);
+    }
+    return s;
+  }
+  if (INT32.has(type)) {
+    const n = typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v;
+    if (typeof n !== 'number' || !Number.isInteger(n)) throw new JsonInputError(`${at}: expected an integer`);
+    const unsigned = type.startsWith('u') || type === 'fixed32';
+    if (unsigned ? n < 0 || n > 0xffffffff : n < -0x80000000 || n > 0x7fffffff) throw new JsonInputError(`${at}: ${n} is out of range for ${type}`);
+    return n;
+  }
+  throw new JsonInputError(`${at}: unsupported type ${type}`);
+}
+
+function wktFromJson(type: protobuf.Type, name: string, json: unknown, discardUnknown: boolean, at: string): unknown {
+  switch (name) {
+    case 'google.protobuf.Timestamp': {
+      if (typeof json !== 'string') throw new JsonInputError(`${at}: expected an RFC 3339 timestamp`);
+      const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d{1,9})?(Z|[+-]\d\d:\d\d)$/.exec(json);
+      const ms = m ? Date.parse(`${m[1]}${m[3]}`) : NaN;
+      if (!m || Number.isNaN(ms)) throw new JsonInputError(`${at}: "${json}" is not an RFC 3339 timestamp`);
+      return { seconds: String(Math.floor(ms / 1000)), nanos: m[2] ? Number(m[2].slice(1).padEnd(9, '0')) : 0 };
+    }
+    case 'google.protobuf.Duration': {
+      const m = typeof json === 'string' ? /^(-)?(\d+)(?:\.(\d{1,9}))?s$/.exec(json) : null;
+      if (!m) throw new JsonInputError(`${at}: expected a duration such as "1.5s"`);
+      const sign = m[1] ? -1 : 1;
+      return { seconds: `${m[1] ?? ''}${m[2]}`, nanos: sign * Number((m[3] ?? '').padEnd(9, '0')) };
+    }
+    case 'google.protobuf.FieldMask':
+      if (typeof json !== 'string') throw new JsonInputError(`${at}: expected a comma-separated field mask`);
+      return { paths: json === '' ? [] : json.split(',').map((p) => p.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)) };
+    case 'google.protobuf.Empty':
+      return {};
+    case 'google.protobuf.Struct':
+      if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new JsonInputError(`${at}: expected a JSON object`);
+      return { fields: Object.fromEntries(Object.entries(json as Plain).map(([k, v]) => [k, valueFromJson(v)])) };
+    case 'google.protobuf.ListValue':
+      if (!Array.isArray(json)) throw new JsonInputError(`${at}: expected a JSON array`);
+      return { values: json.map(valueFromJson) };
+    case 'google.protobuf.Value':
+      return valueFromJson(json);
+    case 'google.protobuf.Any':
+      return json;
+    default:
+      if (WRAPPERS.has(name)) return { value: fieldFromJson(type.fields['value']!, json, discardUnknown, at) };
+      return undefined;
+  }
+}
+
+function valueFromJson(v: unknown): Plain {
+  if (v === null) return { null_value: 0 };
+  if (typeof v === 'number') return { number_value: v };
+  if (typeof v === 'string') return { string_value: v };
+  if (typeof v === 'boolean') return { bool_value: v };
+  if (Array.isArray(v)) return { list_value: { values: v.map(valueFromJson) } };
+  return { struct_value: { fields: Object.fromEntries(Object.entries(v as Plain).map(([k, x]) => [k, valueFromJson(x)])) } };
+}
+
+// ---------------------------------------------------------------------------- path and query values
+
+/**
+ * Sets `fieldPath` (`book.author.name`, proto or JSON names) in a JSON object from text values
+ * of a path variable or query parameter, typed by the field. Repeated fields take every value.
+ */
+export function setFromText(type: protobuf.Type, target: Plain, fieldPath: string, values: readonly string[], discardUnknown: boolean): void {
+  const names = fieldPath.split('.');
+  let t = type;
+  let obj = target;
+  for (let i = 0; i < names.length; i++) {
+    const field = fieldByAnyName(t, names[i]!);
+    if (!field) {
+      if (discardUnknown) return;
+      throw new JsonInputError(`unknown field "${fieldPath}" in ${fullName(type)}`);
+    }
+    const last = i === names.length - 1;
+    if (!last) {
+      if (!(field.resolvedType instanceof protobuf.Type) || field.repeated) {
+        throw new JsonInputError(`"${fieldPath}": ${names[i]} is not a message field`);
+      }
+      const next = (obj[field.name] ??= {}) as Plain;
+      obj = next;
+      t = field.resolvedType;
+      continue;
+    }
+    if (field.map) throw new JsonInputError(`"${fieldPath}": map fields cannot be set from the URL`);
+    const convert = (s: string): unknown => textToJson(field, s, fieldPath);
+    obj[field.name] = field.repeated ? values.map(convert) : convert(values[values.length - 1]!);
+  }
+}
+
+function textToJson(field: protobuf.Field, s: string, at: string): unknown {
+  const rt = field.resolvedType;
+  let scalar = field.type;
+  if (rt instanceof protobuf.Type) {
+    const name = fullName(rt);
+    if (!WRAPPERS.has(name) && name !== 'google.protobuf.Timestamp' && name !== 'google.protobuf.Duration' && name !== 'google.protobuf.FieldMask') {
+      throw new JsonInputError(`"${at}" is a message and cannot be set from the URL`);
+    }
+    if (!WRAPPERS.has(name)) return s;
+    scalar = rt.fields['value']!.type;
+  }
+  if (rt instanceof protobuf.Enum) return /^-?\d+$/.test(s) ? Number(s) : s;
+  if (scalar === 'bool') {
+    if (s === 'true' || s === 'false') return s === 'true';
+    throw new JsonInputError(`"${at}": expected true or false, got "${s}"`);
+  }
+  if (INT32.has(scalar) || FLOAT.has(scalar)) {
+    if (FLOAT.has(scalar) && (s === 'NaN' || s === 'Infinity' || s === '-Infinity')) return s;
+    const n = Number(s);
+    if (s.trim() === '' || Number.isNaN(n)) throw new JsonInputError(`"${at}": expected a number, got "${s}"`);
+    return n;
+  }
+  return s;
+}

@@ -1,0 +1,93 @@
+import type { ServerUnaryCall, ServerWritableStream, ServiceDefinition, UntypedServiceImplementation, sendUnaryData } from '@grpc/grpc-js';
+import { fromJSON, type PackageDefinition } from '@grpc/proto-loader';
+
+/** grpc.health.v1 (health.proto), as a protobufjs JSON descriptor. */
+const HEALTH_JSON = {
+  nested: {
+    grpc: {
+      nested: {
+        health: {
+          nested: {
+            v1: {
+              nested: {
+                HealthCheckRequest: { fields: { service: { type: 'string', id: 1 } } },
+                HealthCheckResponse: {
+                  fields: { status: { type: 'ServingStatus', id: 1 } },
+                  nested: { ServingStatus: { values: { UNKNOWN: 0, SERVING: 1, NOT_SERVING: 2, SERVICE_UNKNOWN: 3 } } },
+                },
+                Health: {
+                  methods: {
+                    Check: { requestType: 'HealthCheckRequest', responseType: 'HealthCheckResponse' },
+                    Watch: { requestType: 'HealthCheckRequest', responseType: 'HealthCheckResponse', responseStream: true },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
+type ServingStatus = 'SERVING' | 'NOT_SERVING' | 'SERVICE_UNKNOWN';
+interface HealthRequest {
+  service: string;
+}
+
+/**
+ * The standard health service: `""` and every registered service are SERVING while the app is
+ * ready, NOT_SERVING before and while draining; unknown names are NOT_FOUND (Check) or
+ * SERVICE_UNKNOWN (Watch).
+ */
+export class HealthService {
+  readonly packageDefinition: PackageDefinition = fromJSON(HEALTH_JSON as unknown as Parameters<typeof fromJSON>[0], { keepCase: true, enums: String, defaults: true });
+  private readonly watchers = new Set<{ service: string; call: ServerWritableStream<HealthRequest, unknown>; last: string }>();
+
+  constructor(
+    private readonly isServing: () => boolean,
+    private readonly knows: (service: string) => boolean,
+  ) {}
+
+  get definition(): ServiceDefinition {
+    return this.packageDefinition['grpc.health.v1.Health'] as ServiceDefinition;
+  }
+
+  status(service: string): ServingStatus {
+    if (service !== '' && !this.knows(service)) return 'SERVICE_UNKNOWN';
+    return this.isServing() ? 'SERVING' : 'NOT_SERVING';
+  }
+
+  /** Tells Watch streams about a change of readiness. */
+  notify(): void {
+    for (const w of this.watchers) {
+      const now = this.status(w.service);
+      if (now !== w.last) {
+        w.last = now;
+        w.call.write({ status: now });
+      }
+    }
+  }
+
+  /** Ends Watch streams so that draining does not wait on them. */
+  endWatches(): void {
+    for (const w of this.watchers) w.call.end();
+    this.watchers.clear();
+  }
+
+  get implementation(): UntypedServiceImplementation {
+    return {
+      Check: (call: ServerUnaryCall<HealthRequest, unknown>, callback: sendUnaryData<unknown>) => {
+        const s = this.status(call.request.service);
+        if (s === 'SERVICE_UNKNOWN') callback({ code: 5, details: `unknown service ${call.request.service}` });
+        else callback(null, { status: s });
+      },
+      Watch: (call: ServerWritableStream<HealthRequest, unknown>) => {
+        const w = { service: call.request.service, call, last: this.status(call.request.service) };
+        this.watchers.add(w);
+        call.write({ status: w.last });
+        call.on('cancelled', () => this.watchers.delete(w));
+      },
+    };
+  }
+}

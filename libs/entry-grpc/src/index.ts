@@ -1,0 +1,25 @@
+import { Phase, entryGetter, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
+import { GRPC_ENTRY_TYPE, GrpcEntry } from './entry.js';
+import { grpcSchema, type GrpcEntryConfig } from './schema.js';
+
+/** The `grpc` entry kind. */
+export const grpcPlugin: EntryPlugin<GrpcEntryConfig, GrpcEntry> = {
+  key: 'grpc',
+  packageName: '@svcboot/entry-grpc',
+  entryType: GRPC_ENTRY_TYPE,
+  phase: Phase.Server,
+  schema: grpcSchema,
+  create: (config, ctx) => new GrpcEntry(config, ctx),
+};
+
+registerEntryKind(grpcPlugin);
+
+/** `grpcEntry(app, 'greeter')`: the gRPC entry of that name, or an error naming what exists. */
+export const grpcEntry = entryGetter(grpcPlugin);
+
+export { GrpcEntry, GRPC_ENTRY_TYPE } from './entry.js';
+export { grpcSchema, type GrpcEntryConfig } from './schema.js';
+export { callContextOf } from './interceptor.js';
+export { CODE_NAMES, codeName, httpStatusFromCode } from './codes.js';
+export { compileTemplate, type PathTemplate } from './gateway/template.js';
+export type { HttpBinding } from './gateway/rules.js';

@@ -1,0 +1,96 @@
+import net from 'node:net';
+import tls from 'node:tls';
+import type { Duplex } from 'node:stream';
+
+/** Where a connection goes once its protocol is known. */
+export interface ConnectionSinks {
+  http2(socket: Duplex): void;
+  http1(socket: Duplex): void;
+}
+
+const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+
+/**
+ * Decides by the first bytes: a connection that starts with the HTTP/2 client preface is gRPC
+ * (h2c), anything else is HTTP/1.x. The bytes read are pushed back before the socket is handed on.
+ */
+function sniff(socket: net.Socket, sinks: ConnectionSinks): void {
+  let seen: Buffer = Buffer.alloc(0);
+  const onData = (chunk: Buffer): void => {
+    seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
+    const n = Math.min(seen.length, PREFACE.length);
+    const isPrefix = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
+    // Undecided while what we have is a strict prefix of the preface (a client may send it in pieces).
+    if (isPrefix && n < PREFACE.length) return;
+    socket.off('data', onData);
+    socket.pause();
+    socket.unshift(seen);
+    if (isPrefix) sinks.http2(socket);
+    else {
+      sinks.http1(socket);
+      // Node's HTTP/1 server reads the socket handle directly and only sees the bytes pushed
+      // back once the stream flows again.
+      socket.resume();
+    }
+  };
+  socket.on('data', onData);
+}
+
+export interface OnePortOptions {
+  tls?: { cert: Buffer; key: Buffer };
+}
+
+/**
+ * A TCP (or TLS) listener that splits connections between gRPC and HTTP/1.1. With TLS, ALPN
+ * decides (`h2` is gRPC); without it, the first bytes do.
+ */
+export class OnePortListener {
+  private readonly server: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+
+  constructor(sinks: ConnectionSinks, options: OnePortOptions = {}) {
+    const track = (socket: net.Socket): void => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    };
+    if (options.tls) {
+      const server = tls.createServer({ cert: options.tls.cert, key: options.tls.key, ALPNProtocols: ['h2', 'http/1.1'] });
+      server.on('connection', track);
+      server.on('secureConnection', (socket: tls.TLSSocket) => {
+        if (socket.alpnProtocol === 'h2') sinks.http2(socket);
+        else sinks.http1(socket);
+      });
+      this.server = server;
+    } else {
+      this.server = net.createServer((socket) => {
+        track(socket);
+        sniff(socket, sinks);
+      });
+    }
+  }
+
+  listen(port: number, host?: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => reject(err);
+      this.server.once('error', onError);
+      this.server.listen({ port, host }, () => {
+        this.server.off('error', onError);
+        resolve((this.server.address() as net.AddressInfo).port);
+      });
+    });
+  }
+
+  /** Stops accepting; open connections stay until they end or `destroyAll`. */
+  stopAccepting(): void {
+    // close() would only call back once every connection is gone; the entry drains those itself.
+    if (this.server.listening) this.server.close();
+  }
+
+  get openConnections(): number {
+    return this.sockets.size;
+  }
+
+  destroyAll(): void {
+    for (const s of this.sockets) s.destroy();
+  }
+}

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { entryBaseShape, middlewareSchema, msSchema, observabilityShape, portSchema, promEndpointSchema } from '@svcboot/entry-core';
+
+/** A UI mount point: `/sw` and `/sw/` both mean the folder `/sw/`. */
+const uiPath = (fallback: string) =>
+  z
+    .string()
+    .startsWith('/')
+    .default(fallback)
+    .transform((p) => (p.endsWith('/') ? p : `${p}/`));
+
+const uiSchema = (path: string) =>
+  z.strictObject({ enabled: z.boolean().default(false), path: uiPath(path) }).prefault({});
+
+const MiB = 1024 * 1024;
+
+/** One `grpc:` item of boot.yaml, with every default. */
+export const grpcSchema = z.strictObject({
+  ...entryBaseShape,
+  ...observabilityShape,
+  port: portSchema.default(8080),
+  enableReflection: z.boolean().default(false),
+  enableSvcGwOption: z.boolean().default(false),
+  sw: uiSchema('/sw/'),
+  docs: uiSchema('/docs/'),
+  prom: promEndpointSchema,
+  middleware: middlewareSchema,
+  gwOption: z
+    .strictObject({
+      marshal: z
+        .strictObject({
+          useProtoNames: z.boolean().default(false),
+          emitUnpopulated: z.boolean().default(false),
+          useEnumNumbers: z.boolean().default(false),
+          indent: z.string().default(''),
+        })
+        .prefault({}),
+      unmarshal: z.strictObject({ discardUnknown: z.boolean().default(false) }).prefault({}),
+    })
+    .prefault({}),
+  protos: z
+    .strictObject({
+      files: z.array(z.string().min(1)).default([]),
+      includeDirs: z.array(z.string().min(1)).default([]),
+    })
+    .prefault({}),
+  gwMappingFiles: z.array(z.string().min(1)).default([]),
+  generateUnboundMethods: z.boolean().default(false),
+  tls: z
+    .strictObject({
+      certFile: z.string().default(''),
+      keyFile: z.string().default(''),
+      certEntry: z.string().default(''),
+    })
+    .prefault({}),
+  maxRecvMsgSizeBytes: z.number().int().positive().default(4 * MiB),
+  maxSendMsgSizeBytes: z.number().int().positive().default(2_147_483_647),
+  shutdownTimeoutMs: msSchema.default(10_000),
+});
+
+export type GrpcEntryConfig = z.output<typeof grpcSchema>;

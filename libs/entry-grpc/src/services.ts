@@ -1,0 +1,38 @@
+import type { MethodDefinition, ServiceDefinition, UntypedHandleCall, UntypedServiceImplementation } from '@grpc/grpc-js';
+import { splitPath } from './call-info.js';
+
+/** One RPC of a service added to the entry, with the user's handler. */
+export interface RegisteredMethod {
+  /** `/api.v1.Greeter/Hello` */
+  path: string;
+  service: string;
+  name: string;
+  definition: MethodDefinition<unknown, unknown>;
+  handler: UntypedHandleCall | undefined;
+}
+
+/** Services added with `addService`, kept for the gateway, reflection and OpenAPI. */
+export class ServiceSet {
+  readonly definitions: Array<{ definition: ServiceDefinition; implementation: UntypedServiceImplementation }> = [];
+  readonly methods = new Map<string, RegisteredMethod>();
+
+  add(definition: ServiceDefinition, implementation: UntypedServiceImplementation): void {
+    for (const [key, def] of Object.entries(definition) as Array<[string, MethodDefinition<unknown, unknown>]>) {
+      if (this.methods.has(def.path)) throw new Error(`addService: ${def.path} is already registered`);
+      const { service, method } = splitPath(def.path);
+      const handler = (implementation[key] ?? (def.originalName ? implementation[def.originalName] : undefined)) as UntypedHandleCall | undefined;
+      this.methods.set(def.path, { path: def.path, service, name: method, definition: def, handler });
+    }
+    this.definitions.push({ definition, implementation });
+  }
+
+  /** `api.v1.Greeter.Hello` (a rule selector) → the method. */
+  bySelector(selector: string): RegisteredMethod | undefined {
+    const dot = selector.lastIndexOf('.');
+    return this.methods.get(`/${selector.slice(0, dot)}/${selector.slice(dot + 1)}`);
+  }
+
+  serviceNames(): string[] {
+    return [...new Set([...this.methods.values()].map((m) => m.service))];
+  }
+}

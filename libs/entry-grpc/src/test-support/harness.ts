@@ -1,0 +1,96 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { credentials, loadPackageDefinition, Metadata, type Client, type ServiceError } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { boot, type App } from '@svcboot/entry-core';
+import { grpcEntry, type GrpcEntry } from '../index.js';
+import { libraryDefinition, libraryImplementation, libraryProto, protoDir } from './library-service.js';
+
+export interface Harness {
+  app: App;
+  entry: GrpcEntry;
+  port: number;
+  base: string;
+  client: Client & Record<string, (...args: unknown[]) => unknown>;
+  /** Shuts the app down (flushing records) and returns the JSON records written. */
+  stop(): Promise<Array<Record<string, unknown>>>;
+}
+
+/** Boots a grpc entry serving the test Library on port 0, records as JSON lines in a temp file. */
+export async function startLibrary(extraYaml = '', options: { cwd?: string } = {}): Promise<Harness> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-grpc-'));
+  const events = path.join(dir, 'events.log');
+  const yaml = `app:
+  name: library
+  version: 1.2.3
+logger:
+  - name: quiet
+    level: warn
+event:
+  - name: records
+    encoding: json
+    outputPaths: ["${events}"]
+grpc:
+  - name: lib
+    port: 0
+    loggerEntry: quiet
+    eventEntry: records
+    enableReflection: true
+    generateUnboundMethods: true
+    protos:
+      files: ["${libraryProto}"]
+      includeDirs: ["${protoDir}"]
+    middleware:
+      logging: { enabled: true }
+      prom: { enabled: true }
+      meta: { enabled: true }
+    prom: { enabled: true }
+    sw: { enabled: true }
+    docs: { enabled: true }
+${extraYaml}`;
+  const app = await boot({ configText: yaml, cwd: options.cwd ?? dir, argv: [], env: { ...process.env, DOMAIN: 'test' } });
+  const entry = grpcEntry(app, 'lib');
+  entry.addService(libraryDefinition(), libraryImplementation);
+  await app.bootstrap();
+  const port = entry.port;
+  const pkg = loadPackageDefinition(loadSync(libraryProto, { includeDirs: [protoDir], longs: String, enums: String, defaults: true })) as unknown as {
+    test: { v1: { Library: new (addr: string, creds: ReturnType<typeof credentials.createInsecure>, options?: Record<string, unknown>) => Harness['client'] } };
+  };
+  const client = new pkg.test.v1.Library(`127.0.0.1:${port}`, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
+  return {
+    app,
+    entry,
+    port,
+    base: `http://127.0.0.1:${port}`,
+    client,
+    async stop() {
+      client.close();
+      await app.shutdown('test');
+      const text = await readFile(events, 'utf8').catch(() => '');
+      await rm(dir, { recursive: true, force: true });
+      return text
+        .split('\n')
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    },
+  };
+}
+
+/** One unary call: resolves the response, initial metadata and status (or the error). */
+export function unary(
+  client: Harness['client'],
+  method: string,
+  request: unknown,
+  metadata = new Metadata(),
+): Promise<{ response?: Record<string, unknown>; headers: Metadata; error?: ServiceError }> {
+  return new Promise((resolve) => {
+    let headers = new Metadata();
+    const call = client[method]!(request, metadata, (error: ServiceError | null, response: Record<string, unknown>) => {
+      resolve({ response, headers, error: error ?? undefined });
+    }) as { on(ev: 'metadata', f: (md: Metadata) => void): void };
+    call.on('metadata', (md) => {
+      headers = md;
+    });
+  });
+}

@@ -1,0 +1,126 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { ServerResponse } from 'node:http';
+
+const require = createRequire(import.meta.url);
+
+function packageDir(name: string): string {
+  return path.dirname(require.resolve(`${name}/package.json`));
+}
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'application/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.png': 'image/png',
+  '.json': 'application/json',
+};
+
+interface Asset {
+  /** A file of an npm package, read once and kept. */
+  file?: string;
+  /** Or content made here. */
+  text?: () => string;
+}
+
+/**
+ * A UI mounted at a folder path (`/sw/`), serving only the files it names: request paths are
+ * looked up in a fixed table, so `..` or encoded separators can never reach the file system.
+ */
+export class UiMount {
+  private readonly cache = new Map<string, Buffer>();
+  constructor(
+    readonly mountPath: string,
+    private readonly assets: ReadonlyMap<string, Asset>,
+  ) {}
+
+  /** True when the path belongs to this mount (it then answers, 404 included). */
+  async serve(pathname: string, res: ServerResponse): Promise<boolean> {
+    if (pathname === this.mountPath.slice(0, -1)) {
+      res.statusCode = 301;
+      res.setHeader('Location', this.mountPath);
+      res.end();
+      return true;
+    }
+    if (!pathname.startsWith(this.mountPath)) return false;
+    const name = pathname.slice(this.mountPath.length) || 'index.html';
+    const asset = this.assets.get(name);
+    if (!asset) {
+      res.statusCode = 404;
+      res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+      res.end('Not Found');
+      return true;
+    }
+    let body = this.cache.get(name);
+    if (!body) {
+      body = asset.file ? await readFile(asset.file) : Buffer.from(asset.text!(), 'utf8');
+      if (asset.file) this.cache.set(name, body);
+    }
+    res.statusCode = 200;
+    res.setHeader('Content-Type', TYPES[path.extname(name)] ?? 'application/octet-stream');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.end(body);
+    return true;
+  }
+}
+
+const SPEC_FILE = 'swagger.json';
+
+/** swagger-ui-dist at `mountPath`, showing the entry's OpenAPI document. */
+export function swaggerUi(mountPath: string, document: () => string, title: string): UiMount {
+  const dir = packageDir('swagger-ui-dist');
+  const files = ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'index.css', 'favicon-16x16.png', 'favicon-32x32.png', 'oauth2-redirect.html', 'oauth2-redirect.js'];
+  const assets = new Map<string, Asset>(files.map((f) => [f, { file: path.join(dir, f) }]));
+  assets.set(SPEC_FILE, { text: document });
+  assets.set('swagger-initializer.js', {
+    text: () =>
+      `window.onload = function () {\n  window.ui = SwaggerUIBundle({\n    url: new URL(${JSON.stringify(SPEC_FILE)}, window.location.href).href,\n    dom_id: '#swagger-ui',\n    deepLinking: true,\n    validatorUrl: null,\n    presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],\n    plugins: [SwaggerUIBundle.plugins.DownloadUrl],\n    layout: 'StandaloneLayout',\n  });\n};\n`,
+  });
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>${escapeHtml(title)} - Swagger UI</title>
+  <link rel="stylesheet" href="swagger-ui.css">
+  <link rel="stylesheet" href="index.css">
+  <link rel="icon" type="image/png" href="favicon-32x32.png" sizes="32x32">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="swagger-ui-bundle.js"></script>
+  <script src="swagger-ui-standalone-preset.js"></script>
+  <script src="swagger-initializer.js"></script>
+</body>
+</html>
+`;
+  assets.set('index.html', { text: () => html });
+  return new UiMount(mountPath, assets);
+}
+
+/** RapiDoc at `mountPath`, on the same OpenAPI document. */
+export function rapiDoc(mountPath: string, document: () => string, title: string): UiMount {
+  const dir = packageDir('rapidoc');
+  const assets = new Map<string, Asset>([
+    ['rapidoc-min.js', { file: path.join(dir, 'dist', 'rapidoc-min.js') }],
+    [SPEC_FILE, { text: document }],
+  ]);
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>${escapeHtml(title)} - API docs</title>
+  <script type="module" src="rapidoc-min.js"></script>
+</head>
+<body>
+  <rapi-doc spec-url="${SPEC_FILE}" render-style="read" show-header="false" allow-try="true" load-fonts="false"></rapi-doc>
+</body>
+</html>
+`;
+  assets.set('index.html', { text: () => html });
+  return new UiMount(mountPath, assets);
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
