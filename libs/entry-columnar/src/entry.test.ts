@@ -106,6 +106,34 @@ describe('columnardb bootstrap', () => {
     ]);
   });
 
+  it('runs afterConnect hooks once connected, and fails bootstrap when one throws', async () => {
+    const name = uniqueDb();
+    const { app } = await start(`    addr: ${CLICKHOUSE_ADDR}\n    database:\n      - { name: ${name}, autoCreate: true }\n`, [name]);
+    const entry = columnarEntry(app, 'ch');
+    const seen: string[] = [];
+    entry.afterConnect(async (e) => {
+      seen.push(...(await e.db(name).query<{ d: string }>('SELECT currentDatabase() AS d')).map((r) => r.d));
+    });
+    entry.afterConnect(() => {
+      throw new Error('migration 7 failed');
+    });
+    await expect(app.bootstrap()).rejects.toThrow('columnardb[ch]: an afterConnect hook failed: migration 7 failed');
+    expect(seen).toEqual([name]);
+  });
+
+  it('writes statements to a logger entry named by logger.entry', async () => {
+    const name = uniqueDb();
+    const { app, appLog } = await start(
+      `    addr: ${CLICKHOUSE_ADDR}\n    database:\n      - { name: ${name}, autoCreate: true }\n    logger:\n      entry: applog\n      level: info\n`,
+      [name],
+    );
+    await app.bootstrap();
+    await columnarEntry(app, 'ch').db(name).query(sql`SELECT ${'to-applog'} AS v`);
+    await app.shutdown();
+    const line = (await appLog()).split('\n').find((l) => l.includes('to-applog'));
+    expect(JSON.parse(line ?? '{}')).toMatchObject({ msg: 'statement', database: name, entryName: 'ch', values: { p0: 'to-applog' } });
+  });
+
   it('closes its clients at interrupt', async () => {
     const name = uniqueDb();
     const { app } = await start(`    addr: ${CLICKHOUSE_ADDR}\n    database:\n      - { name: ${name}, autoCreate: true }\n`, [name]);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { entryBaseShape, logLevelSchema, encodingSchema, outputPathsSchema, msSchema, observabilityShape } from '@svcboot/entry-core';
+import { entryBaseShape, encodingSchema, outputPathsSchema, msSchema, observabilityShape } from '@svcboot/entry-core';
 
 /** ClickHouse's native-protocol ports: @clickhouse/client speaks HTTP only. */
 const NATIVE_PORTS = new Map([
@@ -68,7 +68,7 @@ const statementLoggerSchema = z
   .strictObject({
     /** A `logger:` entry to write statements to; empty means a logger built from the options below. */
     entry: z.string().default(''),
-    level: logLevelSchema.default('warn'),
+    level: z.enum(['info', 'warn', 'error', 'silent']).default('warn'),
     encoding: encodingSchema.default('console'),
     outputPaths: outputPathsSchema,
     slowThresholdMs: msSchema.default(5000),
@@ -91,7 +91,7 @@ export const columnarSchema = z
         const parsed = parseAddr(addr);
         if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed });
       }),
-    database: z.array(databaseSchema).default([]),
+    database: z.array(databaseSchema).min(1, 'list at least one database under database:'),
     logger: statementLoggerSchema,
   })
   .superRefine((config, ctx) => {
