@@ -21,6 +21,7 @@ export class KvConnection {
   readonly addrs: readonly string[];
   private readonly latency: LatencyRouter | undefined;
   private lastError: Error | undefined;
+  private lastNodeError: string | undefined;
   /** Bootstrapped: later errors are outages worth a log line. */
   private connected = false;
   private outage = false;
@@ -100,8 +101,10 @@ export class KvConnection {
   }
 
   private failureMessage(err: unknown): string {
-    const reason = err instanceof Error ? err.message : String(err);
-    const cause = this.lastError && this.lastError.message !== reason ? `${reason} (last error: ${this.lastError.message})` : reason;
+    const reason = describeError(err);
+    const last = this.lastError ? describeError(this.lastError) : '';
+    const details = [last !== reason ? last : '', this.lastNodeError ?? ''].filter((d) => d !== '');
+    const cause = details.length ? `${reason} (last error: ${details.join('; ')})` : reason;
     return this.ctx.redact(
       `${this.ctx.configPath}: cannot reach redis (${this.mode}) at [${this.addrs.join(', ')}]: ${cause}. ` +
         'Check that the addresses are right and the server is up' +
@@ -121,12 +124,25 @@ export class KvConnection {
         this.ctx.logger.warn(`Redis connection lost at [${this.addrs.join(', ')}]: ${this.ctx.redact(err.message)}`);
       }
     });
+    // A cluster reports each node's own failure (e.g. ECONNREFUSED) separately from its summary.
+    if (this.handle.mode === 'cluster') {
+      this.handle.client.on('node error', (err: Error, address: string) => {
+        this.lastNodeError = `${address}: ${err.message}`;
+      });
+    }
     client.on('ready', () => {
       if (!this.outage) return;
       this.outage = false;
       this.ctx.logger.info(`Redis connection back at [${this.addrs.join(', ')}]`);
     });
   }
+}
+
+/** ioredis's cluster errors carry the node's own error in `lastNodeError`. */
+function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const node = (err as { lastNodeError?: unknown }).lastNodeError;
+  return node instanceof Error ? `${err.message} ${node.message}` : err.message;
 }
 
 /** Makes the client for a set of `kvstore` options (see `kvOptionsSchema`); call `connect` to bootstrap it. */

@@ -7,6 +7,7 @@ import { Child, run, waitFor } from '@svcboot/testkit';
 /** One `redis-server` process on 127.0.0.1, in its own temp folder. */
 export interface RedisProcess {
   readonly port: number;
+  readonly pid: number;
   readonly addr: string;
   readonly dir: string;
   /** Output so far, for failure messages. */
@@ -70,6 +71,7 @@ export async function startRedis(options: { args?: readonly string[]; port?: num
   ]);
   const proc: RedisProcess = {
     port,
+    pid: child.process.pid ?? -1,
     addr: `127.0.0.1:${port}`,
     dir,
     output: () => child.stdout + child.stderr,
