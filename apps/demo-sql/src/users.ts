@@ -1,7 +1,7 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, User } from './schema.js';
 
-/** The user queries of SPEC.md 4.4. Soft-deleted rows are invisible to all of them. */
+/** The user queries of SPEC.md 4.4. Soft-deleted rows are invisible to all of them; times are the database's. */
 export class UserStore {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -21,7 +21,7 @@ export class UserStore {
   async rename(id: number, name: string): Promise<boolean> {
     const res = await this.db
       .updateTable('users')
-      .set({ name, updated_at: new Date() })
+      .set({ name, updated_at: sql<Date>`now()` })
       .where('id', '=', id)
       .where('deleted_at', 'is', null)
       .executeTakeFirst();
@@ -30,10 +30,9 @@ export class UserStore {
 
   /** Marks a live user deleted; false when no row was. */
   async softDelete(id: number): Promise<boolean> {
-    const now = new Date();
     const res = await this.db
       .updateTable('users')
-      .set({ deleted_at: now, updated_at: now })
+      .set({ deleted_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
       .where('id', '=', id)
       .where('deleted_at', 'is', null)
       .executeTakeFirst();
