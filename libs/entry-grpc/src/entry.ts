@@ -285,11 +285,11 @@ export class GrpcEntry implements Entry {
 
   private reflection(): ReflectionService {
     const pkg: Record<string, unknown> = { ...this.health.packageDefinition };
-    for (const { definition } of this.services.definitions) {
-      const first = Object.values(definition)[0];
-      if (!first || descriptorsOf(definition).length === 0) continue;
-      pkg[first.path.slice(1, first.path.lastIndexOf('/'))] = definition;
-    }
+    // @grpc/reflection indexes the `fileDescriptorProtos` of each value it is given.
+    this.services.definitions.forEach(({ definition }, i) => {
+      const fileDescriptorProtos = descriptorsOf(definition);
+      if (fileDescriptorProtos.length > 0) pkg[`svcboot.added.${i}`] = { format: 'Protocol Buffers 3 DescriptorProto', fileDescriptorProtos };
+    });
     return new ReflectionService(pkg as PackageDefinition as ConstructorParameters<typeof ReflectionService>[0]);
   }
 

@@ -1,7 +1,7 @@
 import { Metadata, ServerInterceptingCall, type ServerInterceptor } from '@grpc/grpc-js';
 import { CallContext, type CallChain, type CallHeaders, type CallInfo } from '@svcboot/entry-core';
 import { codeName } from './codes.js';
-import { grpcCallInfo, grpcTypeOf } from './call-info.js';
+import { grpcCallInfo, grpcTypeOf, plainPeer } from './call-info.js';
 
 /** Where a handler finds its call's context: `callContextOf(call)`. */
 export const CALL_CONTEXT: unique symbol = Symbol.for('svcboot.grpc.callContext');
@@ -65,7 +65,7 @@ export function middlewareInterceptor(chain: CallChain): ServerInterceptor {
         next({
           onReceiveMetadata(md, nextMd) {
             headers = new MetadataHeaders(md);
-            ctx = new CallContext({ ...base, remoteAddr: call.getPeer(), userAgent: firstValue(md, 'user-agent') }, headers);
+            ctx = new CallContext({ ...base, remoteAddr: plainPeer(call.getPeer()), userAgent: firstValue(md, 'user-agent') }, headers);
             attachContext(md, ctx);
             chain.before(ctx);
             nextMd(md);
@@ -77,6 +77,8 @@ export function middlewareInterceptor(chain: CallChain): ServerInterceptor {
       },
       sendMetadata(md, next) {
         metadataSent = true;
+        // SPEC.md 4.1: gRPC responses say `application/grpc` (grpc-js would say `application/grpc+proto`).
+        md.set('content-type', 'application/grpc');
         if (headers?.out) md.merge(headers.out);
         next(md);
       },

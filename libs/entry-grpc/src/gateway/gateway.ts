@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Metadata, type MethodDefinition } from '@grpc/grpc-js';
 import { CallContext, type CallChain, type CallInfo } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
+import { plainPeer } from '../call-info.js';
 import { codeName, httpStatusFromCode } from '../codes.js';
 import { attachContext } from '../interceptor.js';
 import type { RegisteredMethod } from '../services.js';
@@ -162,7 +163,7 @@ export class Gateway {
     const socket = req.socket;
     const info: CallInfo = {
       ...route.info,
-      remoteAddr: `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}`,
+      remoteAddr: plainPeer(`${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}`),
       apiProtocol: `HTTP/${req.httpVersion}`,
       apiQuery: query,
       userAgent: ua,

@@ -30,7 +30,7 @@ interface Readable {
 }
 
 /** Echoes what it received so tests can see how the gateway built each request. */
-export const libraryImplementation: UntypedServiceImplementation = {
+export const libraryImplementation = {
   GetShelf: (call: Unary, cb: Cb) => cb(null, { ...call.request, createdAt: { seconds: 86400, nanos: 500000000 } }),
   CreateBook: (call: Unary, cb: Cb) => {
     const md = new Metadata();
@@ -58,4 +58,4 @@ export const libraryImplementation: UntypedServiceImplementation = {
     call.on('data', (b) => call.write(b));
     call.on('end', () => call.end());
   },
-};
+} as unknown as UntypedServiceImplementation;
