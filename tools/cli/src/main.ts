@@ -1,0 +1,67 @@
+import { parseArgs } from 'node:util';
+import { DEFAULT_BIN_DIR, installCommand } from './install/command.js';
+import { PlanError } from './install/plan.js';
+import { InstallError } from './install/execute.js';
+import { pbCommand } from './pb/command.js';
+import { newCommand } from './scaffold/command.js';
+
+export const USAGE = `svc: tooling for svcboot services
+
+  svc install <tool>...   install protobuf and Go tooling into .svc/bin (svc install help)
+  svc pb vendor           copy the googleapis protos into third-party/googleapis
+  svc pb gen              generate TypeScript from protos and write the OpenAPI document
+  svc pb lint             lint protos with buf
+  svc new <name>          scaffold a service (--with grpc,httpserver,kvstore,cache,relationaldb,columnardb)
+
+Run \`svc <command> --help\` for a command's flags; README.md describes them all.`;
+
+/** Runs `svc` with `argv` (without node and the script); returns the exit code. */
+export async function main(argv: readonly string[], out: (line: string) => void = (l) => console.log(l), err: (line: string) => void = (l) => console.error(l)): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'install': {
+        const { values, positionals } = parseArgs({
+          args: [...rest],
+          allowPositionals: true,
+          options: {
+            version: { type: 'string' },
+            dir: { type: 'string', default: DEFAULT_BIN_DIR },
+            'dry-run': { type: 'boolean', default: false },
+            list: { type: 'boolean', default: false },
+            help: { type: 'boolean', short: 'h', default: false },
+          },
+        });
+        await installCommand({
+          names: values.help ? ['help'] : positionals,
+          version: values.version,
+          dir: values.dir,
+          dryRun: values['dry-run'],
+          list: values.list,
+          out,
+        });
+        return 0;
+      }
+      case 'pb':
+        await pbCommand(rest, out);
+        return 0;
+      case 'new':
+        await newCommand(rest, out);
+        return 0;
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        out(USAGE);
+        return 0;
+      default:
+        err(`svc: unknown command "${command}"\n\n${USAGE}`);
+        return 2;
+    }
+  } catch (e) {
+    if (e instanceof PlanError || e instanceof InstallError) err(`svc ${command}: ${e.message}`);
+    else if (e instanceof Error && (e as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') err(`svc ${command}: ${e.message}`);
+    else err(`svc ${command}: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,73 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { generateCode } from './gen.js';
+import { OPENAPI_WORKER, writeOpenApi, writeOpenApiHere } from './openapi.js';
+import { findProjectTool, runTool } from './tool-path.js';
+import { DEFAULT_VENDOR_DIR, GOOGLEAPIS_PACKAGE, GOOGLEAPIS_VERSION, vendorGoogleapis } from './vendor.js';
+
+export const PB_USAGE = `svc pb vendor [--out DIR] [--version V]
+    Copy google/api/{annotations,http,httpbody}.proto and google/rpc/{code,error_details,status}.proto
+    from the npm package ${GOOGLEAPIS_PACKAGE} (default ${GOOGLEAPIS_VERSION}) into DIR (default ${DEFAULT_VENDOR_DIR}).
+svc pb gen [--template buf.gen.yaml] [--runner auto|buf|protoc] [--boot boot.yaml] [--openapi-out gen/openapi] [--no-openapi]
+    Run buf.gen.yaml with buf (or the same plugins with protoc when buf is not installed), then write
+    <openapi-out>/<entry>.swagger.json for each grpc entry of boot.yaml: the document that entry serves.
+svc pb lint
+    buf lint (buf from .svc/bin, node_modules/.bin or PATH).`;
+
+export async function pbCommand(argv: readonly string[], out: (line: string) => void): Promise<void> {
+  const [sub, ...rest] = argv;
+  const cwd = process.cwd();
+  switch (sub) {
+    case 'vendor': {
+      const { values } = parseArgs({ args: [...rest], options: { out: { type: 'string', default: DEFAULT_VENDOR_DIR }, version: { type: 'string', default: GOOGLEAPIS_VERSION } } });
+      const files = await vendorGoogleapis(path.resolve(cwd, values.out), values.version);
+      for (const f of files) out(`wrote ${path.relative(cwd, f)}`);
+      return;
+    }
+    case 'gen': {
+      const { values } = parseArgs({
+        args: [...rest],
+        options: {
+          template: { type: 'string', default: 'buf.gen.yaml' },
+          runner: { type: 'string', default: 'auto' },
+          boot: { type: 'string', default: 'boot.yaml' },
+          'openapi-out': { type: 'string', default: path.join('gen', 'openapi') },
+          'no-openapi': { type: 'boolean', default: false },
+        },
+      });
+      const runner = values.runner;
+      if (runner !== 'auto' && runner !== 'buf' && runner !== 'protoc') throw new Error(`--runner must be auto, buf or protoc, not "${runner}"`);
+      const used = await generateCode({ cwd, template: values.template, runner, out });
+      out(`generated code with ${used}`);
+      if (!values['no-openapi']) {
+        const files = await writeOpenApi(cwd, values.boot, values['openapi-out']);
+        if (files.length === 0) out(`no enabled grpc entry in ${values.boot}: no OpenAPI document written`);
+        for (const f of files) out(`wrote ${path.relative(cwd, f)}`);
+      }
+      return;
+    }
+    case 'lint': {
+      parseArgs({ args: [...rest], options: {} });
+      const buf = findProjectTool('buf', cwd);
+      if (!buf) throw new Error('buf is not installed here; run `svc install buf` (it lands in .svc/bin, which svc looks in)');
+      await runTool(buf, ['lint'], cwd, out);
+      out('buf lint: no problems');
+      return;
+    }
+    case OPENAPI_WORKER: {
+      const [projectDir, bootFile, outDir, resultFile] = rest;
+      if (!projectDir || !bootFile || !outDir || !resultFile) throw new Error(`${OPENAPI_WORKER}: expected <cwd> <boot> <outDir> <resultFile>`);
+      const files = await writeOpenApiHere(projectDir, bootFile, outDir);
+      await writeFile(resultFile, JSON.stringify(files));
+      return;
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+      out(PB_USAGE);
+      return;
+    default:
+      throw new Error(`unknown subcommand "${sub}"\n${PB_USAGE}`);
+  }
+}

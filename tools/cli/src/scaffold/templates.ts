@@ -1,0 +1,388 @@
+/** The files of a new service, as text, from the chosen entry kinds. */
+
+export const FEATURES = ['grpc', 'httpserver', 'kvstore', 'cache', 'relationaldb', 'columnardb'] as const;
+export type Feature = (typeof FEATURES)[number];
+
+/** The svcboot package each boot.yaml key needs, and its typed getter. */
+export const FEATURE_PACKAGES: Record<Feature, { pkg: string; getter: string; entryName: string }> = {
+  grpc: { pkg: '@svcboot/entry-grpc', getter: 'grpcEntry', entryName: 'greeter' },
+  httpserver: { pkg: '@svcboot/entry-http', getter: 'httpEntry', entryName: 'web' },
+  kvstore: { pkg: '@svcboot/entry-kv', getter: 'kvEntry', entryName: 'redis' },
+  cache: { pkg: '@svcboot/entry-cache', getter: 'cacheEntry', entryName: 'cache' },
+  relationaldb: { pkg: '@svcboot/entry-sql', getter: 'relationalDbEntry', entryName: 'db' },
+  columnardb: { pkg: '@svcboot/entry-columnar', getter: 'columnarEntry', entryName: 'clickhouse' },
+};
+
+export interface ScaffoldInput {
+  name: string;
+  features: readonly Feature[];
+  /** `@svcboot/x` → the dependency spec (a version range or `file:` tarball). */
+  svcbootSpec: (pkg: string) => string;
+}
+
+const has = (i: ScaffoldInput, f: Feature): boolean => i.features.includes(f);
+
+export function packageJson(i: ScaffoldInput): string {
+  const deps: Record<string, string> = { '@svcboot/entry-core': i.svcbootSpec('@svcboot/entry-core') };
+  for (const f of i.features) deps[FEATURE_PACKAGES[f].pkg] = i.svcbootSpec(FEATURE_PACKAGES[f].pkg);
+  const devDeps: Record<string, string> = { '@types/node': '^20.19.0', typescript: '~5.9.3', vitest: '^3.2.4' };
+  if (has(i, 'grpc')) {
+    deps['@grpc/grpc-js'] = '^1.14.0';
+    deps['@grpc/proto-loader'] = '^0.8.0';
+    devDeps['@bufbuild/protobuf'] = '^2.10.0';
+    devDeps['@bufbuild/protoc-gen-es'] = '^2.10.0';
+    devDeps['@svcboot/cli'] = i.svcbootSpec('@svcboot/cli');
+  }
+  const scripts: Record<string, string> = {
+    build: 'tsc -p tsconfig.build.json',
+    start: 'node dist/main.js',
+    test: 'vitest run',
+    typecheck: 'tsc -p tsconfig.json --noEmit',
+  };
+  if (has(i, 'grpc')) scripts['pb:gen'] = 'svc pb gen';
+  const pkg = {
+    name: i.name,
+    version: '0.1.0',
+    private: true,
+    description: `${i.name}: a svcboot service`,
+    type: 'module',
+    engines: { node: '>=20.19' },
+    scripts,
+    dependencies: sortKeys(deps),
+    devDependencies: sortKeys(devDeps),
+  };
+  return `${JSON.stringify(pkg, null, 2)}\n`;
+}
+
+function sortKeys(o: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+export const TSCONFIG = `{
+  "compilerOptions": {
+    "target": "ES2022",
+    "lib": ["ES2023"],
+    "module": "NodeNext",
+    "moduleResolution": "NodeNext",
+    "strict": true,
+    "noUncheckedIndexedAccess": true,
+    "esModuleInterop": true,
+    "skipLibCheck": true,
+    "isolatedModules": true,
+    "verbatimModuleSyntax": true,
+    "types": ["node"],
+    "outDir": "dist",
+    "rootDir": "src"
+  },
+  "include": ["src/**/*.ts"]
+}
+`;
+
+export const TSCONFIG_BUILD = `{
+  "extends": "./tsconfig.json",
+  "exclude": ["src/**/*.test.ts"]
+}
+`;
+
+export function bootYaml(i: ScaffoldInput): string {
+  const parts: string[] = [`# ${i.name}: the entries this service boots. \${VAR:-default} reads the environment.`, 'app:', `  name: ${i.name}`, '  version: 0.1.0'];
+  if (has(i, 'grpc')) {
+    parts.push(
+      'grpc:',
+      '  - name: greeter',
+      '    enabled: true',
+      '    port: ${GRPC_PORT:-8080}        # gRPC, the REST gateway, /sw, /docs and /metrics',
+      '    enableReflection: true',
+      '    sw: { enabled: true }',
+      '    docs: { enabled: true }',
+      '    prom: { enabled: true }',
+      '    middleware:',
+      '      logging: { enabled: true }',
+      '      prom: { enabled: true }',
+      '      meta: { enabled: true }',
+      '    protos:',
+      '      files: [api/v1/greeter.proto]',
+      '      includeDirs: [api, third-party/googleapis]',
+      '    gwMappingFiles: [api/v1/gw_mapping.yaml]',
+    );
+  }
+  if (has(i, 'httpserver')) {
+    parts.push('httpserver:', '  - name: web', '    enabled: true', '    port: ${HTTP_PORT:-8081}', '    middleware:', '      logging: { enabled: true }', '      meta: { enabled: true }');
+  }
+  if (has(i, 'kvstore')) {
+    parts.push('kvstore:', '  - name: redis', '    enabled: true', '    addrs: ["${REDIS_ADDR:-localhost:6379}"]', '    pass: ${REDIS_PASS:-}');
+  }
+  if (has(i, 'cache')) {
+    parts.push(
+      'cache:',
+      '  - name: cache',
+      '    enabled: true',
+      '    local:',
+      '      enabled: true',
+      '    kvstore:',
+      '      enabled: true',
+      '      addrs: ["${REDIS_ADDR:-localhost:6379}"]',
+      '      pass: ${REDIS_PASS:-}',
+    );
+  }
+  if (has(i, 'relationaldb')) {
+    parts.push(
+      'relationaldb:',
+      '  - name: db',
+      '    enabled: true',
+      '    addr: "${PG_ADDR:-localhost:5432}"',
+      '    user: "${PG_USER:-postgres}"',
+      '    pass: "${PG_PASS:-}"',
+      '    database:',
+      `      - name: "\${PG_DATABASE:-${i.name.replace(/\W/g, '_')}}"`,
+      '        autoCreate: true',
+    );
+  }
+  if (has(i, 'columnardb')) {
+    parts.push(
+      'columnardb:',
+      '  - name: clickhouse',
+      '    enabled: true',
+      '    addr: "${CLICKHOUSE_ADDR:-localhost:8123}"',
+      '    user: "${CLICKHOUSE_USER:-default}"',
+      '    pass: "${CLICKHOUSE_PASS:-}"',
+      '    database:',
+      `      - name: "\${CLICKHOUSE_DB:-${i.name.replace(/\W/g, '_')}}"`,
+      '        autoCreate: true',
+    );
+  }
+  return `${parts.join('\n')}\n`;
+}
+
+export const GREETER_PROTO = `syntax = "proto3";
+
+package api.v1;
+
+// Greeter says hello. Its REST mapping is in gw_mapping.yaml.
+service Greeter {
+  rpc Hello (HelloRequest) returns (HelloResponse) {}
+}
+
+message HelloRequest {}
+
+message HelloResponse {
+  string message = 1;
+}
+`;
+
+export const GW_MAPPING = `type: google.api.Service
+config_version: 3
+
+http:
+  rules:
+    - selector: api.v1.Greeter.Hello
+      get: /v1/hello
+`;
+
+export const BUF_YAML = `version: v2
+modules:
+  - path: api
+  - path: third-party/googleapis
+lint:
+  use: [STANDARD]
+  # The layout of SPEC.md 2.2 (root api/, package api.v1, service Greeter) is kept on purpose.
+  except: [PACKAGE_DIRECTORY_MATCH, SERVICE_SUFFIX]
+  ignore: [third-party/googleapis]
+`;
+
+export const BUF_GEN_YAML = `version: v2
+plugins:
+  # TypeScript messages and service descriptors (@bufbuild/protobuf v2).
+  - local: protoc-gen-es
+    out: gen/es
+    opt: [target=ts, import_extension=js]
+`;
+
+export function mainTs(i: ScaffoldInput): string {
+  const lines: string[] = [];
+  lines.push(`import { runApp } from '@svcboot/entry-core';`);
+  if (has(i, 'grpc')) {
+    lines.push(`import type { ServiceDefinition, handleUnaryCall } from '@grpc/grpc-js';`, `import { loadSync } from '@grpc/proto-loader';`);
+  }
+  for (const f of i.features) {
+    const { pkg, getter } = FEATURE_PACKAGES[f];
+    if (f === 'grpc' || f === 'httpserver') lines.push(`import { ${getter} } from '${pkg}';`);
+    else lines.push(`import '${pkg}'; // registers the \`${f}\` key; ${getter}(app, name) gets the entry`);
+  }
+  lines.push('');
+  if (has(i, 'grpc')) {
+    lines.push(
+      `/** api.v1.HelloResponse (api/v1/greeter.proto). */`,
+      `export interface HelloResponse {`,
+      `  message: string;`,
+      `}`,
+      '',
+      `export const GREETING: HelloResponse = { message: 'Hello from ${i.name}' };`,
+      '',
+      `// Relative to includeDirs, like an import.`,
+      `const definitions = loadSync('v1/greeter.proto', { includeDirs: ['api', 'third-party/googleapis'], keepCase: true, defaults: true });`,
+      `const greeterService = definitions['api.v1.Greeter'] as ServiceDefinition;`,
+      `const hello: handleUnaryCall<Record<string, never>, HelloResponse> = (_call, callback) => callback(null, GREETING);`,
+      '',
+    );
+  } else {
+    lines.push(`export const GREETING = { message: 'Hello from ${i.name}' };`, '');
+  }
+  lines.push('// Boots ./boot.yaml, registers the handlers, and serves until SIGINT or SIGTERM.', 'await runApp((app) => {');
+  if (has(i, 'grpc')) lines.push(`  grpcEntry(app, 'greeter').addService(greeterService, { Hello: hello });`);
+  if (has(i, 'httpserver')) {
+    lines.push(`  httpEntry(app, 'web').router.get('/v1/hello', (ctx) => {`, '    ctx.body = GREETING;', '  });');
+  }
+  lines.push('});');
+  return `${lines.join('\n')}\n`;
+}
+
+export function mainTestTs(i: ScaffoldInput): string {
+  const grpc = has(i, 'grpc');
+  const http = has(i, 'httpserver');
+  return `import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+${grpc ? `import { credentials, loadPackageDefinition, type ServiceClientConstructor } from '@grpc/grpc-js';\nimport { loadSync } from '@grpc/proto-loader';\n` : ''}
+// Starts the built service (npm run build first) on free ports and calls its Hello.
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await probe();
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(\`\${what}: not ready after \${timeoutMs} ms: \${String(err)}\\n\${output}\`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+let service: ChildProcess | undefined;
+let output = '';
+const ports = { grpc: 0, http: 0 };
+
+beforeAll(async () => {
+  ports.grpc = await freePort();
+  ports.http = await freePort();
+  service = spawn(process.execPath, ['dist/main.js'], {
+    env: { ...process.env, GRPC_PORT: String(ports.grpc), HTTP_PORT: String(ports.http) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  service.stdout?.on('data', (b: Buffer) => (output += b.toString()));
+  service.stderr?.on('data', (b: Buffer) => (output += b.toString()));
+});
+
+afterAll(() => {
+  service?.kill('SIGTERM');
+});
+${
+  grpc
+    ? `
+test('Hello over gRPC', async () => {
+  const pkg = loadPackageDefinition(loadSync('v1/greeter.proto', { includeDirs: ['api'], keepCase: true, defaults: true })) as unknown as {
+    api: { v1: { Greeter: ServiceClientConstructor } };
+  };
+  const client = new pkg.api.v1.Greeter(\`127.0.0.1:\${ports.grpc}\`, credentials.createInsecure());
+  try {
+    const reply = await waitFor('gRPC Hello', () =>
+      new Promise<unknown>((resolve, reject) =>
+        (client as unknown as { Hello(req: object, cb: (err: Error | null, res: unknown) => void): void }).Hello({}, (err, res) => (err ? reject(err) : resolve(res))),
+      ),
+    );
+    expect(reply).toEqual({ message: 'Hello from ${i.name}' });
+  } finally {
+    client.close();
+  }
+});
+
+test('Hello over the REST gateway', async () => {
+  const body = await waitFor('GET /v1/hello', async () => {
+    const res = await fetch(\`http://127.0.0.1:\${ports.grpc}/v1/hello\`);
+    if (res.status !== 200) throw new Error(\`status \${res.status}\`);
+    return res.json();
+  });
+  expect(body).toEqual({ message: 'Hello from ${i.name}' });
+});
+`
+    : ''
+}${
+    http
+      ? `
+test('Hello over the HTTP server', async () => {
+  const body = await waitFor('GET /v1/hello', async () => {
+    const res = await fetch(\`http://127.0.0.1:\${ports.http}/v1/hello\`);
+    if (res.status !== 200) throw new Error(\`status \${res.status}\`);
+    return res.json();
+  });
+  expect(body).toEqual({ message: 'Hello from ${i.name}' });
+});
+`
+      : ''
+  }`;
+}
+
+export function readme(i: ScaffoldInput): string {
+  const grpc = has(i, 'grpc');
+  const needs: string[] = [];
+  if (has(i, 'kvstore') || has(i, 'cache')) needs.push('Redis at `$REDIS_ADDR` (default localhost:6379)');
+  if (has(i, 'relationaldb')) needs.push('PostgreSQL at `$PG_ADDR` (default localhost:5432, user postgres)');
+  if (has(i, 'columnardb')) needs.push('ClickHouse HTTP at `$CLICKHOUSE_ADDR` (default localhost:8123)');
+  return `# ${i.name}
+
+A svcboot service with: ${i.features.join(', ')}. Made by \`svc new\`.
+
+## Run
+
+\`\`\`sh
+npm install
+npm run build
+npm start            # boots ./boot.yaml; Ctrl-C stops it
+npm test             # builds nothing: run \`npm run build\` first; starts dist/main.js and calls Hello
+\`\`\`
+${needs.length ? `\nIt needs ${needs.join(', ')}.\n` : ''}
+## Try it
+${
+  grpc
+    ? `
+- REST gateway: \`curl localhost:8080/v1/hello\`
+- gRPC: \`grpcurl -plaintext localhost:8080 api.v1.Greeter/Hello\` (reflection is on)
+- OpenAPI UI: http://localhost:8080/sw/ · API docs: http://localhost:8080/docs/ · metrics: http://localhost:8080/metrics
+`
+    : ''
+}${has(i, 'httpserver') ? `\n- HTTP server: \`curl localhost:8081/v1/hello\`\n` : ''}
+Ports come from \`GRPC_PORT\` / \`HTTP_PORT\` (see boot.yaml).
+${
+  grpc
+    ? `
+## Protos
+
+- \`api/v1/greeter.proto\`: the Greeter service; \`api/v1/gw_mapping.yaml\`: its REST mapping.
+- \`third-party/googleapis\`: google/api and google/rpc protos (\`svc pb vendor\` writes them).
+- \`buf.yaml\`, \`buf.gen.yaml\`: the buf workspace and its TypeScript generator (protoc-gen-es).
+
+\`\`\`sh
+npx svc install buf      # or: npx svc install protobuf (protoc); binaries land in .svc/bin
+npx svc pb gen           # gen/es/*.ts and gen/openapi/greeter.swagger.json
+npx svc pb lint
+\`\`\`
+`
+    : ''
+}`;
+}
+
+export const GITIGNORE = `node_modules/
+dist/
+.svc/
+`;
