@@ -1,9 +1,10 @@
 /**
  * demo-columnar (svcboot: httpserver + columnardb entries) against a bare Koa + @clickhouse/client
  * server doing the same statements, in one run: `GET /v1/user` (100 users in the table, read with
- * FINAL) and then `PUT /v1/user` (one INSERT per request), with autocannon on loopback. Each
- * server runs in its own process with its own database on the shared ClickHouse (127.0.0.1:8123,
- * `bash tools/scripts/clickhouse.sh`); the databases are dropped at the end.
+ * FINAL) and then `PUT /v1/user` (one INSERT per request), with autocannon on loopback, the two
+ * targets in A B B A order. Each server runs in its own process with its own database on the
+ * shared ClickHouse (127.0.0.1:8123, `bash tools/scripts/clickhouse.sh`); the databases are
+ * dropped at the end.
  *
  * `node --conditions=svcboot-source --import tsx columnar/run.ts [seconds] [connections]` from bench/.
  */
@@ -58,8 +59,8 @@ interface Row {
   errors: number;
 }
 
-async function load(target: Target, method: 'GET' | 'PUT', p: string): Promise<Row> {
-  const result = await autocannon({ url: `http://127.0.0.1:${target.port}${p}`, method, connections, duration: seconds });
+async function loadOnce(target: Target, method: 'GET' | 'PUT', p: string, duration: number): Promise<Row> {
+  const result = await autocannon({ url: `http://127.0.0.1:${target.port}${p}`, method, connections, duration });
   return {
     target: target.name,
     route: `${method} ${p.split('?')[0]}`,
@@ -71,6 +72,21 @@ async function load(target: Target, method: 'GET' | 'PUT', p: string): Promise<R
   };
 }
 
+/**
+ * Both targets in A B B A order, half the time each, averaged: drift during the run (other load
+ * on the machine, ClickHouse merging the parts earlier inserts made) falls on both alike.
+ */
+async function compare(method: 'GET' | 'PUT', p: string): Promise<Row[]> {
+  const [a, b] = targets as [Target, Target];
+  const runs: Row[] = [];
+  for (const t of [a, b, b, a]) runs.push(await loadOnce(t, method, p, seconds / 2));
+  return [a, b].map((t) => {
+    const mine = runs.filter((r) => r.target === t.name);
+    const mean = (f: (r: Row) => number): number => mine.reduce((sum, r) => sum + f(r), 0) / mine.length;
+    return { ...mine[0]!, reqPerSec: mean((r) => r.reqPerSec), p50: mean((r) => r.p50), p99: mean((r) => r.p99), non2xx: mean((r) => r.non2xx) * 2, errors: mean((r) => r.errors) * 2 };
+  });
+}
+
 const targets = [
   await startTarget('svcboot demo-columnar', path.join(repo, 'apps/demo-columnar'), 'src/main.ts'),
   await startTarget('bare Koa + @clickhouse/client', here, 'bare-server.ts'),
@@ -80,8 +96,8 @@ try {
   for (const t of targets) {
     for (let i = 0; i < SEED_USERS; i++) await fetch(`http://127.0.0.1:${t.port}/v1/user?name=seed-${i}`, { method: 'PUT' });
   }
-  for (const t of targets) rows.push(await load(t, 'GET', '/v1/user'));
-  for (const t of targets) rows.push(await load(t, 'PUT', '/v1/user?name=bench'));
+  rows.push(...(await compare('GET', '/v1/user')));
+  rows.push(...(await compare('PUT', '/v1/user?name=bench')));
 } finally {
   for (const t of targets) {
     t.child.kill('SIGTERM');
@@ -92,10 +108,10 @@ try {
 
 const version = await clickhouse('SELECT version()');
 console.log(`## columnar\n`);
-console.log(`> ${seconds} s per row, ${connections} connections, autocannon on loopback; ClickHouse ${version} at ${clickhouseAddr}; GET /v1/user lists ${SEED_USERS} users.\n`);
+console.log(`> ${seconds} s per row (A B B A halves, averaged), ${connections} connections, autocannon on loopback; ClickHouse ${version} at ${clickhouseAddr}; GET /v1/user lists ${SEED_USERS} users.\n`);
 console.log('| route | server | req/s | p50 ms | p99 ms | non-2xx | errors | ratio to bare |');
 console.log('|---|---|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
   const bare = rows.find((o) => o.route === r.route && o.target.startsWith('bare'))!;
-  console.log(`| ${r.route} | ${r.target} | ${r.reqPerSec.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${(r.reqPerSec / bare.reqPerSec).toFixed(2)} |`);
+  console.log(`| ${r.route} | ${r.target} | ${r.reqPerSec.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.non2xx} | ${r.errors} | ${(r.reqPerSec / bare.reqPerSec).toFixed(2)} |`);
 }
