@@ -96,7 +96,13 @@ async function queryLayer(): Promise<string> {
   const app = await boot({
     argv: [],
     env: {},
-    configText: `relationaldb:\n  - name: sql\n    enabled: true\n    addr: ${PG_ADDR}\n    database:\n      - name: ${database}\n`,
+    // Its bootstrap lines and record would land in the tables' output: send them nowhere.
+    configText: [
+      'logger: [{ name: quiet, level: silent }]',
+      'event: [{ name: none, outputPaths: [/dev/null] }]',
+      'relationaldb:',
+      `  - { name: sql, enabled: true, addr: "${PG_ADDR}", loggerEntry: quiet, eventEntry: none, database: [{ name: ${database} }] }`,
+    ].join('\n'),
   });
   await app.bootstrap();
   const db: Kysely<UsersDb> = relationalDbEntry(app, 'sql').db<UsersDb>(database);

@@ -47,6 +47,13 @@ describe('autoCreate', () => {
     }
   });
 
+  it('creates the database without the session params (a tiny statement_timeout would cancel CREATE DATABASE)', async () => {
+    const name = uniqueDatabase('timeout');
+    const { app } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true, params: ['statement_timeout=1', 'search_path=nowhere'] }] }), [name]);
+    await app.bootstrap();
+    expect(await databaseExists(name)).toBe(true);
+  });
+
   it('escapes the database name', async () => {
     const name = `${uniqueDatabase('quote')} "x"; drop`;
     const { app } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true }] }), [name]);

@@ -79,7 +79,10 @@ export class SqlDatabase {
     const { config, deps } = this;
     if (config.autoCreate) {
       try {
-        await ensureDatabase(clientConfig(deps.entry, config), config.name, deps.logger);
+        // The session settings (statement_timeout, search_path, TimeZone) are for the app's
+        // statements; CREATE DATABASE on the maintenance database runs without them.
+        const { options: _sessionSettings, ...maintenance } = clientConfig(deps.entry, config);
+        await ensureDatabase(maintenance, config.name, deps.logger);
       } catch (err) {
         throw new Error(`cannot create ${this.where}: ${deps.redact(describeError(err))}`, { cause: err });
       }
