@@ -62,7 +62,12 @@ export class GrpcEntry implements Entry {
     private readonly ctx: EntryContext,
   ) {
     this.chain = buildCallChain(config.middleware, ctx, { entryName: config.name, entryType: GRPC_ENTRY_TYPE, registry: this.registry, grpc: true });
-    if (config.prom.enabled || config.middleware.prom.enabled) collectDefaultMetrics({ register: this.registry });
+    if (config.prom.enabled || config.middleware.prom.enabled) {
+      collectDefaultMetrics({ register: this.registry });
+      // prom-client's gauges named `*_total` fail `promtool check metrics`; the same counts stay
+      // available, by type, as nodejs_active_handles / _requests / _resources.
+      for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
+    }
     this.health = new HealthService(
       () => ctx.isReady() && !this.draining,
       (name) => name === 'grpc.health.v1.Health' || this.services.serviceNames().includes(name),
