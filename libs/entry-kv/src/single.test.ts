@@ -70,7 +70,7 @@ describe('single node (127.0.0.1:6379)', () => {
     expect(err).toBeInstanceOf(BootstrapError);
     const message = (err as Error).message;
     expect(message).toContain(`kvstore[down]: cannot reach redis (single) at [127.0.0.1:${port}]`);
-    expect(message).toContain('ECONNREFUSED');
+    expect(message).toContain("ECONNREFUSED");
     expect(message).not.toContain('Sup3r-Secret-Pw');
     // The dial timeout bounds the wait (with slack for a loaded machine, far below the 60 s bootstrap timeout).
     expect(elapsed).toBeLessThan(1500 + 3000);
