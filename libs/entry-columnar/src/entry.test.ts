@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { ConfigError, type App } from '@svcboot/entry-core';
+import net from 'node:net';
 import { freePort } from '@svcboot/testkit';
 import { columnarEntry, ColumnarQueryError, sql } from './index.js';
 import { CLICKHOUSE_ADDR, adminClient, bootYaml, databaseExists, dropDatabase, tempDir, uniqueDb } from './test-support/clickhouse.js';
@@ -191,6 +192,35 @@ describe('columnardb bootstrap failures', () => {
     expect(message).toContain(`cannot connect to database "${name}"`);
     expect(message).toContain('Unknown setting no_such_setting');
     expect(message).toContain('database[].params');
+  });
+
+  it('gives up within the bootstrap timeout when the server accepts but never answers', async () => {
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as net.AddressInfo).port;
+    cleanups.push(() => {
+      for (const s of sockets) s.destroy();
+      return new Promise((resolve) => silent.close(resolve));
+    });
+    const tmp = await tempDir();
+    cleanups.push(tmp.cleanup);
+    const app = await bootYaml(`columnardb:\n  - name: ch\n    enabled: true\n    addr: 127.0.0.1:${port}\n    database: [{ name: x }]\n`, tmp.dir, {
+      bootstrapTimeoutMs: 500,
+    });
+    cleanups.push(() => app.shutdown());
+    const started = Date.now();
+    const err = (await app.bootstrap().catch((e: unknown) => e)) as Error;
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(err.message).toContain('bootstrap of columnardb[ch] did not finish within 500 ms');
+  });
+
+  it('is off unless enabled, as SPEC.md says', async () => {
+    const tmp = await tempDir();
+    cleanups.push(tmp.cleanup);
+    const app = await bootYaml('columnardb:\n  - name: ch\n    database: [{ name: x }]\n', tmp.dir);
+    cleanups.push(() => app.shutdown());
+    expect(() => columnarEntry(app, 'ch')).toThrow(/ch/);
   });
 
   it('rejects the native port 9000 and malformed options when boot.yaml is loaded', async () => {

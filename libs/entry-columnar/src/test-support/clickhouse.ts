@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
-import { boot, type App } from '@svcboot/entry-core';
+import { boot, type App, type BootOptions } from '@svcboot/entry-core';
 import '../index.js';
 
 /** The shared development server (tools/scripts/clickhouse.sh). */
@@ -39,6 +39,6 @@ export async function tempDir(): Promise<{ dir: string; read: (file: string) => 
 }
 
 /** Boots a boot.yaml text (nothing from the environment or argv). */
-export function bootYaml(yaml: string, cwd: string): Promise<App> {
-  return boot({ configText: yaml, env: {}, argv: [], cwd });
+export function bootYaml(yaml: string, cwd: string, options: BootOptions = {}): Promise<App> {
+  return boot({ configText: yaml, env: {}, argv: [], cwd, ...options });
 }
