@@ -83,7 +83,7 @@ describe('demo-kv (SPEC.md 4.2 and §7) against Redis on 127.0.0.1:6379', () => 
     }
   });
 
-  it('with the store down, GET and POST are 500 with the store error as JSON', async () => {
+  it('with the store down, GET and POST are 500 with the store error as JSON, and work again once it is back', async () => {
     const server = await startRedis();
     cleanups.push(() => server.stop());
     const demo = await startDemo({ redisAddr: server.addr });
@@ -99,6 +99,12 @@ describe('demo-kv (SPEC.md 4.2 and §7) against Redis on 127.0.0.1:6379', () => 
     const post = await set(demo, { key, value: 'v2' });
     expect(post.status).toBe(500);
     expect(JSON.parse(post.text)).toEqual({ error: expect.any(String) });
+
+    // Redis back on the same port: the client reconnects by itself, no restart of the app.
+    const again = await startRedis({ port: server.port });
+    cleanups.push(() => again.stop());
+    await waitFor('POST /v1/set to succeed again', async () => (await set(demo, { key, value: 'v3' })).status === 200, { timeoutMs: 15_000, intervalMs: 100 });
+    expect(JSON.parse((await demo.call('GET', `/v1/get?key=${encodeURIComponent(key)}`)).text)).toEqual({ key, value: 'v3' });
   });
 });
 
