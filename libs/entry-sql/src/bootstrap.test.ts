@@ -3,7 +3,9 @@ import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BootstrapError, type App } from '@svcboot/entry-core';
 import { freePort, waitFor } from '@svcboot/testkit';
+import { pino } from 'pino';
 import { relationalDbEntry } from './index.js';
+import { connectMaintenance, createDatabase as createAfterLookup } from './auto-create.js';
 import { adminQuery, bootText, createDatabase, databaseExists, dropDatabase, PG_ADDR, scratch, uniqueDatabase } from './test-support/pg.js';
 import { relationalDbYaml } from './test-support/yaml.js';
 
@@ -83,6 +85,28 @@ describe('autoCreate', () => {
         const { rows } = await sql<{ one: number }>`select 1 as one`.execute(relationalDbEntry(app, entry).db(name));
         expect(rows).toEqual([{ one: 1 }]);
       }
+    }
+  });
+});
+
+describe('createDatabase after a lookup that saw no database', () => {
+  it('treats a database another client created meanwhile as success, and other errors as errors', async () => {
+    const name = uniqueDatabase('dup');
+    cleanups.push(() => dropDatabase(name));
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const client = await connectMaintenance({ host: '127.0.0.1', port: 5432, user: 'postgres' });
+    try {
+      await createAfterLookup(client, name, logger);
+      expect(lines.some((l) => l.includes('another client'))).toBe(false);
+      // As the loser of a race would: CREATE DATABASE of a name that now exists (42P04).
+      await createAfterLookup(client, name, logger);
+      expect(lines.filter((l) => l.includes(`Database [${name}] was created by another client meanwhile`))).toHaveLength(1);
+      expect(lines.filter((l) => l.includes(`Creating database [${name}] success`))).toHaveLength(2);
+      await client.query('SET ROLE pg_monitor');
+      await expect(createAfterLookup(client, uniqueDatabase('denied'), logger)).rejects.toThrow(/permission denied to create database/);
+    } finally {
+      await client.end();
     }
   });
 });

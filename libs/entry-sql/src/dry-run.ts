@@ -20,7 +20,6 @@ class DryRunConnection implements DatabaseConnection {
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     return WRITES.test(query.sql) ? { rows: [], numAffectedRows: 0n } : { rows: [] };
   }
-  // eslint-disable-next-line require-yield
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     return;
   }
