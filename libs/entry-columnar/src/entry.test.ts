@@ -3,7 +3,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { ConfigError, type App } from '@svcboot/entry-core';
 import net from 'node:net';
 import { freePort } from '@svcboot/testkit';
-import { columnarEntry, ColumnarQueryError, sql } from './index.js';
+import { columnarEntry, ColumnarQueryError, ident, sql, typed } from './index.js';
 import { CLICKHOUSE_ADDR, adminClient, bootYaml, databaseExists, dropDatabase, tempDir, uniqueDb } from './test-support/clickhouse.js';
 
 let admin: ClickHouseClient;
@@ -275,6 +275,10 @@ describe('columnardb statements', () => {
       expect(await db.query<{ i: number }>(sql`SELECT i FROM hostile WHERE s = ${s}`)).toEqual([{ i }]);
       expect(await db.query<{ v: string }>(sql`SELECT ${s} AS v`)).toEqual([{ v: s }]);
     }
+    // The same strings through insert() (JSONEachRow) come back the same too.
+    await db.command(sql`CREATE TABLE hostile_json (i UInt32, s String) ENGINE = MergeTree ORDER BY i`);
+    await db.insert('hostile_json', hostile.map((s, i) => ({ i, s })));
+    expect((await db.query<{ s: string }>(sql`SELECT s FROM hostile_json ORDER BY i`)).map((r) => r.s)).toEqual(hostile);
     // Nothing was dropped by the would-be injections.
     expect(await databaseExists(admin, 'default')).toBe(true);
     expect(await db.query(sql`SELECT count() AS n FROM hostile`)).toEqual([{ n: String(hostile.length) }]);
@@ -290,6 +294,10 @@ describe('columnardb statements', () => {
       sql`SELECT 5 -${-1} AS six, ${2.5} * 2 AS five, ${['a', "b'"]} AS arr, isNull(${null}) AS nul, toUnixTimestamp(${when}) AS ts, ${true} AS yes`,
     );
     expect(row).toEqual({ six: 6, five: 5, arr: ['a', "b'"], nul: 1, ts: when.getTime() / 1000, yes: 1 });
+    const uuid = '0b79211e-ffe1-454d-a035-e12d3006178d';
+    expect(await db.query(sql`SELECT toTypeName(${typed(uuid, 'UUID')}) AS t, toString(${typed(uuid, 'UUID')}) AS u, ${ident('x')} FROM (SELECT 1 AS x)`)).toEqual([
+      { t: 'UUID', u: uuid, x: 1 },
+    ]);
   });
 
   it('logs statements with values at info, and only their shape at warn (slow) and error', async () => {
