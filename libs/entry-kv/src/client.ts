@@ -50,6 +50,11 @@ export class KvConnection {
     return this.handle.client;
   }
 
+  /** The read router of a cluster with `routeByLatency`, else undefined. */
+  get latencyRouter(): LatencyRouter | undefined {
+    return this.latency;
+  }
+
   /**
    * Connects and pings within `dialTimeoutMs` (or earlier, when `signal` aborts), then logs
    * `Ping redis at [addrs] success`. On failure the client is disconnected and the error names
