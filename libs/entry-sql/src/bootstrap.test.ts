@@ -156,6 +156,18 @@ describe('bootstrap failures', () => {
   });
 });
 
+describe('a failed bootstrap', () => {
+  it('ends the pools of the databases it had already opened', async () => {
+    const opened = uniqueDatabase('opened');
+    const missing = uniqueDatabase('missing');
+    const { app } = await setup(relationalDbYaml({ database: [{ name: opened, autoCreate: true }, { name: missing }] }), [opened]);
+    await expect(app.bootstrap()).rejects.toThrow(`database "${missing}" does not exist`);
+    await waitFor('no connection left to the opened database', async () =>
+      Number((await adminQuery<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1', [opened]))[0]!.n) === 0,
+    );
+  });
+});
+
 describe('the entry', () => {
   it('returns typed handles per database and names the databases for an unknown one', async () => {
     const one = uniqueDatabase('one');

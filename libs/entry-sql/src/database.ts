@@ -98,10 +98,15 @@ export class SqlDatabase {
     deps.logger.info(`Connecting to database [${config.name}] success`);
   }
 
-  /** Ends the pool; waits for checked-out clients to be released. */
-  async close(): Promise<void> {
-    await this.kysely.destroy();
-    // Kysely ends the pool only if it ran a query (and never in a dry run); the ping used it anyway.
-    if (!this.pool.ended) await this.pool.end();
+  private closing: Promise<void> | undefined;
+
+  /** Ends the pool, once; waits for checked-out clients to be released. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.kysely.destroy();
+      // Kysely ends the pool only if it ran a query (and never in a dry run); the ping used it anyway.
+      if (!this.pool.ended) await this.pool.end();
+    })();
+    return this.closing;
   }
 }

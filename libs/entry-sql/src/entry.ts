@@ -65,11 +65,21 @@ export class RelationalDbEntry implements Entry {
   }
 
   async bootstrap(): Promise<void> {
-    for (const database of this.databases.values()) await database.open();
-    for (const hook of this.connectHooks) await hook(this);
+    try {
+      for (const database of this.databases.values()) await database.open();
+      for (const hook of this.connectHooks) await hook(this);
+    } catch (err) {
+      // The app does not interrupt an entry whose bootstrap failed: end the pools opened so far.
+      await this.closeAll().catch(() => undefined);
+      throw err;
+    }
   }
 
   async interrupt(): Promise<void> {
+    await this.closeAll();
+  }
+
+  private async closeAll(): Promise<void> {
     const results = await Promise.allSettled([...this.databases.values()].map((d) => d.close()));
     const failed = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     if (failed.length) throw new Error(`closing pools failed: ${failed.map((e) => this.ctx.redact(String(e))).join('; ')}`);
