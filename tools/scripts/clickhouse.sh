@@ -36,10 +36,15 @@ for dir in /var/lib/clickhouse /var/log/clickhouse-server /var/run/clickhouse-se
   as_root chown -R "$run_user:" "$dir" 2>/dev/null || true
 done
 
-log "starting clickhouse-server"
-if [ "$run_user" = root ]; then
+running_pid=$(cat "$pidfile" 2>/dev/null || true)
+if [ -n "$running_pid" ] && kill -0 "$running_pid" 2>/dev/null; then
+  # Started earlier and still coming up (or busy): wait for it rather than start a second one.
+  log "clickhouse-server (pid $running_pid) is running; waiting for it to answer"
+elif [ "$run_user" = root ]; then
+  log "starting clickhouse-server"
   as_root clickhouse-server --config-file="$config" --pid-file="$pidfile" --daemon
 else
+  log "starting clickhouse-server"
   as_root runuser -u "$run_user" -- clickhouse-server --config-file="$config" \
     --pid-file="$pidfile" --daemon
 fi
