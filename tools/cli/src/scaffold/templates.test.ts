@@ -1,0 +1,72 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { boot } from '@svcboot/entry-core';
+import '@svcboot/entry-grpc';
+import '@svcboot/entry-http';
+import '@svcboot/entry-kv';
+import '@svcboot/entry-cache';
+import '@svcboot/entry-sql';
+import '@svcboot/entry-columnar';
+import { run } from '@svcboot/testkit';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { parseFeatures, scaffold, scaffoldFiles } from './command.js';
+import { FEATURES } from './templates.js';
+
+// Every kind at once: boot.yaml must pass each lib's strict schema and main.ts must compile
+// against the libs' sources (in the workspace, like a demo app).
+
+const cliDir = fileURLToPath(new URL('../..', import.meta.url));
+const tsc = path.join(cliDir, '..', '..', 'node_modules', 'typescript', 'bin', 'tsc');
+let dir: string;
+
+beforeAll(async () => {
+  const parent = path.join(cliDir, '.test-tmp');
+  await mkdir(parent, { recursive: true });
+  const tmp = await mkdtemp(path.join(parent, 'all-'));
+  dir = await scaffold({ name: 'all-kinds', features: [...FEATURES], parent: tmp, svcbootVersion: '^0.1.0', tarballs: undefined, vendor: false });
+});
+
+afterAll(async () => {
+  await rm(path.dirname(dir), { recursive: true, force: true });
+});
+
+test('boot.yaml with every kind is valid for the libs and creates one entry of each', async () => {
+  const text = await readFile(path.join(dir, 'boot.yaml'), 'utf8');
+  const app = await boot({ configText: text, cwd: dir, argv: [], env: {} });
+  const kinds = app.entries().map((e) => e.type);
+  expect(kinds).toEqual(expect.arrayContaining(['GrpcEntry', 'HttpEntry']));
+  expect(app.entries().map((e) => e.name).sort()).toEqual(['cache', 'clickhouse', 'db', 'greeter', 'redis', 'web']);
+  expect(app.info.name).toBe('all-kinds');
+});
+
+test('main.ts with every kind compiles against the libs', async () => {
+  await writeFile(
+    path.join(dir, 'tsconfig.check.json'),
+    JSON.stringify({ extends: './tsconfig.json', compilerOptions: { noEmit: true, customConditions: ['svcboot-source'] } }),
+  );
+  const r = await run(process.execPath, [tsc, '-p', 'tsconfig.check.json'], { cwd: dir, allowFailure: true });
+  expect(r.stdout + r.stderr).toBe('');
+  expect(r.code).toBe(0);
+});
+
+test('the files follow the chosen kinds', () => {
+  const opts = { name: 'x', parent: '.', svcbootVersion: '^0.1.0', tarballs: undefined, vendor: false };
+  const kv = new Map(scaffoldFiles({ ...opts, features: ['kvstore'] }));
+  expect([...kv.keys()]).not.toContain('api/v1/greeter.proto');
+  expect([...kv.keys()]).not.toContain('src/main.test.ts');
+  expect(kv.get('boot.yaml')).toContain('kvstore:\n  - name: redis');
+  expect(kv.get('boot.yaml')).not.toContain('grpc:');
+  expect(JSON.parse(kv.get('package.json')!).dependencies).toEqual({ '@svcboot/entry-core': '^0.1.0', '@svcboot/entry-kv': '^0.1.0' });
+
+  const grpc = new Map(scaffoldFiles({ ...opts, features: ['grpc'] }));
+  expect(grpc.get('api/v1/greeter.proto')).toMatch(/package api\.v1;[\s\S]*service Greeter \{\s*rpc Hello \(HelloRequest\) returns \(HelloResponse\)[\s\S]*message HelloRequest \{\}[\s\S]*string message = 1;/);
+  expect(grpc.get('api/v1/gw_mapping.yaml')).toBe('type: google.api.Service\nconfig_version: 3\n\nhttp:\n  rules:\n    - selector: api.v1.Greeter.Hello\n      get: /v1/hello\n');
+  expect(grpc.get('README.md')).toContain('npm install\nnpm run build\nnpm start');
+});
+
+test('--with parsing', () => {
+  expect(parseFeatures('httpserver, grpc')).toEqual(['grpc', 'httpserver']);
+  expect(() => parseFeatures('')).toThrow(/names no entry kind/);
+  expect(() => parseFeatures('grpc,redis')).toThrow(/unknown "redis"/);
+});
