@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '@svcboot/testkit';
+import { freePort, waitFor } from '@svcboot/testkit';
 import { kvEntry } from './index.js';
 import { bootWithLogs, redisCli, startSentinelGroup, type SentinelGroupProcesses } from './test-support/index.js';
 
@@ -68,6 +68,19 @@ describe('sentinel (master + replica + three sentinels started by the harness)',
       expect(message).toContain('master "svcmaster"');
       expect(message).not.toContain(wrong);
       expect(message).not.toContain(password);
+    } finally {
+      await logged.cleanup();
+    }
+  });
+
+  it('fails bootstrap when no sentinel answers, naming the sentinels and the master', async () => {
+    const addrs = [`127.0.0.1:${await freePort()}`, `127.0.0.1:${await freePort()}`];
+    const logged = await bootWithLogs({ kvstore: [{ name: 'ha', addrs, masterName: 'svcmaster', dialTimeoutMs: 1000 }] });
+    try {
+      const err = await logged.app.bootstrap().catch((e: unknown) => e);
+      const message = (err as Error).message;
+      expect(message).toContain(`kvstore[ha]: cannot reach redis (sentinel) at [${addrs.join(', ')}]`);
+      expect(message).toContain("All sentinels are unreachable");
     } finally {
       await logged.cleanup();
     }

@@ -61,24 +61,20 @@ describe('single node (127.0.0.1:6379)', () => {
     await client.del(`${prefix}db`);
   });
 
-  it('fails bootstrap on a down address within dialTimeoutMs, naming entry and address', async () => {
+  it('fails bootstrap on a refused address at once, naming entry, mode, address and cause', async () => {
     const port = await freePort();
     const { app, appLog } = await bootKv([{ name: 'down', addrs: [`127.0.0.1:${port}`], dialTimeoutMs: 1500, pass: 'Sup3r-Secret-Pw' }]);
-    const started = Date.now();
     const err = await app.bootstrap().catch((e: unknown) => e);
-    const elapsed = Date.now() - started;
     expect(err).toBeInstanceOf(BootstrapError);
     const message = (err as Error).message;
     expect(message).toContain(`kvstore[down]: cannot reach redis (single) at [127.0.0.1:${port}]`);
     expect(message).toContain("ECONNREFUSED");
     expect(message).not.toContain('Sup3r-Secret-Pw');
-    // The dial timeout bounds the wait (with slack for a loaded machine, far below the 60 s bootstrap timeout).
-    expect(elapsed).toBeLessThan(1500 + 3000);
     await app.shutdown();
     expect(await appLog()).not.toContain('Sup3r-Secret-Pw');
   });
 
-  it('fails within dialTimeoutMs when the address accepts but never answers', async () => {
+  it('fails at dialTimeoutMs when the address accepts but never answers', async () => {
     // A redis-server stopped with SIGSTOP accepts TCP connections (the kernel does) but never replies.
     const server = await startRedis();
     cleanups.push(() => server.stop());
