@@ -9,7 +9,7 @@ import { httpEntry } from '@svcboot/entry-http';
 import '@svcboot/entry-sql';
 import { waitFor } from '@svcboot/testkit';
 import { registerRoutes } from './routes.js';
-import { startPrivatePostgres } from './test-support/private-postgres.js';
+import { startPrivatePostgres } from '@svcboot/entry-sql/test-support';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SHARED = '127.0.0.1:5432';

@@ -8,6 +8,7 @@ import { relationalDbEntry } from './index.js';
 import { connectMaintenance, createDatabase as createAfterLookup } from './auto-create.js';
 import { adminQuery, bootText, createDatabase, databaseExists, dropDatabase, PG_ADDR, scratch, uniqueDatabase } from './test-support/pg.js';
 import { relationalDbYaml } from './test-support/yaml.js';
+import { startPrivatePostgres } from './test-support/private-postgres.js';
 
 const SECRET = 'Sup3r-s3cret-pw';
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -136,6 +137,24 @@ describe('bootstrap failures', () => {
     expect(err.message).toMatch(new RegExp(`cannot connect to database "app" at 127\\.0\\.0\\.1:${port} \\(user postgres\\): .*ECONNREFUSED`));
     expect(err.message).not.toContain(SECRET);
     expect(await log()).not.toContain(SECRET);
+  });
+
+  it('authenticates with user and pass; a wrong pass fails naming the user, never the password', async () => {
+    const server = await startPrivatePostgres({ password: SECRET });
+    cleanups.push(() => server.remove());
+    const good = await setup(relationalDbYaml({ addr: server.addr, pass: SECRET, database: [{ name: 'app', autoCreate: true }] }), []);
+    await good.app.bootstrap();
+    const { rows } = await sql<{ who: string }>`select current_user as who`.execute(relationalDbEntry(good.app, 'sql').db('app'));
+    expect(rows).toEqual([{ who: 'postgres' }]);
+    const wrong = 'Wr0ng-pass-word';
+    const bad = await setup(relationalDbYaml({ addr: server.addr, pass: wrong, database: [{ name: 'app' }] }), []);
+    const err = (await bad.app.bootstrap().catch((e: unknown) => e)) as Error;
+    expect(err.message).toContain(`cannot connect to database "app" at ${server.addr} (user postgres): password authentication failed for user "postgres"`);
+    expect(err.message).toContain('check user and pass');
+    expect(err.message).not.toContain(wrong);
+    expect(await bad.log()).not.toContain(wrong);
+    const nobody = await setup(relationalDbYaml({ user: 'svcboot_nobody', database: [{ name: 'postgres' }] }), []);
+    await expect(nobody.app.bootstrap()).rejects.toThrow(/\(user svcboot_nobody\): role "svcboot_nobody" does not exist/);
   });
 
   it('gives up after connectTimeoutMs on a server that never answers', async () => {

@@ -92,7 +92,7 @@ export class SqlDatabase {
       await this.pool.query('SELECT 1');
     } catch (err) {
       const hint =
-        sqlState(err) === '3D000' ? '; create it, or set autoCreate: true on this database' : sqlState(err) === '28P01' ? '; check user and pass' : '';
+        sqlState(err) === '3D000' ? '; create it, or set autoCreate: true on this database' : sqlState(err) === '28P01' || sqlState(err) === '28000' ? '; check user and pass' : '';
       throw new Error(`cannot connect to ${this.where}: ${deps.redact(describeError(err))}${hint}`, { cause: err });
     }
     deps.logger.info(`Connecting to database [${config.name}] success`);

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, run } from '@svcboot/testkit';
@@ -24,23 +24,37 @@ function binDir(): string {
   return path.join(root, versions[0], 'bin');
 }
 
+async function serverUserIds(): Promise<{ uid: number; gid: number }> {
+  const { stdout: uid } = await run('id', ['-u', 'postgres']);
+  const { stdout: gid } = await run('id', ['-g', 'postgres']);
+  return { uid: Number(uid.trim()), gid: Number(gid.trim()) };
+}
+
 /** initdb and pg_ctl refuse to run as root: run them as the postgres user then. */
 async function asServerUser(cmd: string, args: string[]): Promise<void> {
   if (process.getuid?.() === 0) await run('runuser', ['-u', 'postgres', '--', cmd, ...args]);
   else await run(cmd, args);
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+/**
+ * initdb + pg_ctl start. Without `password` every connection is trusted; with it, TCP
+ * connections must give it (scram-sha-256) for user postgres.
+ */
+export async function startPrivatePostgres(options: { password?: string } = {}): Promise<PrivatePostgres> {
   const bin = binDir();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-pg-'));
-  if (process.getuid?.() === 0) {
-    const { stdout } = await run('id', ['-u', 'postgres']);
-    const { stdout: gid } = await run('id', ['-g', 'postgres']);
-    await chown(dir, Number(stdout.trim()), Number(gid.trim()));
-  }
+  const owner = process.getuid?.() === 0 ? await serverUserIds() : undefined;
+  if (owner) await chown(dir, owner.uid, owner.gid);
   const data = path.join(dir, 'data');
   const port = await freePort();
-  await asServerUser(path.join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync']);
+  const auth = ['-A', 'trust'];
+  if (options.password !== undefined) {
+    const pwfile = path.join(dir, 'pwfile');
+    await writeFile(pwfile, `${options.password}\n`, { mode: 0o600 });
+    if (owner) await chown(pwfile, owner.uid, owner.gid);
+    auth.splice(0, 2, '--auth-local=trust', '--auth-host=scram-sha-256', `--pwfile=${pwfile}`);
+  }
+  await asServerUser(path.join(bin, 'initdb'), ['-D', data, '-U', 'postgres', ...auth, '-E', 'UTF8', '--no-sync']);
   let running = false;
   const ctl = (args: string[]) => asServerUser(path.join(bin, 'pg_ctl'), ['-D', data, '-w', '-t', '60', ...args]);
   const cluster: PrivatePostgres = {
