@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '@svcboot/entry-core';
+import { boot, ConfigError } from '@svcboot/entry-core';
+import { relationalDbEntry } from './index.js';
 import { relationalDbSchema } from './config.js';
 import { parseParams } from './params.js';
 import { inlineParameters } from './simple-protocol.js';
@@ -79,6 +80,25 @@ describe('relationaldb options', () => {
       await expect(bootText(tmp.dir, relationalDbYaml({ database: [{ name: 'x', autocreate: true }] }))).rejects.toThrow(/autocreate.*did you mean "autoCreate"/s);
     } finally {
       await tmp.cleanup();
+    }
+  });
+});
+
+describe('domain', () => {
+  it('defaults to *: the item for $DOMAIN wins, the unmarked one serves every other domain', async () => {
+    const configText = [
+      'relationaldb:',
+      '  - { name: sql, enabled: true, description: everywhere, addr: "any-host:5432", database: [{ name: app }] }',
+      '  - { name: sql, enabled: true, domain: prod, description: production, addr: "prod-host:5432", database: [{ name: app }] }',
+    ].join('\n');
+    for (const [domain, addr, description] of [
+      ['prod', 'prod-host:5432', 'production'],
+      ['dev', 'any-host:5432', 'everywhere'],
+    ] as const) {
+      const app = await boot({ configText, argv: [], env: { DOMAIN: domain } });
+      const entry = relationalDbEntry(app, 'sql');
+      expect([entry.config.addr, entry.config.domain, entry.description]).toEqual([addr, domain === 'prod' ? 'prod' : '*', description]);
+      await app.shutdown();
     }
   });
 });
