@@ -137,7 +137,7 @@ describe('bundles', () => {
   });
 
   test('the ts bundle needs only npm', () => {
-    expect(planInstall('ts', machines.withoutGo).map((p) => p.recipe.kind)).toEqual(['npm', 'npm', 'npm', 'npm']);
+    expect(planInstall('ts', machines.withoutGo).map((p) => p.recipe.kind)).toEqual(['npm', 'npm', 'npm', 'npm', 'npm']);
   });
 
   test('--version is refused for a bundle', () => {

@@ -193,6 +193,13 @@ export const TOOLS: readonly ToolSpec[] = [
     recipes: [{ kind: 'npm', package: '@bufbuild/protoc-gen-es' }],
   },
   {
+    name: 'protoc-gen-ts_proto',
+    summary: 'protoc-gen-ts_proto: TypeScript messages and grpc-js service definitions (ts-proto)',
+    version: '2.18.0',
+    bins: ['protoc-gen-ts_proto'],
+    recipes: [{ kind: 'npm', package: 'ts-proto' }],
+  },
+  {
     name: 'proto-loader-gen-types',
     summary: 'proto-loader-gen-types: TypeScript types for @grpc/grpc-js services loaded by @grpc/proto-loader',
     version: '0.8.1',
@@ -223,8 +230,8 @@ export const BUNDLES: readonly BundleSpec[] = [
   {
     name: 'ts',
     aliases: [],
-    summary: 'what a TypeScript svcboot service uses: buf, protoc, protoc-gen-es and proto-loader-gen-types',
-    tools: ['buf', 'protobuf', 'protoc-gen-es', 'proto-loader-gen-types'],
+    summary: 'what a TypeScript svcboot service uses: buf, protoc, protoc-gen-es, protoc-gen-ts_proto and proto-loader-gen-types',
+    tools: ['buf', 'protobuf', 'protoc-gen-es', 'protoc-gen-ts_proto', 'proto-loader-gen-types'],
   },
 ];
 

@@ -8,7 +8,23 @@ export interface GenPlugin {
   name: string;
   out: string;
   opts: string[];
+  /** The remote plugin (buf.build/...) this local one stands in for. */
+  remote?: string;
 }
+
+/**
+ * Remote (Buf Schema Registry) plugins and the local protoc plugin that generates the same,
+ * so a template written for the registry also runs with protoc and no network.
+ */
+export const REMOTE_EQUIVALENTS: Readonly<Record<string, string>> = {
+  'buf.build/bufbuild/es': 'es',
+  'buf.build/community/stephenh-ts-proto': 'ts_proto',
+  'buf.build/grpc-ecosystem/openapiv2': 'openapiv2',
+  'buf.build/grpc-ecosystem/gateway': 'grpc-gateway',
+  'buf.build/protocolbuffers/go': 'go',
+  'buf.build/grpc/go': 'go-grpc',
+  'buf.build/community/pseudomuto-doc': 'doc',
+};
 
 type Raw = Record<string, unknown>;
 
@@ -31,19 +47,25 @@ export function readGenPlugins(file: string): GenPlugin[] {
   for (const [i, item] of asList(doc['plugins']).entries()) {
     const p = (item ?? {}) as Raw;
     const where = `${file}: plugins[${i}]`;
-    let name = str(p['protoc_builtin']) || str(p['name']) || str(p['plugin']);
+    let name = str(p['protoc_builtin']) || str(p['name']) || str(p['plugin']) || str(p['remote']);
     const local = p['local'];
     if (!name && local !== undefined) {
       const cmd = Array.isArray(local) ? str(local[0]) : str(local);
-      name = path.basename(cmd).replace(/^protoc-gen-/, '');
+      name = path.basename(cmd);
     }
-    if (p['remote'] !== undefined || name.includes('/')) throw new Error(`${where} is a remote plugin; it needs buf (\`svc install buf\`), or list a local plugin instead`);
-    if (!name) throw new Error(`${where} names no plugin (local, protoc_builtin, name or plugin)`);
+    if (!name) throw new Error(`${where} names no plugin (local, remote, protoc_builtin, name or plugin)`);
+    let remote: string | undefined;
+    if (name.includes('/')) {
+      remote = name.replace(/:[^/]*$/, '');
+      const equivalent = REMOTE_EQUIVALENTS[remote];
+      if (!equivalent) throw new Error(`${where} is the remote plugin ${remote}, which has no local equivalent known to svc; run it with buf and network access, or list a local plugin`);
+      name = equivalent;
+    }
     name = name.replace(/^protoc-gen-/, '');
     const outDir = str(p['out']);
     if (!outDir) throw new Error(`${where} (${name}) has no \`out\``);
     const opts = asList(p['opt']).map(String).filter(Boolean);
-    out.push({ name, out: outDir, opts });
+    out.push({ name, out: outDir, opts, ...(remote ? { remote } : {}) });
   }
   if (out.length === 0) throw new Error(`${file} lists no plugins`);
   return out;

@@ -9,9 +9,11 @@ import { DEFAULT_VENDOR_DIR, GOOGLEAPIS_PACKAGE, GOOGLEAPIS_VERSION, vendorGoogl
 export const PB_USAGE = `svc pb vendor [--out DIR] [--version V]
     Copy google/api/{annotations,http,httpbody}.proto and google/rpc/{code,error_details,status}.proto
     from the npm package ${GOOGLEAPIS_PACKAGE} (default ${GOOGLEAPIS_VERSION}) into DIR (default ${DEFAULT_VENDOR_DIR}).
-svc pb gen [--template buf.gen.yaml] [--runner auto|buf|protoc] [--boot boot.yaml] [--openapi-out gen/openapi] [--no-openapi]
-    Run buf.gen.yaml with buf (or the same plugins with protoc when buf is not installed), then write
-    <openapi-out>/<entry>.swagger.json for each grpc entry of boot.yaml: the document that entry serves.
+svc pb gen [--template buf.gen.yaml] [--runner auto|buf|protoc] [--skip-plugin NAME]... [--boot boot.yaml]
+           [--openapi-out gen/openapi] [--no-openapi]
+    Run buf.gen.yaml with buf (or the same plugins with protoc when buf is not installed; known remote
+    plugins become their local protoc-gen-*), then write <openapi-out>/<entry>.swagger.json for each
+    grpc entry of boot.yaml: the document that entry serves.
 svc pb lint
     buf lint (buf from .svc/bin, node_modules/.bin or PATH).`;
 
@@ -34,11 +36,12 @@ export async function pbCommand(argv: readonly string[], out: (line: string) => 
           boot: { type: 'string', default: 'boot.yaml' },
           'openapi-out': { type: 'string', default: path.join('gen', 'openapi') },
           'no-openapi': { type: 'boolean', default: false },
+          'skip-plugin': { type: 'string', multiple: true, default: [] },
         },
       });
       const runner = values.runner;
       if (runner !== 'auto' && runner !== 'buf' && runner !== 'protoc') throw new Error(`--runner must be auto, buf or protoc, not "${runner}"`);
-      const used = await generateCode({ cwd, template: values.template, runner, out });
+      const used = await generateCode({ cwd, template: values.template, runner, skip: values['skip-plugin'], out });
       out(`generated code with ${used}`);
       if (!values['no-openapi']) {
         const files = await writeOpenApi(cwd, values.boot, values['openapi-out']);

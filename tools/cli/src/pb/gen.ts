@@ -10,8 +10,13 @@ export interface GenOptions {
   template: string;
   /** `auto`: buf when it is installed, else protoc; `protoc`: always protoc. */
   runner: 'auto' | 'buf' | 'protoc';
+  /** Plugins (by name, e.g. `openapiv2`) the protoc run leaves out. */
+  skip: readonly string[];
   out: (line: string) => void;
 }
+
+/** Plugins protoc has built in: they need no protoc-gen-* executable. */
+const PROTOC_BUILTINS = new Set(['cpp', 'csharp', 'java', 'kotlin', 'objc', 'php', 'pyi', 'python', 'ruby', 'rust', 'upb']);
 
 async function protoFiles(dir: string): Promise<string[]> {
   const found: string[] = [];
@@ -28,8 +33,11 @@ async function protoFiles(dir: string): Promise<string[]> {
 }
 
 /** The protoc command line equivalent to `buf generate` with this template and workspace. */
-export async function protocArgs(cwd: string, template: string): Promise<{ args: string[]; outDirs: string[] }> {
-  const plugins = readGenPlugins(path.join(cwd, template));
+export async function protocArgs(cwd: string, template: string, skip: readonly string[] = [], out: (line: string) => void = () => {}): Promise<{ args: string[]; outDirs: string[] }> {
+  const all = readGenPlugins(path.join(cwd, template));
+  const unknown = skip.filter((s) => !all.some((p) => p.name === s));
+  if (unknown.length) throw new Error(`--skip-plugin ${unknown.join(', ')}: ${template} has no such plugin (it has ${all.map((p) => p.name).join(', ')})`);
+  const plugins = all.filter((p) => !skip.includes(p.name));
   const roots = readProtoRoots(cwd);
   const args: string[] = [];
   for (const root of roots) {
@@ -37,8 +45,12 @@ export async function protocArgs(cwd: string, template: string): Promise<{ args:
     args.push(`-I${root}`);
   }
   for (const p of plugins) {
+    if (p.remote) out(`${p.remote}: using the local protoc-gen-${p.name}`);
     const exe = findProjectTool(`protoc-gen-${p.name}`, cwd);
     if (exe) args.push(`--plugin=protoc-gen-${p.name}=${exe}`);
+    else if (!PROTOC_BUILTINS.has(p.name)) {
+      throw new Error(`protoc-gen-${p.name} (a plugin in ${template}) is not installed; run \`svc install protoc-gen-${p.name}\` (\`svc install help\` lists what it can install), or leave it out with --skip-plugin ${p.name}`);
+    }
     args.push(`--${p.name}_out=${p.out}`);
     if (p.opts.length) args.push(`--${p.name}_opt=${p.opts.join(',')}`);
   }
@@ -52,6 +64,7 @@ export async function generateCode(o: GenOptions): Promise<'buf' | 'protoc'> {
   if (!existsSync(templateFile)) throw new Error(`${o.template} not found in ${o.cwd}; \`svc new\` writes one, or pass --template`);
   const buf = o.runner === 'protoc' ? undefined : findProjectTool('buf', o.cwd);
   if (buf) {
+    if (o.skip.length) throw new Error('--skip-plugin applies to the protoc run; add --runner protoc');
     o.out(`buf generate --template ${o.template}`);
     await runTool(buf, ['generate', '--template', o.template], o.cwd, o.out);
     return 'buf';
@@ -59,7 +72,7 @@ export async function generateCode(o: GenOptions): Promise<'buf' | 'protoc'> {
   if (o.runner === 'buf') throw new Error('buf is not installed here; run `svc install buf`');
   const protoc = findProjectTool('protoc', o.cwd);
   if (!protoc) throw new Error('neither buf nor protoc is installed here; run `svc install buf` (or `svc install protobuf`)');
-  const { args, outDirs } = await protocArgs(o.cwd, o.template);
+  const { args, outDirs } = await protocArgs(o.cwd, o.template, o.skip, o.out);
   for (const d of outDirs) await mkdir(path.join(o.cwd, d), { recursive: true });
   o.out(`protoc ${args.join(' ')}`);
   await runTool(protoc, args, o.cwd, o.out);
