@@ -54,7 +54,7 @@ export class OnePortListener {
       socket.once('close', () => this.sockets.delete(socket));
     };
     if (options.tls) {
-      const server = tls.createServer({ cert: options.tls.cert, key: options.tls.key, ALPNProtocols: ['h2', 'http/1.1'] });
+      const server = tls.createServer({ cert: options.tls.cert, key: options.tls.key, ALPNProtocols: ['h2', 'http/1.1'], noDelay: true });
       server.on('connection', track);
       server.on('secureConnection', (socket: tls.TLSSocket) => {
         if (socket.alpnProtocol === 'h2') sinks.http2(socket);
@@ -62,7 +62,8 @@ export class OnePortListener {
       });
       this.server = server;
     } else {
-      this.server = net.createServer((socket) => {
+      // Small gRPC and REST responses must not wait for Nagle's algorithm.
+      this.server = net.createServer({ noDelay: true }, (socket) => {
         track(socket);
         sniff(socket, sinks);
       });

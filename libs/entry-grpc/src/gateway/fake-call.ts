@@ -20,8 +20,9 @@ export function statusFromError(err: unknown): GatewayStatus {
   return { code: 2, message: String(err) };
 }
 
-interface CallBase {
-  metadata: Metadata;
+export interface CallBase {
+  /** Builds the request metadata; called at most once, when the handler first reads it. */
+  metadata(): Metadata;
   request: unknown;
   peer: string;
   path: string;
@@ -30,14 +31,16 @@ interface CallBase {
 
 /** The parts of grpc-js's ServerUnaryCall a handler uses, for an in-process gateway call. */
 export class GatewayUnaryCall extends EventEmitter {
-  readonly metadata: Metadata;
   readonly request: unknown;
   cancelled = false;
   private sent = false;
+  private md: Metadata | undefined;
   constructor(private readonly base: CallBase) {
     super();
-    this.metadata = base.metadata;
     this.request = base.request;
+  }
+  get metadata(): Metadata {
+    return (this.md ??= this.base.metadata());
   }
   getPeer(): string {
     return this.base.peer;
@@ -64,8 +67,8 @@ export class GatewayUnaryCall extends EventEmitter {
 
 /** grpc-js's ServerWritableStream for the gateway: each written message goes to `onMessage`. */
 export class GatewayWritableCall extends Writable {
-  readonly metadata: Metadata;
   readonly request: unknown;
+  private md: Metadata | undefined;
   cancelled = false;
   /** Trailing metadata passed to `end(metadata)`. */
   trailer: Metadata | undefined;
@@ -75,8 +78,10 @@ export class GatewayWritableCall extends Writable {
     private readonly onMessage: (msg: unknown) => void,
   ) {
     super({ objectMode: true });
-    this.metadata = base.metadata;
     this.request = base.request;
+  }
+  get metadata(): Metadata {
+    return (this.md ??= this.base.metadata());
   }
   // grpc-js lets a handler end the stream with trailing metadata: `call.end(metadata)`.
   override end(...args: unknown[]): this {

@@ -7,7 +7,9 @@ import { codeName, httpStatusFromCode } from '../codes.js';
 import { attachContext } from '../interceptor.js';
 import type { RegisteredMethod } from '../services.js';
 import { GatewayHeaders, metadataFromHeaders, writeMetadataHeaders } from './headers.js';
-import { GatewayUnaryCall, GatewayWritableCall, statusFromError, type GatewayStatus } from './fake-call.js';
+import { GatewayUnaryCall, GatewayWritableCall, statusFromError, type CallBase, type GatewayStatus } from './fake-call.js';
+
+const OK: GatewayStatus = { code: 0, message: '' };
 import { JsonInputError, fieldByAnyName, jsonName, jsonToPlain, messageToJson, setFromText, type MarshalOptions } from './json.js';
 import type { HttpBinding } from './rules.js';
 import { compileTemplate, type PathTemplate } from './template.js';
@@ -150,14 +152,14 @@ export class Gateway {
       const route = list[i]!;
       const values = route.template.match(pathname);
       if (values) {
-        void this.serve(route, values, pathname, query, req, res);
+        this.serve(route, values, pathname, query, req, res);
         return true;
       }
     }
     return false;
   }
 
-  private async serve(route: GatewayRoute, values: string[], pathname: string, query: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private serve(route: GatewayRoute, values: string[], pathname: string, query: string, req: IncomingMessage, res: ServerResponse): void {
     const svc = this.options.svcStyle;
     const ua = req.headers['user-agent'] ?? '';
     const socket = req.socket;
@@ -173,49 +175,65 @@ export class Gateway {
     };
     const ctx = new CallContext(info, new GatewayHeaders(req.headers, res, svc ? '' : 'Grpc-Metadata-'));
     this.chain.before(ctx);
-    let status: GatewayStatus;
-    try {
-      const request = await this.requestMessage(route, values, query, req);
-      const metadata = metadataFromHeaders(req.headers, svc);
-      attachContext(metadata, ctx);
-      status = route.method.definition.responseStream
-        ? await this.callServerStream(route, request, metadata, info, res)
-        : await this.callUnary(route, request, metadata, info, res);
-    } catch (err) {
+    const done = (status: GatewayStatus): void => {
+      ctx.resCode = codeName(status.code);
+      if (status.code !== 0) ctx.error = status.message;
+      this.chain.after(ctx);
+    };
+    const fail = (err: unknown): void => {
+      let status: GatewayStatus;
       if (err instanceof GatewayRejection) status = { code: err.code, message: err.message };
       else if (err instanceof JsonInputError) status = { code: 3, message: err.message };
       else status = statusFromError(err);
       this.writeError(res, status, err instanceof GatewayRejection ? err.httpStatus : undefined);
+      done(status);
+    };
+    const dispatch = (body: Buffer | undefined): void => {
+      let request: unknown;
+      try {
+        request = this.requestMessage(route, values, query, body);
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      const base: CallBase = {
+        metadata: () => {
+          const md = metadataFromHeaders(req.headers, svc);
+          attachContext(md, ctx);
+          return md;
+        },
+        request,
+        peer: info.remoteAddr,
+        path: route.method.path,
+        onMetadata: (md) => writeMetadataHeaders(res, md, svc, false),
+      };
+      if (route.method.definition.responseStream) this.callServerStream(route, base, res, done);
+      else this.callUnary(route, base, res, done);
+    };
+    if (route.binding.body) readBody(req, this.options.maxBodyBytes).then(dispatch, fail);
+    else {
+      if (!req.complete) req.resume();
+      dispatch(undefined);
     }
-    ctx.resCode = codeName(status.code);
-    if (status.code !== 0) ctx.error = status.message;
-    this.chain.after(ctx);
   }
 
-  private async requestMessage(route: GatewayRoute, values: string[], query: string, req: IncomingMessage): Promise<unknown> {
+  private requestMessage(route: GatewayRoute, values: string[], query: string, raw: Buffer | undefined): unknown {
     const { binding, requestType } = route;
     const discard = this.options.discardUnknown;
     let json: Record<string, unknown> = {};
-    if (binding.body) {
-      const raw = await readBody(req, this.options.maxBodyBytes);
-      let parsed: unknown = undefined;
-      if (raw.length > 0) {
-        try {
-          parsed = JSON.parse(raw.toString('utf8'));
-        } catch (err) {
-          throw new GatewayRejection(3, `request body is not valid JSON: ${(err as Error).message}`, 400);
-        }
+    if (raw !== undefined && raw.length > 0) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(raw.toString('utf8'));
+      } catch (err) {
+        throw new GatewayRejection(3, `request body is not valid JSON: ${(err as Error).message}`, 400);
       }
       if (binding.body === '*') {
-        if (parsed !== undefined) {
-          if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new JsonInputError(`request body must be a JSON object`);
-          json = parsed as Record<string, unknown>;
-        }
-      } else if (parsed !== undefined) {
+        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new JsonInputError(`request body must be a JSON object`);
+        json = parsed as Record<string, unknown>;
+      } else {
         json[route.bodyField!.name] = parsed;
       }
-    } else if (req.readable) {
-      req.resume();
     }
     const vars = route.template.variables;
     for (let i = 0; i < vars.length; i++) setFromText(requestType, json, vars[i]!, [values[i]!], discard);
@@ -248,101 +266,93 @@ export class Gateway {
     return only[marshal.useProtoNames ? f.name : jsonName(f)] ?? (f.repeated ? [] : f.map ? {} : null);
   }
 
-  private callUnary(route: GatewayRoute, request: unknown, metadata: Metadata, info: CallInfo, res: ServerResponse): Promise<GatewayStatus> {
+  private callUnary(route: GatewayRoute, base: CallBase, res: ServerResponse, done: (s: GatewayStatus) => void): void {
     const svc = this.options.svcStyle;
-    return new Promise((resolve) => {
-      const call = new GatewayUnaryCall({
-        metadata,
-        request,
-        peer: info.remoteAddr,
-        path: route.method.path,
-        onMetadata: (md) => writeMetadataHeaders(res, md, svc, false),
-      });
-      res.once('close', () => {
-        if (!res.writableFinished) call.cancel();
-      });
-      const callback = (err: unknown, value?: unknown, trailer?: Metadata): void => {
-        if (err) {
-          const status = statusFromError(err);
-          if (status.trailer) writeMetadataHeaders(res, status.trailer, svc, true);
-          this.writeError(res, status);
-          resolve(status);
-          return;
-        }
-        if (trailer) writeMetadataHeaders(res, trailer, svc, true);
-        let body: string;
-        try {
-          body = JSON.stringify(this.toJson(route, value), null, this.options.indent);
-        } catch (e) {
-          const status = { code: 13, message: `cannot serialize the response: ${(e as Error).message}` };
-          this.writeError(res, status);
-          resolve(status);
-          return;
-        }
-        res.statusCode = 200;
-        res.setHeader('Content-Type', 'application/json');
-        res.end(body);
-        resolve({ code: 0, message: '' });
-      };
-      const handler = route.method.handler;
-      if (!handler) return callback({ code: 12, details: `method ${route.method.path} is not implemented` });
-      try {
-        (handler as unknown as (c: GatewayUnaryCall, cb: typeof callback) => void)(call, callback);
-      } catch (err) {
-        callback(err);
+    const call = new GatewayUnaryCall(base);
+    let settled = false;
+    const onClose = (): void => {
+      if (!settled) call.cancel();
+    };
+    res.once('close', onClose);
+    const callback = (err: unknown, value?: unknown, trailer?: Metadata): void => {
+      if (settled) return;
+      settled = true;
+      res.off('close', onClose);
+      if (err) {
+        const status = statusFromError(err);
+        if (status.trailer) writeMetadataHeaders(res, status.trailer, svc, true);
+        this.writeError(res, status);
+        done(status);
+        return;
       }
-    });
+      if (trailer) writeMetadataHeaders(res, trailer, svc, true);
+      let body: string;
+      try {
+        body = JSON.stringify(this.toJson(route, value), null, this.options.indent);
+      } catch (e) {
+        const status = { code: 13, message: `cannot serialize the response: ${(e as Error).message}` };
+        this.writeError(res, status);
+        done(status);
+        return;
+      }
+      res.statusCode = 200;
+      res.setHeader('Content-Type', 'application/json');
+      res.end(body);
+      done(OK);
+    };
+    const handler = route.method.handler;
+    if (!handler) return callback({ code: 12, details: `method ${route.method.path} is not implemented` });
+    try {
+      (handler as unknown as (c: GatewayUnaryCall, cb: typeof callback) => void)(call, callback);
+    } catch (err) {
+      callback(err);
+    }
   }
 
   /** Server streaming as newline-delimited JSON: `{"result":…}` per message, `{"error":…}` on failure. */
-  private callServerStream(route: GatewayRoute, request: unknown, metadata: Metadata, info: CallInfo, res: ServerResponse): Promise<GatewayStatus> {
+  private callServerStream(route: GatewayRoute, base: CallBase, res: ServerResponse, done: (s: GatewayStatus) => void): void {
     const svc = this.options.svcStyle;
-    return new Promise((resolve) => {
-      const start = (): void => {
-        if (res.headersSent) return;
-        res.statusCode = 200;
-        res.setHeader('Content-Type', 'application/x-ndjson');
-      };
-      const call = new GatewayWritableCall(
-        { metadata, request, peer: info.remoteAddr, path: route.method.path, onMetadata: (md) => writeMetadataHeaders(res, md, svc, false) },
-        (msg) => {
-          start();
-          res.write(`${JSON.stringify({ result: this.toJson(route, msg) })}\n`);
-        },
-      );
-      let settled = false;
-      const settle = (status: GatewayStatus): void => {
-        if (settled) return;
-        settled = true;
-        resolve(status);
-      };
-      res.once('close', () => {
-        if (!res.writableFinished) {
-          call.cancel();
-          settle({ code: 1, message: 'the client went away' });
-        }
-      });
-      const fail = (err: unknown): void => {
-        const status = statusFromError(err);
-        if (!res.headersSent) this.writeError(res, status);
-        else res.end(`${JSON.stringify({ error: statusBody(status) })}\n`);
-        settle(status);
-      };
-      call.once('error', fail);
-      call.once('finish', () => {
-        if (call.trailer && !res.headersSent) writeMetadataHeaders(res, call.trailer, svc, true);
-        start();
-        res.end();
-        settle({ code: 0, message: '' });
-      });
-      const handler = route.method.handler;
-      if (!handler) return fail({ code: 12, details: `method ${route.method.path} is not implemented` });
-      try {
-        (handler as unknown as (c: GatewayWritableCall) => void)(call);
-      } catch (err) {
-        fail(err);
+    const start = (): void => {
+      if (res.headersSent) return;
+      res.statusCode = 200;
+      res.setHeader('Content-Type', 'application/x-ndjson');
+    };
+    const call = new GatewayWritableCall(base, (msg) => {
+      start();
+      res.write(`${JSON.stringify({ result: this.toJson(route, msg) })}\n`);
+    });
+    let settled = false;
+    const settle = (status: GatewayStatus): void => {
+      if (settled) return;
+      settled = true;
+      done(status);
+    };
+    res.once('close', () => {
+      if (!res.writableFinished && !settled) {
+        call.cancel();
+        settle({ code: 1, message: 'the client went away' });
       }
     });
+    const fail = (err: unknown): void => {
+      const status = statusFromError(err);
+      if (!res.headersSent) this.writeError(res, status);
+      else res.end(`${JSON.stringify({ error: statusBody(status) })}\n`);
+      settle(status);
+    };
+    call.once('error', fail);
+    call.once('finish', () => {
+      if (call.trailer && !res.headersSent) writeMetadataHeaders(res, call.trailer, svc, true);
+      start();
+      res.end();
+      settle(OK);
+    });
+    const handler = route.method.handler;
+    if (!handler) return fail({ code: 12, details: `method ${route.method.path} is not implemented` });
+    try {
+      (handler as unknown as (c: GatewayWritableCall) => void)(call);
+    } catch (err) {
+      fail(err);
+    }
   }
 
   private writeError(res: ServerResponse, status: GatewayStatus, httpStatus?: number): void {

@@ -28,15 +28,28 @@ const WRAPPERS = new Set([
   'google.protobuf.BytesValue',
 ]);
 
+// Names are computed once per descriptor: messages are converted on every gateway call.
+const fullNames = new WeakMap<protobuf.ReflectionObject, string>();
+const jsonNames = new WeakMap<protobuf.Field, string>();
+
 function fullName(t: protobuf.ReflectionObject): string {
-  return t.fullName.startsWith('.') ? t.fullName.slice(1) : t.fullName;
+  let n = fullNames.get(t);
+  if (n === undefined) {
+    n = t.fullName.startsWith('.') ? t.fullName.slice(1) : t.fullName;
+    fullNames.set(t, n);
+  }
+  return n;
 }
 
-/** proto3's default JSON name: `foo_bar` → `fooBar`. */
+/** proto3's default JSON name: `foo_bar` → `fooBar` (or the field's `json_name`). */
 export function jsonName(field: protobuf.Field): string {
-  const explicit = (field.options as Record<string, unknown> | undefined)?.['json_name'];
-  if (typeof explicit === 'string') return explicit;
-  return field.name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  let n = jsonNames.get(field);
+  if (n === undefined) {
+    const explicit = (field.options as Record<string, unknown> | undefined)?.['json_name'];
+    n = typeof explicit === 'string' ? explicit : field.name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+    jsonNames.set(field, n);
+  }
+  return n;
 }
 
 /** Finds a field by its proto name or JSON name. */
