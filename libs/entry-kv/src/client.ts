@@ -68,7 +68,8 @@ export class KvConnection {
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
       onAbort = () => reject(new Error('bootstrap was cancelled'));
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
     });
     try {
       await Promise.race([client.connect().then(() => client.ping()), deadline]);

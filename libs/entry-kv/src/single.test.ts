@@ -45,6 +45,24 @@ describe('single node (127.0.0.1:6379)', () => {
     expect(rec).toMatch(/operation=Bootstrap\nresCode=OK/);
   });
 
+  it('shutdown QUITs: a command still running on the server gets its reply', async () => {
+    // A server of its own: the slow script blocks it for 300 ms.
+    const server = await startRedis();
+    cleanups.push(() => server.stop());
+    const { app } = await bootKv([{ name: 'redis', addrs: [server.addr] }]);
+    await app.bootstrap();
+    const client = kvEntry(app, 'redis').redis();
+    const busy = "local t0 = redis.call('TIME') repeat local t = redis.call('TIME') until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > 300000 return 'done'";
+    const slow = client.eval(busy, 0);
+    const after = client.set('after-slow', 'v');
+    // ioredis has written both commands to the socket by now (the connection is ready).
+    const stopped = app.shutdown();
+    expect(await slow).toBe('done');
+    expect(await after).toBe('OK');
+    expect(await stopped).toBe(true);
+    expect(client.status).toBe('end');
+  });
+
   it('uses the configured db', async () => {
     const prefix = `svcboot-kv-test:${randomUUID()}:`;
     const { app } = await bootKv([{ name: 'redis', addrs: ['127.0.0.1:6379'], db: 3 }]);
