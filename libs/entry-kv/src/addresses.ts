@@ -7,6 +7,7 @@ const DEFAULT_PORT = 6379;
 
 /** `host:port`, `[v6]:port` or `host` (port 6379) into parts; a bad port is a clear error. */
 export function parseAddress(addr: string): HostPort {
+  if (addr.includes('://')) throw new Error(`address "${addr}" is a URL; write host:port (credentials go in user and pass)`);
   const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(addr);
   const [host, port] = v6 ? [v6[1]!, v6[2]] : splitLastColon(addr);
   if (host === '') throw new Error(`address "${addr}" has no host; write host:port`);

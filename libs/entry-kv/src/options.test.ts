@@ -73,6 +73,20 @@ describe('kvstore options', () => {
   });
 });
 
+describe('addresses in boot.yaml', () => {
+  it('a URL is a config error with the entry path, and its password is not echoed', async () => {
+    const err = await boot({
+      env: {},
+      argv: [],
+      configText: 'kvstore:\n  - name: redis\n    addrs: ["redis://u:Pw-In-Url-77@h:6379"]\n',
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    const message = (err as Error).message;
+    expect(message).toMatch(/kvstore\[redis\][\s\S]*is a URL; write host:port/);
+    expect(message).not.toContain('Pw-In-Url-77');
+  });
+});
+
 describe('mapping onto ioredis', () => {
   const base = kvEntrySchema.parse({ name: 'r', addrs: ['127.0.0.1:7000'], user: 'u', pass: 'p', db: 4 });
 
@@ -144,5 +158,6 @@ describe('mapping onto ioredis', () => {
     expect(parseAddress('[::1]:7000')).toEqual({ host: '::1', port: 7000 });
     expect(parseAddress('host')).toEqual({ host: 'host', port: 6379 });
     expect(() => parseAddress('host:abc')).toThrow(/invalid port/);
+    expect(() => parseAddress('redis://h:1')).toThrow(/is a URL; write host:port/);
   });
 });
