@@ -56,7 +56,8 @@ export function jsonName(field: protobuf.Field): string {
 export function fieldByAnyName(type: protobuf.Type, name: string): protobuf.Field | undefined {
   const direct = type.fields[name];
   if (direct) return direct;
-  return type.fieldsArray.find((f) => jsonName(f) === name);
+  const camel = name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  return type.fields[camel] ?? type.fieldsArray.find((f) => jsonName(f) === name);
 }
 
 // ---------------------------------------------------------------------------- message → JSON
@@ -155,11 +156,14 @@ function wktToJson(type: protobuf.Type, msg: Plain, o: MarshalOptions): Json | u
       return ((msg['values'] as Plain[] | undefined) ?? []).map((v) => messageToJson(valueType, v, o));
     }
     case 'google.protobuf.Value': {
-      if (msg['struct_value'] != null) return messageToJson(type.fields['struct_value']!.resolvedType as protobuf.Type, msg['struct_value'] as Plain, o);
-      if (msg['list_value'] != null) return messageToJson(type.fields['list_value']!.resolvedType as protobuf.Type, msg['list_value'] as Plain, o);
-      if (Object.prototype.hasOwnProperty.call(msg, 'string_value')) return String(msg['string_value']);
-      if (Object.prototype.hasOwnProperty.call(msg, 'number_value')) return Number(msg['number_value']);
-      if (Object.prototype.hasOwnProperty.call(msg, 'bool_value')) return Boolean(msg['bool_value']);
+      // protobufjs's bundled struct.proto names these fields in camelCase, a .proto file in snake_case.
+      const f = (n: string): protobuf.Field => fieldByAnyName(type, n)!;
+      const set = (n: string): boolean => Object.prototype.hasOwnProperty.call(msg, f(n).name) && msg[f(n).name] != null;
+      if (set('struct_value')) return messageToJson(f('struct_value').resolvedType as protobuf.Type, msg[f('struct_value').name] as Plain, o);
+      if (set('list_value')) return messageToJson(f('list_value').resolvedType as protobuf.Type, msg[f('list_value').name] as Plain, o);
+      if (set('string_value')) return String(msg[f('string_value').name]);
+      if (set('number_value')) return Number(msg[f('number_value').name]);
+      if (set('bool_value')) return Boolean(msg[f('bool_value').name]);
       return null;
     }
     case 'google.protobuf.Any':
@@ -297,14 +301,18 @@ function wktFromJson(type: protobuf.Type, name: string, json: unknown, discardUn
       return { paths: json === '' ? [] : json.split(',').map((p) => p.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)) };
     case 'google.protobuf.Empty':
       return {};
-    case 'google.protobuf.Struct':
+    case 'google.protobuf.Struct': {
       if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new JsonInputError(`${at}: expected a JSON object`);
-      return { fields: Object.fromEntries(Object.entries(json as Plain).map(([k, v]) => [k, valueFromJson(v)])) };
-    case 'google.protobuf.ListValue':
+      const valueType = type.fields['fields']!.resolvedType as protobuf.Type;
+      return { fields: Object.fromEntries(Object.entries(json as Plain).map(([k, v]) => [k, valueFromJson(valueType, v)])) };
+    }
+    case 'google.protobuf.ListValue': {
       if (!Array.isArray(json)) throw new JsonInputError(`${at}: expected a JSON array`);
-      return { values: json.map(valueFromJson) };
+      const valueType = type.fields['values']!.resolvedType as protobuf.Type;
+      return { values: json.map((v) => valueFromJson(valueType, v)) };
+    }
     case 'google.protobuf.Value':
-      return valueFromJson(json);
+      return valueFromJson(type, json);
     case 'google.protobuf.Any':
       return json;
     default:
@@ -313,13 +321,15 @@ function wktFromJson(type: protobuf.Type, name: string, json: unknown, discardUn
   }
 }
 
-function valueFromJson(v: unknown): Plain {
-  if (v === null) return { null_value: 0 };
-  if (typeof v === 'number') return { number_value: v };
-  if (typeof v === 'string') return { string_value: v };
-  if (typeof v === 'boolean') return { bool_value: v };
-  if (Array.isArray(v)) return { list_value: { values: v.map(valueFromJson) } };
-  return { struct_value: { fields: Object.fromEntries(Object.entries(v as Plain).map(([k, x]) => [k, valueFromJson(x)])) } };
+/** A JSON value as a google.protobuf.Value object, with the field names `valueType` uses. */
+function valueFromJson(valueType: protobuf.Type, v: unknown): Plain {
+  const name = (n: string): string => fieldByAnyName(valueType, n)!.name;
+  if (v === null) return { [name('null_value')]: 0 };
+  if (typeof v === 'number') return { [name('number_value')]: v };
+  if (typeof v === 'string') return { [name('string_value')]: v };
+  if (typeof v === 'boolean') return { [name('bool_value')]: v };
+  if (Array.isArray(v)) return { [name('list_value')]: { values: v.map((x) => valueFromJson(valueType, x)) } };
+  return { [name('struct_value')]: { fields: Object.fromEntries(Object.entries(v as Plain).map(([k, x]) => [k, valueFromJson(valueType, x)])) } };
 }
 
 // ---------------------------------------------------------------------------- path and query values

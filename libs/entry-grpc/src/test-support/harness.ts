@@ -18,7 +18,10 @@ export interface Harness {
 }
 
 /** Boots a grpc entry serving the test Library on port 0, records as JSON lines in a temp file. */
-export async function startLibrary(extraYaml = '', options: { cwd?: string } = {}): Promise<Harness> {
+export async function startLibrary(
+  extraYaml = '',
+  options: { cwd?: string; overrides?: Record<string, unknown>; setup?: (entry: GrpcEntry) => void } = {},
+): Promise<Harness> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-grpc-'));
   const events = path.join(dir, 'events.log');
   const yaml = `app:
@@ -51,7 +54,8 @@ grpc:
 ${extraYaml}`;
   const app = await boot({ configText: yaml, cwd: options.cwd ?? dir, argv: [], env: { ...process.env, DOMAIN: 'test' } });
   const entry = grpcEntry(app, 'lib');
-  entry.addService(libraryDefinition(), libraryImplementation);
+  entry.addService(libraryDefinition(), { ...libraryImplementation, ...(options.overrides ?? {}) } as typeof libraryImplementation);
+  options.setup?.(entry);
   await app.bootstrap();
   const port = entry.port;
   const pkg = loadPackageDefinition(loadSync(libraryProto, { includeDirs: [protoDir], longs: String, enums: String, defaults: true })) as unknown as {
@@ -78,6 +82,14 @@ ${extraYaml}`;
 }
 
 /** One unary call: resolves the response, initial metadata and status (or the error). */
+/** A Library client for another port or with other credentials. */
+export function libraryClient(address: string, creds = credentials.createInsecure()): Harness['client'] {
+  const pkg = loadPackageDefinition(loadSync(libraryProto, { includeDirs: [protoDir], longs: String, enums: String, defaults: true })) as unknown as {
+    test: { v1: { Library: new (addr: string, creds: ReturnType<typeof credentials.createInsecure>, options?: Record<string, unknown>) => Harness['client'] } };
+  };
+  return new pkg.test.v1.Library(address, creds, { 'grpc.use_local_subchannel_pool': 1 });
+}
+
 export function unary(
   client: Harness['client'],
   method: string,

@@ -1,0 +1,54 @@
+import { boot, ConfigError } from '@svcboot/entry-core';
+import { describe, expect, it } from 'vitest';
+import { grpcEntry } from './index.js';
+import { grpcSchema } from './schema.js';
+
+describe('grpc entry options', () => {
+  it('has every default', () => {
+    expect(grpcSchema.parse({ name: 'g' })).toEqual({
+      name: 'g',
+      enabled: true,
+      domain: '',
+      description: '',
+      loggerEntry: '',
+      eventEntry: '',
+      port: 8080,
+      enableReflection: false,
+      enableSvcGwOption: false,
+      sw: { enabled: false, path: '/sw/' },
+      docs: { enabled: false, path: '/docs/' },
+      prom: { enabled: false, path: '/metrics' },
+      middleware: { logging: { enabled: false }, prom: { enabled: false }, meta: { enabled: false } },
+      gwOption: { marshal: { useProtoNames: false, emitUnpopulated: false, useEnumNumbers: false, indent: '' }, unmarshal: { discardUnknown: false } },
+      protos: { files: [], includeDirs: [] },
+      gwMappingFiles: [],
+      generateUnboundMethods: false,
+      tls: { certFile: '', keyFile: '', certEntry: '' },
+      maxRecvMsgSizeBytes: 4 * 1024 * 1024,
+      maxSendMsgSizeBytes: 2_147_483_647,
+      shutdownTimeoutMs: 10_000,
+    });
+  });
+
+  it('reads UI paths with or without the trailing slash', () => {
+    const c = grpcSchema.parse({ name: 'g', sw: { enabled: true, path: '/swagger' }, docs: { path: '/api-docs/' } });
+    expect(c.sw.path).toBe('/swagger/');
+    expect(c.docs.path).toBe('/api-docs/');
+  });
+
+  it('rejects misspelt options with their path and a suggestion', async () => {
+    const err = await boot({ configText: 'grpc:\n  - name: greeter\n    port: 1\n    middlware: {}\n    sw: { enabeld: true }\n', argv: [] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    const text = String((err as Error).message);
+    expect(text).toContain('grpc[greeter].middlware');
+    expect(text).toContain('middleware');
+    expect(text).toContain('grpc[greeter].sw.enabeld');
+  });
+
+  it('is found by its typed getter, which names what exists on a wrong name', async () => {
+    const app = await boot({ configText: 'grpc:\n  - name: greeter\n    port: 0\n', argv: [] });
+    expect(grpcEntry(app, 'greeter').type).toBe('GrpcEntry');
+    expect(() => grpcEntry(app, 'greter')).toThrow(/greeter/);
+    expect(() => grpcEntry(app, 'greeter').port).toThrow(/after bootstrap/);
+  });
+});
