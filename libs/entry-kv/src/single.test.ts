@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BootstrapError } from '@svcboot/entry-core';
-import { freePort } from '@svcboot/testkit';
+import { freePort, waitFor } from '@svcboot/testkit';
 import { kvEntry } from './index.js';
 import { bootWithLogs, startRedis, type LoggedApp, type RedisProcess } from './test-support/index.js';
 
@@ -61,6 +61,23 @@ describe('single node (127.0.0.1:6379)', () => {
     expect(await after).toBe('OK');
     expect(await stopped).toBe(true);
     expect(client.status).toBe('end');
+  });
+
+  it('logs a lost connection once and its return, and reconnects by itself', async () => {
+    const server = await startRedis();
+    cleanups.push(() => server.stop());
+    const { app, appLog } = await bootKv([{ name: 'flaky', addrs: [server.addr] }]);
+    await app.bootstrap();
+    const client = kvEntry(app, 'flaky').redis();
+    await server.kill();
+    await expect(client.get('k')).rejects.toThrow();
+    const again = await startRedis({ port: server.port });
+    cleanups.push(() => again.stop());
+    await waitFor('the client to reconnect', async () => (await client.ping().catch(() => '')) === 'PONG', { timeoutMs: 15_000, intervalMs: 50 });
+    await app.shutdown();
+    const lines = appLines(await appLog()).map((l) => String(l['msg']));
+    expect(lines.filter((m) => m.startsWith(`Redis connection lost at [${server.addr}]`))).toHaveLength(1);
+    expect(lines).toContain(`Redis connection back at [${server.addr}]`);
   });
 
   it('uses the configured db', async () => {
