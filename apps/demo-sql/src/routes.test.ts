@@ -1,15 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { boot, type App } from '@svcboot/entry-core';
 import { httpEntry } from '@svcboot/entry-http';
 import '@svcboot/entry-sql';
 import { waitFor } from '@svcboot/testkit';
 import { registerRoutes } from './routes.js';
-import { startPrivatePostgres } from '@svcboot/entry-sql/test-support';
+import { adminQuery, dropDatabase, startPrivatePostgres, uniqueDatabase } from '@svcboot/entry-sql/test-support';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SHARED = '127.0.0.1:5432';
@@ -18,22 +16,15 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function admin<R extends pg.QueryResultRow>(addr: string, database: string, text: string, values: unknown[] = []): Promise<R[]> {
-  const [host, port] = addr.split(':');
-  const client = new pg.Client({ host, port: Number(port), user: 'postgres', database });
-  await client.connect();
-  try {
-    return (await client.query<R>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
+function admin<R extends Record<string, unknown>>(addr: string, database: string, text: string, values: unknown[] = []): Promise<R[]> {
+  return adminQuery<R>(text, values, database, addr);
 }
 
 /** Boots the demo's own boot.yaml on a free port, with a database of its own that is dropped afterwards. */
 async function startDemo(options: { addr?: string; edit?: (yaml: string) => string } = {}): Promise<{ base: string; app: App; database: string }> {
   const addr = options.addr ?? SHARED;
-  const database = `svcboot_demo_sql_${randomBytes(4).toString('hex')}`;
-  cleanups.push(() => admin(addr, 'postgres', `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(database)} WITH (FORCE)`).catch(() => undefined));
+  const database = uniqueDatabase('demo');
+  cleanups.push(() => dropDatabase(database, addr).catch(() => undefined));
   const app = await boot({
     configText: (options.edit ?? ((y: string) => y))(await readFile(path.join(here, '../boot.yaml'), 'utf8')),
     env: { PORT: '0', PG_ADDR: addr, PG_DATABASE: database },

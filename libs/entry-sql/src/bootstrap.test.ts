@@ -1,29 +1,18 @@
 import net from 'node:net';
 import { sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
-import { BootstrapError, type App } from '@svcboot/entry-core';
+import { describe, expect, it } from 'vitest';
+import { BootstrapError } from '@svcboot/entry-core';
 import { freePort, waitFor } from '@svcboot/testkit';
 import { pino } from 'pino';
 import { relationalDbEntry } from './index.js';
 import { connectMaintenance, createDatabase as createAfterLookup } from './auto-create.js';
-import { adminQuery, bootText, createDatabase, databaseExists, dropDatabase, PG_ADDR, scratch, uniqueDatabase } from './test-support/pg.js';
+import { adminQuery, createDatabase, databaseExists, dropDatabase, PG_ADDR, uniqueDatabase } from './test-support/pg.js';
+import { sqlHarness } from './test-support/harness.js';
 import { relationalDbYaml } from './test-support/yaml.js';
 import { startPrivatePostgres } from './test-support/private-postgres.js';
 
 const SECRET = 'Sup3r-s3cret-pw';
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function setup(yaml: string, databases: string[]): Promise<{ app: App; log: () => Promise<string> }> {
-  const tmp = await scratch();
-  cleanups.push(tmp.cleanup);
-  for (const d of databases) cleanups.push(() => dropDatabase(d));
-  const app = await bootText(tmp.dir, yaml);
-  cleanups.push(() => app.shutdown('test end'));
-  return { app, log: () => tmp.read('app.log') };
-}
+const { setup, defer } = sqlHarness();
 
 describe('autoCreate', () => {
   it('creates a missing database (owner postgres, UTF8) and logs the four steps', async () => {
@@ -93,7 +82,7 @@ describe('autoCreate', () => {
 describe('createDatabase after a lookup that saw no database', () => {
   it('treats a database another client created meanwhile as success, and other errors as errors', async () => {
     const name = uniqueDatabase('dup');
-    cleanups.push(() => dropDatabase(name));
+    defer(() => dropDatabase(name));
     const lines: string[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
     const client = await connectMaintenance({ host: '127.0.0.1', port: 5432, user: 'postgres' });
@@ -141,7 +130,7 @@ describe('bootstrap failures', () => {
 
   it('authenticates with user and pass; a wrong pass fails naming the user, never the password', async () => {
     const server = await startPrivatePostgres({ password: SECRET });
-    cleanups.push(() => server.remove());
+    defer(() => server.remove());
     const good = await setup(relationalDbYaml({ addr: server.addr, pass: SECRET, database: [{ name: 'app', autoCreate: true }] }), []);
     await good.app.bootstrap();
     const { rows } = await sql<{ who: string }>`select current_user as who`.execute(relationalDbEntry(good.app, 'sql').db('app'));
@@ -165,7 +154,7 @@ describe('bootstrap failures', () => {
       socket.resume();
     });
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
-    cleanups.push(() => {
+    defer(() => {
       for (const s of sockets) s.destroy();
       return new Promise((r) => silent.close(r));
     });

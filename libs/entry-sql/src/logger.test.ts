@@ -6,7 +6,7 @@ import { uniqueDatabase } from './test-support/pg.js';
 import { relationalDbYaml } from './test-support/yaml.js';
 import { sqlHarness } from './test-support/harness.js';
 
-const setup = sqlHarness();
+const { setup } = sqlHarness();
 
 interface Tables {
   person: { id: number; name: string };

@@ -7,7 +7,7 @@ import { adminQuery, uniqueDatabase } from './test-support/pg.js';
 import { relationalDbYaml } from './test-support/yaml.js';
 import { sqlHarness } from './test-support/harness.js';
 
-const setup = sqlHarness();
+const { setup } = sqlHarness();
 
 interface Tables {
   item: { id: number; label: string };

@@ -9,9 +9,15 @@ import '../index.js';
 /** The shared test server (trust auth). */
 export const PG_ADDR = '127.0.0.1:5432';
 
-/** Runs one statement on the shared server's maintenance database. */
-export async function adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, values: unknown[] = [], database = 'postgres'): Promise<R[]> {
-  const client = new pg.Client({ host: '127.0.0.1', port: 5432, user: 'postgres', database });
+/** Runs one statement as postgres on `database` (default: the maintenance one) of the server at `addr` (default: the shared one). */
+export async function adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  sql: string,
+  values: unknown[] = [],
+  database = 'postgres',
+  addr = PG_ADDR,
+): Promise<R[]> {
+  const [host, port] = addr.split(':');
+  const client = new pg.Client({ host, port: Number(port), user: 'postgres', database });
   await client.connect();
   try {
     return (await client.query<R>(sql, values)).rows;
@@ -33,8 +39,8 @@ export async function createDatabase(name: string): Promise<void> {
   await adminQuery(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
 }
 
-export async function dropDatabase(name: string): Promise<void> {
-  await adminQuery(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+export async function dropDatabase(name: string, addr = PG_ADDR): Promise<void> {
+  await adminQuery(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`, [], 'postgres', addr);
 }
 
 /** A scratch folder with an app log file, for reading what an app wrote once it has shut down. */
