@@ -193,3 +193,21 @@ describe('lifecycle', () => {
     expect(lines.map((l) => l['msg'])).toContain('Interrupt server entry (shutdown)');
   });
 });
+
+describe('after shutdown', () => {
+  it('drops log lines and records instead of throwing', async () => {
+    const { registry } = setup();
+    const dir = await tmp();
+    const app = await boot({
+      registry,
+      env: {},
+      argv: [],
+      configText: `logger:\n  - name: f\n    outputPaths: ["${path.join(dir, 'app.log')}"]\nserver:\n  - name: s\n    loggerEntry: f\n`,
+    });
+    await app.bootstrap();
+    const entry = app.entry<import('./test-support/probe-plugin.js').ProbeEntry>('s', 'server');
+    await app.shutdown();
+    expect(() => entry.ctx.logger.error('a pool error after shutdown')).not.toThrow();
+    expect(() => app.logger.info('late')).not.toThrow();
+  });
+});

@@ -15,8 +15,31 @@ export interface Output {
  */
 export class OutputSet {
   private readonly open = new Map<string, SonicBoom>();
+  private readonly handles = new Map<string, Output>();
+  private closed = false;
 
   get(outputPath: string): Output {
+    let handle = this.handles.get(outputPath);
+    if (!handle) {
+      const dest = this.destination(outputPath);
+      // A line logged after shutdown (a pool's late error, say) is dropped: writing to a closed
+      // sonic-boom throws, and a log call must never throw.
+      handle = {
+        write: (chunk) => {
+          if (this.closed) return;
+          try {
+            dest.write(chunk);
+          } catch {
+            // Destroyed after an I/O error, which its 'error' handler has reported.
+          }
+        },
+      };
+      this.handles.set(outputPath, handle);
+    }
+    return handle;
+  }
+
+  private destination(outputPath: string): SonicBoom {
     let dest = this.open.get(outputPath);
     if (!dest) {
       dest =
@@ -39,9 +62,10 @@ export class OutputSet {
     await Promise.all([...this.open.values()].map((d) => flushOne(d)));
   }
 
-  /** Flushes, then closes files (never the process's stdout or stderr). */
+  /** Flushes, then closes files (never the process's stdout or stderr); later writes are dropped. */
   async close(): Promise<void> {
     await this.flush();
+    this.closed = true;
     const files = [...this.open.entries()].filter(([p]) => p !== 'stdout' && p !== 'stderr');
     await Promise.all(
       files.map(
