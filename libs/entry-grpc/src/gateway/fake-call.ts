@@ -29,59 +29,67 @@ export interface CallBase {
   onMetadata(md: Metadata): void;
 }
 
+// TypeScript's mixin rule wants `any[]` constructor arguments; internal to this module.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type EmitterClass = new (...args: any[]) => EventEmitter;
+
+/**
+ * Adds what every grpc-js server call offers a handler (metadata, peer, path, deadline,
+ * sendMetadata, cancellation) to an EventEmitter class (EventEmitter itself or a stream).
+ */
+function gatewayCall<B extends EmitterClass>(Base: B) {
+  class GatewayCall extends Base {
+    declare readonly base: CallBase;
+    cancelled = false;
+    #sent = false;
+    #md: Metadata | undefined;
+    get request(): unknown {
+      return this.base.request;
+    }
+    get metadata(): Metadata {
+      return (this.#md ??= this.base.metadata());
+    }
+    getPeer(): string {
+      return this.base.peer;
+    }
+    getPath(): string {
+      return this.base.path;
+    }
+    getDeadline(): number {
+      return Infinity;
+    }
+    getHost(): string {
+      return '';
+    }
+    sendMetadata(md: Metadata): void {
+      if (this.#sent) return;
+      this.#sent = true;
+      this.base.onMetadata(md);
+    }
+    cancel(): void {
+      this.cancelled = true;
+      this.emit('cancelled', 'cancelled');
+    }
+  }
+  return GatewayCall;
+}
+
 /** The parts of grpc-js's ServerUnaryCall a handler uses, for an in-process gateway call. */
-export class GatewayUnaryCall extends EventEmitter {
-  readonly request: unknown;
-  cancelled = false;
-  private sent = false;
-  private md: Metadata | undefined;
-  constructor(private readonly base: CallBase) {
+export class GatewayUnaryCall extends gatewayCall(EventEmitter) {
+  constructor(override readonly base: CallBase) {
     super();
-    this.request = base.request;
-  }
-  get metadata(): Metadata {
-    return (this.md ??= this.base.metadata());
-  }
-  getPeer(): string {
-    return this.base.peer;
-  }
-  getPath(): string {
-    return this.base.path;
-  }
-  getDeadline(): number {
-    return Infinity;
-  }
-  getHost(): string {
-    return '';
-  }
-  sendMetadata(md: Metadata): void {
-    if (this.sent) return;
-    this.sent = true;
-    this.base.onMetadata(md);
-  }
-  cancel(): void {
-    this.cancelled = true;
-    this.emit('cancelled', 'cancelled');
   }
 }
 
 /** grpc-js's ServerWritableStream for the gateway: each written message goes to `onMessage`. */
-export class GatewayWritableCall extends Writable {
-  readonly request: unknown;
-  private md: Metadata | undefined;
-  cancelled = false;
+export class GatewayWritableCall extends gatewayCall(Writable) {
   /** Trailing metadata passed to `end(metadata)`. */
   trailer: Metadata | undefined;
-  private sent = false;
   constructor(
-    private readonly base: CallBase,
+    override readonly base: CallBase,
     private readonly onMessage: (msg: unknown) => void,
   ) {
     super({ objectMode: true });
-    this.request = base.request;
-  }
-  get metadata(): Metadata {
-    return (this.md ??= this.base.metadata());
   }
   // grpc-js lets a handler end the stream with trailing metadata: `call.end(metadata)`.
   override end(...args: unknown[]): this {
@@ -98,26 +106,5 @@ export class GatewayWritableCall extends Writable {
     } catch (err) {
       cb(err as Error);
     }
-  }
-  getPeer(): string {
-    return this.base.peer;
-  }
-  getPath(): string {
-    return this.base.path;
-  }
-  getDeadline(): number {
-    return Infinity;
-  }
-  getHost(): string {
-    return '';
-  }
-  sendMetadata(md: Metadata): void {
-    if (this.sent) return;
-    this.sent = true;
-    this.base.onMetadata(md);
-  }
-  cancel(): void {
-    this.cancelled = true;
-    this.emit('cancelled', 'cancelled');
   }
 }
