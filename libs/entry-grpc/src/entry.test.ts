@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import https from 'node:https';
 import os from 'node:os';
@@ -146,6 +147,21 @@ describe('TLS', () => {
         expect(JSON.parse(body)).toEqual({ text: 'pong s' });
       } finally {
         await h.stop();
+      }
+      // The same through a cert entry.
+      const viaEntry = await boot({
+        configText: `logger:\n  - name: q\n    level: warn\ncert:\n  - name: tls\n    certPemPath: "${cert}"\n    keyPemPath: "${key}"\ngrpc:\n  - name: g\n    port: 0\n    loggerEntry: q\n    tls: { certEntry: tls }\n`,
+        argv: [],
+      });
+      await viaEntry.bootstrap();
+      try {
+        const port = grpcEntry(viaEntry, 'g').port;
+        const status = await new Promise<number | undefined>((resolve, reject) => {
+          https.get({ host: 'localhost', port, path: '/livez', ca: readFileSync(cert) }, (res) => resolve(res.statusCode)).on('error', reject);
+        });
+        expect(status).toBe(200);
+      } finally {
+        await viaEntry.shutdown();
       }
     } finally {
       await rm(dir, { recursive: true, force: true });

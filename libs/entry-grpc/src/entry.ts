@@ -130,6 +130,7 @@ export class GrpcEntry implements Entry {
   async bootstrap(_lc: LifecycleContext): Promise<void> {
     this.bootstrapped = true;
     const c = this.config;
+    const tls = this.tlsMaterial();
     const gateway = await this.buildGateway();
     this.gateway = gateway;
     this.openApi = JSON.stringify(
@@ -163,7 +164,7 @@ export class GrpcEntry implements Entry {
         http2: (socket: Duplex) => injector.injectConnection(socket),
         http1: (socket: Duplex) => httpServer.emit('connection', socket),
       },
-      { tls: this.tlsMaterial() },
+      { tls },
     );
     let port: number;
     try {
@@ -218,11 +219,9 @@ export class GrpcEntry implements Entry {
   private tlsMaterial(): { cert: Buffer; key: Buffer } | undefined {
     const t = this.config.tls;
     if (t.certEntry) {
-      const b = this.ctx.cert(t.certEntry);
-      const cert = (b as unknown as { cert?: string | Buffer }).cert;
-      const key = (b as unknown as { key?: string | Buffer }).key;
-      if (!cert || !key) throw new Error(`${this.ctx.configPath}: cert entry "${t.certEntry}" has no certPemPath/keyPemPath`);
-      return { cert: Buffer.from(cert), key: Buffer.from(key) };
+      const { cert, key } = this.ctx.cert(t.certEntry);
+      if (!cert || !key) throw new Error(`${this.ctx.configPath}.tls.certEntry: cert entry "${t.certEntry}" needs both certPemPath and keyPemPath`);
+      return { cert, key };
     }
     if (!t.certFile && !t.keyFile) return undefined;
     if (!t.certFile || !t.keyFile) throw new Error(`${this.ctx.configPath}.tls: set both certFile and keyFile`);
