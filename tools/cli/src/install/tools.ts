@@ -50,163 +50,39 @@ export interface BundleSpec {
   tools: readonly string[];
 }
 
+const npm = (pkg: string): NpmRecipe => ({ kind: 'npm', package: pkg });
+const go = (module: string): GoRecipe => ({ kind: 'go', module });
+const deb = (pkg: string): DebRecipe => ({ kind: 'deb', package: pkg });
+
+/** One row: the binary is named like the tool unless `bin` says otherwise. */
+function tool(name: string, version: string, recipes: Recipe[], versionArgs: string[] | undefined, summary: string, bin = name): ToolSpec {
+  return { name, summary: bin === name ? summary : `${bin}: ${summary}`, version, bins: [bin], ...(versionArgs ? { versionArgs } : {}), recipes };
+}
+
 const GATEWAY = 'github.com/grpc-ecosystem/grpc-gateway/v2';
 const GATEWAY_VERSION = '2.27.3';
+const V = ['--version'];
 
 export const TOOLS: readonly ToolSpec[] = [
-  {
-    name: 'buf',
-    summary: 'buf: builds, lints and generates code from protobuf modules (buf.yaml, buf.gen.yaml)',
-    version: '1.75.0',
-    bins: ['buf'],
-    versionArgs: ['--version'],
-    recipes: [
-      { kind: 'npm', package: '@bufbuild/buf' },
-      { kind: 'go', module: 'github.com/bufbuild/buf/cmd/buf' },
-    ],
-  },
-  {
-    name: 'cfssl',
-    summary: "cfssl: CloudFlare's PKI toolkit (certificates for TLS entries)",
-    version: '1.6.5',
-    bins: ['cfssl'],
-    versionArgs: ['version'],
-    recipes: [
-      { kind: 'go', module: 'github.com/cloudflare/cfssl/cmd/cfssl' },
-      { kind: 'deb', package: 'golang-cfssl' },
-    ],
-  },
-  {
-    name: 'cfssljson',
-    summary: "cfssljson: writes cfssl's JSON output as PEM files",
-    version: '1.6.5',
-    bins: ['cfssljson'],
-    versionArgs: ['-version'],
-    recipes: [
-      { kind: 'go', module: 'github.com/cloudflare/cfssl/cmd/cfssljson' },
-      { kind: 'deb', package: 'golang-cfssl' },
-    ],
-  },
-  {
-    name: 'gocov',
-    summary: 'gocov: Go test coverage reports',
-    version: '1.2.1',
-    bins: ['gocov'],
-    recipes: [{ kind: 'go', module: 'github.com/axw/gocov/gocov' }],
-  },
-  {
-    name: 'golangci-lint',
-    summary: 'golangci-lint: Go linters runner',
-    version: '2.5.0',
-    bins: ['golangci-lint'],
-    versionArgs: ['--version'],
-    recipes: [{ kind: 'go', module: 'github.com/golangci/golangci-lint/v2/cmd/golangci-lint' }],
-  },
-  {
-    name: 'mockgen',
-    summary: 'mockgen: Go mock generator (go.uber.org/mock)',
-    version: '0.6.0',
-    bins: ['mockgen'],
-    versionArgs: ['-version'],
-    recipes: [
-      { kind: 'go', module: 'go.uber.org/mock/mockgen' },
-      { kind: 'deb', package: 'mockgen' },
-    ],
-  },
-  {
-    name: 'pkger',
-    summary: 'pkger: embeds static files into Go binaries',
-    version: '0.17.1',
-    bins: ['pkger'],
-    recipes: [{ kind: 'go', module: 'github.com/markbates/pkger/cmd/pkger' }],
-  },
-  {
-    name: 'protobuf',
-    summary: 'protoc: the protocol buffer compiler, with the google/protobuf well-known types',
-    version: '36.2.0',
-    bins: ['protoc'],
-    versionArgs: ['--version'],
-    // Debian's protoc needs its shared libraries (a system-wide install); npm ships a static one.
-    recipes: [{ kind: 'npm', package: 'protoc' }],
-  },
-  {
-    name: 'protoc-gen-doc',
-    summary: 'protoc-gen-doc: documentation (HTML, Markdown, JSON) from .proto comments',
-    version: '1.5.1',
-    bins: ['protoc-gen-doc'],
-    versionArgs: ['--version'],
-    recipes: [{ kind: 'go', module: 'github.com/pseudomuto/protoc-gen-doc/cmd/protoc-gen-doc' }],
-  },
-  {
-    name: 'protoc-gen-go',
-    summary: 'protoc-gen-go: Go message code (google.golang.org/protobuf)',
-    version: '1.36.10',
-    bins: ['protoc-gen-go'],
-    versionArgs: ['--version'],
-    recipes: [
-      { kind: 'go', module: 'google.golang.org/protobuf/cmd/protoc-gen-go' },
-      { kind: 'deb', package: 'protoc-gen-go' },
-    ],
-  },
-  {
-    name: 'protoc-gen-go-grpc',
-    summary: 'protoc-gen-go-grpc: Go gRPC service code',
-    version: '1.5.1',
-    bins: ['protoc-gen-go-grpc'],
-    versionArgs: ['--version'],
-    recipes: [
-      { kind: 'go', module: 'google.golang.org/grpc/cmd/protoc-gen-go-grpc' },
-      { kind: 'deb', package: 'protoc-gen-go-grpc' },
-    ],
-  },
-  {
-    name: 'protoc-gen-grpc-gateway',
-    summary: 'protoc-gen-grpc-gateway: Go REST gateway code (grpc-gateway v2)',
-    version: GATEWAY_VERSION,
-    bins: ['protoc-gen-grpc-gateway'],
-    versionArgs: ['--version'],
-    // Debian's golang-grpc-gateway is v1, which lacks generate_unbound_methods: no deb recipe.
-    recipes: [{ kind: 'go', module: `${GATEWAY}/protoc-gen-grpc-gateway` }],
-  },
-  {
-    name: 'protoc-gen-openapiv2',
-    summary: 'protoc-gen-openapiv2: OpenAPI v2 documents from protos (grpc-gateway v2)',
-    version: GATEWAY_VERSION,
-    bins: ['protoc-gen-openapiv2'],
-    versionArgs: ['--version'],
-    recipes: [{ kind: 'go', module: `${GATEWAY}/protoc-gen-openapiv2` }],
-  },
-  {
-    name: 'swag',
-    summary: 'swag: Swagger documents from Go annotations',
-    version: '1.16.6',
-    bins: ['swag'],
-    versionArgs: ['--version'],
-    recipes: [{ kind: 'go', module: 'github.com/swaggo/swag/cmd/swag' }],
-  },
-  {
-    name: 'protoc-gen-es',
-    summary: 'protoc-gen-es: TypeScript messages and service descriptors (@bufbuild/protobuf v2)',
-    version: '2.17.0',
-    bins: ['protoc-gen-es'],
-    versionArgs: ['--version'],
-    recipes: [{ kind: 'npm', package: '@bufbuild/protoc-gen-es' }],
-  },
-  {
-    name: 'protoc-gen-ts_proto',
-    summary: 'protoc-gen-ts_proto: TypeScript messages and grpc-js service definitions (ts-proto)',
-    version: '2.18.0',
-    bins: ['protoc-gen-ts_proto'],
-    recipes: [{ kind: 'npm', package: 'ts-proto' }],
-  },
-  {
-    name: 'proto-loader-gen-types',
-    summary: 'proto-loader-gen-types: TypeScript types for @grpc/grpc-js services loaded by @grpc/proto-loader',
-    version: '0.8.1',
-    bins: ['proto-loader-gen-types'],
-    versionArgs: ['--version'],
-    recipes: [{ kind: 'npm', package: '@grpc/proto-loader' }],
-  },
+  tool('buf', '1.75.0', [npm('@bufbuild/buf'), go('github.com/bufbuild/buf/cmd/buf')], V, 'builds, lints and generates code from protobuf modules (buf.yaml, buf.gen.yaml)'),
+  tool('cfssl', '1.6.5', [go('github.com/cloudflare/cfssl/cmd/cfssl'), deb('golang-cfssl')], ['version'], "CloudFlare's PKI toolkit (certificates for TLS entries)"),
+  tool('cfssljson', '1.6.5', [go('github.com/cloudflare/cfssl/cmd/cfssljson'), deb('golang-cfssl')], ['-version'], "writes cfssl's JSON output as PEM files"),
+  tool('gocov', '1.2.1', [go('github.com/axw/gocov/gocov')], undefined, 'Go test coverage reports'),
+  tool('golangci-lint', '2.5.0', [go('github.com/golangci/golangci-lint/v2/cmd/golangci-lint')], V, 'Go linters runner'),
+  tool('mockgen', '0.6.0', [go('go.uber.org/mock/mockgen'), deb('mockgen')], ['-version'], 'Go mock generator (go.uber.org/mock)'),
+  tool('pkger', '0.17.1', [go('github.com/markbates/pkger/cmd/pkger')], undefined, 'embeds static files into Go binaries'),
+  // Debian's protoc needs its shared libraries (a system-wide install); npm ships a static one.
+  tool('protobuf', '36.2.0', [npm('protoc')], V, 'the protocol buffer compiler, with the google/protobuf well-known types', 'protoc'),
+  tool('protoc-gen-doc', '1.5.1', [go('github.com/pseudomuto/protoc-gen-doc/cmd/protoc-gen-doc')], V, 'documentation (HTML, Markdown, JSON) from .proto comments'),
+  tool('protoc-gen-go', '1.36.10', [go('google.golang.org/protobuf/cmd/protoc-gen-go'), deb('protoc-gen-go')], V, 'Go message code (google.golang.org/protobuf)'),
+  tool('protoc-gen-go-grpc', '1.5.1', [go('google.golang.org/grpc/cmd/protoc-gen-go-grpc'), deb('protoc-gen-go-grpc')], V, 'Go gRPC service code'),
+  // Debian's golang-grpc-gateway is v1, which lacks generate_unbound_methods: no deb recipe.
+  tool('protoc-gen-grpc-gateway', GATEWAY_VERSION, [go(`${GATEWAY}/protoc-gen-grpc-gateway`)], V, 'Go REST gateway code (grpc-gateway v2)'),
+  tool('protoc-gen-openapiv2', GATEWAY_VERSION, [go(`${GATEWAY}/protoc-gen-openapiv2`)], V, 'OpenAPI v2 documents from protos (grpc-gateway v2)'),
+  tool('swag', '1.16.6', [go('github.com/swaggo/swag/cmd/swag')], V, 'Swagger documents from Go annotations'),
+  tool('protoc-gen-es', '2.17.0', [npm('@bufbuild/protoc-gen-es')], V, 'TypeScript messages and service descriptors (@bufbuild/protobuf v2)'),
+  tool('protoc-gen-ts_proto', '2.18.0', [npm('ts-proto')], undefined, 'TypeScript messages and grpc-js service definitions (ts-proto)'),
+  tool('proto-loader-gen-types', '0.8.1', [npm('@grpc/proto-loader')], V, 'TypeScript types for @grpc/grpc-js services loaded by @grpc/proto-loader'),
 ];
 
 export const BUNDLES: readonly BundleSpec[] = [

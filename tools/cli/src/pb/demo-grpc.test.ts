@@ -1,10 +1,10 @@
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Child, freePort, run, waitFor } from '@svcboot/testkit';
+import { fileURLToPath } from 'node:url';
+import { Child, freePort, run } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { main } from '../main.js';
+import { SOURCE_NODE_ARGS, servedOpenApi } from './test-support/served.js';
 
 // `svc pb gen` on apps/demo-grpc's own protos, buf configs and boot.yaml (copied, so nothing is
 // written into the app), compared with the document the real demo-grpc serves at /sw/.
@@ -13,7 +13,7 @@ const cliDir = fileURLToPath(new URL('../..', import.meta.url));
 const demoDir = path.join(cliDir, '..', '..', 'apps', 'demo-grpc');
 const binTs = path.join(cliDir, 'src', 'bin.ts');
 const tsc = path.join(cliDir, '..', '..', 'node_modules', 'typescript', 'bin', 'tsc');
-const nodeArgs = ['--conditions=svcboot-source', '--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href];
+const nodeArgs = SOURCE_NODE_ARGS;
 
 let project: string;
 const children: Child[] = [];
@@ -63,14 +63,7 @@ test("the OpenAPI document equals the one the running demo-grpc serves", async (
   const port = await freePort();
   const demo = Child.start(process.execPath, [...nodeArgs, 'src/main.ts'], { cwd: demoDir, env: { ...process.env, PORT: String(port) } });
   children.push(demo);
-  const served = await waitFor(
-    'demo-grpc to serve /sw/swagger.json',
-    async () => {
-      const res = await fetch(`http://127.0.0.1:${port}/sw/swagger.json`);
-      return res.status === 200 ? res.text() : undefined;
-    },
-    { timeoutMs: 30_000 },
-  );
+  const served = await servedOpenApi(port, 'demo-grpc');
   expect(written).toBe(served);
   const doc = JSON.parse(written) as { info: { title: string }; paths: Record<string, Record<string, { operationId: string }>> };
   expect(doc.info.title).toBe('demo-grpc');

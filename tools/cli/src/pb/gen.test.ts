@@ -2,11 +2,11 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Child, freePort, run, waitFor } from '@svcboot/testkit';
+import { fileURLToPath } from 'node:url';
+import { Child, freePort, run } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { main } from '../main.js';
+import { SOURCE_NODE_ARGS, servedOpenApi } from './test-support/served.js';
 import { scaffold } from '../scaffold/command.js';
 
 // The project lives inside the workspace so that it resolves @svcboot/* and tsx from it, as
@@ -15,8 +15,7 @@ import { scaffold } from '../scaffold/command.js';
 const cliDir = fileURLToPath(new URL('../..', import.meta.url));
 const binTs = path.join(cliDir, 'src', 'bin.ts');
 const tsc = path.join(cliDir, '..', '..', 'node_modules', 'typescript', 'bin', 'tsc');
-// tsx by URL, so that svc also runs in folders outside the workspace.
-const nodeArgs = ['--conditions=svcboot-source', '--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href];
+const nodeArgs = SOURCE_NODE_ARGS;
 
 let project: string;
 const children: Child[] = [];
@@ -104,14 +103,7 @@ test('the OpenAPI document svc pb gen writes is the one the running entry serves
   const port = await freePort();
   const service = Child.start(process.execPath, [...nodeArgs, 'src/main.ts'], { cwd: project, env: { ...process.env, GRPC_PORT: String(port) } });
   children.push(service);
-  const served = await waitFor(
-    'the running service to serve /sw/swagger.json',
-    async () => {
-      const res = await fetch(`http://127.0.0.1:${port}/sw/swagger.json`);
-      return res.status === 200 ? res.text() : undefined;
-    },
-    { timeoutMs: 30_000 },
-  );
+  const served = await servedOpenApi(port, 'the running service');
   expect(written).toBe(served);
 });
 

@@ -269,6 +269,15 @@ async function waitFor<T>(what: string, probe: () => Promise<T>, timeoutMs = 20_
   }
 }
 
+/** GET /v1/hello as JSON, once the server answers 200. */
+function getHello(port: number): Promise<unknown> {
+  return waitFor('GET /v1/hello', async () => {
+    const res = await fetch(\`http://127.0.0.1:\${port}/v1/hello\`);
+    if (res.status !== 200) throw new Error(\`status \${res.status}\`);
+    return res.json();
+  });
+}
+
 let service: ChildProcess | undefined;
 let output = '';
 const ports = { grpc: 0, http: 0 };
@@ -308,12 +317,7 @@ test('Hello over gRPC', async () => {
 });
 
 test('Hello over the REST gateway', async () => {
-  const body = await waitFor('GET /v1/hello', async () => {
-    const res = await fetch(\`http://127.0.0.1:\${ports.grpc}/v1/hello\`);
-    if (res.status !== 200) throw new Error(\`status \${res.status}\`);
-    return res.json();
-  });
-  expect(body).toEqual({ message: 'Hello from ${i.name}' });
+  expect(await getHello(ports.grpc)).toEqual({ message: 'Hello from ${i.name}' });
 });
 `
     : ''
@@ -321,12 +325,7 @@ test('Hello over the REST gateway', async () => {
     http
       ? `
 test('Hello over the HTTP server', async () => {
-  const body = await waitFor('GET /v1/hello', async () => {
-    const res = await fetch(\`http://127.0.0.1:\${ports.http}/v1/hello\`);
-    if (res.status !== 200) throw new Error(\`status \${res.status}\`);
-    return res.json();
-  });
-  expect(body).toEqual({ message: 'Hello from ${i.name}' });
+  expect(await getHello(ports.http)).toEqual({ message: 'Hello from ${i.name}' });
 });
 `
       : ''
