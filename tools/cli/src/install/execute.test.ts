@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { chmod, lstat, mkdir, mkdtemp, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -126,6 +127,28 @@ test('a tool that fails its version check is not installed', async () => {
   const dir = path.join(root, 'go-broken-bin');
   await expect(executePlan(planTool('swag', detectMachine(pathDir)), dir)).rejects.toThrow(/swag --version` failed \(exit 3\)/);
   expect(await tree(dir)).toEqual([]);
+});
+
+// Debian's package lists are there once `apt-get update` has run (CI images may lack them).
+const aptLists = (() => {
+  try {
+    return readdirSync('/var/lib/apt/lists').some((f) => f.includes('_Packages'));
+  } catch {
+    return false;
+  }
+})();
+
+test.skipIf(!aptLists || !detectMachine().aptGet)('without Go, the Debian recipe extracts the binary from the .deb (no root, nothing system-wide)', async () => {
+  const real = detectMachine();
+  const machine = { ...real, go: undefined };
+  const plan = planTool('cfssljson', machine);
+  expect(plan.recipe).toEqual({ kind: 'deb', package: 'golang-cfssl' });
+  const dir = path.join(root, 'deb-bin');
+  await executePlan(plan, dir);
+  expect(await tree(dir)).toEqual(['cfssljson']);
+  // Debian's (2016) cfssljson has no -version; its usage text shows it runs.
+  const r = await exec(path.join(dir, 'cfssljson'), ['-h'], { encoding: 'utf8' }).catch((err: { stdout: string; stderr: string }) => err);
+  expect(`${r.stdout}${r.stderr}`).toMatch(/Usage of .*cfssljson/);
 });
 
 test('a tool that cannot be installed here fails before anything is done', async () => {
