@@ -1,7 +1,5 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_BIN_DIR, installCommand } from './install/command.js';
-import { PlanError } from './install/plan.js';
-import { InstallError } from './install/execute.js';
 import { pbCommand } from './pb/command.js';
 import { newCommand } from './scaffold/command.js';
 
@@ -59,9 +57,8 @@ export async function main(argv: readonly string[], out: (line: string) => void 
         return 2;
     }
   } catch (e) {
-    if (e instanceof PlanError || e instanceof InstallError) err(`svc ${command}: ${e.message}`);
-    else if (e instanceof Error && (e as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') err(`svc ${command}: ${e.message}`);
-    else err(`svc ${command}: ${e instanceof Error ? e.message : String(e)}`);
+    // Plan, install, argument and project errors are all written for the user: message only.
+    err(`svc ${command}: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   }
 }

@@ -66,10 +66,14 @@ test('buf and protoc install from npm into a folder and run from there', async (
   await exec(path.join(dir, 'protoc'), [`-I${protoDir}`, `--descriptor_set_out=${path.join(protoDir, 'a.pb')}`, 'a.proto']);
   expect((await lstat(path.join(protoDir, 'a.pb'))).size).toBeGreaterThan(0);
 
-  // Installing again replaces the tool in place.
-  expect((await svc(['install', 'buf', '--dir', dir])).code).toBe(0);
-  expect((await exec(path.join(dir, 'buf'), ['--version'])).stdout.trim()).toBe(findTool('buf')!.version);
-  expect((await readdir(path.join(dir, '.tools'))).sort()).toEqual([`buf@${findTool('buf')!.version}`, `protobuf@${findTool('protobuf')!.version}`]);
+  // Another version replaces the tool, and the old tree goes.
+  expect((await svc(['install', 'buf', '--version', '1.74.0', '--dir', dir])).code).toBe(0);
+  expect((await exec(path.join(dir, 'buf'), ['--version'])).stdout.trim()).toBe('1.74.0');
+  expect((await readdir(path.join(dir, '.tools'))).sort()).toEqual(['buf@1.74.0', `protobuf@${findTool('protobuf')!.version}`]);
+  // Installing the same version again replaces it in place.
+  expect((await svc(['install', 'buf', '--version', '1.74.0', '--dir', dir])).code).toBe(0);
+  expect((await exec(path.join(dir, 'buf'), ['--version'])).stdout.trim()).toBe('1.74.0');
+  expect((await readdir(dir)).sort()).toEqual(['.tools', 'buf', 'protoc']);
 });
 
 test('a failed npm install leaves nothing behind', async () => {

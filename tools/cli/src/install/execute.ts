@@ -108,6 +108,11 @@ export async function executePlan(plan: InstallPlan, dir: string, log: (line: st
         await rename(tmp, target);
         placed.push(target);
       }
+      // Other versions of this tool are no longer linked from anywhere.
+      const toolsDir = path.dirname(kept);
+      for (const old of await readdir(toolsDir)) {
+        if (old.startsWith(`${plan.tool}@`) && old !== path.basename(kept)) await rm(path.join(toolsDir, old), { recursive: true, force: true });
+      }
     } else {
       for (const b of plan.bins) {
         const target = path.join(dir, b.name);
