@@ -56,6 +56,8 @@ interface Row {
   p99: number;
   non2xx: number;
   errors: number;
+  /** req/s of every run, in order, when this row is a median. */
+  runs?: number[];
 }
 
 async function load(target: Target, route: 'GET /v1/get' | 'POST /v1/set'): Promise<Row> {
@@ -85,7 +87,12 @@ async function load(target: Target, route: 'GET /v1/get' | 'POST /v1/set'): Prom
 function median(runs: Row[]): Row {
   const sorted = [...runs].sort((a, b) => a.reqPerSec - b.reqPerSec);
   const mid = sorted[Math.floor(sorted.length / 2)]!;
-  return { ...mid, non2xx: runs.reduce((a, r) => a + r.non2xx, 0), errors: runs.reduce((a, r) => a + r.errors, 0) };
+  return {
+    ...mid,
+    non2xx: runs.reduce((a, r) => a + r.non2xx, 0),
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+    runs: runs.map((r) => Math.round(r.reqPerSec)),
+  };
 }
 
 const targets = [
@@ -120,9 +127,9 @@ redis.disconnect();
 
 console.log(`## kv\n`);
 console.log(`> median of ${rounds} runs of ${seconds} s per row (alternating order), ${connections} connections, autocannon on loopback; Redis ${version} at ${redisAddr}; GET reads one stored key, POST sets it with a 60 s expiry.\n`);
-console.log('| route | server | req/s | p50 ms | p99 ms | non-2xx | errors | ratio to bare |');
-console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+console.log('| route | server | req/s (median) | p50 ms | p99 ms | non-2xx | errors | ratio to bare | every run, req/s |');
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---|');
 for (const r of rows) {
   const bare = rows.find((o) => o.route === r.route && o.target.startsWith('bare'))!;
-  console.log(`| ${r.route} | ${r.target} | ${r.reqPerSec.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${(r.reqPerSec / bare.reqPerSec).toFixed(2)} |`);
+  console.log(`| ${r.route} | ${r.target} | ${r.reqPerSec.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${(r.reqPerSec / bare.reqPerSec).toFixed(2)} | ${(r.runs ?? []).join(', ')} |`);
 }
