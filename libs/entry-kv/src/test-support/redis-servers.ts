@@ -129,9 +129,11 @@ export async function startCluster(options: { masters?: number; replicasPerMaste
           const info = await redisCli(n.port, ['cluster', 'info']);
           if (!info.includes('cluster_state:ok')) return false;
         }
-        if (replicas > 0) {
-          const list = await redisCli(nodes[0]!.port, ['cluster', 'nodes']);
-          if ((list.match(/\bslave\b/g) ?? []).length < masters * replicas) return false;
+        // Clients read the slot map (with each slot's replicas) from CLUSTER SLOTS of any node:
+        // every node must list every node there.
+        for (const n of nodes) {
+          const slots = await redisCli(n.port, ['cluster', 'slots']);
+          if (new Set(slots.match(/^[0-9a-f]{40}$/gm) ?? []).size < nodes.length) return false;
         }
         return true;
       },
