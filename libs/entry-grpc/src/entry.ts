@@ -172,6 +172,7 @@ export class GrpcEntry implements Entry {
     } catch (err) {
       injector.destroy();
       server.forceShutdown();
+      httpServer.close();
       throw new Error(`${this.ctx.configPath}: cannot listen on port ${c.port}: ${errorMessage(err)}; choose a free port (port: 0 lets the OS pick)`, { cause: err });
     }
     this.running = { server, injector, httpServer, listener, port };
@@ -209,6 +210,8 @@ export class GrpcEntry implements Entry {
     r.server.forceShutdown();
     r.injector.destroy();
     r.httpServer.closeAllConnections();
+    // Never listening itself, so close() only stops its connection-checking timer.
+    r.httpServer.close();
     r.listener.destroyAll();
   }
 
