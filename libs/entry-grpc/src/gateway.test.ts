@@ -127,9 +127,40 @@ describe('REST gateway HttpRule coverage', () => {
     expect(lines).toEqual([{ result: { id: 'b0', shelf: 's2' } }, { result: { id: 'b1', shelf: 's2' } }, { result: { id: 'b2', shelf: 's2' } }]);
   });
 
+  it('reports a failure after the first streamed message as an {"error":…} line', async () => {
+    const r = await call('GET', '/v1/shelves/s3/books?count=-1');
+    expect(r.status).toBe(200);
+    const lines = r.text.trim().split('\n').map((l) => JSON.parse(l) as unknown);
+    expect(lines).toEqual([{ result: { id: 'first', shelf: 's3' } }, { error: { code: 9, message: 'negative count', details: [] } }]);
+  });
+
+  it('answers a stream that fails before its first message with an HTTP error status', async () => {
+    const r = await call('GET', '/v1/shelves/s3/books?count=notanumber');
+    expect(r.status).toBe(400);
+  });
+
   it('answers 404 for paths no rule matches', async () => {
     const r = await call('GET', '/v1/nothing/here/at/all');
     expect(r.status).toBe(404);
     expect(r.json).toEqual({ code: 5, message: 'Not Found', details: [] });
+  });
+});
+
+describe('gateway marshal options', () => {
+  it('uses proto names, enum numbers, indentation and discards unknown fields when configured', async () => {
+    const g = await startLibrary(
+      '    gwOption:\n      marshal: { useProtoNames: true, useEnumNumbers: true, indent: "  " }\n      unmarshal: { discardUnknown: true }\n',
+    );
+    try {
+      const res = await fetch(`${g.base}/v1/shelves/s1/books`, { method: 'POST', body: JSON.stringify({ title: 'T', genre: 'FICTION', unknownField: 1 }) });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).toContain('\n  "id": "b1"');
+      expect(JSON.parse(text)).toMatchObject({ id: 'b1', title: 'T', shelf: 's1', genre: 1 });
+      const shelf = (await (await fetch(`${g.base}/v1/shelves/x?min_books=3`)).json()) as Record<string, unknown>;
+      expect(shelf).toMatchObject({ name: 'shelves/x', min_books: '3', created_at: '1970-01-02T00:00:00.500Z' });
+    } finally {
+      await g.stop();
+    }
   });
 });

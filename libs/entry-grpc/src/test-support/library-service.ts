@@ -43,8 +43,14 @@ export const libraryImplementation = {
   Search: (call: Unary, cb: Cb) => cb(null, { hits: [String(call.request['path']), String(call.request['q'])] }),
   Archive: (call: Unary, cb: Cb) => cb(null, { id: call.request['id'], title: 'archived' }),
   Fail: (call: Unary, cb: Cb) => cb({ code: Number(call.request['code']), details: `failed with ${String(call.request['code'])}` }),
-  ListBooks: (call: Writable) => {
+  ListBooks: (call: Writable & { emit(ev: 'error', e: unknown): void }) => {
     const n = Number(call.request['count'] ?? 0);
+    if (n < 0) {
+      // One message, then a failure: the gateway reports it in the stream.
+      call.write({ id: 'first', shelf: call.request['shelf'] });
+      setImmediate(() => call.emit('error', { code: 9, details: 'negative count' }));
+      return;
+    }
     for (let i = 0; i < n; i++) call.write({ id: `b${i}`, shelf: call.request['shelf'] });
     call.end();
   },
