@@ -19,7 +19,7 @@ import pg from 'pg';
 import { boot } from '@svcboot/entry-core';
 import { relationalDbEntry } from '@svcboot/entry-sql';
 import { freePort, waitFor } from '@svcboot/testkit';
-import { comparisonTable, measure } from '../lib/measure.js';
+import { comparisonTable, measure, type Measurement } from '../lib/measure.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const demoDir = path.resolve(here, '../../apps/demo-sql');
@@ -110,15 +110,20 @@ async function queryLayer(): Promise<string> {
   const pool = new pg.Pool({ host, port: Number(port), user: 'postgres', database, max: 10, options: '-c TimeZone=Asia/Shanghai' });
   const text = 'select "id", "name" from "users" where "id" = $1 and "deleted_at" is null';
   const opts = { iterations: ITERATIONS, concurrency: CONNECTIONS };
-  const rows = [];
-  for (let round = 0; round < 2; round++) {
-    // The second round is the one reported; the first warms both up.
-    rows[0] = {
-      path: await measure(`entry.db() selectFrom users … executeTakeFirst, ${CONNECTIONS} in flight`, () =>
-        db.selectFrom('users').select(['id', 'name']).where('id', '=', 1).where('deleted_at', 'is', null).executeTakeFirst(), opts),
-      peer: await measure(`pg pool.query, ${CONNECTIONS} in flight`, () => pool.query(text, [1]), opts),
-    };
+  const kyselyRuns: Measurement[] = [];
+  const pgRuns: Measurement[] = [];
+  // Alternating rounds after a warm-up of both; the median round of each is reported.
+  for (let round = 0; round <= ROUNDS; round++) {
+    const k = await measure(`entry.db() selectFrom users … executeTakeFirst, ${CONNECTIONS} in flight`, () =>
+      db.selectFrom('users').select(['id', 'name']).where('id', '=', 1).where('deleted_at', 'is', null).executeTakeFirst(), opts);
+    const p = await measure(`pg pool.query, ${CONNECTIONS} in flight`, () => pool.query(text, [1]), opts);
+    if (round > 0) {
+      kyselyRuns.push(k);
+      pgRuns.push(p);
+    }
   }
+  const median = (runs: Measurement[]): Measurement => [...runs].sort((a, b) => a.opsPerSec - b.opsPerSec)[Math.floor(runs.length / 2)]!;
+  const rows = [{ path: median(kyselyRuns), peer: median(pgRuns) }];
   await pool.end();
   await app.shutdown();
   return comparisonTable(rows);
@@ -162,7 +167,7 @@ try {
     const bare = rows.find((r) => r.route === row.route && r.label.startsWith('bare'))!;
     console.log(`| ${row.route} | ${row.label} | ${fmt(row.rps)} | ${fmt(row.p50, 1)} | ${fmt(row.p99, 1)} | ${row.non2xx} | ${(row.rps / bare.rps).toFixed(2)} |`);
   }
-  console.log(`\n> query layer alone, in this process (${ITERATIONS} queries, ${CONNECTIONS} in flight, pool of 10):\n`);
+  console.log(`\n> query layer alone, in this process (median of ${ROUNDS} alternating rounds of ${ITERATIONS} queries, ${CONNECTIONS} in flight, pool of 10):\n`);
   console.log(layer);
 } finally {
   for (const s of servers) await stop(s);
