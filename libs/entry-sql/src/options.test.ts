@@ -129,6 +129,18 @@ describe('pool options', () => {
     expect(new Set(pair).size).toBe(2);
   });
 
+  it('maxIdleConn idle connections stay open; the ones above it close once idle for 10 s', async () => {
+    const name = uniqueDatabase('idle');
+    const { app } = await setup(relationalDbYaml({ maxOpenConn: 4, maxIdleConn: 1, database: [{ name, autoCreate: true, params: ['application_name=idle-test'] }] }), [name]);
+    await app.bootstrap();
+    const db = relationalDbEntry(app, 'sql').db(name);
+    const backends = async (): Promise<number> =>
+      Number((await adminQuery<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = 'idle-test'", [name]))[0]!.n);
+    expect(new Set(await Promise.all([1, 2, 3, 4].map(() => pid(db)))).size).toBe(4);
+    expect(await backends()).toBe(4);
+    await waitFor('the pool to shrink to maxIdleConn', async () => (await backends()) === 1, { timeoutMs: 30_000, intervalMs: 250 });
+  });
+
   it('connMaxLifetimeMs replaces a connection once it is that old', async () => {
     const name = uniqueDatabase('life');
     const { app } = await setup(relationalDbYaml({ maxOpenConn: 1, maxIdleConn: 1, connMaxLifetimeMs: 1000, database: [{ name, autoCreate: true }] }), [name]);
