@@ -1,11 +1,12 @@
 import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@svcboot/testkit';
 import { relationalDbEntry } from './index.js';
 import { adminQuery, uniqueDatabase } from './test-support/pg.js';
 import { relationalDbYaml } from './test-support/yaml.js';
 import { sqlHarness } from './test-support/harness.js';
+import { startPrivatePostgres, type PrivatePostgres } from './test-support/private-postgres.js';
 
 const { setup } = sqlHarness();
 
@@ -18,6 +19,15 @@ async function one<T>(db: Kysely<unknown>, query: ReturnType<typeof sql<T>>): Pr
 }
 
 describe('params', () => {
+  let tls: PrivatePostgres;
+  let noTls: PrivatePostgres;
+  beforeAll(async () => {
+    [tls, noTls] = await Promise.all([startPrivatePostgres({ tls: true }), startPrivatePostgres()]);
+  });
+  afterAll(async () => {
+    await Promise.all([tls?.remove(), noTls?.remove()]);
+  });
+
   it('sets TimeZone per session, Asia/Shanghai by default', async () => {
     const name = uniqueDatabase('tz');
     const { app } = await setup(
@@ -56,16 +66,25 @@ describe('params', () => {
     await expect(sql`select pg_sleep(2)`.execute(db)).rejects.toThrow(/canceling statement due to statement timeout/);
   });
 
-  it('sslmode=require refuses a server without TLS; disable does not ask for it', async () => {
+  it('sslmode=require refuses a server without TLS', async () => {
     const name = uniqueDatabase('ssl');
-    const { app } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true, params: ['sslmode=require'] }] }), [name]);
-    const ssl = (await adminQuery<{ ssl: string }>('SHOW ssl'))[0]!.ssl;
-    if (ssl === 'on') {
-      await app.bootstrap();
-      expect((await adminQuery<{ ssl: boolean }>("SELECT ssl FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE datname = $1", [name]))[0]?.ssl).toBe(true);
-    } else {
-      await expect(app.bootstrap()).rejects.toThrow(/does not support SSL/);
+    const { app } = await setup(relationalDbYaml({ addr: noTls.addr, database: [{ name, autoCreate: true, params: ['sslmode=require'] }] }), []);
+    await expect(app.bootstrap()).rejects.toThrow(/does not support SSL/);
+  });
+
+  it('sslmode: disable talks plain, require encrypts, verify-ca and verify-full reject an untrusted certificate', async () => {
+    const seen: Record<string, boolean | string> = {};
+    for (const mode of ['disable', 'require', 'verify-ca', 'verify-full']) {
+      const { app } = await setup(relationalDbYaml({ name: mode, addr: tls.addr, database: [{ name: 'postgres', params: [`sslmode=${mode}`] }] }), []);
+      try {
+        await app.bootstrap();
+        const { rows } = await sql<{ ssl: boolean }>`select ssl from pg_stat_ssl where pid = pg_backend_pid()`.execute(relationalDbEntry(app, mode).db('postgres'));
+        seen[mode] = rows[0]!.ssl;
+      } catch (err) {
+        seen[mode] = (err as Error).message.includes('self-signed certificate') ? 'untrusted certificate' : (err as Error).message;
+      }
     }
+    expect(seen).toEqual({ disable: false, require: true, 'verify-ca': 'untrusted certificate', 'verify-full': 'untrusted certificate' });
   });
 });
 

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, run } from '@svcboot/testkit';
@@ -38,9 +38,10 @@ async function asServerUser(cmd: string, args: string[]): Promise<void> {
 
 /**
  * initdb + pg_ctl start. Without `password` every connection is trusted; with it, TCP
- * connections must give it (scram-sha-256) for user postgres.
+ * connections must give it (scram-sha-256) for user postgres. `tls` turns on TLS with a new
+ * self-signed certificate for CN=localhost (not trusted by anyone).
  */
-export async function startPrivatePostgres(options: { password?: string } = {}): Promise<PrivatePostgres> {
+export async function startPrivatePostgres(options: { password?: string; tls?: boolean } = {}): Promise<PrivatePostgres> {
   const bin = binDir();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-pg-'));
   const owner = process.getuid?.() === 0 ? await serverUserIds() : undefined;
@@ -55,13 +56,22 @@ export async function startPrivatePostgres(options: { password?: string } = {}):
     auth.splice(0, 2, '--auth-local=trust', '--auth-host=scram-sha-256', `--pwfile=${pwfile}`);
   }
   await asServerUser(path.join(bin, 'initdb'), ['-D', data, '-U', 'postgres', ...auth, '-E', 'UTF8', '--no-sync']);
+  const settings = [`-p ${port}`, `-k ${dir}`, '-c listen_addresses=127.0.0.1', '-c fsync=off'];
+  if (options.tls) {
+    const cert = path.join(dir, 'server.crt');
+    const key = path.join(dir, 'server.key');
+    await run('openssl', ['req', '-new', '-x509', '-days', '2', '-nodes', '-subj', '/CN=localhost', '-keyout', key, '-out', cert]);
+    if (owner) for (const f of [cert, key]) await chown(f, owner.uid, owner.gid);
+    await chmod(key, 0o600);
+    settings.push('-c ssl=on', `-c ssl_cert_file=${cert}`, `-c ssl_key_file=${key}`);
+  }
   let running = false;
   const ctl = (args: string[]) => asServerUser(path.join(bin, 'pg_ctl'), ['-D', data, '-w', '-t', '60', ...args]);
   const cluster: PrivatePostgres = {
     addr: `127.0.0.1:${port}`,
     port,
     async start() {
-      await ctl(['-l', path.join(dir, 'server.log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+      await ctl(['-l', path.join(dir, 'server.log'), '-o', settings.join(' '), 'start']);
       running = true;
     },
     async stop() {
