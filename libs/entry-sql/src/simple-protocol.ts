@@ -92,7 +92,10 @@ export function simpleProtocolPool(pool: pg.Pool): PostgresPool {
       return {
         query: ((sqlOrCursor: unknown, parameters?: readonly unknown[]) => {
           if (typeof sqlOrCursor !== 'string') return client.query(sqlOrCursor as pg.Submittable);
-          return client.query(inlineParameters(sqlOrCursor, parameters ?? [])) as Promise<PostgresQueryResult<unknown>>;
+          return client.query(inlineParameters(sqlOrCursor, parameters ?? [])).then((result: pg.QueryResult | pg.QueryResult[]) =>
+            // Several statements in one text answer one result each: the last one is the answer.
+            Array.isArray(result) ? result[result.length - 1] : result,
+          ) as Promise<PostgresQueryResult<unknown>>;
         }) as PostgresPoolClient['query'],
         release: () => client.release(),
       };
