@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -62,5 +64,27 @@ describe('graceful shutdown of a process', () => {
     const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
     expect(code).toBe(1);
     expect(err).toContain('unknown top-level key "grpcc"; did you mean "grpc"?');
+  });
+
+  it('writes the last log lines before exiting when stdout is a file', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'svcboot-stdout-'));
+    const file = path.join(dir, 'out.log');
+    const fd = openSync(file, 'w');
+    try {
+      const child = spawn(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', path.join(here, 'test-support/drain-app.ts')], {
+        cwd: path.join(here, '..'),
+        stdio: ['ignore', fd, 'ignore'],
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      await waitFor(() => readFileSync(file, 'utf8'), /READY port=/, 30_000);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      const out = readFileSync(file, 'utf8');
+      expect(out).toMatch(/Interrupt tcpwork entry \(SIGTERM\)/);
+      expect(out).toMatch(/Shutdown complete\n$/);
+    } finally {
+      closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

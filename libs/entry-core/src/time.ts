@@ -1,12 +1,22 @@
+// The date, time and offset change once a second at most: format them once a second, and only
+// append the milliseconds per call. Formatting from scratch costs ~0.7 µs, and a call through
+// the middleware formats four timestamps.
+let cachedSecond = Number.NaN;
+let cachedPrefix = '';
+let cachedOffset = '';
+
 /** ISO 8601 with the local offset, e.g. `2026-11-21T12:46:50.123+08:00` (what SPEC.md's records and headers show). */
 export function isoWithOffset(ms: number): string {
-  const offsetMin = -new Date(ms).getTimezoneOffset();
-  const local = new Date(ms + offsetMin * 60_000).toISOString();
-  const sign = offsetMin >= 0 ? '+' : '-';
-  const abs = Math.abs(offsetMin);
-  const hh = String(Math.floor(abs / 60)).padStart(2, '0');
-  const mm = String(abs % 60).padStart(2, '0');
-  return `${local.slice(0, 23)}${sign}${hh}:${mm}`;
+  const second = Math.floor(ms / 1000);
+  if (second !== cachedSecond) {
+    const offsetMin = -new Date(ms).getTimezoneOffset();
+    cachedPrefix = new Date(second * 1000 + offsetMin * 60_000).toISOString().slice(0, 19);
+    const abs = Math.abs(offsetMin);
+    cachedOffset = `${offsetMin >= 0 ? '+' : '-'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+    cachedSecond = second;
+  }
+  const frac = ms - second * 1000;
+  return `${cachedPrefix}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}${cachedOffset}`;
 }
 
 /** The short name of the local time zone (`UTC`, `CST`, or `GMT+8` where there is no abbreviation). */

@@ -86,7 +86,7 @@ describe('middleware on gRPC and gateway calls', () => {
     expect(metrics).toMatch(/grpc_server_handled_total\{grpc_type="unary",grpc_service="test.v1.Library",grpc_method="Fail",grpc_code="NotFound"\} 1/);
     expect(metrics).toMatch(/grpc_server_started_total\{grpc_type="server_stream",grpc_service="test.v1.Library",grpc_method="ListBooks"\} 1/);
     expect(metrics).toMatch(/grpc_server_handling_seconds_bucket\{le="0.005",grpc_type="unary"/);
-    expect(metrics).toMatch(/svc_call_res_code_total\{entryName="lib",entryType="GrpcEntry",domain="test",instance="[^"]+",grpcService="test.v1.Library",grpcMethod="GetShelf",grpcType="UnaryServer",restMethod="GET",restPath="\/v1\/\{name=shelves\/\*\}",resCode="OK"\} 1/);
+    expect(metrics).toMatch(/svc_call_res_code_total\{entry_name="lib",entry_type="GrpcEntry",domain="test",instance="[^"]+",grpc_service="test.v1.Library",grpc_method="GetShelf",grpc_type="UnaryServer",rest_method="GET",rest_path="\/v1\/\{name=shelves\/\*\}",res_code="OK"\} 1/);
 
     const records = await h.stop();
     const boot = records.find((r) => r['operation'] === 'Bootstrap' && (r['app'] as Record<string, string>)['entryType'] === 'GrpcEntry') as Rec;

@@ -128,7 +128,7 @@ describe('httpserver entry', () => {
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toContain('process_cpu_user_seconds_total');
-    expect(metrics).toMatch(/svc_call_res_code_total\{entryName="api",entryType="HttpEntry",[^}]*restMethod="GET",restPath="\/v1\/user\/:id",resCode="200"\} 1/);
+    expect(metrics).toMatch(/svc_call_res_code_total\{entry_name="api",entry_type="HttpEntry",[^}]*rest_method="GET",rest_path="\/v1\/user\/:id",res_code="200"\} 1/);
   });
 
   it('lets a request in flight finish at shutdown, refuses new ones, and reports not ready while draining', async () => {

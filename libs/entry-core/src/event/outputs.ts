@@ -81,20 +81,31 @@ export class OutputSet {
   }
 }
 
-function flushOne(d: SonicBoom): Promise<void> {
+/**
+ * Resolves once everything written so far is on its way to the OS. sonic-boom's own flush(cb)
+ * calls back at once when minLength is 0 even while a write is pending, so wait for 'drain'
+ * (bounded, so a stuck pipe cannot hold shutdown forever).
+ */
+function flushOne(d: SonicBoom, limitMs = 5000): Promise<void> {
+  const state = d as unknown as { fd: number; _writing: boolean; _len: number };
   return new Promise((resolve) => {
-    // The file may still be opening; flush once it is ready.
-    const run = (): void => {
-      try {
-        d.flush((err?: Error | null) => {
-          void err;
-          resolve();
-        });
-      } catch {
-        resolve();
-      }
-    };
-    if ((d as unknown as { fd: number }).fd < 0) d.once('ready', run);
-    else run();
+    const timer = setTimeout(done, limitMs);
+    timer.unref();
+    function done(): void {
+      clearTimeout(timer);
+      d.off('drain', done);
+      d.off('ready', check);
+      d.off('error', done);
+      resolve();
+    }
+    function check(): void {
+      if (state.fd < 0) return; // still opening: 'ready' calls again
+      if (state._writing || state._len > 0) return; // 'drain' calls done
+      done();
+    }
+    d.on('drain', done);
+    d.on('ready', check);
+    d.on('error', done);
+    check();
   });
 }

@@ -131,9 +131,9 @@ describe('transport-neutral middleware', () => {
     expect(text).toContain('grpc_server_started_total{grpc_type="unary",grpc_service="api.v1.Greeter",grpc_method="Hello"} 3');
     expect(text).toContain('grpc_server_handled_total{grpc_type="unary",grpc_service="api.v1.Greeter",grpc_method="Hello",grpc_code="OK"} 2');
     expect(text).toContain('grpc_server_handled_total{grpc_type="unary",grpc_service="api.v1.Greeter",grpc_method="Hello",grpc_code="Internal"} 1');
-    expect(text).toMatch(/svc_call_res_code_total\{entryName="greeter",entryType="GrpcEntry",domain="prod",instance="h",grpcService="api.v1.Greeter",grpcMethod="Hello",grpcType="UnaryServer",restMethod="GET",restPath="",resCode="OK"\} 2/);
+    expect(text).toMatch(/svc_call_res_code_total\{entry_name="greeter",entry_type="GrpcEntry",domain="prod",instance="h",grpc_service="api.v1.Greeter",grpc_method="Hello",grpc_type="UnaryServer",rest_method="GET",rest_path="",res_code="OK"\} 2/);
     expect(text).toContain('grpc_server_handling_seconds_count{grpc_type="unary",grpc_service="api.v1.Greeter",grpc_method="Hello"} 3');
-    expect(text).toMatch(/svc_call_elapsed_seconds_count\{[^}]*resCode="Internal"\} 1/);
+    expect(text).toMatch(/svc_call_elapsed_seconds_count\{[^}]*res_code="Internal"\} 1/);
   });
 
   it('an HTTP transport reports only the HTTP payload keys and no grpc families', async () => {
@@ -152,6 +152,6 @@ describe('transport-neutral middleware', () => {
     expect(JSON.parse(rec['payloads']!)).toEqual({ apiMethod: 'GET', apiPath: '/v1/get', apiProtocol: 'HTTP/1.1', apiQuery: 'key=a', userAgent: 'curl' });
     const text = await registry.metrics();
     expect(text).not.toContain('grpc_server_started_total');
-    expect(text).toMatch(/svc_call_res_code_total\{[^}]*restMethod="GET",restPath="\/v1\/get",resCode="200"\} 1/);
+    expect(text).toMatch(/svc_call_res_code_total\{[^}]*rest_method="GET",rest_path="\/v1\/get",res_code="200"\} 1/);
   });
 });

@@ -1,4 +1,5 @@
-import { Counter, Histogram, Summary, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { RecentSummary } from './recent-summary.js';
 import type { CallContext, CallMiddleware } from './call.js';
 
 export interface PromMiddlewareOptions {
@@ -11,23 +12,28 @@ export interface PromMiddlewareOptions {
   grpcFamilies: boolean;
 }
 
+/**
+ * The call labels: entryName, entryType, domain, instance, grpcService, grpcMethod, grpcType,
+ * restMethod, restPath and resCode, spelt snake_case as Prometheus (and `promtool check metrics`)
+ * requires of label names.
+ */
 const CALL_LABELS = [
-  'entryName',
-  'entryType',
+  'entry_name',
+  'entry_type',
   'domain',
   'instance',
-  'grpcService',
-  'grpcMethod',
-  'grpcType',
-  'restMethod',
-  'restPath',
-  'resCode',
+  'grpc_service',
+  'grpc_method',
+  'grpc_type',
+  'rest_method',
+  'rest_path',
+  'res_code',
 ] as const;
 const GRPC_LABELS = ['grpc_type', 'grpc_service', 'grpc_method'] as const;
 
 /** Per-call metrics into the entry's own prom-client registry. */
 export class PromMiddleware implements CallMiddleware {
-  private readonly elapsed: Summary<(typeof CALL_LABELS)[number]>;
+  private readonly elapsed: RecentSummary<(typeof CALL_LABELS)[number]>;
   private readonly resCodes: Counter<(typeof CALL_LABELS)[number]>;
   private readonly started?: Counter<(typeof GRPC_LABELS)[number]>;
   private readonly handled?: Counter<(typeof GRPC_LABELS)[number] | 'grpc_code'>;
@@ -38,15 +44,13 @@ export class PromMiddleware implements CallMiddleware {
 
   constructor(private readonly options: PromMiddlewareOptions) {
     const registers = [options.registry];
-    this.elapsed = new Summary({
-      name: 'svc_call_elapsed_seconds',
-      help: 'Time to handle a call, in seconds, by entry, method and result code.',
-      labelNames: CALL_LABELS,
-      percentiles: [0.5, 0.9, 0.99],
-      maxAgeSeconds: 600,
-      ageBuckets: 5,
-      registers,
-    });
+    this.elapsed = new RecentSummary(
+      'svc_call_elapsed_seconds',
+      'Time to handle a call, in seconds, by entry, method and result code (quantiles over the latest 1024 calls).',
+      CALL_LABELS,
+      [0.5, 0.9, 0.99],
+      options.registry,
+    );
     this.resCodes = new Counter({
       name: 'svc_call_res_code_total',
       help: 'Calls handled, by entry, method and result code.',
@@ -88,16 +92,16 @@ export class PromMiddleware implements CallMiddleware {
     let child = this.children.get(key);
     if (!child) {
       const labels = {
-        entryName: this.options.entryName,
-        entryType: this.options.entryType,
+        entry_name: this.options.entryName,
+        entry_type: this.options.entryType,
         domain: this.options.domain,
         instance: this.options.instance,
-        grpcService: i.grpcService ?? '',
-        grpcMethod: i.grpcMethod ?? '',
-        grpcType: i.grpcType ?? '',
-        restMethod: i.gwMethod ?? (i.grpcType ? '' : i.apiMethod),
-        restPath: i.restPath ?? '',
-        resCode: call.resCode,
+        grpc_service: i.grpcService ?? '',
+        grpc_method: i.grpcMethod ?? '',
+        grpc_type: i.grpcType ?? '',
+        rest_method: i.gwMethod ?? (i.grpcType ? '' : i.apiMethod),
+        rest_path: i.restPath ?? '',
+        res_code: call.resCode,
       };
       child = { elapsed: this.elapsed.labels(labels), resCode: this.resCodes.labels(labels) };
       if (this.handled && i.grpcType) {

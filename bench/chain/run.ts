@@ -1,0 +1,80 @@
+/**
+ * The cost of entry-core's middleware chain per call, without any transport: meta, prom and
+ * logging (records to a file) together and one at a time, against an empty chain.
+ * Run: node --conditions=svcboot-source --import tsx bench/chain/run.ts
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Registry } from 'prom-client';
+import {
+  boot,
+  CallChain,
+  CallContext,
+  EventFactory,
+  LoggingMiddleware,
+  makeScope,
+  MetaMiddleware,
+  PromMiddleware,
+  type CallHeaders,
+  type CallInfo,
+  type CallMiddleware,
+  type EventEntry,
+} from '@svcboot/entry-core';
+
+const CALLS = Number(process.env['BENCH_CALLS'] ?? 200_000);
+const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-bench-chain-'));
+const app = await boot({ argv: [], env: {}, configText: `event:\n  - name: ev\n    outputPaths: ["${path.join(dir, 'events.log')}"]\n` });
+const events = new EventFactory(app.entry<EventEntry>('ev', 'event').eventLogger, makeScope('UTC', { appName: 'bench', appVersion: '1', entryName: 'greeter', entryType: 'GrpcEntry' }, { domain: '*' }));
+
+const info: CallInfo = {
+  operation: '/api.v1.Greeter/Hello',
+  remoteAddr: '127.0.0.1:50000',
+  apiMethod: 'POST',
+  apiPath: '/api.v1.Greeter/Hello',
+  apiProtocol: 'HTTP/2',
+  apiQuery: '',
+  userAgent: 'grpc-node-js/1.14.0',
+  grpcService: 'api.v1.Greeter',
+  grpcMethod: 'Hello',
+  grpcType: 'UnaryServer',
+};
+const headers: CallHeaders = { get: () => undefined, set: () => undefined };
+const appInfo = { name: 'bench', version: '1', description: '' };
+const envInfo = { arch: 'x64', domain: '*', hostname: 'h', localIP: '10.0.0.1', os: 'linux' };
+
+function chainOf(kind: string): CallChain {
+  const list: CallMiddleware[] = [];
+  if (kind.includes('meta')) list.push(new MetaMiddleware(appInfo, envInfo));
+  if (kind.includes('prom')) list.push(new PromMiddleware({ registry: new Registry(), entryName: 'greeter', entryType: 'GrpcEntry', domain: '*', instance: 'h', grpcFamilies: true }));
+  if (kind.includes('logging')) list.push(new LoggingMiddleware(events, { grpc: true }));
+  return new CallChain(list);
+}
+
+async function time(kind: string): Promise<number> {
+  const chain = chainOf(kind);
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < CALLS; i++) {
+    const call = new CallContext(info, headers);
+    chain.before(call);
+    call.resCode = 'OK';
+    chain.after(call);
+    if ((i & 1023) === 0) await new Promise((r) => setImmediate(r));
+  }
+  return Number(process.hrtime.bigint() - t0) / CALLS / 1000;
+}
+
+const kinds = ['none', 'meta', 'prom', 'logging', 'meta+prom+logging'];
+const results = new Map<string, number[]>(kinds.map((k) => [k, []]));
+for (let round = 0; round < 3; round++) for (const k of kinds) results.get(k)!.push(await time(k));
+await app.shutdown();
+await rm(dir, { recursive: true, force: true });
+
+console.log(`## chain (node ${process.version}, ${CALLS} calls per round, best of 3 rounds)\n`);
+console.log('| middlewares | µs per call | over an empty chain, µs |');
+console.log('|---|---:|---:|');
+const base = Math.min(...results.get('none')!);
+for (const k of kinds) {
+  const best = Math.min(...results.get(k)!);
+  console.log(`| ${k} | ${best.toFixed(2)} | ${(best - base).toFixed(2)} |`);
+}

@@ -1,0 +1,38 @@
+import { spawnSync } from 'node:child_process';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { RecentSummary, SUMMARY_WINDOW } from './recent-summary.js';
+
+describe('RecentSummary', () => {
+  it('exposes quantiles, _sum and _count per label set in the text format', async () => {
+    const registry = new Registry();
+    const s = new RecentSummary('svc_test_seconds', 'A test summary.', ['route'], [0.5, 0.99], registry);
+    const a = s.labels({ route: '/a' });
+    for (let i = 1; i <= 100; i++) a.observe(i);
+    s.labels({ route: '/b' }).observe(7);
+    const text = await registry.metrics();
+    expect(text).toContain('# TYPE svc_test_seconds summary');
+    expect(text).toContain('svc_test_seconds{quantile="0.5",route="/a"} 51');
+    expect(text).toContain('svc_test_seconds{quantile="0.99",route="/a"} 100');
+    expect(text).toContain('svc_test_seconds_sum{route="/a"} 5050');
+    expect(text).toContain('svc_test_seconds_count{route="/a"} 100');
+    expect(text).toContain('svc_test_seconds{quantile="0.5",route="/b"} 7');
+    const promtool = spawnSync('sh', ['-c', 'command -v promtool']);
+    if (promtool.status === 0) {
+      const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+      expect(check.stdout + check.stderr).toBe('');
+      expect(check.status).toBe(0);
+    }
+  });
+
+  it('computes quantiles over the latest observations and counts all of them', async () => {
+    const registry = new Registry();
+    const s = new RecentSummary('svc_window_seconds', 'Window.', ['k'], [0.5], registry);
+    const o = s.labels({ k: 'x' });
+    for (let i = 0; i < SUMMARY_WINDOW; i++) o.observe(1000); // old, slow calls
+    for (let i = 0; i < SUMMARY_WINDOW; i++) o.observe(1); // then fast ones
+    const text = await registry.metrics();
+    expect(text).toContain('svc_window_seconds{quantile="0.5",k="x"} 1');
+    expect(text).toContain(`svc_window_seconds_count{k="x"} ${2 * SUMMARY_WINDOW}`);
+  });
+});

@@ -1,0 +1,26 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { isoWithOffset } from './time.js';
+
+/** The slow, obviously right formatting, to compare against. */
+function reference(ms: number): string {
+  const offsetMin = -new Date(ms).getTimezoneOffset();
+  const local = new Date(ms + offsetMin * 60_000).toISOString().slice(0, 23);
+  const abs = Math.abs(offsetMin);
+  return `${local}${offsetMin >= 0 ? '+' : '-'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
+describe('isoWithOffset', () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  it('matches the reference formatting across milliseconds, seconds and days', () => {
+    const start = Date.UTC(2026, 2, 29, 0, 59, 58, 990);
+    for (let ms = start; ms < start + 2500; ms += 7) expect(isoWithOffset(ms)).toBe(reference(ms));
+    for (const ms of [0, 1, 999, 1000, 1001, Date.UTC(2026, 11, 31, 23, 59, 59, 999), Date.UTC(2027, 0, 1)]) {
+      expect(isoWithOffset(ms)).toBe(reference(ms));
+    }
+  });
+
+  it('has the SPEC shape', () => {
+    expect(isoWithOffset(Date.now())).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/);
+  });
+});
