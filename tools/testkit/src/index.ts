@@ -2,3 +2,5 @@ export { waitFor } from './wait.js';
 export { freePort, isListening } from './ports.js';
 export { run, Child, plainEnv, type RunResult } from './process.js';
 export { installPacked, installedFiles } from './pack.js';
+export { RawHttpConnection, type RawResponse } from './raw-http.js';
+export { HttpLoad, summarizeOutcomes, type HttpLoadOptions, type LoadOutcome } from './http-load.js';
