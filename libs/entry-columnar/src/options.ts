@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { entryBaseShape, encodingSchema, outputPathsSchema, msSchema, observabilityShape } from '@svcboot/entry-core';
+import { entryBaseShape, observabilityShape, statementLoggerSchema } from '@svcboot/entry-core';
 
 /** ClickHouse's native-protocol ports: @clickhouse/client speaks HTTP only. */
 const NATIVE_PORTS = new Map([
@@ -63,18 +63,6 @@ const databaseSchema = z.strictObject({
       if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed });
     }),
 });
-
-const statementLoggerSchema = z
-  .strictObject({
-    /** A `logger:` entry to write statements to; empty means a logger built from the options below. */
-    entry: z.string().default(''),
-    level: z.enum(['info', 'warn', 'error', 'silent']).default('warn'),
-    encoding: encodingSchema.default('console'),
-    outputPaths: outputPathsSchema,
-    slowThresholdMs: msSchema.default(5000),
-    ignoreRecordNotFoundError: z.boolean().default(false),
-  })
-  .prefault({});
 
 export const columnarSchema = z
   .strictObject({

@@ -20,7 +20,17 @@ export {
 } from './entry.js';
 export { PluginRegistry, defaultRegistry, registerEntryKind, KNOWN_PACKAGES } from './registry.js';
 export { ConfigError, BootstrapError, EntryLookupError, errorMessage, formatIssue, type ConfigIssue } from './errors.js';
-export { entryBaseShape, observabilityShape, logLevelSchema, encodingSchema, outputPathsSchema, msSchema, portSchema } from './schema.js';
+export {
+  entryBaseShape,
+  observabilityShape,
+  logLevelSchema,
+  encodingSchema,
+  outputPathsSchema,
+  msSchema,
+  portSchema,
+  statementLoggerSchema,
+  type StatementLoggerOptions,
+} from './schema.js';
 export { redactConfig, redactUrlCredentials, isSecretKey, REDACTED } from './config/secrets.js';
 export { closest, didYouMean } from './config/suggest.js';
 export type { AppInfo, EnvInfo } from './info.js';

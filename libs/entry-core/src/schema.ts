@@ -22,3 +22,19 @@ export const outputPathsSchema = z.array(z.string().min(1)).min(1).default(['std
 export const msSchema = z.number().int().nonnegative();
 /** A TCP port; 0 asks the OS for a free one. */
 export const portSchema = z.number().int().min(0).max(65535);
+
+/**
+ * SPEC.md 2.8's `logger.*` options of the database connectors: where and how statements are
+ * logged. `entry` names a `logger:` entry; empty means a logger built from the other options.
+ */
+export const statementLoggerSchema = z
+  .strictObject({
+    entry: z.string().default(''),
+    level: z.enum(['info', 'warn', 'error', 'silent']).default('warn'),
+    encoding: encodingSchema.default('console'),
+    outputPaths: outputPathsSchema,
+    slowThresholdMs: msSchema.default(5000),
+    ignoreRecordNotFoundError: z.boolean().default(false),
+  })
+  .prefault({});
+export type StatementLoggerOptions = z.output<typeof statementLoggerSchema>;

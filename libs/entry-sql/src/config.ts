@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { entryBaseShape, msSchema, observabilityShape, outputPathsSchema } from '@svcboot/entry-core';
+import { entryBaseShape, msSchema, observabilityShape, statementLoggerSchema } from '@svcboot/entry-core';
 
 /** SPEC.md 2.8's default for `database[].params`. */
 export const DEFAULT_PARAMS: readonly string[] = ['sslmode=disable', 'TimeZone=Asia/Shanghai'];
@@ -12,16 +12,8 @@ export const databaseSchema = z.strictObject({
   params: z.array(z.string()).default([...DEFAULT_PARAMS]),
 });
 
-export const sqlLoggerSchema = z
-  .strictObject({
-    entry: z.string().default(''),
-    level: z.enum(['info', 'warn', 'error', 'silent']).default('warn'),
-    encoding: z.enum(['console', 'json']).default('console'),
-    outputPaths: outputPathsSchema,
-    slowThresholdMs: msSchema.default(5000),
-    ignoreRecordNotFoundError: z.boolean().default(false),
-  })
-  .prefault({});
+/** SPEC.md 2.8's `logger.*` options, shared with the columnar connector (entry-core). */
+export const sqlLoggerSchema = statementLoggerSchema;
 
 /** One `relationaldb:` list item, with SPEC.md 2.8's relational defaults. */
 export const relationalDbSchema = z
