@@ -316,11 +316,12 @@ describe('columnardb statements', () => {
 
     const warnLog = `${tmp.dir}/warn.log`;
     const { app: app2 } = await start(
-      `    addr: ${CLICKHOUSE_ADDR}\n    database:\n      - { name: ${name}, autoCreate: true }\n${sqlLogger(warnLog, 'warn', '      slowThresholdMs: 30\n')}`,
+      `    addr: ${CLICKHOUSE_ADDR}\n    database:\n      - { name: ${name}, autoCreate: true }\n${sqlLogger(warnLog, 'warn', '      slowThresholdMs: 1000\n')}`,
     );
     await app2.bootstrap();
     const db2 = columnarEntry(app2, 'ch').db(name);
-    await db2.query(sql`SELECT sleep(0.2), ${'hidden-slow-value'} AS v`);
+    // Far apart on purpose: a busy machine may take tens of milliseconds for the fast query.
+    await db2.query(sql`SELECT sleep(1.5), ${'hidden-slow-value'} AS v`);
     await db2.query(sql`SELECT ${'hidden-fast-value'} AS v`);
     const err = await db2.query(sql`SELECT no_such_column, ${'hidden-error-value'}`).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ColumnarQueryError);
@@ -336,8 +337,8 @@ describe('columnardb statements', () => {
       ['warn', 'slow statement'],
       ['error', 'statement failed'],
     ]);
-    expect(lines[0]!.statement).toBe('SELECT sleep(0.2), {p0:String} AS v');
-    expect(lines[0]!.durationMs).toBeGreaterThanOrEqual(30);
+    expect(lines[0]!.statement).toBe('SELECT sleep(1.5), {p0:String} AS v');
+    expect(lines[0]!.durationMs).toBeGreaterThanOrEqual(1000);
     expect(JSON.stringify(lines)).not.toMatch(/hidden-/);
   });
 
