@@ -209,9 +209,8 @@ describe('columnardb bootstrap failures', () => {
       bootstrapTimeoutMs: 500,
     });
     cleanups.push(() => app.shutdown());
-    const started = Date.now();
+    // Without the timeout this would hang until the test's own limit; the message shows which limit ended it.
     const err = (await app.bootstrap().catch((e: unknown) => e)) as Error;
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect(err.message).toContain('bootstrap of columnardb[ch] did not finish within 500 ms');
   });
 
