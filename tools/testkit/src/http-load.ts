@@ -19,10 +19,11 @@ export interface LoadOutcome {
 export interface HttpLoadOptions {
   port: number;
   host?: string;
-  method?: 'POST' | 'PUT';
+  /** POST by default. A GET is sent with `Content-Length: 0`, still with `Expect: 100-continue`. */
+  method?: 'GET' | 'POST' | 'PUT';
   path: string;
-  /** The body of request number `i`. */
-  body: (i: number) => string;
+  /** The body of request number `i` (none by default). */
+  body?: (i: number) => string;
   headers?: Record<string, string>;
   /** Requests in flight at once, each worker on its own keep-alive connection. */
   concurrency: number;
@@ -86,7 +87,7 @@ export class HttpLoad {
 
   private one(i: number): Promise<LoadOutcome> {
     const { host = '127.0.0.1', port, method = 'POST', path } = this.options;
-    const body = Buffer.from(this.options.body(i));
+    const body = Buffer.from(this.options.body?.(i) ?? '');
     const outcome: LoadOutcome = { index: i, accepted: false, acceptedBeforeSignal: false, sentAfterSignal: this.signalled };
     return new Promise((resolve) => {
       const req = http.request({
