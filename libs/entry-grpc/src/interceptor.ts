@@ -17,16 +17,25 @@ export function attachContext(metadata: Metadata, ctx: CallContext): void {
   (metadata as Metadata & WithContext)[CALL_CONTEXT] = ctx;
 }
 
-/** Request metadata in, response metadata out (lowercase keys, as gRPC wants). */
+/**
+ * Request metadata in, response headers out (lowercase keys, as gRPC wants). The response headers
+ * are kept as pairs and written straight into the metadata grpc-js sends: no Metadata of their own.
+ */
 export class MetadataHeaders implements CallHeaders {
-  out: Metadata | undefined;
+  /** Response headers set by the middleware, flat: key, value, key, value… */
+  readonly out: string[] = [];
   constructor(private readonly incoming: Metadata) {}
   get(name: string): string | undefined {
     const v = this.incoming.get(name.toLowerCase());
     return v.length > 0 ? String(v[0]) : undefined;
   }
   set(name: string, value: string): void {
-    (this.out ??= new Metadata()).set(name.toLowerCase(), value);
+    this.out.push(name.toLowerCase(), value);
+  }
+  /** Adds the response headers to `md` (after what a handler put there, as Metadata.merge would). */
+  writeTo(md: Metadata): void {
+    const out = this.out;
+    for (let i = 0; i < out.length; i += 2) md.add(out[i]!, out[i + 1]!);
   }
 }
 
@@ -79,13 +88,13 @@ export function middlewareInterceptor(chain: CallChain): ServerInterceptor {
         metadataSent = true;
         // SPEC.md 4.1: gRPC responses say `application/grpc` (grpc-js would say `application/grpc+proto`).
         md.set('content-type', 'application/grpc');
-        if (headers?.out) md.merge(headers.out);
+        headers?.writeTo(md);
         next(md);
       },
       sendStatus(status, next) {
-        if (!metadataSent && headers?.out) {
+        if (!metadataSent && headers && headers.out.length > 0) {
           const md = status.metadata ?? new Metadata();
-          md.merge(headers.out);
+          headers.writeTo(md);
           status = { ...status, metadata: md };
         }
         next(status);

@@ -35,6 +35,8 @@ export interface GatewayRoute {
   /** Top-level request fields bound by path or body: query parameters may not set them. */
   boundRoots: Set<string>;
   info: CallInfo;
+  /** The request's bytes when nothing (path, query, body) sets a field: the common `GET /v1/x`. */
+  emptyRequest: Buffer;
 }
 
 export function buildRoute(binding: HttpBinding, method: RegisteredMethod, root: protobuf.Root): GatewayRoute {
@@ -82,7 +84,9 @@ export function buildRoute(binding: HttpBinding, method: RegisteredMethod, root:
     gwUserAgent: '',
     restPath: binding.pathTemplate,
   };
-  return { binding, template, method, requestType, responseType, bodyField, responseField, boundRoots, info };
+  const empty = requestType.encode(requestType.fromObject(jsonToPlain(requestType, {}, false) as Record<string, unknown>)).finish();
+  const emptyRequest = Buffer.from(empty.buffer, empty.byteOffset, empty.byteLength);
+  return { binding, template, method, requestType, responseType, bodyField, responseField, boundRoots, info, emptyRequest };
 }
 
 /** Thrown for a request the gateway rejects before the handler: carries the gRPC code and HTTP status. */
@@ -128,7 +132,7 @@ export class Gateway {
 
   constructor(
     private readonly chain: CallChain,
-    private readonly options: GatewayOptions,
+    readonly options: GatewayOptions,
   ) {}
 
   add(route: GatewayRoute): void {
@@ -160,7 +164,6 @@ export class Gateway {
   }
 
   private serve(route: GatewayRoute, values: string[], pathname: string, query: string, req: IncomingMessage, res: ServerResponse): void {
-    const svc = this.options.svcStyle;
     const ua = req.headers['user-agent'] ?? '';
     const socket = req.socket;
     const info: CallInfo = {
@@ -173,52 +176,34 @@ export class Gateway {
       gwScheme: (socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
       gwUserAgent: ua,
     };
-    const ctx = new CallContext(info, new GatewayHeaders(req.headers, res, svc ? '' : 'Grpc-Metadata-'));
-    this.chain.before(ctx);
-    const done = (status: GatewayStatus): void => {
-      ctx.resCode = codeName(status.code);
-      if (status.code !== 0) ctx.error = status.message;
-      this.chain.after(ctx);
-    };
-    const fail = (err: unknown): void => {
-      let status: GatewayStatus;
-      if (err instanceof GatewayRejection) status = { code: err.code, message: err.message };
-      else if (err instanceof JsonInputError) status = { code: 3, message: err.message };
-      else status = statusFromError(err);
-      this.writeError(res, status, err instanceof GatewayRejection ? err.httpStatus : undefined);
-      done(status);
-    };
-    const dispatch = (body: Buffer | undefined): void => {
-      let request: unknown;
-      try {
-        request = this.requestMessage(route, values, query, body);
-      } catch (err) {
-        fail(err);
-        return;
-      }
-      const base: CallBase = {
-        metadata: () => {
-          const md = metadataFromHeaders(req.headers, svc);
-          attachContext(md, ctx);
-          return md;
-        },
-        request,
-        peer: info.remoteAddr,
-        path: route.method.path,
-        onMetadata: (md) => writeMetadataHeaders(res, md, svc, false),
-      };
-      if (route.method.definition.responseStream) this.callServerStream(route, base, res, done);
-      else this.callUnary(route, base, res, done);
-    };
-    if (route.binding.body) readBody(req, this.options.maxBodyBytes).then(dispatch, fail);
-    else {
+    const x = new Exchange(this, route, values, query, req, res, info);
+    this.chain.before(x.ctx);
+    if (route.binding.body) {
+      readBody(req, this.options.maxBodyBytes).then(
+        (body) => x.dispatch(body),
+        (err: unknown) => x.fail(err),
+      );
+    } else {
       if (!req.complete) req.resume();
-      dispatch(undefined);
+      x.dispatch(undefined);
     }
   }
 
-  private requestMessage(route: GatewayRoute, values: string[], query: string, raw: Buffer | undefined): unknown {
+  /** Runs the middleware's `after` for a finished gateway call. */
+  finish(ctx: CallContext, status: GatewayStatus): void {
+    ctx.resCode = codeName(status.code);
+    if (status.code !== 0) ctx.error = status.message;
+    this.chain.after(ctx);
+  }
+
+  /** @internal */
+  requestMessage(route: GatewayRoute, values: string[], query: string, raw: Buffer | undefined): unknown {
     const { binding, requestType } = route;
+    const vars = route.template.variables;
+    // The handler gets exactly what a gRPC client's bytes would give it.
+    if (vars.length === 0 && (raw === undefined || raw.length === 0) && (!query || binding.body === '*')) {
+      return route.method.definition.requestDeserialize(route.emptyRequest);
+    }
     const discard = this.options.discardUnknown;
     let json: Record<string, unknown> = {};
     if (raw !== undefined && raw.length > 0) {
@@ -235,7 +220,6 @@ export class Gateway {
         json[route.bodyField!.name] = parsed;
       }
     }
-    const vars = route.template.variables;
     for (let i = 0; i < vars.length; i++) setFromText(requestType, json, vars[i]!, [values[i]!], discard);
     if (query && binding.body !== '*') {
       const params = new URLSearchParams(query);
@@ -266,18 +250,16 @@ export class Gateway {
     return only[marshal.useProtoNames ? f.name : jsonName(f)] ?? (f.repeated ? [] : f.map ? {} : null);
   }
 
-  private callUnary(route: GatewayRoute, base: CallBase, res: ServerResponse, done: (s: GatewayStatus) => void): void {
+  /** @internal */
+  callUnary(route: GatewayRoute, base: CallBase, res: ServerResponse, done: (s: GatewayStatus) => void): void {
     const svc = this.options.svcStyle;
     const call = new GatewayUnaryCall(base);
     let settled = false;
-    const onClose = (): void => {
-      if (!settled) call.cancel();
-    };
-    res.once('close', onClose);
+    let onClose: (() => void) | undefined;
     const callback = (err: unknown, value?: unknown, trailer?: Metadata): void => {
       if (settled) return;
       settled = true;
-      res.off('close', onClose);
+      if (onClose) res.off('close', onClose);
       if (err) {
         const status = statusFromError(err);
         if (status.trailer) writeMetadataHeaders(res, status.trailer, svc, true);
@@ -307,10 +289,19 @@ export class Gateway {
     } catch (err) {
       callback(err);
     }
+    // Most handlers answer at once; only a call still open needs to hear of the client leaving
+    // (the response cannot close while the handler runs synchronously).
+    if (!settled) {
+      onClose = () => {
+        if (!settled) call.cancel();
+      };
+      res.once('close', onClose);
+    }
   }
 
   /** Server streaming as newline-delimited JSON: `{"result":…}` per message, `{"error":…}` on failure. */
-  private callServerStream(route: GatewayRoute, base: CallBase, res: ServerResponse, done: (s: GatewayStatus) => void): void {
+  /** @internal */
+  callServerStream(route: GatewayRoute, base: CallBase, res: ServerResponse, done: (s: GatewayStatus) => void): void {
     const svc = this.options.svcStyle;
     const start = (): void => {
       if (res.headersSent) return;
@@ -355,7 +346,8 @@ export class Gateway {
     }
   }
 
-  private writeError(res: ServerResponse, status: GatewayStatus, httpStatus?: number): void {
+  /** @internal */
+  writeError(res: ServerResponse, status: GatewayStatus, httpStatus?: number): void {
     if (res.headersSent) {
       res.end();
       return;
@@ -363,6 +355,67 @@ export class Gateway {
     res.statusCode = httpStatus ?? httpStatusFromCode(status.code);
     res.setHeader('Content-Type', 'application/json');
     res.end(JSON.stringify(statusBody(status), null, this.options.indent));
+  }
+}
+
+/**
+ * One gateway call between matching and the handler: builds the request message, hands the
+ * handler a grpc-js-like call and reports the outcome to the middleware. A class rather than
+ * closures, since one is made per request.
+ */
+class Exchange implements CallBase {
+  readonly ctx: CallContext;
+  readonly peer: string;
+  readonly path: string;
+  request: unknown;
+  private readonly svc: boolean;
+
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly route: GatewayRoute,
+    private readonly values: string[],
+    private readonly query: string,
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+    info: CallInfo,
+  ) {
+    this.svc = gateway.options.svcStyle;
+    this.ctx = new CallContext(info, new GatewayHeaders(req.headers, res, this.svc ? '' : 'Grpc-Metadata-'));
+    this.peer = info.remoteAddr;
+    this.path = route.method.path;
+  }
+
+  metadata(): Metadata {
+    const md = metadataFromHeaders(this.req.headers, this.svc);
+    attachContext(md, this.ctx);
+    return md;
+  }
+
+  onMetadata(md: Metadata): void {
+    writeMetadataHeaders(this.res, md, this.svc, false);
+  }
+
+  readonly done = (status: GatewayStatus): void => this.gateway.finish(this.ctx, status);
+
+  fail(err: unknown): void {
+    let status: GatewayStatus;
+    if (err instanceof GatewayRejection) status = { code: err.code, message: err.message };
+    else if (err instanceof JsonInputError) status = { code: 3, message: err.message };
+    else status = statusFromError(err);
+    this.gateway.writeError(this.res, status, err instanceof GatewayRejection ? err.httpStatus : undefined);
+    this.done(status);
+  }
+
+  dispatch(body: Buffer | undefined): void {
+    const { gateway, route } = this;
+    try {
+      this.request = gateway.requestMessage(route, this.values, this.query, body);
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    if (route.method.definition.responseStream) gateway.callServerStream(route, this, this.res, this.done);
+    else gateway.callUnary(route, this, this.res, this.done);
   }
 }
 
