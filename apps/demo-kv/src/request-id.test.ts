@@ -1,5 +1,5 @@
 import { parseConsoleRecord, SEPARATOR } from '@svcboot/entry-core';
-import { Child, RawHttpConnection, freePort, isListening, plainEnv, waitFor, type RawResponse } from '@svcboot/testkit';
+import { Child, RawHttpConnection, consoleRecordTexts, freePort, isListening, plainEnv, waitFor, type RawResponse } from '@svcboot/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoDir } from './test-support/demo-app.js';
 
@@ -8,17 +8,9 @@ const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 let port: number;
 let demo: Child;
 
-/** The console-encoded event records in the demo's stdout, as key → value maps. */
+/** The event records in the demo's stdout, as key → value maps. */
 function records(stdout: string): Array<Record<string, string>> {
-  const out: Array<Record<string, string>> = [];
-  let start = stdout.indexOf(SEPARATOR);
-  while (start >= 0) {
-    const end = stdout.indexOf('\nEOE', start);
-    if (end < 0) break;
-    out.push(Object.fromEntries(parseConsoleRecord(stdout.slice(start, end + 4))));
-    start = stdout.indexOf(SEPARATOR, end);
-  }
-  return out;
+  return consoleRecordTexts(stdout, SEPARATOR).map((text) => Object.fromEntries(parseConsoleRecord(text)));
 }
 
 /** GET /v1/get with exactly these header lines (raw bytes: Node's clients refuse CR/LF in values). */

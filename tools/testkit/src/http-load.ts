@@ -130,6 +130,26 @@ function errorCode(err: Error): string {
   return (err as NodeJS.ErrnoException).code ?? err.message;
 }
 
+/** Connection-level failures a client may see for a request the server never accepted. */
+const NOT_ACCEPTED = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'socket hang up']);
+
+/**
+ * What breaks "every accepted request completes" in a load run across a shutdown: an accepted
+ * request (100 Continue) that did not end in success, any answer that is not a success (a 5xx
+ * while draining, say), and a failure that is not a connection-level refusal of an unaccepted
+ * request. Empty when the drain was clean.
+ */
+export function drainViolations(outcomes: readonly LoadOutcome[], isSuccess: (o: LoadOutcome) => boolean): string[] {
+  const problems: string[] = [];
+  for (const o of outcomes) {
+    const what = `request ${o.index}${o.acceptedBeforeSignal ? ' (accepted before the signal)' : o.accepted ? ' (accepted after the signal)' : ''}`;
+    if (o.status !== undefined && !isSuccess(o)) problems.push(`${what}: answered ${o.status} ${JSON.stringify(o.body?.slice(0, 200))}`);
+    else if (o.error !== undefined && o.accepted) problems.push(`${what}: accepted, then failed with ${o.error}`);
+    else if (o.error !== undefined && !NOT_ACCEPTED.has(o.error)) problems.push(`${what}: failed with ${o.error}, not a connection-level refusal`);
+  }
+  return problems;
+}
+
 /** A short summary for assertion messages: counts by status or error. */
 export function summarizeOutcomes(outcomes: readonly LoadOutcome[]): Record<string, number> {
   const out: Record<string, number> = {};

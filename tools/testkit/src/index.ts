@@ -3,4 +3,6 @@ export { freePort, isListening } from './ports.js';
 export { run, Child, plainEnv, type RunResult } from './process.js';
 export { installPacked, installedFiles } from './pack.js';
 export { RawHttpConnection, type RawResponse } from './raw-http.js';
-export { HttpLoad, summarizeOutcomes, type HttpLoadOptions, type LoadOutcome } from './http-load.js';
+export { HttpLoad, drainViolations, summarizeOutcomes, type HttpLoadOptions, type LoadOutcome } from './http-load.js';
+export { consoleRecordTexts } from './records.js';
+export { sigtermAndAskReadiness } from './drain.js';

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { waitFor } from './wait.js';
 
 /** The environment for children: ours, without colour (test runners force it on). */
 export function plainEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -45,6 +46,12 @@ export class Child {
 
   static start(cmd: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Child {
     return new Child(spawn(cmd, args, { cwd: options.cwd, env: options.env ?? plainEnv(), stdio: ['ignore', 'pipe', 'pipe'] }));
+  }
+
+  /** Waits (polling, with a deadline) for the process to end; its exit code, null when a signal ended it. */
+  async waitForExit(timeoutMs = 20_000): Promise<number | null> {
+    await waitFor('the child process to exit', () => this.process.exitCode !== null || this.process.signalCode !== null, { timeoutMs, intervalMs: 50 });
+    return this.process.exitCode;
   }
 
   /** Sends SIGKILL if it is still running (for test cleanup). */

@@ -50,6 +50,23 @@ export class RawHttpConnection {
     });
   }
 
+  /**
+   * Opens a connection and sends a request line and its Host header, but not the blank line that
+   * ends the headers: the server has begun the request (a draining server does not close the
+   * connection as idle) without handling it yet. `finishHeaders` sends the rest.
+   */
+  static async begin(port: number, requestLine: string, host = '127.0.0.1'): Promise<RawHttpConnection> {
+    const conn = await RawHttpConnection.open(port, host);
+    await conn.write(`${requestLine} HTTP/1.1\r\nHost: ${host}:${port}\r\n`);
+    return conn;
+  }
+
+  /** Ends the headers of a request opened with `begin` and reads its response. */
+  async finishHeaders(timeoutMs?: number): Promise<RawResponse> {
+    await this.write('\r\n');
+    return this.nextResponse(timeoutMs);
+  }
+
   /** True once the connection is closed. */
   get isClosed(): boolean {
     return this.ended;
