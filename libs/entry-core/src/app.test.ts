@@ -211,3 +211,23 @@ describe('after shutdown', () => {
     expect(() => app.logger.info('late')).not.toThrow();
   });
 });
+
+describe('drain delay', () => {
+  it('reports not ready first, and stops entries only after app.drainDelayMs', async () => {
+    const { registry, journal } = setup();
+    const app = await boot({ registry, env: {}, argv: [], configText: 'app:\n  drainDelayMs: 200\nserver:\n  - name: s\n' });
+    await app.bootstrap();
+    const stopping = app.shutdown('test');
+    expect(app.isReady()).toBe(false);
+    // Past a few turns of the event loop the server is still up: the delay has not run out.
+    await new Promise((r) => setImmediate(r));
+    expect(journal).toEqual(['bootstrap s']);
+    expect(await stopping).toBe(true);
+    expect(journal).toEqual(['bootstrap s', 'interrupt s']);
+  });
+
+  it('rejects a negative drainDelayMs', async () => {
+    const { registry } = setup();
+    await expect(boot({ registry, env: {}, argv: [], configText: 'app:\n  drainDelayMs: -1\n' })).rejects.toThrow(/app\.drainDelayMs/);
+  });
+});

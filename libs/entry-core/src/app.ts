@@ -37,6 +37,11 @@ export interface BootOptions {
   bootstrapTimeoutMs?: number;
   /** Time each entry's interrupt may take, unless the entry sets its own (default 10 s). */
   shutdownTimeoutMs?: number;
+  /**
+   * After a shutdown signal, how long readiness reports false before entries stop (default 0;
+   * `app.drainDelayMs` in boot.yaml wins). Lets a load balancer stop routing here first.
+   */
+  drainDelayMs?: number;
 }
 
 interface Running {
@@ -80,7 +85,10 @@ export async function boot(options: BootOptions = {}): Promise<App> {
     registry: options.registry ?? defaultRegistry,
     appDefaults: packageDefaults(options.configText !== undefined ? cwd : path.dirname(file)),
   });
-  return new App(loaded.app, readEnvInfo(env), loaded.entries, new SecretScrubber(loaded.secrets), file, options);
+  return new App(loaded.app, readEnvInfo(env), loaded.entries, new SecretScrubber(loaded.secrets), file, {
+    ...options,
+    drainDelayMs: loaded.drainDelayMs ?? options.drainDelayMs,
+  });
 }
 
 /** A booted boot.yaml: its entries, and their bootstrap and shutdown. */
@@ -99,6 +107,7 @@ export class App {
   private stopping: Promise<boolean> | undefined;
   private readonly bootstrapTimeoutMs: number;
   private readonly shutdownTimeoutMs: number;
+  private readonly drainDelayMs: number;
 
   constructor(
     info: AppInfo,
@@ -112,6 +121,7 @@ export class App {
     this.env = env;
     this.bootstrapTimeoutMs = options.bootstrapTimeoutMs ?? 60_000;
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
+    this.drainDelayMs = options.drainDelayMs ?? 0;
     this.logger = createAppLogger({ level: 'info', encoding: 'console', outputs: [this.outputs.get('stdout')] });
     this.defaultEvents = new EventLogger('console', [this.outputs.get('stdout')]);
     const ordered = entries
@@ -211,8 +221,13 @@ export class App {
    */
   shutdown(reason = 'shutdown'): Promise<boolean> {
     this.stopping ??= (async () => {
+      const wasRunning = this.state === 'running';
       this.state = 'stopping';
       this.logger.info(`Shutdown begins (${reason})`);
+      if (wasRunning && this.drainDelayMs > 0) {
+        this.logger.info(`Not ready; entries stop in ${this.drainDelayMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, this.drainDelayMs));
+      }
       const clean = await this.stopStarted(reason);
       this.logger.info(clean ? 'Shutdown complete' : 'Shutdown complete, with errors');
       await this.outputs.close();

@@ -158,6 +158,8 @@ describe('httpserver entry', () => {
     const res = await inflight;
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ done: true });
+    // Answered while draining: the connection is closed rather than kept alive.
+    expect(res.headers.get('connection')).toBe('close');
     expect(await stopping).toBe(true);
   });
 

@@ -60,6 +60,7 @@ export class HttpEntry implements Entry {
     const userMiddleware = this.koa.middleware.splice(0);
     if (!chain.empty) this.koa.use(callMiddleware(chain));
     this.koa.use(errorResponder);
+    this.koa.use(this.closeWhileDraining());
     this.koa.use(this.builtinRoutes());
     this.koa.use(readBody(config.bodyLimitBytes));
     for (const m of userMiddleware) this.koa.use(m);
@@ -121,6 +122,19 @@ export class HttpEntry implements Entry {
       lifecycle.signal.removeEventListener('abort', cut);
       this.server = undefined;
     }
+  }
+
+  /**
+   * While the app drains, responses close their connection, so keep-alive clients reconnect
+   * (elsewhere) instead of meeting a reset when the server goes. Checked again after the
+   * handler, for requests that were already running when shutdown began.
+   */
+  private closeWhileDraining(): Koa.Middleware {
+    return async (ctx, next) => {
+      if (!this.ctx.isReady()) ctx.set('Connection', 'close');
+      await next();
+      if (!this.ctx.isReady() && !ctx.headerSent) ctx.set('Connection', 'close');
+    };
   }
 
   private builtinRoutes(): Koa.Middleware {

@@ -39,6 +39,8 @@ export interface LoadedEntry {
 export interface LoadedConfig {
   file: string;
   app: { name: string; version: string; description: string };
+  /** `app.drainDelayMs`, when set. */
+  drainDelayMs: number | undefined;
   /** The entries selected for this domain, in file order. */
   entries: LoadedEntry[];
   secrets: Set<string>;
@@ -50,6 +52,8 @@ const appSchema = z.strictObject({
   name: text.pipe(z.string().min(1)).optional(),
   version: text.optional(),
   description: text.optional(),
+  /** After SIGTERM, how long readiness stays false before entries stop (for load balancers to notice). */
+  drainDelayMs: z.number().int().nonnegative().optional(),
 });
 
 interface RawItem {
@@ -140,13 +144,18 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
 
   // 5. The app section.
   let appInfo = input.appDefaults;
+  let drainDelayMs: number | undefined;
   if (!isMap(app)) {
     issues.push(at(['app'], 'must be a map with name, version and description'));
   } else {
     const value = interpolate(app, ['app'], { env: input.env, source, issues });
     const result = appSchema.safeParse(value);
     if (!result.success) issues.push(...toConfigIssues(result.error, appSchema, value, ['app'], undefined, source));
-    else appInfo = { ...input.appDefaults, ...stripUndefined(result.data) };
+    else {
+      const { drainDelayMs: delay, ...info } = result.data;
+      appInfo = { ...input.appDefaults, ...stripUndefined(info) };
+      drainDelayMs = delay;
+    }
   }
 
   // 6. References between entries (loggerEntry, eventEntry, certEntry, logger.entry).
@@ -170,7 +179,7 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
 
   if (issues.length > 0) throw new ConfigError(input.file, sortByPosition(issues));
   const secrets = collectSecrets(entries.map((e) => e.config));
-  return { file: input.file, app: appInfo, entries, secrets };
+  return { file: input.file, app: appInfo, drainDelayMs, entries, secrets };
 }
 
 function unknownKeyMessage(key: string, registry: PluginRegistry): string {
