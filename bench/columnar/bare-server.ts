@@ -5,10 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
-import Koa from 'koa';
 import { createClient, ClickHouseLogLevel } from '@clickhouse/client';
+import { answerError, serveBare } from '../lib/bare-koa.js';
 
-const port = Number(process.env['PORT'] ?? 8081);
 const url = `http://${process.env['CLICKHOUSE_ADDR'] ?? '127.0.0.1:8123'}`;
 const database = process.env['CLICKHOUSE_DB'] ?? 'bench_bare';
 
@@ -39,8 +38,7 @@ router.get('/v1/user', async (ctx) => {
     });
     ctx.body = await rs.json();
   } catch (err) {
-    ctx.status = 500;
-    ctx.body = { error: (err as Error).message };
+    answerError(ctx, err);
   }
 });
 router.put('/v1/user', async (ctx) => {
@@ -53,12 +51,8 @@ router.put('/v1/user', async (ctx) => {
     });
     ctx.body = { id, name };
   } catch (err) {
-    ctx.status = 500;
-    ctx.body = { error: (err as Error).message };
+    answerError(ctx, err);
   }
 });
 
-const app = new Koa();
-app.use(router.routes());
-app.listen(port, '127.0.0.1', () => console.log(`bare listening on port ${port}`));
-process.on('SIGTERM', () => void client.close().then(() => process.exit(0)));
+serveBare(router, () => client.close());

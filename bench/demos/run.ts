@@ -9,11 +9,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { freePort } from '@svcboot/testkit';
+import { autocannonVersion } from '../lib/http-compare.js';
 import { DEMOS, type DemoSpec } from './demos.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const STARTS = Number(process.env['BENCH_STARTS'] ?? 10);
 const LOAD_SECONDS = Number(process.env['BENCH_LOAD_SECONDS'] ?? 5);
+const CONNECTIONS = 32;
 
 interface Started {
   child: ChildProcess;
@@ -36,7 +38,10 @@ async function start(demo: DemoSpec): Promise<Started> {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${demo.name} exited with ${child.exitCode}: ${stderr}`);
     try {
-      const res = await fetch(`http://127.0.0.1:${port}${demo.probe.path}`, { method: demo.probe.method ?? 'GET' });
+      const res = await fetch(`http://127.0.0.1:${port}${demo.probe.path}`, {
+        method: demo.probe.method ?? 'GET',
+        ...(demo.probe.body !== undefined ? { body: demo.probe.body, headers: { 'content-type': 'application/json' } } : {}),
+      });
       if (res.ok) break;
     } catch {
       // not listening yet
@@ -67,7 +72,10 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 
 const wanted = process.argv.slice(2);
 const demos = DEMOS.filter((d) => wanted.length === 0 || wanted.includes(d.name));
-console.log(`## demos: start-up and memory (node ${process.version}, ${STARTS} starts, ${LOAD_SECONDS}s load with autocannon, 32 connections)\n`);
+console.log(`## demos: start-up and memory\n`);
+console.log(
+  `> node ${process.version}, each demo from its sources (\`node --conditions=svcboot-source --import tsx src/main.ts\`) on a free port; start-up: process spawn to the first 2xx answer of the probe, polled every 5 ms, ${STARTS} starts; RSS (/proc/<pid>/status VmRSS) 1 s after the next start, and its peak (sampled every 200 ms) under ${LOAD_SECONDS} s of autocannon ${autocannonVersion}, ${CONNECTIONS} connections, on the load path. Redis, PostgreSQL and ClickHouse on loopback.\n`,
+);
 console.log('| demo | start-up to first success, median ms | min ms | RSS idle MiB | RSS under load MiB | load req/s | load path |');
 console.log('|---|---:|---:|---:|---:|---:|---|');
 for (const demo of demos) {
@@ -88,7 +96,7 @@ for (const demo of demos) {
     const load = await autocannon({
       url: `http://127.0.0.1:${s.port}${demo.load.path}`,
       method: demo.load.method ?? 'GET',
-      connections: 32,
+      connections: CONNECTIONS,
       duration: LOAD_SECONDS,
       ...(demo.load.body ? { body: demo.load.body, headers: { 'content-type': 'application/json' } } : {}),
     });
@@ -99,5 +107,7 @@ for (const demo of demos) {
     );
   } catch (err) {
     console.log(`| ${demo.name} | failed: ${(err as Error).message.split('\n')[0]} | | | | | |`);
+  } finally {
+    await demo.cleanup?.().catch((err: unknown) => console.error(`${demo.name} cleanup: ${(err as Error).message}`));
   }
 }

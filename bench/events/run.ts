@@ -78,7 +78,10 @@ results.push(
 );
 
 const peer = results[results.length - 1]!.perSec;
-console.log(`## event records (node ${process.version}, ${RECORDS} records to a file)\n`);
+console.log(`## event records\n`);
+console.log(
+  `> node ${process.version}, one process, ${RECORDS} records per writer to a file in ${os.tmpdir()}, yielding to the event loop every 1,024 records as a server would; the time runs until the writer has flushed everything to the file. One run per writer.\n`,
+);
 console.log('| writer | records/s | µs/record | bytes/record | ratio to pino |');
 console.log('|---|---:|---:|---:|---:|');
 for (const r of results) {

@@ -3,10 +3,10 @@
  * statuses and bodies, with no svcboot in between. Env: PORT, REDIS_ADDR.
  */
 import Router from '@koa/router';
-import Koa from 'koa';
+import type Koa from 'koa';
 import { Redis } from 'ioredis';
+import { answerError, serveBare } from '../lib/bare-koa.js';
 
-const port = Number(process.env['PORT'] ?? 8081);
 const [host, redisPort] = (process.env['REDIS_ADDR'] ?? '127.0.0.1:6379').split(':');
 const redis = new Redis({ host, port: Number(redisPort ?? 6379) });
 const TTL_MS = 60_000;
@@ -27,8 +27,7 @@ router.get('/v1/get', async (ctx) => {
     if (value === null) json(ctx, 404, 'Key not found!');
     else ctx.body = { key, value };
   } catch (err) {
-    ctx.status = 500;
-    ctx.body = { error: (err as Error).message };
+    answerError(ctx, err);
   }
 });
 router.post('/v1/set', async (ctx) => {
@@ -38,9 +37,7 @@ router.post('/v1/set', async (ctx) => {
   try {
     body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch (err) {
-    ctx.status = 500;
-    ctx.body = { error: (err as Error).message };
-    return;
+    return answerError(ctx, err);
   }
   const { key, value } = (body ?? {}) as Record<string, unknown>;
   if (typeof key !== 'string' || key === '' || typeof value !== 'string') return json(ctx, 400, 'The body must be {"key", "value"}');
@@ -49,12 +46,8 @@ router.post('/v1/set', async (ctx) => {
     ctx.status = 200;
     ctx.body = '';
   } catch (err) {
-    ctx.status = 500;
-    ctx.body = { error: (err as Error).message };
+    answerError(ctx, err);
   }
 });
 
-const app = new Koa();
-app.use(router.routes());
-app.listen(port, '127.0.0.1', () => console.log(`bare listening on port ${port}`));
-process.on('SIGTERM', () => void redis.quit().then(() => process.exit(0)));
+serveBare(router, () => redis.quit());

@@ -3,9 +3,9 @@
  * Kysely queries compile to, the same pool size and session TimeZone, no svcboot.
  * Env: PORT, PG_ADDR (host:port), PG_DATABASE.
  */
-import Koa from 'koa';
 import Router from '@koa/router';
 import pg from 'pg';
+import { answerError, serveBare } from '../lib/bare-koa.js';
 
 const [host, port] = (process.env['PG_ADDR'] ?? '127.0.0.1:5432').split(':');
 const pool = new pg.Pool({
@@ -29,8 +29,7 @@ router.get('/v1/user/:id', async (ctx) => {
     const { rows } = await pool.query('select "id", "name" from "users" where "id" = $1 and "deleted_at" is null', [id]);
     ctx.body = rows[0] ?? { id: 0, name: '' };
   } catch (err) {
-    ctx.status = 500;
-    ctx.body = { error: (err as Error).message };
+    answerError(ctx, err);
   }
 });
 router.put('/v1/user', async (ctx) => {
@@ -43,15 +42,8 @@ router.put('/v1/user', async (ctx) => {
     const { rows } = await pool.query('insert into "users" ("name") values ($1) returning "id", "name"', [name]);
     ctx.body = rows[0];
   } catch (err) {
-    ctx.status = 500;
-    ctx.body = { error: (err as Error).message };
+    answerError(ctx, err);
   }
 });
 
-const app = new Koa();
-app.use(router.routes());
-const server = app.listen(Number(process.env['PORT'] ?? 0), '127.0.0.1', () => console.log('listening'));
-process.on('SIGTERM', () => {
-  server.close();
-  void pool.end().then(() => process.exit(0));
-});
+serveBare(router, () => pool.end());

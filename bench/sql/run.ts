@@ -1,60 +1,41 @@
 /**
  * demo-sql's GET /v1/user/:id and PUT /v1/user through the framework (the demo as shipped, and
  * with its logging/meta middleware off) against bare Koa + pg running the same statements, in
- * one run, each server in its own process, loaded by autocannon from this one. The servers take
- * turns in several rounds (the median round is reported) so that load from elsewhere on the
- * machine hits all of them alike. A second table isolates the query layer: the entry's Kysely
- * handle against pg's pool.query with the same statement, in this process.
- * Run: node --conditions=svcboot-source --import tsx bench/sql/run.ts
+ * one run, each server in its own process, loaded by autocannon from this one
+ * (lib/http-compare.ts: alternating rounds, medians). A second table isolates the query layer:
+ * the entry's Kysely handle against pg's pool.query with the same statement, in this process.
+ * Run: node --conditions=svcboot-source --import tsx sql/run.ts (from bench/)
  * Env: PG_ADDR (127.0.0.1:5432), BENCH_SECONDS (5 per round), BENCH_ROUNDS (3),
- * BENCH_CONNECTIONS (32), BENCH_ITERATIONS (20000, query layer).
+ * BENCH_CONNECTIONS (32), BENCH_WARMUP_SECONDS (2), BENCH_ITERATIONS (20000, query layer).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { boot } from '@svcboot/entry-core';
 import { relationalDbEntry } from '@svcboot/entry-sql';
-import { freePort, waitFor } from '@svcboot/testkit';
+import { compareRoutes, compareSettings, howLine, httpComparisonTable, startTargets, stopTarget, type Target, type TargetSpec } from '../lib/http-compare.js';
 import { comparisonTable, measure, type Measurement } from '../lib/measure.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const demoDir = path.resolve(here, '../../apps/demo-sql');
 const PG_ADDR = process.env['PG_ADDR'] ?? '127.0.0.1:5432';
-const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
-const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
+const settings = compareSettings({ seconds: 5, rounds: 3, connections: 32 });
 const ITERATIONS = Number(process.env['BENCH_ITERATIONS'] ?? 20_000);
-const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 32);
+const CONNECTIONS = settings.connections;
+const ROUNDS = settings.rounds;
 const database = `svcboot_bench_sql_${randomBytes(4).toString('hex')}`;
-const tsx = ['--conditions=svcboot-source', '--import', 'tsx'];
 
-interface Server {
-  label: string;
-  child: ChildProcess;
-  base: string;
-}
-
-async function start(label: string, cwd: string, args: string[], extraEnv: Record<string, string> = {}): Promise<Server> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [...tsx, ...args], {
+function target(name: string, cwd: string, args: string[], peer = false): TargetSpec {
+  return {
+    name,
+    peer,
     cwd,
-    env: { ...process.env, PORT: String(port), PG_ADDR, PG_DATABASE: database, NO_COLOR: '1', ...extraEnv },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  await waitFor(`${label} to answer`, async () => (await fetch(`${base}/v1/user/1`)).ok, { timeoutMs: 60_000, intervalMs: 100 });
-  return { label, child, base };
-}
-
-function stop(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    if (server.child.exitCode !== null) return resolve();
-    server.child.once('exit', () => resolve());
-    server.child.kill('SIGTERM');
-  });
+    args,
+    env: { PG_ADDR, PG_DATABASE: database },
+    ready: async (base) => (await fetch(`${base}/v1/user/1`)).ok,
+  };
 }
 
 async function admin(sql: string, db = 'postgres'): Promise<void> {
@@ -66,25 +47,6 @@ async function admin(sql: string, db = 'postgres'): Promise<void> {
   } finally {
     await client.end();
   }
-}
-
-interface Row {
-  route: string;
-  label: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-}
-
-async function load(server: Server, method: 'GET' | 'PUT', route: string, urlPath: string, seconds: number): Promise<Row> {
-  const r = await autocannon({ url: `${server.base}${urlPath}`, method, connections: CONNECTIONS, duration: seconds });
-  return { route, label: server.label, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors };
-}
-
-function medianRow(rounds: Row[]): Row {
-  const sorted = [...rounds].sort((a, b) => a.rps - b.rps);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 interface UsersDb {
@@ -129,47 +91,39 @@ async function queryLayer(): Promise<string> {
   return comparisonTable(rows);
 }
 
-// The demo creates the database and migrates it; the others reuse it.
-const servers: Server[] = [];
+// The demo creates the database and migrates it; the others, started after it, reuse it.
+let targets: Target[] = [];
 try {
-  servers.push(await start('demo-sql (logging + meta middleware on, as shipped)', demoDir, ['src/main.ts']));
-  await fetch(`${servers[0]!.base}/v1/user?name=seed`, { method: 'PUT' });
-  servers.push(
-    await start('demo-sql, middleware off', demoDir, [
+  targets = await startTargets([
+    target('demo-sql (logging + meta middleware on, as shipped)', demoDir, ['src/main.ts']),
+    target('demo-sql, middleware off', demoDir, [
       'src/main.ts',
       '--set',
       'httpserver.api.middleware.logging.enabled=false',
       '--set',
       'httpserver.api.middleware.meta.enabled=false',
     ]),
+    target('bare Koa + pg', here, ['bare-server.ts'], true),
+  ]);
+  const seeded = await fetch(`${targets[0]!.base}/v1/user?name=seed`, { method: 'PUT' });
+  if (!seeded.ok) throw new Error(`PUT /v1/user answered ${seeded.status}`);
+  const rows = await compareRoutes(
+    targets,
+    [
+      { route: 'GET /v1/user/:id', request: () => ({ path: '/v1/user/1' }) },
+      { route: 'PUT /v1/user', request: () => ({ method: 'PUT', path: '/v1/user?name=bench' }) },
+    ],
+    settings,
   );
-  servers.push(await start('bare Koa + pg', here, ['bare-server.ts']));
-
-  const rows: Row[] = [];
-  for (const [method, route, urlPath] of [
-    ['GET', 'GET /v1/user/:id', '/v1/user/1'],
-    ['PUT', 'PUT /v1/user', '/v1/user?name=bench'],
-  ] as const) {
-    for (const server of servers) await load(server, method, route, urlPath, 2); // warm-up
-    const rounds = new Map<Server, Row[]>(servers.map((s) => [s, []]));
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const server of servers) rounds.get(server)!.push(await load(server, method, route, urlPath, SECONDS));
-    }
-    for (const server of servers) rows.push(medianRow(rounds.get(server)!));
-  }
+  for (const t of targets) await stopTarget(t);
   const layer = await queryLayer();
 
-  const fmt = (n: number, d = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
-  console.log(`## sql (node ${process.version}, PostgreSQL at ${PG_ADDR}, autocannon ${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${SECONDS} s, servers taking turns)\n`);
-  console.log('| route | server | req/s | p50 ms | p99 ms | non-2xx | ratio to bare |');
-  console.log('|---|---|---:|---:|---:|---:|---:|');
-  for (const row of rows) {
-    const bare = rows.find((r) => r.route === row.route && r.label.startsWith('bare'))!;
-    console.log(`| ${row.route} | ${row.label} | ${fmt(row.rps)} | ${fmt(row.p50, 1)} | ${fmt(row.p99, 1)} | ${row.non2xx} | ${(row.rps / bare.rps).toFixed(2)} |`);
-  }
-  console.log(`\n> query layer alone, in this process (median of ${ROUNDS} alternating rounds of ${ITERATIONS} queries, ${CONNECTIONS} in flight, pool of 10):\n`);
+  console.log(`## sql\n`);
+  console.log(`${howLine(settings, `PostgreSQL at ${PG_ADDR}, one database for all three servers (pool of 10 each); GET reads user 1, PUT inserts a row.`)}\n`);
+  console.log(httpComparisonTable(rows));
+  console.log(`\n> query layer alone, in this process (median of ${ROUNDS} alternating rounds of ${ITERATIONS} queries after one warm-up round, ${CONNECTIONS} in flight, pool of 10):\n`);
   console.log(layer);
 } finally {
-  for (const s of servers) await stop(s);
+  for (const t of targets) await stopTarget(t);
   await admin(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(database)} WITH (FORCE)`);
 }
