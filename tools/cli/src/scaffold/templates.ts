@@ -36,7 +36,8 @@ export function packageJson(i: ScaffoldInput): string {
   const scripts: Record<string, string> = {
     build: 'tsc -p tsconfig.build.json',
     start: 'node dist/main.js',
-    test: 'vitest run',
+    // A service boots in a few seconds on a busy machine; vitest's 5 s default is too tight.
+    test: 'vitest run --testTimeout=60000',
     typecheck: 'tsc -p tsconfig.json --noEmit',
   };
   if (has(i, 'grpc')) scripts['pb:gen'] = 'svc pb gen';
