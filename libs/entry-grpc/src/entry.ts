@@ -144,6 +144,8 @@ export class GrpcEntry implements Entry {
       interceptors,
       'grpc.max_receive_message_length': c.maxRecvMsgSizeBytes,
       'grpc.max_send_message_length': c.maxSendMsgSizeBytes,
+      // Also closes HTTP/2 connections that never start a call (a client that only sends its preface).
+      ...(c.connectionIdleTimeoutMs > 0 ? { 'grpc.max_connection_idle_ms': c.connectionIdleTimeoutMs } : {}),
     });
     for (const { definition, implementation } of this.services.definitions) server.addService(definition, implementation);
     server.addService(this.health.definition, this.health.implementation);
@@ -174,7 +176,7 @@ export class GrpcEntry implements Entry {
         http2: (socket: Duplex) => injector.injectConnection(socket),
         http1: (socket: Duplex) => httpServer.emit('connection', socket),
       },
-      { tls },
+      { tls, handshakeTimeoutMs: c.handshakeTimeoutMs },
     );
     let port: number;
     try {

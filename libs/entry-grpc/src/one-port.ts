@@ -14,14 +14,19 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
  * Decides by the first bytes: a connection that starts with the HTTP/2 client preface is gRPC
  * (h2c), anything else is HTTP/1.x. The bytes read are pushed back before the socket is handed on.
  */
-function sniff(socket: net.Socket, sinks: ConnectionSinks): void {
+function sniff(socket: net.Socket, sinks: ConnectionSinks, timeoutMs: number): void {
   let seen: Buffer = Buffer.alloc(0);
+  // A connection that never says enough to be routed would otherwise be held forever.
+  const timer = setTimeout(() => socket.destroy(), timeoutMs);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
   const onData = (chunk: Buffer): void => {
     seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
     const n = Math.min(seen.length, PREFACE.length);
     const isPrefix = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
     // Undecided while what we have is a strict prefix of the preface (a client may send it in pieces).
     if (isPrefix && n < PREFACE.length) return;
+    clearTimeout(timer);
     socket.off('data', onData);
     socket.pause();
     socket.unshift(seen);
@@ -38,6 +43,11 @@ function sniff(socket: net.Socket, sinks: ConnectionSinks): void {
 
 export interface OnePortOptions {
   tls?: { cert: Buffer; key: Buffer };
+  /**
+   * How long a new connection may take to be routed: to send the first bytes that tell HTTP/2
+   * from HTTP/1.x, or to finish the TLS handshake. Then it is closed. Default 10 s.
+   */
+  handshakeTimeoutMs?: number;
 }
 
 /**
@@ -49,12 +59,13 @@ export class OnePortListener {
   private readonly sockets = new Set<net.Socket>();
 
   constructor(sinks: ConnectionSinks, options: OnePortOptions = {}) {
+    const handshakeTimeoutMs = options.handshakeTimeoutMs ?? 10_000;
     const track = (socket: net.Socket): void => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
     };
     if (options.tls) {
-      const server = tls.createServer({ cert: options.tls.cert, key: options.tls.key, ALPNProtocols: ['h2', 'http/1.1'], noDelay: true });
+      const server = tls.createServer({ cert: options.tls.cert, key: options.tls.key, ALPNProtocols: ['h2', 'http/1.1'], noDelay: true, handshakeTimeout: handshakeTimeoutMs });
       server.on('connection', track);
       server.on('secureConnection', (socket: tls.TLSSocket) => {
         if (socket.alpnProtocol === 'h2') sinks.http2(socket);
@@ -65,7 +76,7 @@ export class OnePortListener {
       // Small gRPC and REST responses must not wait for Nagle's algorithm.
       this.server = net.createServer({ noDelay: true }, (socket) => {
         track(socket);
-        sniff(socket, sinks);
+        sniff(socket, sinks, handshakeTimeoutMs);
       });
     }
   }

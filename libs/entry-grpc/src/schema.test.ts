@@ -27,6 +27,8 @@ describe('grpc entry options', () => {
       maxRecvMsgSizeBytes: 4 * 1024 * 1024,
       maxSendMsgSizeBytes: 2_147_483_647,
       shutdownTimeoutMs: 10_000,
+      handshakeTimeoutMs: 10_000,
+      connectionIdleTimeoutMs: 300_000,
     });
   });
 

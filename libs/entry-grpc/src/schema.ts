@@ -56,6 +56,8 @@ export const grpcSchema = z.strictObject({
   maxRecvMsgSizeBytes: z.number().int().positive().default(4 * MiB),
   maxSendMsgSizeBytes: z.number().int().positive().default(2_147_483_647),
   shutdownTimeoutMs: msSchema.default(10_000),
+  handshakeTimeoutMs: z.number().int().positive().default(10_000),
+  connectionIdleTimeoutMs: msSchema.default(300_000),
 });
 
 export type GrpcEntryConfig = z.output<typeof grpcSchema>;

@@ -14,6 +14,9 @@ type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Plain = Record<string, unknown>;
 
 const INT64 = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64']);
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const UINT64_MAX = 2n ** 64n - 1n;
 const INT32 = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32']);
 const FLOAT = new Set(['double', 'float']);
 const WRAPPERS = new Set([
@@ -266,9 +269,11 @@ function scalarFromJson(type: string, v: unknown, at: string): unknown {
   if (INT64.has(type)) {
     const s = typeof v === 'number' && Number.isInteger(v) ? String(v) : v;
     if (typeof s !== 'string' || !/^-?\d+$/.test(s)) throw new JsonInputError(`${at}: expected an integer`);
-    if (type.startsWith('u') || type === 'fixed64') {
-      if (s.startsWith('-')) throw new JsonInputError(`${at}: expected a non-negative integer`);
-    }
+    const unsigned = type.startsWith('u') || type === 'fixed64';
+    if (unsigned && s.startsWith('-')) throw new JsonInputError(`${at}: expected a non-negative integer`);
+    // protobufjs would silently wrap a value outside 64 bits.
+    const n = BigInt(s);
+    if (unsigned ? n > UINT64_MAX : n < INT64_MIN || n > INT64_MAX) throw new JsonInputError(`${at}: ${s} is out of range for ${type}`);
     return s;
   }
   if (INT32.has(type)) {
