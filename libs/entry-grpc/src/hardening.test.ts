@@ -84,6 +84,33 @@ describe('connections that never get going', () => {
   });
 });
 
+describe('clients that give up', () => {
+  it('records a call the client cancels while the handler still works as Canceled, once, and keeps serving', async () => {
+    // Ping never answers here: the client has to give up.
+    const g = await startLibrary('', { overrides: { Ping: () => undefined } });
+    let records: Array<Record<string, unknown>> = [];
+    try {
+      const md = new Metadata();
+      md.set('x-request-id', 'cancel-me-1');
+      let outcome: unknown;
+      const call = g.client['Ping']!({ text: 'hang' }, md, (err: unknown) => (outcome = err)) as { cancel(): void };
+      // Cancel once the server has started the call.
+      const started = async (): Promise<boolean> => /grpc_method="Ping"[^\n]*\} 1$/m.test(await g.entry.registry.getSingleMetricAsString('grpc_server_started_total'));
+      await waitFor('the server to start the Ping call', started, { timeoutMs: 10_000 });
+      call.cancel();
+      await waitFor('the client to see the cancellation', () => outcome !== undefined, { timeoutMs: 10_000 });
+      expect(String(outcome)).toContain('CANCELLED');
+      const after = await unary(g.client, 'GetShelf', { name: 'still' });
+      expect(after.response).toMatchObject({ name: 'still' });
+    } finally {
+      records = await g.stop();
+    }
+    const mine = records.filter((r) => (r['ids'] as Record<string, string> | undefined)?.['requestId'] === 'cancel-me-1');
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ operation: '/test.v1.Library/Ping', resCode: 'Canceled' });
+  });
+});
+
 describe('hostile input', () => {
   let h: Harness;
   beforeAll(async () => {

@@ -1,4 +1,4 @@
-import { Metadata, ServerInterceptingCall, type ServerInterceptor } from '@grpc/grpc-js';
+import { Metadata, type Deadline, type ServerInterceptingCall, type ServerInterceptingCallInterface, type ServerInterceptor } from '@grpc/grpc-js';
 import { CallContext, type CallChain, type CallHeaders, type CallInfo } from '@svcboot/entry-core';
 import { codeName } from './codes.js';
 import { grpcCallInfo, grpcTypeOf, plainPeer } from './call-info.js';
@@ -45,6 +45,121 @@ function firstValue(md: Metadata, key: string): string {
 }
 
 /**
+ * One gRPC call through the middleware: the call the layers above (user interceptors, the
+ * handler) talk to, and the listener of the call below. A plain class instead of grpc-js's
+ * ServerInterceptingCall, which builds a responder, a listener wrapper and a callback per step of
+ * every call; the middleware does everything synchronously and needs none of that buffering.
+ */
+type Call = ServerInterceptingCallInterface;
+/** What grpc-js's index does not export by name. */
+type InterceptingServerListener = Parameters<Call['start']>[0];
+type PartialStatusObject = Parameters<Call['sendStatus']>[0];
+
+class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingServerListener {
+  private listener: InterceptingServerListener | undefined;
+  private ctx: CallContext | undefined;
+  private headers: MetadataHeaders | undefined;
+  private metadataSent = false;
+  private cancelled = false;
+  private done = false;
+
+  constructor(
+    private readonly next: ServerInterceptingCallInterface,
+    private readonly chain: CallChain,
+    private readonly info: CallInfo,
+  ) {}
+
+  // The call below reports to us …
+  onReceiveMetadata(md: Metadata): void {
+    if (this.cancelled) return;
+    const headers = new MetadataHeaders(md);
+    const ctx = new CallContext({ ...this.info, remoteAddr: plainPeer(this.next.getPeer()), userAgent: firstValue(md, 'user-agent') }, headers);
+    this.headers = headers;
+    this.ctx = ctx;
+    attachContext(md, ctx);
+    this.chain.before(ctx);
+    this.listener!.onReceiveMetadata(md);
+  }
+
+  onReceiveMessage(message: unknown): void {
+    if (!this.cancelled) this.listener!.onReceiveMessage(message);
+  }
+
+  onReceiveHalfClose(): void {
+    if (!this.cancelled) this.listener!.onReceiveHalfClose();
+  }
+
+  onCancel(): void {
+    this.cancelled = true;
+    this.finish('Canceled', 'the client cancelled the call');
+    this.listener!.onCancel();
+  }
+
+  // … and the layers above call us.
+  start(listener: InterceptingServerListener): void {
+    this.listener = listener;
+    this.next.start(this);
+  }
+
+  sendMetadata(md: Metadata): void {
+    this.metadataSent = true;
+    // SPEC.md 4.1: gRPC responses say `application/grpc` (grpc-js would say `application/grpc+proto`).
+    md.set('content-type', 'application/grpc');
+    this.headers?.writeTo(md);
+    this.next.sendMetadata(md);
+  }
+
+  sendMessage(message: unknown, callback: () => void): void {
+    // The initial metadata goes first, and must carry the meta headers.
+    if (!this.metadataSent) this.sendMetadata(new Metadata());
+    this.next.sendMessage(message, callback);
+  }
+
+  sendStatus(status: PartialStatusObject): void {
+    const headers = this.headers;
+    if (!this.metadataSent && headers && headers.out.length > 0) {
+      // A trailers-only response: the meta headers travel with the status.
+      const md = status.metadata ?? new Metadata();
+      headers.writeTo(md);
+      status = { ...status, metadata: md };
+    }
+    this.next.sendStatus(status);
+    this.finish(codeName(status.code ?? 2), status.details);
+  }
+
+  startRead(): void {
+    this.next.startRead();
+  }
+  getPeer(): string {
+    return this.next.getPeer();
+  }
+  getDeadline(): Deadline {
+    return this.next.getDeadline();
+  }
+  getHost(): string {
+    return this.next.getHost();
+  }
+  getAuthContext(): ReturnType<Call['getAuthContext']> {
+    return this.next.getAuthContext();
+  }
+  getConnectionInfo(): ReturnType<Call['getConnectionInfo']> {
+    return this.next.getConnectionInfo();
+  }
+  getMetricsRecorder(): ReturnType<Call['getMetricsRecorder']> {
+    return this.next.getMetricsRecorder();
+  }
+
+  private finish(code: string, details: string | undefined): void {
+    const ctx = this.ctx;
+    if (this.done || !ctx) return;
+    this.done = true;
+    ctx.resCode = code;
+    if (code !== 'OK' && details) ctx.error = details;
+    this.chain.after(ctx);
+  }
+}
+
+/**
  * The entry's middleware chain as a grpc-js server interceptor: a CallContext per call, `before`
  * when the request metadata arrives, response headers merged into the initial metadata (or the
  * trailers-only response), `after` once the status is sent or the call is cancelled.
@@ -57,49 +172,8 @@ export function middlewareInterceptor(chain: CallChain): ServerInterceptor {
       info = grpcCallInfo(desc.path, grpcTypeOf(desc.requestStream, desc.responseStream));
       infos.set(desc.path, info);
     }
-    const base = info;
-    let ctx: CallContext | undefined;
-    let headers: MetadataHeaders | undefined;
-    let metadataSent = false;
-    let done = false;
-    const finish = (code: string, details: string | undefined): void => {
-      if (done || !ctx) return;
-      done = true;
-      ctx.resCode = code;
-      if (code !== 'OK' && details) ctx.error = details;
-      chain.after(ctx);
-    };
-    return new ServerInterceptingCall(call, {
-      start(next) {
-        next({
-          onReceiveMetadata(md, nextMd) {
-            headers = new MetadataHeaders(md);
-            ctx = new CallContext({ ...base, remoteAddr: plainPeer(call.getPeer()), userAgent: firstValue(md, 'user-agent') }, headers);
-            attachContext(md, ctx);
-            chain.before(ctx);
-            nextMd(md);
-          },
-          onCancel() {
-            finish('Canceled', 'the client cancelled the call');
-          },
-        });
-      },
-      sendMetadata(md, next) {
-        metadataSent = true;
-        // SPEC.md 4.1: gRPC responses say `application/grpc` (grpc-js would say `application/grpc+proto`).
-        md.set('content-type', 'application/grpc');
-        headers?.writeTo(md);
-        next(md);
-      },
-      sendStatus(status, next) {
-        if (!metadataSent && headers && headers.out.length > 0) {
-          const md = status.metadata ?? new Metadata();
-          headers.writeTo(md);
-          status = { ...status, metadata: md };
-        }
-        next(status);
-        finish(codeName(status.code ?? 2), status.details);
-      },
-    });
+    // grpc-js types an interceptor's result as its ServerInterceptingCall class but only uses
+    // the ServerInterceptingCallInterface, which MiddlewareCall implements in full.
+    return new MiddlewareCall(call, chain, info) as unknown as ServerInterceptingCall;
   };
 }
