@@ -1,5 +1,5 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
-import { RecentSummary } from './recent-summary.js';
+import type { Registry } from 'prom-client';
+import { CallCounter, CallHistogram, RecentSummary, type CounterChild, type ObserverChild } from './call-metrics.js';
 import type { CallContext, CallMiddleware } from './call.js';
 
 export interface PromMiddlewareOptions {
@@ -34,49 +34,39 @@ const GRPC_LABELS = ['grpc_type', 'grpc_service', 'grpc_method'] as const;
 /** Per-call metrics into the entry's own prom-client registry. */
 export class PromMiddleware implements CallMiddleware {
   private readonly elapsed: RecentSummary<(typeof CALL_LABELS)[number]>;
-  private readonly resCodes: Counter<(typeof CALL_LABELS)[number]>;
-  private readonly started?: Counter<(typeof GRPC_LABELS)[number]>;
-  private readonly handled?: Counter<(typeof GRPC_LABELS)[number] | 'grpc_code'>;
-  private readonly handling?: Histogram<(typeof GRPC_LABELS)[number]>;
-  // prom-client hashes labels on every lookup; a call's children are cached by their label values.
-  private readonly children = new Map<string, { elapsed: { observe(v: number): void }; resCode: { inc(): void }; handled?: { inc(): void } }>();
-  private readonly grpcChildren = new Map<string, { started: { inc(): void }; handling: { observe(v: number): void } }>();
+  private readonly resCodes: CallCounter<(typeof CALL_LABELS)[number]>;
+  private readonly started?: CallCounter<(typeof GRPC_LABELS)[number]>;
+  private readonly handled?: CallCounter<(typeof GRPC_LABELS)[number] | 'grpc_code'>;
+  private readonly handling?: CallHistogram<(typeof GRPC_LABELS)[number]>;
+  // A call's children are found by one string key of its label values.
+  private readonly children = new Map<string, { elapsed: ObserverChild; resCode: CounterChild; handled?: CounterChild }>();
+  private readonly grpcChildren = new Map<string, { started: CounterChild; handling: ObserverChild }>();
 
   constructor(private readonly options: PromMiddlewareOptions) {
-    const registers = [options.registry];
+    const registry = options.registry;
     this.elapsed = new RecentSummary(
       'svc_call_elapsed_seconds',
       'Time to handle a call, in seconds, by entry, method and result code (quantiles over the latest 1024 calls).',
       CALL_LABELS,
       [0.5, 0.9, 0.99],
-      options.registry,
+      registry,
     );
-    this.resCodes = new Counter({
-      name: 'svc_call_res_code_total',
-      help: 'Calls handled, by entry, method and result code.',
-      labelNames: CALL_LABELS,
-      registers,
-    });
+    this.resCodes = new CallCounter('svc_call_res_code_total', 'Calls handled, by entry, method and result code.', CALL_LABELS, registry);
     if (options.grpcFamilies) {
-      this.started = new Counter({
-        name: 'grpc_server_started_total',
-        help: 'Total number of RPCs started on the server.',
-        labelNames: GRPC_LABELS,
-        registers,
-      });
-      this.handled = new Counter({
-        name: 'grpc_server_handled_total',
-        help: 'Total number of RPCs completed on the server, regardless of success or failure.',
-        labelNames: [...GRPC_LABELS, 'grpc_code'],
-        registers,
-      });
-      this.handling = new Histogram({
-        name: 'grpc_server_handling_seconds',
-        help: 'Histogram of response latency (seconds) of gRPC that had been application-level handled by the server.',
-        labelNames: GRPC_LABELS,
-        buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-        registers,
-      });
+      this.started = new CallCounter('grpc_server_started_total', 'Total number of RPCs started on the server.', GRPC_LABELS, registry);
+      this.handled = new CallCounter(
+        'grpc_server_handled_total',
+        'Total number of RPCs completed on the server, regardless of success or failure.',
+        [...GRPC_LABELS, 'grpc_code'],
+        registry,
+      );
+      this.handling = new CallHistogram(
+        'grpc_server_handling_seconds',
+        'Histogram of response latency (seconds) of gRPC that had been application-level handled by the server.',
+        GRPC_LABELS,
+        [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+        registry,
+      );
     }
   }
 
@@ -122,7 +112,7 @@ export class PromMiddleware implements CallMiddleware {
     }
   }
 
-  private grpcFor(call: CallContext): { started: { inc(): void }; handling: { observe(v: number): void } } | undefined {
+  private grpcFor(call: CallContext): { started: CounterChild; handling: ObserverChild } | undefined {
     const i = call.info;
     if (!i.grpcType || !this.started || !this.handling) return undefined;
     const key = `${i.grpcService}\u0000${i.grpcMethod}\u0000${i.grpcType}`;

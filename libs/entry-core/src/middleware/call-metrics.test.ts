@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { RecentSummary, SUMMARY_WINDOW } from './recent-summary.js';
+import { CallCounter, CallHistogram, RecentSummary, SUMMARY_WINDOW } from './call-metrics.js';
 
 describe('RecentSummary', () => {
   it('exposes quantiles, _sum and _count per label set in the text format', async () => {
@@ -34,5 +34,35 @@ describe('RecentSummary', () => {
     const text = await registry.metrics();
     expect(text).toContain('svc_window_seconds{quantile="0.5",k="x"} 1');
     expect(text).toContain(`svc_window_seconds_count{k="x"} ${2 * SUMMARY_WINDOW}`);
+  });
+});
+
+describe('CallCounter and CallHistogram', () => {
+  it('expose counts and cumulative buckets that promtool accepts', async () => {
+    const registry = new Registry();
+    const c = new CallCounter('svc_things_total', 'Things.', ['kind'], registry);
+    const h = new CallHistogram('svc_wait_seconds', 'Waits.', ['kind'], [0.1, 1], registry);
+    const a = c.labels({ kind: 'a' });
+    a.inc();
+    a.inc();
+    c.labels({ kind: 'b' }).inc();
+    const w = h.labels({ kind: 'a' });
+    for (const v of [0.05, 0.5, 0.5, 5]) w.observe(v);
+    const text = await registry.metrics();
+    expect(text).toContain('# TYPE svc_things_total counter');
+    expect(text).toContain('svc_things_total{kind="a"} 2');
+    expect(text).toContain('svc_things_total{kind="b"} 1');
+    expect(text).toContain('# TYPE svc_wait_seconds histogram');
+    expect(text).toContain('svc_wait_seconds_bucket{le="0.1",kind="a"} 1');
+    expect(text).toContain('svc_wait_seconds_bucket{le="1",kind="a"} 3');
+    expect(text).toContain('svc_wait_seconds_bucket{le="+Inf",kind="a"} 4');
+    expect(text).toContain('svc_wait_seconds_sum{kind="a"} 6.05');
+    expect(text).toContain('svc_wait_seconds_count{kind="a"} 4');
+    const promtool = spawnSync('sh', ['-c', 'command -v promtool']);
+    if (promtool.status === 0) {
+      const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+      expect(check.stdout + check.stderr).toBe('');
+      expect(check.status).toBe(0);
+    }
   });
 });
