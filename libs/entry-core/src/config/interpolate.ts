@@ -52,7 +52,7 @@ function interpolateString(text: string, path: DocPath, ctx: InterpolationContex
 
 function asYamlScalar(text: string): unknown {
   try {
-    const parsed: unknown = parseYaml(text);
+    const parsed: unknown = parseYaml(text, { logLevel: 'error' });
     if (typeof parsed === 'number' || typeof parsed === 'boolean') return parsed;
   } catch {
     // Not a scalar YAML understands: keep the text.

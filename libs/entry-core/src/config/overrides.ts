@@ -72,7 +72,7 @@ function parseValue(raw: string): unknown {
   const text = raw.trim();
   if (text === '') return '';
   try {
-    const v: unknown = parseYaml(text);
+    const v: unknown = parseYaml(text, { logLevel: 'error' });
     return v === null ? text : v;
   } catch {
     return text;
