@@ -160,12 +160,20 @@ export class GrpcEntry implements Entry {
     this.koa.use(this.routes(direct ? undefined : gateway));
     this.koa.on('error', (err: unknown) => this.ctx.logger.warn(`HTTP request failed: ${this.ctx.redact(errorMessage(err))}`));
     const viaKoa = this.koa.callback();
-    const httpServer = http.createServer((req, res) => {
+    const httpServer = http.createServer(
+      {
+        headersTimeout: this.config.headersTimeoutMs,
+        requestTimeout: this.config.requestTimeoutMs,
+        // Node enforces both on this sweep (30 s by default), far too late for a short headersTimeout.
+        connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(this.config.headersTimeoutMs / 2))),
+      },
+      (req, res) => {
       // Responses sent while draining ask HTTP/1.1 clients to close their connection.
       if (this.draining) res.setHeader('Connection', 'close');
       if (direct && this.serveGateway(gateway, req, res)) return;
       void viaKoa(req, res);
-    });
+      },
+    );
     httpServer.keepAliveTimeout = 65_000;
     // The HTTP server never listens itself (the one-port listener hands it sockets); 'listening' is
     // what makes Node track its connections, which closeIdleConnections and request timeouts need.

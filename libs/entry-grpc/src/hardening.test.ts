@@ -42,10 +42,21 @@ function closed(socket: net.Socket): () => boolean {
 describe('connections that never get going', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startLibrary('    handshakeTimeoutMs: 300\n    connectionIdleTimeoutMs: 600\n');
+    h = await startLibrary('    handshakeTimeoutMs: 300\n    connectionIdleTimeoutMs: 600\n    headersTimeoutMs: 300\n    requestTimeoutMs: 600\n');
   });
   afterAll(async () => {
     await h.stop();
+  });
+
+  it('cuts an HTTP/1.1 client that never finishes its headers after headersTimeoutMs', async () => {
+    const slow = net.connect(h.port, '127.0.0.1');
+    slow.on('error', () => {});
+    let reply = '';
+    slow.on('data', (b: Buffer) => (reply += b.toString('latin1')));
+    const slowClosed = closed(slow);
+    slow.write('GET /v1/shelves HTTP/1.1\r\nHost: x\r\n'); // and never the blank line
+    await waitFor('the slow HTTP/1.1 client to be cut', slowClosed, { timeoutMs: 10_000 });
+    expect(reply.startsWith('HTTP/1.1 408')).toBe(true);
   });
 
   it('closes a connection that sends nothing, or only part of the HTTP/2 preface, after handshakeTimeoutMs', async () => {

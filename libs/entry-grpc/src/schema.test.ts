@@ -28,6 +28,8 @@ describe('grpc entry options', () => {
       maxSendMsgSizeBytes: 2_147_483_647,
       shutdownTimeoutMs: 10_000,
       handshakeTimeoutMs: 10_000,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
       connectionIdleTimeoutMs: 300_000,
     });
   });

@@ -57,6 +57,10 @@ export const grpcSchema = z.strictObject({
   maxSendMsgSizeBytes: z.number().int().positive().default(2_147_483_647),
   shutdownTimeoutMs: msSchema.default(10_000),
   handshakeTimeoutMs: z.number().int().positive().default(10_000),
+  /** HTTP/1.1 (gateway, UIs, metrics): time a client may take to send its request headers. */
+  headersTimeoutMs: z.number().int().positive().default(10_000),
+  /** HTTP/1.1: time a client may take to send the whole request. */
+  requestTimeoutMs: msSchema.default(30_000),
   connectionIdleTimeoutMs: msSchema.default(300_000),
 });
 
