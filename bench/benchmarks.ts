@@ -43,6 +43,13 @@ export const BENCHMARKS: Benchmark[] = [
     timeoutMs: 60_000,
   },
   {
+    name: 'grpc',
+    description: 'gRPC unary Greeter.Hello and gateway GET /v1/hello through the grpc entry with all three middlewares on, against bare @grpc/grpc-js and a bare Koa route.',
+    // [seconds per run] [connections]: 8 runs of 2 s warm-up + 5 s, each on a fresh server.
+    command: tsx('grpc/run.ts', '5', '8'),
+    timeoutMs: 150_000,
+  },
+  {
     name: 'kv',
     description: 'demo-kv (httpserver + kvstore) against bare Koa + ioredis: GET /v1/get and POST /v1/set.',
     command: tsx('kv/run.ts'),

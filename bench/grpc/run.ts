@@ -14,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { freePort, isListening, waitFor } from '@svcboot/testkit';
+import { autocannonVersion, cpuSeconds } from '../lib/http-compare.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.argv[2] ?? 8);
@@ -29,14 +30,6 @@ interface Result {
   errors: number;
   /** Server CPU time (user + system) per request, in microseconds: steadier than req/s on a busy machine. */
   cpuUsPerReq: number;
-}
-
-/** user + system CPU seconds of a process so far, from /proc (Linux). */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 a second on Linux).
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 interface Running {
@@ -155,7 +148,13 @@ const fmt = (n: number, d = 0): string => n.toLocaleString('en-US', { minimumFra
 const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-grpc-'));
 try {
   if (spawnSync('sh', ['-c', 'command -v h2load']).status !== 0) throw new Error('h2load is missing: apt-get install nghttp2-client');
-  console.log(`gRPC bench: ${seconds}s per run, ${connections} connections${''} (h2load: ${streams} streams each), Node ${process.version}, ${os.cpus().length} CPUs`);
+  const h2loadVersion = /nghttp2\/(\S+)/.exec(spawnSync('h2load', ['--version'], { encoding: 'utf8' }).stdout)?.[1] ?? '?';
+  console.log(`## grpc\n`);
+  console.log(
+    `> gRPC: h2load ${h2loadVersion} (${connections} connections × ${streams} streams, one thread); gateway: autocannon ${autocannonVersion} (${connections} connections); on loopback. ` +
+      `Each server alone in its own process (node ${process.version}, tsx, sources), started fresh for each run, in A B B A order (path, peer, peer, path): a 2 s warm-up, then ${seconds} s measured; ` +
+      `the two runs of each side averaged. Server CPU (user + system) per request from /proc/<pid>/stat; ${os.cpus().length} CPUs shared by servers and load generator.`,
+  );
   const grpc = await compare('gRPC unary Hello', 'svc', 'bare-grpc', (n, p, pid) => h2load(n.replace(/\W+/g, '-'), p, pid, dir), dir);
   const gw = await compare('gateway GET /v1/hello', 'svc', 'bare-koa', cannon, dir);
   const eventsSize = (await stat(path.join(dir, 'events-gRPC unary Hello.log'))).size + (await stat(path.join(dir, 'events-gateway GET /v1/hello.log'))).size;
@@ -167,7 +166,7 @@ try {
       `| ${a.name} | ${fmt(a.reqPerSec)} | ${fmt(a.p50Ms, 2)} | ${fmt(a.p99Ms, 2)} | ${fmt(a.cpuUsPerReq, 1)} | ${a.errors} | ${b.name} | ${fmt(b.reqPerSec)} | ${fmt(b.p50Ms, 2)} | ${fmt(b.p99Ms, 2)} | ${fmt(b.cpuUsPerReq, 1)} | ${(a.reqPerSec / b.reqPerSec).toFixed(2)} | ${(b.cpuUsPerReq / a.cpuUsPerReq).toFixed(2)} |`,
     );
   }
-  console.log(`\nrecords written by the svcboot runs: ${fmt(eventsSize / 1024 / 1024, 1)} MiB`);
+  console.log(`\n> records written by the svcboot runs (logging middleware, to a file): ${fmt(eventsSize / 1024 / 1024, 1)} MiB`);
 } finally {
   await rm(dir, { recursive: true, force: true });
 }
