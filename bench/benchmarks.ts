@@ -1,8 +1,8 @@
 /**
  * Every benchmark `npm run bench` knows, in the order it runs them, with the settings the whole
  * run uses: chosen so that all of them finish unattended in under 10 minutes on a 2-core machine
- * (about 8 minutes measured; bench/README.md lists them). Running one script by hand without
- * these variables uses its own, longer defaults.
+ * (369 s measured at load average 1-3, bench/README.md lists them; run.ts also caps the whole run
+ * at 570 s). Running one script by hand without these variables uses its own, longer defaults.
  */
 export interface Benchmark {
   name: string;
