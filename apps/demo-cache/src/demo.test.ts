@@ -6,12 +6,27 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { boot, type App } from '@svcboot/entry-core';
 import { httpEntry } from '@svcboot/entry-http';
 import { startRedis } from '@svcboot/entry-kv/test-support';
-import { registerRoutes } from './routes.js';
+import { Redis } from 'ioredis';
+import { DEMO_KEY, registerRoutes } from './routes.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const apps: App[] = [];
+/** Remote keys each test wrote, removed after it (the cache's own TTL is an hour). */
+const remoteKeys: Array<{ addr: string; key: string }> = [];
 afterEach(async () => {
   for (const a of apps.splice(0)) await a.shutdown();
+  for (const { addr, key } of remoteKeys.splice(0)) {
+    const [host, port] = addr.split(':');
+    const redis = new Redis({ host, port: Number(port), lazyConnect: true, maxRetriesPerRequest: 0 });
+    try {
+      await redis.connect();
+      await redis.del(key);
+    } catch {
+      // A test that stopped its own Redis has nothing left to remove.
+    } finally {
+      redis.disconnect();
+    }
+  }
 });
 
 /** Boots the demo's own boot.yaml on a free port, with a cache name of its own. */
@@ -23,6 +38,7 @@ async function startDemo(redisAddr = '127.0.0.1:6379'): Promise<string> {
     argv: ['--set', 'httpserver.api.host=127.0.0.1', '--set', `cache.redis-cache.name=${cacheName}`],
   });
   registerRoutes(app, { http: 'api', cache: cacheName });
+  remoteKeys.push({ addr: redisAddr, key: `${cacheName}:${DEMO_KEY}` });
   await app.bootstrap();
   apps.push(app);
   return `http://127.0.0.1:${httpEntry(app, 'api').port}`;
