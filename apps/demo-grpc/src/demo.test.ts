@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +8,7 @@ import { loadSync } from '@grpc/proto-loader';
 import { parseConsoleRecord, SEPARATOR } from '@svcboot/entry-core';
 import { Child, freePort, isListening, plainEnv, waitFor } from '@svcboot/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listServicesByReflection } from '@svcboot/entry-grpc/test-support/reflection';
 import { HeadlessChromium, chromiumBinary } from './test-support/chromium.js';
 
 const appDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -96,18 +96,7 @@ describe('demo-grpc end to end', () => {
   });
 
   it('lists Greeter through reflection and reports health', async () => {
-    const reflectionProto = path.join(path.dirname(createRequire(import.meta.url).resolve('@grpc/reflection/package.json')), 'build/proto/grpc/reflection/v1/reflection.proto');
-    const refl = grpcClient<Record<string, (...a: unknown[]) => unknown> & { close(): void }>(reflectionProto, (p: { grpc: { reflection: { v1: { ServerReflection: Ctor } } } }) => p.grpc.reflection.v1.ServerReflection);
-    const services = await new Promise<string[]>((resolve, reject) => {
-      const s = refl['ServerReflectionInfo']!() as NodeJS.ReadWriteStream;
-      s.on('data', (m: { list_services_response?: { service: Array<{ name: string }> } }) => {
-        resolve(m.list_services_response?.service.map((x) => x.name) ?? []);
-        s.end();
-      });
-      s.on('error', reject);
-      s.write({ list_services: '' } as never);
-    });
-    refl.close();
+    const services = await listServicesByReflection(`127.0.0.1:${port}`);
     expect(services).toContain('api.v1.Greeter');
 
     const dir = await mkdtemp(path.join(os.tmpdir(), 'health-proto-'));

@@ -1,5 +1,3 @@
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { credentials, loadPackageDefinition, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { describe, expect, it } from 'vitest';
@@ -7,6 +5,7 @@ import { boot } from '@svcboot/entry-core';
 import { callContextOf, grpcEntry } from './index.js';
 import { libraryDefinition, libraryImplementation, libraryProto } from './test-support/library-service.js';
 import { startLibrary, unary } from './test-support/harness.js';
+import { listServicesByReflection } from './test-support/reflection.js';
 
 const META = ['x-request-id', 'x-svc-app-domain', 'x-svc-app-name', 'x-svc-app-unix-time', 'x-svc-app-version', 'x-svc-received-time'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -184,7 +183,6 @@ describe('health, readiness and reflection', () => {
   it('answers grpc.health.v1, /livez, /readyz, and lists services through reflection', async () => {
     const h = await startLibrary();
     try {
-      const require = createRequire(import.meta.url);
       const healthPkg = loadPackageDefinition((h.entry as unknown as { health: { packageDefinition: never } }).health.packageDefinition) as unknown as {
         grpc: { health: { v1: { Health: new (a: string, c: unknown, o: unknown) => Record<string, (...a: unknown[]) => unknown> & { close(): void } } } };
       };
@@ -200,21 +198,7 @@ describe('health, readiness and reflection', () => {
       expect((await fetch(`${h.base}/livez`)).status).toBe(200);
       expect((await fetch(`${h.base}/readyz`)).status).toBe(200);
 
-      const reflectionProto = path.join(path.dirname(require.resolve('@grpc/reflection/package.json')), 'build/proto/grpc/reflection/v1/reflection.proto');
-      const refPkg = loadPackageDefinition(loadSync(reflectionProto, { keepCase: true })) as unknown as {
-        grpc: { reflection: { v1: { ServerReflection: new (a: string, c: unknown, o: unknown) => Record<string, (...a: unknown[]) => unknown> & { close(): void } } } };
-      };
-      const refl = new refPkg.grpc.reflection.v1.ServerReflection(`127.0.0.1:${h.port}`, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
-      const services = await new Promise<string[]>((resolve, reject) => {
-        const s = refl['ServerReflectionInfo']!() as NodeJS.ReadWriteStream;
-        s.on('data', (m: { list_services_response?: { service: Array<{ name: string }> } }) => {
-          resolve(m.list_services_response?.service.map((x) => x.name) ?? []);
-          s.end();
-        });
-        s.on('error', reject);
-        s.write({ list_services: '' } as never);
-      });
-      refl.close();
+      const services = await listServicesByReflection(`127.0.0.1:${h.port}`);
       expect(services).toContain('test.v1.Library');
       expect(services).toContain('grpc.health.v1.Health');
     } finally {
