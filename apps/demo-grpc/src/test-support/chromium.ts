@@ -43,7 +43,9 @@ export class HeadlessChromium {
         '--remote-debugging-port=0',
         'about:blank',
       ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+      // Its own process group, so that close() stops its helper processes (renderer, utility,
+      // crashpad) too, not only the browser process.
+      { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
     );
     let stderr = '';
     child.stderr?.on('data', (b: Buffer) => (stderr += b.toString()));
@@ -85,11 +87,21 @@ export class HeadlessChromium {
   }
 
   async close(): Promise<void> {
-    if (this.child.exitCode === null) {
+    const pid = this.child.pid;
+    if (this.child.exitCode === null && pid !== undefined) {
       const exited = new Promise((r) => this.child.once('exit', r));
-      this.child.kill('SIGTERM');
+      process.kill(-pid, 'SIGTERM');
       await exited;
     }
-    await rm(this.profile, { recursive: true, force: true });
+    // Helpers of the group may still be writing into the profile as they exit: kill what is
+    // left and retry the removal (rm retries on ENOTEMPTY and EBUSY).
+    if (pid !== undefined) {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // The group is gone already.
+      }
+    }
+    await rm(this.profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 }
