@@ -17,12 +17,41 @@ export function attachContext(metadata: Metadata, ctx: CallContext): void {
   (metadata as Metadata & WithContext)[CALL_CONTEXT] = ctx;
 }
 
+// grpc-js's rules for a metadata key and a text value (metadata.ts: isLegalKey, isLegalNonBinaryValue).
+const LEGAL_KEY = /^[0-9a-z_.-]+$/;
+const LEGAL_VALUE = /^[ -~]*$/;
+
+/** Header names as metadata keys, lowercased once per name. */
+const keyOf = new Map<string, string>();
+/**
+ * Metadata.add for the middleware's headers, cheaper: grpc-js lowercases and checks every key on
+ * every add, and the meta middleware adds six per call from a fixed set of names. Values are
+ * checked as grpc-js does. Falls back to `add` if a grpc-js version keeps its map elsewhere.
+ */
+function addValidated(md: Metadata, name: string, value: string): void {
+  let key = keyOf.get(name);
+  if (key === undefined) {
+    key = name.toLowerCase();
+    if (!LEGAL_KEY.test(key) || key.endsWith('-bin')) throw new Error(`"${name}" cannot be a gRPC metadata key`);
+    if (keyOf.size < 256) keyOf.set(name, key);
+  }
+  if (!LEGAL_VALUE.test(value)) throw new Error(`the value of ${name} has characters gRPC metadata cannot carry: ${JSON.stringify(value)}`);
+  const repr = (md as unknown as { internalRepr?: unknown }).internalRepr;
+  if (!(repr instanceof Map)) {
+    md.add(key, value);
+    return;
+  }
+  const values = (repr as Map<string, unknown[]>).get(key);
+  if (values === undefined) repr.set(key, [value]);
+  else values.push(value);
+}
+
 /**
  * Request metadata in, response headers out (lowercase keys, as gRPC wants). The response headers
  * are kept as pairs and written straight into the metadata grpc-js sends: no Metadata of their own.
  */
 export class MetadataHeaders implements CallHeaders {
-  /** Response headers set by the middleware, flat: key, value, key, value… */
+  /** Response headers set by the middleware, flat: name, value, name, value… */
   readonly out: string[] = [];
   constructor(private readonly incoming: Metadata) {}
   get(name: string): string | undefined {
@@ -30,12 +59,12 @@ export class MetadataHeaders implements CallHeaders {
     return v.length > 0 ? String(v[0]) : undefined;
   }
   set(name: string, value: string): void {
-    this.out.push(name.toLowerCase(), value);
+    this.out.push(name, value);
   }
   /** Adds the response headers to `md` (after what a handler put there, as Metadata.merge would). */
   writeTo(md: Metadata): void {
     const out = this.out;
-    for (let i = 0; i < out.length; i += 2) md.add(out[i]!, out[i + 1]!);
+    for (let i = 0; i < out.length; i += 2) addValidated(md, out[i]!, out[i + 1]!);
   }
 }
 
@@ -104,7 +133,8 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
   sendMetadata(md: Metadata): void {
     this.metadataSent = true;
     // SPEC.md 4.1: gRPC responses say `application/grpc` (grpc-js would say `application/grpc+proto`).
-    md.set('content-type', 'application/grpc');
+    md.remove('content-type');
+    addValidated(md, 'content-type', 'application/grpc');
     this.headers?.writeTo(md);
     this.next.sendMetadata(md);
   }

@@ -1,5 +1,6 @@
 import { isoWithOffset } from '../time.js';
 import type { Event } from './event.js';
+import { jsonMembers, jsonObject, quote } from './json.js';
 
 export type EventEncoding = 'console' | 'json';
 
@@ -41,19 +42,26 @@ export const RECORD_KEYS = [
 // A value must stay on its line: a CR or LF in it would end the key early.
 const oneLine = (s: string): string => (s.includes('\n') || s.includes('\r') ? s.replace(/\r/g, '\\r').replace(/\n/g, '\\n') : s);
 
-function idsOf(e: Event): Record<string, string> {
-  return e.requestId ? { eventId: e.eventId, requestId: e.requestId } : { eventId: e.eventId };
+function idsJson(e: Event): string {
+  return e.requestId ? `{"eventId":${quote(e.eventId)},"requestId":${quote(e.requestId)}}` : `{"eventId":${quote(e.eventId)}}`;
+}
+
+function payloadsJson(e: Event): string {
+  const pre = e.payloadsJson;
+  if (pre === undefined) return jsonObject(e.payloads);
+  const more = e.payloads === undefined ? '' : jsonMembers(e.payloads);
+  return more === '' ? `{${pre}}` : pre === '' ? `{${more}}` : `{${pre},${more}}`;
 }
 
 export function encodeConsole(e: Event, scope: EventScope): string {
   let out =
     `${SEPARATOR}\nendTime=${isoWithOffset(e.endMs)}\nstartTime=${isoWithOffset(e.startMs)}\n` +
-    `elapsedNano=${e.elapsedNano}\ntimezone=${scope.timezone}\nids=${JSON.stringify(idsOf(e))}\n` +
-    `app=${scope.appJson}\nenv=${scope.envJson}\npayloads=${JSON.stringify(e.payloads ?? {})}\n`;
+    `elapsedNano=${e.elapsedNano}\ntimezone=${scope.timezone}\nids=${idsJson(e)}\n` +
+    `app=${scope.appJson}\nenv=${scope.envJson}\npayloads=${payloadsJson(e)}\n`;
   if (e.error !== undefined) out += `error=${oneLine(e.error)}\n`;
   out +=
-    `counters=${JSON.stringify(e.counters ?? {})}\npairs=${JSON.stringify(e.pairs ?? {})}\n` +
-    `timing=${JSON.stringify(e.timing ?? {})}\nremoteAddr=${oneLine(e.remoteAddr)}\n` +
+    `counters=${jsonObject(e.counters)}\npairs=${jsonObject(e.pairs)}\n` +
+    `timing=${jsonObject(e.timing)}\nremoteAddr=${oneLine(e.remoteAddr)}\n` +
     `operation=${oneLine(e.operation)}\nresCode=${oneLine(e.resCode)}\neventStatus=${e.eventStatus}\nEOE\n`;
   return out;
 }
@@ -62,12 +70,12 @@ export function encodeJson(e: Event, scope: EventScope): string {
   // Built as text: the app and env parts are encoded once per entry, not once per record.
   let out =
     `{"endTime":"${isoWithOffset(e.endMs)}","startTime":"${isoWithOffset(e.startMs)}","elapsedNano":${e.elapsedNano}` +
-    `,"timezone":${JSON.stringify(scope.timezone)},"ids":${JSON.stringify(idsOf(e))},"app":${scope.appJson},"env":${scope.envJson}` +
-    `,"payloads":${JSON.stringify(e.payloads ?? {})}`;
-  if (e.error !== undefined) out += `,"error":${JSON.stringify(e.error)}`;
+    `,"timezone":${quote(scope.timezone)},"ids":${idsJson(e)},"app":${scope.appJson},"env":${scope.envJson}` +
+    `,"payloads":${payloadsJson(e)}`;
+  if (e.error !== undefined) out += `,"error":${quote(e.error)}`;
   out +=
-    `,"counters":${JSON.stringify(e.counters ?? {})},"pairs":${JSON.stringify(e.pairs ?? {})},"timing":${JSON.stringify(e.timing ?? {})}` +
-    `,"remoteAddr":${JSON.stringify(e.remoteAddr)},"operation":${JSON.stringify(e.operation)},"resCode":${JSON.stringify(e.resCode)}` +
+    `,"counters":${jsonObject(e.counters)},"pairs":${jsonObject(e.pairs)},"timing":${jsonObject(e.timing)}` +
+    `,"remoteAddr":${quote(e.remoteAddr)},"operation":${quote(e.operation)},"resCode":${quote(e.resCode)}` +
     `,"eventStatus":"${e.eventStatus}"}\n`;
   return out;
 }

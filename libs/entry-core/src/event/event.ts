@@ -11,6 +11,11 @@ export class Event {
   eventStatus: 'Begin' | 'Ended' = 'Begin';
   error: string | undefined;
   payloads: Record<string, unknown> | undefined;
+  /**
+   * Payload members already encoded as JSON (`"k":"v",…`, no braces), written before `payloads`:
+   * the logging middleware's per-call keys, built as text rather than as an object.
+   */
+  payloadsJson: string | undefined;
   counters: Record<string, number> | undefined;
   pairs: Record<string, string> | undefined;
   timing: Record<string, number> | undefined;

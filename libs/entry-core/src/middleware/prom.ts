@@ -1,6 +1,17 @@
 import type { Registry } from 'prom-client';
 import { CallCounter, CallHistogram, RecentSummary, type CounterChild, type ObserverChild } from './call-metrics.js';
-import type { CallContext, CallMiddleware } from './call.js';
+import type { CallContext, CallInfo, CallMiddleware } from './call.js';
+
+interface CallChildren {
+  elapsed: ObserverChild;
+  resCode: CounterChild;
+  handled?: CounterChild;
+}
+
+interface GrpcChildren {
+  started: CounterChild;
+  handling: ObserverChild;
+}
 
 export interface PromMiddlewareOptions {
   registry: Registry;
@@ -38,9 +49,10 @@ export class PromMiddleware implements CallMiddleware {
   private readonly started?: CallCounter<(typeof GRPC_LABELS)[number]>;
   private readonly handled?: CallCounter<(typeof GRPC_LABELS)[number] | 'grpc_code'>;
   private readonly handling?: CallHistogram<(typeof GRPC_LABELS)[number]>;
-  // A call's children are found by one string key of its label values.
-  private readonly children = new Map<string, { elapsed: ObserverChild; resCode: CounterChild; handled?: CounterChild }>();
-  private readonly grpcChildren = new Map<string, { started: CounterChild; handling: ObserverChild }>();
+  // A call's children: by RPC (a gRPC call's operation) or by route (method and template, for
+  // HTTP and gateway calls; bounded, unlike paths), then by result code.
+  private readonly children = new Map<string, Map<string, CallChildren>>();
+  private readonly grpcChildren = new Map<string, GrpcChildren>();
 
   constructor(private readonly options: PromMiddlewareOptions) {
     const registry = options.registry;
@@ -71,56 +83,58 @@ export class PromMiddleware implements CallMiddleware {
   }
 
   before(call: CallContext): void {
-    if (!this.started) return;
-    this.grpcFor(call)?.started.inc();
+    if (this.started) this.grpcFor(call.info)?.started.inc();
   }
 
   after(call: CallContext): void {
     const seconds = Number(process.hrtime.bigint() - call.startHr) / 1e9;
     const i = call.info;
-    const key = `${i.grpcService ?? ''}\u0000${i.grpcMethod ?? ''}\u0000${i.apiMethod}\u0000${i.restPath ?? ''}\u0000${call.resCode}`;
-    let child = this.children.get(key);
-    if (!child) {
-      const labels = {
-        entry_name: this.options.entryName,
-        entry_type: this.options.entryType,
-        domain: this.options.domain,
-        instance: this.options.instance,
-        grpc_service: i.grpcService ?? '',
-        grpc_method: i.grpcMethod ?? '',
-        grpc_type: i.grpcType ?? '',
-        rest_method: i.gwMethod ?? (i.grpcType ? '' : i.apiMethod),
-        rest_path: i.restPath ?? '',
-        res_code: call.resCode,
-      };
-      child = { elapsed: this.elapsed.labels(labels), resCode: this.resCodes.labels(labels) };
-      if (this.handled && i.grpcType) {
-        child.handled = this.handled.labels({
-          grpc_type: grpcTypeLabel(i.grpcType),
-          grpc_service: i.grpcService ?? '',
-          grpc_method: i.grpcMethod ?? '',
-          grpc_code: call.resCode,
-        });
-      }
-      this.children.set(key, child);
-    }
+    const key = i.restPath === undefined ? i.operation : `${i.gwMethod ?? i.apiMethod} ${i.restPath}`;
+    let byCode = this.children.get(key);
+    if (!byCode) this.children.set(key, (byCode = new Map()));
+    let child = byCode.get(call.resCode);
+    if (!child) byCode.set(call.resCode, (child = this.newChildren(i, call.resCode)));
     child.elapsed.observe(seconds);
     child.resCode.inc();
     if (child.handled) {
       child.handled.inc();
-      this.grpcFor(call)?.handling.observe(seconds);
+      this.grpcFor(i)?.handling.observe(seconds);
     }
   }
 
-  private grpcFor(call: CallContext): { started: CounterChild; handling: ObserverChild } | undefined {
-    const i = call.info;
+  private newChildren(i: CallInfo, resCode: string): CallChildren {
+    const labels = {
+      entry_name: this.options.entryName,
+      entry_type: this.options.entryType,
+      domain: this.options.domain,
+      instance: this.options.instance,
+      grpc_service: i.grpcService ?? '',
+      grpc_method: i.grpcMethod ?? '',
+      grpc_type: i.grpcType ?? '',
+      rest_method: i.gwMethod ?? (i.grpcType ? '' : i.apiMethod),
+      rest_path: i.restPath ?? '',
+      res_code: resCode,
+    };
+    const child: CallChildren = { elapsed: this.elapsed.labels(labels), resCode: this.resCodes.labels(labels) };
+    if (this.handled && i.grpcType) {
+      child.handled = this.handled.labels({
+        grpc_type: grpcTypeLabel(i.grpcType),
+        grpc_service: i.grpcService ?? '',
+        grpc_method: i.grpcMethod ?? '',
+        grpc_code: resCode,
+      });
+    }
+    return child;
+  }
+
+  /** The grpc_server_* children of an RPC; one RPC (operation) has one service, method and type. */
+  private grpcFor(i: CallInfo): GrpcChildren | undefined {
     if (!i.grpcType || !this.started || !this.handling) return undefined;
-    const key = `${i.grpcService}\u0000${i.grpcMethod}\u0000${i.grpcType}`;
-    let g = this.grpcChildren.get(key);
+    let g = this.grpcChildren.get(i.operation);
     if (!g) {
       const labels = { grpc_type: grpcTypeLabel(i.grpcType), grpc_service: i.grpcService ?? '', grpc_method: i.grpcMethod ?? '' };
       g = { started: this.started.labels(labels), handling: this.handling.labels(labels) };
-      this.grpcChildren.set(key, g);
+      this.grpcChildren.set(i.operation, g);
     }
     return g;
   }
