@@ -4,6 +4,8 @@
  * (369 s measured at load average 1-3, bench/README.md lists them; run.ts also caps the whole run
  * at 570 s). Running one script by hand without these variables uses its own, longer defaults.
  */
+import { nodeTsx as tsx } from './lib/built.js';
+
 export interface Benchmark {
   name: string;
   description: string;
@@ -15,7 +17,6 @@ export interface Benchmark {
   timeoutMs: number;
 }
 
-const tsx = (file: string, ...args: string[]): string[] => [process.execPath, '--conditions=svcboot-source', '--import', 'tsx', file, ...args];
 
 /** The HTTP comparisons (lib/http-compare.ts): 4 rounds of 3 s after a 1 s warm-up per server and route. */
 const HTTP_ROUNDS = { BENCH_SECONDS: '3', BENCH_ROUNDS: '4', BENCH_WARMUP_SECONDS: '1' };

@@ -1,7 +1,7 @@
 /**
  * Cache benchmark: entry-cache's local-tier hit, remote-tier hit and getOrLoad miss against
  * lru-cache and ioredis GET used directly, in one run, against the Redis on 127.0.0.1:6379.
- * Run: node --conditions=svcboot-source --import tsx bench/cache/run.ts
+ * Run: node --import tsx bench/cache/run.ts
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -9,6 +9,9 @@ import { LRUCache } from 'lru-cache';
 import { boot } from '@svcboot/entry-core';
 import { cacheEntry } from '@svcboot/entry-cache';
 import { comparisonTable, measure } from '../lib/measure.js';
+import { assertBuilt } from '../lib/built.js';
+
+assertBuilt('entry-core', 'entry-kv', 'entry-cache');
 
 const REDIS = process.env['REDIS_ADDR'] ?? '127.0.0.1:6379';
 const ITER = Number(process.env['BENCH_ITERATIONS'] ?? 50_000);

@@ -1,7 +1,7 @@
 /**
  * The cost of entry-core's middleware chain per call, without any transport: meta, prom and
  * logging (records to a file) together and one at a time, against an empty chain.
- * Run: node --conditions=svcboot-source --import tsx bench/chain/run.ts
+ * Run: node --import tsx bench/chain/run.ts
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -21,6 +21,9 @@ import {
   type CallMiddleware,
   type EventEntry,
 } from '@svcboot/entry-core';
+import { assertBuilt } from '../lib/built.js';
+
+assertBuilt('entry-core');
 
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 200_000);
 const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-bench-chain-'));

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { freePort } from '@svcboot/testkit';
+import { ensureBuilt, nodeTsx } from '../lib/built.js';
 import { autocannonVersion } from '../lib/http-compare.js';
 import { DEMOS, type DemoSpec } from './demos.js';
 
@@ -27,7 +28,8 @@ interface Started {
 async function start(demo: DemoSpec): Promise<Started> {
   const port = await freePort();
   const t0 = process.hrtime.bigint();
-  const child = spawn(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts', ...demo.portArgs(port)], {
+  const [node, ...args] = nodeTsx('src/main.ts', ...demo.portArgs(port));
+  const child = spawn(node!, args, {
     cwd: path.join(root, 'apps', demo.name),
     env: { ...process.env, ...demo.env },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -70,11 +72,12 @@ async function rssMiB(pid: number): Promise<number> {
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+ensureBuilt();
 const wanted = process.argv.slice(2);
 const demos = DEMOS.filter((d) => wanted.length === 0 || wanted.includes(d.name));
 console.log(`## demos: start-up and memory\n`);
 console.log(
-  `> node ${process.version}, each demo from its sources (\`node --conditions=svcboot-source --import tsx src/main.ts\`) on a free port; start-up: process spawn to the first 2xx answer of the probe, polled every 5 ms, ${STARTS} starts; RSS (/proc/<pid>/status VmRSS) 1 s after the next start, and its peak (sampled every 200 ms) under ${LOAD_SECONDS} s of autocannon ${autocannonVersion}, ${CONNECTIONS} connections, on the load path. Redis, PostgreSQL and ClickHouse on loopback.\n`,
+  `> node ${process.version}, each demo from its sources with the libs from dist/ (\`node --import tsx src/main.ts\`) on a free port; start-up: process spawn to the first 2xx answer of the probe, polled every 5 ms, ${STARTS} starts; RSS (/proc/<pid>/status VmRSS) 1 s after the next start, and its peak (sampled every 200 ms) under ${LOAD_SECONDS} s of autocannon ${autocannonVersion}, ${CONNECTIONS} connections, on the load path. Redis, PostgreSQL and ClickHouse on loopback.\n`,
 );
 console.log('| demo | start-up to first success, median ms | min ms | RSS idle MiB | RSS under load MiB | load req/s | load path |');
 console.log('|---|---:|---:|---:|---:|---:|---|');

@@ -4,7 +4,8 @@
  * bare Koa route, in one run. gRPC load comes from h2load (Debian nghttp2-client), HTTP load from
  * autocannon; each server runs alone in its own process, targets in A B B A order.
  *
- * `node --conditions=svcboot-source --import tsx grpc/run.ts [seconds] [connections]` from bench/.
+ * `node --import tsx grpc/run.ts [seconds] [connections]` from bench/ (the libs run from dist/, built
+ * first when stale: lib/built.ts).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -14,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { freePort, isListening, waitFor } from '@svcboot/testkit';
+import { ensureBuilt, nodeTsx } from '../lib/built.js';
 import { autocannonVersion, cpuSeconds } from '../lib/http-compare.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -39,7 +41,8 @@ interface Running {
 
 async function start(kind: 'svc' | 'bare-grpc' | 'bare-koa', eventsFile: string): Promise<Running> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', path.join(here, 'servers.ts'), kind], {
+  const [node, ...args] = nodeTsx(path.join(here, 'servers.ts'), kind);
+  const child = spawn(node!, args, {
     env: { ...process.env, PORT: String(port), EVENTS_FILE: eventsFile, NO_COLOR: '1' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -145,6 +148,7 @@ async function compare(
 
 const fmt = (n: number, d = 0): string => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
 
+ensureBuilt();
 const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-grpc-'));
 try {
   if (spawnSync('sh', ['-c', 'command -v h2load']).status !== 0) throw new Error('h2load is missing: apt-get install nghttp2-client');

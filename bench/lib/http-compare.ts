@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import autocannon from 'autocannon';
 import { freePort, waitFor } from '@svcboot/testkit';
+import { ensureBuilt, nodeTsx } from './built.js';
 
 export interface CompareSettings {
   seconds: number;
@@ -44,7 +45,7 @@ export interface TargetSpec {
   /** The bare peer: every other target's ratio is taken against it. Exactly one per comparison. */
   peer?: boolean;
   cwd: string;
-  /** A TypeScript entry point and its arguments, run with `node --conditions=svcboot-source --import tsx`. */
+  /** A TypeScript entry point and its arguments, run with `node --import tsx` (the libs from dist/: lib/built.ts). */
   args: string[];
   /** Added to this process's environment; PORT is set to the free port chosen. */
   env?: Record<string, string>;
@@ -61,8 +62,10 @@ export interface Target {
 }
 
 export async function startTarget(spec: TargetSpec): Promise<Target> {
+  ensureBuilt();
   const port = await freePort();
-  const child = spawn(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', ...spec.args], {
+  const [node, ...args] = nodeTsx(spec.args[0]!, ...spec.args.slice(1));
+  const child = spawn(node!, args, {
     cwd: spec.cwd,
     env: { ...process.env, ...spec.env, PORT: String(port), NO_COLOR: '1' },
     stdio: ['ignore', 'ignore', 'inherit'],

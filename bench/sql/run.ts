@@ -4,7 +4,7 @@
  * one run, each server in its own process, loaded by autocannon from this one
  * (lib/http-compare.ts: alternating rounds, medians). A second table isolates the query layer:
  * the entry's Kysely handle against pg's pool.query with the same statement, in this process.
- * Run: node --conditions=svcboot-source --import tsx sql/run.ts (from bench/)
+ * Run: node --import tsx sql/run.ts (from bench/)
  * Env: PG_ADDR (127.0.0.1:5432), BENCH_SECONDS (5 per round), BENCH_ROUNDS (3),
  * BENCH_CONNECTIONS (32), BENCH_WARMUP_SECONDS (2), BENCH_ITERATIONS (20000, query layer).
  */
@@ -17,6 +17,9 @@ import { boot } from '@svcboot/entry-core';
 import { relationalDbEntry } from '@svcboot/entry-sql';
 import { compareRoutes, compareSettings, howLine, httpComparisonTable, startTargets, stopTarget, type Target, type TargetSpec } from '../lib/http-compare.js';
 import { comparisonTable, measure, type Measurement } from '../lib/measure.js';
+import { assertBuilt } from '../lib/built.js';
+
+assertBuilt('entry-core', 'entry-sql');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const demoDir = path.resolve(here, '../../apps/demo-sql');
