@@ -29,6 +29,11 @@ export interface CallBase {
   onMetadata(md: Metadata): void;
 }
 
+/** What a server-streaming gateway call reports to: each message the handler writes. */
+export interface StreamBase extends CallBase {
+  onMessage(msg: unknown): void;
+}
+
 // TypeScript's mixin rule wants `any[]` constructor arguments; internal to this module.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type EmitterClass = new (...args: any[]) => EventEmitter;
@@ -81,14 +86,11 @@ export class GatewayUnaryCall extends gatewayCall(EventEmitter) {
   }
 }
 
-/** grpc-js's ServerWritableStream for the gateway: each written message goes to `onMessage`. */
+/** grpc-js's ServerWritableStream for the gateway: each written message goes to `base.onMessage`. */
 export class GatewayWritableCall extends gatewayCall(Writable) {
   /** Trailing metadata passed to `end(metadata)`. */
   trailer: Metadata | undefined;
-  constructor(
-    override readonly base: CallBase,
-    private readonly onMessage: (msg: unknown) => void,
-  ) {
+  constructor(override readonly base: StreamBase) {
     super({ objectMode: true });
   }
   // grpc-js lets a handler end the stream with trailing metadata: `call.end(metadata)`.
@@ -101,7 +103,7 @@ export class GatewayWritableCall extends gatewayCall(Writable) {
   }
   override _write(chunk: unknown, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
     try {
-      this.onMessage(chunk);
+      this.base.onMessage(chunk);
       cb();
     } catch (err) {
       cb(err as Error);

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { Metadata, type MethodDefinition } from '@grpc/grpc-js';
 import { CallContext, type CallChain, type CallInfo } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
@@ -6,13 +7,13 @@ import { plainPeer } from '../call-info.js';
 import { codeName, httpStatusFromCode } from '../codes.js';
 import { attachContext } from '../interceptor.js';
 import type { RegisteredMethod } from '../services.js';
-import { GatewayHeaders, metadataFromHeaders, writeMetadataHeaders } from './headers.js';
-import { GatewayUnaryCall, GatewayWritableCall, statusFromError, type CallBase, type GatewayStatus } from './fake-call.js';
-
-const OK: GatewayStatus = { code: 0, message: '' };
+import { GatewayHeaders, addMetadataHeaders, metadataFromHeaders, putHeader } from './headers.js';
+import { GatewayUnaryCall, GatewayWritableCall, statusFromError, type GatewayStatus, type StreamBase } from './fake-call.js';
 import { JsonInputError, fieldByAnyName, jsonName, jsonToPlain, messageToJson, setFromText, type MarshalOptions } from './json.js';
 import type { HttpBinding } from './rules.js';
 import { compileTemplate, type PathTemplate } from './template.js';
+
+const OK: GatewayStatus = { code: 0, message: '' };
 
 export interface GatewayOptions {
   marshal: MarshalOptions;
@@ -121,6 +122,20 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
+/** Where a connection's `ip:port` is kept once worked out: keep-alive connections carry many calls. */
+const PEER = Symbol('svcboot.gateway.peer');
+
+function peerOf(socket: Socket): string {
+  const s = socket as Socket & { [PEER]?: string };
+  let peer = s[PEER];
+  if (peer === undefined) {
+    const address = socket.remoteAddress;
+    peer = plainPeer(`${address ?? ''}:${socket.remotePort ?? ''}`);
+    if (address !== undefined) s[PEER] = peer;
+  }
+  return peer;
+}
+
 /**
  * The REST gateway: matches a request to a binding, turns path, query and body into the request
  * message, runs the entry's middleware chain once and calls the same handler the gRPC server
@@ -166,15 +181,24 @@ export class Gateway {
   private serve(route: GatewayRoute, values: string[], pathname: string, query: string, req: IncomingMessage, res: ServerResponse): void {
     const ua = req.headers['user-agent'] ?? '';
     const socket = req.socket;
+    const r = route.info;
+    // route.info's keys in its order, written out: cheaper than spreading it and adding the rest.
     const info: CallInfo = {
-      ...route.info,
-      remoteAddr: plainPeer(`${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}`),
-      apiProtocol: `HTTP/${req.httpVersion}`,
+      operation: r.operation,
+      remoteAddr: peerOf(socket),
+      apiMethod: r.apiMethod,
+      apiPath: r.apiPath,
+      apiProtocol: req.httpVersion === '1.1' ? 'HTTP/1.1' : `HTTP/${req.httpVersion}`,
       apiQuery: query,
       userAgent: ua,
+      grpcService: r.grpcService,
+      grpcMethod: r.grpcMethod,
+      grpcType: r.grpcType,
+      gwMethod: r.gwMethod,
       gwPath: pathname,
       gwScheme: (socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
       gwUserAgent: ua,
+      restPath: r.restPath,
     };
     const x = new Exchange(this, route, values, query, req, res, info);
     this.chain.before(x.ctx);
@@ -240,7 +264,8 @@ export class Gateway {
     return route.method.definition.requestDeserialize(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   }
 
-  private toJson(route: GatewayRoute, message: unknown): unknown {
+  /** A response message as JSON (its `response_body` field when the rule names one). @internal */
+  toJson(route: GatewayRoute, message: unknown): unknown {
     const bytes = route.method.definition.responseSerialize(message);
     const decoded = route.responseType.decode(bytes) as unknown as Record<string, unknown>;
     const marshal = this.options.marshal;
@@ -249,126 +274,27 @@ export class Gateway {
     const only = messageToJson(route.responseType, { [f.name]: decoded[f.name] }, marshal) as Record<string, unknown>;
     return only[marshal.useProtoNames ? f.name : jsonName(f)] ?? (f.repeated ? [] : f.map ? {} : null);
   }
-
-  /** @internal */
-  callUnary(route: GatewayRoute, base: CallBase, res: ServerResponse, done: (s: GatewayStatus) => void): void {
-    const svc = this.options.svcStyle;
-    const call = new GatewayUnaryCall(base);
-    let settled = false;
-    let onClose: (() => void) | undefined;
-    const callback = (err: unknown, value?: unknown, trailer?: Metadata): void => {
-      if (settled) return;
-      settled = true;
-      if (onClose) res.off('close', onClose);
-      if (err) {
-        const status = statusFromError(err);
-        if (status.trailer) writeMetadataHeaders(res, status.trailer, svc, true);
-        this.writeError(res, status);
-        done(status);
-        return;
-      }
-      if (trailer) writeMetadataHeaders(res, trailer, svc, true);
-      let body: string;
-      try {
-        body = JSON.stringify(this.toJson(route, value), null, this.options.indent);
-      } catch (e) {
-        const status = { code: 13, message: `cannot serialize the response: ${(e as Error).message}` };
-        this.writeError(res, status);
-        done(status);
-        return;
-      }
-      res.statusCode = 200;
-      res.setHeader('Content-Type', 'application/json');
-      res.end(body);
-      done(OK);
-    };
-    const handler = route.method.handler;
-    if (!handler) return callback({ code: 12, details: `method ${route.method.path} is not implemented` });
-    try {
-      (handler as unknown as (c: GatewayUnaryCall, cb: typeof callback) => void)(call, callback);
-    } catch (err) {
-      callback(err);
-    }
-    // Most handlers answer at once; only a call still open needs to hear of the client leaving
-    // (the response cannot close while the handler runs synchronously).
-    if (!settled) {
-      onClose = () => {
-        if (!settled) call.cancel();
-      };
-      res.once('close', onClose);
-    }
-  }
-
-  /** Server streaming as newline-delimited JSON: `{"result":…}` per message, `{"error":…}` on failure. */
-  /** @internal */
-  callServerStream(route: GatewayRoute, base: CallBase, res: ServerResponse, done: (s: GatewayStatus) => void): void {
-    const svc = this.options.svcStyle;
-    const start = (): void => {
-      if (res.headersSent) return;
-      res.statusCode = 200;
-      res.setHeader('Content-Type', 'application/x-ndjson');
-    };
-    const call = new GatewayWritableCall(base, (msg) => {
-      start();
-      res.write(`${JSON.stringify({ result: this.toJson(route, msg) })}\n`);
-    });
-    let settled = false;
-    const settle = (status: GatewayStatus): void => {
-      if (settled) return;
-      settled = true;
-      done(status);
-    };
-    res.once('close', () => {
-      if (!res.writableFinished && !settled) {
-        call.cancel();
-        settle({ code: 1, message: 'the client went away' });
-      }
-    });
-    const fail = (err: unknown): void => {
-      const status = statusFromError(err);
-      if (!res.headersSent) this.writeError(res, status);
-      else res.end(`${JSON.stringify({ error: statusBody(status) })}\n`);
-      settle(status);
-    };
-    call.once('error', fail);
-    call.once('finish', () => {
-      if (call.trailer && !res.headersSent) writeMetadataHeaders(res, call.trailer, svc, true);
-      start();
-      res.end();
-      settle(OK);
-    });
-    const handler = route.method.handler;
-    if (!handler) return fail({ code: 12, details: `method ${route.method.path} is not implemented` });
-    try {
-      (handler as unknown as (c: GatewayWritableCall) => void)(call);
-    } catch (err) {
-      fail(err);
-    }
-  }
-
-  /** @internal */
-  writeError(res: ServerResponse, status: GatewayStatus, httpStatus?: number): void {
-    if (res.headersSent) {
-      res.end();
-      return;
-    }
-    res.statusCode = httpStatus ?? httpStatusFromCode(status.code);
-    res.setHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify(statusBody(status), null, this.options.indent));
-  }
 }
 
+const JSON_TYPE = 'application/json';
+const NDJSON_TYPE = 'application/x-ndjson';
+
 /**
- * One gateway call between matching and the handler: builds the request message, hands the
- * handler a grpc-js-like call and reports the outcome to the middleware. A class rather than
- * closures, since one is made per request.
+ * One gateway call from matching to its response: builds the request message, hands the handler a
+ * grpc-js-like call, collects the response headers (the middleware's, the handler's metadata and
+ * trailers) and writes them with the status line in one `res.writeHead`, then reports the outcome
+ * to the middleware once. A class with methods rather than closures, since one is made per request.
  */
-class Exchange implements CallBase {
+class Exchange implements StreamBase {
   readonly ctx: CallContext;
   readonly peer: string;
   readonly path: string;
   request: unknown;
+  private readonly headers: GatewayHeaders;
   private readonly svc: boolean;
+  /** The outcome went to the middleware: nothing more is written or reported. */
+  private settled = false;
+  private call: GatewayUnaryCall | GatewayWritableCall | undefined;
 
   constructor(
     private readonly gateway: Gateway,
@@ -380,7 +306,8 @@ class Exchange implements CallBase {
     info: CallInfo,
   ) {
     this.svc = gateway.options.svcStyle;
-    this.ctx = new CallContext(info, new GatewayHeaders(req.headers, res, this.svc ? '' : 'Grpc-Metadata-'));
+    this.headers = new GatewayHeaders(req.headers, this.svc ? '' : 'Grpc-Metadata-');
+    this.ctx = new CallContext(info, this.headers);
     this.peer = info.remoteAddr;
     this.path = route.method.path;
   }
@@ -392,18 +319,16 @@ class Exchange implements CallBase {
   }
 
   onMetadata(md: Metadata): void {
-    writeMetadataHeaders(this.res, md, this.svc, false);
+    addMetadataHeaders(this.headers.out, md, this.svc, false);
   }
 
-  readonly done = (status: GatewayStatus): void => this.gateway.finish(this.ctx, status);
-
+  /** A request rejected before the handler (too big, bad JSON, badly typed values). */
   fail(err: unknown): void {
     let status: GatewayStatus;
     if (err instanceof GatewayRejection) status = { code: err.code, message: err.message };
     else if (err instanceof JsonInputError) status = { code: 3, message: err.message };
     else status = statusFromError(err);
-    this.gateway.writeError(this.res, status, err instanceof GatewayRejection ? err.httpStatus : undefined);
-    this.done(status);
+    this.finish(this.writeError(status, err instanceof GatewayRejection ? err.httpStatus : undefined));
   }
 
   dispatch(body: Buffer | undefined): void {
@@ -414,8 +339,178 @@ class Exchange implements CallBase {
       this.fail(err);
       return;
     }
-    if (route.method.definition.responseStream) gateway.callServerStream(route, this, this.res, this.done);
-    else gateway.callUnary(route, this, this.res, this.done);
+    if (route.method.definition.responseStream) this.serverStream();
+    else this.unary();
+  }
+
+  private unary(): void {
+    const call = new GatewayUnaryCall(this);
+    this.call = call;
+    const handler = this.route.method.handler;
+    if (!handler) {
+      this.reply({ code: 12, details: `method ${this.route.method.path} is not implemented` });
+      return;
+    }
+    try {
+      (handler as unknown as (c: GatewayUnaryCall, cb: (err: unknown, value?: unknown, trailer?: Metadata) => void) => void)(call, (err, value, trailer) =>
+        this.reply(err, value, trailer),
+      );
+    } catch (err) {
+      this.reply(err);
+    }
+    // Most handlers answer at once; only a call still open needs to hear of the client leaving
+    // (the response cannot close while the handler runs synchronously).
+    if (!this.settled) this.res.once('close', () => this.closedEarly());
+  }
+
+  /** The unary handler's callback. */
+  private reply(err: unknown, value?: unknown, trailer?: Metadata): void {
+    if (this.settled) return;
+    if (err) {
+      const status = statusFromError(err);
+      if (status.trailer) addMetadataHeaders(this.headers.out, status.trailer, this.svc, true);
+      this.finish(this.writeError(status));
+      return;
+    }
+    if (trailer) addMetadataHeaders(this.headers.out, trailer, this.svc, true);
+    let body: string;
+    try {
+      body = JSON.stringify(this.gateway.toJson(this.route, value), null, this.gateway.options.indent);
+    } catch (e) {
+      this.finish(this.writeError({ code: 13, message: `cannot serialize the response: ${(e as Error).message}` }));
+      return;
+    }
+    this.finish(this.respond(200, JSON_TYPE, body, OK));
+  }
+
+  /** Server streaming as newline-delimited JSON: `{"result":…}` per message, `{"error":…}` on failure. */
+  private serverStream(): void {
+    const call = new GatewayWritableCall(this);
+    this.call = call;
+    this.res.once('close', () => this.closedEarly());
+    call.once('error', (err: unknown) => this.streamFailed(err));
+    call.once('finish', () => this.streamEnded());
+    const handler = this.route.method.handler;
+    if (!handler) {
+      this.streamFailed({ code: 12, details: `method ${this.route.method.path} is not implemented` });
+      return;
+    }
+    try {
+      (handler as unknown as (c: GatewayWritableCall) => void)(call);
+    } catch (err) {
+      this.streamFailed(err);
+    }
+  }
+
+  /** A message the streaming handler wrote: the head goes out with the first one. */
+  onMessage(msg: unknown): void {
+    if (this.settled) return;
+    const line = `${JSON.stringify({ result: this.gateway.toJson(this.route, msg) })}\n`;
+    const res = this.res;
+    if (!res.headersSent) {
+      const out = this.headers.out;
+      putHeader(out, 'Content-Type', NDJSON_TYPE);
+      const failed = this.writeHead(200, out);
+      if (failed) {
+        this.call?.cancel();
+        this.finish(failed);
+        return;
+      }
+    }
+    res.write(line);
+  }
+
+  private streamEnded(): void {
+    if (this.settled) return;
+    const res = this.res;
+    let status = OK;
+    if (!res.headersSent) {
+      // No message: trailers still fit in the head.
+      const out = this.headers.out;
+      const trailer = (this.call as GatewayWritableCall).trailer;
+      if (trailer) addMetadataHeaders(out, trailer, this.svc, true);
+      putHeader(out, 'Content-Type', NDJSON_TYPE);
+      putHeader(out, 'Content-Length', '0');
+      status = this.writeHead(200, out) ?? OK;
+    }
+    if (!res.writableEnded) res.end();
+    this.finish(status);
+  }
+
+  private streamFailed(err: unknown): void {
+    if (this.settled) return;
+    const status = statusFromError(err);
+    if (!this.res.headersSent) {
+      if (status.trailer) addMetadataHeaders(this.headers.out, status.trailer, this.svc, true);
+      this.finish(this.writeError(status));
+      return;
+    }
+    this.res.end(`${JSON.stringify({ error: statusBody(status) })}\n`);
+    this.finish(status);
+  }
+
+  /** The response closed: a call still open is cancelled (a stream reports the client gone). */
+  private closedEarly(): void {
+    if (this.settled || this.res.writableFinished) return;
+    const call = this.call;
+    call?.cancel();
+    if (call instanceof GatewayWritableCall) this.finish({ code: 1, message: 'the client went away' });
+  }
+
+  private finish(status: GatewayStatus): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.gateway.finish(this.ctx, status);
+  }
+
+  /** A google.rpc.Status body with the HTTP status of its code (or the one given). */
+  private writeError(status: GatewayStatus, httpStatus?: number): GatewayStatus {
+    const res = this.res;
+    if (res.headersSent) {
+      res.end();
+      return status;
+    }
+    const body = JSON.stringify(statusBody(status), null, this.gateway.options.indent);
+    return this.respond(httpStatus ?? httpStatusFromCode(status.code), JSON_TYPE, body, status);
+  }
+
+  /**
+   * The whole response: status line and every header in one `writeHead` (Content-Length given,
+   * so Node sends the body as is rather than chunked), then the body. Returns the status to
+   * report: `status`, or Internal when Node refused a header.
+   */
+  private respond(httpStatus: number, contentType: string, body: string, status: GatewayStatus): GatewayStatus {
+    const out = this.headers.out;
+    putHeader(out, 'Content-Type', contentType);
+    putHeader(out, 'Content-Length', String(Buffer.byteLength(body)));
+    const failed = this.writeHead(httpStatus, out);
+    if (failed) return failed;
+    this.res.end(body);
+    return status;
+  }
+
+  /**
+   * `res.writeHead(httpStatus, headers)`; undefined when written. Node validates the names and
+   * values here: when it refuses one (a middleware or handler set a value with a control
+   * character, say), the client gets a 500 google.rpc.Status without the collected headers, and
+   * the returned Internal status is what the middleware should hear.
+   */
+  private writeHead(httpStatus: number, headers: string[]): GatewayStatus | undefined {
+    const res = this.res;
+    try {
+      res.writeHead(httpStatus, headers);
+      return undefined;
+    } catch (err) {
+      const status: GatewayStatus = { code: 13, message: `cannot write the gateway response's headers: ${(err as Error).message}` };
+      if (res.headersSent) {
+        res.end();
+        return status;
+      }
+      const body = JSON.stringify(statusBody(status), null, this.gateway.options.indent);
+      res.writeHead(500, ['Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body))]);
+      res.end(body);
+      return status;
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 import { Metadata } from '@grpc/grpc-js';
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { CallHeaders } from '@svcboot/entry-core';
 
 /** Connection-level headers that never become metadata (RFC 9110 §7.6.1 plus HTTP/2's pseudo ones). */
@@ -36,28 +36,71 @@ export function metadataFromHeaders(headers: IncomingHttpHeaders, svcStyle: bool
   return md;
 }
 
-/** Response metadata as HTTP headers: plain names in svc style, else `Grpc-Metadata-` / `Grpc-Trailer-`. */
-export function writeMetadataHeaders(res: ServerResponse, md: Metadata, svcStyle: boolean, trailer: boolean): void {
+/**
+ * Puts one header into a flat response header list (`[name, value, name, value, …]`, as
+ * `res.writeHead` takes it) with `setHeader`'s meaning: a name already there, in any case, gets
+ * the new value instead of a second line.
+ */
+export function putHeader(out: string[], name: string, value: string): void {
+  for (let i = 0; i < out.length; i += 2) {
+    if (sameName(out[i]!, name)) {
+      out[i + 1] = value;
+      return;
+    }
+  }
+  out.push(name, value);
+}
+
+/** ASCII case-insensitive equality of two header names, without lowercased copies. */
+function sameName(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  if (a === b) return true;
+  for (let i = 0; i < a.length; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 65 && x <= 90) x += 32;
+    if (y >= 65 && y <= 90) y += 32;
+    if (x !== y) return false;
+  }
+  return true;
+}
+
+/**
+ * Response metadata as HTTP headers into a flat header list: plain names in svc style, else
+ * `Grpc-Metadata-` / `Grpc-Trailer-`. Binary (`-bin`) values are left out; a key with several
+ * values gives its first.
+ */
+export function addMetadataHeaders(out: string[], md: Metadata, svcStyle: boolean, trailer: boolean): void {
   const prefix = svcStyle ? '' : trailer ? 'Grpc-Trailer-' : 'Grpc-Metadata-';
   const map = md.getMap();
   for (const key in map) {
     const v = map[key];
-    if (typeof v === 'string') res.setHeader(prefix + key, v);
+    if (typeof v === 'string') putHeader(out, prefix + key, v);
   }
 }
 
-/** The middleware's view of a gateway call: request headers from HTTP, response headers onto the HTTP response. */
+/**
+ * The middleware's view of a gateway call: request headers from HTTP; response headers collected
+ * into `out`, which the gateway hands to the one `res.writeHead` of the call (no `setHeader` per
+ * header: its validation and header map cost more than the whole list written at once). Node
+ * validates the names and values when the head is written.
+ */
 export class GatewayHeaders implements CallHeaders {
+  /** The response headers so far, flat: name, value, name, value… */
+  readonly out: string[] = [];
+
   constructor(
     private readonly req: IncomingHttpHeaders,
-    private readonly res: ServerResponse,
     private readonly prefix: string,
   ) {}
+
   get(name: string): string | undefined {
     const v = this.req[name.toLowerCase()];
     return Array.isArray(v) ? v[0] : v;
   }
+
   set(name: string, value: string): void {
-    this.res.setHeader(this.prefix + name, value);
+    putHeader(this.out, this.prefix + name, value);
   }
 }

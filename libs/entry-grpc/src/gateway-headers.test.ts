@@ -1,0 +1,260 @@
+import net from 'node:net';
+import { Metadata } from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callContextOf } from './index.js';
+import { startLibrary, type Harness } from './test-support/harness.js';
+
+const META = ['x-request-id', 'x-svc-app-domain', 'x-svc-app-name', 'x-svc-app-unix-time', 'x-svc-app-version', 'x-svc-received-time'];
+
+interface RawResponse {
+  status: number;
+  /** Header lines as sent, names lowercased, in order (repeats kept). */
+  lines: Array<[string, string]>;
+  body: string;
+}
+
+/** One HTTP/1.1 request on its own connection, the response read raw (repeated headers and framing visible). */
+function raw(port: number, method: string, path: string, body = ''): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.once('error', reject);
+    socket.once('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const end = text.indexOf('\r\n\r\n');
+      const [statusLine, ...headerLines] = text.slice(0, end).split('\r\n');
+      resolve({
+        status: Number(statusLine!.split(' ')[1]),
+        lines: headerLines.map((l) => {
+          const colon = l.indexOf(':');
+          return [l.slice(0, colon).toLowerCase(), l.slice(colon + 1).trim()];
+        }),
+        body: text.slice(end + 4),
+      });
+    });
+    const length = body ? `Content-Length: ${Buffer.byteLength(body)}\r\n` : '';
+    socket.write(`${method} ${path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n${length}\r\n${body}`);
+  });
+}
+
+/** Every value sent for a header (lowercase name). */
+function all(r: RawResponse, name: string): string[] {
+  return r.lines.filter(([n]) => n === name).map(([, v]) => v);
+}
+
+/** The one value of a header; fails when it is missing or repeated. */
+function one(r: RawResponse, name: string): string {
+  const values = all(r, name);
+  expect(values, `${name} in ${JSON.stringify(r.lines)}`).toHaveLength(1);
+  return values[0]!;
+}
+
+/** A fixed-length body: Content-Length matches and the body is not chunked. */
+function expectPlainBody(r: RawResponse): void {
+  expect(all(r, 'transfer-encoding')).toEqual([]);
+  expect(Number(one(r, 'content-length'))).toBe(Buffer.byteLength(r.body));
+}
+
+function md(pairs: Record<string, string>): Metadata {
+  const m = new Metadata();
+  for (const [k, v] of Object.entries(pairs)) m.set(k, v);
+  return m;
+}
+
+type Cb = (err: unknown, value?: unknown, trailer?: Metadata) => void;
+interface Unary {
+  request: Record<string, unknown>;
+  metadata: Metadata;
+  sendMetadata(m: Metadata): void;
+}
+interface Stream {
+  request: Record<string, unknown>;
+  sendMetadata(m: Metadata): void;
+  write(m: unknown): boolean;
+  end(m?: Metadata): void;
+  emit(ev: 'error', e: unknown): boolean;
+}
+
+/** Handlers that send metadata, trailers and failing statuses with metadata. */
+const overrides = {
+  Ping: (call: Unary, cb: Cb) => {
+    const text = String(call.request['text']);
+    if (text === 'bad-header') {
+      callContextOf(call)?.headers.set('X-Bad', 'line\nbreak');
+      cb(null, { text: 'never seen' });
+      return;
+    }
+    if (text === 'clash') {
+      // Same name as a meta header, other case: replaces it, as setHeader would.
+      call.sendMetadata(md({ 'x-svc-app-name': 'from-handler' }));
+      cb(null, { text: 'clash' });
+      return;
+    }
+    call.sendMetadata(md({ 'x-ping-meta': 'm1' }));
+    const answer = (): void => cb(null, { text: `pong ${text}` }, md({ 'x-ping-trailer': 't1' }));
+    if (text === 'later') setImmediate(answer);
+    else answer();
+  },
+  Fail: (call: Unary, cb: Cb) => {
+    call.sendMetadata(md({ 'x-fail-meta': 'fm' }));
+    cb({ code: Number(call.request['code']), details: 'failed on purpose', metadata: md({ 'x-fail-info': 'why' }) });
+  },
+  ListBooks: (call: Stream) => {
+    const shelf = String(call.request['shelf']);
+    if (shelf === 'empty') return call.end(md({ 'x-stream-trailer': 'st' }));
+    if (shelf === 'broken') return void call.emit('error', { code: 7, details: 'no books for you', metadata: md({ 'x-stream-error': 'se' }) });
+    call.sendMetadata(md({ 'x-stream-meta': 'sm' }));
+    call.write({ id: 'b0', shelf });
+    call.write({ id: 'b1', shelf });
+    call.end();
+  },
+};
+
+describe('gateway response heads (svc style)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startLibrary('    enableSvcGwOption: true\n', { overrides });
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
+
+  it('sends a unary response with Content-Length (not chunked), each meta header once, metadata and trailers as plain headers', async () => {
+    for (const text of ['now', 'later']) {
+      const r = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text }));
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.body)).toEqual({ text: `pong ${text}` });
+      expectPlainBody(r);
+      expect(one(r, 'content-type')).toBe('application/json');
+      for (const k of META) one(r, k);
+      expect(one(r, 'x-svc-app-name')).toBe('library');
+      expect(one(r, 'x-ping-meta')).toBe('m1');
+      expect(one(r, 'x-ping-trailer')).toBe('t1');
+      one(r, 'date');
+    }
+  });
+
+  it('lets handler metadata replace a meta header of the same name instead of repeating it', async () => {
+    const r = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'clash' }));
+    expect(r.status).toBe(200);
+    expect(one(r, 'x-svc-app-name')).toBe('from-handler');
+  });
+
+  it('sends an error with Content-Length, the meta headers once, and the metadata and trailers sent before failing', async () => {
+    const r = await raw(h.port, 'DELETE', '/v1/fail/5');
+    expect(r.status).toBe(404);
+    expect(JSON.parse(r.body)).toEqual({ code: 5, message: 'failed on purpose', details: [] });
+    expectPlainBody(r);
+    expect(one(r, 'content-type')).toBe('application/json');
+    for (const k of META) one(r, k);
+    expect(one(r, 'x-fail-meta')).toBe('fm');
+    expect(one(r, 'x-fail-info')).toBe('why');
+  });
+
+  it('sends a rejected request (bad JSON) with Content-Length and the meta headers once', async () => {
+    const r = await raw(h.port, 'POST', '/test.v1.Library/Ping', '{"text": ');
+    expect(r.status).toBe(400);
+    expectPlainBody(r);
+    for (const k of META) one(r, k);
+  });
+
+  it('streams with the meta headers and metadata once in the head', async () => {
+    const r = await raw(h.port, 'GET', '/v1/shelves/s1/books');
+    expect(r.status).toBe(200);
+    expect(one(r, 'transfer-encoding')).toBe('chunked');
+    expect(one(r, 'content-type')).toBe('application/x-ndjson');
+    for (const k of META) one(r, k);
+    expect(one(r, 'x-stream-meta')).toBe('sm');
+    expect(r.body).toContain('{"result":{"id":"b0",');
+    expect(r.body).toContain('{"result":{"id":"b1",');
+  });
+
+  it('sends the trailers of a stream without messages as headers, with Content-Length 0', async () => {
+    const r = await raw(h.port, 'GET', '/v1/shelves/empty/books');
+    expect(r.status).toBe(200);
+    expect(r.body).toBe('');
+    expectPlainBody(r);
+    expect(one(r, 'content-length')).toBe('0');
+    for (const k of META) one(r, k);
+    expect(one(r, 'x-stream-trailer')).toBe('st');
+  });
+
+  it('answers a stream failing before its first message with an error status carrying its metadata', async () => {
+    const r = await raw(h.port, 'GET', '/v1/shelves/broken/books');
+    expect(r.status).toBe(403);
+    expect(JSON.parse(r.body)).toEqual({ code: 7, message: 'no books for you', details: [] });
+    expectPlainBody(r);
+    for (const k of META) one(r, k);
+    expect(one(r, 'x-stream-error')).toBe('se');
+  });
+
+  it('answers 500 Internal when Node refuses a response header, and the call is counted as Internal', async () => {
+    const r = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'bad-header' }));
+    expect(r.status).toBe(500);
+    expectPlainBody(r);
+    const body = JSON.parse(r.body) as { code: number; message: string };
+    expect(body.code).toBe(13);
+    expect(body.message).toContain('X-Bad');
+    // The connection's server is still fine.
+    const ok = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'after' }));
+    expect(ok.status).toBe(200);
+    const metrics = await (await fetch(`${h.base}/metrics`)).text();
+    expect(metrics).toMatch(/svc_call_res_code_total\{[^}]*grpc_method="Ping"[^}]*res_code="Internal"\} 1/);
+  });
+});
+
+describe('gateway response heads (grpc-gateway style)', () => {
+  it('prefixes the meta headers and metadata with Grpc-Metadata- and trailers with Grpc-Trailer-, once each', async () => {
+    const h = await startLibrary('', { overrides });
+    try {
+      const r = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'x' }));
+      expect(r.status).toBe(200);
+      expectPlainBody(r);
+      for (const k of META) {
+        one(r, `grpc-metadata-${k}`);
+        expect(all(r, k)).toEqual([]);
+      }
+      expect(one(r, 'grpc-metadata-x-ping-meta')).toBe('m1');
+      expect(one(r, 'grpc-trailer-x-ping-trailer')).toBe('t1');
+
+      const f = await raw(h.port, 'DELETE', '/v1/fail/9');
+      expect(f.status).toBe(400);
+      expectPlainBody(f);
+      for (const k of META) one(f, `grpc-metadata-${k}`);
+      expect(one(f, 'grpc-metadata-x-fail-meta')).toBe('fm');
+      expect(one(f, 'grpc-trailer-x-fail-info')).toBe('why');
+
+      const s = await raw(h.port, 'GET', '/v1/shelves/empty/books');
+      expect(one(s, 'grpc-trailer-x-stream-trailer')).toBe('st');
+    } finally {
+      const records = await h.stop();
+      expect(records.some((rec) => rec['operation'] === '/test.v1.Library/Fail' && rec['resCode'] === 'FailedPrecondition')).toBe(true);
+    }
+  });
+
+  it('merges its head over headers user Koa middleware set first', async () => {
+    const h = await startLibrary('    enableSvcGwOption: true\n', {
+      overrides,
+      setup: (entry) => {
+        entry.koa.use(async (ctx, next) => {
+          ctx.set('X-Before', 'koa');
+          ctx.set('Content-Type', 'text/plain');
+          await next();
+        });
+      },
+    });
+    try {
+      const r = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'k' }));
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.body)).toEqual({ text: 'pong k' });
+      expectPlainBody(r);
+      expect(one(r, 'x-before')).toBe('koa');
+      expect(one(r, 'content-type')).toBe('application/json');
+      for (const k of META) one(r, k);
+      expect(one(r, 'x-ping-trailer')).toBe('t1');
+    } finally {
+      await h.stop();
+    }
+  });
+});

@@ -1,0 +1,45 @@
+import { Metadata } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { GatewayHeaders, addMetadataHeaders, putHeader } from './headers.js';
+
+describe('gateway response header lists', () => {
+  it('puts a header once: a name already there in any case gets the new value', () => {
+    const out: string[] = [];
+    putHeader(out, 'X-Request-Id', 'a');
+    putHeader(out, 'Content-Type', 'text/plain');
+    putHeader(out, 'x-request-ID', 'b');
+    putHeader(out, 'content-type', 'application/json');
+    // Same length, differing only outside A-Z: different names.
+    putHeader(out, 'X-Request-I^', 'c');
+    putHeader(out, 'X-Request-I~', 'd');
+    expect(out).toEqual(['X-Request-Id', 'b', 'Content-Type', 'application/json', 'X-Request-I^', 'c', 'X-Request-I~', 'd']);
+  });
+
+  it('collects the middleware headers with the style prefix and reads request headers case-insensitively', () => {
+    const h = new GatewayHeaders({ 'x-request-id': 'r1', accept: ['a', 'b'] } as never, 'Grpc-Metadata-');
+    expect(h.get('X-Request-Id')).toBe('r1');
+    expect(h.get('Accept')).toBe('a');
+    expect(h.get('missing')).toBeUndefined();
+    h.set('X-Request-Id', 'r1');
+    h.set('X-Svc-App-Name', 'app');
+    h.set('x-request-id', 'r2');
+    expect(h.out).toEqual(['Grpc-Metadata-X-Request-Id', 'r2', 'Grpc-Metadata-X-Svc-App-Name', 'app']);
+  });
+
+  it('adds metadata as headers: plain in svc style, else Grpc-Metadata- or Grpc-Trailer-, binary values left out', () => {
+    const md = new Metadata();
+    md.set('x-one', '1');
+    md.add('x-many', 'first');
+    md.add('x-many', 'second');
+    md.set('x-blob-bin', Buffer.from('b'));
+    const svc: string[] = ['X-One', 'old'];
+    addMetadataHeaders(svc, md, true, false);
+    expect(svc).toEqual(['X-One', '1', 'x-many', 'first']);
+    const initial: string[] = [];
+    addMetadataHeaders(initial, md, false, false);
+    expect(initial).toEqual(['Grpc-Metadata-x-one', '1', 'Grpc-Metadata-x-many', 'first']);
+    const trailer: string[] = [];
+    addMetadataHeaders(trailer, md, false, true);
+    expect(trailer).toEqual(['Grpc-Trailer-x-one', '1', 'Grpc-Trailer-x-many', 'first']);
+  });
+});
