@@ -86,7 +86,11 @@ export class KvConnection {
     this.ctx.logger.info({ clientType: this.mode }, `Ping redis at [${this.addrs.join(', ')}] success`);
   }
 
-  /** QUIT (lets queued replies arrive); disconnects at once when `signal` aborts or QUIT fails. */
+  /**
+   * QUIT (lets queued replies arrive), then waits for the connection to close (ioredis answers
+   * QUIT before the socket ends, and says `end` only then); disconnects at once when `signal`
+   * aborts or QUIT fails.
+   */
   async close(signal?: AbortSignal): Promise<void> {
     this.latency?.stop();
     const { client } = this.handle;
@@ -97,10 +101,18 @@ export class KvConnection {
     }
     const onAbort = (): void => client.disconnect();
     signal?.addEventListener('abort', onAbort, { once: true });
+    const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
     try {
       await client.quit();
     } catch {
       client.disconnect();
+    }
+    try {
+      // The server closes the socket right after its QUIT reply; should it not, disconnect.
+      const timer = setTimeout(() => client.disconnect(), 2000);
+      timer.unref();
+      if ((client.status as string) !== 'end') await ended;
+      clearTimeout(timer);
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
