@@ -22,7 +22,7 @@ const hello = (_call: unknown, callback: sendUnaryData<{ message: string }>): vo
 if (kind !== 'svc') process.once('SIGTERM', () => process.exit(0));
 
 if (kind === 'bare-grpc') {
-  const server = new Server();
+  const server = new Server(process.env['BARE_NO_CHANNELZ'] ? { 'grpc.enable_channelz': 0 } : {});
   server.addService(greeter, { Hello: hello });
   server.bindAsync(`0.0.0.0:${port}`, ServerCredentials.createInsecure(), (err) => {
     if (err) throw err;
@@ -58,7 +58,8 @@ grpc:
     loggerEntry: quiet
     eventEntry: records
     enableSvcGwOption: true
-    protos:
+    enableChannelz: ${process.env['SVC_CHANNELZ'] === '1'}
+${process.env['SVC_IDLE'] ? `    connectionIdleTimeoutMs: ${process.env['SVC_IDLE']}\n` : ''}    protos:
       files: [${proto}]
     gwMappingFiles: [${path.join(demo, 'api/v1/gw_mapping.yaml')}]
     prom: { enabled: true }

@@ -23,27 +23,43 @@ const LEGAL_VALUE = /^[ -~]*$/;
 
 /** Header names as metadata keys, lowercased once per name. */
 const keyOf = new Map<string, string>();
-/**
- * Metadata.add for the middleware's headers, cheaper: grpc-js lowercases and checks every key on
- * every add, and the meta middleware adds six per call from a fixed set of names. Values are
- * checked as grpc-js does. Falls back to `add` if a grpc-js version keeps its map elsewhere.
- */
-function addValidated(md: Metadata, name: string, value: string): void {
+/** A header name as a metadata key (lowercased, checked as grpc-js checks keys), once per name. */
+function metadataKey(name: string): string {
   let key = keyOf.get(name);
   if (key === undefined) {
     key = name.toLowerCase();
     if (!LEGAL_KEY.test(key) || key.endsWith('-bin')) throw new Error(`"${name}" cannot be a gRPC metadata key`);
     if (keyOf.size < 256) keyOf.set(name, key);
   }
-  if (!LEGAL_VALUE.test(value)) throw new Error(`the value of ${name} has characters gRPC metadata cannot carry: ${JSON.stringify(value)}`);
-  const repr = (md as unknown as { internalRepr?: unknown }).internalRepr;
-  if (!(repr instanceof Map)) {
-    md.add(key, value);
-    return;
+  return key;
+}
+
+/**
+ * The metadata a call sends first, with the middleware's headers added only when grpc-js turns it
+ * into HTTP/2 headers (all BaseServerInterceptingCall.sendMetadata does with it): no Metadata.add
+ * per header (a key normalisation, two checks, an array and a map entry each) and no copy of the
+ * handler's metadata.
+ */
+class MetadataWithHeaders extends Metadata {
+  constructor(
+    private readonly base: Metadata,
+    private readonly pairs: readonly string[],
+  ) {
+    super();
   }
-  const values = (repr as Map<string, unknown[]>).get(key);
-  if (values === undefined) repr.set(key, [value]);
-  else values.push(value);
+  override toHttp2Headers(): ReturnType<Metadata['toHttp2Headers']> {
+    const h = this.base.toHttp2Headers();
+    // SPEC.md 4.1: gRPC responses say `application/grpc` (grpc-js would say `application/grpc+proto`).
+    h['content-type'] = 'application/grpc';
+    const pairs = this.pairs;
+    for (let i = 0; i < pairs.length; i += 2) {
+      const key = pairs[i]!;
+      const value = pairs[i + 1]!;
+      const prev = h[key];
+      h[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [String(prev), value];
+    }
+    return h;
+  }
 }
 
 /**
@@ -51,21 +67,35 @@ function addValidated(md: Metadata, name: string, value: string): void {
  * are kept as pairs and written straight into the metadata grpc-js sends: no Metadata of their own.
  */
 export class MetadataHeaders implements CallHeaders {
-  /** Response headers set by the middleware, flat: name, value, name, value… */
+  /** Response headers set by the middleware, flat: metadata key, value, key, value… */
   readonly out: string[] = [];
   constructor(private readonly incoming: Metadata) {}
   get(name: string): string | undefined {
     const v = this.incoming.get(name.toLowerCase());
     return v.length > 0 ? String(v[0]) : undefined;
   }
+  /** Throws, as Metadata.add does, for a name or value gRPC metadata cannot carry. */
   set(name: string, value: string): void {
-    this.out.push(name, value);
+    const key = metadataKey(name);
+    if (!LEGAL_VALUE.test(value)) throw new Error(`the value of ${name} has characters gRPC metadata cannot carry: ${JSON.stringify(value)}`);
+    this.out.push(key, value);
   }
   /** Adds the response headers to `md` (after what a handler put there, as Metadata.merge would). */
   writeTo(md: Metadata): void {
     const out = this.out;
-    for (let i = 0; i < out.length; i += 2) addValidated(md, out[i]!, out[i + 1]!);
+    for (let i = 0; i < out.length; i += 2) md.add(out[i]!, out[i + 1]!);
   }
+}
+
+const NO_HEADERS: readonly string[] = [];
+
+/**
+ * The client's address from the connection info grpc-js has already read for the call (getPeer
+ * would read it again through the session's socket proxy).
+ */
+function peerOf(call: ServerInterceptingCallInterface): string {
+  const c = call.getConnectionInfo();
+  return c.remoteAddress === undefined ? plainPeer(call.getPeer()) : plainPeer(c.remotePort === undefined ? c.remoteAddress : `${c.remoteAddress}:${c.remotePort}`);
 }
 
 function firstValue(md: Metadata, key: string): string {
@@ -102,7 +132,7 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
   onReceiveMetadata(md: Metadata): void {
     if (this.cancelled) return;
     const headers = new MetadataHeaders(md);
-    const ctx = new CallContext({ ...this.info, remoteAddr: plainPeer(this.next.getPeer()), userAgent: firstValue(md, 'user-agent') }, headers);
+    const ctx = new CallContext({ ...this.info, remoteAddr: peerOf(this.next), userAgent: firstValue(md, 'user-agent') }, headers);
     this.headers = headers;
     this.ctx = ctx;
     attachContext(md, ctx);
@@ -132,11 +162,7 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
 
   sendMetadata(md: Metadata): void {
     this.metadataSent = true;
-    // SPEC.md 4.1: gRPC responses say `application/grpc` (grpc-js would say `application/grpc+proto`).
-    md.remove('content-type');
-    addValidated(md, 'content-type', 'application/grpc');
-    this.headers?.writeTo(md);
-    this.next.sendMetadata(md);
+    this.next.sendMetadata(new MetadataWithHeaders(md, this.headers ? this.headers.out : NO_HEADERS));
   }
 
   sendMessage(message: unknown, callback: () => void): void {

@@ -30,7 +30,8 @@ describe('grpc entry options', () => {
       handshakeTimeoutMs: 10_000,
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
-      connectionIdleTimeoutMs: 300_000,
+      connectionIdleTimeoutMs: 0,
+      enableChannelz: false,
     });
   });
 
