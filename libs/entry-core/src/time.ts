@@ -4,9 +4,14 @@
 let cachedSecond = Number.NaN;
 let cachedPrefix = '';
 let cachedOffset = '';
+// Calls come in bursts within one millisecond (a call formats its received and sent times, its
+// record its start and end): the last string is handed out again rather than built again.
+let lastMs = Number.NaN;
+let lastText = '';
 
 /** ISO 8601 with the local offset, e.g. `2026-11-21T12:46:50.123+08:00` (what SPEC.md's records and headers show). */
 export function isoWithOffset(ms: number): string {
+  if (ms === lastMs) return lastText;
   const second = Math.floor(ms / 1000);
   if (second !== cachedSecond) {
     const offsetMin = -new Date(ms).getTimezoneOffset();
@@ -16,7 +21,9 @@ export function isoWithOffset(ms: number): string {
     cachedSecond = second;
   }
   const frac = ms - second * 1000;
-  return `${cachedPrefix}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}${cachedOffset}`;
+  lastMs = ms;
+  lastText = `${cachedPrefix}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}${cachedOffset}`;
+  return lastText;
 }
 
 /** The short name of the local time zone (`UTC`, `CST`, or `GMT+8` where there is no abbreviation). */

@@ -16,6 +16,24 @@ function grpcPayloads(i: CallInfo): string {
   );
 }
 
+/** True when every payload field of `a` and `b` is the same (mostly the very same strings: cheap). */
+function samePayloads(a: CallInfo, b: CallInfo): boolean {
+  return (
+    a.userAgent === b.userAgent &&
+    a.apiPath === b.apiPath &&
+    a.apiQuery === b.apiQuery &&
+    a.apiMethod === b.apiMethod &&
+    a.apiProtocol === b.apiProtocol &&
+    a.grpcMethod === b.grpcMethod &&
+    a.grpcService === b.grpcService &&
+    a.grpcType === b.grpcType &&
+    a.gwMethod === b.gwMethod &&
+    a.gwPath === b.gwPath &&
+    a.gwScheme === b.gwScheme &&
+    a.gwUserAgent === b.gwUserAgent
+  );
+}
+
 /** The payloads of a plain HTTP entry's call: no grpc* or gw* keys. */
 function httpPayloads(i: CallInfo): string {
   return `"apiMethod":${quote(i.apiMethod)},"apiPath":${quote(i.apiPath)},"apiProtocol":${quote(i.apiProtocol)},"apiQuery":${quote(i.apiQuery)},"userAgent":${quote(i.userAgent)}`;
@@ -31,6 +49,9 @@ const CALL_PAYLOAD_KEYS = {
 export class LoggingMiddleware implements CallMiddleware {
   private readonly payloads: (i: CallInfo) => string;
   private readonly keys: readonly string[];
+  /** The previous call's payload fields and their JSON: calls in a row mostly share them. */
+  private lastInfo: CallInfo | undefined;
+  private lastPayloads = '';
 
   constructor(
     private readonly events: EventFactory,
@@ -53,7 +74,12 @@ export class LoggingMiddleware implements CallMiddleware {
     if (!e) return;
     const added = e.payloads;
     if (added === undefined) {
-      e.payloadsJson = this.payloads(call.info);
+      const info = call.info;
+      if (this.lastInfo === undefined || !samePayloads(info, this.lastInfo)) {
+        this.lastPayloads = this.payloads(info);
+        this.lastInfo = info;
+      }
+      e.payloadsJson = this.lastPayloads;
     } else {
       // A handler added payloads: the call's keys first, the handler's value winning on a clash.
       const info = call.info as unknown as Record<string, string | undefined>;

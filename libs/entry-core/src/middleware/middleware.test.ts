@@ -154,4 +154,17 @@ describe('transport-neutral middleware', () => {
     expect(text).not.toContain('grpc_server_started_total');
     expect(text).toMatch(/svc_call_res_code_total\{[^}]*rest_method="GET",rest_path="\/v1\/get",res_code="200"\} 1/);
   });
+
+  it("each record carries its own call's payloads, also when calls in a row share most of them", () => {
+    const { run, written } = harness();
+    const payloads = (i: number): Record<string, string> => JSON.parse(Object.fromEntries(parseConsoleRecord(written[i]!))['payloads']!) as Record<string, string>;
+    run(new FakeHeaders(), 'OK');
+    run(new FakeHeaders(), 'OK', { ...grpcCall, userAgent: 'other-agent/2' });
+    run(new FakeHeaders(), 'OK', { ...grpcCall, userAgent: 'other-agent/2', gwPath: '/v1/hello/x', apiQuery: 'a=1' });
+    run(new FakeHeaders(), 'OK');
+    expect(payloads(0)).toMatchObject({ userAgent: 'grpc-node-js/1.14', gwPath: '/v1/hello', apiQuery: '' });
+    expect(payloads(1)).toMatchObject({ userAgent: 'other-agent/2', gwPath: '/v1/hello', apiQuery: '' });
+    expect(payloads(2)).toMatchObject({ userAgent: 'other-agent/2', gwPath: '/v1/hello/x', apiQuery: 'a=1' });
+    expect(payloads(3)).toEqual(payloads(0));
+  });
 });
