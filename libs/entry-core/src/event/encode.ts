@@ -11,10 +11,15 @@ export interface EventScope {
   readonly env: Readonly<Record<string, string>>;
   readonly appJson: string;
   readonly envJson: string;
+  /** The console lines from timezone to `ids=`, and from app to `payloads=`, as text. */
+  readonly consoleTimezone: string;
+  readonly consoleAppEnv: string;
 }
 
 export function makeScope(timezone: string, app: Record<string, string>, env: Record<string, string>): EventScope {
-  return { timezone, app, env, appJson: JSON.stringify(app), envJson: JSON.stringify(env) };
+  const appJson = JSON.stringify(app);
+  const envJson = JSON.stringify(env);
+  return { timezone, app, env, appJson, envJson, consoleTimezone: `\ntimezone=${timezone}\nids=`, consoleAppEnv: `\napp=${appJson}\nenv=${envJson}\npayloads=` };
 }
 
 export const SEPARATOR = '-'.repeat(72);
@@ -53,17 +58,40 @@ function payloadsJson(e: Event): string {
   return more === '' ? `{${pre}}` : pre === '' ? `{${more}}` : `{${pre},${more}}`;
 }
 
+const CONSOLE_START = `${SEPARATOR}\nendTime=`;
+
+/**
+ * The console record as one flat string: parts joined once (a chain of `+` would leave a tree of
+ * ~40 cons strings per record for the garbage collector, and for the output to flatten).
+ */
 export function encodeConsole(e: Event, scope: EventScope): string {
-  let out =
-    `${SEPARATOR}\nendTime=${isoWithOffset(e.endMs)}\nstartTime=${isoWithOffset(e.startMs)}\n` +
-    `elapsedNano=${e.elapsedNano}\ntimezone=${scope.timezone}\nids=${idsJson(e)}\n` +
-    `app=${scope.appJson}\nenv=${scope.envJson}\npayloads=${payloadsJson(e)}\n`;
-  if (e.error !== undefined) out += `error=${oneLine(e.error)}\n`;
-  out +=
-    `counters=${jsonObject(e.counters)}\npairs=${jsonObject(e.pairs)}\n` +
-    `timing=${jsonObject(e.timing)}\nremoteAddr=${oneLine(e.remoteAddr)}\n` +
-    `operation=${oneLine(e.operation)}\nresCode=${oneLine(e.resCode)}\neventStatus=${e.eventStatus}\nEOE\n`;
-  return out;
+  return [
+    CONSOLE_START,
+    isoWithOffset(e.endMs),
+    '\nstartTime=',
+    isoWithOffset(e.startMs),
+    '\nelapsedNano=',
+    String(e.elapsedNano),
+    scope.consoleTimezone,
+    idsJson(e),
+    scope.consoleAppEnv,
+    payloadsJson(e),
+    e.error === undefined ? '\ncounters=' : `\nerror=${oneLine(e.error)}\ncounters=`,
+    jsonObject(e.counters),
+    '\npairs=',
+    jsonObject(e.pairs),
+    '\ntiming=',
+    jsonObject(e.timing),
+    '\nremoteAddr=',
+    oneLine(e.remoteAddr),
+    '\noperation=',
+    oneLine(e.operation),
+    '\nresCode=',
+    oneLine(e.resCode),
+    '\neventStatus=',
+    e.eventStatus,
+    '\nEOE\n',
+  ].join('');
 }
 
 export function encodeJson(e: Event, scope: EventScope): string {
