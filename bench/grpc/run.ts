@@ -39,11 +39,21 @@ interface Running {
   port: number;
 }
 
-async function start(kind: 'svc' | 'bare-grpc' | 'bare-koa', eventsFile: string): Promise<Running> {
+type Kind = 'svc' | PeerKind;
+/** `bare-grpc-channelz-off`: bare grpc-js with the grpc-js options the svcboot entry uses (channelz off). */
+type PeerKind = 'bare-grpc' | 'bare-grpc-channelz-off' | 'bare-koa';
+
+const PEER_NAMES: Record<PeerKind, string> = {
+  'bare-grpc': 'bare @grpc/grpc-js (its defaults: channelz on)',
+  'bare-grpc-channelz-off': "bare @grpc/grpc-js with svcboot's grpc-js options (channelz off)",
+  'bare-koa': 'bare Koa route',
+};
+
+async function start(kind: Kind, eventsFile: string): Promise<Running> {
   const port = await freePort();
-  const [node, ...args] = nodeTsx(path.join(here, 'servers.ts'), kind);
+  const [node, ...args] = nodeTsx(path.join(here, 'servers.ts'), kind === 'bare-grpc-channelz-off' ? 'bare-grpc' : kind);
   const child = spawn(node!, args, {
-    env: { ...process.env, PORT: String(port), EVENTS_FILE: eventsFile, NO_COLOR: '1' },
+    env: { ...process.env, PORT: String(port), EVENTS_FILE: eventsFile, NO_COLOR: '1', ...(kind === 'bare-grpc-channelz-off' ? { BARE_NO_CHANNELZ: '1' } : {}) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   await waitFor(`${kind} on port ${port}`, () => isListening(port), { timeoutMs: 60_000, intervalMs: 100 });
@@ -123,27 +133,28 @@ function mean(name: string, rs: Result[]): Result {
   };
 }
 
-/** Framework then peer then peer then framework, averaged, so drift on the machine hits both. */
+/**
+ * Framework, the peers, the peers in reverse, framework (A B C C B A), each side averaged, so
+ * drift on the machine falls on all of them alike. One row per peer.
+ */
 async function compare(
   label: string,
-  svcKind: 'svc',
-  peerKind: 'bare-grpc' | 'bare-koa',
+  peerKinds: readonly PeerKind[],
   load: (name: string, port: number, pid: number) => Promise<Result>,
   dir: string,
-): Promise<{ path: Result; peer: Result }> {
-  const svc: Result[] = [];
-  const peer: Result[] = [];
-  for (const kind of [svcKind, peerKind, peerKind, svcKind] as const) {
+): Promise<Array<{ path: Result; peer: Result }>> {
+  const runs = new Map<Kind, Result[]>([['svc', []], ...peerKinds.map((k) => [k, []] as [Kind, Result[]])]);
+  for (const kind of ['svc', ...peerKinds, ...[...peerKinds].reverse(), 'svc'] as const) {
     const events = path.join(dir, `events-${label}.log`);
     const server = await start(kind, events);
     try {
-      const r = await load(`${label} ${kind}`, server.port, server.child.pid!);
-      (kind === 'svc' ? svc : peer).push(r);
+      runs.get(kind)!.push(await load(`${label} ${kind}`, server.port, server.child.pid!));
     } finally {
       await stop(server);
     }
   }
-  return { path: mean(`${label}: svcboot (logging+prom+meta)`, svc), peer: mean(`${label}: ${peerKind}`, peer) };
+  const svc = mean(`${label}: svcboot (logging+prom+meta)`, runs.get('svc')!);
+  return peerKinds.map((k) => ({ path: svc, peer: mean(`${label}: ${PEER_NAMES[k]}`, runs.get(k)!) }));
 }
 
 const fmt = (n: number, d = 0): string => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
@@ -156,16 +167,16 @@ try {
   console.log(`## grpc\n`);
   console.log(
     `> gRPC: h2load ${h2loadVersion} (${connections} connections × ${streams} streams, one thread); gateway: autocannon ${autocannonVersion} (${connections} connections); on loopback. ` +
-      `Each server alone in its own process (node ${process.version}, tsx, sources), started fresh for each run, in A B B A order (path, peer, peer, path): a 2 s warm-up, then ${seconds} s measured; ` +
-      `the two runs of each side averaged. Server CPU (user + system) per request from /proc/<pid>/stat; ${os.cpus().length} CPUs shared by servers and load generator.`,
+      `Each server alone in its own process (node ${process.version}; svcboot's libs as tsc built them, dist/), started fresh for each run, in A B (C) (C) B A order (path, peers, peers reversed, path): a 2 s warm-up, then ${seconds} s measured; ` +
+      `the two runs of each averaged. Server CPU (user + system) per request from /proc/<pid>/stat; ${os.cpus().length} CPUs shared by servers and load generator.`,
   );
-  const grpc = await compare('gRPC unary Hello', 'svc', 'bare-grpc', (n, p, pid) => h2load(n.replace(/\W+/g, '-'), p, pid, dir), dir);
-  const gw = await compare('gateway GET /v1/hello', 'svc', 'bare-koa', cannon, dir);
+  const grpc = await compare('gRPC unary Hello', ['bare-grpc', 'bare-grpc-channelz-off'], (n, p, pid) => h2load(n.replace(/\W+/g, '-'), p, pid, dir), dir);
+  const gw = await compare('gateway GET /v1/hello', ['bare-koa'], cannon, dir);
   const eventsSize = (await stat(path.join(dir, 'events-gRPC unary Hello.log'))).size + (await stat(path.join(dir, 'events-gateway GET /v1/hello.log'))).size;
   console.log('');
   console.log('| path | req/s | p50 ms | p99 ms | CPU µs/req | errors | bare peer | peer req/s | peer p50 ms | peer p99 ms | peer CPU µs/req | req/s ratio | CPU ratio (peer/path) |');
   console.log('|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|');
-  for (const { path: a, peer: b } of [grpc, gw]) {
+  for (const { path: a, peer: b } of [...grpc, ...gw]) {
     console.log(
       `| ${a.name} | ${fmt(a.reqPerSec)} | ${fmt(a.p50Ms, 2)} | ${fmt(a.p99Ms, 2)} | ${fmt(a.cpuUsPerReq, 1)} | ${a.errors} | ${b.name} | ${fmt(b.reqPerSec)} | ${fmt(b.p50Ms, 2)} | ${fmt(b.p99Ms, 2)} | ${fmt(b.cpuUsPerReq, 1)} | ${(a.reqPerSec / b.reqPerSec).toFixed(2)} | ${(b.cpuUsPerReq / a.cpuUsPerReq).toFixed(2)} |`,
     );
