@@ -7,6 +7,8 @@ import { startLibrary, type Harness } from './test-support/harness.js';
 const META = ['x-request-id', 'x-svc-app-domain', 'x-svc-app-name', 'x-svc-app-unix-time', 'x-svc-app-version', 'x-svc-received-time'];
 
 interface RawResponse {
+  /** As sent, e.g. `HTTP/1.1 200 OK`. */
+  statusLine: string;
   status: number;
   /** Header lines as sent, names lowercased, in order (repeats kept). */
   lines: Array<[string, string]>;
@@ -25,6 +27,7 @@ function raw(port: number, method: string, path: string, body = ''): Promise<Raw
       const end = text.indexOf('\r\n\r\n');
       const [statusLine, ...headerLines] = text.slice(0, end).split('\r\n');
       resolve({
+        statusLine: statusLine!,
         status: Number(statusLine!.split(' ')[1]),
         lines: headerLines.map((l) => {
           const colon = l.indexOf(':');
@@ -56,6 +59,34 @@ function expectPlainBody(r: RawResponse): void {
   expect(Number(one(r, 'content-length'))).toBe(Buffer.byteLength(r.body));
 }
 
+/** The head of the 500 for a refused header: nothing of the call's own headers, only what was on `res` before (`extra`). */
+function expectBareInternalError(r: RawResponse, extra: string[] = [], refused = 'X-Bad'): void {
+  expect(r.statusLine).toBe('HTTP/1.1 500 Internal Server Error');
+  expectPlainBody(r);
+  expect(one(r, 'content-type')).toBe('application/json');
+  const allowed = new Set(['content-type', 'content-length', 'date', 'connection', ...extra]);
+  expect(r.lines.map(([n]) => n).filter((n) => !allowed.has(n))).toEqual([]);
+  const body = JSON.parse(r.body) as { code: number; message: string };
+  expect(body.code).toBe(13);
+  expect(body.message).toContain(refused);
+}
+
+/** Metadata a handler should not be able to turn into framing or connection headers. */
+const HOP_METADATA = {
+  'transfer-encoding': 'chunked',
+  'content-length': '5',
+  'content-type': 'text/html',
+  te: 'trailers',
+  trailer: 'x-late',
+  'keep-alive': 'timeout=5',
+  upgrade: 'websocket',
+  'proxy-connection': 'keep-alive',
+  'x-kept': 'yes',
+};
+
+/** Framing, connection and body-type headers the hop test must not see from metadata. */
+const HOP_NAMES = ['te', 'trailer', 'keep-alive', 'upgrade', 'proxy-connection'];
+
 function md(pairs: Record<string, string>): Metadata {
   const m = new Metadata();
   for (const [k, v] of Object.entries(pairs)) m.set(k, v);
@@ -70,6 +101,7 @@ interface Unary {
 }
 interface Stream {
   request: Record<string, unknown>;
+  metadata: Metadata;
   sendMetadata(m: Metadata): void;
   write(m: unknown): boolean;
   end(m?: Metadata): void;
@@ -81,8 +113,21 @@ const overrides = {
   Ping: (call: Unary, cb: Cb) => {
     const text = String(call.request['text']);
     if (text === 'bad-header') {
+      call.sendMetadata(md({ 'x-ok': '1' }));
       callContextOf(call)?.headers.set('X-Bad', 'line\nbreak');
+      cb(null, { text: 'never seen' }, md({ 'x-ok-trailer': '1' }));
+      return;
+    }
+    if (text === 'trailer-header') {
+      // Node refuses Trailer on a response with Content-Length, after its token and value checks.
+      callContextOf(call)?.headers.set('Trailer', 'x-late');
+      call.sendMetadata(md({ 'x-ok': '1' }));
       cb(null, { text: 'never seen' });
+      return;
+    }
+    if (text === 'hop') {
+      call.sendMetadata(md(HOP_METADATA));
+      cb(null, { text: 'hop' }, md({ 'transfer-encoding': 'gzip', 'content-length': '1', 'x-kept-trailer': 'yes' }));
       return;
     }
     if (text === 'clash') {
@@ -98,12 +143,19 @@ const overrides = {
   },
   Fail: (call: Unary, cb: Cb) => {
     call.sendMetadata(md({ 'x-fail-meta': 'fm' }));
+    // AlreadyExists would be 409 Conflict: the 500 must not keep that reason phrase.
+    if (Number(call.request['code']) === 6) callContextOf(call)?.headers.set('X-Bad', 'line\nbreak');
     cb({ code: Number(call.request['code']), details: 'failed on purpose', metadata: md({ 'x-fail-info': 'why' }) });
   },
   ListBooks: (call: Stream) => {
     const shelf = String(call.request['shelf']);
     if (shelf === 'empty') return call.end(md({ 'x-stream-trailer': 'st' }));
     if (shelf === 'broken') return void call.emit('error', { code: 7, details: 'no books for you', metadata: md({ 'x-stream-error': 'se' }) });
+    if (shelf === 'hop') call.sendMetadata(md(HOP_METADATA));
+    if (shelf === 'bad-header') {
+      call.sendMetadata(md({ 'x-ok': '1' }));
+      callContextOf(call)?.headers.set('X-Bad', 'line\nbreak');
+    }
     call.sendMetadata(md({ 'x-stream-meta': 'sm' }));
     call.write({ id: 'b0', shelf });
     call.write({ id: 'b1', shelf });
@@ -189,18 +241,58 @@ describe('gateway response heads (svc style)', () => {
     expect(one(r, 'x-stream-error')).toBe('se');
   });
 
-  it('answers 500 Internal when Node refuses a response header, and the call is counted as Internal', async () => {
+  it('answers 500 Internal Server Error without the call\'s headers when Node would refuse one, and counts the call as Internal', async () => {
     const r = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'bad-header' }));
-    expect(r.status).toBe(500);
-    expectPlainBody(r);
-    const body = JSON.parse(r.body) as { code: number; message: string };
-    expect(body.code).toBe(13);
-    expect(body.message).toContain('X-Bad');
+    expectBareInternalError(r);
+    expect(all(r, 'x-ok')).toEqual([]);
+    // An error status (409 before the header was refused) and a stream's first message: same 500.
+    const f = await raw(h.port, 'DELETE', '/v1/fail/6');
+    expectBareInternalError(f);
+    const s = await raw(h.port, 'GET', '/v1/shelves/bad-header/books');
+    expectBareInternalError(s);
     // The connection's server is still fine.
     const ok = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'after' }));
-    expect(ok.status).toBe(200);
+    expect(ok.statusLine).toBe('HTTP/1.1 200 OK');
     const metrics = await (await fetch(`${h.base}/metrics`)).text();
     expect(metrics).toMatch(/svc_call_res_code_total\{[^}]*grpc_method="Ping"[^}]*res_code="Internal"\} 1/);
+    expect(metrics).toMatch(/svc_call_res_code_total\{[^\n]*grpc_method="Fail"[^\n]*res_code="Internal"\} 1/);
+    expect(metrics).toMatch(/svc_call_res_code_total\{[^\n]*grpc_method="ListBooks"[^\n]*res_code="Internal"\} 1/);
+  });
+
+  it('never turns handler metadata into hop-by-hop, Content-Length or Content-Type headers', async () => {
+    const r = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'hop' }));
+    expect(r.statusLine).toBe('HTTP/1.1 200 OK');
+    expect(JSON.parse(r.body)).toEqual({ text: 'hop' });
+    expectPlainBody(r);
+    expect(one(r, 'content-type')).toBe('application/json');
+    for (const n of HOP_NAMES) expect(all(r, n), n).toEqual([]);
+    expect(one(r, 'x-kept')).toBe('yes');
+    expect(one(r, 'x-kept-trailer')).toBe('yes');
+
+    // A stream: chunked NDJSON, not framed by the handler's content-length.
+    const s = await raw(h.port, 'GET', '/v1/shelves/hop/books');
+    expect(s.statusLine).toBe('HTTP/1.1 200 OK');
+    expect(one(s, 'transfer-encoding')).toBe('chunked');
+    expect(all(s, 'content-length')).toEqual([]);
+    expect(one(s, 'content-type')).toBe('application/x-ndjson');
+    for (const n of HOP_NAMES) expect(all(s, n), n).toEqual([]);
+    expect(one(s, 'x-kept')).toBe('yes');
+    const lines = s.body
+      .split('\r\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { result: { id: string } });
+    expect(lines.map((l) => l.result.id)).toEqual(['b0', 'b1']);
+  });
+
+  it('sends a non-ASCII body intact with Content-Length in UTF-8 bytes', async () => {
+    const text = 'caf\u00e9 \u2615 \u{1F389}';
+    const r = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text }));
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body)).toEqual({ text: `pong ${text}` });
+    const bytes = Buffer.byteLength(r.body, 'utf8');
+    expect(bytes).toBeGreaterThan(r.body.length);
+    expect(Number(one(r, 'content-length'))).toBe(bytes);
+    expect(all(r, 'transfer-encoding')).toEqual([]);
   });
 });
 
@@ -227,6 +319,20 @@ describe('gateway response heads (grpc-gateway style)', () => {
 
       const s = await raw(h.port, 'GET', '/v1/shelves/empty/books');
       expect(one(s, 'grpc-trailer-x-stream-trailer')).toBe('st');
+
+      // Prefixed, hop-by-hop metadata would be harmless, but it is left out here too.
+      const hop = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'hop' }));
+      expect(hop.status).toBe(200);
+      expectPlainBody(hop);
+      for (const k of Object.keys(HOP_METADATA).filter((k) => k !== 'x-kept')) {
+        expect(all(hop, `grpc-metadata-${k}`), k).toEqual([]);
+        expect(all(hop, `grpc-trailer-${k}`), k).toEqual([]);
+      }
+      expect(one(hop, 'grpc-metadata-x-kept')).toBe('yes');
+      expect(one(hop, 'grpc-trailer-x-kept-trailer')).toBe('yes');
+
+      const bad = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'bad-header' }));
+      expectBareInternalError(bad);
     } finally {
       const records = await h.stop();
       expect(records.some((rec) => rec['operation'] === '/test.v1.Library/Fail' && rec['resCode'] === 'FailedPrecondition')).toBe(true);
@@ -253,6 +359,43 @@ describe('gateway response heads (grpc-gateway style)', () => {
       expect(one(r, 'content-type')).toBe('application/json');
       for (const k of META) one(r, k);
       expect(one(r, 'x-ping-trailer')).toBe('t1');
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('answers 500 Internal Server Error over headers Koa middleware set first, leaving those as they were', async () => {
+    const h = await startLibrary('    enableSvcGwOption: true\n', {
+      overrides,
+      setup: (entry) => {
+        entry.koa.use(async (ctx, next) => {
+          ctx.set('X-Before', 'koa');
+          ctx.set('Content-Type', 'text/plain');
+          // Also sets res.statusMessage ('OK'), which writeHead keeps unless given a reason.
+          ctx.status = 200;
+          await next();
+        });
+      },
+    });
+    try {
+      const r = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'bad-header' }));
+      expectBareInternalError(r, ['x-before']);
+      expect(one(r, 'x-before')).toBe('koa');
+      expect(all(r, 'x-ok')).toEqual([]);
+      const f = await raw(h.port, 'DELETE', '/v1/fail/6');
+      expectBareInternalError(f, ['x-before']);
+      const s = await raw(h.port, 'GET', '/v1/shelves/bad-header/books');
+      expectBareInternalError(s, ['x-before']);
+      const t = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'trailer-header' }));
+      expectBareInternalError(t, ['x-before'], 'Trailer');
+      expect(all(t, 'x-ok')).toEqual([]);
+      // Without a refused header: the reason phrase of the status written, not the one Koa set.
+      const nf = await raw(h.port, 'DELETE', '/v1/fail/5');
+      expect(nf.statusLine).toBe('HTTP/1.1 404 Not Found');
+      expect(one(nf, 'x-fail-meta')).toBe('fm');
+      const ok = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'k' }));
+      expect(ok.statusLine).toBe('HTTP/1.1 200 OK');
+      expect(one(ok, 'content-type')).toBe('application/json');
     } finally {
       await h.stop();
     }

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Metadata, type MethodDefinition } from '@grpc/grpc-js';
 import { CallContext, type CallChain, type CallInfo } from '@svcboot/entry-core';
@@ -7,7 +7,7 @@ import { plainPeer } from '../call-info.js';
 import { codeName, httpStatusFromCode } from '../codes.js';
 import { attachContext } from '../interceptor.js';
 import type { RegisteredMethod } from '../services.js';
-import { GatewayHeaders, addMetadataHeaders, metadataFromHeaders, putHeader } from './headers.js';
+import { GatewayHeaders, addMetadataHeaders, headerListError, metadataFromHeaders, putHeader } from './headers.js';
 import { GatewayUnaryCall, GatewayWritableCall, statusFromError, type GatewayStatus, type StreamBase } from './fake-call.js';
 import { JsonInputError, fieldByAnyName, jsonName, jsonToPlain, messageToJson, setFromText, type MarshalOptions } from './json.js';
 import type { HttpBinding } from './rules.js';
@@ -410,7 +410,7 @@ class Exchange implements StreamBase {
     if (!res.headersSent) {
       const out = this.headers.out;
       putHeader(out, 'Content-Type', NDJSON_TYPE);
-      const failed = this.writeHead(200, out);
+      const failed = this.writeHead(200, out, false);
       if (failed) {
         this.call?.cancel();
         this.finish(failed);
@@ -431,7 +431,7 @@ class Exchange implements StreamBase {
       if (trailer) addMetadataHeaders(out, trailer, this.svc, true);
       putHeader(out, 'Content-Type', NDJSON_TYPE);
       putHeader(out, 'Content-Length', '0');
-      status = this.writeHead(200, out) ?? OK;
+      status = this.writeHead(200, out, true) ?? OK;
     }
     if (!res.writableEnded) res.end();
     this.finish(status);
@@ -483,34 +483,49 @@ class Exchange implements StreamBase {
     const out = this.headers.out;
     putHeader(out, 'Content-Type', contentType);
     putHeader(out, 'Content-Length', String(Buffer.byteLength(body)));
-    const failed = this.writeHead(httpStatus, out);
+    const failed = this.writeHead(httpStatus, out, true);
     if (failed) return failed;
     this.res.end(body);
     return status;
   }
 
   /**
-   * `res.writeHead(httpStatus, headers)`; undefined when written. Node validates the names and
-   * values here: when it refuses one (a middleware or handler set a value with a control
-   * character, say), the client gets a 500 google.rpc.Status without the collected headers, and
-   * the returned Internal status is what the middleware should hear.
+   * `res.writeHead(httpStatus, reason, headers)` (`fixedLength`: the headers give Content-Length);
+   * undefined when written. The reason phrase is
+   * always given: `writeHead` otherwise keeps a status message set earlier on `res` (by Koa
+   * middleware, say), which would give `404 OK`. The list is checked before `writeHead` is called,
+   * since a `writeHead` that throws has already changed `res`. When a header is refused (a
+   * middleware or handler set a value with a control character, say), the client gets
+   * `500 Internal Server Error` with a google.rpc.Status body and only Content-Type and
+   * Content-Length besides what was on `res` before (none of the list), and the returned Internal
+   * status is what the middleware should hear.
    */
-  private writeHead(httpStatus: number, headers: string[]): GatewayStatus | undefined {
-    const res = this.res;
-    try {
-      res.writeHead(httpStatus, headers);
-      return undefined;
-    } catch (err) {
-      const status: GatewayStatus = { code: 13, message: `cannot write the gateway response's headers: ${(err as Error).message}` };
-      if (res.headersSent) {
-        res.end();
-        return status;
+  private writeHead(httpStatus: number, headers: string[], fixedLength: boolean): GatewayStatus | undefined {
+    const refused = headerListError(headers, fixedLength);
+    if (refused === undefined) {
+      try {
+        this.res.writeHead(httpStatus, STATUS_CODES[httpStatus] ?? 'unknown', headers);
+        return undefined;
+      } catch (err) {
+        // Not expected once the list passed the check; answered the same way.
+        return this.headFailed(err);
       }
-      const body = JSON.stringify(statusBody(status), null, this.gateway.options.indent);
-      res.writeHead(500, ['Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body))]);
-      res.end(body);
+    }
+    return this.headFailed(refused);
+  }
+
+  /** The 500 for a head Node refused (see writeHead). */
+  private headFailed(err: unknown): GatewayStatus {
+    const res = this.res;
+    const status: GatewayStatus = { code: 13, message: `cannot write the gateway response's headers: ${err instanceof Error ? err.message : String(err)}` };
+    if (res.headersSent) {
+      res.end();
       return status;
     }
+    const body = JSON.stringify(statusBody(status), null, this.gateway.options.indent);
+    res.writeHead(500, 'Internal Server Error', ['Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body))]);
+    res.end(body);
+    return status;
   }
 }
 

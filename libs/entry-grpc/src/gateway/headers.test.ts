@@ -1,6 +1,6 @@
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { GatewayHeaders, addMetadataHeaders, putHeader } from './headers.js';
+import { GatewayHeaders, addMetadataHeaders, headerListError, putHeader } from './headers.js';
 
 describe('gateway response header lists', () => {
   it('puts a header once: a name already there in any case gets the new value', () => {
@@ -41,5 +41,37 @@ describe('gateway response header lists', () => {
     const trailer: string[] = [];
     addMetadataHeaders(trailer, md, false, true);
     expect(trailer).toEqual(['Grpc-Trailer-x-one', '1', 'Grpc-Trailer-x-many', 'first']);
+  });
+
+  it('leaves hop-by-hop keys, content-length and content-type out of the headers, in both styles', () => {
+    const md = new Metadata();
+    const dropped = ['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-connection', 'content-length', 'content-type'];
+    for (const k of dropped) md.set(k, 'x');
+    md.set('x-kept', 'yes');
+    md.set('content-language', 'fr');
+    const svc: string[] = ['Content-Length', '12'];
+    addMetadataHeaders(svc, md, true, false);
+    expect(svc).toEqual(['Content-Length', '12', 'x-kept', 'yes', 'content-language', 'fr']);
+    const initial: string[] = [];
+    addMetadataHeaders(initial, md, false, false);
+    expect(initial).toEqual(['Grpc-Metadata-x-kept', 'yes', 'Grpc-Metadata-content-language', 'fr']);
+    const trailer: string[] = [];
+    addMetadataHeaders(trailer, md, false, true);
+    expect(trailer).toEqual(['Grpc-Trailer-x-kept', 'yes', 'Grpc-Trailer-content-language', 'fr']);
+  });
+
+  it("finds the header Node's writeHead would refuse, naming it", () => {
+    expect(headerListError([], true)).toBeUndefined();
+    expect(headerListError(['X-Ok', '1', 'Content-Type', 'application/json', 'X-Latin', 'caf\u00e9', 'X-Tab', 'a\tb'], true)).toBeUndefined();
+    const badValue = headerListError(['X-Ok', '1', 'X-Bad', 'line\nbreak'], true);
+    expect(badValue).toBeInstanceOf(Error);
+    expect(badValue!.message).toContain('X-Bad');
+    expect(headerListError(['X-Ok', '1', 'Bad Name', 'v'], true)!.message).toContain('Bad Name');
+    expect(headerListError(['X-Ok', '1', 'X-Emoji', '\u{1F389}'], true)!.message).toContain('X-Emoji');
+    expect(headerListError(['', 'v'], true)).toBeInstanceOf(Error);
+    expect(headerListError(['X-Odd'], false)).toBeInstanceOf(Error);
+    // Trailers only with a chunked body.
+    expect(headerListError(['TRAILER', 'x-late'], false)).toBeUndefined();
+    expect(headerListError(['TRAILER', 'x-late'], true)!.message).toContain('TRAILER');
   });
 });

@@ -1,5 +1,5 @@
 import { Metadata } from '@grpc/grpc-js';
-import type { IncomingHttpHeaders } from 'node:http';
+import { validateHeaderName, validateHeaderValue, type IncomingHttpHeaders } from 'node:http';
 import type { CallHeaders } from '@svcboot/entry-core';
 
 /** Connection-level headers that never become metadata (RFC 9110 §7.6.1 plus HTTP/2's pseudo ones). */
@@ -11,6 +11,15 @@ const PERMANENT = new Set([
   'cookie', 'date', 'expect', 'from', 'host', 'if-match', 'if-modified-since', 'if-none-match', 'if-schedule-tag-match',
   'if-unmodified-since', 'max-forwards', 'origin', 'pragma', 'referer', 'user-agent', 'via', 'warning',
 ]);
+
+/**
+ * Metadata keys that never become response headers, in either style: the hop-by-hop ones (a
+ * handler's `transfer-encoding` next to the gateway's Content-Length would leave proxies two
+ * framings to choose from; HTTP/2 refuses these names, so they cannot travel on the gRPC path
+ * either) and the body's own Content-Length and Content-Type, which the gateway sets (a handler's
+ * `content-length` would frame an NDJSON stream with a wrong length).
+ */
+const NOT_RESPONSE_HEADERS = new Set([...HOP_BY_HOP, 'content-length', 'content-type']);
 
 const VALID_KEY = /^[0-9a-z_.-]+$/;
 
@@ -68,23 +77,50 @@ function sameName(a: string, b: string): boolean {
 
 /**
  * Response metadata as HTTP headers into a flat header list: plain names in svc style, else
- * `Grpc-Metadata-` / `Grpc-Trailer-`. Binary (`-bin`) values are left out; a key with several
- * values gives its first.
+ * `Grpc-Metadata-` / `Grpc-Trailer-`. Binary (`-bin`) values are left out, and so are hop-by-hop
+ * keys, `content-length` and `content-type` (see NOT_RESPONSE_HEADERS); a key with several values
+ * gives its first.
  */
 export function addMetadataHeaders(out: string[], md: Metadata, svcStyle: boolean, trailer: boolean): void {
   const prefix = svcStyle ? '' : trailer ? 'Grpc-Trailer-' : 'Grpc-Metadata-';
   const map = md.getMap();
   for (const key in map) {
     const v = map[key];
-    if (typeof v === 'string') putHeader(out, prefix + key, v);
+    if (typeof v === 'string' && !NOT_RESPONSE_HEADERS.has(key)) putHeader(out, prefix + key, v);
+  }
+}
+
+/**
+ * Why `res.writeHead` would refuse a flat header list (the error Node's own checks throw: a name
+ * that is not a token, a value with a control character, a `Trailer` header on a body that is not
+ * chunked), or undefined when it takes every line. `fixedLength`: the list gives Content-Length.
+ * One pass, nothing allocated when the list is fine. Checked before `writeHead` because a
+ * `writeHead` that throws has already changed the response: its status message, and on a
+ * response with headers set before (`Connection: close` while draining, Koa middleware) some of
+ * the list's headers removed or added.
+ */
+export function headerListError(list: readonly string[], fixedLength: boolean): Error | undefined {
+  try {
+    for (let i = 0; i < list.length; i += 2) {
+      const name = list[i]!;
+      validateHeaderName(name);
+      // An odd list ends in undefined, which Node refuses too.
+      validateHeaderValue(name, list[i + 1] as string);
+      if (fixedLength && sameName(name, 'trailer')) {
+        return new Error(`response header "${name}" announces trailers, which a response with Content-Length cannot carry`);
+      }
+    }
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
   }
 }
 
 /**
  * The middleware's view of a gateway call: request headers from HTTP; response headers collected
  * into `out`, which the gateway hands to the one `res.writeHead` of the call (no `setHeader` per
- * header: its validation and header map cost more than the whole list written at once). Node
- * validates the names and values when the head is written.
+ * header: its validation and header map cost more than the whole list written at once). The
+ * gateway checks the names and values (headerListError) before the head is written.
  */
 export class GatewayHeaders implements CallHeaders {
   /** The response headers so far, flat: name, value, name, value… */
