@@ -491,9 +491,8 @@ class Exchange implements StreamBase {
 
   /**
    * `res.writeHead(httpStatus, reason, headers)` (`fixedLength`: the headers give Content-Length);
-   * undefined when written. The reason phrase is
-   * always given: `writeHead` otherwise keeps a status message set earlier on `res` (by Koa
-   * middleware, say), which would give `404 OK`. The list is checked before `writeHead` is called,
+   * undefined when written. The reason phrase is always given: `writeHead` otherwise keeps a
+   * status message set earlier on `res` (by Koa middleware, say), which would give `404 OK`. The list is checked before `writeHead` is called,
    * since a `writeHead` that throws has already changed `res`. When a header is refused (a
    * middleware or handler set a value with a control character, say), the client gets
    * `500 Internal Server Error` with a google.rpc.Status body and only Content-Type and
