@@ -22,6 +22,19 @@ function runChild(body: string, file: string): ReturnType<typeof run> {
   return run(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', '-e', script], { cwd: path.join(here, '../..'), allowFailure: true });
 }
 
+/** Spawns a child node process running `body` (JavaScript, with `OutputSet` in scope), its stdout and stderr piped to this side. */
+function spawnChild(body: string): ReturnType<typeof spawn> & { stderrText: () => string; exited: Promise<number | null> } {
+  const script = `import(${JSON.stringify(outputsUrl)}).then(async ({ OutputSet }) => {\n${body}\n});`;
+  const child = spawn(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', '-e', script], {
+    cwd: path.join(here, '../..'),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return Object.assign(child, { stderrText: () => stderr, exited });
+}
+
 describe('OutputSet', () => {
   let dir: string;
   let file: string;
@@ -221,6 +234,175 @@ describe('OutputSet', () => {
     } finally {
       child.kill('SIGKILL');
     }
+  });
+
+  it('caps what is queued for a target nobody reads, and says how many records it dropped', async () => {
+    // This side reads nothing until the child has queued everything: its writes to the full
+    // pipe get EAGAIN (tsx leaves fd 1 non-blocking) and are retried. 17 000 records of 4 KiB
+    // (one shared padding string, so the child's memory stays small) are ~68 Mi characters,
+    // past the 64 Mi cap.
+    const total = 17_000;
+    const child = spawnChild(
+      `const set = new OutputSet(); const out = set.get('stdout');
+       const pad = 'x'.repeat(4090);
+       for (let turn = 0; turn < ${total / 1000}; turn++) {
+         for (let i = 0; i < 1000; i++) out.write(String(turn * 1000 + i).padStart(5, '0') + pad + '\\n');
+         await new Promise((r) => setImmediate(r));
+       }
+       require('node:fs').writeSync(2, 'queued\\n');
+       await set.close();`,
+    );
+    try {
+      const chunks: Buffer[] = [];
+      child.stdout!.pause();
+      await waitFor('the child to queue its records', () => child.stderrText().includes('queued'), { timeoutMs: 30_000 });
+      child.stdout!.on('data', (b: Buffer) => chunks.push(b));
+      child.stdout!.resume();
+      expect(await child.exited).toBe(0);
+      await waitFor('the end of the output', () => child.stdout!.readableEnded);
+      expect(child.stderrText()).toBe('queued\n');
+      const lines = Buffer.concat(chunks).toString('utf8').split('\n').slice(0, -1);
+      const notices = lines.filter((l) => l.startsWith('svcboot:'));
+      expect(notices.length).toBeGreaterThan(0);
+      let droppedCount = 0;
+      for (const n of notices) {
+        const m = /^svcboot: (\d+) records dropped: stdout was not accepting writes fast enough$/.exec(n);
+        expect(m).not.toBeNull();
+        droppedCount += Number(m![1]);
+      }
+      const numbers = lines.filter((l) => !l.startsWith('svcboot:')).map((l) => Number(l.slice(0, 5)));
+      expect(numbers.length + droppedCount).toBe(total);
+      expect(numbers.every((v, k) => k === 0 || v > numbers[k - 1]!)).toBe(true); // in order, none twice
+      // What was kept is about the cap: 64 Mi characters of 4 KiB records.
+      expect(numbers.length).toBeGreaterThan(16_000);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('does not stay alive retrying a full non-blocking pipe nobody reads', async () => {
+    // console.log makes fd 1 non-blocking; this side never reads, so the output retries EAGAIN
+    // until the process exits. The retry timer must not keep the event loop alive: the child
+    // runs out of work, exits, and its exit hook gives up on the full pipe after a second.
+    const child = spawnChild(
+      `console.log('start');
+       const set = new OutputSet(); const out = set.get('stdout');
+       for (let i = 0; i < 2000; i++) out.write(i + ' ' + 'x'.repeat(1000) + '\\n');`,
+    );
+    try {
+      child.stdout!.pause();
+      let exit: { code: number | null } | undefined;
+      void child.exited.then((code) => (exit = { code }));
+      expect(await waitFor('the child to exit by itself', () => exit, { timeoutMs: 20_000 })).toEqual({ code: 0 });
+      expect(child.stderrText()).toMatch(/^svcboot: cannot write log records to stdout: .*EAGAIN.*\n$/);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 30_000);
+
+  it("writes records logged from the app's own exit listener, after the exit hook ran", async () => {
+    const result = await runChild(
+      `const set = new OutputSet(); const out = set.get(file); const err = set.get('stdout');
+       out.write('one\\n');
+       await set.flush();
+       process.on('exit', (code) => { out.write('bye ' + code + '\\n'); out.write('bye again\\n'); err.write('stdout bye\\n'); set.get(file + '.late').write('late\\n'); });
+       out.write('two\\n');
+       process.exit(4);`,
+      file,
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(4);
+    expect(result.stdout).toBe('stdout bye\n');
+    expect(await readFile(file, 'utf8')).toBe('one\ntwo\nbye 4\nbye again\n');
+    expect(await readFile(file + '.late', 'utf8')).toBe('late\n');
+  });
+
+  it('does not block in the exit hook on a blocking pipe whose reader stopped, and says nothing', async () => {
+    // A FIFO whose reader (this side) never reads: the child opens it as a file, so its fd is
+    // blocking, and the write that fills the pipe stays on the thread pool. After more than a
+    // second of that, the exit hook must skip the output (a synchronous write would block
+    // forever); an exit listener registered after it then runs. (Node itself still waits for the
+    // stuck thread-pool write when it shuts libuv down, so the child is killed here.)
+    const fifo = path.join(dir, 'stuck.fifo');
+    await run('mkfifo', [fifo]);
+    const readEnd = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    const child = spawnChild(
+      `const fs = require('node:fs');
+       const set = new OutputSet(); const out = set.get(${JSON.stringify(fifo)});
+       for (let turn = 0; turn < 50; turn++) {
+         for (let i = 0; i < 100; i++) out.write(turn + ':' + i + ' ' + 'x'.repeat(1000) + '\\n');
+         await new Promise((r) => setImmediate(r));
+       }
+       await new Promise((r) => setTimeout(r, 1500));
+       out.write('after the wait\\n');
+       process.on('exit', () => { out.write('from an exit listener\\n'); fs.writeSync(2, 'exit listener done\\n'); });
+       process.exit(5);`,
+    );
+    try {
+      await waitFor('the exit listeners to run', () => child.stderrText().includes('exit listener done'), { timeoutMs: 20_000 });
+      expect(child.stderrText()).toBe('exit listener done\n');
+    } finally {
+      child.kill('SIGKILL');
+      await child.exited;
+      fs.closeSync(readEnd);
+    }
+  }, 30_000);
+
+  it('starts the next batch on a new line after an error cut a batch off', async () => {
+    const out = set.get(file);
+    out.write('opened\n');
+    await set.flush(); // the file is open
+    const realWrite = fs.write;
+    let calls = 0;
+    const report = vi.spyOn(fs, 'writeSync').mockImplementation(() => 0);
+    vi.spyOn(fs, 'write').mockImplementation(((fd: number, buf: Buffer, offset: number, length: number, position: null, cb: (err: NodeJS.ErrnoException | null, n: number) => void) => {
+      calls++;
+      if (calls === 1) return realWrite(fd, buf, offset, 7, position, cb); // a partial write
+      if (calls === 2) return cb(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }), 0);
+      if (calls === 3) return cb(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }), 0); // the next batch fails before writing anything
+      return realWrite(fd, buf, offset, length, position, cb);
+    }) as typeof fs.write);
+    out.write('first record\n');
+    await set.flush();
+    out.write('lost record\n');
+    await set.flush();
+    out.write('second record\n');
+    await set.flush();
+    expect(calls).toBe(4);
+    expect(await readFile(file, 'utf8')).toBe('opened\nfirst r\nsecond record\n');
+    expect(report).toHaveBeenCalledTimes(1);
+    expect(String(report.mock.calls[0]![1])).toMatch(/svcboot: cannot write log records to .*events\.log: EIO/);
+  });
+
+  it('stops writing to a target whose reader is gone (EPIPE, EBADF), and says so once', async () => {
+    for (const code of ['EPIPE', 'EBADF']) {
+      const s = new OutputSet();
+      const out = s.get(path.join(dir, `${code}.log`));
+      out.write('opened\n');
+      await s.flush(); // the file is open
+      const report = vi.spyOn(fs, 'writeSync').mockImplementation(() => 0);
+      const writes = vi.spyOn(fs, 'write').mockImplementation(((...args: unknown[]) => {
+        const cb = args.at(-1) as (err: NodeJS.ErrnoException | null, n: number) => void;
+        cb(Object.assign(new Error(`${code}: write failed`), { code }), 0);
+      }) as typeof fs.write);
+      for (let turn = 0; turn < 5; turn++) {
+        out.write(`lost ${turn}\n`);
+        await s.flush();
+      }
+      await s.close();
+      expect(writes).toHaveBeenCalledTimes(1);
+      expect(report).toHaveBeenCalledTimes(1);
+      expect(String(report.mock.calls[0]![1])).toContain(`svcboot: cannot write log records to ${path.join(dir, `${code}.log`)}: ${code}`);
+      vi.restoreAllMocks();
+    }
+  });
+
+  it('close waits for a file that is still opening, and closes it', async () => {
+    const closes = vi.spyOn(fs, 'close');
+    set.get(file); // starts opening the file; nothing is written
+    await set.close();
+    expect(closes).toHaveBeenCalledTimes(1);
+    expect(fs.existsSync(file)).toBe(true);
   });
 
   it('reports a failing output once on stderr and keeps the process running', async () => {

@@ -10,10 +10,18 @@ export interface Output {
 const BATCH_CHARS = 64 * 1024;
 /** The most characters joined into one write (a string cannot grow without bound). */
 const MAX_WRITE_CHARS = 1024 * 1024;
-/** Wait before writing again to a pipe or terminal that answered EAGAIN (sonic-boom waits as long). */
-const BUSY_RETRY_MS = 100;
+/**
+ * Pending characters per output past which records are dropped (and counted) instead of queued,
+ * so that a target nobody reads cannot make the process run out of memory.
+ */
+const MAX_PENDING_CHARS = 64 * 1024 * 1024;
+/** First wait before writing again to a pipe or terminal that answered EAGAIN; doubles up to BUSY_RETRY_MAX_MS. */
+const BUSY_RETRY_FIRST_MS = 1;
+const BUSY_RETRY_MAX_MS = 100;
 /** At process exit, give up on a pipe that keeps answering EAGAIN after this long. */
 const EXIT_BUSY_LIMIT_MS = 1000;
+/** At process exit, an output whose write has been on the thread pool this long is stuck: it is skipped. */
+const EXIT_STUCK_MS = 1000;
 /** flush() and close() stop waiting for a stuck target after this long. */
 const FLUSH_LIMIT_MS = 5000;
 
@@ -58,8 +66,13 @@ export class OutputSet {
  * (sooner when BATCH_CHARS are pending). While a write is in flight new records wait for the
  * next batch, so records keep their order and a record is never split between writers. Partial
  * writes continue from where they stopped; EAGAIN from a non-blocking pipe or terminal is
- * retried after BUSY_RETRY_MS; any other error is reported once on stderr and the batch is
- * dropped. At process exit the records still queued are written synchronously.
+ * retried after 1 ms, doubling up to BUSY_RETRY_MAX_MS (an unref'd timer); EBADF and EPIPE stop
+ * the output for good; any other error drops the batch, and the next batch starts on a new line
+ * if the dropped one was cut off. Errors are reported once on stderr. Past MAX_PENDING_CHARS
+ * queued, records are dropped and counted, and a line saying how many is queued in their place
+ * once there is room again. At process exit the records still queued are written synchronously,
+ * and so is every record written after that (an app's own 'exit' listener), unless the output's
+ * async write has been stuck on the thread pool for EXIT_STUCK_MS.
  */
 class BatchedOutput implements Output {
   private readonly fdFixed: number | undefined;
@@ -67,6 +80,13 @@ class BatchedOutput implements Output {
   private state: 'opening' | 'open' | 'failed' | 'closed' = 'opening';
   private closed = false;
   private closeFile = false;
+  /** True once closed, failed or exiting: write() leaves the fast path. */
+  private bypass = false;
+  /** Set by the process 'exit' hook: from then on every write is synchronous. */
+  private exiting = false;
+  /** Resolves when the file's open finished (or failed); undefined for stdout and stderr. */
+  private readonly opening: Promise<void> | undefined;
+  private openDone: (() => void) | undefined;
 
   /** Records queued for the next batch, and their length in characters. */
   private pending: string[] = [];
@@ -78,6 +98,14 @@ class BatchedOutput implements Output {
   private inFlightRecords = 0;
   /** True while fs.write runs on the thread pool (false while waiting to retry after EAGAIN). */
   private writing = false;
+  /** When the current fs.write was handed to the thread pool (Date.now()). */
+  private writeStartedAt = 0;
+  /** True while the target's last byte is inside a record (a batch was cut off, or is being continued). */
+  private lineOpen = false;
+  private busyDelay = BUSY_RETRY_FIRST_MS;
+  private retryTimer: NodeJS.Timeout | undefined;
+  /** Records dropped since the last notice because MAX_PENDING_CHARS were queued. */
+  private droppedRecords = 0;
 
   /** Records accepted, and records handed to the OS (or dropped after an error). */
   private accepted = 0;
@@ -91,16 +119,24 @@ class BatchedOutput implements Output {
       this.fd = this.fdFixed;
       this.state = 'open';
     } else {
+      this.opening = new Promise((resolve) => (this.openDone = resolve));
       fs.mkdir(path.dirname(outputPath), { recursive: true }, (mkdirErr) => {
         if (mkdirErr) return this.opened(mkdirErr, -1);
         fs.open(outputPath, 'a', (err, fd) => this.opened(err, fd));
       });
     }
     track(this);
+    // Made by an app's own 'exit' listener, after the hook ran: every write is synchronous.
+    if (processExiting) this.exiting = this.bypass = true;
   }
 
   write(chunk: string): void {
-    if (this.closed || this.state === 'failed') return;
+    if (this.bypass) return this.writeBypassed(chunk);
+    if (this.pendingChars >= MAX_PENDING_CHARS) {
+      this.droppedRecords++;
+      return;
+    }
+    if (this.droppedRecords !== 0) this.queueDropNotice();
     this.pending.push(chunk);
     this.accepted++;
     if ((this.pendingChars += chunk.length) >= BATCH_CHARS) this.startWrite();
@@ -112,6 +148,7 @@ class BatchedOutput implements Output {
     const target = this.accepted;
     if (this.done >= target) return Promise.resolve();
     this.startWrite();
+    if (this.done >= target) return Promise.resolve(); // settled during startWrite (a write that failed at once)
     return new Promise((resolve) => {
       const waiter = {
         target,
@@ -129,28 +166,73 @@ class BatchedOutput implements Output {
     });
   }
 
-  /** Drops later writes, flushes, and closes a file (at once, or when a write still in flight after the flush's time limit ends). */
+  /**
+   * Drops later writes, flushes, and closes a file: at once, after its open finished if it was
+   * still opening (waiting up to FLUSH_LIMIT_MS), or when a write still in flight after the
+   * flush's time limit ends.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
+    if (this.droppedRecords !== 0 && !this.bypass) this.queueDropNotice();
     this.closed = true;
+    this.bypass = true;
     await this.flush();
     untrack(this);
     if (this.fdFixed !== undefined) return;
+    if (this.state === 'opening' && this.opening) await withinLimit(this.opening, FLUSH_LIMIT_MS);
     this.closeFile = true;
     if (this.idle()) await this.closeFd();
   }
 
+  /** write() once closed, failed or exiting: drops the record, or at exit writes it synchronously. */
+  private writeBypassed(chunk: string): void {
+    if (!this.exiting || this.closed || this.state === 'failed' || this.state === 'closed') return;
+    this.pending.push(chunk);
+    this.pendingChars += chunk.length;
+    this.writeAllSync();
+  }
+
+  /** Queues the line saying how many records were dropped, where they would have been. */
+  private queueDropNotice(): void {
+    const line = `svcboot: ${this.droppedRecords} records dropped: ${this.outputPath} was not accepting writes fast enough\n`;
+    this.droppedRecords = 0;
+    this.pending.push(line);
+    this.pendingChars += line.length;
+    this.accepted++;
+  }
+
+  /** At exit: true when the async write has been on the thread pool so long that the target must be stuck (writing to it synchronously could hang the exit). */
+  private stuck(): boolean {
+    return this.writing && Date.now() - this.writeStartedAt > EXIT_STUCK_MS;
+  }
+
   /**
-   * At process exit: writes the queued records synchronously. A batch already on the thread
-   * pool is left to it (writing it again could duplicate it); a batch waiting to retry after
-   * EAGAIN is written first.
+   * At process exit (and for each write after it): writes the queued records synchronously. A
+   * batch already on the thread pool is left to it (writing it again could duplicate it); a batch
+   * waiting to retry after EAGAIN is written first. An output whose async write has been on the
+   * thread pool for EXIT_STUCK_MS is skipped without a word (writing to it could block the exit
+   * forever, and stderr may be the stuck one).
    */
   writeAllSync(): void {
+    this.exiting = true;
+    this.bypass = true;
     if (this.state === 'failed' || this.state === 'closed') return;
     if (this.turn) clearImmediate(this.turn);
     this.turn = undefined;
+    if (this.stuck()) {
+      this.pending = [];
+      this.pendingChars = 0;
+      return;
+    }
+    if (this.droppedRecords !== 0) this.queueDropNotice();
     const parts: Buffer[] = [];
-    if (this.inFlight && !this.writing) parts.push(this.inFlight);
+    if (this.inFlight && !this.writing) {
+      parts.push(this.inFlight);
+      this.inFlight = undefined;
+      clearTimeout(this.retryTimer);
+    } else if (this.lineOpen && !this.inFlight && this.pending.length) {
+      this.pending.unshift('\n');
+    }
     if (this.pending.length) parts.push(Buffer.from(this.pending.join(''), 'utf8'));
     this.pending = [];
     this.pendingChars = 0;
@@ -162,8 +244,11 @@ class BatchedOutput implements Output {
         this.fd = fs.openSync(this.outputPath, 'a');
       }
       writeFullySync(this.fd, parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+      this.lineOpen = false;
     } catch (err) {
-      this.report(err);
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EBADF' || code === 'EPIPE') this.state = 'failed';
+      this.report(err, code === 'EBADF' || code === 'EPIPE' ? 'stopped' : 'write');
     }
   }
 
@@ -173,8 +258,14 @@ class BatchedOutput implements Output {
   };
 
   private opened(err: NodeJS.ErrnoException | null, fd: number): void {
+    this.openDone?.();
+    if (this.state !== 'opening') {
+      // Opened synchronously at exit meanwhile (cannot happen after exit; kept for safety).
+      if (!err && fd !== this.fd) fs.close(fd, () => undefined);
+      return;
+    }
     if (err) {
-      this.fail(err);
+      this.fail(err, 'open');
       return;
     }
     this.fd = fd;
@@ -198,30 +289,51 @@ class BatchedOutput implements Output {
       records = this.pending.splice(0, n);
       this.pendingChars -= chars;
     }
-    this.inFlight = Buffer.from(records.length === 1 ? records[0]! : records.join(''), 'utf8');
+    const text = records.length === 1 ? records[0]! : records.join('');
+    // After a batch was cut off by an error, start on a new line rather than finish someone else's record.
+    this.inFlight = Buffer.from(this.lineOpen ? '\n' + text : text, 'utf8');
     this.inFlightRecords = records.length;
     this.writeInFlight();
   }
 
   private readonly writeInFlight = (): void => {
     const buf = this.inFlight!;
+    this.retryTimer = undefined;
     this.writing = true;
+    this.writeStartedAt = Date.now();
     fs.write(this.fd, buf, 0, buf.length, null, this.written);
   };
 
   private readonly written = (err: NodeJS.ErrnoException | null, n: number): void => {
     this.writing = false;
+    if (this.inFlight === undefined) return; // written synchronously at exit meanwhile
     if (err) {
       if (err.code === 'EAGAIN' || err.code === 'EBUSY') {
-        // A non-blocking pipe or terminal is full: give the reader time.
-        setTimeout(this.writeInFlight, BUSY_RETRY_MS);
+        // A non-blocking pipe or terminal is full: give the reader time, a little more each time.
+        // Unref'd: a target nobody reads must not keep the process alive (the exit hook has the last word).
+        this.retryTimer = setTimeout(this.writeInFlight, this.busyDelay);
+        this.retryTimer.unref();
+        this.busyDelay = Math.min(this.busyDelay * 2, BUSY_RETRY_MAX_MS);
         return;
       }
-      this.report(err); // the batch is dropped; later batches try again
-    } else if (n < this.inFlight!.length) {
-      this.inFlight = this.inFlight!.subarray(n);
+      if (err.code === 'EBADF' || err.code === 'EPIPE') {
+        // Nobody will ever read this target again: stop trying.
+        this.inFlight = undefined;
+        this.settle(this.inFlightRecords);
+        this.fail(err, 'stopped');
+        return;
+      }
+      // The batch is dropped (lineOpen stays true if part of it was written); later batches try again.
+      this.report(err, 'write');
+    } else if (n < this.inFlight.length) {
+      this.busyDelay = BUSY_RETRY_FIRST_MS;
+      this.lineOpen = true;
+      this.inFlight = this.inFlight.subarray(n);
       this.writeInFlight();
       return;
+    } else {
+      this.busyDelay = BUSY_RETRY_FIRST_MS;
+      this.lineOpen = false;
     }
     this.inFlight = undefined;
     this.settle(this.inFlightRecords);
@@ -241,14 +353,21 @@ class BatchedOutput implements Output {
     this.waiters = still;
   }
 
-  /** The file cannot be opened: report it, drop what is queued and everything after. */
-  private fail(err: unknown): void {
+  /** The file cannot be opened, or its reader is gone: report it, drop what is queued and everything after. */
+  private fail(err: unknown, kind: 'open' | 'stopped'): void {
     this.state = 'failed';
-    this.report(err);
+    this.bypass = true;
+    this.report(err, kind);
     this.pending = [];
     this.pendingChars = 0;
+    if (this.turn) clearImmediate(this.turn);
+    this.turn = undefined;
     untrack(this);
     this.settle(this.accepted - this.done);
+    if (this.fdFixed === undefined && this.fd >= 0) {
+      fs.close(this.fd, () => undefined);
+      this.fd = -1;
+    }
   }
 
   private idle(): boolean {
@@ -268,21 +387,23 @@ class BatchedOutput implements Output {
     this.state = 'closed';
     return new Promise((resolve) => {
       fs.close(fd, (err) => {
-        if (err) this.report(err);
+        if (err) this.report(err, 'write');
         resolve();
       });
     });
   }
 
   /** Says once on stderr that this output failed; a failing log target must not take the service down. */
-  private report(err: unknown): void {
+  private report(err: unknown, kind: 'open' | 'write' | 'stopped'): void {
     if (this.errorReported) return;
     this.errorReported = true;
     const message = err instanceof Error ? err.message : String(err);
     const what =
-      this.state === 'failed'
+      kind === 'open'
         ? `cannot open ${this.outputPath} for log records: ${message}; its records are dropped (check the outputPaths entry and the folder's permissions)`
-        : `cannot write log records to ${this.outputPath}: ${message}; those records are dropped, later ones are tried again and further errors are not reported`;
+        : kind === 'stopped'
+          ? `cannot write log records to ${this.outputPath}: ${message}; its reader is gone, so this and all later records for it are dropped`
+          : `cannot write log records to ${this.outputPath}: ${message}; those records are dropped, later ones are tried again and further errors are not reported`;
     try {
       // Synchronous and unchecked: process.stderr.write would emit 'error' (and crash) if stderr is the broken one.
       fs.writeSync(2, `svcboot: ${what}\n`);
@@ -305,7 +426,11 @@ function untrack(o: BatchedOutput): void {
   if (liveOutputs.delete(o) && liveOutputs.size === 0) process.off('exit', writeAllAtExit);
 }
 
+/** Set once the 'exit' hook ran. */
+let processExiting = false;
+
 function writeAllAtExit(): void {
+  processExiting = true;
   for (const o of liveOutputs) o.writeAllSync();
 }
 
@@ -328,3 +453,15 @@ function writeFullySync(fd: number, buf: Buffer): void {
 }
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/** Resolves when `promise` settles or after `ms`, whichever comes first (the timer does not keep the process alive). */
+function withinLimit(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+      timer.unref();
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
