@@ -239,7 +239,7 @@ export function howLine(settings: CompareSettings, extra: string): string {
   return (
     `> autocannon ${autocannonVersion} on loopback, ${settings.connections} connections; per route each server gets a ${settings.warmupSeconds} s warm-up, ` +
     `then ${settings.rounds} rounds of ${settings.seconds} s with the order of the servers reversed every other round; each column is the median over the rounds ` +
-    `(non-2xx and errors summed; autocannon counts latency in whole ms), each ratio the median of the rounds' ratios. Servers are child processes (node ${process.version}, tsx, sources), server CPU from /proc/<pid>/stat; ` +
+    `(non-2xx and errors summed; autocannon counts latency in whole ms), each ratio the median of the rounds' ratios. Servers are child processes (node ${process.version}; svcboot's libs from dist/), server CPU from /proc/<pid>/stat; ` +
     `${os.cpus().length} CPUs shared by servers, load generator and database. ${extra}`
   );
 }
