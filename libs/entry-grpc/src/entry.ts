@@ -276,7 +276,7 @@ export class GrpcEntry implements Entry {
       discardUnknown: c.gwOption.unmarshal.discardUnknown,
       svcStyle: c.enableSvcGwOption,
       maxBodyBytes: c.maxRecvMsgSizeBytes,
-    });
+    }, this.interceptors);
     const bindings: HttpBinding[] = [];
     for (const file of c.gwMappingFiles) {
       try {

@@ -1,6 +1,6 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { Metadata, type MethodDefinition } from '@grpc/grpc-js';
+import { Metadata, type MethodDefinition, type ServerInterceptor } from '@grpc/grpc-js';
 import { CallContext, type CallChain, type CallInfo } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
 import { plainPeer } from '../call-info.js';
@@ -9,6 +9,7 @@ import { attachContext } from '../interceptor.js';
 import type { RegisteredMethod } from '../services.js';
 import { GatewayHeaders, addMetadataHeaders, headerListError, metadataFromHeaders, putHeader } from './headers.js';
 import { GatewayUnaryCall, GatewayWritableCall, statusFromError, type GatewayStatus, type StreamBase } from './fake-call.js';
+import { admittedBase, runIntercepted, sentStatusOf, type Admitted, type InterceptedTarget } from './intercepted.js';
 import { JsonInputError, fieldByAnyName, jsonName, jsonToPlain, messageToJson, setFromText, type MarshalOptions } from './json.js';
 import type { HttpBinding } from './rules.js';
 import { compileTemplate, type PathTemplate } from './template.js';
@@ -148,6 +149,8 @@ export class Gateway {
   constructor(
     private readonly chain: CallChain,
     readonly options: GatewayOptions,
+    /** The entry's user interceptors (`entry.addInterceptor`): gateway calls go through them too. */
+    readonly interceptors: readonly ServerInterceptor[] = [],
   ) {}
 
   add(route: GatewayRoute): void {
@@ -295,6 +298,8 @@ class Exchange implements StreamBase {
   /** The outcome went to the middleware: nothing more is written or reported. */
   private settled = false;
   private call: GatewayUnaryCall | GatewayWritableCall | undefined;
+  /** The bottom of the user's interceptor stack, when the entry has interceptors. */
+  private stack: { cancel(): void } | undefined;
 
   constructor(
     private readonly gateway: Gateway,
@@ -339,8 +344,64 @@ class Exchange implements StreamBase {
       this.fail(err);
       return;
     }
-    if (route.method.definition.responseStream) this.serverStream();
+    if (gateway.interceptors.length > 0) this.intercepted();
+    else if (route.method.definition.responseStream) this.serverStream();
     else this.unary();
+  }
+
+  /**
+   * Through the user's interceptors, as grpc-js runs an HTTP/2 call: the handler is called with
+   * what they hand on, and its answer goes back down through them to the HTTP response.
+   */
+  private intercepted(): void {
+    const def = this.route.method.definition;
+    const stream = def.responseStream;
+    let response: unknown;
+    const target: InterceptedTarget = {
+      peer: this.peer,
+      request: this.request,
+      metadata: () => this.metadata(),
+      onMetadata: (md) => this.onMetadata(md),
+      onMessage: (msg) => {
+        if (stream) this.onMessage(msg);
+        else response = msg;
+      },
+      onStatus: (s) => {
+        const failure = s.code === 0 ? undefined : { code: s.code, details: s.details, metadata: s.metadata ?? undefined };
+        if (stream) {
+          if (failure) this.streamFailed(failure);
+          else this.streamEnded(s.metadata ?? undefined);
+        } else if (failure) this.reply(failure);
+        else this.reply(null, response, s.metadata ?? undefined);
+      },
+    };
+    const method = { path: this.path, requestStream: false, responseStream: stream, requestDeserialize: def.requestDeserialize, responseSerialize: def.responseSerialize };
+    this.stack = runIntercepted(this.gateway.interceptors, method, target, (a) => this.admit(a, stream));
+    if (!this.settled) this.res.once('close', () => this.closedEarly());
+  }
+
+  /** The interceptors let the call through: the handler runs, its sends go down the stack. */
+  private admit(a: Admitted, stream: boolean): void {
+    const handler = this.route.method.handler;
+    if (!handler) {
+      a.top.sendStatus({ code: 12, details: `method ${this.route.method.path} is not implemented`, metadata: null });
+      return;
+    }
+    attachContext(a.metadata, this.ctx);
+    if (!stream) {
+      const call = new GatewayUnaryCall(admittedBase(a, this.peer, this.path));
+      this.call = call;
+      (handler as unknown as (c: GatewayUnaryCall, cb: (err: unknown, value?: unknown, trailer?: Metadata) => void) => void)(call, (err, value, trailer) => {
+        if (err) a.top.sendStatus(sentStatusOf(err));
+        else a.top.sendMessage(value, () => a.top.sendStatus({ code: 0, details: 'OK', metadata: trailer ?? null }));
+      });
+      return;
+    }
+    const call = new GatewayWritableCall(admittedBase(a, this.peer, this.path, (msg) => a.top.sendMessage(msg, () => undefined)));
+    this.call = call;
+    call.once('error', (err: unknown) => a.top.sendStatus(sentStatusOf(err)));
+    call.once('finish', () => a.top.sendStatus({ code: 0, details: 'OK', metadata: call.trailer ?? null }));
+    (handler as unknown as (c: GatewayWritableCall) => void)(call);
   }
 
   private unary(): void {
@@ -389,7 +450,7 @@ class Exchange implements StreamBase {
     this.call = call;
     this.res.once('close', () => this.closedEarly());
     call.once('error', (err: unknown) => this.streamFailed(err));
-    call.once('finish', () => this.streamEnded());
+    call.once('finish', () => this.streamEnded(call.trailer));
     const handler = this.route.method.handler;
     if (!handler) {
       this.streamFailed({ code: 12, details: `method ${this.route.method.path} is not implemented` });
@@ -420,14 +481,13 @@ class Exchange implements StreamBase {
     res.write(line);
   }
 
-  private streamEnded(): void {
+  private streamEnded(trailer: Metadata | undefined): void {
     if (this.settled) return;
     const res = this.res;
     let status = OK;
     if (!res.headersSent) {
       // No message: trailers still fit in the head.
       const out = this.headers.out;
-      const trailer = (this.call as GatewayWritableCall).trailer;
       if (trailer) addMetadataHeaders(out, trailer, this.svc, true);
       putHeader(out, 'Content-Type', NDJSON_TYPE);
       putHeader(out, 'Content-Length', '0');
@@ -453,8 +513,9 @@ class Exchange implements StreamBase {
   private closedEarly(): void {
     if (this.settled || this.res.writableFinished) return;
     const call = this.call;
+    this.stack?.cancel();
     call?.cancel();
-    if (call instanceof GatewayWritableCall) this.finish({ code: 1, message: 'the client went away' });
+    if (call instanceof GatewayWritableCall || (this.stack && this.route.method.definition.responseStream)) this.finish({ code: 1, message: 'the client went away' });
   }
 
   private finish(status: GatewayStatus): void {
