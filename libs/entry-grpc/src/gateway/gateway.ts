@@ -16,6 +16,10 @@ import { compileTemplate, type PathTemplate } from './template.js';
 
 const OK: GatewayStatus = { code: 0, message: '' };
 
+/** grpc-js's handler shapes, as the gateway calls them with its stand-in calls. */
+type UnaryHandler = (call: GatewayUnaryCall, callback: (err: unknown, value?: unknown, trailer?: Metadata) => void) => void;
+type StreamHandler = (call: GatewayWritableCall) => void;
+
 export interface GatewayOptions {
   marshal: MarshalOptions;
   indent: string;
@@ -391,7 +395,7 @@ class Exchange implements StreamBase {
     if (!stream) {
       const call = new GatewayUnaryCall(admittedBase(a, this.peer, this.path));
       this.call = call;
-      (handler as unknown as (c: GatewayUnaryCall, cb: (err: unknown, value?: unknown, trailer?: Metadata) => void) => void)(call, (err, value, trailer) => {
+      (handler as unknown as UnaryHandler)(call, (err, value, trailer) => {
         if (err) a.top.sendStatus(sentStatusOf(err));
         else a.top.sendMessage(value, () => a.top.sendStatus({ code: 0, details: 'OK', metadata: trailer ?? null }));
       });
@@ -401,7 +405,7 @@ class Exchange implements StreamBase {
     this.call = call;
     call.once('error', (err: unknown) => a.top.sendStatus(sentStatusOf(err)));
     call.once('finish', () => a.top.sendStatus({ code: 0, details: 'OK', metadata: call.trailer ?? null }));
-    (handler as unknown as (c: GatewayWritableCall) => void)(call);
+    (handler as unknown as StreamHandler)(call);
   }
 
   private unary(): void {
@@ -413,7 +417,7 @@ class Exchange implements StreamBase {
       return;
     }
     try {
-      (handler as unknown as (c: GatewayUnaryCall, cb: (err: unknown, value?: unknown, trailer?: Metadata) => void) => void)(call, (err, value, trailer) =>
+      (handler as unknown as UnaryHandler)(call, (err, value, trailer) =>
         this.reply(err, value, trailer),
       );
     } catch (err) {
@@ -457,7 +461,7 @@ class Exchange implements StreamBase {
       return;
     }
     try {
-      (handler as unknown as (c: GatewayWritableCall) => void)(call);
+      (handler as unknown as StreamHandler)(call);
     } catch (err) {
       this.streamFailed(err);
     }
@@ -512,10 +516,10 @@ class Exchange implements StreamBase {
   /** The response closed: a call still open is cancelled (a stream reports the client gone). */
   private closedEarly(): void {
     if (this.settled || this.res.writableFinished) return;
-    const call = this.call;
     this.stack?.cancel();
-    call?.cancel();
-    if (call instanceof GatewayWritableCall || (this.stack && this.route.method.definition.responseStream)) this.finish({ code: 1, message: 'the client went away' });
+    this.call?.cancel();
+    // A stream ends here; a unary call still ends with the handler's answer.
+    if (this.route.method.definition.responseStream) this.finish({ code: 1, message: 'the client went away' });
   }
 
   private finish(status: GatewayStatus): void {
