@@ -46,13 +46,17 @@ function gatewayCall<B extends EmitterClass>(Base: B) {
   class GatewayCall extends Base {
     declare readonly base: CallBase;
     cancelled = false;
-    #sent = false;
-    #md: Metadata | undefined;
+    // Plain fields, not #private: a class returned from a function is emitted as an anonymous
+    // type in declarations, which may not carry private members (TS4094).
+    /** @internal whether sendMetadata has run */
+    _sentMetadata = false;
+    /** @internal the request metadata, built on first read */
+    _metadata: Metadata | undefined;
     get request(): unknown {
       return this.base.request;
     }
     get metadata(): Metadata {
-      return (this.#md ??= this.base.metadata());
+      return (this._metadata ??= this.base.metadata());
     }
     getPeer(): string {
       return this.base.peer;
@@ -67,8 +71,8 @@ function gatewayCall<B extends EmitterClass>(Base: B) {
       return '';
     }
     sendMetadata(md: Metadata): void {
-      if (this.#sent) return;
-      this.#sent = true;
+      if (this._sentMetadata) return;
+      this._sentMetadata = true;
       this.base.onMetadata(md);
     }
     cancel(): void {
