@@ -84,9 +84,13 @@ describe('cache entry', () => {
   });
 
   it('expires local values after ttlMin', async () => {
-    const { entry } = await cache('    local: { enabled: true, ttlMin: 0.001 }\n');
-    await entry.addToCache({ key: 'short', value: 1 });
-    await waitFor('the local value to expire', async () => !(await entry.getFromCache({ key: 'short' })).success, { timeoutMs: 5000 });
+    // 1.2 s: the read right after the write (no I/O between them, the local tier is the only one)
+    // sees the value; the expiry is then awaited with a deadline, not timed.
+    const { entry } = await cache('    local: { enabled: true, ttlMin: 0.02 }\n');
+    expect(await entry.addToCache({ key: 'short', value: 1 })).toEqual({ success: true, error: undefined });
+    expect(await entry.getFromCache({ key: 'short' })).toEqual({ success: true, value: 1, error: undefined });
+    await waitFor('the local value to expire', async () => !(await entry.getFromCache({ key: 'short' })).success, { timeoutMs: 15_000 });
+    expect(await entry.getFromCache({ key: 'short' })).toEqual({ success: false, value: undefined, error: undefined });
   });
 
   it('expires remote values after the remote ttlMin', async () => {

@@ -38,10 +38,15 @@ describe('graceful shutdown of a process', () => {
       const socket = net.connect(port, '127.0.0.1');
       let reply = '';
       socket.on('data', (b: Buffer) => (reply += b.toString()));
-      socket.write('work 400\n');
+      socket.write('work\n');
       await waitFor(() => reply, /accepted/, 10_000);
       child.kill('SIGTERM');
+      // The work is in flight when the signal arrives, and ends only once the app said so.
+      await waitFor(() => out, /INTERRUPT in-flight=1\n/, 10_000);
+      expect(reply).toBe('accepted\n');
+      socket.write('finish\n');
       await waitFor(() => reply, /done/, 10_000);
+      expect(reply).toBe('accepted\ndone\n');
       expect(await exited).toBe(0);
       expect(out).toMatch(/Shutdown begins \(SIGTERM\)/);
       expect(out).toMatch(/Interrupt tcpwork entry \(SIGTERM\)/);

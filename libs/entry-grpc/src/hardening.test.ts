@@ -73,25 +73,37 @@ describe('connections that never get going', () => {
     expect((await fetch(`${h.base}/livez`)).status).toBe(200);
   });
 
-  it('closes an HTTP/2 connection that sends its preface and SETTINGS but never a request, while serving others', async () => {
-    const idle = http2.connect(`http://127.0.0.1:${h.port}`);
-    idle.on('error', () => {});
-    let idleClosed = false;
-    let goaway = false;
-    idle.once('goaway', () => (goaway = true));
-    idle.once('close', () => (idleClosed = true));
-    await new Promise<void>((resolve, reject) => {
-      idle.once('remoteSettings', () => resolve());
-      idle.once('error', reject);
+  it('closes an HTTP/2 connection that sends its preface and SETTINGS but never a request, while a call on another connection goes on', async () => {
+    // No timing is asserted: a Ping call is held open by the server from before the idle
+    // connection is made until after the server closed it, so that other connection is busy the
+    // whole time (never idle), while the one that never sends a request is closed (GOAWAY first).
+    let release: (() => void) | undefined;
+    const g = await startLibrary('    handshakeTimeoutMs: 300\n    connectionIdleTimeoutMs: 600\n', {
+      overrides: {
+        Ping: (call: { request: Record<string, unknown> }, cb: (err: null, res: unknown) => void) => {
+          release = () => cb(null, { text: `pong ${String(call.request['text'])}` });
+        },
+      },
     });
-    // A real client is served while the idle one is still open.
-    const r = await unary(h.client, 'Ping', { text: 'still here' });
-    expect(r.response).toEqual({ text: 'pong still here' });
-    expect(idleClosed).toBe(false);
-    await waitFor('the idle HTTP/2 connection to be closed', () => idleClosed, { timeoutMs: 10_000 });
-    expect(goaway).toBe(true);
-    const again = await unary(h.client, 'Ping', { text: 'after' });
-    expect(again.response).toEqual({ text: 'pong after' });
+    try {
+      const held = unary(g.client, 'Ping', { text: 'held' });
+      await waitFor('the server to hold the Ping call', () => release !== undefined, { timeoutMs: 10_000 });
+      const idle = http2.connect(`http://127.0.0.1:${g.port}`);
+      idle.on('error', () => {});
+      const events: string[] = [];
+      idle.once('remoteSettings', () => events.push('settings'));
+      idle.once('goaway', () => events.push('goaway'));
+      idle.once('close', () => events.push('close'));
+      await waitFor('the idle HTTP/2 connection to be closed', () => events.includes('close'), { timeoutMs: 10_000 });
+      expect(events).toEqual(['settings', 'goaway', 'close']);
+      release!();
+      expect((await held).response).toEqual({ text: 'pong held' });
+      const after = await unary(g.client, 'GetShelf', { name: 'after' });
+      expect(after.response).toMatchObject({ name: 'after' });
+    } finally {
+      release?.();
+      await g.stop();
+    }
   });
 });
 

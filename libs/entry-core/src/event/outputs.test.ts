@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { run, waitFor } from '@svcboot/testkit';
+import { plainEnv, run, waitFor } from '@svcboot/testkit';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { OutputSet } from './outputs.js';
 
@@ -17,9 +17,13 @@ function record(source: string, i: number): string {
 }
 
 /** Runs `body` (JavaScript, with `OutputSet` and `file` in scope) in a child node process. */
-function runChild(body: string, file: string): ReturnType<typeof run> {
+function runChild(body: string, file: string, env: NodeJS.ProcessEnv = {}): ReturnType<typeof run> {
   const script = `import(${JSON.stringify(outputsUrl)}).then(async ({ OutputSet }) => { const file = ${JSON.stringify(file)};\n${body}\n});`;
-  return run(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', '-e', script], { cwd: path.join(here, '../..'), allowFailure: true });
+  return run(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', '-e', script], {
+    cwd: path.join(here, '../..'),
+    env: plainEnv(env),
+    allowFailure: true,
+  });
 }
 
 /** Spawns a child node process running `body` (JavaScript, with `OutputSet` in scope), its stdout and stderr piped to this side. */
@@ -155,6 +159,51 @@ describe('OutputSet', () => {
     expect(result.code).toBe(3);
     const lines = (await readFile(file, 'utf8')).split('\n').slice(0, -1);
     expect(lines).toEqual(Array.from({ length: n }, (_, i) => `rec ${i} ${'x'.repeat(i % 300)}`));
+  });
+
+  it('writes everything queued at exit when the main thread was too late to see a finished write (a loaded machine)', async () => {
+    // The main thread hands a batch to fs.write, then is busy for longer than the stuck limit
+    // (as a child starved of CPU is): the write finished on the thread pool long ago, but its
+    // callback never ran. The exit hook once took that for a stuck target and threw the queued
+    // records away (issue 14: 2,500 of 5,000 lost under npm test on Node 24).
+    const n = 5000;
+    const result = await runChild(
+      `const set = new OutputSet(); const out = set.get(file);
+       out.write('rec 0\\n');
+       await set.flush(); // the file is open
+       for (let i = 1; i < ${n}; i++) out.write('rec ' + i + ' ' + 'x'.repeat(i % 300) + '\\n');
+       const busyUntil = Date.now() + 1500;
+       while (Date.now() < busyUntil); // the first 64 KiB are on the thread pool, the rest queued
+       process.exit(3);`,
+      file,
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(3);
+    const lines = (await readFile(file, 'utf8')).split('\n').slice(0, -1);
+    expect(lines).toHaveLength(n);
+    expect(lines).toEqual(Array.from({ length: n }, (_, i) => (i === 0 ? 'rec 0' : `rec ${i} ${'x'.repeat(i % 300)}`)));
+  });
+
+  it('at exit, writes what follows a batch still waiting for the thread pool after that batch', async () => {
+    // One thread-pool thread, kept busy by a key derivation: the batch handed to fs.write waits
+    // behind it while the exit hook runs. libuv finishes it before the process ends (Node 20 and
+    // 24 both drain the pool); the records queued after it must not overtake it.
+    const result = await runChild(
+      `const crypto = require('node:crypto');
+       const set = new OutputSet(); const out = set.get(file);
+       out.write('first\\n');
+       await set.flush(); // the file is open
+       crypto.pbkdf2('secret', 'salt', 200000, 32, 'sha256', () => undefined);
+       out.write('in flight\\n');
+       void set.flush(); // hands the batch to fs.write, behind the key derivation
+       out.write('queued at exit\\n');
+       process.exit(3);`,
+      file,
+      { UV_THREADPOOL_SIZE: '1' },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(3);
+    expect(await readFile(file, 'utf8')).toBe('first\nin flight\nqueued at exit\n');
   });
 
   it('writes everything queued at an uncaught exception, before the file even opened', async () => {

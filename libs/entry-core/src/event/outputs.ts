@@ -20,8 +20,13 @@ const BUSY_RETRY_FIRST_MS = 1;
 const BUSY_RETRY_MAX_MS = 100;
 /** At process exit, give up on a pipe that keeps answering EAGAIN after this long. */
 const EXIT_BUSY_LIMIT_MS = 1000;
-/** At process exit, an output whose write has been on the thread pool this long is stuck: it is skipped. */
+/**
+ * A write the event loop has seen still on the thread pool this long after it started is stuck:
+ * at process exit its output is skipped. "Seen by the loop" matters: see {@link BatchedOutput.watch}.
+ */
 const EXIT_STUCK_MS = 1000;
+/** At process exit, how long to wait for a batch still on the thread pool to reach a regular file before writing what follows it. */
+const EXIT_LAND_LIMIT_MS = 5000;
 /** flush() and close() stop waiting for a stuck target after this long. */
 const FLUSH_LIMIT_MS = 5000;
 
@@ -71,8 +76,9 @@ export class OutputSet {
  * if the dropped one was cut off. Errors are reported once on stderr. Past MAX_PENDING_CHARS
  * queued, records are dropped and counted, and a line saying how many is queued in their place
  * once there is room again. At process exit the records still queued are written synchronously,
- * and so is every record written after that (an app's own 'exit' listener), unless the output's
- * async write has been stuck on the thread pool for EXIT_STUCK_MS.
+ * after the batch still on the thread pool (if any) reached a regular file, and so is every record
+ * written after that (an app's own 'exit' listener), unless the event loop saw the output's async
+ * write still on the thread pool EXIT_STUCK_MS after it started (see {@link writeAllSync}).
  */
 class BatchedOutput implements Output {
   private readonly fdFixed: number | undefined;
@@ -100,6 +106,16 @@ class BatchedOutput implements Output {
   private writing = false;
   /** When the current fs.write was handed to the thread pool (Date.now()). */
   private writeStartedAt = 0;
+  /** Counts fs.write calls, so that the stuck watchdog knows whether the write it watched is still the current one. */
+  private writeSeq = 0;
+  /** Set when the event loop saw the current write still on the thread pool EXIT_STUCK_MS after it started. */
+  private stuckSeen = false;
+  /** Fires EXIT_STUCK_MS after a write started (re-armed for each write; unref'd). */
+  private watchdog: NodeJS.Timeout | undefined;
+  /** True when the target is a regular file: its size tells when a batch in flight has landed. */
+  private regularFile = false;
+  /** The file's size just before the current fs.write (-1 when unknown). */
+  private sizeBeforeWrite = -1;
   /** True while the target's last byte is inside a record (a batch was cut off, or is being continued). */
   private lineOpen = false;
   private busyDelay = BUSY_RETRY_FIRST_MS;
@@ -118,6 +134,7 @@ class BatchedOutput implements Output {
     if (this.fdFixed !== undefined) {
       this.fd = this.fdFixed;
       this.state = 'open';
+      this.regularFile = isRegularFile(this.fd);
     } else {
       this.opening = new Promise((resolve) => (this.openDone = resolve));
       fs.mkdir(path.dirname(outputPath), { recursive: true }, (mkdirErr) => {
@@ -178,6 +195,7 @@ class BatchedOutput implements Output {
     this.bypass = true;
     await this.flush();
     untrack(this);
+    if (!this.writing) clearTimeout(this.watchdog);
     if (this.fdFixed !== undefined) return;
     if (this.state === 'opening' && this.opening) await withinLimit(this.opening, FLUSH_LIMIT_MS);
     this.closeFile = true;
@@ -201,17 +219,68 @@ class BatchedOutput implements Output {
     this.accepted++;
   }
 
-  /** At exit: true when the async write has been on the thread pool so long that the target must be stuck (writing to it synchronously could hang the exit). */
-  private stuck(): boolean {
-    return this.writing && Date.now() - this.writeStartedAt > EXIT_STUCK_MS;
+  /**
+   * Arms the stuck watchdog for the write just handed to the thread pool. The write counts as
+   * stuck only when the event loop itself saw it unfinished EXIT_STUCK_MS after it started: the
+   * timer's check runs in a setImmediate, that is after the poll phase that delivers finished
+   * writes. Wall time since the write started is not enough: a write's callback runs only when
+   * the main thread polls, so a main thread that is late (a loaded machine, a long synchronous
+   * stretch, a timer due in the same loop turn) makes a write finished long ago look stuck.
+   */
+  private watch(): void {
+    this.stuckSeen = false;
+    if (this.watchdog) this.watchdog.refresh();
+    else {
+      this.watchdog = setTimeout(this.watchdogFired, EXIT_STUCK_MS);
+      this.watchdog.unref();
+    }
+  }
+
+  private readonly watchdogFired = (): void => {
+    if (!this.writing) return;
+    const seq = this.writeSeq;
+    if (Date.now() - this.writeStartedAt < EXIT_STUCK_MS) {
+      this.watchdog?.refresh(); // re-armed by a later write while this timer was due
+      return;
+    }
+    setImmediate(() => {
+      if (this.writing && this.writeSeq === seq) this.stuckSeen = true;
+    }).unref();
+  };
+
+  /**
+   * At exit, before writing after a batch that is still on the thread pool: waits (up to
+   * EXIT_LAND_LIMIT_MS) until a regular file's size shows the batch landed, so that what is
+   * written synchronously now lands after it. For pipes and terminals there is nothing to watch:
+   * what follows is written at once and may land before the batch in flight.
+   */
+  private waitForInFlight(): void {
+    if (!this.regularFile || this.sizeBeforeWrite < 0 || !this.inFlight) return;
+    const landed = this.sizeBeforeWrite + this.inFlight.length;
+    const deadline = Date.now() + EXIT_LAND_LIMIT_MS;
+    try {
+      while (fs.fstatSync(this.fd).size < landed && Date.now() < deadline) Atomics.wait(sleeper, 0, 0, 1);
+    } catch {
+      // The file cannot be looked at: write what follows at once.
+    }
   }
 
   /**
    * At process exit (and for each write after it): writes the queued records synchronously. A
-   * batch already on the thread pool is left to it (writing it again could duplicate it); a batch
-   * waiting to retry after EAGAIN is written first. An output whose async write has been on the
-   * thread pool for EXIT_STUCK_MS is skipped without a word (writing to it could block the exit
-   * forever, and stderr may be the stuck one).
+   * batch already on the thread pool is left to it (writing it again could duplicate it; libuv
+   * finishes the writes on its thread pool before the process ends, on Node 20 and on Node 24),
+   * and for a regular file what follows waits until it landed; a batch waiting to retry after
+   * EAGAIN is written first. An output whose async write the event loop saw stuck (see
+   * {@link watch}) is skipped without a word (writing to it could block the exit forever, and
+   * stderr may be the stuck one).
+   *
+   * Records were lost here before (issue 14: 2,500 of 5,000 on Node 24 under `npm test`): the
+   * output was judged stuck by Date.now() - writeStartedAt > EXIT_STUCK_MS alone, and its queued
+   * records were discarded. On a loaded machine the child's main thread ran its exit hook more
+   * than a second after handing the first half to fs.write, so a write the thread pool had
+   * finished long before (its callback not yet run) looked stuck, and the second half was thrown
+   * away in silence. The same loss happens on Node 20 when the main thread is as late; nothing in
+   * Node 24's exit path drops a thread-pool write (both drain the pool at exit).
    */
   writeAllSync(): void {
     this.exiting = true;
@@ -219,7 +288,8 @@ class BatchedOutput implements Output {
     if (this.state === 'failed' || this.state === 'closed') return;
     if (this.turn) clearImmediate(this.turn);
     this.turn = undefined;
-    if (this.stuck()) {
+    clearTimeout(this.watchdog);
+    if (this.writing && this.stuckSeen) {
       this.pending = [];
       this.pendingChars = 0;
       return;
@@ -237,6 +307,7 @@ class BatchedOutput implements Output {
     this.pending = [];
     this.pendingChars = 0;
     if (parts.length === 0) return;
+    if (this.writing) this.waitForInFlight();
     try {
       if (this.fd < 0) {
         // Exiting before the file finished opening: open it now.
@@ -270,6 +341,7 @@ class BatchedOutput implements Output {
     }
     this.fd = fd;
     this.state = 'open';
+    this.regularFile = isRegularFile(fd);
     this.startWrite();
     this.closeIfIdle();
   }
@@ -301,6 +373,9 @@ class BatchedOutput implements Output {
     this.retryTimer = undefined;
     this.writing = true;
     this.writeStartedAt = Date.now();
+    this.writeSeq++;
+    this.watch();
+    this.sizeBeforeWrite = this.regularFile ? fileSize(this.fd) : -1;
     fs.write(this.fd, buf, 0, buf.length, null, this.written);
   };
 
@@ -362,6 +437,7 @@ class BatchedOutput implements Output {
     this.pendingChars = 0;
     if (this.turn) clearImmediate(this.turn);
     this.turn = undefined;
+    clearTimeout(this.watchdog);
     untrack(this);
     this.settle(this.accepted - this.done);
     if (this.fdFixed === undefined && this.fd >= 0) {
@@ -453,6 +529,23 @@ function writeFullySync(fd: number, buf: Buffer): void {
 }
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+function isRegularFile(fd: number): boolean {
+  try {
+    return fs.fstatSync(fd).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The size of the file open on `fd`, or -1 when it cannot be read. */
+function fileSize(fd: number): number {
+  try {
+    return fs.fstatSync(fd).size;
+  } catch {
+    return -1;
+  }
+}
 
 /** Resolves when `promise` settles or after `ms`, whichever comes first (the timer does not keep the process alive). */
 function withinLimit(promise: Promise<void>, ms: number): Promise<void> {

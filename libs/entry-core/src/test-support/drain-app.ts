@@ -1,6 +1,9 @@
 /**
- * A child process for the shutdown test: a TCP "server" entry answers `work <ms>` after that
- * many milliseconds; on interrupt it stops accepting and waits for work in flight.
+ * A child process for the shutdown test: a TCP "server" entry takes `work`, answers `accepted`,
+ * and finishes that piece of work (answering `done`) only when the same connection sends
+ * `finish`, so the test decides when the work ends: after the SIGTERM was received. On interrupt
+ * it says on stdout how much work is in flight (`INTERRUPT in-flight=<n>`), stops accepting and
+ * waits for that work.
  */
 import net from 'node:net';
 import { z } from 'zod';
@@ -15,14 +18,25 @@ class TcpWorkEntry implements Entry {
 
   async bootstrap(): Promise<void> {
     this.server = net.createServer((socket) => {
+      let text = '';
+      let finish: (() => void) | undefined;
       socket.on('data', (buf) => {
-        const ms = Number(/work (\d+)/.exec(buf.toString())?.[1] ?? 0);
-        socket.write('accepted\n');
-        const job = new Promise<void>((resolve) => setTimeout(resolve, ms)).then(() => {
-          socket.end('done\n');
-        });
-        this.inFlight.add(job);
-        void job.finally(() => this.inFlight.delete(job));
+        text += buf.toString();
+        let nl: number;
+        while ((nl = text.indexOf('\n')) >= 0) {
+          const line = text.slice(0, nl);
+          text = text.slice(nl + 1);
+          if (line === 'work' && !finish) {
+            const job = new Promise<void>((resolve) => (finish = resolve)).then(() => {
+              socket.end('done\n');
+            });
+            this.inFlight.add(job);
+            void job.finally(() => this.inFlight.delete(job));
+            socket.write('accepted\n');
+          } else if (line === 'finish') {
+            finish?.();
+          }
+        }
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -33,6 +47,7 @@ class TcpWorkEntry implements Entry {
   }
 
   async interrupt(): Promise<void> {
+    process.stdout.write(`INTERRUPT in-flight=${this.inFlight.size}\n`);
     const closed = new Promise<void>((resolve) => this.server!.close(() => resolve()));
     await Promise.all(this.inFlight);
     await closed;

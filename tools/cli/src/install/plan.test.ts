@@ -82,8 +82,13 @@ describe.each(TOOLS.map((t) => [t.name, t] as const))('%s', (name, tool) => {
   });
 
   test('without Go, on Debian', () => {
-    if (npm) return;
-    if (deb?.kind === 'deb') {
+    if (npm?.kind === 'npm') {
+      // npm is there too: the npm package is preferred over Debian's.
+      const plan = planTool(name, machines.debian);
+      expect(plan.recipe).toBe(npm);
+      expect(plan.steps[1]).toMatchObject({ kind: 'run', command: machines.debian.npm });
+      expect(plan.steps.some((s) => s.kind === 'extract-debs')).toBe(false);
+    } else if (deb?.kind === 'deb') {
       const plan = planTool(name, machines.debian);
       expect(plan.recipe).toBe(deb);
       expect(plan.steps).toEqual([
