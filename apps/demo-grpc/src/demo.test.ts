@@ -8,7 +8,7 @@ import { loadSync } from '@grpc/proto-loader';
 import { parseConsoleRecord, SEPARATOR } from '@svcboot/entry-core';
 import { Child, freePort, isListening, plainEnv, waitFor } from '@svcboot/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listServicesByReflection } from '@svcboot/entry-grpc/test-support/reflection';
+import { listServicesByReflection } from '@svcboot/testkit/grpc-reflection';
 import { HeadlessChromium, chromiumBinary } from './test-support/chromium.js';
 
 const appDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

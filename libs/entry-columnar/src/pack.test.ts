@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { installPacked, installedFiles, run } from '@svcboot/testkit';
+import { installPacked, installedFiles, PACK_TEST_TIMEOUT_MS, run } from '@svcboot/testkit';
 import { CLICKHOUSE_ADDR, adminClient, dropDatabase, uniqueDb } from './test-support/clickhouse.js';
 
 const libDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -45,5 +45,5 @@ describe('the packed package', () => {
       await dropDatabase(admin, db);
       await project.cleanup();
     }
-  });
+  }, PACK_TEST_TIMEOUT_MS);
 });

@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { installPacked, installedFiles, run } from '@svcboot/testkit';
+import { installPacked, installedFiles, PACK_TEST_TIMEOUT_MS, run } from '@svcboot/testkit';
 
 const libDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -32,5 +32,5 @@ describe('the packed package', () => {
     } finally {
       await project.cleanup();
     }
-  });
+  }, PACK_TEST_TIMEOUT_MS);
 });

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import https from 'node:https';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { credentials, ServerInterceptingCall, type ServerInterceptor, type ServiceDefinition } from '@grpc/grpc-js';
@@ -175,8 +176,18 @@ describe('UIs and the OpenAPI document', () => {
     try {
       const get = (p: string) => fetch(`${h.base}${p}`);
       expect((await get('/sw/')).headers.get('content-type')).toContain('text/html');
-      expect((await get('/sw/swagger-ui-bundle.js')).status).toBe(200);
-      expect((await get('/docs/rapidoc-min.js')).status).toBe(200);
+      // The UI files are the pinned packages' own (copied into assets/ at build time), byte for byte.
+      const pinned = (pkg: string, file: string) => readFile(path.join(path.dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`)), file));
+      for (const [p, pkg, file] of [
+        ['/sw/swagger-ui-bundle.js', 'swagger-ui-dist', 'swagger-ui-bundle.js'],
+        ['/sw/swagger-ui.css', 'swagger-ui-dist', 'swagger-ui.css'],
+        ['/docs/rapidoc-min.js', 'rapidoc', 'dist/rapidoc-min.js'],
+      ] as const) {
+        const res = await get(p);
+        expect(res.status, p).toBe(200);
+        expect(Buffer.from(await res.arrayBuffer()).equals(await pinned(pkg, file)), p).toBe(true);
+      }
+      expect((await get('/docs/LICENSE')).status).toBe(404); // shipped beside the file, not served
       expect((await get('/sw')).status).toBe(200); // redirected to /sw/
       for (const bad of ['/sw/../package.json', '/sw/%2e%2e/%2e%2e/package.json', '/sw/..%2fpackage.json', '/docs/../../etc/passwd', '/sw/package.json']) {
         const res = await get(bad);

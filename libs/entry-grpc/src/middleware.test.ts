@@ -2,10 +2,10 @@ import { credentials, loadPackageDefinition, Metadata, type ServiceError } from 
 import { loadSync } from '@grpc/proto-loader';
 import { describe, expect, it } from 'vitest';
 import { boot } from '@svcboot/entry-core';
+import { listServicesByReflection } from '@svcboot/testkit/grpc-reflection';
 import { callContextOf, grpcEntry } from './index.js';
 import { libraryDefinition, libraryImplementation, libraryProto } from './test-support/library-service.js';
 import { startLibrary, unary } from './test-support/harness.js';
-import { listServicesByReflection } from './test-support/reflection.js';
 
 const META = ['x-request-id', 'x-svc-app-domain', 'x-svc-app-name', 'x-svc-app-unix-time', 'x-svc-app-version', 'x-svc-received-time'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -1,12 +1,17 @@
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { ServerResponse } from 'node:http';
 
-const require = createRequire(import.meta.url);
+/**
+ * The package's assets/ folder (next to src/ and dist/, so the same from sources and from the
+ * build): the UI files copied from the pinned rapidoc and swagger-ui-dist at build time
+ * (scripts/copy-ui-assets.mjs), shipped in the package instead of depending on those packages.
+ */
+const ASSETS_DIR = fileURLToPath(new URL('../assets/', import.meta.url));
 
-function packageDir(name: string): string {
-  return path.dirname(require.resolve(`${name}/package.json`));
+function assetDir(ui: 'rapidoc' | 'swagger-ui'): string {
+  return path.join(ASSETS_DIR, ui);
 }
 
 const TYPES: Record<string, string> = {
@@ -18,7 +23,7 @@ const TYPES: Record<string, string> = {
 };
 
 interface Asset {
-  /** A file of an npm package, read once and kept. */
+  /** A file under assets/, read once and kept. */
   file?: string;
   /** Or content made here. */
   text?: () => string;
@@ -54,7 +59,7 @@ export class UiMount {
     }
     let body = this.cache.get(name);
     if (!body) {
-      body = asset.file ? await readFile(asset.file) : Buffer.from(asset.text!(), 'utf8');
+      body = asset.file ? await readAsset(asset.file) : Buffer.from(asset.text!(), 'utf8');
       if (asset.file) this.cache.set(name, body);
     }
     res.statusCode = 200;
@@ -65,11 +70,24 @@ export class UiMount {
   }
 }
 
+/** An asset's bytes; a missing file is a build without assets, said so (Koa answers 500 and the entry logs it). */
+async function readAsset(file: string): Promise<Buffer> {
+  try {
+    return await readFile(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    throw new Error(
+      `the UI file ${file} is missing: this copy of @svcboot/entry-grpc was built without its assets/ folder. ` +
+        'In the svcboot workspace run `npm run build -w @svcboot/entry-grpc` (it copies the files from the pinned rapidoc and swagger-ui-dist); a published package always ships them',
+    );
+  }
+}
+
 const SPEC_FILE = 'swagger.json';
 
-/** swagger-ui-dist at `mountPath`, showing the entry's OpenAPI document. */
+/** Swagger UI (the files of swagger-ui-dist, from assets/) at `mountPath`, showing the entry's OpenAPI document. */
 export function swaggerUi(mountPath: string, document: () => string, title: string): UiMount {
-  const dir = packageDir('swagger-ui-dist');
+  const dir = assetDir('swagger-ui');
   const files = ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'index.css', 'favicon-16x16.png', 'favicon-32x32.png', 'oauth2-redirect.html', 'oauth2-redirect.js'];
   const assets = new Map<string, Asset>(files.map((f) => [f, { file: path.join(dir, f) }]));
   assets.set(SPEC_FILE, { text: document });
@@ -98,11 +116,11 @@ export function swaggerUi(mountPath: string, document: () => string, title: stri
   return new UiMount(mountPath, assets);
 }
 
-/** RapiDoc at `mountPath`, on the same OpenAPI document. */
+/** RapiDoc (rapidoc-min.js, from assets/) at `mountPath`, on the same OpenAPI document. */
 export function rapiDoc(mountPath: string, document: () => string, title: string): UiMount {
-  const dir = packageDir('rapidoc');
+  const dir = assetDir('rapidoc');
   const assets = new Map<string, Asset>([
-    ['rapidoc-min.js', { file: path.join(dir, 'dist', 'rapidoc-min.js') }],
+    ['rapidoc-min.js', { file: path.join(dir, 'rapidoc-min.js') }],
     [SPEC_FILE, { text: document }],
   ]);
   const html = `<!doctype html>

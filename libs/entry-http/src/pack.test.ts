@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { installPacked, run } from '@svcboot/testkit';
+import { installPacked, PACK_TEST_TIMEOUT_MS, run } from '@svcboot/testkit';
 
 const libDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -30,5 +30,5 @@ describe('the packed package', () => {
     } finally {
       await project.cleanup();
     }
-  });
+  }, PACK_TEST_TIMEOUT_MS);
 });

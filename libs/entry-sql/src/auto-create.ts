@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Logger } from 'pino';
+import type { Logger } from './sql-logger.js';
 import { sqlState } from './errors.js';
 
 /** The database autoCreate connects to for looking up and creating others. */

@@ -1,6 +1,5 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import type { Logger } from 'pino';
 import type { DatabaseConfig, RelationalDbConfig } from './config.js';
 import { parseAddress } from './address.js';
 import { parseParams } from './params.js';
@@ -8,7 +7,7 @@ import { simpleProtocolPool } from './simple-protocol.js';
 import { DryRunPostgresDialect } from './dry-run.js';
 import { ensureDatabase } from './auto-create.js';
 import { describeError, sqlState } from './errors.js';
-import type { SqlLogger } from './sql-logger.js';
+import type { Logger, SqlLogger } from './sql-logger.js';
 
 /** What the entry hands each database. */
 export interface DatabaseDeps {

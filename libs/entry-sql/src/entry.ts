@@ -1,9 +1,8 @@
 import { NoResultError, type Compilable, type Kysely } from 'kysely';
-import type { Logger } from 'pino';
 import { didYouMean, type Entry, type EntryContext } from '@svcboot/entry-core';
 import type { RelationalDbConfig } from './config.js';
 import { SqlDatabase } from './database.js';
-import { SqlLogger } from './sql-logger.js';
+import { SqlLogger, type Logger } from './sql-logger.js';
 
 export const RELATIONAL_DB_ENTRY_TYPE = 'RelationalDbEntry';
 

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { installPacked, installedFiles, run } from '@svcboot/testkit';
+import { installPacked, installedFiles, PACK_TEST_TIMEOUT_MS, run } from '@svcboot/testkit';
 import { databaseExists, dropDatabase, uniqueDatabase } from './test-support/pg.js';
 
 const libDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -44,5 +44,5 @@ describe('the packed package', () => {
       await dropDatabase(database);
       await project.cleanup();
     }
-  });
+  }, PACK_TEST_TIMEOUT_MS);
 });

@@ -1,6 +1,9 @@
 import { NoResultError, type CompiledQuery, type LogEvent } from 'kysely';
-import type { Logger } from 'pino';
+import type { EntryContext } from '@svcboot/entry-core';
 import type { SqlLoggerConfig } from './config.js';
+
+/** The pino logger entry-core gives entries (pino is entry-core's dependency; this package only names its type). */
+export type Logger = EntryContext['logger'];
 
 type SqlLevel = SqlLoggerConfig['level'];
 const RANK: Readonly<Record<SqlLevel, number>> = { info: 0, warn: 1, error: 2, silent: 3 };

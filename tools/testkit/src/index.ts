@@ -1,7 +1,7 @@
 export { waitFor } from './wait.js';
 export { freePort, isListening } from './ports.js';
 export { run, Child, plainEnv, type RunResult } from './process.js';
-export { installPacked, installedFiles } from './pack.js';
+export { installPacked, installedFiles, installedPackages, PACK_TEST_TIMEOUT_MS, type InstalledPackage } from './pack.js';
 export { RawHttpConnection, type RawResponse } from './raw-http.js';
 export { HttpLoad, drainViolations, summarizeOutcomes, type HttpLoadOptions, type LoadOutcome } from './http-load.js';
 export { consoleRecordTexts } from './records.js';
