@@ -26,6 +26,8 @@ export interface CallBase {
   request: unknown;
   peer: string;
   path: string;
+  /** The deadline from `Grpc-Timeout` (ms since the epoch); Infinity or absent without one. */
+  readonly deadline?: number;
   onMetadata(md: Metadata): void;
 }
 
@@ -48,6 +50,18 @@ function gatewayCall<B extends EmitterClass>(Base: B) {
     cancelled = false;
     #sent = false;
     #md: Metadata | undefined;
+    #abort: AbortController | undefined;
+    /**
+     * Aborts when the call is cancelled: the client went away or the `Grpc-Timeout` deadline
+     * passed (grpc-gateway's cancelled context). Made on first use.
+     */
+    get signal(): AbortSignal {
+      if (!this.#abort) {
+        this.#abort = new AbortController();
+        if (this.cancelled) this.#abort.abort(new Error('the call was cancelled'));
+      }
+      return this.#abort.signal;
+    }
     get request(): unknown {
       return this.base.request;
     }
@@ -60,8 +74,10 @@ function gatewayCall<B extends EmitterClass>(Base: B) {
     getPath(): string {
       return this.base.path;
     }
-    getDeadline(): number {
-      return Infinity;
+    /** grpc-js's Deadline: a Date when the request gave `Grpc-Timeout`, else Infinity. */
+    getDeadline(): Date | number {
+      const d = this.base.deadline;
+      return d === undefined || d === Infinity ? Infinity : new Date(d);
     }
     getHost(): string {
       return '';
@@ -72,7 +88,9 @@ function gatewayCall<B extends EmitterClass>(Base: B) {
       this.base.onMetadata(md);
     }
     cancel(): void {
+      if (this.cancelled) return;
       this.cancelled = true;
+      this.#abort?.abort(new Error(this.base.deadline !== undefined && Date.now() >= this.base.deadline ? 'deadline exceeded' : 'the call was cancelled'));
       this.emit('cancelled', 'cancelled');
     }
   }

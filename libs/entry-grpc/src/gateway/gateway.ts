@@ -10,9 +10,14 @@ import type { RegisteredMethod } from '../services.js';
 import { GatewayHeaders, addMetadataHeaders, headerListError, metadataFromHeaders, putHeader } from './headers.js';
 import { GatewayUnaryCall, GatewayWritableCall, statusFromError, type GatewayStatus, type StreamBase } from './fake-call.js';
 import { admittedBase, runIntercepted, sentStatusOf, type Admitted, type InterceptedTarget } from './intercepted.js';
-import { JsonInputError, fieldByAnyName, jsonName, jsonToPlain, messageToJson, setFromText, type MarshalOptions } from './json.js';
+import { fieldMaskFromBody } from './fieldmask.js';
+import { parseQueryInto } from './goparse.js';
+import { JsonInputError, PlainValue, fieldByAnyName, fullName, jsonName, jsonToPlain, messageToJson, type MarshalOptions } from './json.js';
+import { ParamError, applyQuery, normalizeFieldPath, setPathVariable, unsupportedPathField } from './params.js';
+import { UnresolvableAny, detailsFromMetadata, type TypeResolver } from './rpc-status.js';
 import type { HttpBinding } from './rules.js';
 import { compileTemplate, type PathTemplate } from './template.js';
+import { decodeGrpcTimeout } from './timeout.js';
 
 const OK: GatewayStatus = { code: 0, message: '' };
 
@@ -26,6 +31,14 @@ export interface GatewayOptions {
   discardUnknown: boolean;
   svcStyle: boolean;
   maxBodyBytes: number;
+  /** A path bound only for other methods: 405 with `Allow` instead of grpc-gateway's 501 (code 12). */
+  methodNotAllowed405?: boolean;
+  /** grpc-gateway's WithDisablePathLengthFallback: no POST (form) → GET fallback. */
+  disablePathLengthFallback?: boolean;
+  /** grpc-gateway's WithDisableHTTPMethodOverride: `X-HTTP-Method-Override` ignored. */
+  disableHttpMethodOverride?: boolean;
+  /** protoc-gen-grpc-gateway's allow_patch_feature: a PATCH fills its FieldMask from the body's keys. */
+  allowPatchFeature?: boolean;
 }
 
 /** One HTTP binding ready to serve. */
@@ -35,18 +48,41 @@ export interface GatewayRoute {
   method: RegisteredMethod;
   requestType: protobuf.Type;
   responseType: protobuf.Type;
-  /** The request field bound to the body when `body` names one. */
+  /** The request field bound to the body when `body` names one (the last of a nested path). */
   bodyField: protobuf.Field | undefined;
+  /** The fields from the request down to bodyField (`payload.input_value`: two). */
+  bodyPath: protobuf.Field[];
   responseField: protobuf.Field | undefined;
-  /** Top-level request fields bound by path or body: query parameters may not set them. */
+  /** Top-level request fields bound by path or body (the OpenAPI document leaves them out of the query). */
   boundRoots: Set<string>;
+  /** Field paths (proto names) bound by path or body: query parameters under them are ignored. */
+  filter: string[][];
+  /** The request's only FieldMask field, on a PATCH whose body is a field (allow_patch_feature). */
+  fieldMaskField: protobuf.Field | undefined;
   info: CallInfo;
   /** The request's bytes when nothing (path, query, body) sets a field: the common `GET /v1/x`. */
   emptyRequest: Buffer;
 }
 
-export function buildRoute(binding: HttpBinding, method: RegisteredMethod, root: protobuf.Root): GatewayRoute {
-  const where = binding.source;
+/** The fields of a dotted path (`payload.input_value`), each but the last a singular message; undefined when a name is not found. */
+function resolveFieldPath(type: protobuf.Type, path: string): { fields: protobuf.Field[]; error?: string } {
+  const fields: protobuf.Field[] = [];
+  let t: protobuf.Type = type;
+  const names = path.split('.');
+  for (let i = 0; i < names.length; i++) {
+    const f = fieldByAnyName(t, names[i]!);
+    if (!f) return { fields, error: `"${names[i]}" is not a field of ${fullName(t)}` };
+    fields.push(f);
+    if (i === names.length - 1) break;
+    if (!(f.resolvedType instanceof protobuf.Type) || f.repeated || f.map) return { fields, error: `"${names[i]}" is not a singular message field of ${fullName(t)}` };
+    t = f.resolvedType;
+  }
+  return { fields };
+}
+
+export function buildRoute(binding: HttpBinding, method: RegisteredMethod, root: protobuf.Root, options: Pick<GatewayOptions, 'allowPatchFeature'> = {}): GatewayRoute {
+  // Every refusal names the RPC, the rule and why (grpc-gateway's generator refuses the same rules).
+  const where = `${binding.source}: rule ${binding.method} ${binding.pathTemplate}${binding.body ? ` (body "${binding.body}")` : ''} of ${method.path}`;
   const template = compileTemplate(binding.pathTemplate, where);
   const def = method.definition as MethodDefinition<unknown, unknown> & { requestType?: unknown };
   if (def.requestStream) throw new Error(`${where}: ${method.path} is client- or bidi-streaming; the gateway serves unary and server-streaming RPCs only`);
@@ -56,17 +92,32 @@ export function buildRoute(binding: HttpBinding, method: RegisteredMethod, root:
   const requestType = rpc.resolvedRequestType ?? root.lookupType(rpc.requestType);
   const responseType = rpc.resolvedResponseType ?? root.lookupType(rpc.responseType);
   const boundRoots = new Set<string>();
+  const filter: string[][] = [];
   for (const v of template.variables) {
-    const first = v.split('.')[0]!;
-    const f = fieldByAnyName(requestType, first);
-    if (!f) throw new Error(`${where}: path variable "${v}" is not a field of ${requestType.fullName.slice(1)}`);
-    boundRoots.add(f.name);
+    const { fields, error } = resolveFieldPath(requestType, v);
+    if (error) throw new Error(`${where}: path variable "${v}": ${error}`);
+    const leaf = fields[fields.length - 1]!;
+    if (fields.length === 1) {
+      const why = unsupportedPathField(leaf);
+      if (why) throw new Error(`${where}: path variable "${v}" cannot be bound: ${why}`);
+    }
+    boundRoots.add(fields[0]!.name);
+    filter.push([...normalizeFieldPath(requestType, v.split('.'))]);
   }
   let bodyField: protobuf.Field | undefined;
+  let bodyPath: protobuf.Field[] = [];
   if (binding.body && binding.body !== '*') {
-    bodyField = fieldByAnyName(requestType, binding.body);
-    if (!bodyField) throw new Error(`${where}: body "${binding.body}" is not a field of ${requestType.fullName.slice(1)}`);
-    boundRoots.add(bodyField.name);
+    const { fields, error } = resolveFieldPath(requestType, binding.body);
+    if (error) throw new Error(`${where}: body "${binding.body}": ${error}`);
+    bodyPath = fields;
+    bodyField = fields[fields.length - 1];
+    boundRoots.add(fields[0]!.name);
+    filter.push(fields.map((f) => f.name));
+  }
+  let fieldMaskField: protobuf.Field | undefined;
+  if ((options.allowPatchFeature ?? true) && binding.method === 'PATCH' && bodyField) {
+    const masks = requestType.fieldsArray.filter((f) => f.resolvedType instanceof protobuf.Type && fullName(f.resolvedType) === 'google.protobuf.FieldMask');
+    if (masks.length === 1) fieldMaskField = masks[0];
   }
   let responseField: protobuf.Field | undefined;
   if (binding.responseBody) {
@@ -90,9 +141,9 @@ export function buildRoute(binding: HttpBinding, method: RegisteredMethod, root:
     gwUserAgent: '',
     restPath: binding.pathTemplate,
   };
-  const empty = requestType.encode(requestType.fromObject(jsonToPlain(requestType, {}, false) as Record<string, unknown>)).finish();
+  const empty = requestType.encode(requestType.create({})).finish();
   const emptyRequest = Buffer.from(empty.buffer, empty.byteOffset, empty.byteLength);
-  return { binding, template, method, requestType, responseType, bodyField, responseField, boundRoots, info, emptyRequest };
+  return { binding, template, method, requestType, responseType, bodyField, bodyPath, responseField, boundRoots, filter, fieldMaskField, info, emptyRequest };
 }
 
 /** Thrown for a request the gateway rejects before the handler: carries the gRPC code and HTTP status. */
@@ -104,6 +155,14 @@ class GatewayRejection extends Error {
   ) {
     super(message);
   }
+}
+
+/** A form body, as Go's ParseForm recognises one (media type, parameters allowed). */
+function isForm(req: IncomingMessage): boolean {
+  const ct = req.headers['content-type'];
+  if (ct === undefined) return false;
+  const semi = ct.indexOf(';');
+  return (semi < 0 ? ct : ct.slice(0, semi)).trim().toLowerCase() === 'application/x-www-form-urlencoded';
 }
 
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -157,8 +216,20 @@ export class Gateway {
     readonly interceptors: readonly ServerInterceptor[] = [],
   ) {}
 
+  /** The roots of the routes' types: an error detail's Any is resolved in them. */
+  private readonly roots = new Set<protobuf.Root>();
+  /** Finds a message type by full name in the loaded protos (for Any values). */
+  readonly resolveType: TypeResolver = (name) => {
+    for (const root of this.roots) {
+      const t = root.lookup(name);
+      if (t instanceof protobuf.Type) return t;
+    }
+    return undefined;
+  };
+
   add(route: GatewayRoute): void {
     this.routes.push(route);
+    this.roots.add(route.requestType.root as protobuf.Root);
     const list = this.byMethod.get(route.binding.method) ?? [];
     list.push(route);
     // Prefer templates with more literal text: /v1/shelves:search before /v1/{name}.
@@ -166,13 +237,29 @@ export class Gateway {
     this.byMethod.set(route.binding.method, list);
   }
 
-  /** Serves the request when a binding matches; false otherwise (the caller answers 404). */
+  /**
+   * Serves the request when a binding matches; false otherwise (the caller answers 404, or 501 /
+   * 405 when `methodsFor` finds the path bound for other methods). As grpc-gateway's ServeMux: a
+   * POST with a form body (`application/x-www-form-urlencoded`) may name its method in
+   * `X-HTTP-Method-Override`, and falls back to a GET binding of its path.
+   */
   handle(req: IncomingMessage, res: ServerResponse): boolean {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const pathname = q < 0 ? url : url.slice(0, q);
     const query = q < 0 ? '' : url.slice(q + 1);
-    const list = this.byMethod.get(req.method ?? 'GET');
+    let method = req.method ?? 'GET';
+    const fallback = method === 'POST' && !this.options.disablePathLengthFallback && req.headers['content-type'] === 'application/x-www-form-urlencoded';
+    if (fallback && !this.options.disableHttpMethodOverride) {
+      const override = req.headers['x-http-method-override'];
+      if (typeof override === 'string' && override !== '') method = override.toUpperCase();
+    }
+    if (this.serveFirst(this.byMethod.get(method), pathname, query, req, res)) return true;
+    if (fallback && method !== 'GET') return this.serveFirst(this.byMethod.get('GET'), pathname, query, req, res);
+    return false;
+  }
+
+  private serveFirst(list: GatewayRoute[] | undefined, pathname: string, query: string, req: IncomingMessage, res: ServerResponse): boolean {
     if (!list) return false;
     for (let i = 0; i < list.length; i++) {
       const route = list[i]!;
@@ -183,6 +270,20 @@ export class Gateway {
       }
     }
     return false;
+  }
+
+  /** The HTTP methods with a binding whose template matches `pathname` (for 501 / 405 answers). */
+  methodsFor(pathname: string): string[] {
+    const out: string[] = [];
+    for (const [method, list] of this.byMethod) {
+      if (list.some((r) => r.template.match(pathname) !== undefined)) out.push(method);
+    }
+    return out;
+  }
+
+  /** google.rpc.Status as JSON: details from the status's `grpc-status-details-bin`, each an Any with `@type`. */
+  statusJson(status: GatewayStatus): { code: number; message: string; details: unknown[] } {
+    return { code: status.code, message: status.message, details: detailsFromMetadata(status.trailer, this.resolveType, this.options.marshal) };
   }
 
   private serve(route: GatewayRoute, values: string[], pathname: string, query: string, req: IncomingMessage, res: ServerResponse): void {
@@ -209,14 +310,31 @@ export class Gateway {
     };
     const x = new Exchange(this, route, values, query, req, res, info);
     this.chain.before(x.ctx);
+    const rawTimeout = req.headers['grpc-timeout'];
+    if (rawTimeout !== undefined) {
+      const timeout = Array.isArray(rawTimeout) ? rawTimeout.join(',') : rawTimeout;
+      const ms = decodeGrpcTimeout(timeout);
+      if (ms === undefined) {
+        if (!req.complete) req.resume();
+        x.fail(new GatewayRejection(3, `invalid grpc-timeout: ${timeout}`, 400));
+        return;
+      }
+      if (ms !== 0) x.startDeadline(ms);
+    }
     if (route.binding.body) {
       readBody(req, this.options.maxBodyBytes).then(
-        (body) => x.dispatch(body),
+        (body) => x.dispatch(body, undefined),
+        (err: unknown) => x.fail(err),
+      );
+    } else if ((req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') && isForm(req)) {
+      // grpc-gateway's request.ParseForm: a POST/PUT/PATCH form body gives parameters too.
+      readBody(req, this.options.maxBodyBytes).then(
+        (form) => x.dispatch(undefined, form),
         (err: unknown) => x.fail(err),
       );
     } else {
       if (!req.complete) req.resume();
-      x.dispatch(undefined);
+      x.dispatch(undefined, undefined);
     }
   }
 
@@ -227,16 +345,19 @@ export class Gateway {
     this.chain.after(ctx);
   }
 
-  /** @internal */
-  requestMessage(route: GatewayRoute, values: string[], query: string, raw: Buffer | undefined): unknown {
+  /**
+   * The request message, built in grpc-gateway's order: the body (and, on a PATCH, the FieldMask
+   * from its keys), then path variables, then query parameters (and form fields). @internal
+   */
+  requestMessage(route: GatewayRoute, values: string[], query: string, raw: Buffer | undefined, form: Buffer | undefined): unknown {
     const { binding, requestType } = route;
     const vars = route.template.variables;
     // The handler gets exactly what a gRPC client's bytes would give it.
-    if (vars.length === 0 && (raw === undefined || raw.length === 0) && (!query || binding.body === '*')) {
+    if (vars.length === 0 && (raw === undefined || raw.length === 0) && form === undefined && (!query || binding.body === '*')) {
       return route.method.definition.requestDeserialize(route.emptyRequest);
     }
     const discard = this.options.discardUnknown;
-    let json: Record<string, unknown> = {};
+    let json: unknown = {};
     if (raw !== undefined && raw.length > 0) {
       let parsed: unknown;
       try {
@@ -245,19 +366,34 @@ export class Gateway {
         throw new GatewayRejection(3, `request body is not valid JSON: ${(err as Error).message}`, 400);
       }
       if (binding.body === '*') {
-        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new JsonInputError(`request body must be a JSON object`);
-        json = parsed as Record<string, unknown>;
+        // A well-known request type (google.protobuf.Duration…) takes its own JSON form.
+        if (!fullName(requestType).startsWith('google.protobuf.') && (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))) {
+          throw new JsonInputError(`request body must be a JSON object`);
+        }
+        json = parsed;
       } else {
-        json[route.bodyField!.name] = parsed;
+        const path = route.bodyPath;
+        let obj = json as Record<string, unknown>;
+        for (let i = 0; i < path.length - 1; i++) obj = obj[path[i]!.name] = {} as Record<string, unknown>;
+        obj[route.bodyField!.name] = parsed;
+        const mask = route.fieldMaskField;
+        const bodyType = route.bodyField!.resolvedType;
+        if (mask && bodyType instanceof protobuf.Type) {
+          (json as Record<string, unknown>)[mask.name] = new PlainValue({ paths: fieldMaskFromBody(bodyType, parsed) });
+        }
       }
     }
-    for (let i = 0; i < vars.length; i++) setFromText(requestType, json, vars[i]!, [values[i]!], discard);
-    if (query && binding.body !== '*') {
-      const params = new URLSearchParams(query);
-      for (const key of new Set(params.keys())) {
-        const root = fieldByAnyName(requestType, key.split('.')[0]!);
-        if (root && route.boundRoots.has(root.name)) continue;
-        setFromText(requestType, json, key, params.getAll(key), true);
+    if (json !== null && typeof json === 'object' && !Array.isArray(json)) {
+      const obj = json as Record<string, unknown>;
+      for (let i = 0; i < vars.length; i++) setPathVariable(requestType, obj, vars[i]!, values[i]!);
+      if ((query || form) && binding.body !== '*') {
+        // Parsed once, in one pass; form fields come before the query's values, as in Go's Request.Form.
+        const params = new Map<string, string[]>();
+        const formError = form === undefined ? undefined : parseQueryInto(form.toString('utf8'), params);
+        const queryError = query ? parseQueryInto(query, params) : undefined;
+        const error = formError ?? queryError;
+        if (error) throw new ParamError(error);
+        applyQuery(requestType, obj, params, route.filter);
       }
     }
     const plain = jsonToPlain(requestType, json, discard);
@@ -304,6 +440,11 @@ class Exchange implements StreamBase {
   private call: GatewayUnaryCall | GatewayWritableCall | undefined;
   /** The bottom of the user's interceptor stack, when the entry has interceptors. */
   private stack: { cancel(): void } | undefined;
+  /** The call's deadline (ms since the epoch) from `Grpc-Timeout`; Infinity without one. */
+  deadline = Infinity;
+  private timer: NodeJS.Timeout | undefined;
+  /** Trailer metadata to send as HTTP trailers (the request said `TE: trailers`), flat name/value list. */
+  private trailers: string[] | undefined;
 
   constructor(
     private readonly gateway: Gateway,
@@ -333,17 +474,41 @@ class Exchange implements StreamBase {
 
   /** A request rejected before the handler (too big, bad JSON, badly typed values). */
   fail(err: unknown): void {
+    if (this.settled) return;
     let status: GatewayStatus;
     if (err instanceof GatewayRejection) status = { code: err.code, message: err.message };
-    else if (err instanceof JsonInputError) status = { code: 3, message: err.message };
+    else if (err instanceof JsonInputError || err instanceof ParamError) status = { code: 3, message: err.message };
     else status = statusFromError(err);
     this.finish(this.writeError(status, err instanceof GatewayRejection ? err.httpStatus : undefined));
   }
 
-  dispatch(body: Buffer | undefined): void {
+  /**
+   * A `Grpc-Timeout` deadline: at it a call still running is cancelled (its AbortSignal aborts)
+   * and answered 504 DeadlineExceeded, as grpc-gateway's expired context answers.
+   */
+  startDeadline(ms: number): void {
+    this.deadline = Date.now() + ms;
+    // Beyond setTimeout's range (~24.8 days) the call simply has no timer.
+    if (ms <= 2_147_483_647) this.timer = setTimeout(() => this.expire(), Math.max(0, ms));
+  }
+
+  private expire(): void {
+    this.timer = undefined;
+    if (this.settled) return;
+    this.stack?.cancel();
+    this.call?.cancel();
+    const status: GatewayStatus = { code: 4, message: 'context deadline exceeded' };
+    if (this.res.headersSent) {
+      this.res.end(`${JSON.stringify({ error: this.gateway.statusJson(status) })}\n`);
+      this.finish(status);
+    } else this.finish(this.writeError(status));
+  }
+
+  dispatch(body: Buffer | undefined, form: Buffer | undefined): void {
+    if (this.settled) return;
     const { gateway, route } = this;
     try {
-      this.request = gateway.requestMessage(route, this.values, this.query, body);
+      this.request = gateway.requestMessage(route, this.values, this.query, body, form);
     } catch (err) {
       this.fail(err);
       return;
@@ -393,7 +558,7 @@ class Exchange implements StreamBase {
     }
     attachContext(a.metadata, this.ctx);
     if (!stream) {
-      const call = new GatewayUnaryCall(admittedBase(a, this.peer, this.path));
+      const call = new GatewayUnaryCall(admittedBase(a, this.peer, this.path, undefined, this.deadline));
       this.call = call;
       (handler as unknown as UnaryHandler)(call, (err, value, trailer) => {
         if (err) a.top.sendStatus(sentStatusOf(err));
@@ -401,7 +566,7 @@ class Exchange implements StreamBase {
       });
       return;
     }
-    const call = new GatewayWritableCall(admittedBase(a, this.peer, this.path, (msg) => a.top.sendMessage(msg, () => undefined)));
+    const call = new GatewayWritableCall(admittedBase(a, this.peer, this.path, (msg) => a.top.sendMessage(msg, () => undefined), this.deadline));
     this.call = call;
     call.once('error', (err: unknown) => a.top.sendStatus(sentStatusOf(err)));
     call.once('finish', () => a.top.sendStatus({ code: 0, details: 'OK', metadata: call.trailer ?? null }));
@@ -428,16 +593,27 @@ class Exchange implements StreamBase {
     if (!this.settled) this.res.once('close', () => this.closedEarly());
   }
 
+  /**
+   * Trailer metadata: with `TE: trailers` in the request, HTTP trailers (`Grpc-Trailer-<key>`, plain
+   * names in svc style); without it grpc-gateway sends none, and the svc style adds them to the
+   * headers where no header metadata has the name (a trailer never overwrites a header).
+   */
+  private addTrailer(md: Metadata): void {
+    const te = this.req.headers.te;
+    if (typeof te === 'string' && te.toLowerCase().includes('trailers')) addMetadataHeaders((this.trailers ??= []), md, this.svc, true);
+    else if (this.svc) addMetadataHeaders(this.headers.out, md, true, true, true);
+  }
+
   /** The unary handler's callback. */
   private reply(err: unknown, value?: unknown, trailer?: Metadata): void {
     if (this.settled) return;
     if (err) {
       const status = statusFromError(err);
-      if (status.trailer) addMetadataHeaders(this.headers.out, status.trailer, this.svc, true);
+      if (status.trailer) this.addTrailer(status.trailer);
       this.finish(this.writeError(status));
       return;
     }
-    if (trailer) addMetadataHeaders(this.headers.out, trailer, this.svc, true);
+    if (trailer) this.addTrailer(trailer);
     let body: string;
     try {
       body = JSON.stringify(this.gateway.toJson(this.route, value), null, this.gateway.options.indent);
@@ -490,9 +666,9 @@ class Exchange implements StreamBase {
     const res = this.res;
     let status = OK;
     if (!res.headersSent) {
-      // No message: trailers still fit in the head.
+      // No message: in svc style trailers still fit in the head (grpc-gateway sends none for a stream).
       const out = this.headers.out;
-      if (trailer) addMetadataHeaders(out, trailer, this.svc, true);
+      if (trailer && this.svc) addMetadataHeaders(out, trailer, true, true, true);
       putHeader(out, 'Content-Type', NDJSON_TYPE);
       putHeader(out, 'Content-Length', '0');
       status = this.writeHead(200, out, true) ?? OK;
@@ -505,11 +681,17 @@ class Exchange implements StreamBase {
     if (this.settled) return;
     const status = statusFromError(err);
     if (!this.res.headersSent) {
-      if (status.trailer) addMetadataHeaders(this.headers.out, status.trailer, this.svc, true);
+      if (status.trailer && this.svc) addMetadataHeaders(this.headers.out, status.trailer, true, true, true);
       this.finish(this.writeError(status));
       return;
     }
-    this.res.end(`${JSON.stringify({ error: statusBody(status) })}\n`);
+    let line: string;
+    try {
+      line = `${JSON.stringify({ error: this.gateway.statusJson(status) })}\n`;
+    } catch {
+      line = `${JSON.stringify({ error: { code: status.code, message: status.message, details: [] } })}\n`;
+    }
+    this.res.end(line);
     this.finish(status);
   }
 
@@ -525,17 +707,34 @@ class Exchange implements StreamBase {
   private finish(status: GatewayStatus): void {
     if (this.settled) return;
     this.settled = true;
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
     this.gateway.finish(this.ctx, status);
   }
 
-  /** A google.rpc.Status body with the HTTP status of its code (or the one given). */
+  /**
+   * A google.rpc.Status body with the HTTP status of its code (or the one given), as
+   * DefaultHTTPErrorHandler writes it: details as Any values, `WWW-Authenticate` for
+   * Unauthenticated; a detail whose type no loaded proto has cannot be written (as protojson
+   * cannot), which gives grpc-gateway's 500 "failed to marshal error message".
+   */
   private writeError(status: GatewayStatus, httpStatus?: number): GatewayStatus {
     const res = this.res;
     if (res.headersSent) {
       res.end();
       return status;
     }
-    const body = JSON.stringify(statusBody(status), null, this.gateway.options.indent);
+    let body: string;
+    try {
+      body = JSON.stringify(this.gateway.statusJson(status), null, this.gateway.options.indent);
+    } catch (err) {
+      if (!(err instanceof UnresolvableAny)) throw err;
+      this.trailers = undefined;
+      return this.respond(500, JSON_TYPE, MARSHAL_FALLBACK, status);
+    }
+    if (status.code === 16) putHeader(this.headers.out, 'WWW-Authenticate', status.message);
     return this.respond(httpStatus ?? httpStatusFromCode(status.code), JSON_TYPE, body, status);
   }
 
@@ -547,6 +746,23 @@ class Exchange implements StreamBase {
   private respond(httpStatus: number, contentType: string, body: string, status: GatewayStatus): GatewayStatus {
     const out = this.headers.out;
     putHeader(out, 'Content-Type', contentType);
+    const trailers = this.trailers;
+    if (trailers !== undefined && trailers.length > 0) {
+      // HTTP trailers need a chunked body: announced in `Trailer`, sent after it.
+      const names: string[] = [];
+      const pairs: Array<[string, string]> = [];
+      for (let i = 0; i < trailers.length; i += 2) {
+        names.push(trailers[i]!);
+        pairs.push([trailers[i]!, trailers[i + 1]!]);
+      }
+      putHeader(out, 'Trailer', names.join(', '));
+      const failed = this.writeHead(httpStatus, out, false);
+      if (failed) return failed;
+      const refused = headerListError(trailers, false);
+      if (refused === undefined) this.res.addTrailers(pairs);
+      this.res.end(body);
+      return status;
+    }
     putHeader(out, 'Content-Length', String(Buffer.byteLength(body)));
     const failed = this.writeHead(httpStatus, out, true);
     if (failed) return failed;
@@ -586,17 +802,15 @@ class Exchange implements StreamBase {
       res.end();
       return status;
     }
-    const body = JSON.stringify(statusBody(status), null, this.gateway.options.indent);
+    const body = JSON.stringify({ code: status.code, message: status.message, details: [] }, null, this.gateway.options.indent);
     res.writeHead(500, 'Internal Server Error', ['Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body))]);
     res.end(body);
     return status;
   }
 }
 
-/** google.rpc.Status as JSON. */
-function statusBody(status: GatewayStatus): { code: number; message: string; details: unknown[] } {
-  return { code: status.code, message: status.message, details: [] };
-}
+/** grpc-gateway's answer when the error itself cannot be marshalled. */
+const MARSHAL_FALLBACK = '{"code": 13, "message": "failed to marshal error message"}';
 
 /** A synthetic binding for an RPC without one: `POST /<pkg>.<Service>/<Method>` with body `*`. */
 export function unboundBinding(method: RegisteredMethod): HttpBinding {

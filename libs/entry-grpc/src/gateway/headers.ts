@@ -81,13 +81,21 @@ function sameName(a: string, b: string): boolean {
  * keys, `content-length` and `content-type` (see NOT_RESPONSE_HEADERS); a key with several values
  * gives its first.
  */
-export function addMetadataHeaders(out: string[], md: Metadata, svcStyle: boolean, trailer: boolean): void {
+export function addMetadataHeaders(out: string[], md: Metadata, svcStyle: boolean, trailer: boolean, keepExisting = false): void {
   const prefix = svcStyle ? '' : trailer ? 'Grpc-Trailer-' : 'Grpc-Metadata-';
   const map = md.getMap();
   for (const key in map) {
     const v = map[key];
-    if (typeof v === 'string' && !NOT_RESPONSE_HEADERS.has(key)) putHeader(out, prefix + key, v);
+    if (typeof v !== 'string' || NOT_RESPONSE_HEADERS.has(key)) continue;
+    if (keepExisting && hasHeader(out, prefix + key)) continue;
+    putHeader(out, prefix + key, v);
   }
+}
+
+/** Whether a flat header list has `name` (any case). */
+function hasHeader(out: readonly string[], name: string): boolean {
+  for (let i = 0; i < out.length; i += 2) if (sameName(out[i]!, name)) return true;
+  return false;
 }
 
 /**

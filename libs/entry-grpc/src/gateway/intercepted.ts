@@ -153,12 +153,13 @@ export function sentStatusOf(err: unknown): SentStatus {
 }
 
 /** A CallBase for the handler of an intercepted call: the admitted metadata and message, sends go down the stack. */
-export function admittedBase(a: Admitted, peer: string, path: string, onStreamMessage: (msg: unknown) => void = () => undefined): StreamBase {
+export function admittedBase(a: Admitted, peer: string, path: string, onStreamMessage: (msg: unknown) => void = () => undefined, deadline = Infinity): StreamBase {
   return {
     metadata: () => a.metadata,
     request: a.request,
     peer,
     path,
+    deadline,
     onMetadata: (md) => a.top.sendMetadata(md),
     onMessage: onStreamMessage,
   };

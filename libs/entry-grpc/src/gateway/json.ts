@@ -19,7 +19,7 @@ const INT64_MAX = 2n ** 63n - 1n;
 const UINT64_MAX = 2n ** 64n - 1n;
 const INT32 = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32']);
 const FLOAT = new Set(['double', 'float']);
-const WRAPPERS = new Set([
+export const WRAPPERS = new Set([
   'google.protobuf.DoubleValue',
   'google.protobuf.FloatValue',
   'google.protobuf.Int64Value',
@@ -35,7 +35,7 @@ const WRAPPERS = new Set([
 const fullNames = new WeakMap<protobuf.ReflectionObject, string>();
 const jsonNames = new WeakMap<protobuf.Field, string>();
 
-function fullName(t: protobuf.ReflectionObject): string {
+export function fullName(t: protobuf.ReflectionObject): string {
   let n = fullNames.get(t);
   if (n === undefined) {
     n = t.fullName.startsWith('.') ? t.fullName.slice(1) : t.fullName;
@@ -49,17 +49,44 @@ export function jsonName(field: protobuf.Field): string {
   let n = jsonNames.get(field);
   if (n === undefined) {
     const explicit = (field.options as Record<string, unknown> | undefined)?.['json_name'];
-    n = typeof explicit === 'string' ? explicit : field.name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+    n = typeof explicit === 'string' ? explicit : protocJsonName(field.name);
     jsonNames.set(field, n);
   }
   return n;
+}
+
+/**
+ * protoc's default `json_name` (ToJsonName): every `_` is dropped and the character after it
+ * upper-cased: `en_GB` → `enGB`, `foo__bar` → `fooBar`, `_x` → `X`.
+ */
+export function protocJsonName(name: string): string {
+  if (!name.includes('_')) return name;
+  let out = '';
+  let upper = false;
+  for (const c of name) {
+    if (c === '_') upper = true;
+    else if (upper) {
+      out += c.toUpperCase();
+      upper = false;
+    } else out += c;
+  }
+  return out;
+}
+
+/**
+ * A value already in `Type.fromObject` form, placed in a JSON tree where a message's JSON would go:
+ * what path and query parsing produce for well-known types whose text form is not their JSON form
+ * (a FieldMask path kept as written, a Go duration such as `1h`).
+ */
+export class PlainValue {
+  constructor(readonly value: unknown) {}
 }
 
 /** Finds a field by its proto name or JSON name. */
 export function fieldByAnyName(type: protobuf.Type, name: string): protobuf.Field | undefined {
   const direct = type.fields[name];
   if (direct) return direct;
-  const camel = name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  const camel = protocJsonName(name);
   return type.fields[camel] ?? type.fieldsArray.find((f) => jsonName(f) === name);
 }
 
@@ -201,6 +228,7 @@ function fraction(nanos: number): string {
 
 /** Canonical JSON (proto or JSON field names) → an object for `Type.fromObject`. */
 export function jsonToPlain(type: protobuf.Type, json: unknown, discardUnknown: boolean, where = ''): unknown {
+  if (json instanceof PlainValue) return json.value;
   const name = fullName(type);
   if (name.startsWith('google.protobuf.')) {
     const wkt = wktFromJson(type, name, json, discardUnknown, where);
