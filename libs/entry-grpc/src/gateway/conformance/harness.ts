@@ -62,7 +62,8 @@ const implementation = {
   Update: (call: Call, cb: Cb) => cb(null, call.request),
   Double: (call: Call, cb: Cb) => {
     const r = call.request as { seconds?: string; nanos?: number };
-    cb(null, { seconds: String(BigInt(r.seconds ?? '0') * 2n), nanos: (r.nanos ?? 0) * 2 });
+    const total = (BigInt(r.seconds ?? '0') * 1_000_000_000n + BigInt(r.nanos ?? 0)) * 2n;
+    cb(null, { seconds: String(total / 1_000_000_000n), nanos: Number(total % 1_000_000_000n) });
   },
   Fail: (call: Call, cb: Cb) => {
     const r = call.request as { code?: number; message?: string; with_details?: boolean; with_unknown_detail?: boolean; header?: Record<string, string>; trailer?: Record<string, string> };
