@@ -495,13 +495,14 @@ class Exchange implements StreamBase {
   private expire(): void {
     this.timer = undefined;
     if (this.settled) return;
-    this.stack?.cancel();
-    this.call?.cancel();
     const status: GatewayStatus = { code: 4, message: 'context deadline exceeded' };
     if (this.res.headersSent) {
       this.res.end(`${JSON.stringify({ error: this.gateway.statusJson(status) })}\n`);
       this.finish(status);
     } else this.finish(this.writeError(status));
+    // Answered first: whatever the handler does on hearing of the cancellation comes too late.
+    this.stack?.cancel();
+    this.call?.cancel();
   }
 
   dispatch(body: Buffer | undefined, form: Buffer | undefined): void {
