@@ -271,7 +271,7 @@ export class GrpcEntry implements Entry {
       return fallback?.lookup(service) ? fallback : undefined;
     };
     const gateway = new Gateway(this.chain, {
-      marshal: { ...c.gwOption.marshal, emitUnpopulated: c.gwOption.marshal.emitUnpopulated || c.enableSvcGwOption },
+      marshal: { ...c.gwOption.marshal, emitUnpopulated: c.gwOption.marshal.emitUnpopulated || c.enableSvcGwOption, omitUnsetValue: c.enableSvcGwOption },
       indent: c.gwOption.marshal.indent,
       discardUnknown: c.gwOption.unmarshal.discardUnknown,
       svcStyle: c.enableSvcGwOption,

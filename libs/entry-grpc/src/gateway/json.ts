@@ -5,6 +5,11 @@ export interface MarshalOptions {
   useProtoNames: boolean;
   emitUnpopulated: boolean;
   useEnumNumbers: boolean;
+  /**
+   * With emitUnpopulated, leave out an unset google.protobuf.Value field instead of writing `null`
+   * (which reads back as a set `null_value`); the svc style sets it, protojson writes `null`.
+   */
+  omitUnsetValue?: boolean;
 }
 
 /** A JSON input that does not fit the message: the gateway answers 400 InvalidArgument. */
@@ -117,7 +122,7 @@ export function messageToJson(type: protobuf.Type, msg: Plain, o: MarshalOptions
       }
     } else if (field.resolvedType instanceof protobuf.Type) {
       if (value !== null && value !== undefined) out[key] = valueToJson(field, value, o);
-      else if (o.emitUnpopulated) out[key] = null;
+      else if (o.emitUnpopulated && !(o.omitUnsetValue && fullName(field.resolvedType) === 'google.protobuf.Value')) out[key] = null;
     } else {
       if (!o.emitUnpopulated && isDefault(field, value)) continue;
       out[key] = valueToJson(field, value ?? field.typeDefault, o);

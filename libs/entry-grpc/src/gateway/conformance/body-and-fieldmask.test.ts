@@ -100,3 +100,21 @@ describe('bodies (marshal_jsonpb.go, mux.go)', () => {
     expect(r.json).toEqual({ id: 'x' });
   });
 });
+
+describe('svc style (enableSvcGwOption)', () => {
+  it('emits unpopulated fields, but an unset google.protobuf.Value is left out rather than written as null (which reads back as null_value)', async () => {
+    const d = await startConformance('    enableSvcGwOption: true\n');
+    try {
+      const r = await request(d, 'GET', '/v1/echo/x');
+      const json = r.json as Record<string, unknown>;
+      expect(json['id']).toBe('x');
+      expect(json['int32Value']).toBe(0);
+      expect(json['nested']).toBeNull();
+      expect('value' in json).toBe(false);
+      const set = await request(d, 'GET', '/v1/echo/x?value=null');
+      expect((set.json as Record<string, unknown>)['value']).toBeNull();
+    } finally {
+      await d.stop();
+    }
+  });
+});
