@@ -59,6 +59,10 @@ export interface GatewayRoute {
   filter: string[][];
   /** The request's only FieldMask field, on a PATCH whose body is a field (allow_patch_feature). */
   fieldMaskField: protobuf.Field | undefined;
+  /** The body's target is a google.api.HttpBody: it takes the raw request body and its Content-Type. */
+  httpBodyRequest: HttpBodyFields | undefined;
+  /** The response is a google.api.HttpBody (no response_body): written as its raw `data` with its `content_type`. */
+  httpBodyResponse: HttpBodyFields | undefined;
   info: CallInfo;
   /** The request's bytes when nothing (path, query, body) sets a field: the common `GET /v1/x`. */
   emptyRequest: Buffer;
@@ -78,6 +82,19 @@ function resolveFieldPath(type: protobuf.Type, path: string): { fields: protobuf
     t = f.resolvedType;
   }
   return { fields };
+}
+
+/** The names of a google.api.HttpBody's fields as this root spells them. */
+export interface HttpBodyFields {
+  contentType: string;
+  data: string;
+}
+
+function httpBodyFields(type: protobuf.Type | undefined | null): HttpBodyFields | undefined {
+  if (!(type instanceof protobuf.Type) || fullName(type) !== 'google.api.HttpBody') return undefined;
+  const contentType = fieldByAnyName(type, 'content_type');
+  const data = fieldByAnyName(type, 'data');
+  return contentType && data ? { contentType: contentType.name, data: data.name } : undefined;
 }
 
 export function buildRoute(binding: HttpBinding, method: RegisteredMethod, root: protobuf.Root, options: Pick<GatewayOptions, 'allowPatchFeature'> = {}): GatewayRoute {
@@ -141,9 +158,11 @@ export function buildRoute(binding: HttpBinding, method: RegisteredMethod, root:
     gwUserAgent: '',
     restPath: binding.pathTemplate,
   };
+  const httpBodyRequest = binding.body === '*' ? httpBodyFields(requestType) : bodyField ? httpBodyFields(bodyField.resolvedType as protobuf.Type | null) : undefined;
+  const httpBodyResponse = responseField ? undefined : httpBodyFields(responseType);
   const empty = requestType.encode(requestType.create({})).finish();
   const emptyRequest = Buffer.from(empty.buffer, empty.byteOffset, empty.byteLength);
-  return { binding, template, method, requestType, responseType, bodyField, bodyPath, responseField, boundRoots, filter, fieldMaskField, info, emptyRequest };
+  return { binding, template, method, requestType, responseType, bodyField, bodyPath, responseField, boundRoots, filter, fieldMaskField, httpBodyRequest, httpBodyResponse, info, emptyRequest };
 }
 
 /** Thrown for a request the gateway rejects before the handler: carries the gRPC code and HTTP status. */
@@ -349,7 +368,7 @@ export class Gateway {
    * The request message, built in grpc-gateway's order: the body (and, on a PATCH, the FieldMask
    * from its keys), then path variables, then query parameters (and form fields). @internal
    */
-  requestMessage(route: GatewayRoute, values: string[], query: string, raw: Buffer | undefined, form: Buffer | undefined): unknown {
+  requestMessage(route: GatewayRoute, values: string[], query: string, raw: Buffer | undefined, form: Buffer | undefined, contentType?: string): unknown {
     const { binding, requestType } = route;
     const vars = route.template.variables;
     // The handler gets exactly what a gRPC client's bytes would give it.
@@ -358,7 +377,18 @@ export class Gateway {
     }
     const discard = this.options.discardUnknown;
     let json: unknown = {};
-    if (raw !== undefined && raw.length > 0) {
+    const hb = route.httpBodyRequest;
+    if (hb && raw !== undefined && raw.length > 0) {
+      // The raw bytes and their media type, not JSON (google.api.HttpBody as a request body).
+      const body = new PlainValue({ [hb.contentType]: contentType ?? '', [hb.data]: raw });
+      if (binding.body === '*') json = body;
+      else {
+        const path = route.bodyPath;
+        let obj = json as Record<string, unknown>;
+        for (let i = 0; i < path.length - 1; i++) obj = obj[path[i]!.name] = {} as Record<string, unknown>;
+        obj[route.bodyField!.name] = body;
+      }
+    } else if (raw !== undefined && raw.length > 0) {
       let parsed: unknown;
       try {
         parsed = JSON.parse(raw.toString('utf8'));
@@ -383,7 +413,7 @@ export class Gateway {
         }
       }
     }
-    if (json !== null && typeof json === 'object' && !Array.isArray(json)) {
+    if (json !== null && typeof json === 'object' && !Array.isArray(json) && !(json instanceof PlainValue)) {
       const obj = json as Record<string, unknown>;
       for (let i = 0; i < vars.length; i++) setPathVariable(requestType, obj, vars[i]!, values[i]!);
       if ((query || form) && binding.body !== '*') {
@@ -407,6 +437,14 @@ export class Gateway {
     return route.method.definition.requestDeserialize(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   }
 
+  /** A google.api.HttpBody response's content type and bytes. @internal */
+  httpBody(route: GatewayRoute, message: unknown, hb: HttpBodyFields): { contentType: string; data: Buffer } {
+    const bytes = route.method.definition.responseSerialize(message);
+    const decoded = route.responseType.decode(bytes) as unknown as Record<string, unknown>;
+    const data = decoded[hb.data] as Uint8Array | undefined;
+    return { contentType: String(decoded[hb.contentType] ?? ''), data: data ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.alloc(0) };
+  }
+
   /** A response message as JSON (its `response_body` field when the rule names one). @internal */
   toJson(route: GatewayRoute, message: unknown): unknown {
     const bytes = route.method.definition.responseSerialize(message);
@@ -420,6 +458,7 @@ export class Gateway {
 }
 
 const JSON_TYPE = 'application/json';
+const NEWLINE = Buffer.from('\n');
 const NDJSON_TYPE = 'application/x-ndjson';
 
 /**
@@ -509,7 +548,7 @@ class Exchange implements StreamBase {
     if (this.settled) return;
     const { gateway, route } = this;
     try {
-      this.request = gateway.requestMessage(route, this.values, this.query, body, form);
+      this.request = gateway.requestMessage(route, this.values, this.query, body, form, route.httpBodyRequest ? this.req.headers['content-type'] : undefined);
     } catch (err) {
       this.fail(err);
       return;
@@ -615,6 +654,13 @@ class Exchange implements StreamBase {
       return;
     }
     if (trailer) this.addTrailer(trailer);
+    const hb = this.route.httpBodyResponse;
+    if (hb) {
+      // HTTPBodyMarshaler: the body's bytes with its content type.
+      const { contentType, data } = this.gateway.httpBody(this.route, value, hb);
+      this.finish(this.respond(200, contentType, data, OK));
+      return;
+    }
     let body: string;
     try {
       body = JSON.stringify(this.gateway.toJson(this.route, value), null, this.gateway.options.indent);
@@ -647,11 +693,20 @@ class Exchange implements StreamBase {
   /** A message the streaming handler wrote: the head goes out with the first one. */
   onMessage(msg: unknown): void {
     if (this.settled) return;
-    const line = `${JSON.stringify({ result: this.gateway.toJson(this.route, msg) })}\n`;
+    const hb = this.route.httpBodyResponse;
+    let line: string | Buffer;
+    let contentType = NDJSON_TYPE;
+    if (hb) {
+      // ForwardResponseStream with HttpBody: each message's bytes, then the "\n" delimiter; the
+      // first message's content type is the response's.
+      const body = this.gateway.httpBody(this.route, msg, hb);
+      line = Buffer.concat([body.data, NEWLINE]);
+      contentType = body.contentType;
+    } else line = `${JSON.stringify({ result: this.gateway.toJson(this.route, msg) })}\n`;
     const res = this.res;
     if (!res.headersSent) {
       const out = this.headers.out;
-      putHeader(out, 'Content-Type', NDJSON_TYPE);
+      putHeader(out, 'Content-Type', contentType);
       const failed = this.writeHead(200, out, false);
       if (failed) {
         this.call?.cancel();
@@ -744,7 +799,7 @@ class Exchange implements StreamBase {
    * so Node sends the body as is rather than chunked), then the body. Returns the status to
    * report: `status`, or Internal when Node refused a header.
    */
-  private respond(httpStatus: number, contentType: string, body: string, status: GatewayStatus): GatewayStatus {
+  private respond(httpStatus: number, contentType: string, body: string | Buffer, status: GatewayStatus): GatewayStatus {
     const out = this.headers.out;
     putHeader(out, 'Content-Type', contentType);
     const trailers = this.trailers;

@@ -118,3 +118,33 @@ describe('svc style (enableSvcGwOption)', () => {
     }
   });
 });
+
+describe('google.api.HttpBody (runtime/marshal_httpbodyproto.go)', () => {
+  it('runtime/marshal_httpbodyproto.go HTTPBodyMarshaler: a unary HttpBody response is its data with its content_type', async () => {
+    const r = await request(c, 'GET', '/v1/page');
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toBe('text/html');
+    expect(r.text).toBe('<p>hi</p>');
+  });
+
+  it('examples/internal/integration testABEDownload / TestResponseBodyStreamHttpBody: a streamed HttpBody is each data then "\\n"', async () => {
+    const r = await request(c, 'GET', '/v1/download');
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toBe('text/html');
+    expect(r.text).toBe('Hello 1\nHello 2\n');
+  });
+
+  it('examples/internal/integration TestResponseBodyStreamHttpBodyError: a failure after HttpBody chunks is an {"error"} line', async () => {
+    const r = await request(c, 'GET', '/v1/download?count=-1');
+    expect(r.status).toBe(200);
+    const lines = r.text.split('\n').filter((l) => l !== '');
+    expect(lines.slice(0, 2)).toEqual(['Hello 1', 'Hello 2']);
+    expect(JSON.parse(lines[2]!)).toEqual({ error: { code: 3, message: 'error', details: [] } });
+  });
+
+  it('an HttpBody request takes the raw body and its Content-Type (as Envoy and ESP transcode it; grpc-gateway decodes JSON)', async () => {
+    const r = await request(c, 'POST', '/v1/upload', 'a,b\n1,2', { 'content-type': 'text/csv' });
+    expect(r.status, r.text).toBe(200);
+    expect(r.json).toEqual({ contentType: 'text/csv', data: Buffer.from('a,b\n1,2').toString('base64') });
+  });
+});

@@ -90,6 +90,14 @@ const implementation = {
       cb(null, { deadline: deadlineOf(call), cancelled: true });
     });
   },
+  Page: (_call: Call, cb: Cb) => cb(null, { content_type: 'text/html', data: Buffer.from('<p>hi</p>') }),
+  Upload: (call: Call, cb: Cb) => cb(null, { content_type: call.request['content_type'], data: call.request['data'] }),
+  Download: (call: Writable & { emit(ev: 'error', e: unknown): void }) => {
+    call.write({ content_type: 'text/html', data: Buffer.from('Hello 1') });
+    call.write({ content_type: 'text/html', data: Buffer.from('Hello 2') });
+    if (Number(call.request['count'] ?? 0) < 0) setImmediate(() => call.emit('error', { code: 3, details: 'error' }));
+    else call.end();
+  },
   Stream: (call: Writable) => {
     const count = Number(call.request['count'] ?? 0);
     const wait = Number(call.request['wait'] ?? 0);
