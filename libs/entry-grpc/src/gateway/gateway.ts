@@ -502,7 +502,8 @@ class Exchange implements StreamBase {
   }
 
   metadata(): Metadata {
-    const md = metadataFromHeaders(this.req.headers, this.svc);
+    const ip = this.req.socket.remoteAddress ?? '';
+    const md = metadataFromHeaders(this.req.headers, this.svc, ip.startsWith('::ffff:') ? ip.slice(7) : ip);
     attachContext(md, this.ctx);
     return md;
   }

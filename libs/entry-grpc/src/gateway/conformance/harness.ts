@@ -90,6 +90,17 @@ const implementation = {
       cb(null, { deadline: deadlineOf(call), cancelled: true });
     });
   },
+  Headers: (call: Call, cb: Cb) => {
+    const labels: Record<string, string> = {};
+    for (const [k, values] of Object.entries(call.metadata.toJSON())) {
+      labels[k] = values.map((v) => (typeof v === 'string' ? v : `bin:${Buffer.from(v).toString('hex')}`)).join('|');
+    }
+    const md = new Metadata();
+    md.add('multi', 'a');
+    md.add('multi', 'b');
+    call.sendMetadata(md);
+    cb(null, { labels });
+  },
   Page: (_call: Call, cb: Cb) => cb(null, { content_type: 'text/html', data: Buffer.from('<p>hi</p>') }),
   Upload: (call: Call, cb: Cb) => cb(null, { content_type: call.request['content_type'], data: call.request['data'] }),
   Download: (call: Writable & { emit(ev: 'error', e: unknown): void }) => {
