@@ -14,7 +14,7 @@ import { fieldMaskFromBody } from './fieldmask.js';
 import { parseQueryInto } from './goparse.js';
 import { JsonInputError, PlainValue, fieldByAnyName, fullName, jsonName, jsonToPlain, messageToJson, type MarshalOptions } from './json.js';
 import { ParamError, applyQuery, normalizeFieldPath, setPathVariable, unsupportedPathField } from './params.js';
-import { UnresolvableAny, detailsFromMetadata, type TypeResolver } from './rpc-status.js';
+import { UnresolvableAny, anyToJson, detailsFromMetadata, type TypeResolver } from './rpc-status.js';
 import type { HttpBinding } from './rules.js';
 import { compileTemplate, type PathTemplate } from './template.js';
 import { decodeGrpcTimeout } from './timeout.js';
@@ -228,12 +228,19 @@ export class Gateway {
   private readonly byMethod = new Map<string, GatewayRoute[]>();
   readonly routes: GatewayRoute[] = [];
 
+  /** The marshal options with Any values resolved in every loaded proto (protojson's registry). */
+  private readonly marshal: MarshalOptions;
+
   constructor(
     private readonly chain: CallChain,
     readonly options: GatewayOptions,
     /** The entry's user interceptors (`entry.addInterceptor`): gateway calls go through them too. */
     readonly interceptors: readonly ServerInterceptor[] = [],
-  ) {}
+  ) {
+    const marshal: MarshalOptions = { ...options.marshal };
+    marshal.anyToJson = (url, value) => anyToJson(url, value, this.resolveType, marshal);
+    this.marshal = marshal;
+  }
 
   /** The roots of the routes' types: an error detail's Any is resolved in them. */
   private readonly roots = new Set<protobuf.Root>();
@@ -302,7 +309,7 @@ export class Gateway {
 
   /** google.rpc.Status as JSON: details from the status's `grpc-status-details-bin`, each an Any with `@type`. */
   statusJson(status: GatewayStatus): { code: number; message: string; details: unknown[] } {
-    return { code: status.code, message: status.message, details: detailsFromMetadata(status.trailer, this.resolveType, this.options.marshal) };
+    return { code: status.code, message: status.message, details: detailsFromMetadata(status.trailer, this.resolveType, this.marshal) };
   }
 
   private serve(route: GatewayRoute, values: string[], pathname: string, query: string, req: IncomingMessage, res: ServerResponse): void {
@@ -449,7 +456,7 @@ export class Gateway {
   toJson(route: GatewayRoute, message: unknown): unknown {
     const bytes = route.method.definition.responseSerialize(message);
     const decoded = route.responseType.decode(bytes) as unknown as Record<string, unknown>;
-    const marshal = this.options.marshal;
+    const marshal = this.marshal;
     if (!route.responseField) return messageToJson(route.responseType, decoded, marshal);
     const f = route.responseField;
     const only = messageToJson(route.responseType, { [f.name]: decoded[f.name] }, marshal) as Record<string, unknown>;

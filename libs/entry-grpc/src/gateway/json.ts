@@ -10,6 +10,11 @@ export interface MarshalOptions {
    * (which reads back as a set `null_value`); the svc style sets it, protojson writes `null`.
    */
   omitUnsetValue?: boolean;
+  /**
+   * Writes a google.protobuf.Any as protojson does (`{"@type": url, …}`, its type looked up in
+   * every loaded proto); without it protobufjs's own Any conversion is used.
+   */
+  anyToJson?: (typeUrl: string, value: Uint8Array) => unknown;
 }
 
 /** A JSON input that does not fit the message: the gateway answers 400 InvalidArgument. */
@@ -201,8 +206,15 @@ function wktToJson(type: protobuf.Type, msg: Plain, o: MarshalOptions): Json | u
       if (set('bool_value')) return Boolean(msg[f('bool_value').name]);
       return null;
     }
-    case 'google.protobuf.Any':
+    case 'google.protobuf.Any': {
+      if (o.anyToJson) {
+        const url = String(msg['type_url'] ?? msg['typeUrl'] ?? '');
+        // protojson writes an empty Any as {}.
+        if (url === '') return {};
+        return o.anyToJson(url, (msg['value'] as Uint8Array | undefined) ?? new Uint8Array()) as Json;
+      }
       return type.toObject(msg as unknown as protobuf.Message, { json: true, longs: String, enums: String, bytes: String }) as Json;
+    }
     default:
       if (WRAPPERS.has(name)) return valueToJson(type.fields['value']!, msg['value'] ?? type.fields['value']!.typeDefault, o);
       return undefined;

@@ -148,3 +148,13 @@ describe('google.api.HttpBody (runtime/marshal_httpbodyproto.go)', () => {
     expect(r.json).toEqual({ contentType: 'text/csv', data: Buffer.from('a,b\n1,2').toString('base64') });
   });
 });
+
+describe('google.protobuf.Any in responses (protojson)', () => {
+  it('protojson: an Any is written as {"@type": url, …fields}, its type found in the loaded protos, int64 and enums in canonical form', async () => {
+    const url = 'type.googleapis.com/conformance.v1.Everything';
+    const sent = { '@type': url, int64_value: '5', bytes_value: 'aGk=', color: 'GREEN' };
+    const r = await request(c, 'POST', '/v1/echo/x/body', JSON.stringify({ anyValue: sent }));
+    expect(r.status, r.text).toBe(200);
+    expect(r.json).toEqual({ id: 'x', anyValue: { '@type': url, int64Value: '5', bytesValue: 'aGk=', color: 'GREEN' } });
+  });
+});
