@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { Writable } from 'node:stream';
+import { Duplex, Readable, Writable } from 'node:stream';
 import { Metadata, type ServerErrorResponse, type StatusObject } from '@grpc/grpc-js';
 
 /** A status as the gateway reports it. */
@@ -118,6 +118,42 @@ export class GatewayWritableCall extends gatewayCall(Writable) {
       return super.end();
     }
     return (super.end as (...a: unknown[]) => this)(...args);
+  }
+  override _write(chunk: unknown, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    try {
+      this.base.onMessage(chunk);
+      cb();
+    } catch (err) {
+      cb(err as Error);
+    }
+  }
+}
+
+/** grpc-js's ServerReadableStream for the gateway (client streaming): the gateway pushes each request message. */
+export class GatewayReadableCall extends gatewayCall(Readable) {
+  constructor(override readonly base: CallBase) {
+    super({ objectMode: true });
+  }
+  override _read(): void {
+    // Messages are pushed as the request body brings them.
+  }
+}
+
+/** grpc-js's ServerDuplexStream for the gateway (bidi streaming): pushed request messages in, written messages to `base.onMessage`. */
+export class GatewayDuplexCall extends gatewayCall(Duplex) {
+  trailer: Metadata | undefined;
+  constructor(override readonly base: StreamBase) {
+    super({ objectMode: true });
+  }
+  override end(...args: unknown[]): this {
+    if (args[0] instanceof Metadata) {
+      this.trailer = args[0];
+      return super.end();
+    }
+    return (super.end as (...a: unknown[]) => this)(...args);
+  }
+  override _read(): void {
+    // Messages are pushed as the request body brings them.
   }
   override _write(chunk: unknown, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
     try {

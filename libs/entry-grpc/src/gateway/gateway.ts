@@ -1,14 +1,16 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { StringDecoder } from 'node:string_decoder';
 import { Metadata, type MethodDefinition, type ServerInterceptor } from '@grpc/grpc-js';
 import { CallContext, type CallChain, type CallInfo } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
-import { plainPeer } from '../call-info.js';
+import { grpcTypeOf, plainPeer } from '../call-info.js';
 import { codeName, httpStatusFromCode } from '../codes.js';
 import { attachContext } from '../interceptor.js';
 import type { RegisteredMethod } from '../services.js';
 import { GatewayHeaders, addMetadataHeaders, headerListError, metadataFromHeaders, putHeader } from './headers.js';
-import { GatewayUnaryCall, GatewayWritableCall, statusFromError, type GatewayStatus, type StreamBase } from './fake-call.js';
+import { GatewayDuplexCall, GatewayReadableCall, GatewayUnaryCall, GatewayWritableCall, statusFromError, type GatewayStatus, type StreamBase } from './fake-call.js';
+import { JsonValueSplitter } from './json-stream.js';
 import { admittedBase, runIntercepted, sentStatusOf, type Admitted, type InterceptedTarget } from './intercepted.js';
 import { fieldMaskFromBody } from './fieldmask.js';
 import { parseQueryInto } from './goparse.js';
@@ -102,7 +104,7 @@ export function buildRoute(binding: HttpBinding, method: RegisteredMethod, root:
   const where = `${binding.source}: rule ${binding.method} ${binding.pathTemplate}${binding.body ? ` (body "${binding.body}")` : ''} of ${method.path}`;
   const template = compileTemplate(binding.pathTemplate, where);
   const def = method.definition as MethodDefinition<unknown, unknown> & { requestType?: unknown };
-  if (def.requestStream) throw new Error(`${where}: ${method.path} is client- or bidi-streaming; the gateway serves unary and server-streaming RPCs only`);
+  if (def.requestStream && binding.body !== '*') throw new Error(`${where}: ${method.path} is client- or bidi-streaming; its rule needs body "*" (the request body is the stream of messages)`);
   const service = root.lookupService(method.service);
   const rpc = service.methods[method.name];
   if (!rpc) throw new Error(`${where}: service ${method.service} has no method ${method.name}`);
@@ -151,7 +153,7 @@ export function buildRoute(binding: HttpBinding, method: RegisteredMethod, root:
     userAgent: '',
     grpcService: method.service,
     grpcMethod: method.name,
-    grpcType: def.responseStream ? 'ServerStream' : 'UnaryServer',
+    grpcType: grpcTypeOf(def.requestStream, def.responseStream),
     gwMethod: binding.method,
     gwPath: '',
     gwScheme: 'http',
@@ -254,6 +256,11 @@ export class Gateway {
   };
 
   add(route: GatewayRoute): void {
+    if (route.method.definition.requestStream && this.interceptors.length > 0) {
+      throw new Error(
+        `${route.binding.source}: rule ${route.binding.method} ${route.binding.pathTemplate} of ${route.method.path}: a client- or bidi-streaming RPC is not served over REST on an entry with interceptors (entry.addInterceptor); remove the rule or the interceptors`,
+      );
+    }
     this.routes.push(route);
     this.roots.add(route.requestType.root as protobuf.Root);
     const list = this.byMethod.get(route.binding.method) ?? [];
@@ -346,6 +353,10 @@ export class Gateway {
         return;
       }
       if (ms !== 0) x.startDeadline(ms);
+    }
+    if (route.method.definition.requestStream) {
+      x.streamRequests();
+      return;
     }
     if (route.binding.body) {
       readBody(req, this.options.maxBodyBytes).then(
@@ -441,6 +452,18 @@ export class Gateway {
       throw new JsonInputError((err as Error).message);
     }
     // The handler gets exactly what a gRPC client's bytes would give it.
+    return route.method.definition.requestDeserialize(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  }
+
+  /** One message of a streamed request body, as the handler gets it. @internal */
+  streamedMessage(route: GatewayRoute, json: unknown): unknown {
+    const plain = jsonToPlain(route.requestType, json, this.options.discardUnknown);
+    let bytes: Uint8Array;
+    try {
+      bytes = route.requestType.encode(route.requestType.fromObject(plain as Record<string, unknown>)).finish();
+    } catch (err) {
+      throw new JsonInputError((err as Error).message);
+    }
     return route.method.definition.requestDeserialize(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   }
 
@@ -564,6 +587,62 @@ class Exchange implements StreamBase {
     if (gateway.interceptors.length > 0) this.intercepted();
     else if (route.method.definition.responseStream) this.serverStream();
     else this.unary();
+  }
+
+  /**
+   * A client- or bidi-streaming call: the request body is a stream of JSON values (newline-
+   * delimited or concatenated), each handed to the handler as it arrives, as grpc-gateway's
+   * generated handlers feed `stream.Send`; the answer is a unary reply or an NDJSON stream.
+   */
+  streamRequests(): void {
+    const def = this.route.method.definition;
+    const handler = this.route.method.handler;
+    const call = def.responseStream ? new GatewayDuplexCall(this) : new GatewayReadableCall(this);
+    this.call = call;
+    this.res.once('close', () => this.closedEarly());
+    if (call instanceof GatewayDuplexCall) {
+      call.once('error', (err: unknown) => this.streamFailed(err));
+      call.once('finish', () => this.streamEnded(call.trailer));
+    }
+    if (!handler) {
+      const unimplemented = { code: 12, details: `method ${this.route.method.path} is not implemented` };
+      if (def.responseStream) this.streamFailed(unimplemented);
+      else this.reply(unimplemented);
+      this.req.resume();
+      return;
+    }
+    try {
+      if (call instanceof GatewayDuplexCall) (handler as unknown as (c: GatewayDuplexCall) => void)(call);
+      else (handler as unknown as (c: GatewayReadableCall, cb: (err: unknown, value?: unknown, trailer?: Metadata) => void) => void)(call, (err, value, trailer) => this.reply(err, value, trailer));
+    } catch (err) {
+      if (def.responseStream) this.streamFailed(err);
+      else this.reply(err);
+    }
+    const splitter = new JsonValueSplitter(this.gateway.options.maxBodyBytes);
+    const decoder = new StringDecoder('utf8');
+    const req = this.req;
+    let failed = false;
+    const feed = (values: () => unknown[]): boolean => {
+      if (failed) return false;
+      try {
+        for (const v of values()) call.push(this.gateway.streamedMessage(this.route, v));
+        return true;
+      } catch (err) {
+        // grpc-gateway: a request that does not decode ends the call with InvalidArgument.
+        failed = true;
+        const message = err instanceof Error ? err.message : String(err);
+        this.fail(err instanceof RangeError ? new GatewayRejection(8, message, 413) : new GatewayRejection(3, `cannot decode a request message: ${message}`, 400));
+        call.cancel();
+        req.resume();
+        return false;
+      }
+    };
+    req.on('data', (chunk: Buffer) => {
+      feed(() => splitter.push(decoder.write(chunk)));
+    });
+    req.once('end', () => {
+      if (feed(() => splitter.end(decoder.end()))) call.push(null);
+    });
   }
 
   /**

@@ -101,6 +101,18 @@ const implementation = {
     call.sendMetadata(md);
     cb(null, { labels });
   },
+  Collect: (call: Call & { on(ev: 'data', f: (m: Req) => void): void; on(ev: 'end', f: () => void): void }, cb: Cb) => {
+    const nesteds: Req[] = [];
+    call.on('data', (m) => nesteds.push(m));
+    call.on('end', () => cb(null, { nesteds }));
+  },
+  Chat: (call: Writable & { on(ev: 'data', f: (m: Req) => void): void; on(ev: 'end', f: () => void): void; emit(ev: 'error', e: unknown): void }) => {
+    call.on('data', (m) => {
+      if (m['name'] === 'fail') call.emit('error', { code: 9, details: 'asked to fail' });
+      else call.write({ ...m, amount: Number(m['amount'] ?? 0) + 1 });
+    });
+    call.on('end', () => call.end());
+  },
   Page: (_call: Call, cb: Cb) => cb(null, { content_type: 'text/html', data: Buffer.from('<p>hi</p>') }),
   Upload: (call: Call, cb: Cb) => cb(null, { content_type: call.request['content_type'], data: call.request['data'] }),
   Download: (call: Writable & { emit(ev: 'error', e: unknown): void }) => {

@@ -1,0 +1,88 @@
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request, startConformance, type Conformance } from './harness.js';
+
+// Issue 15 point 3: client- and bidi-streaming over REST (grpc-gateway's generated streaming handlers).
+
+let c: Conformance;
+beforeAll(async () => {
+  c = await startConformance();
+});
+afterAll(async () => {
+  await c.stop();
+});
+
+const lines = (text: string) => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown);
+
+describe('streaming requests (client- and bidi-streaming request funcs)', () => {
+  it('client streaming: the body is newline-delimited or concatenated JSON values, one message each; one JSON answer', async () => {
+    const r = await request(c, 'POST', '/v1/collect', '{"name":"a"}\n{"name":"b","amount":2}{"name":"c"}');
+    expect(r.status, r.text).toBe(200);
+    expect(r.json).toEqual({ nesteds: [{ name: 'a' }, { name: 'b', amount: 2 }, { name: 'c' }] });
+  });
+
+  it('client streaming: an empty body is a stream of no messages', async () => {
+    const r = await request(c, 'POST', '/v1/collect', '');
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({});
+  });
+
+  it('client streaming: a value that does not decode → 400 InvalidArgument', async () => {
+    const bad = await request(c, 'POST', '/v1/collect', '{"name":"a"}\n{"name":5}');
+    expect(bad.status).toBe(400);
+    expect(bad.json).toMatchObject({ code: 3 });
+    expect((await request(c, 'POST', '/v1/collect', '{"name":')).status).toBe(400);
+  });
+
+  it('bidi streaming: each message answered as it arrives, as {"result":…} lines', async () => {
+    const r = await request(c, 'POST', '/v1/chat', '{"name":"a"}\n{"name":"b","amount":1}\n');
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toBe('application/x-ndjson');
+    expect(lines(r.text)).toEqual([{ result: { name: 'a', amount: 1 } }, { result: { name: 'b', amount: 2 } }]);
+  });
+
+  it('examples/internal/integration testABEBulkEchoZeroLength: an empty chunked body gives 200 with no items', async () => {
+    const r = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: c.port, method: 'POST', path: '/v1/chat', headers: { 'transfer-encoding': 'chunked' } }, (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(r.status).toBe(200);
+    expect(r.text).toBe('');
+  });
+
+  it('bidi streaming: responses are written while the request is still open', async () => {
+    const got: unknown[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: c.port, method: 'POST', path: '/v1/chat', headers: { 'transfer-encoding': 'chunked' } }, (res) => {
+        let buf = '';
+        res.on('data', (d: Buffer) => {
+          buf += d.toString();
+          let nl: number;
+          while ((nl = buf.indexOf('\n')) >= 0) {
+            got.push(JSON.parse(buf.slice(0, nl)));
+            buf = buf.slice(nl + 1);
+            // The first answer came before the second message was sent.
+            if (got.length === 1) req.end('{"name":"second"}\n');
+          }
+        });
+        res.on('end', () => resolve());
+      });
+      req.on('error', reject);
+      req.write('{"name":"first"}\n');
+    });
+    expect(got).toEqual([{ result: { name: 'first', amount: 1 } }, { result: { name: 'second', amount: 1 } }]);
+  });
+
+  it('runtime/handler.go handleForwardResponseStreamError: a handler error mid-stream ends it with an {"error":…} line', async () => {
+    const r = await request(c, 'POST', '/v1/chat', '{"name":"a"}\n{"name":"fail"}\n{"name":"b"}\n');
+    expect(r.status).toBe(200);
+    const got = lines(r.text);
+    expect(got[0]).toEqual({ result: { name: 'a', amount: 1 } });
+    expect(got.at(-1)).toEqual({ error: { code: 9, message: 'asked to fail', details: [] } });
+  });
+});
