@@ -628,9 +628,15 @@ class Exchange implements StreamBase {
         for (const v of values()) call.push(this.gateway.streamedMessage(this.route, v));
         return true;
       } catch (err) {
-        // grpc-gateway: a request that does not decode ends the call with InvalidArgument.
         failed = true;
         const message = err instanceof Error ? err.message : String(err);
+        if (call instanceof GatewayDuplexCall && !(err instanceof RangeError)) {
+          // bidi-streaming-request-func: a value that does not decode ends the sending side only.
+          call.push(null);
+          req.resume();
+          return false;
+        }
+        // client-streaming-request-func: a request that does not decode ends the call with InvalidArgument.
         this.fail(err instanceof RangeError ? new GatewayRejection(8, message, 413) : new GatewayRejection(3, `cannot decode a request message: ${message}`, 400));
         call.cancel();
         req.resume();

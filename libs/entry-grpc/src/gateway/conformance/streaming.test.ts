@@ -27,7 +27,7 @@ describe('streaming requests (client- and bidi-streaming request funcs)', () => 
     expect(r.json).toEqual({});
   });
 
-  it('client streaming: a value that does not decode → 400 InvalidArgument', async () => {
+  it('client-streaming-request-func: a value that does not decode → 400 InvalidArgument', async () => {
     const bad = await request(c, 'POST', '/v1/collect', '{"name":"a"}\n{"name":5}');
     expect(bad.status).toBe(400);
     expect(bad.json).toMatchObject({ code: 3 });
@@ -76,6 +76,12 @@ describe('streaming requests (client- and bidi-streaming request funcs)', () => 
       req.write('{"name":"first"}\n');
     });
     expect(got).toEqual([{ result: { name: 'first', amount: 1 } }, { result: { name: 'second', amount: 1 } }]);
+  });
+
+  it('bidi-streaming-request-func: a value that does not decode ends the request stream (CloseSend); what came before is answered', async () => {
+    const r = await request(c, 'POST', '/v1/chat', '{"name":"a"}\n{"name":5}\n{"name":"b"}\n');
+    expect(r.status).toBe(200);
+    expect(lines(r.text)).toEqual([{ result: { name: 'a', amount: 1 } }]);
   });
 
   it('runtime/handler.go handleForwardResponseStreamError: a handler error mid-stream ends it with an {"error":…} line', async () => {
