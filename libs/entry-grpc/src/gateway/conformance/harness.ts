@@ -151,7 +151,7 @@ export interface Conformance {
 }
 
 /** Boots a grpc entry serving the conformance service on port 0 (grpc-gateway's defaults unless `extraYaml` says otherwise). */
-export async function startConformance(extraYaml = ''): Promise<Conformance> {
+export async function startConformance(extraYaml = '', setup?: (entry: ReturnType<typeof grpcEntry>) => void): Promise<Conformance> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-conformance-'));
   const yaml = `app:
   name: conformance
@@ -171,7 +171,14 @@ ${extraYaml}`;
   const entry = grpcEntry(app, 'gw');
   const pkg = loadSync(conformanceProto, { includeDirs: [testdata], keepCase: true, longs: String, enums: String, defaults: false, oneofs: true });
   entry.addService(pkg['conformance.v1.Conformance'] as ServiceDefinition, implementation as never);
-  await app.bootstrap();
+  setup?.(entry);
+  try {
+    await app.bootstrap();
+  } catch (err) {
+    await app.shutdown('test').catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     app,
     port: entry.port,

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { ServerInterceptingCall } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request, startConformance, type Conformance } from './harness.js';
 
@@ -90,5 +91,10 @@ describe('streaming requests (client- and bidi-streaming request funcs)', () => 
     const got = lines(r.text);
     expect(got[0]).toEqual({ result: { name: 'a', amount: 1 } });
     expect(got.at(-1)).toEqual({ error: { code: 9, message: 'asked to fail', details: [] } });
+  });
+
+  it('a streaming rule on an entry with interceptors fails bootstrap naming the RPC and why (interceptors are never bypassed)', async () => {
+    const started = startConformance('', (entry) => entry.addInterceptor((_method, call) => new ServerInterceptingCall(call)));
+    await expect(started).rejects.toThrow(/POST \/v1\/collect of \/conformance\.v1\.Conformance\/Collect: a client- or bidi-streaming RPC is not served over REST on an entry with interceptors/);
   });
 });
