@@ -28,6 +28,8 @@ export interface CallBase {
   path: string;
   /** The deadline from `Grpc-Timeout` (ms since the epoch); Infinity or absent without one. */
   readonly deadline?: number;
+  /** A streamed request's reader wants the next message (through interceptors: their startRead). */
+  startRead?(): void;
   onMetadata(md: Metadata): void;
 }
 
@@ -135,7 +137,8 @@ export class GatewayReadableCall extends gatewayCall(Readable) {
     super({ objectMode: true });
   }
   override _read(): void {
-    // Messages are pushed as the request body brings them.
+    // Messages are pushed as the request body brings them (or as the interceptors hand them up).
+    this.base.startRead?.();
   }
 }
 
@@ -153,7 +156,8 @@ export class GatewayDuplexCall extends gatewayCall(Duplex) {
     return (super.end as (...a: unknown[]) => this)(...args);
   }
   override _read(): void {
-    // Messages are pushed as the request body brings them.
+    // Messages are pushed as the request body brings them (or as the interceptors hand them up).
+    this.base.startRead?.();
   }
   override _write(chunk: unknown, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
     try {

@@ -11,7 +11,7 @@ import type { RegisteredMethod } from '../services.js';
 import { GatewayHeaders, addMetadataHeaders, headerListError, metadataFromHeaders, putHeader } from './headers.js';
 import { GatewayDuplexCall, GatewayReadableCall, GatewayUnaryCall, GatewayWritableCall, statusFromError, type GatewayStatus, type StreamBase } from './fake-call.js';
 import { JsonValueSplitter } from './json-stream.js';
-import { admittedBase, runIntercepted, sentStatusOf, type Admitted, type InterceptedTarget } from './intercepted.js';
+import { admittedBase, runIntercepted, runInterceptedStream, sentStatusOf, type Admitted, type InterceptedTarget, type SentStatus } from './intercepted.js';
 import { fieldMaskFromBody } from './fieldmask.js';
 import { parseQueryInto } from './goparse.js';
 import { JsonInputError, PlainValue, fieldByAnyName, fullName, jsonName, jsonToPlain, messageToJson, type MarshalOptions } from './json.js';
@@ -26,6 +26,15 @@ const OK: GatewayStatus = { code: 0, message: '' };
 /** grpc-js's handler shapes, as the gateway calls them with its stand-in calls. */
 type UnaryHandler = (call: GatewayUnaryCall, callback: (err: unknown, value?: unknown, trailer?: Metadata) => void) => void;
 type StreamHandler = (call: GatewayWritableCall) => void;
+type ReadableHandler = (call: GatewayReadableCall, callback: (err: unknown, value?: unknown, trailer?: Metadata) => void) => void;
+type DuplexHandler = (call: GatewayDuplexCall) => void;
+
+/** Where a streamed request's decoded messages go: the handler's call, or the bottom of the interceptor stack. */
+interface StreamSink {
+  deliver(message: unknown): void;
+  end(): void;
+  cancel(): void;
+}
 
 export interface GatewayOptions {
   marshal: MarshalOptions;
@@ -256,11 +265,6 @@ export class Gateway {
   };
 
   add(route: GatewayRoute): void {
-    if (route.method.definition.requestStream && this.interceptors.length > 0) {
-      throw new Error(
-        `${route.binding.source}: rule ${route.binding.method} ${route.binding.pathTemplate} of ${route.method.path}: a client- or bidi-streaming RPC is not served over REST on an entry with interceptors (entry.addInterceptor); remove the rule or the interceptors`,
-      );
-    }
     this.routes.push(route);
     this.roots.add(route.requestType.root as protobuf.Root);
     const list = this.byMethod.get(route.binding.method) ?? [];
@@ -596,10 +600,48 @@ class Exchange implements StreamBase {
    */
   streamRequests(): void {
     const def = this.route.method.definition;
+    const bidi = def.responseStream;
+    this.res.once('close', () => this.closedEarly());
+    const sink = this.gateway.interceptors.length > 0 ? this.interceptedStreamSink() : this.directStreamSink();
+    const splitter = new JsonValueSplitter(this.gateway.options.maxBodyBytes);
+    const decoder = new StringDecoder('utf8');
+    const req = this.req;
+    let failed = false;
+    const feed = (values: () => unknown[]): boolean => {
+      if (failed) return false;
+      try {
+        for (const v of values()) sink.deliver(this.gateway.streamedMessage(this.route, v));
+        return true;
+      } catch (err) {
+        failed = true;
+        req.resume();
+        const message = err instanceof Error ? err.message : String(err);
+        if (bidi && !(err instanceof RangeError)) {
+          // bidi-streaming-request-func: a value that does not decode ends the sending side only.
+          sink.end();
+          return false;
+        }
+        // client-streaming-request-func: a request that does not decode ends the call with InvalidArgument.
+        this.fail(err instanceof RangeError ? new GatewayRejection(8, message, 413) : new GatewayRejection(3, `cannot decode a request message: ${message}`, 400));
+        sink.cancel();
+        return false;
+      }
+    };
+    req.on('data', (chunk: Buffer) => {
+      feed(() => splitter.push(decoder.write(chunk)));
+    });
+    req.once('end', () => {
+      if (feed(() => splitter.end(decoder.end()))) sink.end();
+    });
+  }
+
+  /** Without interceptors: the handler's call takes the messages directly. */
+  private directStreamSink(): StreamSink {
+    const def = this.route.method.definition;
     const handler = this.route.method.handler;
     const call = def.responseStream ? new GatewayDuplexCall(this) : new GatewayReadableCall(this);
     this.call = call;
-    this.res.once('close', () => this.closedEarly());
+    const sink: StreamSink = { deliver: (m) => call.push(m), end: () => call.push(null), cancel: () => call.cancel() };
     if (call instanceof GatewayDuplexCall) {
       call.once('error', (err: unknown) => this.streamFailed(err));
       call.once('finish', () => this.streamEnded(call.trailer));
@@ -608,47 +650,91 @@ class Exchange implements StreamBase {
       const unimplemented = { code: 12, details: `method ${this.route.method.path} is not implemented` };
       if (def.responseStream) this.streamFailed(unimplemented);
       else this.reply(unimplemented);
-      this.req.resume();
-      return;
+      return sink;
     }
     try {
-      if (call instanceof GatewayDuplexCall) (handler as unknown as (c: GatewayDuplexCall) => void)(call);
-      else (handler as unknown as (c: GatewayReadableCall, cb: (err: unknown, value?: unknown, trailer?: Metadata) => void) => void)(call, (err, value, trailer) => this.reply(err, value, trailer));
+      if (call instanceof GatewayDuplexCall) (handler as unknown as DuplexHandler)(call);
+      else (handler as unknown as ReadableHandler)(call, (err, value, trailer) => this.reply(err, value, trailer));
     } catch (err) {
       if (def.responseStream) this.streamFailed(err);
       else this.reply(err);
     }
-    const splitter = new JsonValueSplitter(this.gateway.options.maxBodyBytes);
-    const decoder = new StringDecoder('utf8');
-    const req = this.req;
-    let failed = false;
-    const feed = (values: () => unknown[]): boolean => {
-      if (failed) return false;
-      try {
-        for (const v of values()) call.push(this.gateway.streamedMessage(this.route, v));
-        return true;
-      } catch (err) {
-        failed = true;
-        const message = err instanceof Error ? err.message : String(err);
-        if (call instanceof GatewayDuplexCall && !(err instanceof RangeError)) {
-          // bidi-streaming-request-func: a value that does not decode ends the sending side only.
-          call.push(null);
-          req.resume();
-          return false;
-        }
-        // client-streaming-request-func: a request that does not decode ends the call with InvalidArgument.
-        this.fail(err instanceof RangeError ? new GatewayRejection(8, message, 413) : new GatewayRejection(3, `cannot decode a request message: ${message}`, 400));
-        call.cancel();
-        req.resume();
-        return false;
-      }
+    return sink;
+  }
+
+  /**
+   * Through the user's interceptors, as grpc-js runs a client- or bidi-streaming HTTP/2 call: the
+   * handler starts once the metadata has passed them, reads the messages they hand up, and its
+   * answer goes back down through them.
+   */
+  private interceptedStreamSink(): StreamSink {
+    const def = this.route.method.definition;
+    const bidi = def.responseStream;
+    const handler = this.route.method.handler;
+    let response: unknown;
+    let handlerCall: GatewayReadableCall | GatewayDuplexCall | undefined;
+    const target: InterceptedTarget = {
+      peer: this.peer,
+      request: undefined,
+      metadata: () => this.metadata(),
+      onMetadata: (md) => this.onMetadata(md),
+      onMessage: (msg) => {
+        if (bidi) this.onMessage(msg);
+        else response = msg;
+      },
+      onStatus: (st) => this.interceptedStatus(st, bidi, response),
     };
-    req.on('data', (chunk: Buffer) => {
-      feed(() => splitter.push(decoder.write(chunk)));
+    const method = { path: this.path, requestStream: true, responseStream: bidi, requestDeserialize: def.requestDeserialize, responseSerialize: def.responseSerialize };
+    const base = runInterceptedStream(this.gateway.interceptors, method, target, {
+      admit: (a) => {
+        if (!handler) {
+          a.top.sendStatus({ code: 12, details: `method ${this.route.method.path} is not implemented`, metadata: null });
+          return;
+        }
+        attachContext(a.metadata, this.ctx);
+        const callBase: StreamBase = {
+          metadata: () => a.metadata,
+          request: undefined,
+          peer: this.peer,
+          path: this.path,
+          deadline: this.deadline,
+          onMetadata: (md) => a.top.sendMetadata(md),
+          onMessage: (msg) => a.top.sendMessage(msg, () => undefined),
+          startRead: () => a.top.startRead(),
+        };
+        if (bidi) {
+          const c = new GatewayDuplexCall(callBase);
+          handlerCall = c;
+          this.call = c;
+          c.once('error', (err: unknown) => a.top.sendStatus(sentStatusOf(err)));
+          c.once('finish', () => a.top.sendStatus({ code: 0, details: 'OK', metadata: c.trailer ?? null }));
+          (handler as unknown as DuplexHandler)(c);
+        } else {
+          const c = new GatewayReadableCall(callBase);
+          handlerCall = c;
+          this.call = c;
+          (handler as unknown as ReadableHandler)(c, (err, value, trailer) => {
+            if (err) a.top.sendStatus(sentStatusOf(err));
+            else a.top.sendMessage(value, () => a.top.sendStatus({ code: 0, details: 'OK', metadata: trailer ?? null }));
+          });
+        }
+      },
+      onMessage: (msg) => handlerCall?.push(msg),
+      onEnd: () => handlerCall?.push(null),
+      onCancel: () => handlerCall?.cancel(),
     });
-    req.once('end', () => {
-      if (feed(() => splitter.end(decoder.end()))) call.push(null);
-    });
+    this.stack = base;
+    return { deliver: (m) => base.deliver(m), end: () => base.endRequests(), cancel: () => base.cancel() };
+  }
+
+  /** A status that reached the bottom of the interceptor stack: the end of the call. */
+  private interceptedStatus(st: SentStatus, stream: boolean, response: unknown): void {
+    const failure = st.code === 0 ? undefined : { code: st.code, details: st.details, metadata: st.metadata ?? undefined };
+    if (stream) {
+      if (failure) this.streamFailed(failure);
+      else this.streamEnded(st.metadata ?? undefined);
+    } else if (failure) this.reply(failure);
+    else this.reply(null, response, st.metadata ?? undefined);
   }
 
   /**

@@ -108,7 +108,7 @@ const implementation = {
   },
   Chat: (call: Writable & { on(ev: 'data', f: (m: Req) => void): void; on(ev: 'end', f: () => void): void; emit(ev: 'error', e: unknown): void }) => {
     call.on('data', (m) => {
-      if (m['name'] === 'fail') call.emit('error', { code: 9, details: 'asked to fail' });
+      if (String(m['name']).startsWith('fail')) call.emit('error', { code: 9, details: 'asked to fail' });
       else call.write({ ...m, amount: Number(m['amount'] ?? 0) + 1 });
     });
     call.on('end', () => call.end());
