@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { aborted, request, startConformance, type Conformance } from './harness.js';
+import { aborted, request, startConformance, type Conformance } from './test-support/harness.js';
 
 // Issue 15 points 9 (deadlines) and 4 (trailers).
 

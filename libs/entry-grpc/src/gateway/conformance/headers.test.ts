@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request, startConformance, type Conformance } from './harness.js';
+import { request, startConformance, type Conformance } from './test-support/harness.js';
 
 // Metadata from and to HTTP headers, as runtime/context.go annotateContext and runtime/handler.go do.
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request, startConformance, type Conformance } from './harness.js';
+import { request, startConformance, type Conformance } from './test-support/harness.js';
 
 // Issue 15 point 6: query parameters as runtime/query.go DefaultQueryParser fills a request.
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { ResponderBuilder, ServerInterceptingCall, ServerListenerBuilder, status, type ServerInterceptor } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request, startConformance, type Conformance } from './harness.js';
+import { request, startConformance, type Conformance } from './test-support/harness.js';
 
 // Issue 15 point 3: client- and bidi-streaming over REST (grpc-gateway's generated streaming handlers).
 
