@@ -364,11 +364,50 @@ function wktFromJson(type: protobuf.Type, name: string, json: unknown, discardUn
     case 'google.protobuf.Value':
       return valueFromJson(type, json);
     case 'google.protobuf.Any':
-      return json;
+      return anyFromJson(type, json, discardUnknown, at);
     default:
       if (WRAPPERS.has(name)) return { value: fieldFromJson(type.fields['value']!, json, discardUnknown, at) };
       return undefined;
   }
+}
+
+/**
+ * The well-known types with a JSON mapping of their own: packed in an Any, their JSON goes under
+ * `value` (protojson).
+ */
+export const WKT_WITH_JSON_MAPPING = new Set([
+  'google.protobuf.Duration', 'google.protobuf.Timestamp', 'google.protobuf.FieldMask', 'google.protobuf.Struct',
+  'google.protobuf.Value', 'google.protobuf.ListValue', 'google.protobuf.Empty', 'google.protobuf.Any', ...WRAPPERS,
+]);
+
+/**
+ * A google.protobuf.Any from protojson's form, `{"@type": url, …fields}` (`value` for a
+ * well-known type): the packed type is looked up in the Any's own root, its JSON converted like
+ * any message and encoded into `value`.
+ */
+function anyFromJson(type: protobuf.Type, json: unknown, discardUnknown: boolean, at: string): unknown {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new JsonInputError(`${at || 'google.protobuf.Any'}: expected a JSON object for google.protobuf.Any`);
+  const obj = json as Plain;
+  const url = obj['@type'];
+  if (url === undefined && Object.keys(obj).length === 0) return {};
+  if (typeof url !== 'string' || url === '') throw new JsonInputError(`${at || 'google.protobuf.Any'}: a google.protobuf.Any needs its "@type"`);
+  const inner = type.root.lookup(url.slice(url.lastIndexOf('/') + 1));
+  if (!(inner instanceof protobuf.Type)) throw new JsonInputError(`${at || 'google.protobuf.Any'}: unable to resolve ${JSON.stringify(url)}: no loaded proto defines it`);
+  let payload: unknown;
+  if (WKT_WITH_JSON_MAPPING.has(fullName(inner))) payload = obj['value'];
+  else {
+    const rest: Plain = {};
+    for (const k in obj) if (k !== '@type') rest[k] = obj[k];
+    payload = rest;
+  }
+  const plain = jsonToPlain(inner, payload, discardUnknown, at);
+  let bytes: Uint8Array;
+  try {
+    bytes = inner.encode(inner.fromObject(plain as Record<string, unknown>)).finish();
+  } catch (err) {
+    throw new JsonInputError(`${at || 'google.protobuf.Any'}: ${(err as Error).message}`);
+  }
+  return { [fieldByAnyName(type, 'type_url')!.name]: url, [fieldByAnyName(type, 'value')!.name]: bytes };
 }
 
 /** A JSON value as a google.protobuf.Value object, with the field names `valueType` uses. */

@@ -1,6 +1,6 @@
 import { Metadata } from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
-import { messageToJson, type MarshalOptions } from './json.js';
+import { WKT_WITH_JSON_MAPPING, messageToJson, type MarshalOptions } from './json.js';
 
 /**
  * google.rpc.Status and the standard error details (google/rpc/status.proto,
@@ -65,15 +65,6 @@ function typeNameOf(url: string): string {
   return url.slice(url.lastIndexOf('/') + 1);
 }
 
-/** The well-known types whose JSON is not an object: in an Any they go under `value`. */
-const NON_OBJECT_JSON = new Set([
-  'google.protobuf.Duration', 'google.protobuf.Timestamp', 'google.protobuf.FieldMask', 'google.protobuf.Struct',
-  'google.protobuf.Value', 'google.protobuf.ListValue', 'google.protobuf.DoubleValue', 'google.protobuf.FloatValue',
-  'google.protobuf.Int64Value', 'google.protobuf.UInt64Value', 'google.protobuf.Int32Value', 'google.protobuf.UInt32Value',
-  'google.protobuf.BoolValue', 'google.protobuf.StringValue', 'google.protobuf.BytesValue', 'google.protobuf.Empty',
-  'google.protobuf.Any',
-]);
-
 /** Thrown when an Any's type is in no loaded proto: protojson cannot write it either. */
 export class UnresolvableAny extends Error {}
 
@@ -84,7 +75,7 @@ export function anyToJson(typeUrl: string, value: Uint8Array, resolve: TypeResol
   if (!(type instanceof protobuf.Type)) throw new UnresolvableAny(`unable to resolve ${JSON.stringify(typeUrl)}: not found`);
   const msg = type.decode(value) as unknown as Record<string, unknown>;
   const json = messageToJson(type, msg, o);
-  if (NON_OBJECT_JSON.has(name)) return { '@type': typeUrl, value: json };
+  if (WKT_WITH_JSON_MAPPING.has(name)) return { '@type': typeUrl, value: json };
   return { '@type': typeUrl, ...(json as Record<string, unknown>) };
 }
 

@@ -149,7 +149,20 @@ describe('google.api.HttpBody (runtime/marshal_httpbodyproto.go)', () => {
   });
 });
 
-describe('google.protobuf.Any in responses (protojson)', () => {
+describe('google.protobuf.Any (protojson)', () => {
+  it('protojson: an Any in a request body takes the packed message in its JSON form (JSON names, well-known types under "value")', async () => {
+    const url = 'type.googleapis.com/conformance.v1.Everything';
+    const sent = { '@type': url, int64Value: '7', timestamp: '2024-01-02T03:04:05Z', nested: { name: 'n' } };
+    const r = await request(c, 'POST', '/v1/echo/x/body', JSON.stringify({ anyValue: sent }));
+    expect(r.status, r.text).toBe(200);
+    expect(r.json).toEqual({ id: 'x', anyValue: sent });
+    const wkt = { '@type': 'type.googleapis.com/google.protobuf.Duration', value: '1.500s' };
+    const d = await request(c, 'POST', '/v1/echo/x/body', JSON.stringify({ anyValue: wkt }));
+    expect(d.json).toEqual({ id: 'x', anyValue: wkt });
+    const unknown = await request(c, 'POST', '/v1/echo/x/body', JSON.stringify({ anyValue: { '@type': 'type.googleapis.com/no.Such' } }));
+    expect(unknown.status).toBe(400);
+  });
+
   it('protojson: an Any is written as {"@type": url, …fields}, its type found in the loaded protos, int64 and enums in canonical form', async () => {
     const url = 'type.googleapis.com/conformance.v1.Everything';
     const sent = { '@type': url, int64_value: '5', bytes_value: 'aGk=', color: 'GREEN' };
