@@ -271,11 +271,15 @@ export class GrpcEntry implements Entry {
       return fallback?.lookup(service) ? fallback : undefined;
     };
     const gateway = new Gateway(this.chain, {
-      marshal: { ...c.gwOption.marshal, emitUnpopulated: c.gwOption.marshal.emitUnpopulated || c.enableSvcGwOption },
+      marshal: { ...c.gwOption.marshal, emitUnpopulated: c.gwOption.marshal.emitUnpopulated || c.enableSvcGwOption, omitUnsetValue: c.enableSvcGwOption },
       indent: c.gwOption.marshal.indent,
       discardUnknown: c.gwOption.unmarshal.discardUnknown,
       svcStyle: c.enableSvcGwOption,
       maxBodyBytes: c.maxRecvMsgSizeBytes,
+      methodNotAllowed405: c.gwOption.routing.methodNotAllowed405,
+      disablePathLengthFallback: c.gwOption.routing.disablePathLengthFallback,
+      disableHttpMethodOverride: c.gwOption.routing.disableHttpMethodOverride,
+      allowPatchFeature: c.gwOption.allowPatchFeature,
     }, this.interceptors);
     const bindings: HttpBinding[] = [];
     for (const file of c.gwMappingFiles) {
@@ -298,14 +302,14 @@ export class GrpcEntry implements Entry {
       }
       const r = rootFor(method.service);
       if (!r) throw new Error(`${this.ctx.configPath}: no descriptor for ${method.service}; list its .proto file under protos.files`);
-      gateway.add(buildRoute(b, method, r));
+      gateway.add(buildRoute(b, method, r, gateway.options));
       bound.add(method.path);
     }
     if (c.generateUnboundMethods) {
       for (const method of this.services.methods.values()) {
         if (bound.has(method.path) || method.definition.requestStream) continue;
         const r = rootFor(method.service);
-        if (r) gateway.add(buildRoute(unboundBinding(method), method, r));
+        if (r) gateway.add(buildRoute(unboundBinding(method), method, r, gateway.options));
       }
     }
     return gateway;
@@ -381,8 +385,18 @@ export class GrpcEntry implements Entry {
       }
       await next();
       if (kctx.status === 404 && kctx.body == null) {
-        kctx.status = 404;
-        kctx.body = { code: 5, message: 'Not Found', details: [] };
+        // grpc-gateway's DefaultRoutingErrorHandler: a path bound only for other methods is
+        // 405 → Unimplemented (HTTP 501), or 405 with Allow when gwOption.routing asks for it.
+        const allowed = this.gateway?.methodsFor(pathname) ?? [];
+        if (allowed.length > 0) {
+          const use405 = c.gwOption.routing.methodNotAllowed405;
+          kctx.status = use405 ? 405 : 501;
+          if (use405) kctx.set('Allow', allowed.join(', '));
+          kctx.body = { code: 12, message: 'Method Not Allowed', details: [] };
+        } else {
+          kctx.status = 404;
+          kctx.body = { code: 5, message: 'Not Found', details: [] };
+        }
       }
     };
   }

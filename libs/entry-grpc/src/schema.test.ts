@@ -19,7 +19,12 @@ describe('grpc entry options', () => {
       docs: { enabled: false, path: '/docs/' },
       prom: { enabled: false, path: '/metrics' },
       middleware: { logging: { enabled: false }, prom: { enabled: false }, meta: { enabled: false } },
-      gwOption: { marshal: { useProtoNames: false, emitUnpopulated: false, useEnumNumbers: false, indent: '' }, unmarshal: { discardUnknown: false } },
+      gwOption: {
+        marshal: { useProtoNames: false, emitUnpopulated: false, useEnumNumbers: false, indent: '' },
+        unmarshal: { discardUnknown: false },
+        routing: { methodNotAllowed405: false, disablePathLengthFallback: false, disableHttpMethodOverride: false },
+        allowPatchFeature: true,
+      },
       protos: { files: [], includeDirs: [] },
       gwMappingFiles: [],
       generateUnboundMethods: false,

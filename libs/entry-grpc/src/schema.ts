@@ -36,6 +36,18 @@ export const grpcSchema = z.strictObject({
         })
         .prefault({}),
       unmarshal: z.strictObject({ discardUnknown: z.boolean().default(false) }).prefault({}),
+      routing: z
+        .strictObject({
+          /** A path bound only for other HTTP methods: 405 with `Allow` instead of grpc-gateway's 501 (code 12). */
+          methodNotAllowed405: z.boolean().default(false),
+          /** grpc-gateway WithDisablePathLengthFallback: a form POST no longer falls back to the path's GET binding. */
+          disablePathLengthFallback: z.boolean().default(false),
+          /** grpc-gateway WithDisableHTTPMethodOverride: `X-HTTP-Method-Override` on a form POST is ignored. */
+          disableHttpMethodOverride: z.boolean().default(false),
+        })
+        .prefault({}),
+      /** protoc-gen-grpc-gateway allow_patch_feature: a PATCH whose body is a field fills the request's FieldMask from the body's keys. */
+      allowPatchFeature: z.boolean().default(true),
     })
     .prefault({}),
   protos: z

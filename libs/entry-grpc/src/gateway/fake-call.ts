@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { Writable } from 'node:stream';
+import { Duplex, Readable, Writable } from 'node:stream';
 import { Metadata, type ServerErrorResponse, type StatusObject } from '@grpc/grpc-js';
 
 /** A status as the gateway reports it. */
@@ -26,6 +26,10 @@ export interface CallBase {
   request: unknown;
   peer: string;
   path: string;
+  /** The deadline from `Grpc-Timeout` (ms since the epoch); Infinity or absent without one. */
+  readonly deadline?: number;
+  /** A streamed request's reader wants the next message (through interceptors: their startRead). */
+  startRead?(): void;
   onMetadata(md: Metadata): void;
 }
 
@@ -52,6 +56,19 @@ function gatewayCall<B extends EmitterClass>(Base: B) {
     _sentMetadata = false;
     /** @internal the request metadata, built on first read */
     _metadata: Metadata | undefined;
+    /** @internal made on first read of `signal` */
+    _abort: AbortController | undefined;
+    /**
+     * Aborts when the call is cancelled: the client went away or the `Grpc-Timeout` deadline
+     * passed (grpc-gateway's cancelled context). Made on first use.
+     */
+    get signal(): AbortSignal {
+      if (!this._abort) {
+        this._abort = new AbortController();
+        if (this.cancelled) this._abort.abort(new Error('the call was cancelled'));
+      }
+      return this._abort.signal;
+    }
     get request(): unknown {
       return this.base.request;
     }
@@ -64,8 +81,10 @@ function gatewayCall<B extends EmitterClass>(Base: B) {
     getPath(): string {
       return this.base.path;
     }
-    getDeadline(): number {
-      return Infinity;
+    /** grpc-js's Deadline: a Date when the request gave `Grpc-Timeout`, else Infinity. */
+    getDeadline(): Date | number {
+      const d = this.base.deadline;
+      return d === undefined || d === Infinity ? Infinity : new Date(d);
     }
     getHost(): string {
       return '';
@@ -76,7 +95,9 @@ function gatewayCall<B extends EmitterClass>(Base: B) {
       this.base.onMetadata(md);
     }
     cancel(): void {
+      if (this.cancelled) return;
       this.cancelled = true;
+      this._abort?.abort(new Error(this.base.deadline !== undefined && Date.now() >= this.base.deadline ? 'deadline exceeded' : 'the call was cancelled'));
       this.emit('cancelled', 'cancelled');
     }
   }
@@ -104,6 +125,44 @@ export class GatewayWritableCall extends gatewayCall(Writable) {
       return super.end();
     }
     return (super.end as (...a: unknown[]) => this)(...args);
+  }
+  override _write(chunk: unknown, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    try {
+      this.base.onMessage(chunk);
+      cb();
+    } catch (err) {
+      cb(err as Error);
+    }
+  }
+}
+
+/** grpc-js's ServerReadableStream for the gateway (client streaming): the gateway pushes each request message. */
+export class GatewayReadableCall extends gatewayCall(Readable) {
+  constructor(override readonly base: CallBase) {
+    super({ objectMode: true });
+  }
+  override _read(): void {
+    // Messages are pushed as the request body brings them (or as the interceptors hand them up).
+    this.base.startRead?.();
+  }
+}
+
+/** grpc-js's ServerDuplexStream for the gateway (bidi streaming): pushed request messages in, written messages to `base.onMessage`. */
+export class GatewayDuplexCall extends gatewayCall(Duplex) {
+  trailer: Metadata | undefined;
+  constructor(override readonly base: StreamBase) {
+    super({ objectMode: true });
+  }
+  override end(...args: unknown[]): this {
+    if (args[0] instanceof Metadata) {
+      this.trailer = args[0];
+      return super.end();
+    }
+    return (super.end as (...a: unknown[]) => this)(...args);
+  }
+  override _read(): void {
+    // Messages are pushed as the request body brings them (or as the interceptors hand them up).
+    this.base.startRead?.();
   }
   override _write(chunk: unknown, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
     try {

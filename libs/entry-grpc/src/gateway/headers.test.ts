@@ -26,7 +26,7 @@ describe('gateway response header lists', () => {
     expect(h.out).toEqual(['Grpc-Metadata-X-Request-Id', 'r2', 'Grpc-Metadata-X-Svc-App-Name', 'app']);
   });
 
-  it('adds metadata as headers: plain in svc style, else Grpc-Metadata- or Grpc-Trailer-, binary values left out', () => {
+  it('adds metadata as headers: plain in svc style, else Grpc-Metadata- or Grpc-Trailer-, every value a line, binary values left out', () => {
     const md = new Metadata();
     md.set('x-one', '1');
     md.add('x-many', 'first');
@@ -34,13 +34,13 @@ describe('gateway response header lists', () => {
     md.set('x-blob-bin', Buffer.from('b'));
     const svc: string[] = ['X-One', 'old'];
     addMetadataHeaders(svc, md, true, false);
-    expect(svc).toEqual(['X-One', '1', 'x-many', 'first']);
+    expect(svc).toEqual(['X-One', '1', 'x-many', 'first', 'x-many', 'second']);
     const initial: string[] = [];
     addMetadataHeaders(initial, md, false, false);
-    expect(initial).toEqual(['Grpc-Metadata-x-one', '1', 'Grpc-Metadata-x-many', 'first']);
+    expect(initial).toEqual(['Grpc-Metadata-x-one', '1', 'Grpc-Metadata-x-many', 'first', 'Grpc-Metadata-x-many', 'second']);
     const trailer: string[] = [];
     addMetadataHeaders(trailer, md, false, true);
-    expect(trailer).toEqual(['Grpc-Trailer-x-one', '1', 'Grpc-Trailer-x-many', 'first']);
+    expect(trailer).toEqual(['Grpc-Trailer-x-one', '1', 'Grpc-Trailer-x-many', 'first', 'Grpc-Trailer-x-many', 'second']);
   });
 
   it('leaves hop-by-hop keys, content-length and content-type out of the headers, in both styles', () => {

@@ -23,24 +23,54 @@ const NOT_RESPONSE_HEADERS = new Set([...HOP_BY_HOP, 'content-length', 'content-
 
 const VALID_KEY = /^[0-9a-z_.-]+$/;
 
+/** A printable-ASCII value (gRPC's ASCII-Value): grpc-gateway skips any other. */
+const ASCII_VALUE = /^[\x20-\x7e]*$/;
+const BASE64_PADDED = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const BASE64_RAW = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2,3})?$/;
+
+/** runtime/context.go decodeBinHeader: padded standard base64 when the length is a multiple of 4, else unpadded; undefined when invalid. */
+function decodeBinHeader(v: string): Buffer | undefined {
+  if (v.length % 4 === 0 ? BASE64_PADDED.test(v) : BASE64_RAW.test(v)) return Buffer.from(v, 'base64');
+  return undefined;
+}
+
 /**
  * Incoming HTTP headers as gRPC metadata. grpc-gateway's default keeps `Grpc-Metadata-*` (prefix
- * removed), `Authorization`, and permanent headers as `grpcgateway-*`; the svc style forwards every
- * header but the hop-by-hop ones under its own name.
+ * removed), `Authorization`, and permanent headers as `grpcgateway-*`, and adds
+ * `x-forwarded-host` (the request's `X-Forwarded-Host` or `Host`) and `x-forwarded-for` (the
+ * request's values plus the peer's IP); the svc style forwards every header but the hop-by-hop
+ * ones under its own name. Either way `-bin` headers are base64-decoded into binary metadata (an
+ * undecodable one is left out), and a text value that is not printable ASCII is left out, as
+ * grpc-gateway leaves it out.
  */
-export function metadataFromHeaders(headers: IncomingHttpHeaders, svcStyle: boolean): Metadata {
+export function metadataFromHeaders(headers: IncomingHttpHeaders, svcStyle: boolean, peerIp = ''): Metadata {
   const md = new Metadata();
   for (const name in headers) {
     const value = headers[name];
     if (value === undefined || name.startsWith(':') || HOP_BY_HOP.has(name)) continue;
     let key: string | undefined;
     if (svcStyle) key = name;
+    else if (name === 'x-forwarded-for' || name === 'x-forwarded-host') continue;
     else if (name.startsWith('grpc-metadata-')) key = name.slice('grpc-metadata-'.length);
     else if (name === 'authorization') key = name;
     else if (PERMANENT.has(name)) key = `grpcgateway-${name}`;
-    if (key === undefined || !VALID_KEY.test(key) || key.endsWith('-bin')) continue;
-    if (Array.isArray(value)) for (const v of value) md.add(key, v);
-    else md.add(key, value);
+    if (key === undefined || !VALID_KEY.test(key)) continue;
+    const binary = key.endsWith('-bin');
+    for (const v of Array.isArray(value) ? value : [value]) {
+      if (binary) {
+        const bytes = decodeBinHeader(v);
+        if (bytes) md.add(key, bytes);
+      } else if (ASCII_VALUE.test(v)) md.add(key, v);
+    }
+  }
+  if (!svcStyle) {
+    const host = headers['x-forwarded-host'] ?? headers.host;
+    if (typeof host === 'string' && host !== '' && ASCII_VALUE.test(host)) md.add('x-forwarded-host', host);
+    const xff = headers['x-forwarded-for'];
+    const list = xff === undefined ? [] : Array.isArray(xff) ? [...xff] : [xff];
+    if (peerIp !== '') list.push(peerIp);
+    const joined = list.join(', ');
+    if (list.length > 0 && ASCII_VALUE.test(joined)) md.add('x-forwarded-for', joined);
   }
   return md;
 }
@@ -81,13 +111,24 @@ function sameName(a: string, b: string): boolean {
  * keys, `content-length` and `content-type` (see NOT_RESPONSE_HEADERS); a key with several values
  * gives its first.
  */
-export function addMetadataHeaders(out: string[], md: Metadata, svcStyle: boolean, trailer: boolean): void {
+export function addMetadataHeaders(out: string[], md: Metadata, svcStyle: boolean, trailer: boolean, keepExisting = false): void {
   const prefix = svcStyle ? '' : trailer ? 'Grpc-Trailer-' : 'Grpc-Metadata-';
   const map = md.getMap();
   for (const key in map) {
     const v = map[key];
-    if (typeof v === 'string' && !NOT_RESPONSE_HEADERS.has(key)) putHeader(out, prefix + key, v);
+    if (typeof v !== 'string' || NOT_RESPONSE_HEADERS.has(key)) continue;
+    if (keepExisting && hasHeader(out, prefix + key)) continue;
+    putHeader(out, prefix + key, v);
+    // Every further value is a header line of its own, as grpc-gateway's w.Header().Add.
+    const all = md.get(key);
+    for (let i = 1; i < all.length; i++) if (typeof all[i] === 'string') out.push(prefix + key, all[i] as string);
   }
+}
+
+/** Whether a flat header list has `name` (any case). */
+function hasHeader(out: readonly string[], name: string): boolean {
+  for (let i = 0; i < out.length; i += 2) if (sameName(out[i]!, name)) return true;
+  return false;
 }
 
 /**

@@ -25,11 +25,11 @@ export interface InterceptedTarget {
  * the half-close on startRead; takes down metadata, messages and the status.
  */
 class GatewayBaseCall implements ServerInterceptingCallInterface {
-  private listener: Listener | undefined;
+  protected listener: Listener | undefined;
   private read = false;
-  private done = false;
+  protected done = false;
 
-  constructor(private readonly target: InterceptedTarget) {}
+  constructor(protected readonly target: InterceptedTarget) {}
 
   start(listener: Listener): void {
     this.listener = listener;
@@ -88,6 +88,73 @@ const NO_METRICS = {
   recordEpsMetric: () => undefined,
   serialize: () => Buffer.alloc(0),
 } as unknown as ReturnType<ServerInterceptingCallInterface['getMetricsRecorder']>;
+
+/**
+ * The bottom of the stack for a streamed gateway request: request messages are handed up one per
+ * `startRead` as the body brings them, then the half-close, as grpc-js reads an HTTP/2 stream.
+ */
+export class GatewayStreamingBaseCall extends GatewayBaseCall {
+  private readonly queue: unknown[] = [];
+  private ended = false;
+  private wanted = false;
+
+  /** A decoded request message. */
+  deliver(message: unknown): void {
+    this.queue.push(message);
+    if (this.wanted) this.startRead();
+  }
+  /** The request body ended. */
+  endRequests(): void {
+    this.ended = true;
+    if (this.wanted) this.startRead();
+  }
+  override startRead(): void {
+    if (this.done || !this.listener) return;
+    this.wanted = false;
+    if (this.queue.length > 0) this.listener.onReceiveMessage(this.queue.shift());
+    else if (this.ended) {
+      this.ended = false;
+      this.listener.onReceiveHalfClose();
+    } else this.wanted = true;
+  }
+}
+
+/** What the handler of a streamed request is given once the interceptors let it through. */
+export interface StreamAdmission {
+  metadata: Metadata;
+  top: ServerInterceptingCallInterface;
+}
+
+/**
+ * Runs a streamed gateway request through the user's interceptors, as grpc-js runs a client- or
+ * bidi-streaming HTTP/2 call: the handler is started when the metadata has passed them
+ * (`admit`), then each message that passes reaches `onMessage`, and the half-close `onEnd`.
+ */
+export function runInterceptedStream(
+  interceptors: readonly ServerInterceptor[],
+  method: InterceptedMethod,
+  target: InterceptedTarget,
+  handlers: { admit(a: StreamAdmission): void; onMessage(msg: unknown): void; onEnd(): void; onCancel(): void },
+): GatewayStreamingBaseCall {
+  const base = new GatewayStreamingBaseCall(target);
+  let top: ServerInterceptingCallInterface = base;
+  for (const interceptor of interceptors) top = interceptor(method, top as ServerInterceptingCall);
+  const stack = top;
+  stack.start({
+    onReceiveMetadata: (md) => {
+      try {
+        handlers.admit({ metadata: md, top: stack });
+      } catch (err) {
+        const s = statusFromError(err);
+        stack.sendStatus({ code: s.code, details: s.message, metadata: s.trailer ?? null });
+      }
+    },
+    onReceiveMessage: (msg) => handlers.onMessage(msg),
+    onReceiveHalfClose: () => handlers.onEnd(),
+    onCancel: () => handlers.onCancel(),
+  });
+  return base;
+}
 
 /** The method as interceptors see it (grpc-js's ServerMethodDefinition). */
 export interface InterceptedMethod {
@@ -153,12 +220,13 @@ export function sentStatusOf(err: unknown): SentStatus {
 }
 
 /** A CallBase for the handler of an intercepted call: the admitted metadata and message, sends go down the stack. */
-export function admittedBase(a: Admitted, peer: string, path: string, onStreamMessage: (msg: unknown) => void = () => undefined): StreamBase {
+export function admittedBase(a: Admitted, peer: string, path: string, onStreamMessage: (msg: unknown) => void = () => undefined, deadline = Infinity): StreamBase {
   return {
     metadata: () => a.metadata,
     request: a.request,
     peer,
     path,
+    deadline,
     onMetadata: (md) => a.top.sendMetadata(md),
     onMessage: onStreamMessage,
   };

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadProtoRoot } from '../protos.js';
-import { JsonInputError, jsonToPlain, messageToJson, setFromText } from './json.js';
+import { JsonInputError, jsonToPlain, messageToJson } from './json.js';
+import { populate } from './params.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'json-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -83,14 +84,14 @@ describe('proto3 canonical JSON', () => {
     expect(() => jsonToPlain(All, { u64: '-1' }, false)).toThrow(/non-negative/);
   });
 
-  it('sets nested and repeated fields from URL text, typed by the field', () => {
+  it('sets nested and repeated fields from URL text, typed by the field (params.populate, runtime/query.go rules)', () => {
     const json: Record<string, unknown> = {};
-    setFromText(All, json, 'inner.some_name', ['q'], false);
-    setFromText(All, json, 'b', ['true'], false);
-    setFromText(All, json, 'i32', ['42'], false);
-    setFromText(All, json, 'wi', ['9'], false);
+    populate(All, json, ['inner', 'some_name'], ['q']);
+    populate(All, json, ['b'], ['true']);
+    populate(All, json, ['i32'], ['42']);
+    populate(All, json, ['wi'], ['9']);
     expect(json).toEqual({ inner: { some_name: 'q' }, b: true, i32: 42, wi: 9 });
-    expect(() => setFromText(All, {}, 'b', ['yes'], false)).toThrow(/expected true or false/);
-    expect(() => setFromText(All, {}, 'inner', ['x'], false)).toThrow(/is a message/);
+    expect(() => populate(All, {}, ['b'], ['yes'])).toThrow(/strconv.ParseBool: parsing "yes": invalid syntax/);
+    expect(() => populate(All, {}, ['inner'], ['x'])).toThrow(/unsupported message type/);
   });
 });

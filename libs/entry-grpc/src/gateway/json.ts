@@ -5,6 +5,16 @@ export interface MarshalOptions {
   useProtoNames: boolean;
   emitUnpopulated: boolean;
   useEnumNumbers: boolean;
+  /**
+   * With emitUnpopulated, leave out an unset google.protobuf.Value field instead of writing `null`
+   * (which reads back as a set `null_value`); the svc style sets it, protojson writes `null`.
+   */
+  omitUnsetValue?: boolean;
+  /**
+   * Writes a google.protobuf.Any as protojson does (`{"@type": url, …}`, its type looked up in
+   * every loaded proto); without it protobufjs's own Any conversion is used.
+   */
+  anyToJson?: (typeUrl: string, value: Uint8Array) => unknown;
 }
 
 /** A JSON input that does not fit the message: the gateway answers 400 InvalidArgument. */
@@ -19,7 +29,7 @@ const INT64_MAX = 2n ** 63n - 1n;
 const UINT64_MAX = 2n ** 64n - 1n;
 const INT32 = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32']);
 const FLOAT = new Set(['double', 'float']);
-const WRAPPERS = new Set([
+export const WRAPPERS = new Set([
   'google.protobuf.DoubleValue',
   'google.protobuf.FloatValue',
   'google.protobuf.Int64Value',
@@ -35,7 +45,7 @@ const WRAPPERS = new Set([
 const fullNames = new WeakMap<protobuf.ReflectionObject, string>();
 const jsonNames = new WeakMap<protobuf.Field, string>();
 
-function fullName(t: protobuf.ReflectionObject): string {
+export function fullName(t: protobuf.ReflectionObject): string {
   let n = fullNames.get(t);
   if (n === undefined) {
     n = t.fullName.startsWith('.') ? t.fullName.slice(1) : t.fullName;
@@ -49,17 +59,44 @@ export function jsonName(field: protobuf.Field): string {
   let n = jsonNames.get(field);
   if (n === undefined) {
     const explicit = (field.options as Record<string, unknown> | undefined)?.['json_name'];
-    n = typeof explicit === 'string' ? explicit : field.name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+    n = typeof explicit === 'string' ? explicit : protocJsonName(field.name);
     jsonNames.set(field, n);
   }
   return n;
+}
+
+/**
+ * protoc's default `json_name` (ToJsonName): every `_` is dropped and the character after it
+ * upper-cased: `en_GB` → `enGB`, `foo__bar` → `fooBar`, `_x` → `X`.
+ */
+export function protocJsonName(name: string): string {
+  if (!name.includes('_')) return name;
+  let out = '';
+  let upper = false;
+  for (const c of name) {
+    if (c === '_') upper = true;
+    else if (upper) {
+      out += c.toUpperCase();
+      upper = false;
+    } else out += c;
+  }
+  return out;
+}
+
+/**
+ * A value already in `Type.fromObject` form, placed in a JSON tree where a message's JSON would go:
+ * what path and query parsing produce for well-known types whose text form is not their JSON form
+ * (a FieldMask path kept as written, a Go duration such as `1h`).
+ */
+export class PlainValue {
+  constructor(readonly value: unknown) {}
 }
 
 /** Finds a field by its proto name or JSON name. */
 export function fieldByAnyName(type: protobuf.Type, name: string): protobuf.Field | undefined {
   const direct = type.fields[name];
   if (direct) return direct;
-  const camel = name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  const camel = protocJsonName(name);
   return type.fields[camel] ?? type.fieldsArray.find((f) => jsonName(f) === name);
 }
 
@@ -90,7 +127,7 @@ export function messageToJson(type: protobuf.Type, msg: Plain, o: MarshalOptions
       }
     } else if (field.resolvedType instanceof protobuf.Type) {
       if (value !== null && value !== undefined) out[key] = valueToJson(field, value, o);
-      else if (o.emitUnpopulated) out[key] = null;
+      else if (o.emitUnpopulated && !(o.omitUnsetValue && fullName(field.resolvedType) === 'google.protobuf.Value')) out[key] = null;
     } else {
       if (!o.emitUnpopulated && isDefault(field, value)) continue;
       out[key] = valueToJson(field, value ?? field.typeDefault, o);
@@ -169,8 +206,15 @@ function wktToJson(type: protobuf.Type, msg: Plain, o: MarshalOptions): Json | u
       if (set('bool_value')) return Boolean(msg[f('bool_value').name]);
       return null;
     }
-    case 'google.protobuf.Any':
+    case 'google.protobuf.Any': {
+      if (o.anyToJson) {
+        const url = String(msg['type_url'] ?? msg['typeUrl'] ?? '');
+        // protojson writes an empty Any as {}.
+        if (url === '') return {};
+        return o.anyToJson(url, (msg['value'] as Uint8Array | undefined) ?? new Uint8Array()) as Json;
+      }
       return type.toObject(msg as unknown as protobuf.Message, { json: true, longs: String, enums: String, bytes: String }) as Json;
+    }
     default:
       if (WRAPPERS.has(name)) return valueToJson(type.fields['value']!, msg['value'] ?? type.fields['value']!.typeDefault, o);
       return undefined;
@@ -201,6 +245,7 @@ function fraction(nanos: number): string {
 
 /** Canonical JSON (proto or JSON field names) → an object for `Type.fromObject`. */
 export function jsonToPlain(type: protobuf.Type, json: unknown, discardUnknown: boolean, where = ''): unknown {
+  if (json instanceof PlainValue) return json.value;
   const name = fullName(type);
   if (name.startsWith('google.protobuf.')) {
     const wkt = wktFromJson(type, name, json, discardUnknown, where);
@@ -319,11 +364,50 @@ function wktFromJson(type: protobuf.Type, name: string, json: unknown, discardUn
     case 'google.protobuf.Value':
       return valueFromJson(type, json);
     case 'google.protobuf.Any':
-      return json;
+      return anyFromJson(type, json, discardUnknown, at);
     default:
       if (WRAPPERS.has(name)) return { value: fieldFromJson(type.fields['value']!, json, discardUnknown, at) };
       return undefined;
   }
+}
+
+/**
+ * The well-known types with a JSON mapping of their own: packed in an Any, their JSON goes under
+ * `value` (protojson).
+ */
+export const WKT_WITH_JSON_MAPPING = new Set([
+  'google.protobuf.Duration', 'google.protobuf.Timestamp', 'google.protobuf.FieldMask', 'google.protobuf.Struct',
+  'google.protobuf.Value', 'google.protobuf.ListValue', 'google.protobuf.Empty', 'google.protobuf.Any', ...WRAPPERS,
+]);
+
+/**
+ * A google.protobuf.Any from protojson's form, `{"@type": url, …fields}` (`value` for a
+ * well-known type): the packed type is looked up in the Any's own root, its JSON converted like
+ * any message and encoded into `value`.
+ */
+function anyFromJson(type: protobuf.Type, json: unknown, discardUnknown: boolean, at: string): unknown {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new JsonInputError(`${at || 'google.protobuf.Any'}: expected a JSON object for google.protobuf.Any`);
+  const obj = json as Plain;
+  const url = obj['@type'];
+  if (url === undefined && Object.keys(obj).length === 0) return {};
+  if (typeof url !== 'string' || url === '') throw new JsonInputError(`${at || 'google.protobuf.Any'}: a google.protobuf.Any needs its "@type"`);
+  const inner = type.root.lookup(url.slice(url.lastIndexOf('/') + 1));
+  if (!(inner instanceof protobuf.Type)) throw new JsonInputError(`${at || 'google.protobuf.Any'}: unable to resolve ${JSON.stringify(url)}: no loaded proto defines it`);
+  let payload: unknown;
+  if (WKT_WITH_JSON_MAPPING.has(fullName(inner))) payload = obj['value'];
+  else {
+    const rest: Plain = {};
+    for (const k in obj) if (k !== '@type') rest[k] = obj[k];
+    payload = rest;
+  }
+  const plain = jsonToPlain(inner, payload, discardUnknown, at);
+  let bytes: Uint8Array;
+  try {
+    bytes = inner.encode(inner.fromObject(plain as Record<string, unknown>)).finish();
+  } catch (err) {
+    throw new JsonInputError(`${at || 'google.protobuf.Any'}: ${(err as Error).message}`);
+  }
+  return { [fieldByAnyName(type, 'type_url')!.name]: url, [fieldByAnyName(type, 'value')!.name]: bytes };
 }
 
 /** A JSON value as a google.protobuf.Value object, with the field names `valueType` uses. */
@@ -335,61 +419,4 @@ function valueFromJson(valueType: protobuf.Type, v: unknown): Plain {
   if (typeof v === 'boolean') return { [name('bool_value')]: v };
   if (Array.isArray(v)) return { [name('list_value')]: { values: v.map((x) => valueFromJson(valueType, x)) } };
   return { [name('struct_value')]: { fields: Object.fromEntries(Object.entries(v as Plain).map(([k, x]) => [k, valueFromJson(valueType, x)])) } };
-}
-
-// ---------------------------------------------------------------------------- path and query values
-
-/**
- * Sets `fieldPath` (`book.author.name`, proto or JSON names) in a JSON object from text values
- * of a path variable or query parameter, typed by the field. Repeated fields take every value.
- */
-export function setFromText(type: protobuf.Type, target: Plain, fieldPath: string, values: readonly string[], discardUnknown: boolean): void {
-  const names = fieldPath.split('.');
-  let t = type;
-  let obj = target;
-  for (let i = 0; i < names.length; i++) {
-    const field = fieldByAnyName(t, names[i]!);
-    if (!field) {
-      if (discardUnknown) return;
-      throw new JsonInputError(`unknown field "${fieldPath}" in ${fullName(type)}`);
-    }
-    const last = i === names.length - 1;
-    if (!last) {
-      if (!(field.resolvedType instanceof protobuf.Type) || field.repeated) {
-        throw new JsonInputError(`"${fieldPath}": ${names[i]} is not a message field`);
-      }
-      const next = (obj[field.name] ??= {}) as Plain;
-      obj = next;
-      t = field.resolvedType;
-      continue;
-    }
-    if (field.map) throw new JsonInputError(`"${fieldPath}": map fields cannot be set from the URL`);
-    const convert = (s: string): unknown => textToJson(field, s, fieldPath);
-    obj[field.name] = field.repeated ? values.map(convert) : convert(values[values.length - 1]!);
-  }
-}
-
-function textToJson(field: protobuf.Field, s: string, at: string): unknown {
-  const rt = field.resolvedType;
-  let scalar = field.type;
-  if (rt instanceof protobuf.Type) {
-    const name = fullName(rt);
-    if (!WRAPPERS.has(name) && name !== 'google.protobuf.Timestamp' && name !== 'google.protobuf.Duration' && name !== 'google.protobuf.FieldMask') {
-      throw new JsonInputError(`"${at}" is a message and cannot be set from the URL`);
-    }
-    if (!WRAPPERS.has(name)) return s;
-    scalar = rt.fields['value']!.type;
-  }
-  if (rt instanceof protobuf.Enum) return /^-?\d+$/.test(s) ? Number(s) : s;
-  if (scalar === 'bool') {
-    if (s === 'true' || s === 'false') return s === 'true';
-    throw new JsonInputError(`"${at}": expected true or false, got "${s}"`);
-  }
-  if (INT32.has(scalar) || FLOAT.has(scalar)) {
-    if (FLOAT.has(scalar) && (s === 'NaN' || s === 'Infinity' || s === '-Infinity')) return s;
-    const n = Number(s);
-    if (s.trim() === '' || Number.isNaN(n)) throw new JsonInputError(`"${at}": expected a number, got "${s}"`);
-    return n;
-  }
-  return s;
 }

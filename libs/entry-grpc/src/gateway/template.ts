@@ -32,13 +32,23 @@ export function compileTemplate(template: string, where: string): PathTemplate {
   if (!template.startsWith('/')) throw new Error(`${at} must start with "/"`);
   let rest = template.slice(1);
   let verb = '';
-  // The verb is a ':' after the last '/' and outside any braces.
+  // The verb, as grpc-gateway's httprule tokenizer finds it: after a closing '}' that ends the
+  // last segment, everything after the first ':' (`/{uuid}:custom:custom` has verb
+  // `custom:custom`); in a literal last segment, what follows its last ':'.
   const lastSlash = rest.lastIndexOf('/');
   const lastBrace = rest.lastIndexOf('}');
-  const colon = rest.lastIndexOf(':');
-  if (colon > lastSlash && colon > lastBrace) {
-    verb = rest.slice(colon + 1);
-    rest = rest.slice(0, colon);
+  if (lastBrace > lastSlash && lastBrace < rest.length - 1) {
+    const colon = rest.indexOf(':', lastBrace);
+    if (colon === lastBrace + 1) {
+      verb = rest.slice(colon + 1);
+      rest = rest.slice(0, colon);
+    }
+  } else if (lastBrace < lastSlash || lastBrace < 0) {
+    const colon = rest.lastIndexOf(':');
+    if (colon > lastSlash) {
+      verb = rest.slice(colon + 1);
+      rest = rest.slice(0, colon);
+    }
   }
   const variables: string[] = [];
   let source = '^';
