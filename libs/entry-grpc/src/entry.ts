@@ -21,7 +21,8 @@ import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './
 import { HealthService } from './health.js';
 import { middlewareInterceptor } from './interceptor.js';
 import { OnePortListener } from './one-port.js';
-import { OpenApiBuilder } from './openapi.js';
+import { sourceFromRoutes } from './openapi/source.js';
+import { buildOpenApiV2 } from './openapi/v2.js';
 import { loadProtoRoot } from './protos.js';
 import type { GrpcEntryConfig } from './schema.js';
 import { ServiceSet } from './services.js';
@@ -53,6 +54,8 @@ export class GrpcEntry implements Entry {
   private readonly health: HealthService;
   private gateway: Gateway | undefined;
   private openApi = '';
+  /** The added services found in the loaded protos, for the OpenAPI document's tags. */
+  private documentedServices: protobuf.Service[] = [];
   private running: Running | undefined;
   private draining = false;
   private bootstrapped = false;
@@ -133,11 +136,13 @@ export class GrpcEntry implements Entry {
     const tls = this.tlsMaterial();
     const gateway = await this.buildGateway();
     this.gateway = gateway;
-    this.openApi = JSON.stringify(
-      new OpenApiBuilder(c.gwOption.marshal).build(gateway.routes, { title: this.ctx.app.name, version: this.ctx.app.version, description: this.ctx.app.description }),
-      null,
-      2,
-    );
+    const { enabled: _swEnabled, path: _swPath, ...openApiOptions } = c.sw;
+    try {
+      const source = sourceFromRoutes(gateway.routes, this.documentedServices, { title: this.ctx.app.name, version: this.ctx.app.version, description: this.ctx.app.description });
+      this.openApi = JSON.stringify(buildOpenApiV2(source, openApiOptions), null, 2);
+    } catch (err) {
+      throw new Error(`${this.ctx.configPath}.sw: cannot build the OpenAPI document: ${errorMessage(err)}`, { cause: err });
+    }
 
     const interceptors = this.chain.empty ? [...this.interceptors] : [middlewareInterceptor(this.chain), ...this.interceptors];
     const server = new Server({
@@ -285,9 +290,13 @@ export class GrpcEntry implements Entry {
         throw new Error(`${this.ctx.configPath}.gwMappingFiles: ${errorMessage(err)}`, { cause: err });
       }
     }
+    this.documentedServices = [];
     for (const service of this.services.serviceNames()) {
       const r = rootFor(service);
-      if (r) bindings.push(...rulesFromAnnotations(r.lookupService(service)));
+      if (!r) continue;
+      const svc = r.lookupService(service);
+      this.documentedServices.push(svc);
+      bindings.push(...rulesFromAnnotations(svc));
     }
     const bound = new Set<string>();
     for (const b of bindings) {
