@@ -55,9 +55,8 @@ function fieldConfiguration(f: protobuf.Field): Record<string, unknown> | undefi
   return msg(openapiOption(f, 'openapiv2_field'), 'field_configuration');
 }
 
-function fieldDeprecated(r: SchemaRenderer, f: protobuf.Field): boolean {
-  return (plainOption(f, 'deprecated') === true && r.opts.enableFieldDeprecation) || bool(fieldConfiguration(f), 'deprecated');
-}
+// protoc-gen-openapiv2 marks parameters of deprecated fields `deprecated: true`, which Swagger
+// 2.0 parameters do not have (validators reject it): not written here (README: differences).
 
 /** Path parameters; `renames` collects `{old}` → `{new}` from `field_configuration.path_param_name`. */
 export function pathParameters(r: SchemaRenderer, info: PathTemplateInfo, renames: Map<string, string>, where: string): Parameter[] {
@@ -111,7 +110,6 @@ export function pathParameters(r: SchemaRenderer, info: PathTemplateInfo, rename
         description: description || undefined,
         in: 'path',
         required: true,
-        deprecated: fieldDeprecated(r, target) || undefined,
         type,
         format: format || undefined,
         items,
@@ -146,7 +144,10 @@ export function queryParameters(r: SchemaRenderer, request: protobuf.Type, pathP
     if (r.opts.allowPatchFeature && r0 && fqn(r0) === '.google.protobuf.FieldMask' && f.name === 'update_mask' && httpMethod === 'PATCH' && body && body.length > 0) continue;
     out.push(...nestedQuery(r, request, f, '', pathTargets, bodyTargets, new Map()));
   }
-  return out;
+  // protoc-gen-openapiv2 also writes parameters with no type (maps of messages or enums) or of
+  // type object (Struct, Empty), which Swagger 2.0 forbids; they are left out here so the
+  // document validates (README: differences).
+  return out.filter((p) => p['type'] !== undefined && p['type'] !== 'object');
 }
 
 function nestedQuery(r: SchemaRenderer, message: protobuf.Type, f: protobuf.Field, prefix: string, pathTargets: ReadonlySet<protobuf.Field>, bodyTargets: ReadonlySet<protobuf.Field>, seen: ReadonlyMap<string, number>): Parameter[] {
@@ -167,8 +168,6 @@ function nestedQuery(r: SchemaRenderer, message: protobuf.Type, f: protobuf.Fiel
     const msgJson = msg(openapiOption(message, 'openapiv2_schema'), 'json_schema');
     const listed = msgJson ? ([] as unknown[]).concat(msgJson['required'] ?? []).map(String) : [];
     if (listed.includes(jsonName(f)) || listed.includes(f.name)) required = true;
-    const fc = msg(openapiOption(f, 'openapiv2_field'), 'field_configuration');
-    const deprecated = (plainOption(f, 'deprecated') === true && r.opts.enableFieldDeprecation) || bool(fc, 'deprecated');
     const extensions = Object.fromEntries(Object.entries(schema).filter(([k]) => k.startsWith('x-')));
     const name = f.map && !r.opts.jsonNamesForFields ? `${f.name}[${mapKeyType(f)}]` : r.fieldName(f);
     const param: Parameter = clean({
@@ -176,7 +175,6 @@ function nestedQuery(r: SchemaRenderer, message: protobuf.Type, f: protobuf.Fiel
       description: mergeDescription(schema) || undefined,
       in: 'query',
       required,
-      deprecated: deprecated || undefined,
       type: schema['type'],
       format: schema['format'],
       items: schema['items'],
