@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type protobuf from 'protobufjs';
 import type { OpenApiOptions } from './options.js';
 
@@ -99,4 +100,43 @@ export function mergeDescription(s: { title?: unknown; description?: unknown }):
   const d = typeof s.description === 'string' ? s.description : '';
   const t = typeof s.title === 'string' ? s.title : '';
   return t ? `${t}${PARAGRAPH}${d}`.trim() : d;
+}
+
+/**
+ * The leading `//` comment of a .proto file's `package` statement (protobufjs keeps none for
+ * packages), read from the file; '' when the file cannot be read.
+ */
+export function packageComment(file: string | null | undefined): string {
+  if (!file) return '';
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+  const lines = text.split(/\r?\n/);
+  const at = lines.findIndex((l) => /^\s*package\s+[\w.]+\s*;/.test(l));
+  if (at < 0) return '';
+  const comment: string[] = [];
+  for (let i = at - 1; i >= 0; i--) {
+    const m = /^\s*\/\/(.*)$/.exec(lines[i]!);
+    if (!m) break;
+    comment.unshift(m[1]!);
+  }
+  return removeInternalComments(comment.join('\n').trim().replaceAll('\n ', '\n'));
+}
+
+/** A package comment onto `info`: the first paragraph is the title unless it ends with a period. */
+export function commentToInfo(info: Described, comment: string, opts: OpenApiOptions): void {
+  const c = prepare(comment, opts);
+  if (!c) return;
+  const paragraphs = c.split(PARAGRAPH);
+  const summary = paragraphs[0]!.trim();
+  const description = paragraphs.slice(1).join(PARAGRAPH).trim();
+  if (summary.length > 0 && !summary.endsWith('.')) {
+    info.title = summary;
+    if (description) info.description = description;
+    return;
+  }
+  info.description = paragraphs.join(PARAGRAPH);
 }

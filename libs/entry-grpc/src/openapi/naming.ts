@@ -56,3 +56,22 @@ function uniqueSuffixNames(names: readonly string[], extraContext: number, separ
   });
   return out;
 }
+
+/**
+ * The JSON name protoc gives a field: its `json_name` option, else the name with each `_`
+ * dropped and the character after it upper-cased (`en_GB` → `enGB`).
+ */
+export function protoJsonName(field: { name: string; options?: Record<string, unknown> | undefined }): string {
+  const explicit = field.options?.['json_name'];
+  if (typeof explicit === 'string') return explicit;
+  let out = '';
+  let upper = false;
+  for (const c of field.name) {
+    if (c === '_') upper = true;
+    else if (upper) {
+      out += c.toUpperCase();
+      upper = false;
+    } else out += c;
+  }
+  return out;
+}

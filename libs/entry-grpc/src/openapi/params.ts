@@ -1,5 +1,5 @@
 import protobuf from 'protobufjs';
-import { fieldByAnyName, jsonName } from '../gateway/json.js';
+import { protoJsonName as jsonName } from './naming.js';
 import { bool, openapiOption, msg, plainOption, str } from './annotations.js';
 import { commentToSchema, mergeDescription, protoComment } from './comments.js';
 import { WKT_SCHEMAS, clean, fqn, isMessageField, primitiveSchema, resolvedOf, type FieldPath, type Schema, type SchemaRenderer } from './schema.js';
@@ -15,7 +15,7 @@ export function resolveFieldPath(type: protobuf.Type, path: string, where: strin
   const out: protobuf.Field[] = [];
   let t: protobuf.Type | undefined = type;
   for (const part of path.split('.')) {
-    const f: protobuf.Field | undefined = t ? fieldByAnyName(t, part) : undefined;
+    const f: protobuf.Field | undefined = t ? (t.fields[part] ?? t.fieldsArray.find((x) => jsonName(x) === part)) : undefined;
     if (!f) throw new Error(`${where}: "${path}" is not a field path of ${type.fullName.slice(1)}`);
     out.push(f);
     const r = resolvedOf(f);

@@ -1,5 +1,5 @@
 import protobuf from 'protobufjs';
-import { jsonName } from '../gateway/json.js';
+import { protoJsonName as jsonName } from './naming.js';
 import { bool, extensionValues, extensions, list, msg, num, openapiOption, rawJson, str, strings, visibilityRestriction, type OptionMessage } from './annotations.js';
 import { commentToSchema, enumValueComments, protoComment } from './comments.js';
 import type { OpenApiOptions } from './options.js';

@@ -96,6 +96,10 @@ describe('OpenAPI v2 as protoc-gen-openapiv2 writes it', () => {
     expect(defs(doc)['protobufAny']).toEqual({ type: 'object', properties: { '@type': { type: 'string' } }, additionalProperties: {} });
     expect(defs(doc)['openapiKind']).toEqual({ type: 'string', enum: ['KIND_UNSPECIFIED', 'HANDMADE', 'MACHINE'], default: 'KIND_UNSPECIFIED', description: 'How an item is made.\n\n - KIND_UNSPECIFIED: Not set.\n - HANDMADE: Made by hand.' });
     expect((defs(doc)['openapiItem']!['properties'] as Record<string, unknown>)['etag']).toEqual({ type: 'string', readOnly: true, description: 'Output only. Set by the server.' });
+    // Enums reached through well-known types get definitions too (NullValue through Struct/Value).
+    expect(defs(doc)['protobufNullValue']).toEqual({ type: 'string', enum: ['NULL_VALUE'], default: 'NULL_VALUE' });
+    // The package comment: a first paragraph ending with a period is the description, not the title.
+    expect(doc['info']).toEqual({ title: 't', version: '1', description: 'Shapes the OpenAPI generator must write as protoc-gen-openapiv2 does.' });
     // Request messages only referenced through query parameters get no definition.
     expect(defs(doc)['openapiListItemsRequest']).toBeUndefined();
   });

@@ -1,7 +1,7 @@
 import protobuf from 'protobufjs';
 import type { HttpBinding } from '../gateway/rules.js';
 import { bool, extensions, list, mapEntries, msg, openapiOption, plainOption, rawJson, str, strings, visibilityRestriction, type OptionMessage } from './annotations.js';
-import { commentToDescription, commentToOperation, mergeDescription, protoComment } from './comments.js';
+import { commentToDescription, commentToInfo, commentToOperation, mergeDescription, packageComment, protoComment } from './comments.js';
 import { resolveNames } from './naming.js';
 import { DEFAULT_OPENAPI_OPTIONS, type OpenApiOptions } from './options.js';
 import { parseTemplate, pathParameters, pathName, queryParameters, resolveFieldPath, type Parameter } from './params.js';
@@ -328,8 +328,8 @@ export function buildOpenApiV2(source: OpenApiSource, options: Partial<OpenApiOp
       if (WKT_SCHEMAS.has(key) || t.options?.['map_entry'] === true) continue;
       definitions[r.nameOf(key)] = r.renderMessage(t);
     }
+    // Enums of well-known types (NullValue) get definitions, as the generator writes them.
     for (const key of [...enums.keys()].sort()) {
-      if (WKT_SCHEMAS.has(key)) continue;
       definitions[r.nameOf(key)] = r.renderEnum(enums.get(key)!);
     }
   };
@@ -339,9 +339,9 @@ export function buildOpenApiV2(source: OpenApiSource, options: Partial<OpenApiOp
     messages.clear();
     enums.clear();
     for (const ref of r.refs) {
-      if (definitions[r.nameOf(ref)] !== undefined || WKT_SCHEMAS.has(ref)) continue;
+      if (definitions[r.nameOf(ref)] !== undefined) continue;
       const t = lookupType(ref);
-      if (t instanceof protobuf.Type) messages.set(ref, t);
+      if (t instanceof protobuf.Type && !WKT_SCHEMAS.has(ref)) messages.set(ref, t);
       else if (t instanceof protobuf.Enum) enums.set(ref, t);
     }
     if (messages.size === 0 && enums.size === 0) break;
@@ -353,7 +353,9 @@ export function buildOpenApiV2(source: OpenApiSource, options: Partial<OpenApiOp
     info: clean({ title: source.info.title, version: source.info.version, description: source.info.description || undefined }),
   };
   let tags: Array<Record<string, unknown>> = [];
-  const file = fileOption(visibleServices, routes);
+  const leader = leadingService(visibleServices, routes);
+  if (leader) commentToInfo(doc['info'] as { title?: string; description?: string }, packageComment(leader.filename), opts);
+  const file = leader ? openapiOption(leader.parent, 'openapiv2_swagger') : undefined;
   const extra: Record<string, unknown> = {};
   if (file) applyFileOption(r, doc, file, extra, paths, (t) => (tags = t));
   if (!opts.disableServiceTags) tags = mergeTags(tags, serviceTags(r, visibleServices));
@@ -413,17 +415,13 @@ function canonicalHeader(k: string): string {
     .join('-');
 }
 
-/** The file-level openapiv2_swagger option: from the first package (of the documented services) that has one. */
-function fileOption(services: readonly protobuf.Service[], routes: readonly OpenApiRoute[]): OptionMessage | undefined {
-  const seen = new Set<protobuf.ReflectionObject>();
-  for (const s of [...services, ...routes.map((rt) => rt.method.parent as protobuf.Service)]) {
-    const ns = s.parent;
-    if (!ns || seen.has(ns)) continue;
-    seen.add(ns);
-    const o = openapiOption(ns, 'openapiv2_swagger');
-    if (o) return o;
-  }
-  return undefined;
+/**
+ * The service whose file leads the document, as protoc-gen-openapiv2 merges files: the first
+ * whose package carries an `openapiv2_swagger` option, else the first.
+ */
+function leadingService(services: readonly protobuf.Service[], routes: readonly OpenApiRoute[]): protobuf.Service | undefined {
+  const all = [...services, ...routes.map((rt) => rt.method.parent as protobuf.Service)];
+  return all.find((s) => openapiOption(s.parent, 'openapiv2_swagger') !== undefined) ?? all[0];
 }
 
 function applyFileOption(r: SchemaRenderer, doc: OpenApiDocument, o: OptionMessage, extra: Record<string, unknown>, paths: Map<string, Record<string, unknown>>, setTags: (t: Array<Record<string, unknown>>) => void): void {
