@@ -162,8 +162,8 @@ describe('OpenAPI v2 as protoc-gen-openapiv2 writes it', () => {
     expect(op(flagged, '/v1/items/{item.item_id}', 'patch').parameters![0]!['name']).toBe('item.item_id');
     const simple = buildOpenApiV2(src, { openapiNamingStrategy: 'simple' });
     // simple: the shortest unique suffix, dot-joined; package: nested names stay together.
-    expect(Object.keys(defs(simple)).sort()).toEqual(['Any', 'CreateItemBody', 'Filter', 'Item', 'Kind', 'ListItemsResponse', 'Part', 'Range', 'Status']);
+    expect(Object.keys(defs(simple)).sort()).toEqual(['Any', 'CreateItemBody', 'Filter', 'Item', 'Kind', 'ListItemsResponse', 'NullValue', 'Part', 'Range', 'Status']);
     const pkg = buildOpenApiV2(src, { openapiNamingStrategy: 'package' });
-    expect(Object.keys(defs(pkg)).sort()).toEqual(['Any', 'Catalog.CreateItemBody', 'Filter', 'Item', 'Item.Part', 'Kind', 'ListItemsResponse', 'Range', 'Status']);
+    expect(Object.keys(defs(pkg)).sort()).toEqual(['Any', 'Catalog.CreateItemBody', 'Filter', 'Item', 'Item.Part', 'Kind', 'ListItemsResponse', 'NullValue', 'Range', 'Status']);
   });
 });
