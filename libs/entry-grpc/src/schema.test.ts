@@ -30,7 +30,6 @@ describe('grpc entry options', () => {
         omitEnumDefaultValue: false,
         simpleOperationIds: false,
         enableRpcDeprecation: false,
-        enableFieldDeprecation: false,
         ignoreComments: false,
         removeInternalComments: false,
         allowPatchFeature: true,

@@ -25,7 +25,6 @@ const openApiShape = {
   omitEnumDefaultValue: z.boolean().default(false),
   simpleOperationIds: z.boolean().default(false),
   enableRpcDeprecation: z.boolean().default(false),
-  enableFieldDeprecation: z.boolean().default(false),
   ignoreComments: z.boolean().default(false),
   removeInternalComments: z.boolean().default(false),
   allowPatchFeature: z.boolean().default(true),

@@ -10,26 +10,38 @@ function camel(name: string): string {
 }
 
 /** Every value of the extension option `name` (fully qualified, without parentheses) on `obj`. */
-export function extensionValues(obj: protobuf.ReflectionObject | null | undefined, name: string): unknown[] {
+export function extensionValues(
+  obj: protobuf.ReflectionObject | null | undefined,
+  name: string,
+): unknown[] {
   const out: unknown[] = [];
   for (const entry of (obj?.parsedOptions ?? []) as Array<Record<string, unknown>>) {
     for (const [key, value] of Object.entries(entry)) {
       const bare = key.replace(/^\(\.?/, '').replace(/\)$/, '');
-      if (key.startsWith('(') && bare === name) out.push(...(Array.isArray(value) ? value : [value]));
+      if (key.startsWith('(') && bare === name)
+        out.push(...(Array.isArray(value) ? value : [value]));
     }
   }
   return out;
 }
 
 /** The openapiv2 option `name` (`openapiv2_swagger`, `openapiv2_operation`...) of `obj`, merged. */
-export function openapiOption(obj: protobuf.ReflectionObject | null | undefined, name: string): OptionMessage | undefined {
-  const values = extensionValues(obj, `${OPTIONS_PACKAGE}.${name}`).filter((v): v is OptionMessage => typeof v === 'object' && v !== null);
+export function openapiOption(
+  obj: protobuf.ReflectionObject | null | undefined,
+  name: string,
+): OptionMessage | undefined {
+  const values = extensionValues(obj, `${OPTIONS_PACKAGE}.${name}`).filter(
+    (v): v is OptionMessage => typeof v === 'object' && v !== null,
+  );
   if (values.length === 0) return undefined;
   return Object.assign({}, ...values) as OptionMessage;
 }
 
 /** A plain (non-extension) option such as `deprecated`. */
-export function plainOption(obj: protobuf.ReflectionObject | null | undefined, name: string): unknown {
+export function plainOption(
+  obj: protobuf.ReflectionObject | null | undefined,
+  name: string,
+): unknown {
   return obj?.options?.[name];
 }
 
@@ -53,7 +65,11 @@ export function str(o: OptionMessage | undefined, name: string): string {
 export function num(o: OptionMessage | undefined, name: string): number {
   const v = raw(o, name);
   const last = Array.isArray(v) ? v[v.length - 1] : v;
-  return typeof last === 'number' ? last : typeof last === 'string' && last.trim() !== '' ? Number(last) : 0;
+  return typeof last === 'number'
+    ? last
+    : typeof last === 'string' && last.trim() !== ''
+      ? Number(last)
+      : 0;
 }
 
 export function bool(o: OptionMessage | undefined, name: string): boolean {
@@ -63,7 +79,9 @@ export function bool(o: OptionMessage | undefined, name: string): boolean {
 }
 
 export function msg(o: OptionMessage | undefined, name: string): OptionMessage | undefined {
-  const values = list(o, name).filter((v): v is OptionMessage => typeof v === 'object' && v !== null);
+  const values = list(o, name).filter(
+    (v): v is OptionMessage => typeof v === 'object' && v !== null,
+  );
   return values.length === 0 ? undefined : (Object.assign({}, ...values) as OptionMessage);
 }
 
@@ -75,7 +93,8 @@ export function strings(o: OptionMessage | undefined, name: string): string[] {
 export function mapEntries(o: OptionMessage | undefined, name: string): Array<[string, unknown]> {
   const out: Array<[string, unknown]> = [];
   for (const e of list(o, name)) {
-    if (typeof e === 'object' && e !== null && 'key' in e) out.push([String((e as OptionMessage)['key']), (e as OptionMessage)['value']]);
+    if (typeof e === 'object' && e !== null && 'key' in e)
+      out.push([String((e as OptionMessage)['key']), (e as OptionMessage)['value']]);
   }
   return out;
 }
@@ -93,7 +112,8 @@ export function valueToJson(v: unknown): unknown {
     for (const [k, val] of mapEntries(msg(o, 'struct_value'), 'fields')) out[k] = valueToJson(val);
     return out;
   }
-  if (raw(o, 'list_value') !== undefined) return list(msg(o, 'list_value'), 'values').map(valueToJson);
+  if (raw(o, 'list_value') !== undefined)
+    return list(msg(o, 'list_value'), 'values').map(valueToJson);
   return null;
 }
 
@@ -101,7 +121,10 @@ export function valueToJson(v: unknown): unknown {
 export function extensions(o: OptionMessage | undefined, where: string): Record<string, unknown> {
   const entries = mapEntries(o, 'extensions');
   for (const [k] of entries) {
-    if (!k.startsWith('x-')) throw new Error(`${where}: extension key "${k}" must start with "x-" (OpenAPI vendor extensions)`);
+    if (!k.startsWith('x-'))
+      throw new Error(
+        `${where}: extension key "${k}" must start with "x-" (OpenAPI vendor extensions)`,
+      );
   }
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return Object.fromEntries(entries.map(([k, v]) => [k, valueToJson(v)]));
@@ -117,9 +140,14 @@ export function rawJson(text: string): unknown {
 }
 
 /** google.api.VisibilityRule `restriction` of `obj` (`(google.api.field_visibility)` etc.), if any. */
-export function visibilityRestriction(obj: protobuf.ReflectionObject | null | undefined, option: string): string | undefined {
+export function visibilityRestriction(
+  obj: protobuf.ReflectionObject | null | undefined,
+  option: string,
+): string | undefined {
   const values = extensionValues(obj, `google.api.${option}`);
   if (values.length === 0) return undefined;
   const last = values[values.length - 1];
-  return typeof last === 'object' && last !== null ? str(last as OptionMessage, 'restriction') : undefined;
+  return typeof last === 'object' && last !== null
+    ? str(last as OptionMessage, 'restriction')
+    : undefined;
 }

@@ -34,7 +34,11 @@ export function protoComment(obj: { comment?: string | null } | null | undefined
 }
 
 /** The comment of each value of an enum: `- NAME: comment` lines, as protoc-gen-openapiv2 lists them. */
-export function enumValueComments(e: protobuf.Enum, opts: OpenApiOptions, visible: (name: string) => boolean): string {
+export function enumValueComments(
+  e: protobuf.Enum,
+  opts: OpenApiOptions,
+  visible: (name: string) => boolean,
+): string {
   const lines: string[] = [];
   for (const [name, number] of Object.entries(e.values)) {
     if (opts.omitEnumDefaultValue && number === 0) continue;
@@ -90,7 +94,11 @@ export function commentToOperation(target: Described, comment: string, opts: Ope
 }
 
 /** A comment onto an object with only a description (tags). */
-export function commentToDescription(target: Described, comment: string, opts: OpenApiOptions): void {
+export function commentToDescription(
+  target: Described,
+  comment: string,
+  opts: OpenApiOptions,
+): void {
   const c = prepare(comment, opts);
   if (c && !target.description) target.description = c;
 }

@@ -12,7 +12,10 @@ export const NAMING_STRATEGIES: readonly NamingStrategy[] = ['legacy', 'simple',
  * - `simple`: the shortest unique suffix joined with `.`;
  * - `package`: like `simple`, with nested type names kept together as one component.
  */
-export function resolveNames(names: readonly string[], strategy: NamingStrategy): Map<string, string> {
+export function resolveNames(
+  names: readonly string[],
+  strategy: NamingStrategy,
+): Map<string, string> {
   if (strategy === 'fqn') return new Map(names.map((n) => [n, n.slice(1)]));
   if (strategy === 'legacy') return uniqueSuffixNames(names, 1, '', false);
   return uniqueSuffixNames(names, 0, '.', strategy === 'package');
@@ -27,7 +30,12 @@ function components(fqn: string, qualifyNested: boolean): string[] {
   return [...name.slice(0, m.index).split('.'), name.slice(m.index + 1)];
 }
 
-function uniqueSuffixNames(names: readonly string[], extraContext: number, separator: string, qualifyNested: boolean): Map<string, string> {
+function uniqueSuffixNames(
+  names: readonly string[],
+  extraContext: number,
+  separator: string,
+  qualifyNested: boolean,
+): Map<string, string> {
   const suffixCounts = new Map<string, number>();
   const split = names.map((n) => components(n, qualifyNested));
   for (const parts of split) {
@@ -61,7 +69,10 @@ function uniqueSuffixNames(names: readonly string[], extraContext: number, separ
  * The JSON name protoc gives a field: its `json_name` option, else the name with each `_`
  * dropped and the character after it upper-cased (`en_GB` → `enGB`).
  */
-export function protoJsonName(field: { name: string; options?: Record<string, unknown> | undefined }): string {
+export function protoJsonName(field: {
+  name: string;
+  options?: Record<string, unknown> | undefined;
+}): string {
   const explicit = field.options?.['json_name'];
   if (typeof explicit === 'string') return explicit;
   let out = '';

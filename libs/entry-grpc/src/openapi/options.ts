@@ -24,8 +24,6 @@ export interface OpenApiOptions {
   simpleOperationIds: boolean;
   /** Methods marked `deprecated = true` become deprecated operations. */
   enableRpcDeprecation: boolean;
-  /** Fields marked `deprecated = true` become deprecated parameters. */
-  enableFieldDeprecation: boolean;
   ignoreComments: boolean;
   removeInternalComments: boolean;
   /** `update_mask` (FieldMask) is not a query parameter of PATCH bindings with a body field. */
@@ -50,7 +48,6 @@ export const DEFAULT_OPENAPI_OPTIONS: OpenApiOptions = {
   omitEnumDefaultValue: false,
   simpleOperationIds: false,
   enableRpcDeprecation: false,
-  enableFieldDeprecation: false,
   ignoreComments: false,
   removeInternalComments: false,
   allowPatchFeature: true,

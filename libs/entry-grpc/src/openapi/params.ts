@@ -1,8 +1,18 @@
 import protobuf from 'protobufjs';
 import { protoJsonName as jsonName } from './naming.js';
-import { bool, openapiOption, msg, plainOption, str } from './annotations.js';
+import { msg, openapiOption, str } from './annotations.js';
 import { commentToSchema, mergeDescription, protoComment } from './comments.js';
-import { WKT_SCHEMAS, clean, fqn, isMessageField, primitiveSchema, resolvedOf, type FieldPath, type Schema, type SchemaRenderer } from './schema.js';
+import {
+  WKT_SCHEMAS,
+  clean,
+  fqn,
+  isMessageField,
+  primitiveSchema,
+  resolvedOf,
+  type FieldPath,
+  type Schema,
+  type SchemaRenderer,
+} from './schema.js';
 
 /** A Swagger 2.0 parameter object. */
 export type Parameter = Record<string, unknown> & { name: string; in: string };
@@ -15,7 +25,9 @@ export function resolveFieldPath(type: protobuf.Type, path: string, where: strin
   const out: protobuf.Field[] = [];
   let t: protobuf.Type | undefined = type;
   for (const part of path.split('.')) {
-    const f: protobuf.Field | undefined = t ? (t.fields[part] ?? t.fieldsArray.find((x) => jsonName(x) === part)) : undefined;
+    const f: protobuf.Field | undefined = t
+      ? (t.fields[part] ?? t.fieldsArray.find((x) => jsonName(x) === part))
+      : undefined;
     if (!f) throw new Error(`${where}: "${path}" is not a field path of ${type.fullName.slice(1)}`);
     out.push(f);
     const r = resolvedOf(f);
@@ -38,14 +50,20 @@ export interface PathTemplateInfo {
   patterns: Map<string, string>;
 }
 
-export function parseTemplate(r: SchemaRenderer, template: string, request: protobuf.Type, where: string): PathTemplateInfo {
+export function parseTemplate(
+  r: SchemaRenderer,
+  template: string,
+  request: protobuf.Type,
+  where: string,
+): PathTemplateInfo {
   const params: FieldPath[] = [];
   const patterns = new Map<string, string>();
   const path = template.replace(VARIABLE, (_, variable: string, rest: string) => {
     const fp = resolveFieldPath(request, variable, where);
     params.push(fp);
     const name = r.opts.jsonNamesForFields ? pathName(r, fp) : variable;
-    if (rest.startsWith('=')) patterns.set(name, rest.slice(1).replaceAll('**', '.+').replaceAll('*', '[^/]+'));
+    if (rest.startsWith('='))
+      patterns.set(name, rest.slice(1).replaceAll('**', '.+').replaceAll('*', '[^/]+'));
     return `{${name}}`;
   });
   return { path, params, patterns };
@@ -59,7 +77,12 @@ function fieldConfiguration(f: protobuf.Field): Record<string, unknown> | undefi
 // 2.0 parameters do not have (validators reject it): not written here (README: differences).
 
 /** Path parameters; `renames` collects `{old}` → `{new}` from `field_configuration.path_param_name`. */
-export function pathParameters(r: SchemaRenderer, info: PathTemplateInfo, renames: Map<string, string>, where: string): Parameter[] {
+export function pathParameters(
+  r: SchemaRenderer,
+  info: PathTemplateInfo,
+  renames: Map<string, string>,
+  where: string,
+): Parameter[] {
   const out: Parameter[] = [];
   for (const fp of info.params) {
     const target = fp[fp.length - 1]!;
@@ -70,8 +93,14 @@ export function pathParameters(r: SchemaRenderer, info: PathTemplateInfo, rename
     let enumValues: unknown[] | undefined;
     if (resolved instanceof protobuf.Type) {
       const wkt = WKT_SCHEMAS.get(fqn(resolved));
-      if (!wkt) throw new Error(`${where}: path parameter ${pathName(r, fp)} is a message; only scalar, enum and well-known types can be path parameters`);
-      if (target.repeated) throw new Error(`${where}: repeated path parameter ${pathName(r, fp)} must be of a scalar or enum type`);
+      if (!wkt)
+        throw new Error(
+          `${where}: path parameter ${pathName(r, fp)} is a message; only scalar, enum and well-known types can be path parameters`,
+        );
+      if (target.repeated)
+        throw new Error(
+          `${where}: repeated path parameter ${pathName(r, fp)} must be of a scalar or enum type`,
+        );
       type = schema['type'] as string | undefined;
       format = schema['format'] as string | undefined;
     } else if (resolved instanceof protobuf.Enum) {
@@ -79,7 +108,10 @@ export function pathParameters(r: SchemaRenderer, info: PathTemplateInfo, rename
       enumValues = r.opts.enumsAsInts ? r.enumNumbers(resolved) : r.enumNames(resolved);
     } else {
       const p = primitiveSchema(target.type);
-      if (!p) throw new Error(`${where}: path parameter ${pathName(r, fp)} has unknown type ${target.type}`);
+      if (!p)
+        throw new Error(
+          `${where}: path parameter ${pathName(r, fp)} has unknown type ${target.type}`,
+        );
       type = p.type;
       format = p.format ?? (target.repeated ? undefined : (schema['format'] as string | undefined));
     }
@@ -103,7 +135,9 @@ export function pathParameters(r: SchemaRenderer, info: PathTemplateInfo, rename
       renames.set(`{${name}}`, `{${renamed}}`);
       name = renamed.split('=')[0]!;
     }
-    const extensions = Object.fromEntries(Object.entries(schema).filter(([k]) => k.startsWith('x-')));
+    const extensions = Object.fromEntries(
+      Object.entries(schema).filter(([k]) => k.startsWith('x-')),
+    );
     out.push(
       clean({
         name,
@@ -131,7 +165,13 @@ function sameOneof(a: protobuf.Field, b: protobuf.Field): boolean {
 }
 
 /** Query parameters of a binding: every visible request field not bound by the path or the body. */
-export function queryParameters(r: SchemaRenderer, request: protobuf.Type, pathParams: readonly FieldPath[], body: FieldPath | '*' | undefined, httpMethod: string): Parameter[] {
+export function queryParameters(
+  r: SchemaRenderer,
+  request: protobuf.Type,
+  pathParams: readonly FieldPath[],
+  body: FieldPath | '*' | undefined,
+  httpMethod: string,
+): Parameter[] {
   if (body === '*') return [];
   const out: Parameter[] = [];
   const pathTargets = new Set(pathParams.map((p) => p[p.length - 1]!));
@@ -141,7 +181,16 @@ export function queryParameters(r: SchemaRenderer, request: protobuf.Type, pathP
     if (pathParams.some((p) => sameOneof(p[0]!, f))) continue;
     if (!r.fieldVisible(f)) continue;
     const r0 = resolvedOf(f);
-    if (r.opts.allowPatchFeature && r0 && fqn(r0) === '.google.protobuf.FieldMask' && f.name === 'update_mask' && httpMethod === 'PATCH' && body && body.length > 0) continue;
+    if (
+      r.opts.allowPatchFeature &&
+      r0 &&
+      fqn(r0) === '.google.protobuf.FieldMask' &&
+      f.name === 'update_mask' &&
+      httpMethod === 'PATCH' &&
+      body &&
+      body.length > 0
+    )
+      continue;
     out.push(...nestedQuery(r, request, f, '', pathTargets, bodyTargets, new Map()));
   }
   // protoc-gen-openapiv2 also writes parameters with no type (maps of messages or enums) or of
@@ -150,7 +199,15 @@ export function queryParameters(r: SchemaRenderer, request: protobuf.Type, pathP
   return out.filter((p) => p['type'] !== undefined && p['type'] !== 'object');
 }
 
-function nestedQuery(r: SchemaRenderer, message: protobuf.Type, f: protobuf.Field, prefix: string, pathTargets: ReadonlySet<protobuf.Field>, bodyTargets: ReadonlySet<protobuf.Field>, seen: ReadonlyMap<string, number>): Parameter[] {
+function nestedQuery(
+  r: SchemaRenderer,
+  message: protobuf.Type,
+  f: protobuf.Field,
+  prefix: string,
+  pathTargets: ReadonlySet<protobuf.Field>,
+  bodyTargets: ReadonlySet<protobuf.Field>,
+  seen: ReadonlyMap<string, number>,
+): Parameter[] {
   if (pathTargets.has(f) || bodyTargets.has(f)) return [];
   const schema = r.schemaOfField(f);
   commentToSchema(schema, protoComment(f), r.opts);
@@ -168,8 +225,11 @@ function nestedQuery(r: SchemaRenderer, message: protobuf.Type, f: protobuf.Fiel
     const msgJson = msg(openapiOption(message, 'openapiv2_schema'), 'json_schema');
     const listed = msgJson ? ([] as unknown[]).concat(msgJson['required'] ?? []).map(String) : [];
     if (listed.includes(jsonName(f)) || listed.includes(f.name)) required = true;
-    const extensions = Object.fromEntries(Object.entries(schema).filter(([k]) => k.startsWith('x-')));
-    const name = f.map && !r.opts.jsonNamesForFields ? `${f.name}[${mapKeyType(f)}]` : r.fieldName(f);
+    const extensions = Object.fromEntries(
+      Object.entries(schema).filter(([k]) => k.startsWith('x-')),
+    );
+    const name =
+      f.map && !r.opts.jsonNamesForFields ? `${f.name}[${mapKeyType(f)}]` : r.fieldName(f);
     const param: Parameter = clean({
       name: prefix + name,
       description: mergeDescription(schema) || undefined,
@@ -188,7 +248,9 @@ function nestedQuery(r: SchemaRenderer, message: protobuf.Type, f: protobuf.Fiel
     }) as Parameter;
     if (isEnum && resolved instanceof protobuf.Enum) {
       if (items) {
-        param['items'] = r.opts.enumsAsInts ? clean({ type: 'integer', enum: r.enumNumbers(resolved) }) : clean({ type: 'string', enum: r.enumNames(resolved) });
+        param['items'] = r.opts.enumsAsInts
+          ? clean({ type: 'integer', enum: r.enumNumbers(resolved) })
+          : clean({ type: 'string', enum: r.enumNames(resolved) });
       } else {
         param['type'] = r.opts.enumsAsInts ? 'integer' : 'string';
         const values = r.opts.enumsAsInts ? r.enumNumbers(resolved) : r.enumNames(resolved);
@@ -199,7 +261,12 @@ function nestedQuery(r: SchemaRenderer, message: protobuf.Type, f: protobuf.Fiel
         else delete param['default'];
       }
       const valueComments = r.enumValueComments(resolved);
-      if (valueComments) param['description'] = `${(param['description'] as string | undefined) ?? ''}\n\n ${valueComments}`.replace(/^\n+/, '');
+      if (valueComments)
+        param['description'] =
+          `${(param['description'] as string | undefined) ?? ''}\n\n ${valueComments}`.replace(
+            /^\n+/,
+            '',
+          );
     }
     return [param];
   }
@@ -207,13 +274,26 @@ function nestedQuery(r: SchemaRenderer, message: protobuf.Type, f: protobuf.Fiel
   const nested = f.resolvedType;
   const key = nested.name;
   const count = (seen.get(key) ?? 0) + 1;
-  if (count > r.opts.recursiveDepth) throw new Error(`OpenAPI: exceeded the recursion depth (${r.opts.recursiveDepth}) for query parameter ${prefix}${r.fieldName(f)} of type ${nested.fullName.slice(1)}`);
+  if (count > r.opts.recursiveDepth)
+    throw new Error(
+      `OpenAPI: exceeded the recursion depth (${r.opts.recursiveDepth}) for query parameter ${prefix}${r.fieldName(f)} of type ${nested.fullName.slice(1)}`,
+    );
   const branch = new Map(seen);
   branch.set(key, count);
   const out: Parameter[] = [];
   for (const sub of nested.fieldsArray) {
     if (!r.fieldVisible(sub)) continue;
-    out.push(...nestedQuery(r, nested, sub, `${prefix}${r.fieldName(f)}.`, pathTargets, bodyTargets, branch));
+    out.push(
+      ...nestedQuery(
+        r,
+        nested,
+        sub,
+        `${prefix}${r.fieldName(f)}.`,
+        pathTargets,
+        bodyTargets,
+        branch,
+      ),
+    );
   }
   return out;
 }
@@ -221,6 +301,9 @@ function nestedQuery(r: SchemaRenderer, message: protobuf.Type, f: protobuf.Fiel
 function mapKeyType(f: protobuf.Field): string {
   const key = (f as unknown as protobuf.MapField).keyType;
   const p = primitiveSchema(key);
-  if (!p || p.format === 'byte' || p.format === 'float' || p.format === 'double') throw new Error(`OpenAPI: map ${f.fullName.slice(1)} has a key type (${key}) query parameters cannot carry`);
+  if (!p || p.format === 'byte' || p.format === 'float' || p.format === 'double')
+    throw new Error(
+      `OpenAPI: map ${f.fullName.slice(1)} has a key type (${key}) query parameters cannot carry`,
+    );
   return p.type;
 }

@@ -1,6 +1,19 @@
 import protobuf from 'protobufjs';
 import { protoJsonName as jsonName } from './naming.js';
-import { bool, extensionValues, extensions, list, msg, num, openapiOption, rawJson, str, strings, visibilityRestriction, type OptionMessage } from './annotations.js';
+import {
+  bool,
+  extensionValues,
+  extensions,
+  list,
+  msg,
+  num,
+  openapiOption,
+  rawJson,
+  str,
+  strings,
+  visibilityRestriction,
+  type OptionMessage,
+} from './annotations.js';
 import { commentToSchema, enumValueComments, protoComment } from './comments.js';
 import type { OpenApiOptions } from './options.js';
 
@@ -67,7 +80,9 @@ export function resolvedOf(f: protobuf.Field): protobuf.Type | protobuf.Enum | n
   return f.resolvedType;
 }
 
-export function isMessageField(f: protobuf.Field): f is protobuf.Field & { resolvedType: protobuf.Type } {
+export function isMessageField(
+  f: protobuf.Field,
+): f is protobuf.Field & { resolvedType: protobuf.Type } {
   return resolvedOf(f) instanceof protobuf.Type;
 }
 
@@ -91,7 +106,8 @@ export class SchemaRenderer {
   /** The definition name of a type, enum or method. */
   nameOf(fullName: string): string {
     const n = this.names.get(fullName);
-    if (n === undefined) throw new Error(`OpenAPI: no definition name for ${fullName}; is its .proto file loaded?`);
+    if (n === undefined)
+      throw new Error(`OpenAPI: no definition name for ${fullName}; is its .proto file loaded?`);
     return n;
   }
 
@@ -116,23 +132,35 @@ export class SchemaRenderer {
   enumValueVisible(e: protobuf.Enum, name: string): boolean {
     // protobufjs keeps enum value options by value name.
     const opts = (e.valuesOptions?.[name] ?? {}) as Record<string, unknown>;
-    const restriction = Object.entries(opts).find(([k]) => k.replace(/^\(\.?/, '').startsWith('google.api.value_visibility'));
+    const restriction = Object.entries(opts).find(([k]) =>
+      k.replace(/^\(\.?/, '').startsWith('google.api.value_visibility'),
+    );
     if (!restriction) return true;
     const [k, v] = restriction;
-    const value = k.endsWith('.restriction') ? v : typeof v === 'object' && v !== null ? (v as Record<string, unknown>)['restriction'] : undefined;
+    const value = k.endsWith('.restriction')
+      ? v
+      : typeof v === 'object' && v !== null
+        ? (v as Record<string, unknown>)['restriction']
+        : undefined;
     return this.isVisible(typeof value === 'string' ? value : undefined);
   }
 
   enumNames(e: protobuf.Enum): string[] | undefined {
     const names = Object.entries(e.values)
-      .filter(([name, n]) => this.enumValueVisible(e, name) && !(this.opts.omitEnumDefaultValue && n === 0))
+      .filter(
+        ([name, n]) =>
+          this.enumValueVisible(e, name) && !(this.opts.omitEnumDefaultValue && n === 0),
+      )
       .map(([name]) => name);
     return names.length > 0 ? names : undefined;
   }
 
   enumNumbers(e: protobuf.Enum): number[] | undefined {
     const numbers = Object.entries(e.values)
-      .filter(([name, n]) => !(this.opts.omitEnumDefaultValue && n === 0) && this.enumValueVisible(e, name))
+      .filter(
+        ([name, n]) =>
+          !(this.opts.omitEnumDefaultValue && n === 0) && this.enumValueVisible(e, name),
+      )
       .map(([, n]) => n);
     return numbers.length > 0 ? numbers : undefined;
   }
@@ -172,7 +200,8 @@ export class SchemaRenderer {
     }
     if (f.map) return { type: 'object', additionalProperties: core };
     if (f.repeated) {
-      if (resolved instanceof protobuf.Type && !WKT_SCHEMAS.has(fqn(resolved))) core = { type: 'object', ...core };
+      if (resolved instanceof protobuf.Type && !WKT_SCHEMAS.has(fqn(resolved)))
+        core = { type: 'object', ...core };
       return { type: 'array', items: core };
     }
     return core;
@@ -201,7 +230,8 @@ export class SchemaRenderer {
         else if (b === 'OPTIONAL' || b === 1) required = false;
       }
     }
-    if (required) s['required'] = [...((s['required'] as string[] | undefined) ?? []), this.fieldName(f)];
+    if (required)
+      s['required'] = [...((s['required'] as string[] | undefined) ?? []), this.fieldName(f)];
   }
 
   /** A message as a definition, leaving out fields bound to path parameters (`pathParams`). */
@@ -213,7 +243,25 @@ export class SchemaRenderer {
       const proto = this.schemaFromProtoSchema(o, `${t.fullName.slice(1)} (openapiv2_schema)`);
       const { title, description, example, type, $ref, format, ...rest } = proto;
       // Everything the option sets, but title, description and example only when not empty.
-      for (const k of ['externalDocs', 'readOnly', 'multipleOf', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'maxLength', 'minLength', 'pattern', 'default', 'maxItems', 'minItems', 'uniqueItems', 'maxProperties', 'minProperties', 'required']) {
+      for (const k of [
+        'externalDocs',
+        'readOnly',
+        'multipleOf',
+        'maximum',
+        'exclusiveMaximum',
+        'minimum',
+        'exclusiveMinimum',
+        'maxLength',
+        'minLength',
+        'pattern',
+        'default',
+        'maxItems',
+        'minItems',
+        'uniqueItems',
+        'maxProperties',
+        'minProperties',
+        'required',
+      ]) {
         if (k in rest) schema[k] = rest[k];
         else delete schema[k];
       }
@@ -228,12 +276,16 @@ export class SchemaRenderer {
       if (description) schema['description'] = description;
       if (example !== undefined) schema['example'] = example;
     }
-    let required = (schema['required'] as string[] | undefined)?.filter((r) => !pathParams.some((p) => p.length === 1 && p[0]!.name === r));
+    let required = (schema['required'] as string[] | undefined)?.filter(
+      (r) => !pathParams.some((p) => p.length === 1 && p[0]!.name === r),
+    );
     const properties: Record<string, Schema> = {};
     for (const f of t.fieldsArray) {
       if (!this.fieldVisible(f)) continue;
       if (pathParams.some((p) => p.length === 1 && p[0]!.name === f.name)) continue;
-      const sub = pathParams.filter((p) => p.length > 1 && p[0]!.name === f.name).map((p) => p.slice(1));
+      const sub = pathParams
+        .filter((p) => p.length > 1 && p[0]!.name === f.name)
+        .map((p) => p.slice(1));
       const fieldSchema = this.renderFieldAsDefinition(f, sub);
       commentToSchema(fieldSchema, protoComment(f), this.opts);
       if (required) {
@@ -247,13 +299,19 @@ export class SchemaRenderer {
           delete fieldSchema['required'];
         } else {
           const own = this.fieldName(f);
-          if (fr.includes(own) && !(required ?? []).includes(own)) required = [...(required ?? []), own];
+          if (fr.includes(own) && !(required ?? []).includes(own))
+            required = [...(required ?? []), own];
           const nested = fr.filter((r) => r !== own);
           if (nested.length > 0) fieldSchema['required'] = nested;
           else delete fieldSchema['required'];
         }
       }
-      if (sub.length > 0 && fieldSchema['type'] === 'object' && Object.keys((fieldSchema['properties'] as Schema | undefined) ?? {}).length === 0 && fieldSchema['additionalProperties'] === undefined) {
+      if (
+        sub.length > 0 &&
+        fieldSchema['type'] === 'object' &&
+        Object.keys((fieldSchema['properties'] as Schema | undefined) ?? {}).length === 0 &&
+        fieldSchema['additionalProperties'] === undefined
+      ) {
         required = required?.filter((r) => r !== this.fieldName(f));
         continue;
       }
@@ -297,14 +355,31 @@ export class SchemaRenderer {
     const values = this.enumValueComments(e);
     if (values) comment = `${comment}\n\n ${values}`.replace(/^\n+/, '');
     const s: Schema = this.opts.enumsAsInts
-      ? { type: 'integer', format: 'int32', enum: this.enumNumbers(e), default: this.enumDefaultNumber(e) }
+      ? {
+          type: 'integer',
+          format: 'int32',
+          enum: this.enumNumbers(e),
+          default: this.enumDefaultNumber(e),
+        }
       : { type: 'string', enum: this.enumNames(e), default: this.enumDefault(e) };
     const o = openapiOption(e, 'openapiv2_enum');
     if (o) {
       const proto: Schema = {};
       const docs = externalDocs(msg(o, 'external_docs'));
       if (docs) proto['externalDocs'] = docs;
-      applyJsonSchema(proto, { ref: raw(o, 'ref'), title: raw(o, 'title'), extensions: raw(o, 'extensions'), description: raw(o, 'description'), default: raw(o, 'default'), read_only: raw(o, 'read_only'), example: raw(o, 'example') }, `${e.fullName.slice(1)} (openapiv2_enum)`);
+      applyJsonSchema(
+        proto,
+        {
+          ref: raw(o, 'ref'),
+          title: raw(o, 'title'),
+          extensions: raw(o, 'extensions'),
+          description: raw(o, 'description'),
+          default: raw(o, 'default'),
+          read_only: raw(o, 'read_only'),
+          example: raw(o, 'example'),
+        },
+        `${e.fullName.slice(1)} (openapiv2_enum)`,
+      );
       if (proto['externalDocs']) s['externalDocs'] = proto['externalDocs'];
       if (proto['readOnly']) s['readOnly'] = true;
       for (const [k, v] of Object.entries(proto)) if (k.startsWith('x-')) s[k] = v;
@@ -353,7 +428,10 @@ function raw(o: OptionMessage, name: string): unknown {
 
 export function externalDocs(o: OptionMessage | undefined): Schema | undefined {
   if (!o) return undefined;
-  return clean({ description: str(o, 'description') || undefined, url: str(o, 'url') || undefined });
+  return clean({
+    description: str(o, 'description') || undefined,
+    url: str(o, 'url') || undefined,
+  });
 }
 
 /** JSONSchema simple type → type and format (`INTEGER` → integer/int32), as the generator maps them. */
@@ -379,7 +457,14 @@ function simpleType(t: string | undefined): { type?: string; format?: string } {
 /** openapiv2 JSONSchema fields onto a schema (onto `items` for arrays' value constraints). */
 export function applyJsonSchema(s: Schema, j: OptionMessage, where: string): void {
   const set = (target: Schema, key: string, value: unknown): void => {
-    if (value === undefined || value === '' || value === 0 || value === false || (Array.isArray(value) && value.length === 0)) delete target[key];
+    if (
+      value === undefined ||
+      value === '' ||
+      value === 0 ||
+      value === false ||
+      (Array.isArray(value) && value.length === 0)
+    )
+      delete target[key];
     else target[key] = value;
   };
   set(s, 'title', str(j, 'title'));

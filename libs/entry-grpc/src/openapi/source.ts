@@ -7,7 +7,11 @@ import type { OpenApiRoute, OpenApiSource } from './v2.js';
  * descriptors it serves), ordered as protoc-gen-openapiv2 walks them: services, their methods in
  * declaration order, each method's bindings in rule order.
  */
-export function sourceFromRoutes(routes: readonly GatewayRoute[], services: readonly protobuf.Service[], info: OpenApiSource['info']): OpenApiSource {
+export function sourceFromRoutes(
+  routes: readonly GatewayRoute[],
+  services: readonly protobuf.Service[],
+  info: OpenApiSource['info'],
+): OpenApiSource {
   const documented = [...services];
   const out: Array<OpenApiRoute & { order: [number, number, number] }> = [];
   routes.forEach((route, i) => {
@@ -17,8 +21,16 @@ export function sourceFromRoutes(routes: readonly GatewayRoute[], services: read
     method.resolve();
     let si = documented.findIndex((s) => s.fullName === service.fullName);
     if (si < 0) si = documented.push(service) - 1;
-    out.push({ binding: route.binding, method, order: [si, service.methodsArray.indexOf(method), i] });
+    out.push({
+      binding: route.binding,
+      method,
+      order: [si, service.methodsArray.indexOf(method), i],
+    });
   });
   out.sort((a, b) => a.order[0] - b.order[0] || a.order[1] - b.order[1] || a.order[2] - b.order[2]);
-  return { routes: out.map(({ binding, method }) => ({ binding, method })), services: documented, info };
+  return {
+    routes: out.map(({ binding, method }) => ({ binding, method })),
+    services: documented,
+    info,
+  };
 }

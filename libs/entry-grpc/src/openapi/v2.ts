@@ -1,11 +1,47 @@
 import protobuf from 'protobufjs';
 import type { HttpBinding } from '../gateway/rules.js';
-import { bool, extensions, list, mapEntries, msg, openapiOption, plainOption, rawJson, str, strings, visibilityRestriction, type OptionMessage } from './annotations.js';
-import { commentToDescription, commentToInfo, commentToOperation, mergeDescription, packageComment, protoComment } from './comments.js';
+import {
+  bool,
+  extensions,
+  list,
+  mapEntries,
+  msg,
+  openapiOption,
+  plainOption,
+  rawJson,
+  str,
+  strings,
+  visibilityRestriction,
+  type OptionMessage,
+} from './annotations.js';
+import {
+  commentToDescription,
+  commentToInfo,
+  commentToOperation,
+  mergeDescription,
+  packageComment,
+  protoComment,
+} from './comments.js';
 import { resolveNames } from './naming.js';
 import { DEFAULT_OPENAPI_OPTIONS, type OpenApiOptions } from './options.js';
-import { parseTemplate, pathParameters, pathName, queryParameters, resolveFieldPath, type Parameter } from './params.js';
-import { SchemaRenderer, WKT_SCHEMAS, clean, externalDocs, fqn, resolvedOf, type FieldPath, type Schema } from './schema.js';
+import {
+  parseTemplate,
+  pathParameters,
+  pathName,
+  queryParameters,
+  resolveFieldPath,
+  type Parameter,
+} from './params.js';
+import {
+  SchemaRenderer,
+  WKT_SCHEMAS,
+  clean,
+  externalDocs,
+  fqn,
+  resolvedOf,
+  type FieldPath,
+  type Schema,
+} from './schema.js';
 
 /** One HTTP binding of an RPC to document. */
 export interface OpenApiRoute {
@@ -33,8 +69,24 @@ function errorTypes(): protobuf.Root {
     nested: {
       google: {
         nested: {
-          protobuf: { nested: { Any: { fields: { type_url: { type: 'string', id: 1 }, value: { type: 'bytes', id: 2 } } } } },
-          rpc: { nested: { Status: { fields: { code: { type: 'int32', id: 1 }, message: { type: 'string', id: 2 }, details: { rule: 'repeated', type: 'google.protobuf.Any', id: 3 } } } } },
+          protobuf: {
+            nested: {
+              Any: {
+                fields: { type_url: { type: 'string', id: 1 }, value: { type: 'bytes', id: 2 } },
+              },
+            },
+          },
+          rpc: {
+            nested: {
+              Status: {
+                fields: {
+                  code: { type: 'int32', id: 1 },
+                  message: { type: 'string', id: 2 },
+                  details: { rule: 'repeated', type: 'google.protobuf.Any', id: 3 },
+                },
+              },
+            },
+          },
         },
       },
     },
@@ -47,18 +99,23 @@ function* walk(ns: protobuf.NamespaceBase): Generator<protobuf.ReflectionObject>
   for (const child of ns.nestedArray) {
     if (child instanceof protobuf.Type || child instanceof protobuf.Enum) yield child;
     if (child instanceof protobuf.Service) for (const m of child.methodsArray) yield m;
-    if (child instanceof protobuf.Namespace || child instanceof protobuf.Type) yield* walk(child as protobuf.NamespaceBase);
+    if (child instanceof protobuf.Namespace || child instanceof protobuf.Type)
+      yield* walk(child as protobuf.NamespaceBase);
   }
 }
 
 function packageOf(obj: protobuf.ReflectionObject): string {
   let p = obj.parent;
   while (p && (p instanceof protobuf.Type || p instanceof protobuf.Service)) p = p.parent;
-  return p && p.fullName ? p.fullName.replace(/^\./, '') : '';
+  return p?.fullName ? p.fullName.replace(/^\./, '') : '';
 }
 
 /** Every message and enum reachable from `t`'s fields (visible ones), by fqn. */
-function collectReachable(r: SchemaRenderer, t: protobuf.Type, out: Map<string, protobuf.Type | protobuf.Enum>): void {
+function collectReachable(
+  r: SchemaRenderer,
+  t: protobuf.Type,
+  out: Map<string, protobuf.Type | protobuf.Enum>,
+): void {
   for (const f of t.fieldsArray) {
     if (!r.fieldVisible(f)) continue;
     const res = resolvedOf(f);
@@ -68,14 +125,29 @@ function collectReachable(r: SchemaRenderer, t: protobuf.Type, out: Map<string, 
   }
 }
 
-const OPERATION_KEYS: Readonly<Record<string, string>> = { GET: 'get', PUT: 'put', POST: 'post', DELETE: 'delete', PATCH: 'patch', HEAD: 'head', OPTIONS: 'options' };
+const OPERATION_KEYS: Readonly<Record<string, string>> = {
+  GET: 'get',
+  PUT: 'put',
+  POST: 'post',
+  DELETE: 'delete',
+  PATCH: 'patch',
+  HEAD: 'head',
+  OPTIONS: 'options',
+};
 
 /** Builds the OpenAPI 2.0 document protoc-gen-openapiv2 writes for these services and bindings. */
-export function buildOpenApiV2(source: OpenApiSource, options: Partial<OpenApiOptions> = {}): OpenApiDocument {
+export function buildOpenApiV2(
+  source: OpenApiSource,
+  options: Partial<OpenApiOptions> = {},
+): OpenApiDocument {
   const opts: OpenApiOptions = { ...DEFAULT_OPENAPI_OPTIONS, ...options };
-  const visibleServices = source.services.filter((s) => isVisible(opts, visibilityRestriction(s, 'api_visibility')));
+  const visibleServices = source.services.filter((s) =>
+    isVisible(opts, visibilityRestriction(s, 'api_visibility')),
+  );
   const routes = source.routes.filter(
-    (rt) => isVisible(opts, visibilityRestriction(rt.method.parent, 'api_visibility')) && isVisible(opts, visibilityRestriction(rt.method, 'method_visibility')),
+    (rt) =>
+      isVisible(opts, visibilityRestriction(rt.method.parent, 'api_visibility')) &&
+      isVisible(opts, visibilityRestriction(rt.method, 'method_visibility')),
   );
 
   // Every type the loaded protos know, as the generator's registry holds every file of the request.
@@ -83,9 +155,11 @@ export function buildOpenApiV2(source: OpenApiSource, options: Partial<OpenApiOp
   for (const s of source.services) roots.add(s.root);
   for (const rt of routes) roots.add(rt.method.root);
   const known = new Map<string, protobuf.ReflectionObject>();
-  for (const root of roots) for (const obj of walk(root)) if (!known.has(fqn(obj))) known.set(fqn(obj), obj);
+  for (const root of roots)
+    for (const obj of walk(root)) if (!known.has(fqn(obj))) known.set(fqn(obj), obj);
   const errorRoot = errorTypes();
-  for (const name of [STATUS, ANY]) if (!known.has(name)) known.set(name, errorRoot.lookup(name.slice(1))!);
+  for (const name of [STATUS, ANY])
+    if (!known.has(name)) known.set(name, errorRoot.lookup(name.slice(1))!);
 
   const lookupType = (name: string): protobuf.Type | protobuf.Enum | undefined => {
     const t = known.get(name);
@@ -114,7 +188,13 @@ export function buildOpenApiV2(source: OpenApiSource, options: Partial<OpenApiOp
   const names: string[] = [];
   for (const name of known.keys()) {
     const bare = name.slice(1);
-    if ([...packages].some((p) => p !== '' && bare.startsWith(`${p}.`)) || referenced.has(name) || bare.startsWith('google.') || bare.startsWith('grpc.')) names.push(name);
+    if (
+      [...packages].some((p) => p !== '' && bare.startsWith(`${p}.`)) ||
+      referenced.has(name) ||
+      bare.startsWith('google.') ||
+      bare.startsWith('grpc.')
+    )
+      names.push(name);
   }
   const r = new SchemaRenderer(opts, resolveNames(names, opts.openapiNamingStrategy));
 
@@ -164,22 +244,37 @@ export function buildOpenApiV2(source: OpenApiSource, options: Partial<OpenApiOp
         const field = body[body.length - 1]!;
         name = opts.jsonNamesForFields ? pathName(r, body) : body.map((f) => f.name).join('.');
         let sub = info.params;
-        for (const component of body) sub = sub.filter((p) => p.length > 1 && p[0] === component).map((p) => p.slice(1));
+        for (const component of body)
+          sub = sub.filter((p) => p.length > 1 && p[0] === component).map((p) => p.slice(1));
         if (sub.length === 0) schema = r.schemaOfFieldBase(field);
         else {
           schema = r.renderFieldAsDefinition(field, sub);
           const props = Object.keys((schema['properties'] as Schema | undefined) ?? {});
           const own = r.fieldName(field);
           if (Array.isArray(schema['required'])) {
-            const req = (schema['required'] as string[]).filter((q, i, all) => q !== own || (props.includes(q) && all.indexOf(q) === i));
+            const req = (schema['required'] as string[]).filter(
+              (q, i, all) => q !== own || (props.includes(q) && all.indexOf(q) === i),
+            );
             schema['required'] = req;
           }
         }
-        description = schema['title'] ? mergeDescription(schema) : opts.ignoreComments ? '' : protoComment(field);
+        description = schema['title']
+          ? mergeDescription(schema)
+          : opts.ignoreComments
+            ? ''
+            : protoComment(field);
       }
       if (method.requestStream) description += ' (streaming inputs)';
       if (typeof schema['$ref'] === 'string') bodyRefs.add(schema['$ref']);
-      parameters.push(clean({ name, description: description || undefined, in: 'body', required: true, schema }) as Parameter);
+      parameters.push(
+        clean({
+          name,
+          description: description || undefined,
+          in: 'body',
+          required: true,
+          schema,
+        }) as Parameter,
+      );
     }
     parameters.push(...queryParameters(r, request, info.params, body, binding.method));
 
@@ -207,7 +302,9 @@ export function buildOpenApiV2(source: OpenApiSource, options: Partial<OpenApiOp
 
     let okDescription = 'A successful response.';
     let responseSchema: Schema;
-    const responseBody = binding.responseBody ? resolveFieldPath(response, binding.responseBody, where) : undefined;
+    const responseBody = binding.responseBody
+      ? resolveFieldPath(response, binding.responseBody, where)
+      : undefined;
     if (!responseBody) {
       const wkt = WKT_SCHEMAS.get(fqn(response));
       if (wkt) {
@@ -217,14 +314,24 @@ export function buildOpenApiV2(source: OpenApiSource, options: Partial<OpenApiOp
     } else {
       const last = responseBody[responseBody.length - 1]!;
       responseSchema = r.schemaOfField(last);
-      okDescription = typeof responseSchema['description'] === 'string' && responseSchema['description'] ? responseSchema['description'] : opts.ignoreComments ? '' : protoComment(last);
+      okDescription =
+        typeof responseSchema['description'] === 'string' && responseSchema['description']
+          ? responseSchema['description']
+          : opts.ignoreComments
+            ? ''
+            : protoComment(last);
     }
     if (method.responseStream) {
       okDescription += '(streaming responses)';
       const ref = responseSchema['$ref'];
       const properties: Schema = { result: clean({ $ref: ref }) };
       if (statusName) properties['error'] = { $ref: `#/definitions/${statusName}` };
-      const wrapped: Schema = { ...responseSchema, type: 'object', title: `Stream result of ${r.hasName(fqn(response)) ? r.nameOf(fqn(response)) : ''}`, properties };
+      const wrapped: Schema = {
+        ...responseSchema,
+        type: 'object',
+        title: `Stream result of ${r.hasName(fqn(response)) ? r.nameOf(fqn(response)) : ''}`,
+        properties,
+      };
       delete wrapped['$ref'];
       if (fqn(response) === '.google.api.HttpBody') {
         wrapped['type'] = 'string';
@@ -238,10 +345,17 @@ export function buildOpenApiV2(source: OpenApiSource, options: Partial<OpenApiOp
     const deprecated = opts.enableRpcDeprecation && plainOption(method, 'deprecated') === true;
     const operation: Record<string, unknown> = {};
     const responses: Record<string, unknown> = {};
-    if (!opts.disableDefaultResponses) responses['200'] = { description: okDescription, schema: responseSchema };
-    const tagName = (opts.includePackageInTags && packageOf(service) ? `${packageOf(service)}.` : '') + service.name;
+    if (!opts.disableDefaultResponses)
+      responses['200'] = { description: okDescription, schema: responseSchema };
+    const tagName =
+      (opts.includePackageInTags && packageOf(service) ? `${packageOf(service)}.` : '') +
+      service.name;
     let tags: string[] | undefined = opts.disableServiceTags ? undefined : [tagName];
-    if (statusName) responses['default'] = { description: 'An unexpected error response.', schema: { $ref: `#/definitions/${statusName}` } };
+    if (statusName)
+      responses['default'] = {
+        description: 'An unexpected error response.',
+        schema: { $ref: `#/definitions/${statusName}` },
+      };
     let operationId = opts.simpleOperationIds ? method.name : `${service.name}_${method.name}`;
     if (bIdx !== 0) operationId += String(bIdx + 1);
     commentToOperation(operation, protoComment(method), opts);
@@ -274,15 +388,34 @@ export function buildOpenApiV2(source: OpenApiSource, options: Partial<OpenApiOp
         }
       }
       for (const [code, value] of mapEntries(o, 'responses')) {
-        responses[code] = responseFromOption(r, value as OptionMessage, responses[code] as Record<string, unknown> | undefined, `${at}: response ${code}`);
+        responses[code] = responseFromOption(
+          r,
+          value as OptionMessage,
+          responses[code] as Record<string, unknown> | undefined,
+          `${at}: response ${code}`,
+        );
       }
       opExtensions = extensions(o, at);
       if (strings(o, 'consumes').length > 0) consumes = strings(o, 'consumes');
       if (strings(o, 'produces').length > 0) produces = strings(o, 'produces');
       for (const h of list(msg(o, 'parameters'), 'headers') as OptionMessage[]) {
-        const type = { STRING: 'string', NUMBER: 'number', INTEGER: 'integer', BOOLEAN: 'boolean' }[str(h, 'type')];
-        if (!type) throw new Error(`${at}: header parameter ${str(h, 'name')} has type "${str(h, 'type')}"; use STRING, NUMBER, INTEGER or BOOLEAN`);
-        parameters.push(clean({ name: str(h, 'name'), description: str(h, 'description') || undefined, in: 'header', required: bool(h, 'required'), type, format: str(h, 'format') || undefined }) as Parameter);
+        const type = { STRING: 'string', NUMBER: 'number', INTEGER: 'integer', BOOLEAN: 'boolean' }[
+          str(h, 'type')
+        ];
+        if (!type)
+          throw new Error(
+            `${at}: header parameter ${str(h, 'name')} has type "${str(h, 'type')}"; use STRING, NUMBER, INTEGER or BOOLEAN`,
+          );
+        parameters.push(
+          clean({
+            name: str(h, 'name'),
+            description: str(h, 'description') || undefined,
+            in: 'header',
+            required: bool(h, 'required'),
+            type,
+            format: str(h, 'format') || undefined,
+          }) as Parameter,
+        );
       }
     }
     Object.assign(
@@ -311,7 +444,8 @@ export function buildOpenApiV2(source: OpenApiSource, options: Partial<OpenApiOp
   for (const rt of routes) {
     const req = rt.method.resolvedRequestType!;
     const res = rt.method.resolvedResponseType!;
-    if (bodyRefs.has(`#/definitions/${r.nameOf(fqn(req))}`) && !WKT_SCHEMAS.has(fqn(req))) messages.set(fqn(req), req);
+    if (bodyRefs.has(`#/definitions/${r.nameOf(fqn(req))}`) && !WKT_SCHEMAS.has(fqn(req)))
+      messages.set(fqn(req), req);
     if (!WKT_SCHEMAS.has(fqn(res))) messages.set(fqn(res), res);
     for (const t of [req, res]) {
       const found = new Map<string, protobuf.Type | protobuf.Enum>();
@@ -350,16 +484,27 @@ export function buildOpenApiV2(source: OpenApiSource, options: Partial<OpenApiOp
 
   const doc: OpenApiDocument = {
     swagger: '2.0',
-    info: clean({ title: source.info.title, version: source.info.version, description: source.info.description || undefined }),
+    info: clean({
+      title: source.info.title,
+      version: source.info.version,
+      description: source.info.description || undefined,
+    }),
   };
   let tags: Array<Record<string, unknown>> = [];
   const leader = leadingService(visibleServices, routes);
-  if (leader) commentToInfo(doc['info'] as { title?: string; description?: string }, packageComment(leader.filename), opts);
+  if (leader)
+    commentToInfo(
+      doc['info'] as { title?: string; description?: string },
+      packageComment(leader.filename),
+      opts,
+    );
   const file = leader ? openapiOption(leader.parent, 'openapiv2_swagger') : undefined;
   const extra: Record<string, unknown> = {};
   if (file) applyFileOption(r, doc, file, extra, paths, (t) => (tags = t));
   if (!opts.disableServiceTags) tags = mergeTags(tags, serviceTags(r, visibleServices));
-  const sortedPaths = opts.preserveRpcOrder ? [...paths] : [...paths].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const sortedPaths = opts.preserveRpcOrder
+    ? [...paths]
+    : [...paths].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return clean({
     swagger: doc['swagger'],
     info: doc['info'],
@@ -386,21 +531,38 @@ function isVisible(opts: OpenApiOptions, restriction: string | undefined): boole
     .some((l) => opts.visibilityRestrictionSelectors.includes(l.trim()));
 }
 
-function responseFromOption(r: SchemaRenderer, o: OptionMessage, base: Record<string, unknown> | undefined, where: string): Record<string, unknown> {
+function responseFromOption(
+  r: SchemaRenderer,
+  o: OptionMessage,
+  base: Record<string, unknown> | undefined,
+  where: string,
+): Record<string, unknown> {
   const out: Record<string, unknown> = { description: '', schema: {}, ...(base ?? {}) };
   if (str(o, 'description')) out['description'] = str(o, 'description');
   const schema = msg(o, 'schema');
   if (schema) out['schema'] = r.schemaFromProtoSchema(schema, where);
   const examples = mapEntries(o, 'examples');
-  if (examples.length > 0) out['examples'] = Object.fromEntries(examples.map(([k, v]) => [k, k === 'application/json' ? rawJson(String(v)) : String(v)]));
+  if (examples.length > 0)
+    out['examples'] = Object.fromEntries(
+      examples.map(([k, v]) => [k, k === 'application/json' ? rawJson(String(v)) : String(v)]),
+    );
   const headers = mapEntries(o, 'headers');
   if (headers.length > 0) {
     const hs: Record<string, unknown> = {};
     for (const [k, v] of headers) {
       const h = v as OptionMessage;
       const type = str(h, 'type');
-      if (!['string', 'number', 'integer', 'boolean'].includes(type)) throw new Error(`${where}: header ${k} has type "${type}"; use string, number, integer or boolean`);
-      hs[canonicalHeader(k)] = clean({ description: str(h, 'description') || undefined, type, format: str(h, 'format') || undefined, default: str(h, 'default') ? rawJson(str(h, 'default')) : undefined, pattern: str(h, 'pattern') || undefined });
+      if (!['string', 'number', 'integer', 'boolean'].includes(type))
+        throw new Error(
+          `${where}: header ${k} has type "${type}"; use string, number, integer or boolean`,
+        );
+      hs[canonicalHeader(k)] = clean({
+        description: str(h, 'description') || undefined,
+        type,
+        format: str(h, 'format') || undefined,
+        default: str(h, 'default') ? rawJson(str(h, 'default')) : undefined,
+        pattern: str(h, 'pattern') || undefined,
+      });
     }
     out['headers'] = hs;
   }
@@ -419,27 +581,53 @@ function canonicalHeader(k: string): string {
  * The service whose file leads the document, as protoc-gen-openapiv2 merges files: the first
  * whose package carries an `openapiv2_swagger` option, else the first.
  */
-function leadingService(services: readonly protobuf.Service[], routes: readonly OpenApiRoute[]): protobuf.Service | undefined {
+function leadingService(
+  services: readonly protobuf.Service[],
+  routes: readonly OpenApiRoute[],
+): protobuf.Service | undefined {
   const all = [...services, ...routes.map((rt) => rt.method.parent as protobuf.Service)];
   return all.find((s) => openapiOption(s.parent, 'openapiv2_swagger') !== undefined) ?? all[0];
 }
 
-function applyFileOption(r: SchemaRenderer, doc: OpenApiDocument, o: OptionMessage, extra: Record<string, unknown>, paths: Map<string, Record<string, unknown>>, setTags: (t: Array<Record<string, unknown>>) => void): void {
+function applyFileOption(
+  r: SchemaRenderer,
+  doc: OpenApiDocument,
+  o: OptionMessage,
+  extra: Record<string, unknown>,
+  paths: Map<string, Record<string, unknown>>,
+  setTags: (t: Array<Record<string, unknown>>) => void,
+): void {
   const at = 'openapiv2_swagger';
   if (str(o, 'swagger')) doc['swagger'] = str(o, 'swagger');
   const info = doc['info'] as Record<string, unknown>;
   const i = msg(o, 'info');
   if (i) {
-    for (const [k, key] of [['title', 'title'], ['description', 'description'], ['terms_of_service', 'termsOfService'], ['version', 'version']] as const) if (str(i, k)) info[key] = str(i, k);
+    for (const [k, key] of [
+      ['title', 'title'],
+      ['description', 'description'],
+      ['terms_of_service', 'termsOfService'],
+      ['version', 'version'],
+    ] as const)
+      if (str(i, k)) info[key] = str(i, k);
     const c = msg(i, 'contact');
-    if (c) info['contact'] = clean({ name: str(c, 'name') || undefined, url: str(c, 'url') || undefined, email: str(c, 'email') || undefined });
+    if (c)
+      info['contact'] = clean({
+        name: str(c, 'name') || undefined,
+        url: str(c, 'url') || undefined,
+        email: str(c, 'email') || undefined,
+      });
     const l = msg(i, 'license');
-    if (l) info['license'] = clean({ name: str(l, 'name') || undefined, url: str(l, 'url') || undefined });
+    if (l)
+      info['license'] = clean({
+        name: str(l, 'name') || undefined,
+        url: str(l, 'url') || undefined,
+      });
     Object.assign(info, extensions(i, `${at}.info`));
   }
   if (str(o, 'host')) doc['host'] = str(o, 'host');
   if (str(o, 'base_path')) doc['basePath'] = str(o, 'base_path');
-  if (strings(o, 'schemes').length > 0) doc['schemes'] = strings(o, 'schemes').map((s) => s.toLowerCase());
+  if (strings(o, 'schemes').length > 0)
+    doc['schemes'] = strings(o, 'schemes').map((s) => s.toLowerCase());
   if (strings(o, 'consumes').length > 0) doc['consumes'] = strings(o, 'consumes');
   if (strings(o, 'produces').length > 0) doc['produces'] = strings(o, 'produces');
   const sd = msg(o, 'security_definitions');
@@ -448,14 +636,25 @@ function applyFileOption(r: SchemaRenderer, doc: OpenApiDocument, o: OptionMessa
     for (const [k, v] of mapEntries(sd, 'security')) {
       const s = v as OptionMessage;
       defs[k] = clean({
-        type: { TYPE_BASIC: 'basic', TYPE_API_KEY: 'apiKey', TYPE_OAUTH2: 'oauth2' }[str(s, 'type')] ?? '',
+        type:
+          { TYPE_BASIC: 'basic', TYPE_API_KEY: 'apiKey', TYPE_OAUTH2: 'oauth2' }[str(s, 'type')] ??
+          '',
         description: str(s, 'description') || undefined,
         name: str(s, 'name') || undefined,
         in: { IN_QUERY: 'query', IN_HEADER: 'header' }[str(s, 'in')],
-        flow: { FLOW_IMPLICIT: 'implicit', FLOW_PASSWORD: 'password', FLOW_APPLICATION: 'application', FLOW_ACCESS_CODE: 'accessCode' }[str(s, 'flow')],
+        flow: {
+          FLOW_IMPLICIT: 'implicit',
+          FLOW_PASSWORD: 'password',
+          FLOW_APPLICATION: 'application',
+          FLOW_ACCESS_CODE: 'accessCode',
+        }[str(s, 'flow')],
         authorizationUrl: str(s, 'authorization_url') || undefined,
         tokenUrl: str(s, 'token_url') || undefined,
-        scopes: msg(s, 'scopes') ? Object.fromEntries(mapEntries(msg(s, 'scopes'), 'scope').map(([sk, sv]) => [sk, String(sv)])) : undefined,
+        scopes: msg(s, 'scopes')
+          ? Object.fromEntries(
+              mapEntries(msg(s, 'scopes'), 'scope').map(([sk, sv]) => [sk, String(sv)]),
+            )
+          : undefined,
         ...extensions(s, `${at}.security_definitions.${k}`),
       });
     }
@@ -465,7 +664,10 @@ function applyFileOption(r: SchemaRenderer, doc: OpenApiDocument, o: OptionMessa
     doc['security'] = (list(o, 'security') as OptionMessage[]).map((req) => {
       const entry: Record<string, string[]> = {};
       for (const [k, v] of mapEntries(req, 'security_requirement')) {
-        if (v === undefined || v === null) throw new Error(`${at}: security requirement "${k}" has no value; give it one (scope may be empty)`);
+        if (v === undefined || v === null)
+          throw new Error(
+            `${at}: security requirement "${k}" has no value; give it one (scope may be empty)`,
+          );
         entry[k] = strings(v as OptionMessage, 'scope');
       }
       return entry;
@@ -487,7 +689,15 @@ function applyFileOption(r: SchemaRenderer, doc: OpenApiDocument, o: OptionMessa
           op.responses[code] = clean({
             description: str(ro, 'description'),
             schema: schema ? r.schemaFromProtoSchema(schema, `${at}: response ${code}`) : {},
-            examples: examples.length > 0 ? Object.fromEntries(examples.map(([k, ev]) => [k, k === 'application/json' ? rawJson(String(ev)) : String(ev)])) : undefined,
+            examples:
+              examples.length > 0
+                ? Object.fromEntries(
+                    examples.map(([k, ev]) => [
+                      k,
+                      k === 'application/json' ? rawJson(String(ev)) : String(ev),
+                    ]),
+                  )
+                : undefined,
           });
         }
       }
@@ -496,16 +706,28 @@ function applyFileOption(r: SchemaRenderer, doc: OpenApiDocument, o: OptionMessa
   Object.assign(extra, extensions(o, at));
   const tags: Array<Record<string, unknown>> = [];
   for (const t of list(o, 'tags') as OptionMessage[]) {
-    tags.push(clean({ name: str(t, 'name'), description: str(t, 'description') || undefined, externalDocs: externalDocs(msg(t, 'external_docs')), ...extensions(t, `${at}.tags`) }));
+    tags.push(
+      clean({
+        name: str(t, 'name'),
+        description: str(t, 'description') || undefined,
+        externalDocs: externalDocs(msg(t, 'external_docs')),
+        ...extensions(t, `${at}.tags`),
+      }),
+    );
   }
   setTags(tags);
 }
 
-function serviceTags(r: SchemaRenderer, services: readonly protobuf.Service[]): Array<Record<string, unknown>> {
+function serviceTags(
+  r: SchemaRenderer,
+  services: readonly protobuf.Service[],
+): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = [];
   for (const svc of services) {
     const pkg = packageOf(svc);
-    const tag: Record<string, unknown> = { name: r.opts.includePackageInTags && pkg ? `${pkg}.${svc.name}` : svc.name };
+    const tag: Record<string, unknown> = {
+      name: r.opts.includePackageInTags && pkg ? `${pkg}.${svc.name}` : svc.name,
+    };
     const o = openapiOption(svc, 'openapiv2_tag');
     if (o) {
       if (str(o, 'description')) tag['description'] = str(o, 'description');
@@ -513,13 +735,17 @@ function serviceTags(r: SchemaRenderer, services: readonly protobuf.Service[]): 
       if (docs) tag['externalDocs'] = docs;
       if (str(o, 'name')) tag['name'] = str(o, 'name');
     }
-    if (!tag['description']) commentToDescription(tag as { description?: string }, protoComment(svc), r.opts);
+    if (!tag['description'])
+      commentToDescription(tag as { description?: string }, protoComment(svc), r.opts);
     out.push(tag);
   }
   return out;
 }
 
-function mergeTags(existing: Array<Record<string, unknown>>, added: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+function mergeTags(
+  existing: Array<Record<string, unknown>>,
+  added: Array<Record<string, unknown>>,
+): Array<Record<string, unknown>> {
   for (const tag of added) {
     const match = existing.find((t) => t['name'] === tag['name']);
     if (!match) {
@@ -538,4 +764,3 @@ function mergeTags(existing: Array<Record<string, unknown>>, added: Array<Record
   }
   return existing;
 }
-
