@@ -190,6 +190,12 @@ describe('UIs and the OpenAPI document', () => {
       };
       expect(doc.swagger).toBe('2.0');
       expect(await (await get('/docs/swagger.json')).json()).toEqual(doc);
+      // The OpenAPI 3.1 document beside it, offered by swagger-ui's definition picker.
+      const v3 = (await (await get('/sw/openapi.json')).json()) as { openapi: string; paths: Record<string, unknown> };
+      expect(v3.openapi).toBe('3.1.0');
+      expect(v3.paths).toHaveProperty(['/v1/shelves/{name}', 'get']);
+      expect(await (await get('/docs/openapi.json')).json()).toEqual(v3);
+      expect(await (await get('/sw/swagger-initializer.js')).text()).toContain('openapi.json');
       const getShelf = doc.paths['/v1/{name}']!['get']!;
       expect(getShelf.operationId).toBe('Library_GetShelf');
       expect(getShelf.parameters).toEqual(
