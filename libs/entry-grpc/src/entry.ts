@@ -155,7 +155,10 @@ export class GrpcEntry implements Entry {
         this.ctx.logger.warn(`${this.ctx.configPath}.sw: no OpenAPI 3.1 document: ${errorMessage(err)}`);
       }
     } catch (err) {
-      throw new Error(`${this.ctx.configPath}.sw: cannot build the OpenAPI document: ${errorMessage(err)}`, { cause: err });
+      const message = `${this.ctx.configPath}.sw: cannot build the OpenAPI document: ${errorMessage(err)}`;
+      // Only an entry that serves the document fails for it.
+      if (c.sw.enabled || c.docs.enabled) throw new Error(message, { cause: err });
+      this.ctx.logger.warn(message);
     }
 
     const interceptors = this.chain.empty ? [...this.interceptors] : [middlewareInterceptor(this.chain), ...this.interceptors];

@@ -174,6 +174,7 @@ export function queryParameters(
 ): Parameter[] {
   if (body === '*') return [];
   const out: Parameter[] = [];
+  const budget = { left: MAX_QUERY_PARAMETERS };
   const pathTargets = new Set(pathParams.map((p) => p[p.length - 1]!));
   const bodyTargets = new Set(body ?? []);
   for (const f of request.fieldsArray) {
@@ -191,13 +192,16 @@ export function queryParameters(
       body.length > 0
     )
       continue;
-    out.push(...nestedQuery(r, request, f, '', pathTargets, bodyTargets, new Map()));
+    out.push(...nestedQuery(r, request, f, '', pathTargets, bodyTargets, new Map(), budget));
   }
   // protoc-gen-openapiv2 also writes parameters with no type (maps of messages or enums) or of
   // type object (Struct, Empty), which Swagger 2.0 forbids; they are left out here so the
   // document validates (README: differences).
   return out.filter((p) => p['type'] !== undefined && p['type'] !== 'object');
 }
+
+/** A bound on the query parameters of one binding: recursive messages multiply them. */
+const MAX_QUERY_PARAMETERS = 10_000;
 
 function nestedQuery(
   r: SchemaRenderer,
@@ -207,8 +211,13 @@ function nestedQuery(
   pathTargets: ReadonlySet<protobuf.Field>,
   bodyTargets: ReadonlySet<protobuf.Field>,
   seen: ReadonlyMap<string, number>,
+  budget: { left: number },
 ): Parameter[] {
   if (pathTargets.has(f) || bodyTargets.has(f)) return [];
+  if (--budget.left < 0)
+    throw new Error(
+      `OpenAPI: more than ${MAX_QUERY_PARAMETERS} query parameters at ${prefix}${r.fieldName(f)} (${message.fullName.slice(1)} recurses); lower sw.recursiveDepth or bind the message with body: "*"`,
+    );
   const schema = r.schemaOfField(f);
   commentToSchema(schema, protoComment(f), r.opts);
   const resolved = resolvedOf(f);
@@ -292,6 +301,7 @@ function nestedQuery(
         pathTargets,
         bodyTargets,
         branch,
+        budget,
       ),
     );
   }

@@ -362,4 +362,18 @@ describe('OpenAPI v2 as protoc-gen-openapiv2 writes it', () => {
       'Status',
     ]);
   });
+
+  it('stops recursive query parameters as the generator does, and bounds their number', () => {
+    const src = sourceOf(['test/openapi/recursive.proto'], ['test.recursive.Trees']);
+    const list = { ...src, routes: src.routes.filter((rt) => rt.method.name === 'FindList') };
+    // Each level adds one parameter (value) until the message recurs more than recursiveDepth times.
+    expect(() => buildOpenApiV2(list, { recursiveDepth: 3 })).toThrow(
+      /exceeded the recursion depth \(3\) for query parameter next\.next\.next\.next/,
+    );
+    // A message recurring through two fields: the first path to go too deep ends it (no blow-up).
+    const tree = { ...src, routes: src.routes.filter((rt) => rt.method.name === 'FindTree') };
+    expect(() => buildOpenApiV2(tree)).toThrow(
+      /exceeded the recursion depth \(1000\) for query parameter (left\.){1000}left/,
+    );
+  });
 });

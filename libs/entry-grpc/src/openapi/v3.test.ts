@@ -110,4 +110,16 @@ describe('OpenAPI 3.1 as protoc-gen-openapiv3 writes it', () => {
       ],
     ).toEqual({ type: 'string', readOnly: true });
   });
+
+  it('truncates recursive query parameters at recursiveDepth and refuses a blow-up', () => {
+    const src = sourceOf(['test/openapi/recursive.proto'], ['test.recursive.Trees']);
+    const list = { ...src, routes: src.routes.filter((rt) => rt.method.name === 'FindList') };
+    const names = op(
+      buildOpenApiV3(list, { recursiveDepth: 3 }),
+      '/v1/lists',
+      'get',
+    ).parameters!.map((p) => p['name']);
+    expect(names).toEqual(['value', 'next.value', 'next.next.value', 'next.next.next.value']);
+    expect(() => buildOpenApiV3(src)).toThrow(/more than 10000 query parameters/);
+  });
 });

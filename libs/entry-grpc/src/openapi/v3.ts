@@ -118,8 +118,13 @@ function comment(obj: { comment?: string | null }, opts: OpenApiOptions): string
   return opts.ignoreComments ? '' : protoComment(obj).trim();
 }
 
+/** A bound on the query parameters of one binding (protoc-gen-openapiv3 truncates recursion at recursiveDepth, which two self-references make exponential). */
+const MAX_QUERY_PARAMETERS = 10_000;
+
 class V3Builder {
   readonly schemas: Record<string, Schema> = {};
+  /** Query parameters left for the binding being built: recursive messages multiply them. */
+  budget = 0;
 
   constructor(readonly opts: OpenApiOptions) {}
 
@@ -267,6 +272,10 @@ class V3Builder {
     parentDeprecated: boolean,
     depth: Map<string, number>,
   ): Schema[] {
+    if (--this.budget < 0)
+      throw new Error(
+        `more than ${MAX_QUERY_PARAMETERS} query parameters at ${prefix}${protoJsonName(f)} (${f.parent?.fullName.slice(1) ?? ''} recurses); lower sw.recursiveDepth`,
+      );
     const name = prefix + protoJsonName(f);
     const deprecated = parentDeprecated || this.fieldDeprecated(f);
     const r = resolvedOf(f);
@@ -429,6 +438,7 @@ export function buildOpenApiV3(
           ? resolveFieldPath(request, rt.binding.body, where)
           : undefined;
     const targets = new Set(bound.map((p) => p[p.length - 1]!));
+    b.budget = MAX_QUERY_PARAMETERS;
     for (const f of request.fieldsArray) {
       if (!b.fieldVisible(f) || targets.has(f)) continue;
       if (body === '*' || (body && body.includes(f))) continue;
