@@ -434,21 +434,21 @@ export function externalDocs(o: OptionMessage | undefined): Schema | undefined {
   });
 }
 
-/** JSONSchema simple type → type and format (`INTEGER` → integer/int32), as the generator maps them. */
+/**
+ * The type and format an openapiv2 schema option's first JSONSchema type gives. protoc-gen-openapiv2
+ * swaps the pair it looks up (`STRING` → type "", format "string") and then sets the type from the
+ * option again, so the type is the lower-cased name and the format repeats it (`string`/`string`,
+ * `integer`/`integer`); written the same way here.
+ */
 function simpleType(t: string | undefined): { type?: string; format?: string } {
   switch (t) {
     case 'OBJECT':
-      return { type: 'object' };
     case 'ARRAY':
-      return { type: 'array' };
     case 'BOOLEAN':
-      return { type: 'boolean' };
     case 'INTEGER':
-      return { type: 'integer', format: 'int32' };
     case 'NUMBER':
-      return { type: 'number', format: 'double' };
     case 'STRING':
-      return { type: 'string' };
+      return { type: t.toLowerCase(), format: t.toLowerCase() };
     default:
       return {};
   }

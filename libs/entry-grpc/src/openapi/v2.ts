@@ -255,7 +255,8 @@ export function buildOpenApiV2(
             const req = (schema['required'] as string[]).filter(
               (q, i, all) => q !== own || (props.includes(q) && all.indexOf(q) === i),
             );
-            schema['required'] = req;
+            if (req.length > 0) schema['required'] = req;
+            else delete schema['required'];
           }
         }
         description = schema['title']
@@ -437,6 +438,26 @@ export function buildOpenApiV2(
     paths.set(path, item);
   }
 
+  // The file-level option first: its responses may refer to messages that need definitions.
+  const doc: OpenApiDocument = {
+    swagger: '2.0',
+    info: clean({
+      title: source.info.title,
+      version: source.info.version,
+      description: source.info.description || undefined,
+    }),
+  };
+  let tags: Array<Record<string, unknown>> = [];
+  const leader = leadingService(visibleServices, routes);
+  if (leader)
+    commentToInfo(
+      doc['info'] as { title?: string; description?: string },
+      packageComment(leader.filename),
+      opts,
+    );
+  const file = leader ? openapiOption(leader.parent, 'openapiv2_swagger') : undefined;
+  const extra: Record<string, unknown> = {};
+  if (file) applyFileOption(r, doc, file, extra, paths, (t) => (tags = t));
   // Definitions: the error type, responses, referenced requests and whatever these refer to.
   const messages = new Map<string, protobuf.Type>();
   const enums = new Map<string, protobuf.Enum>();
@@ -482,25 +503,6 @@ export function buildOpenApiV2(
     render();
   }
 
-  const doc: OpenApiDocument = {
-    swagger: '2.0',
-    info: clean({
-      title: source.info.title,
-      version: source.info.version,
-      description: source.info.description || undefined,
-    }),
-  };
-  let tags: Array<Record<string, unknown>> = [];
-  const leader = leadingService(visibleServices, routes);
-  if (leader)
-    commentToInfo(
-      doc['info'] as { title?: string; description?: string },
-      packageComment(leader.filename),
-      opts,
-    );
-  const file = leader ? openapiOption(leader.parent, 'openapiv2_swagger') : undefined;
-  const extra: Record<string, unknown> = {};
-  if (file) applyFileOption(r, doc, file, extra, paths, (t) => (tags = t));
   if (!opts.disableServiceTags) tags = mergeTags(tags, serviceTags(r, visibleServices));
   const sortedPaths = opts.preserveRpcOrder
     ? [...paths]
