@@ -253,6 +253,11 @@ describe('OpenAPI v2 as protoc-gen-openapiv2 writes it', () => {
       description: 'Not allowed.',
       schema: {},
     });
+    // protoc-gen-openapiv2 writes a schema option's JSONSchema type as type and format alike.
+    expect(op(doc, '/v1/orders/{id}', 'get').responses['404']).toEqual({
+      description: 'Not there.',
+      schema: { type: 'string', format: 'string' },
+    });
     const order = defs(doc)['v1Order']!;
     expect(order['required']).toEqual(['id', 'quantity', 'customerEmail']);
     expect(order['example']).toEqual({ id: 'o-1', quantity: 2 });
