@@ -23,7 +23,9 @@ async function expectValid(doc: OpenApiDocument): Promise<void> {
 }
 
 const shapes = () =>
-  buildOpenApiV2(sourceOf(['test/openapi/shapes.proto'], ['test.openapi.Catalog']));
+  buildOpenApiV2(
+    sourceOf(['test/openapi/shapes.proto'], ['test.openapi.Catalog', 'test.openapi.Unbound']),
+  );
 const annotated = () =>
   buildOpenApiV2(sourceOf(['test/openapi/annotated.proto'], ['test.annotated.v1.OrderService']));
 const library = () => buildOpenApiV2(sourceOf(['test/v1/library.proto'], ['test.v1.Library']));
@@ -297,7 +299,10 @@ describe('OpenAPI v2 as protoc-gen-openapiv2 writes it', () => {
   });
 
   it('applies the generator flags', async () => {
-    const src = sourceOf(['test/openapi/shapes.proto'], ['test.openapi.Catalog']);
+    const src = sourceOf(
+      ['test/openapi/shapes.proto'],
+      ['test.openapi.Catalog', 'test.openapi.Unbound'],
+    );
     const flagged = buildOpenApiV2(src, {
       jsonNamesForFields: false,
       disableDefaultErrors: true,

@@ -15,7 +15,9 @@ function golden(name: string): OpenApiDocument {
 }
 
 const shapes = () =>
-  buildOpenApiV3(sourceOf(['test/openapi/shapes.proto'], ['test.openapi.Catalog']));
+  buildOpenApiV3(
+    sourceOf(['test/openapi/shapes.proto'], ['test.openapi.Catalog', 'test.openapi.Unbound']),
+  );
 const library = () => buildOpenApiV3(sourceOf(['test/v1/library.proto'], ['test.v1.Library']));
 const annotated = () =>
   buildOpenApiV3(sourceOf(['test/openapi/annotated.proto'], ['test.annotated.v1.OrderService']));

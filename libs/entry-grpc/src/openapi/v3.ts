@@ -487,16 +487,18 @@ export function buildOpenApiV3(
     const item = (paths[path] ??= {});
     if (key) item[key] = operation;
   }
-  for (const svc of source.services) {
-    if (!servicesWithMethods.has(svc) || tags.some((t) => t['name'] === svc.name)) continue;
+  // A tag per service with a visible method (bound or not), in service order, as the generator lists them.
+  const tagged = [
+    ...source.services,
+    ...[...servicesWithMethods].filter((s) => !source.services.includes(s)),
+  ];
+  for (const svc of tagged) {
+    if (!b.visible(visibilityRestriction(svc, 'api_visibility'))) continue;
+    if (!svc.methodsArray.some((m) => b.visible(visibilityRestriction(m, 'method_visibility'))))
+      continue;
+    if (tags.some((t) => t['name'] === svc.name)) continue;
     const desc = comment(svc, opts);
     tags.push(desc ? { name: svc.name, description: desc } : { name: svc.name });
-  }
-  for (const svc of servicesWithMethods) {
-    if (!tags.some((t) => t['name'] === svc.name)) {
-      const desc = comment(svc, opts);
-      tags.push(desc ? { name: svc.name, description: desc } : { name: svc.name });
-    }
   }
   const doc: OpenApiDocument = {
     openapi: '3.1.0',
