@@ -20,6 +20,13 @@ import type { OpenApiOptions } from './options.js';
 /** A Swagger 2.0 schema (or items) object. */
 export type Schema = Record<string, unknown>;
 
+/** The package an element is declared in (`test.v1`), '' for none. */
+export function packageOf(obj: protobuf.ReflectionObject): string {
+  let p = obj.parent;
+  while (p && (p instanceof protobuf.Type || p instanceof protobuf.Service)) p = p.parent;
+  return p?.fullName ? p.fullName.replace(/^\./, '') : '';
+}
+
 /** `.pkg.Name` of a type, enum or method. */
 export function fqn(obj: protobuf.ReflectionObject): string {
   return obj.fullName.startsWith('.') ? obj.fullName : `.${obj.fullName}`;

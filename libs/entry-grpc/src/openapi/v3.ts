@@ -441,7 +441,7 @@ export function buildOpenApiV3(
     b.budget = MAX_QUERY_PARAMETERS;
     for (const f of request.fieldsArray) {
       if (!b.fieldVisible(f) || targets.has(f)) continue;
-      if (body === '*' || (body && body.includes(f))) continue;
+      if (body === '*' || body?.includes(f)) continue;
       parameters.push(...b.queryParameters(f, '', false, new Map()));
     }
     if (parameters.length > 0) operation['parameters'] = parameters;
