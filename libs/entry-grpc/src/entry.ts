@@ -21,7 +21,9 @@ import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './
 import { HealthService } from './health.js';
 import { middlewareInterceptor } from './interceptor.js';
 import { OnePortListener } from './one-port.js';
-import { OpenApiBuilder } from './openapi.js';
+import { sourceFromRoutes } from './openapi/source.js';
+import { buildOpenApiV2 } from './openapi/v2.js';
+import { buildOpenApiV3 } from './openapi/v3.js';
 import { loadProtoRoot } from './protos.js';
 import type { GrpcEntryConfig } from './schema.js';
 import { ServiceSet } from './services.js';
@@ -53,6 +55,9 @@ export class GrpcEntry implements Entry {
   private readonly health: HealthService;
   private gateway: Gateway | undefined;
   private openApi = '';
+  private openApiV3 = '';
+  /** The added services found in the loaded protos, for the OpenAPI document's tags. */
+  private documentedServices: protobuf.Service[] = [];
   private running: Running | undefined;
   private draining = false;
   private bootstrapped = false;
@@ -111,6 +116,11 @@ export class GrpcEntry implements Entry {
     return this.openApi;
   }
 
+  /** The OpenAPI 3.1 document (JSON text) built at bootstrap; '' when it could not be built. */
+  get openApiV3Document(): string {
+    return this.openApiV3;
+  }
+
   bootstrapPayloads(): Record<string, unknown> {
     const port = this.running?.port ?? this.config.port;
     const c = this.config;
@@ -133,11 +143,23 @@ export class GrpcEntry implements Entry {
     const tls = this.tlsMaterial();
     const gateway = await this.buildGateway();
     this.gateway = gateway;
-    this.openApi = JSON.stringify(
-      new OpenApiBuilder(c.gwOption.marshal).build(gateway.routes, { title: this.ctx.app.name, version: this.ctx.app.version, description: this.ctx.app.description }),
-      null,
-      2,
-    );
+    const { enabled: _swEnabled, path: _swPath, ...openApiOptions } = c.sw;
+    try {
+      const source = sourceFromRoutes(gateway.routes, this.documentedServices, { title: this.ctx.app.name, version: this.ctx.app.version, description: this.ctx.app.description });
+      this.openApi = JSON.stringify(buildOpenApiV2(source, openApiOptions), null, 2);
+      try {
+        this.openApiV3 = JSON.stringify(buildOpenApiV3(source, openApiOptions), null, 2);
+      } catch (err) {
+        // protoc-gen-openapiv3 refuses some inputs (duplicate operation ids) that v2 accepts.
+        this.openApiV3 = '';
+        this.ctx.logger.warn(`${this.ctx.configPath}.sw: no OpenAPI 3.1 document: ${errorMessage(err)}`);
+      }
+    } catch (err) {
+      const message = `${this.ctx.configPath}.sw: cannot build the OpenAPI document: ${errorMessage(err)}`;
+      // Only an entry that serves the document fails for it.
+      if (c.sw.enabled || c.docs.enabled) throw new Error(message, { cause: err });
+      this.ctx.logger.warn(message);
+    }
 
     const interceptors = this.chain.empty ? [...this.interceptors] : [middlewareInterceptor(this.chain), ...this.interceptors];
     const server = new Server({
@@ -289,9 +311,13 @@ export class GrpcEntry implements Entry {
         throw new Error(`${this.ctx.configPath}.gwMappingFiles: ${errorMessage(err)}`, { cause: err });
       }
     }
+    this.documentedServices = [];
     for (const service of this.services.serviceNames()) {
       const r = rootFor(service);
-      if (r) bindings.push(...rulesFromAnnotations(r.lookupService(service)));
+      if (!r) continue;
+      const svc = r.lookupService(service);
+      this.documentedServices.push(svc);
+      bindings.push(...rulesFromAnnotations(svc));
     }
     const bound = new Set<string>();
     for (const b of bindings) {
@@ -349,9 +375,10 @@ export class GrpcEntry implements Entry {
   private routes(gateway: Gateway | undefined): Koa.Middleware {
     const c = this.config;
     const document = (): string => this.openApi;
+    const documentV3 = this.openApiV3 ? (): string => this.openApiV3 : undefined;
     const mounts: UiMount[] = [];
-    if (c.sw.enabled) mounts.push(swaggerUi(c.sw.path, document, this.ctx.app.name));
-    if (c.docs.enabled) mounts.push(rapiDoc(c.docs.path, document, this.ctx.app.name));
+    if (c.sw.enabled) mounts.push(swaggerUi(c.sw.path, document, this.ctx.app.name, documentV3));
+    if (c.docs.enabled) mounts.push(rapiDoc(c.docs.path, document, this.ctx.app.name, documentV3));
     const promPath = c.prom.enabled ? c.prom.path : undefined;
     return async (kctx, next) => {
       const { req, res } = kctx;
