@@ -54,6 +54,10 @@ export function packageJson(i: ScaffoldInput): string {
     scripts,
     dependencies: sortKeys(deps),
     devDependencies: sortKeys(devDeps),
+    // npm 11 runs no dependency's install script unless allowed, and lists the ones it skipped.
+    // Under gRPC: protobufjs checks its CLI's versions, @scarf/scarf (swagger-ui-dist) reports
+    // the install. The service needs neither; denied here, npm 11 says nothing about them.
+    ...(has(i, 'grpc') ? { allowScripts: { '@scarf/scarf': false, protobufjs: false } } : {}),
   };
   return `${JSON.stringify(pkg, null, 2)}\n`;
 }
@@ -357,7 +361,8 @@ npm install
 npm start            # builds (tsc) into dist/, then boots ./boot.yaml; Ctrl-C stops it
 ${hasTest(i) ? 'npm test             # compiles, starts dist/main.js on free ports and calls Hello\n' : ''}\`\`\`
 
-In production, run \`node dist/main.js\` (after \`npm run build\`).
+In production (a container), build with \`npm run build\` and run \`node dist/main.js\` itself: npm
+start hands a SIGTERM to its shell, which ends without passing it on to node.
 ${needs.length ? `\nIt needs ${needs.join(', ')}.\n` : ''}
 ## Try it
 ${

@@ -167,19 +167,15 @@ export async function buildPackages(packages: readonly WorkspacePackage[], root:
   await Promise.all(packages.map(build));
 }
 
-/** `npm pack`s each package into `dest`; the tarball file name of each package, by name. */
-export async function packPackages(packages: readonly WorkspacePackage[], dest: string): Promise<Map<string, string>> {
-  const names = await Promise.all(
-    packages.map(async (pkg) => {
-      // Built just before: --ignore-scripts skips prepack's second build.
-      const stdout = await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dest], pkg.dir);
-      const info = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename?: string }>;
-      const file = info[0]?.filename;
-      if (!file) throw new Error(`npm pack in ${pkg.dir} printed no tarball name: ${stdout.slice(0, 200)}`);
-      return [pkg.name, file] as const;
-    }),
-  );
-  return new Map(names);
+/** `npm pack`s the packages into `dest` (one npm run for all); the tarball file name of each package, by name. */
+export async function packPackages(packages: readonly WorkspacePackage[], dest: string, cwd: string): Promise<Map<string, string>> {
+  // Built just before: --ignore-scripts skips prepack's second build.
+  const stdout = await npm(['pack', ...packages.map((p) => p.dir), '--ignore-scripts', '--json', '--pack-destination', dest], cwd);
+  const info = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ name?: string; filename?: string }>;
+  const files = new Map(info.flatMap((i) => (i.name && i.filename ? [[i.name, i.filename] as const] : [])));
+  const missing = packages.filter((p) => !files.has(p.name)).map((p) => p.name);
+  if (missing.length) throw new Error(`npm pack printed no tarball for ${missing.join(', ')}: ${stdout.slice(0, 300)}`);
+  return files;
 }
 
 /**
@@ -189,5 +185,5 @@ export async function packPackages(packages: readonly WorkspacePackage[], dest: 
 export async function packFromCheckout(root: string, wanted: readonly string[], dest: string, log: (line: string) => void): Promise<Map<string, string>> {
   const packages = withDependencies(wanted, workspacePackages(root));
   await buildPackages(packages, root, log);
-  return packPackages(packages, dest);
+  return packPackages(packages, dest, root);
 }
