@@ -94,10 +94,14 @@ function vendorReadme(packed: ReadonlyMap<string, string>): string {
 ## vendor/
 
 The @svcboot packages are not on the npm registry: \`svc new\` packed them from the svcboot
-checkout it ran from into \`vendor/\` (${[...packed.values()].map((f) => `\`${f}\``).join(', ')}), and
-package.json depends on these files; its \`overrides\` make the libs' own @svcboot dependencies
-use them too. Keep \`vendor/\` with the sources. To take newer ones, replace the tarballs (\`npm
-pack\` in the checkout's libs), delete \`package-lock.json\` and run \`npm install\`.
+checkout it ran from into \`vendor/\`, and package.json depends on these files; its
+\`overrides\` make the libs' own @svcboot dependencies use them too.
+
+${[...packed.values()].map((f) => `- \`vendor/${f}\``).join('\n')}
+
+Keep \`vendor/\` with the sources. To take newer ones, replace the tarballs (\`npm
+pack\` in the checkout's libs), delete \`package-lock.json\` and \`node_modules\`, and run
+\`npm install\`.
 `;
 }
 

@@ -92,7 +92,7 @@ test('packed packages a kind does not name (entry-kv under entry-cache) become d
   });
   expect(pkg.overrides).toEqual({ '@svcboot/entry-cache': '$@svcboot/entry-cache', '@svcboot/entry-core': '$@svcboot/entry-core', '@svcboot/entry-kv': '$@svcboot/entry-kv' });
   expect(files.get('README.md')).toContain('## vendor/');
-  expect(files.get('README.md')).toContain('`svcboot-entry-kv-0.1.0.tgz`');
+  expect(files.get('README.md')).toContain('- `vendor/svcboot-entry-kv-0.1.0.tgz`\n');
 });
 
 test('a checkout is found from the CLI of this repository, and not from a folder without libs/entry-core', async () => {
