@@ -6,6 +6,7 @@ import { BootstrapError, ConfigError, EntryLookupError, errorMessage } from './e
 import { defaultRegistry, type PluginRegistry } from './registry.js';
 import { loadConfig, type LoadedEntry } from './config/load.js';
 import { locateConfig } from './config/locate.js';
+import { findInstalledKinds, type InstalledKind } from './config/installed-kinds.js';
 import { SecretScrubber } from './config/secrets.js';
 import { didYouMean } from './config/suggest.js';
 import { readEnvInfo, type AppInfo, type EnvInfo } from './info.js';
@@ -77,13 +78,17 @@ export async function boot(options: BootOptions = {}): Promise<App> {
       ]);
     }
   }
+  const appDir = options.configText !== undefined ? cwd : path.dirname(file);
+  let installed: Map<string, InstalledKind> | undefined;
   const loaded = loadConfig({
     file,
     text,
     argv,
     env,
     registry: options.registry ?? defaultRegistry,
-    appDefaults: packageDefaults(options.configText !== undefined ? cwd : path.dirname(file)),
+    // Read from node_modules only when a key is unknown, to name the package that provides it.
+    installedKinds: () => (installed ??= findInstalledKinds([appDir, cwd])),
+    appDefaults: packageDefaults(appDir),
   });
   return new App(loaded.app, readEnvInfo(env), loaded.entries, new SecretScrubber(loaded.secrets), file, {
     ...options,

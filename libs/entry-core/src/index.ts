@@ -18,7 +18,7 @@ export {
   type ConfigOf,
   type EntryOf,
 } from './entry.js';
-export { PluginRegistry, defaultRegistry, registerEntryKind, KNOWN_PACKAGES } from './registry.js';
+export { PluginRegistry, defaultRegistry, registerEntryKind } from './registry.js';
 export { ConfigError, BootstrapError, EntryLookupError, errorMessage, formatIssue, type ConfigIssue } from './errors.js';
 export {
   entryBaseShape,
@@ -33,6 +33,7 @@ export {
 } from './schema.js';
 export { redactConfig, redactUrlCredentials, isSecretKey, REDACTED } from './config/secrets.js';
 export { closest, didYouMean } from './config/suggest.js';
+export { findInstalledKinds, type InstalledKind } from './config/installed-kinds.js';
 export type { AppInfo, EnvInfo } from './info.js';
 export { isoWithOffset, timezoneName } from './time.js';
 export { Event, type EventHandle } from './event/event.js';

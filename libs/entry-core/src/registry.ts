@@ -1,15 +1,5 @@
 import type { BaseEntryConfig, Entry, EntryPlugin } from './entry.js';
 
-/** Packages that register each well-known key, for the "import this" hint. */
-export const KNOWN_PACKAGES: Readonly<Record<string, string>> = {
-  grpc: '@svcboot/entry-grpc',
-  httpserver: '@svcboot/entry-http',
-  kvstore: '@svcboot/entry-kv',
-  cache: '@svcboot/entry-cache',
-  relationaldb: '@svcboot/entry-sql',
-  columnardb: '@svcboot/entry-columnar',
-};
-
 type AnyPlugin = EntryPlugin<BaseEntryConfig, Entry>;
 
 /** Entry kinds by boot.yaml key. Holds definitions (code), never app state. */
