@@ -1,11 +1,7 @@
-import { certPlugin } from './builtin/cert-entry.js';
-import { eventPlugin } from './builtin/event-entry.js';
-import { loggerPlugin } from './builtin/logger-entry.js';
+import { builtinPlugins } from './builtin/plugins.js';
 import { registerEntryKind } from './registry.js';
 
-registerEntryKind(loggerPlugin);
-registerEntryKind(eventPlugin);
-registerEntryKind(certPlugin);
+for (const plugin of builtinPlugins) registerEntryKind(plugin);
 
 export { boot, runApp, entryGetter, App, type BootOptions } from './app.js';
 export {
@@ -18,7 +14,8 @@ export {
   type ConfigOf,
   type EntryOf,
 } from './entry.js';
-export { PluginRegistry, defaultRegistry, registerEntryKind } from './registry.js';
+export { PluginRegistry, defaultRegistry, registerEntryKind, type AnyEntryPlugin } from './registry.js';
+export { builtinPlugins } from './builtin/plugins.js';
 export { ConfigError, BootstrapError, EntryLookupError, errorMessage, formatIssue, type ConfigIssue } from './errors.js';
 export {
   entryBaseShape,
