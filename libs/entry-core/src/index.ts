@@ -28,6 +28,18 @@ export {
   statementLoggerSchema,
   type StatementLoggerOptions,
 } from './schema.js';
+export {
+  parseHostPort,
+  parseParams,
+  databaseItemSchema,
+  databaseListSchema,
+  StatementLogger,
+  type HostPort,
+  type HostPortOptions,
+  type ConnectorParam,
+  type DatabaseSchemaOptions,
+  type Statement,
+} from './connector/index.js';
 export { redactConfig, redactUrlCredentials, isSecretKey, REDACTED } from './config/secrets.js';
 export { closest, didYouMean } from './config/suggest.js';
 export { findInstalledKinds, type InstalledKind } from './config/installed-kinds.js';

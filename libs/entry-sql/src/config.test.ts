@@ -76,7 +76,7 @@ describe('relationaldb options', () => {
       const bad = bootText(tmp.dir, relationalDbYaml({ database: [{ name: 'x', params: ['sslmode=disable', 'foo=bar'] }] }));
       await expect(bad).rejects.toBeInstanceOf(ConfigError);
       await expect(bad).rejects.toThrow(/relationaldb\[sql\].*unknown param "foo"/);
-      await expect(bootText(tmp.dir, relationalDbYaml({ addr: 'db:port', database: [{ name: 'x' }] }))).rejects.toThrow(/addr "db:port" is not host:port/);
+      await expect(bootText(tmp.dir, relationalDbYaml({ addr: 'db:port', database: [{ name: 'x' }] }))).rejects.toThrow(/relationaldb\[sql\]\.addr.*address "db:port" has an invalid port "port"/);
       await expect(bootText(tmp.dir, relationalDbYaml({ database: [{ name: 'x', autocreate: true }] }))).rejects.toThrow(/autocreate.*did you mean "autoCreate"/s);
     } finally {
       await tmp.cleanup();

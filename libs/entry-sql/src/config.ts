@@ -1,33 +1,45 @@
 import { z } from 'zod';
-import { entryBaseShape, msSchema, observabilityShape, statementLoggerSchema } from '@svcboot/entry-core';
+import { databaseItemSchema, databaseListSchema, entryBaseShape, msSchema, observabilityShape, parseHostPort, statementLoggerSchema } from '@svcboot/entry-core';
+import { checkParam } from './params.js';
 
-/** SPEC.md 2.8's default for `database[].params`. */
+/** The default of `database[].params`: no TLS, sessions in Asia/Shanghai time. */
 export const DEFAULT_PARAMS: readonly string[] = ['sslmode=disable', 'TimeZone=Asia/Shanghai'];
 
-export const databaseSchema = z.strictObject({
-  name: z.string().min(1, 'a database needs a name'),
-  autoCreate: z.boolean().default(false),
-  dryRun: z.boolean().default(false),
-  preferSimpleProtocol: z.boolean().default(false),
-  params: z.array(z.string()).default([...DEFAULT_PARAMS]),
+/** PostgreSQL's port, for an `addr` written without one. */
+export const DEFAULT_PORT = 5432;
+
+export const databaseSchema = databaseItemSchema({
+  defaultParams: DEFAULT_PARAMS,
+  checkParam,
+  extra: { preferSimpleProtocol: z.boolean().default(false) },
 });
 
-/** SPEC.md 2.8's `logger.*` options, shared with the columnar connector (entry-core). */
+/** The `logger.*` options, shared with the columnar connector (entry-core). */
 export const sqlLoggerSchema = statementLoggerSchema;
 
-/** One `relationaldb:` list item, with SPEC.md 2.8's relational defaults. */
+/** One `relationaldb:` list item, with the relational defaults. */
 export const relationalDbSchema = z
   .strictObject({
     ...entryBaseShape,
     ...observabilityShape,
-    // SPEC.md 2.8: relational entries are off unless enabled, and match every domain.
+    // Relational entries are off unless enabled, and match every domain.
     enabled: z.boolean().default(false),
     domain: z.string().default('*'),
     user: z.string().default('postgres'),
-    // SPEC.md leaves the built-in password unnamed; svcboot's is the empty string.
+    // The built-in password is the empty string.
     pass: z.string().default(''),
-    addr: z.string().min(1).default('localhost:5432'),
-    database: z.array(databaseSchema).min(1, 'list at least one database under database:'),
+    addr: z
+      .string()
+      .min(1)
+      .default('localhost:5432')
+      .superRefine((addr, ctx) => {
+        try {
+          parseHostPort(addr, { defaultPort: DEFAULT_PORT });
+        } catch (err) {
+          ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        }
+      }),
+    database: databaseListSchema(databaseSchema),
     logger: sqlLoggerSchema,
     maxOpenConn: z.number().int().positive().default(10),
     maxIdleConn: z.number().int().nonnegative().default(2),
@@ -35,11 +47,6 @@ export const relationalDbSchema = z
     connectTimeoutMs: msSchema.default(5000),
   })
   .superRefine((config, ctx) => {
-    const seen = new Set<string>();
-    config.database.forEach((db, i) => {
-      if (seen.has(db.name)) ctx.addIssue({ code: 'custom', path: ['database', i, 'name'], message: `database "${db.name}" is listed twice` });
-      seen.add(db.name);
-    });
     if (config.maxIdleConn > config.maxOpenConn) {
       ctx.addIssue({ code: 'custom', path: ['maxIdleConn'], message: `maxIdleConn (${config.maxIdleConn}) is larger than maxOpenConn (${config.maxOpenConn})` });
     }
