@@ -61,6 +61,7 @@ export {
 export type { Output } from './event/outputs.js';
 export { createAppLogger, type LogLevel, type LogEncoding } from './logger.js';
 export { withTimeout } from './lifecycle.js';
+export { HealthRoutes, collectProcessMetrics, type RouteAnswer, type HealthRoutesOptions } from './health-routes.js';
 export { LoggerEntry, loggerPlugin, type LoggerEntryConfig } from './builtin/logger-entry.js';
 export { EventEntry, eventPlugin, type EventEntryConfig } from './builtin/event-entry.js';
 export { CertEntry, certPlugin, type CertBundle, type CertEntryConfig } from './builtin/cert-entry.js';
