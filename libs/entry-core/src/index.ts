@@ -76,6 +76,11 @@ export {
 export { LoggingMiddleware } from './middleware/logging.js';
 export { MetaMiddleware, META_HEADERS } from './middleware/meta.js';
 export { PromMiddleware, type PromMiddlewareOptions } from './middleware/prom.js';
+export { basicCallPayloads, basicTransport, type CallPayloads, type CallTransport, type TransportMetrics } from './middleware/transport.js';
+export { CallRejection, httpStatusOf, type RejectStatus } from './middleware/rejection.js';
+export { MiddlewareOrder, isIgnored, type MiddlewareDefinition, type MiddlewareOptionsBase } from './middleware/definition.js';
+export { quote as jsonString } from './event/json.js';
+export { CallCounter, CallHistogram, RecentSummary, type CounterChild, type ObserverChild } from './middleware/call-metrics.js';
 export {
   middlewareSchema,
   promEndpointSchema,

@@ -18,6 +18,7 @@ import type protobuf from 'protobufjs';
 import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
 import { Gateway, buildRoute, unboundBinding } from './gateway/gateway.js';
 import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './gateway/rules.js';
+import { grpcTransport } from './call-transport.js';
 import { HealthService } from './health.js';
 import { middlewareInterceptor } from './interceptor.js';
 import { OnePortListener } from './one-port.js';
@@ -61,7 +62,7 @@ export class GrpcEntry implements Entry {
     readonly config: GrpcEntryConfig,
     private readonly ctx: EntryContext,
   ) {
-    this.chain = buildCallChain(config.middleware, ctx, { entryName: config.name, entryType: GRPC_ENTRY_TYPE, registry: this.registry, grpc: true });
+    this.chain = buildCallChain(config.middleware, ctx, { entryName: config.name, entryType: GRPC_ENTRY_TYPE, registry: this.registry, transport: grpcTransport });
     if (config.prom.enabled || config.middleware.prom.enabled) collectProcessMetrics(this.registry);
     this.health = new HealthService(
       () => ctx.isReady() && !this.draining,

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { Registry } from 'prom-client';
-import { buildCallChain, collectProcessMetrics, HealthRoutes, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
+import { basicTransport, buildCallChain, collectProcessMetrics, HealthRoutes, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
 import type { HttpEntryConfig } from './config.js';
 import { readBody } from './body.js';
 import { callMiddleware, errorResponder } from './call-adapter.js';
@@ -55,7 +55,8 @@ export class HttpEntry implements Entry {
       entryName: config.name,
       entryType: HTTP_ENTRY_TYPE,
       registry: this.registry,
-      grpc: false,
+      // Plain HTTP calls: the basic record payloads, no metric families of their own.
+      transport: basicTransport,
     });
     // User middleware added with koa.use() before bootstrap runs inside ours.
     const userMiddleware = this.koa.middleware.splice(0);
