@@ -62,9 +62,9 @@ export type { Output } from './event/outputs.js';
 export { createAppLogger, type LogLevel, type LogEncoding } from './logger.js';
 export { withTimeout } from './lifecycle.js';
 export { HealthRoutes, collectProcessMetrics, type RouteAnswer, type HealthRoutesOptions } from './health-routes.js';
-export { LoggerEntry, loggerPlugin, type LoggerEntryConfig } from './builtin/logger-entry.js';
-export { EventEntry, eventPlugin, type EventEntryConfig } from './builtin/event-entry.js';
-export { CertEntry, certPlugin, type CertBundle, type CertEntryConfig } from './builtin/cert-entry.js';
+export { LoggerEntry, LOGGER_ENTRY_TYPE, loggerPlugin, type LoggerEntryConfig } from './builtin/logger-entry.js';
+export { EventEntry, EVENT_ENTRY_TYPE, eventPlugin, type EventEntryConfig } from './builtin/event-entry.js';
+export { CertEntry, CERT_ENTRY_TYPE, certPlugin, type CertBundle, type CertEntryConfig } from './builtin/cert-entry.js';
 export {
   CallContext,
   CallChain,

@@ -4,7 +4,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { Registry } from 'prom-client';
 import { basicTransport, buildCallChain, collectProcessMetrics, HealthRoutes, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
-import type { HttpEntryConfig } from './config.js';
+import type { HttpEntryConfig } from './schema.js';
 import { readBody } from './body.js';
 import { callMiddleware, errorResponder } from './call-adapter.js';
 

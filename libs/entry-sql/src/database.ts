@@ -2,7 +2,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { parseHostPort, type StatementLogger } from '@svcboot/entry-core';
-import { DEFAULT_PORT, type DatabaseConfig, type RelationalDbConfig } from './config.js';
+import { DEFAULT_PORT, type DatabaseConfig, type RelationalDbConfig } from './schema.js';
 import { parseParams } from './params.js';
 import { simpleProtocolPool } from './simple-protocol.js';
 import { DryRunPostgresDialect } from './dry-run.js';
@@ -36,7 +36,7 @@ export function clientConfig(entry: RelationalDbConfig, database: DatabaseConfig
   };
 }
 
-/** The pool options: SPEC's connection options plus maxOpenConn, maxIdleConn, connMaxLifetimeMs. */
+/** The pool options: the connection options plus maxOpenConn, maxIdleConn, connMaxLifetimeMs. */
 export function poolConfig(entry: RelationalDbConfig, database: DatabaseConfig): pg.PoolConfig {
   return {
     ...clientConfig(entry, database),

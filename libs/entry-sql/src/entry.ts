@@ -1,6 +1,6 @@
 import { NoResultError, type Compilable, type Kysely } from 'kysely';
 import { didYouMean, StatementLogger, type Entry, type EntryContext } from '@svcboot/entry-core';
-import type { RelationalDbConfig } from './config.js';
+import type { RelationalDbConfig } from './schema.js';
 import { SqlDatabase } from './database.js';
 import { logRecordNotFound } from './sql-logger.js';
 

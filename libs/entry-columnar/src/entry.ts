@@ -2,12 +2,14 @@ import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickh
 import { EntryLookupError, StatementLogger, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
 import { ColumnarDb } from './columnar-db.js';
 import { hintFor, serverMessage } from './errors.js';
-import { parseAddr, parseParams, type ColumnarConfig, type ColumnarDatabaseConfig, type ParsedAddr } from './options.js';
+import { parseAddr, parseParams, type ColumnarConfig, type ColumnarDatabaseConfig, type ParsedAddr } from './schema.js';
 import { ident, quoteString, renderIdentifier, type BindMode } from './sql.js';
+
+export const COLUMNAR_DB_ENTRY_TYPE = 'ColumnarDbEntry';
 
 /** A `columnardb` entry: one @clickhouse/client per database, connected at bootstrap. */
 export class ColumnarDbEntry implements Entry {
-  readonly type = 'ColumnarDbEntry';
+  readonly type = COLUMNAR_DB_ENTRY_TYPE;
   readonly description: string;
   private readonly addr: ParsedAddr;
   private readonly dbs = new Map<string, ColumnarDb>();
