@@ -44,7 +44,7 @@ async function startDemo(redisAddr = '127.0.0.1:6379'): Promise<string> {
   return `http://127.0.0.1:${httpEntry(app, 'api').port}`;
 }
 
-describe('demo-cache (SPEC.md 4.3)', () => {
+describe('demo-cache (ARCHITECTURE.md §7)', () => {
   it('GET /v1/set stores the value and GET /v1/get returns it', async () => {
     const base = await startDemo();
     const set = await fetch(`${base}/v1/set?value=hello`);

@@ -36,7 +36,7 @@ function sortUsers(users: User[]): User[] {
   return [...users].sort((a, b) => (a.id < b.id ? -1 : 1));
 }
 
-describe('demo-columnar (SPEC.md 4.5) against ClickHouse', () => {
+describe('demo-columnar (ARCHITECTURE.md §7) against ClickHouse', () => {
   it('creates its database and user table at start', async () => {
     const { db } = await startDemo();
     expect(await clickhouse(SHARED_ADDR, `EXISTS TABLE ${db}.users`)).toBe('1');

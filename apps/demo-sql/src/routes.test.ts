@@ -43,7 +43,7 @@ async function call(method: string, url: string): Promise<{ status: number; type
   return { status: res.status, type, text, body: type.includes('json') ? (JSON.parse(text) as unknown) : text };
 }
 
-describe('demo-sql (SPEC.md 4.4)', () => {
+describe('demo-sql (ARCHITECTURE.md §7)', () => {
   it('migrates the users table: serial id, name, hidden timestamps, indexed deleted_at', async () => {
     const { database } = await startDemo();
     const columns = await admin<{ column_name: string; data_type: string; column_default: string | null }>(

@@ -2,7 +2,7 @@ import type { EventFactory } from '../event/event-factory.js';
 import type { CallContext, CallInfo, CallMiddleware } from './call.js';
 import { basicCallPayloads, type CallPayloads } from './transport.js';
 
-/** One SPEC.md 2.10 record per call: begun in `before`, written in `after`. */
+/** One record per call (ARCHITECTURE.md §5.1): begun in `before`, written in `after`. */
 export class LoggingMiddleware implements CallMiddleware {
   /** The previous call's payload fields and their JSON: calls in a row mostly share them. */
   private lastInfo: CallInfo | undefined;

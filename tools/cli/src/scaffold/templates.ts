@@ -191,7 +191,7 @@ modules:
   - path: third-party/googleapis
 lint:
   use: [STANDARD]
-  # The layout of SPEC.md 2.2 (root api/, package api.v1, service Greeter) is kept on purpose.
+  # The demo's layout (root api/, package api.v1, service Greeter; ARCHITECTURE.md §7) is kept on purpose.
   except: [PACKAGE_DIRECTORY_MATCH, SERVICE_SUFFIX]
   ignore: [third-party/googleapis]
 `;
