@@ -214,7 +214,7 @@ describe('columnardb bootstrap failures', () => {
     expect(err.message).toContain('bootstrap of columnardb[ch] did not finish within 500 ms');
   });
 
-  it('is off unless enabled (columnardb's enabled defaults to false)', async () => {
+  it('is off unless enabled (the columnardb default is enabled: false)', async () => {
     const tmp = await tempDir();
     cleanups.push(tmp.cleanup);
     const app = await bootYaml('columnardb:\n  - name: ch\n    database: [{ name: x }]\n', tmp.dir);

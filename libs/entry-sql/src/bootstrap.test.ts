@@ -189,7 +189,7 @@ describe('the entry', () => {
     expect(() => entry.db('nope')).toThrow(`relationaldb[sql] has no database "nope"; its databases: ${one}, ${two}`);
   });
 
-  it('is disabled unless enabled: true (relationaldb's enabled defaults to false)', async () => {
+  it('is disabled unless enabled: true (the relationaldb default is enabled: false)', async () => {
     const { app } = await setup(`relationaldb: [{ name: off, database: [{ name: x }] }]\n`, []);
     expect(() => relationalDbEntry(app, 'off')).toThrow(/disabled/);
   });
