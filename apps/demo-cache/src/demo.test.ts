@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { boot, type App } from '@svcboot/entry-core';
 import { httpEntry } from '@svcboot/entry-http';
-import { startRedis } from '@svcboot/entry-kv/test-support';
+import { startRedis } from '@svcboot/testkit';
 import { Redis } from 'ioredis';
 import { DEMO_KEY, registerRoutes } from './routes.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Child, freePort, plainEnv, waitFor } from '@svcboot/testkit';
-import { redisCli, startRedis } from '@svcboot/entry-kv/test-support';
+import { redisCli, startRedis } from '@svcboot/testkit';
 import { DemoApp, demoDir } from './test-support/demo-app.js';
 import { ttlFromEnv } from './routes.js';
 

@@ -9,7 +9,7 @@ import { connectMaintenance, createDatabase as createAfterLookup } from './auto-
 import { adminQuery, createDatabase, databaseExists, dropDatabase, PG_ADDR, uniqueDatabase } from './test-support/pg.js';
 import { sqlHarness } from './test-support/harness.js';
 import { relationalDbYaml } from './test-support/yaml.js';
-import { startPrivatePostgres } from './test-support/private-postgres.js';
+import { startPrivatePostgres } from '@svcboot/testkit';
 
 const SECRET = 'Sup3r-s3cret-pw';
 const { setup, defer } = sqlHarness();
