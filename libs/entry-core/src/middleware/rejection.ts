@@ -38,7 +38,8 @@ export function httpStatusOf(status: RejectStatus): number {
  *
  * The contract for transports: catch a CallRejection around `chain.before`, set `call.resCode`
  * and `call.error`, run `chain.after`, and render it (gRPC: the status code and message as
- * trailers; HTTP: `httpStatusOf(status)` with `{"error":{"code":…,"message":…}}`).
+ * trailers; HTTP: `httpStatusOf(status)` with `{"error": message}`). entry-http implements it
+ * (src/call-adapter.ts); the grpc entry and its gateway are still to.
  */
 export class CallRejection extends Error {
   constructor(
