@@ -3,11 +3,13 @@ import {
   databaseItemSchema,
   databaseListSchema,
   entryBaseShape,
+  hostPortSchema,
   observabilityShape,
   parseHostPort,
   parseParams as parseParamItems,
   statementLoggerSchema,
   type ConnectorParam,
+  type HostPort,
 } from '@svcboot/entry-core';
 
 /** ClickHouse's native-protocol ports: @clickhouse/client speaks HTTP only. */
@@ -25,22 +27,29 @@ export interface ParsedAddr {
   port: number;
 }
 
+const ADDR_OPTIONS = { schemes: ['http', 'https'] } as const;
+
+/** Why the client cannot use this address (a native-protocol port), or undefined. */
+function nativePort({ host, port }: HostPort): string | undefined {
+  const native = NATIVE_PORTS.get(port);
+  if (!native) return undefined;
+  return `port ${port} is ClickHouse's ${native} port, which this entry does not speak: @clickhouse/client uses the HTTP interface. Use the server's http_port (8123 by default, 8443 for https), e.g. ${host.includes(':') ? `[${host}]` : host}:8123`;
+}
+
 /**
  * `host:port`, optionally `http://` / `https://` (entry-core's host:port parser; the port is
  * required); returns a message when it is wrong or names a native-protocol port.
  */
 export function parseAddr(addr: string): ParsedAddr | string {
-  let parsed;
+  let parsed: HostPort;
   try {
-    parsed = parseHostPort(addr, { schemes: ['http', 'https'] });
+    parsed = parseHostPort(addr, ADDR_OPTIONS);
   } catch (err) {
-    return `${(err as Error).message} (e.g. localhost:8123)`;
+    return (err as Error).message;
   }
+  const problem = nativePort(parsed);
+  if (problem) return problem;
   const { host, port } = parsed;
-  const native = NATIVE_PORTS.get(port);
-  if (native) {
-    return `port ${port} is ClickHouse's ${native} port, which this entry does not speak: @clickhouse/client uses the HTTP interface. Use the server's http_port (8123 by default, 8443 for https), e.g. ${host.includes(':') ? `[${host}]` : host}:8123`;
-  }
   const urlHost = host.includes(':') ? `[${host}]` : host;
   return { url: `${parsed.scheme ?? 'http'}://${urlHost}:${port}`, display: addr.trim(), host, port };
 }
@@ -77,13 +86,7 @@ export const columnarSchema = z.strictObject({
   enabled: z.boolean().default(false),
   user: z.string().default('default'),
   pass: z.string().default(''),
-  addr: z
-    .string()
-    .default('localhost:8123')
-    .superRefine((addr, ctx) => {
-      const parsed = parseAddr(addr);
-      if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed });
-    }),
+  addr: hostPortSchema('localhost:8123', ADDR_OPTIONS, nativePort),
   database: databaseListSchema(databaseSchema),
   logger: statementLoggerSchema,
 });

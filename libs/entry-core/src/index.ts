@@ -30,6 +30,7 @@ export {
 } from './schema.js';
 export {
   parseHostPort,
+  hostPortSchema,
   parseParams,
   databaseItemSchema,
   databaseListSchema,

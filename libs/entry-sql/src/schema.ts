@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { databaseItemSchema, databaseListSchema, entryBaseShape, msSchema, observabilityShape, parseHostPort, statementLoggerSchema } from '@svcboot/entry-core';
+import { databaseItemSchema, databaseListSchema, entryBaseShape, hostPortSchema, msSchema, observabilityShape, statementLoggerSchema } from '@svcboot/entry-core';
 import { checkParam } from './params.js';
 
 /** The default of `database[].params`: no TLS, sessions in Asia/Shanghai time. */
@@ -28,17 +28,7 @@ export const relationalDbSchema = z
     user: z.string().default('postgres'),
     // The built-in password is the empty string.
     pass: z.string().default(''),
-    addr: z
-      .string()
-      .min(1)
-      .default('localhost:5432')
-      .superRefine((addr, ctx) => {
-        try {
-          parseHostPort(addr, { defaultPort: DEFAULT_PORT });
-        } catch (err) {
-          ctx.addIssue({ code: 'custom', message: (err as Error).message });
-        }
-      }),
+    addr: hostPortSchema('localhost:5432', { defaultPort: DEFAULT_PORT }),
     database: databaseListSchema(databaseSchema),
     logger: sqlLoggerSchema,
     maxOpenConn: z.number().int().positive().default(10),

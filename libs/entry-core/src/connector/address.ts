@@ -1,3 +1,4 @@
+import { z } from 'zod';
 /** A parsed `host:port`. */
 export interface HostPort {
   host: string;
@@ -51,4 +52,27 @@ export function parseHostPort(addr: string, options: HostPortOptions = {}): Host
   const n = Number(port);
   if (!/^\d{1,5}$/.test(port) || n < 1 || n > 65535) throw new Error(`address "${addr}" has an invalid port "${port}" (1-65535); write ${example}`);
   return scheme ? { host, port: n, scheme } : { host, port: n };
+}
+
+/**
+ * A connector's `addr` option: a string, `defaultAddr` when absent, checked with
+ * `parseHostPort(options)` and then `check` (e.g. a port the driver does not speak) when boot.yaml
+ * is loaded, so a bad address is a config error at its path.
+ */
+export function hostPortSchema(defaultAddr: string, options: HostPortOptions = {}, check?: (parsed: HostPort) => string | undefined) {
+  return z
+    .string()
+    .min(1)
+    .default(defaultAddr)
+    .superRefine((addr, ctx) => {
+      let parsed: HostPort;
+      try {
+        parsed = parseHostPort(addr, options);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return;
+      }
+      const problem = check?.(parsed);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
 }

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { databaseItemSchema, databaseListSchema, parseHostPort, parseParams, StatementLogger, type Statement } from './index.js';
+import { databaseItemSchema, databaseListSchema, hostPortSchema, parseHostPort, parseParams, StatementLogger, type Statement } from './index.js';
 
 describe('parseHostPort', () => {
   it('reads host:port, [v6]:port and a bare host with the default port', () => {
@@ -25,6 +25,16 @@ describe('parseHostPort', () => {
     expect(() => parseHostPort('h')).toThrow('address "h" has no port; write host:port');
     expect(() => parseHostPort('::1:5432', { defaultPort: 5432 })).toThrow(/more than one ":"; write IPv6 hosts in brackets, e.g. \[::1\]:5432/);
     expect(() => parseHostPort(':5432')).toThrow(/has no valid host/);
+  });
+});
+
+describe('hostPortSchema', () => {
+  it('defaults, and reports a bad address or what the connector refuses as issues', () => {
+    const addr = hostPortSchema('localhost:5432', { defaultPort: 5432 }, ({ port }) => (port === 9000 ? 'port 9000 is not spoken here' : undefined));
+    expect(addr.parse(undefined)).toBe('localhost:5432');
+    expect(addr.parse('db')).toBe('db');
+    expect(addr.safeParse('db:x').error?.issues[0]?.message).toBe('address "db:x" has an invalid port "x" (1-65535); write host:port');
+    expect(addr.safeParse('db:9000').error?.issues[0]?.message).toBe('port 9000 is not spoken here');
   });
 });
 
