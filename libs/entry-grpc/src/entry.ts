@@ -11,13 +11,14 @@ import {
 } from '@grpc/grpc-js';
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
-import { buildCallChain, errorMessage, type CallChain, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
+import { buildCallChain, collectProcessMetrics, errorMessage, HealthRoutes, type CallChain, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
 import Koa from 'koa';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry } from 'prom-client';
 import type protobuf from 'protobufjs';
 import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
 import { Gateway, buildRoute, unboundBinding } from './gateway/gateway.js';
 import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './gateway/rules.js';
+import { grpcTransport } from './call-transport.js';
 import { HealthService } from './health.js';
 import { middlewareInterceptor } from './interceptor.js';
 import { OnePortListener } from './one-port.js';
@@ -66,13 +67,8 @@ export class GrpcEntry implements Entry {
     readonly config: GrpcEntryConfig,
     private readonly ctx: EntryContext,
   ) {
-    this.chain = buildCallChain(config.middleware, ctx, { entryName: config.name, entryType: GRPC_ENTRY_TYPE, registry: this.registry, grpc: true });
-    if (config.prom.enabled || config.middleware.prom.enabled) {
-      collectDefaultMetrics({ register: this.registry });
-      // prom-client's gauges named `*_total` fail `promtool check metrics`; the same counts stay
-      // available, by type, as nodejs_active_handles / _requests / _resources.
-      for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
-    }
+    this.chain = buildCallChain(config.middleware, ctx, { entryName: config.name, entryType: GRPC_ENTRY_TYPE, registry: this.registry, transport: grpcTransport });
+    if (config.prom.enabled || config.middleware.prom.enabled) collectProcessMetrics(this.registry);
     this.health = new HealthService(
       () => ctx.isReady() && !this.draining,
       (name) => name === 'grpc.health.v1.Health' || this.services.serviceNames().includes(name),
@@ -379,7 +375,11 @@ export class GrpcEntry implements Entry {
     const mounts: UiMount[] = [];
     if (c.sw.enabled) mounts.push(swaggerUi(c.sw.path, document, this.ctx.app.name, documentV3));
     if (c.docs.enabled) mounts.push(rapiDoc(c.docs.path, document, this.ctx.app.name, documentV3));
-    const promPath = c.prom.enabled ? c.prom.path : undefined;
+    const health = new HealthRoutes({
+      isReady: () => this.ctx.isReady(),
+      isDraining: () => this.draining,
+      ...(c.prom.enabled ? { registry: this.registry, metricsPath: c.prom.path } : {}),
+    });
     return async (kctx, next) => {
       const { req, res } = kctx;
       const pathname = kctx.path;
@@ -387,22 +387,14 @@ export class GrpcEntry implements Entry {
         kctx.respond = false;
         return;
       }
+      const answer = await health.answer(req.method, pathname);
+      if (answer) {
+        kctx.status = answer.status;
+        kctx.set(answer.headers);
+        kctx.body = answer.body;
+        return;
+      }
       if (req.method === 'GET' || req.method === 'HEAD') {
-        if (pathname === promPath) {
-          kctx.type = this.registry.contentType;
-          kctx.body = await this.registry.metrics();
-          return;
-        }
-        if (pathname === '/livez') {
-          kctx.body = { status: 'ok' };
-          return;
-        }
-        if (pathname === '/readyz') {
-          const ready = this.ctx.isReady() && !this.draining;
-          kctx.status = ready ? 200 : 503;
-          kctx.body = { status: ready ? 'ready' : 'not ready' };
-          return;
-        }
         for (const m of mounts) {
           if (await m.serve(pathname, res)) {
             kctx.respond = false;

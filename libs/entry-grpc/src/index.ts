@@ -20,6 +20,7 @@ export const grpcEntry = entryGetter(grpcPlugin);
 export { GrpcEntry, GRPC_ENTRY_TYPE } from './entry.js';
 export { grpcSchema, type GrpcEntryConfig } from './schema.js';
 export { callContextOf } from './interceptor.js';
+export { grpcTransport, grpcCallPayloads, GrpcServerMetrics } from './call-transport.js';
 export { CODE_NAMES, codeName, httpStatusFromCode } from './codes.js';
 export { compileTemplate, type PathTemplate } from './gateway/template.js';
 export type { HttpBinding } from './gateway/rules.js';

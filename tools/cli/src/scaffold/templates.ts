@@ -3,7 +3,12 @@
 export const FEATURES = ['grpc', 'httpserver', 'kvstore', 'cache', 'relationaldb', 'columnardb'] as const;
 export type Feature = (typeof FEATURES)[number];
 
-/** The svcboot package each boot.yaml key needs, and its typed getter. */
+/**
+ * The scaffold's catalogue: for each feature, the package whose code the templates write, its
+ * typed getter and a sample entry name. The boot.yaml key itself is the package's own
+ * (`svcboot.entryKey` in its package.json, checked by feature-packages.test.ts); entry-core keeps
+ * no such table.
+ */
 export const FEATURE_PACKAGES: Record<Feature, { pkg: string; getter: string; entryName: string }> = {
   grpc: { pkg: '@svcboot/entry-grpc', getter: 'grpcEntry', entryName: 'greeter' },
   httpserver: { pkg: '@svcboot/entry-http', getter: 'httpEntry', entryName: 'web' },
@@ -193,7 +198,7 @@ modules:
   - path: third-party/googleapis
 lint:
   use: [STANDARD]
-  # The layout of SPEC.md 2.2 (root api/, package api.v1, service Greeter) is kept on purpose.
+  # The demo's layout (root api/, package api.v1, service Greeter; ARCHITECTURE.md §7) is kept on purpose.
   except: [PACKAGE_DIRECTORY_MATCH, SERVICE_SUFFIX]
   ignore: [third-party/googleapis]
 `;

@@ -1,12 +1,20 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { CallChain, CallContext, type CallHeaders, type CallInfo } from './call.js';
-import { LoggingMiddleware } from './logging.js';
-import { MetaMiddleware } from './meta.js';
-import { PromMiddleware } from './prom.js';
-import { EventFactory } from '../event/event-factory.js';
-import { EventLogger } from '../event/event-logger.js';
-import { makeScope, parseConsoleRecord } from '../event/encode.js';
+import {
+  basicTransport,
+  CallChain,
+  CallContext,
+  EventFactory,
+  EventLogger,
+  LoggingMiddleware,
+  makeScope,
+  MetaMiddleware,
+  parseConsoleRecord,
+  PromMiddleware,
+  type CallHeaders,
+  type CallInfo,
+} from '@svcboot/entry-core';
+import { grpcTransport } from './call-transport.js';
 
 /** A fake transport: request headers in a map, response headers captured. */
 class FakeHeaders implements CallHeaders {
@@ -37,7 +45,9 @@ const grpcCall: CallInfo = {
   gwUserAgent: 'curl/8',
 };
 
+/** entry-core's middleware with the grpc entry's transport (or, for a plain HTTP call, the basic one). */
 function harness(grpc = true) {
+  const transport = grpc ? grpcTransport : basicTransport;
   const written: string[] = [];
   const events = new EventFactory(
     new EventLogger('console', [{ write: (s: string) => written.push(s) }]),
@@ -46,8 +56,8 @@ function harness(grpc = true) {
   const registry = new Registry();
   const chain = new CallChain([
     new MetaMiddleware({ name: 'demo', version: '2.0.0', description: '' }, { arch: 'x64', domain: 'prod', hostname: 'h', localIP: '1.2.3.4', os: 'linux' }),
-    new PromMiddleware({ registry, entryName: 'greeter', entryType: 'GrpcEntry', domain: 'prod', instance: 'h', grpcFamilies: grpc }),
-    new LoggingMiddleware(events, { grpc }),
+    new PromMiddleware({ registry, entryName: 'greeter', entryType: 'GrpcEntry', domain: 'prod', instance: 'h', ...(transport.metrics ? { transport: transport.metrics(registry) } : {}) }),
+    new LoggingMiddleware(events, transport.payloads),
   ]);
   /** Drives one call through the chain the way an adapter does. */
   const run = (headers: FakeHeaders, resCode: string, info: CallInfo = grpcCall, handler?: (c: CallContext) => void) => {
@@ -61,7 +71,7 @@ function harness(grpc = true) {
   return { written, registry, run };
 }
 
-describe('transport-neutral middleware', () => {
+describe("entry-core's middleware with the grpc transport", () => {
   it('meta sets the six headers with a fresh UUID request id', () => {
     const { run } = harness();
     const headers = new FakeHeaders();

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { msSchema } from '@svcboot/entry-core';
+import { entryBaseShape, msSchema, observabilityShape } from '@svcboot/entry-core';
 
 /**
- * The connection options of SPEC.md 2.6, without the entry fields (`name`, `enabled`, `domain`,
+ * The kvstore connection options (README, Options), without the entry fields (`name`, `enabled`, `domain`,
  * `description`, `loggerEntry`). Spread into a `z.strictObject` and pass the result through
  * `normalizeKvOptions` (see `kvOptionsSchema`), which resolves the `mansterName` alias and
  * checks the rules that span several options.
@@ -10,7 +10,7 @@ import { msSchema } from '@svcboot/entry-core';
 export const kvConnectionShape = {
   addrs: z.array(z.string().trim().min(1)).min(1, 'give at least one host:port'),
   masterName: z.string().default(''),
-  /** SPEC.md's spelling of `masterName`; accepted as an alias. */
+  /** `mansterName`, the spelling older configs use for `masterName`; accepted as an alias. */
   mansterName: z.string().optional(),
   sentinelPass: z.string().default(''),
   maxRedirects: z.number().int().nonnegative().default(3),
@@ -81,7 +81,7 @@ export function normalizeKvOptions<T extends RawConnection>(raw: T, ctx: z.Refin
 }
 
 /**
- * A `kvstore:` block nested in another entry (e.g. `cache[].kvstore`): SPEC.md 2.6 without
+ * A `kvstore:` block nested in another entry (e.g. `cache[].kvstore`): the kvstore options without
  * `name`; `enabled` is required there.
  */
 export const kvOptionsSchema = z
@@ -95,3 +95,10 @@ export const kvOptionsSchema = z
   .transform(normalizeKvOptions);
 
 export type KvOptions = z.output<typeof kvOptionsSchema>;
+
+/** One `kvstore:` list item. */
+export const kvEntrySchema = z
+  .strictObject({ ...entryBaseShape, ...observabilityShape, ...kvConnectionShape })
+  .transform(normalizeKvOptions);
+
+export type KvEntryConfig = z.output<typeof kvEntrySchema>;

@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { Child, run, waitFor } from '@svcboot/testkit';
+import { Child, run } from './process.js';
+import { waitFor } from './wait.js';
 
 /** One `redis-server` process on 127.0.0.1, in its own temp folder. */
 export interface RedisProcess {

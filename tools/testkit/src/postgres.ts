@@ -2,7 +2,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, run } from '@svcboot/testkit';
+import { freePort } from './ports.js';
+import { run } from './process.js';
 
 /** A throwaway PostgreSQL cluster on a free port of 127.0.0.1, which a test may stop and start. */
 export interface PrivatePostgres {

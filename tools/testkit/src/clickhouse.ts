@@ -1,7 +1,9 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Child, freePort, waitFor } from '@svcboot/testkit';
+import { freePort } from './ports.js';
+import { Child } from './process.js';
+import { waitFor } from './wait.js';
 
 /**
  * A clickhouse-server of its own (Debian's binary, see tools/scripts/clickhouse.sh) on free

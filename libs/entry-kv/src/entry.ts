@@ -1,27 +1,13 @@
-import { z } from 'zod';
 import type { Cluster, Redis } from 'ioredis';
-import {
-  Phase,
-  entryBaseShape,
-  observabilityShape,
-  type Entry,
-  type EntryContext,
-  type EntryPlugin,
-  type LifecycleContext,
-} from '@svcboot/entry-core';
+import type { Entry, EntryContext, LifecycleContext } from '@svcboot/entry-core';
 import { createKvClient, type KvClient, type KvConnection } from './client.js';
-import { kvConnectionShape, normalizeKvOptions, type KvMode } from './options.js';
+import type { KvEntryConfig, KvMode } from './schema.js';
 
-/** One `kvstore:` list item. */
-export const kvEntrySchema = z
-  .strictObject({ ...entryBaseShape, ...observabilityShape, ...kvConnectionShape })
-  .transform(normalizeKvOptions);
-
-export type KvEntryConfig = z.output<typeof kvEntrySchema>;
+export const KV_ENTRY_TYPE = 'KvEntry';
 
 /** A `kvstore` entry: an ioredis client for a single node, a cluster or a sentinel-managed master. */
 export class KvEntry implements Entry {
-  readonly type = 'KvEntry';
+  readonly type = KV_ENTRY_TYPE;
   readonly description: string;
   /** The client with its mode: `if (entry.handle.mode === 'cluster') entry.handle.client // Cluster`. */
   readonly connection: KvConnection;
@@ -82,12 +68,3 @@ export class KvEntry implements Entry {
     };
   }
 }
-
-export const kvPlugin: EntryPlugin<KvEntryConfig, KvEntry> = {
-  key: 'kvstore',
-  packageName: '@svcboot/entry-kv',
-  entryType: 'KvEntry',
-  phase: Phase.Connector,
-  schema: kvEntrySchema,
-  create: (config, ctx) => new KvEntry(config, ctx),
-};

@@ -1,14 +1,15 @@
 import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
-import { EntryLookupError, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
+import { EntryLookupError, StatementLogger, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
 import { ColumnarDb } from './columnar-db.js';
 import { hintFor, serverMessage } from './errors.js';
-import { parseAddr, parseParams, type ColumnarConfig, type ColumnarDatabaseConfig, type ParsedAddr } from './options.js';
+import { parseAddr, parseParams, type ColumnarConfig, type ColumnarDatabaseConfig, type ParsedAddr } from './schema.js';
 import { ident, quoteString, renderIdentifier, type BindMode } from './sql.js';
-import { StatementLogger } from './statement-logger.js';
+
+export const COLUMNAR_DB_ENTRY_TYPE = 'ColumnarDbEntry';
 
 /** A `columnardb` entry: one @clickhouse/client per database, connected at bootstrap. */
 export class ColumnarDbEntry implements Entry {
-  readonly type = 'ColumnarDbEntry';
+  readonly type = COLUMNAR_DB_ENTRY_TYPE;
   readonly description: string;
   private readonly addr: ParsedAddr;
   private readonly dbs = new Map<string, ColumnarDb>();
@@ -26,7 +27,7 @@ export class ColumnarDbEntry implements Entry {
     // The schema has checked it; this keeps the type honest.
     if (typeof addr === 'string') throw new Error(`${ctx.configPath}.addr: ${addr}`);
     this.addr = addr;
-    const log = new StatementLogger(config.logger, ctx, config.name);
+    const log = StatementLogger.forEntry(config.logger, ctx, config.name);
     for (const db of config.database) {
       this.dbs.set(db.name, new ColumnarDb(db.name, db.dryRun, ctx.configPath, log, (t) => ctx.redact(t)));
     }

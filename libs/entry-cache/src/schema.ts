@@ -5,7 +5,7 @@ import { kvConnectionShape, normalizeKvOptions } from '@svcboot/entry-kv';
 /** Minutes; fractions are allowed (0.01 is 600 ms), which tests use for short lifetimes. */
 const minutes = z.number().positive();
 
-/** The remote tier: SPEC.md 2.6's options (`addrs` required, `enabled` required) plus its TTL. */
+/** The remote tier: entry-kv's connection options (`addrs` required, `enabled` required) plus its TTL. */
 const remoteSchema = z
   .strictObject({
     enabled: z.boolean(),
@@ -27,7 +27,7 @@ const localSchema = z
   })
   .prefault({});
 
-/** One `cache:` list item (SPEC.md 2.7). */
+/** One `cache:` list item (README, Options). */
 export const cacheEntrySchema = z
   .strictObject({
     ...entryBaseShape,

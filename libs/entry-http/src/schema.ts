@@ -8,7 +8,7 @@ import {
   promEndpointSchema,
 } from '@svcboot/entry-core';
 
-/** One `httpserver:` list item (SPEC.md 2.9 plus middleware, limits and timeouts). */
+/** One `httpserver:` list item (name, port, host, prom, plus middleware, limits and timeouts). */
 export const httpEntrySchema = z.strictObject({
   ...entryBaseShape,
   ...observabilityShape,
