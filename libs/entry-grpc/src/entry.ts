@@ -18,6 +18,7 @@ import type protobuf from 'protobufjs';
 import { loadDescriptorSets } from './descriptor-set.js';
 import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
 import { Gateway, buildRoute, unboundBinding } from './gateway/gateway.js';
+import { refuseUpgrade } from './gateway/websocket.js';
 import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './gateway/rules.js';
 import { HealthService } from './health.js';
 import { middlewareInterceptor } from './interceptor.js';
@@ -188,6 +189,11 @@ export class GrpcEntry implements Entry {
       void viaKoa(req, res);
       },
     );
+    // WebSocket calls of bidi-streaming bindings (gateway/websocket.ts); other upgrades get 404.
+    httpServer.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (this.draining) refuseUpgrade(socket, 503, '{"code":14,"message":"the server is shutting down","details":[]}');
+      else if (!gateway.upgrade(req, socket, head)) refuseUpgrade(socket, 404, '{"code":5,"message":"Not Found","details":[]}');
+    });
     httpServer.keepAliveTimeout = 65_000;
     // The HTTP server never listens itself (the one-port listener hands it sockets); 'listening' is
     // what makes Node track its connections, which closeIdleConnections and request timeouts need.
@@ -221,6 +227,7 @@ export class GrpcEntry implements Entry {
     this.health.notify();
     this.health.endWatches();
     r.listener.stopAccepting();
+    this.gateway?.closeWebSockets();
     // Leave a little of the budget for closing what will not drain by itself.
     const graceMs = Math.max(0, Math.min(lc.timeoutMs, this.config.shutdownTimeoutMs) - 500);
     r.injector.drain(graceMs);
