@@ -8,6 +8,7 @@ import { fromBinary } from '@bufbuild/protobuf';
 import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 import { run } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { main } from '../main.js';
 import { SOURCE_NODE_ARGS } from './test-support/served.js';
 
 const require = createRequire(import.meta.url);
@@ -107,6 +108,18 @@ test('svc pb build writes one FileDescriptorSet with imports, from a file protob
   expect(names).toEqual(expect.arrayContaining(['shop/v1/shop.proto', 'google/api/annotations.proto', 'google/protobuf/descriptor.proto', 'google/protobuf/timestamp.proto']));
   const shop = set.file.find((f) => f.name === 'shop/v1/shop.proto');
   expect(shop?.service[0]?.method[0]?.name).toBe('Get');
+});
+
+test('svc pb build --runner protoc writes the same files with protoc --include_imports', async () => {
+  const code = await main(['install', 'protobuf', '--dir', path.join(project, '.svc', 'bin')], () => {}, (l) => console.error(l));
+  expect(code).toBe(0);
+  const r = await svc(['pb', 'build', '--runner', 'protoc', '-o', 'gen/by-protoc.binpb']);
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain('--include_imports --descriptor_set_out=gen/by-protoc.binpb -Iproto');
+  const byProtoc = fromBinary(FileDescriptorSetSchema, await readFile(path.join(project, 'gen', 'by-protoc.binpb')));
+  const byBuf = fromBinary(FileDescriptorSetSchema, await readFile(path.join(project, 'gen', 'shop.binpb')));
+  expect(byProtoc.file.map((f) => f.name).sort()).toEqual(byBuf.file.map((f) => f.name).sort());
 });
 
 test("the OpenAPI document of svc pb gen covers the services and rules of an entry's descriptorSets", async () => {
