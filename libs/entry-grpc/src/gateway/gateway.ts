@@ -337,6 +337,9 @@ export class Gateway {
         this.wss.handleUpgrade(req, socket, head, (ws) => {
           this.sockets.add(ws);
           ws.once('close', () => this.sockets.delete(ws));
+          // A protocol error (a frame over maxPayload, a bad frame): ws closes the connection
+          // itself (1009, 1002, ...), and the close cancels the call.
+          ws.on('error', () => undefined);
           const wsReq = new WsRequest(req.headers, req.socket, url, ws);
           const wsRes = new WsResponse(ws);
           this.serve(route, values, pathname, query, wsReq as unknown as IncomingMessage, wsRes as unknown as ServerResponse);

@@ -90,6 +90,22 @@ describe('WebSocket binding of bidi-streaming rules', () => {
     }
   });
 
+  it('a frame over maxRecvMsgSizeBytes closes the call with 1009 and the entry goes on', async () => {
+    const small = await startConformance('    maxRecvMsgSizeBytes: 1024\n');
+    try {
+      const s = await connect(small, '/v1/chat');
+      s.ws.send(JSON.stringify({ name: 'x'.repeat(2000) }));
+      expect((await s.closed).code).toBe(1009);
+      const again = await connect(small, '/v1/chat');
+      again.ws.send(JSON.stringify({ name: 'ok' }));
+      again.ws.send('');
+      expect((await again.closed).code).toBe(1000);
+      expect(again.frames).toEqual([{ name: 'ok', amount: 1 }]);
+    } finally {
+      await small.stop();
+    }
+  });
+
   it('an invalid Grpc-Timeout on the upgrade request is answered as an error frame', async () => {
     const s = await connect(c, '/v1/chat', { 'Grpc-Timeout': 'soon' });
     const closed = await s.closed;
