@@ -15,8 +15,10 @@ import { buildCallChain, collectProcessMetrics, errorMessage, HealthRoutes, type
 import Koa from 'koa';
 import { Registry } from 'prom-client';
 import type protobuf from 'protobufjs';
+import { loadDescriptorSets } from './descriptor-set.js';
 import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
 import { Gateway, buildRoute, unboundBinding } from './gateway/gateway.js';
+import { refuseUpgrade } from './gateway/websocket.js';
 import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './gateway/rules.js';
 import { grpcTransport } from './call-transport.js';
 import { HealthService } from './health.js';
@@ -31,6 +33,16 @@ import { ServiceSet } from './services.js';
 import { rapiDoc, swaggerUi, type UiMount } from './ui.js';
 
 export const GRPC_ENTRY_TYPE = 'GrpcEntry';
+
+/**
+ * What to do when protobufjs's .proto parser rejects a file: it refuses some files protoc
+ * accepts (e.g. a list of messages as an option value), which a compiled descriptor set avoids.
+ */
+function parseHint(err: unknown): string {
+  const text = errorMessage(err);
+  if (!/illegal (token|value|name|string|number|type)|invalid syntax/.test(text)) return '';
+  return '. protobufjs cannot parse every file protoc accepts: if protoc or buf accept this file, compile the protos into a descriptor set (`npx svc pb build -o api.binpb`, `buf build -o api.binpb`, or `protoc --include_imports --descriptor_set_out=api.binpb ...`) and list it under protos.descriptorSets instead of protos.files';
+}
 
 interface Running {
   server: Server;
@@ -195,6 +207,11 @@ export class GrpcEntry implements Entry {
       void viaKoa(req, res);
       },
     );
+    // WebSocket calls of bidi-streaming bindings (gateway/websocket.ts); other upgrades get 404.
+    httpServer.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (this.draining) refuseUpgrade(socket, 503, '{"code":14,"message":"the server is shutting down","details":[]}');
+      else if (!gateway.upgrade(req, socket, head)) refuseUpgrade(socket, 404, '{"code":5,"message":"Not Found","details":[]}');
+    });
     httpServer.keepAliveTimeout = 65_000;
     // The HTTP server never listens itself (the one-port listener hands it sockets); 'listening' is
     // what makes Node track its connections, which closeIdleConnections and request timeouts need.
@@ -228,6 +245,7 @@ export class GrpcEntry implements Entry {
     this.health.notify();
     this.health.endWatches();
     r.listener.stopAccepting();
+    this.gateway?.closeWebSockets();
     // Leave a little of the budget for closing what will not drain by itself.
     const graceMs = Math.max(0, Math.min(lc.timeoutMs, this.config.shutdownTimeoutMs) - 500);
     r.injector.drain(graceMs);
@@ -281,11 +299,18 @@ export class GrpcEntry implements Entry {
     try {
       root = loadProtoRoot(c.protos.files, c.protos.includeDirs, cwd);
     } catch (err) {
-      throw new Error(`${this.ctx.configPath}.protos: ${errorMessage(err)}`, { cause: err });
+      throw new Error(`${this.ctx.configPath}.protos.files: ${errorMessage(err)}${parseHint(err)}`, { cause: err });
+    }
+    let sets: protobuf.Root | undefined;
+    try {
+      sets = loadDescriptorSets(c.protos.descriptorSets, cwd);
+    } catch (err) {
+      throw new Error(`${this.ctx.configPath}.protos.descriptorSets: ${errorMessage(err)}`, { cause: err });
     }
     const fallback = rootFromDefinitions(this.services.definitions.map((d) => d.definition));
     const rootFor = (service: string): protobuf.Root | undefined => {
       if (root.lookup(service)) return root;
+      if (sets?.lookup(service)) return sets;
       return fallback?.lookup(service) ? fallback : undefined;
     };
     const gateway = new Gateway(this.chain, {
@@ -323,7 +348,7 @@ export class GrpcEntry implements Entry {
         continue;
       }
       const r = rootFor(method.service);
-      if (!r) throw new Error(`${this.ctx.configPath}: no descriptor for ${method.service}; list its .proto file under protos.files`);
+      if (!r) throw new Error(`${this.ctx.configPath}: no descriptor for ${method.service}; list its .proto file under protos.files or its descriptor set under protos.descriptorSets`);
       gateway.add(buildRoute(b, method, r, gateway.options));
       bound.add(method.path);
     }

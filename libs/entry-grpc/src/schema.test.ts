@@ -46,7 +46,7 @@ describe('grpc entry options', () => {
         routing: { methodNotAllowed405: false, disablePathLengthFallback: false, disableHttpMethodOverride: false },
         allowPatchFeature: true,
       },
-      protos: { files: [], includeDirs: [] },
+      protos: { files: [], includeDirs: [], descriptorSets: [] },
       gwMappingFiles: [],
       generateUnboundMethods: false,
       tls: { certFile: '', keyFile: '', certEntry: '' },

@@ -75,6 +75,8 @@ export const grpcSchema = z.strictObject({
     .strictObject({
       files: z.array(z.string().min(1)).default([]),
       includeDirs: z.array(z.string().min(1)).default([]),
+      /** Binary FileDescriptorSets (`buf build -o api.binpb`, `protoc --include_imports --descriptor_set_out`). */
+      descriptorSets: z.array(z.string().min(1)).default([]),
     })
     .prefault({}),
   gwMappingFiles: z.array(z.string().min(1)).default([]),

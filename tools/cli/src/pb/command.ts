@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { buildDescriptorSet } from './build.js';
 import { generateCode } from './gen.js';
 import { OPENAPI_WORKER, writeOpenApi, writeOpenApiHere } from './openapi.js';
 import { findProjectTool, runTool } from './tool-path.js';
@@ -14,6 +15,9 @@ svc pb gen [--template buf.gen.yaml] [--runner auto|buf|protoc] [--skip-plugin N
     Run buf.gen.yaml with buf (or the same plugins with protoc when buf is not installed; known remote
     plugins become their local protoc-gen-*), then write <openapi-out>/<entry>.swagger.json for each
     grpc entry of boot.yaml: the document that entry serves.
+svc pb build [-o api.binpb] [--runner auto|buf|protoc]
+    Compile the workspace's protos, imports included, into one binary FileDescriptorSet (buf build -o, or
+    protoc --include_imports --descriptor_set_out): the file a grpc entry reads from protos.descriptorSets.
 svc pb lint
     buf lint (buf from .svc/bin, node_modules/.bin or PATH).`;
 
@@ -48,6 +52,17 @@ export async function pbCommand(argv: readonly string[], out: (line: string) => 
         if (files.length === 0) out(`no enabled grpc entry in ${values.boot}: no OpenAPI document written`);
         for (const f of files) out(`wrote ${path.relative(cwd, f)}`);
       }
+      return;
+    }
+    case 'build': {
+      const { values } = parseArgs({
+        args: [...rest],
+        options: { output: { type: 'string', short: 'o', default: 'api.binpb' }, runner: { type: 'string', default: 'auto' } },
+      });
+      const runner = values.runner;
+      if (runner !== 'auto' && runner !== 'buf' && runner !== 'protoc') throw new Error(`--runner must be auto, buf or protoc, not "${runner}"`);
+      const used = await buildDescriptorSet({ cwd, output: values.output, runner, out });
+      out(`wrote ${values.output} with ${used}; list it under protos.descriptorSets of the grpc entry`);
       return;
     }
     case 'lint': {

@@ -10,7 +10,7 @@ import { isMap, isSeq, parseDocument } from 'yaml';
 /*
  * The OpenAPI document is made by @svcboot/entry-grpc itself, not by a copy of its generator:
  * the project's grpc entries are booted from its boot.yaml (on port 0, with nothing else of the
- * file), every service of their `protos.files` is added, and the document the entry built at
+ * file), every service of their `protos.files` and `protos.descriptorSets` is added, and the document the entry built at
  * bootstrap is written out. So it is the document `/sw/swagger.json` serves, byte for byte.
  * The packages are resolved from the project, so its installed versions are the ones used.
  */
@@ -18,7 +18,8 @@ import { isMap, isSeq, parseDocument } from 'yaml';
 interface GrpcEntryLike {
   readonly type: string;
   readonly name: string;
-  readonly config: { protos: { files: string[]; includeDirs: string[] } };
+  /** `descriptorSets` is absent in entry-grpc versions before it. */
+  readonly config: { protos: { files: string[]; includeDirs: string[]; descriptorSets?: string[] } };
   addService(definition: unknown, implementation: Record<string, unknown>): unknown;
   readonly openApiDocument: string;
 }
@@ -35,6 +36,7 @@ interface CoreModule {
 
 interface ProtoLoaderModule {
   loadSync(files: string[], options: { includeDirs: string[]; keepCase: boolean }): Record<string, unknown>;
+  loadFileDescriptorSetFromBuffer(set: Buffer, options: { keepCase: boolean }): Record<string, unknown>;
 }
 
 const GRPC_ENTRY_TYPE = 'GrpcEntry';
@@ -93,16 +95,21 @@ export async function openApiDocuments(cwd: string, bootFile: string): Promise<M
     const app = await core.boot({ configFile: file, configText, cwd, argv: [], env });
     const entries = app.entries().filter((e): e is GrpcEntryLike => e.type === GRPC_ENTRY_TYPE);
     for (const entry of entries) {
-      const { files, includeDirs } = entry.config.protos;
-      if (files.length === 0) continue;
+      const { files, includeDirs, descriptorSets = [] } = entry.config.protos;
+      const loaded: Array<Record<string, unknown>> = [];
       // Absolute names: proto-loader looks relative names up in includeDirs first (and warns).
-      const definitions = loader.loadSync(
-        files.map((f) => path.resolve(cwd, f)),
-        { includeDirs: includeDirs.map((d) => path.resolve(cwd, d)), keepCase: true },
-      );
-      for (const value of Object.values(definitions)) {
-        // Message and enum definitions carry `format`; services are maps of method definitions.
-        if (value && typeof value === 'object' && !('format' in value)) entry.addService(value, {});
+      if (files.length > 0) loaded.push(loader.loadSync(files.map((f) => path.resolve(cwd, f)), { includeDirs: includeDirs.map((d) => path.resolve(cwd, d)), keepCase: true }));
+      // An unreadable set is left to the entry's bootstrap, whose error names the entry and path.
+      for (const set of descriptorSets) if (existsSync(path.resolve(cwd, set))) loaded.push(loader.loadFileDescriptorSetFromBuffer(readFileSync(path.resolve(cwd, set)), { keepCase: true }));
+      const added = new Set<unknown>();
+      for (const definitions of loaded) {
+        for (const [name, value] of Object.entries(definitions)) {
+          // Message and enum definitions carry `format`; services are maps of method definitions.
+          if (value && typeof value === 'object' && !('format' in value) && !added.has(name)) {
+            added.add(name);
+            entry.addService(value, {});
+          }
+        }
       }
     }
     try {
