@@ -17,17 +17,15 @@ import { Registry } from 'prom-client';
 import type protobuf from 'protobufjs';
 import { loadDescriptorSets } from './descriptor-set.js';
 import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
-import { Gateway, buildRoute, unboundBinding } from './gateway/gateway.js';
+import { Gateway } from './gateway/gateway.js';
 import { refuseUpgrade } from './gateway/websocket.js';
-import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './gateway/rules.js';
 import { grpcTransport } from './call-transport.js';
 import { HealthService } from './health.js';
 import { middlewareInterceptor } from './interceptor.js';
 import { OnePortListener } from './one-port.js';
-import { sourceFromRoutes } from './openapi/source.js';
-import { buildOpenApiV2 } from './openapi/v2.js';
-import { buildOpenApiV3 } from './openapi/v3.js';
+import { openApiDocumentsOf } from './openapi/documents.js';
 import { loadProtoRoot } from './protos.js';
+import { routesOf } from './routes.js';
 import type { GrpcEntryConfig } from './schema.js';
 import { ServiceSet } from './services.js';
 import { rapiDoc, swaggerUi, type UiMount } from './ui.js';
@@ -151,17 +149,12 @@ export class GrpcEntry implements Entry {
     const tls = this.tlsMaterial();
     const gateway = await this.buildGateway();
     this.gateway = gateway;
-    const { enabled: _swEnabled, path: _swPath, ...openApiOptions } = c.sw;
     try {
-      const source = sourceFromRoutes(gateway.routes, this.documentedServices, { title: this.ctx.app.name, version: this.ctx.app.version, description: this.ctx.app.description });
-      this.openApi = JSON.stringify(buildOpenApiV2(source, openApiOptions), null, 2);
-      try {
-        this.openApiV3 = JSON.stringify(buildOpenApiV3(source, openApiOptions), null, 2);
-      } catch (err) {
-        // protoc-gen-openapiv3 refuses some inputs (duplicate operation ids) that v2 accepts.
-        this.openApiV3 = '';
-        this.ctx.logger.warn(`${this.ctx.configPath}.sw: no OpenAPI 3.1 document: ${errorMessage(err)}`);
-      }
+      const docs = openApiDocumentsOf(gateway.routes, this.documentedServices, { title: this.ctx.app.name, version: this.ctx.app.version, description: this.ctx.app.description }, c.sw);
+      this.openApi = JSON.stringify(docs.v2, null, 2);
+      this.openApiV3 = docs.v3 ? JSON.stringify(docs.v3, null, 2) : '';
+      // protoc-gen-openapiv3 refuses some inputs (duplicate operation ids) that v2 accepts.
+      if (docs.v3Error) this.ctx.logger.warn(`${this.ctx.configPath}.sw: no OpenAPI 3.1 document: ${docs.v3Error}`);
     } catch (err) {
       const message = `${this.ctx.configPath}.sw: cannot build the OpenAPI document: ${errorMessage(err)}`;
       // Only an entry that serves the document fails for it.
@@ -324,41 +317,17 @@ export class GrpcEntry implements Entry {
       disableHttpMethodOverride: c.gwOption.routing.disableHttpMethodOverride,
       allowPatchFeature: c.gwOption.allowPatchFeature,
     }, this.interceptors);
-    const bindings: HttpBinding[] = [];
-    for (const file of c.gwMappingFiles) {
-      try {
-        bindings.push(...(await rulesFromMappingFile(file)));
-      } catch (err) {
-        throw new Error(`${this.ctx.configPath}.gwMappingFiles: ${errorMessage(err)}`, { cause: err });
-      }
-    }
-    this.documentedServices = [];
-    for (const service of this.services.serviceNames()) {
-      const r = rootFor(service);
-      if (!r) continue;
-      const svc = r.lookupService(service);
-      this.documentedServices.push(svc);
-      bindings.push(...rulesFromAnnotations(svc));
-    }
-    const bound = new Set<string>();
-    for (const b of bindings) {
-      const method = this.services.bySelector(b.selector);
-      if (!method) {
-        this.ctx.logger.warn(`${b.source}: no added service has ${b.selector}; its HTTP rule is skipped`);
-        continue;
-      }
-      const r = rootFor(method.service);
-      if (!r) throw new Error(`${this.ctx.configPath}: no descriptor for ${method.service}; list its .proto file under protos.files or its descriptor set under protos.descriptorSets`);
-      gateway.add(buildRoute(b, method, r, gateway.options));
-      bound.add(method.path);
-    }
-    if (c.generateUnboundMethods) {
-      for (const method of this.services.methods.values()) {
-        if (bound.has(method.path) || method.definition.requestStream) continue;
-        const r = rootFor(method.service);
-        if (r) gateway.add(buildRoute(unboundBinding(method), method, r, gateway.options));
-      }
-    }
+    const { routes, documented } = await routesOf({
+      services: this.services,
+      rootFor,
+      gwMappingFiles: c.gwMappingFiles,
+      generateUnboundMethods: c.generateUnboundMethods,
+      options: gateway.options,
+      configPath: this.ctx.configPath,
+      warn: (message) => this.ctx.logger.warn(message),
+    });
+    this.documentedServices = documented;
+    for (const route of routes) gateway.add(route);
     return gateway;
   }
 
