@@ -140,10 +140,13 @@ test(
 test(
   'the vendored svc runs from its dist in the service: svc install protoc and protoc-gen-es, then svc pb gen',
   async () => {
-    const installed = await run('npx', ['--no', 'svc', 'install', 'protobuf', 'protoc-gen-es'], { cwd: dir });
+    // As in a user's shell: not the PATH npm gives this workspace's scripts, whose node_modules/.bin
+    // has the workspace's own buf (a devDependency), which svc pb gen would rightly prefer.
+    const env = plainEnv({ PATH: (process.env['PATH'] ?? '').split(path.delimiter).filter((d) => !d.includes(`${path.sep}node_modules${path.sep}.bin`)).join(path.delimiter) });
+    const installed = await run('npx', ['--no', 'svc', 'install', 'protobuf', 'protoc-gen-es'], { cwd: dir, env });
     expect(installed.stdout).toContain('installed .svc/bin/protoc');
     expect(installed.stdout).toContain('installed .svc/bin/protoc-gen-es');
-    const gen = await run('npx', ['--no', 'svc', 'pb', 'gen'], { cwd: dir });
+    const gen = await run('npx', ['--no', 'svc', 'pb', 'gen'], { cwd: dir, env });
     expect(gen.stdout).toContain('generated code with protoc');
     expect(existsSync(path.join(dir, 'gen', 'es', 'v1', 'greeter_pb.ts'))).toBe(true);
     const doc = JSON.parse(await readFile(path.join(dir, 'gen', 'openapi', 'greeter.swagger.json'), 'utf8')) as { paths: Record<string, unknown> };
