@@ -20,6 +20,7 @@ import { Gateway, buildRoute, unboundBinding } from './gateway/gateway.js';
 import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './gateway/rules.js';
 import { HealthService } from './health.js';
 import { middlewareInterceptor } from './interceptor.js';
+import { recordRefusedCalls } from './refused-calls.js';
 import { OnePortListener } from './one-port.js';
 import { OpenApiBuilder } from './openapi.js';
 import { loadProtoRoot } from './protos.js';
@@ -155,6 +156,8 @@ export class GrpcEntry implements Entry {
     if (c.enableReflection) this.reflection().addToServer(server);
     // TLS, when on, is ended by the listener (ALPN picks the protocol), so grpc-js sees plain HTTP/2.
     const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+    // Calls to unknown methods are answered by grpc-js before any interceptor: recorded apart.
+    if (!this.chain.empty) recordRefusedCalls(server, this.chain);
 
     // Without user Koa middleware nothing has to run before the gateway, so gateway calls skip
     // Koa (its context objects, promise chain and on-finished hooks cost as much as the gateway
