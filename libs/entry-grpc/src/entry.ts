@@ -283,6 +283,8 @@ export class GrpcEntry implements Entry {
       disablePathLengthFallback: c.gwOption.routing.disablePathLengthFallback,
       disableHttpMethodOverride: c.gwOption.routing.disableHttpMethodOverride,
       allowPatchFeature: c.gwOption.allowPatchFeature,
+      maxJsonDepth: c.gwOption.maxJsonDepth,
+      maxQueryParams: c.gwOption.maxQueryParams,
     }, this.interceptors);
     const bindings: HttpBinding[] = [];
     for (const file of c.gwMappingFiles) {

@@ -24,6 +24,8 @@ describe('grpc entry options', () => {
         unmarshal: { discardUnknown: false },
         routing: { methodNotAllowed405: false, disablePathLengthFallback: false, disableHttpMethodOverride: false },
         allowPatchFeature: true,
+        maxJsonDepth: 100,
+        maxQueryParams: 1000,
       },
       protos: { files: [], includeDirs: [] },
       gwMappingFiles: [],

@@ -48,6 +48,10 @@ export const grpcSchema = z.strictObject({
         .prefault({}),
       /** protoc-gen-grpc-gateway allow_patch_feature: a PATCH whose body is a field fills the request's FieldMask from the body's keys. */
       allowPatchFeature: z.boolean().default(true),
+      /** How deeply request JSON may nest objects and arrays (400 beyond), checked before it is parsed. */
+      maxJsonDepth: z.number().int().min(1).default(100),
+      /** The most query parameters and form fields a gateway request may have (400 beyond). */
+      maxQueryParams: z.number().int().min(1).default(1000),
     })
     .prefault({}),
   protos: z
