@@ -7,7 +7,7 @@ registerEntryKind(loggerPlugin);
 registerEntryKind(eventPlugin);
 registerEntryKind(certPlugin);
 
-export { boot, runApp, entryGetter, App, type BootOptions } from './app.js';
+export { boot, runApp, entryGetter, App, DEFAULT_SIGTERM_DRAIN_DELAY_MS, type BootOptions } from './app.js';
 export {
   Phase,
   type Entry,
@@ -51,6 +51,7 @@ export {
 export type { Output } from './event/outputs.js';
 export { createAppLogger, type LogLevel, type LogEncoding } from './logger.js';
 export { withTimeout } from './lifecycle.js';
+export { IdleConnections, DRAIN_IDLE_CLOSE_MS } from './http/idle-connections.js';
 export { LoggerEntry, loggerPlugin, type LoggerEntryConfig } from './builtin/logger-entry.js';
 export { EventEntry, eventPlugin, type EventEntryConfig } from './builtin/event-entry.js';
 export { CertEntry, certPlugin, type CertBundle, type CertEntryConfig } from './builtin/cert-entry.js';

@@ -11,7 +11,7 @@ import {
 } from '@grpc/grpc-js';
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
-import { buildCallChain, errorMessage, type CallChain, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
+import { buildCallChain, errorMessage, IdleConnections, type CallChain, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
 import Koa from 'koa';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import type protobuf from 'protobufjs';
@@ -34,6 +34,7 @@ interface Running {
   server: Server;
   injector: ConnectionInjector;
   httpServer: http.Server;
+  connections: IdleConnections;
   listener: OnePortListener;
   port: number;
 }
@@ -174,13 +175,15 @@ export class GrpcEntry implements Entry {
         connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(this.config.headersTimeoutMs / 2))),
       },
       (req, res) => {
-      // Responses sent while draining ask HTTP/1.1 clients to close their connection.
-      if (this.draining) res.setHeader('Connection', 'close');
+      // Responses sent while draining (from the app's shutdown on: readiness is false through
+      // the drain delay) ask HTTP/1.1 clients to close their connection.
+      if (this.draining || !this.ctx.isReady()) res.setHeader('Connection', 'close');
       if (direct && this.serveGateway(gateway, req, res)) return;
       void viaKoa(req, res);
       },
     );
     httpServer.keepAliveTimeout = 65_000;
+    const connections = new IdleConnections(httpServer);
     // The HTTP server never listens itself (the one-port listener hands it sockets); 'listening' is
     // what makes Node track its connections, which closeIdleConnections and request timeouts need.
     httpServer.emit('listening');
@@ -201,7 +204,7 @@ export class GrpcEntry implements Entry {
       httpServer.close();
       throw new Error(`${this.ctx.configPath}: cannot listen on port ${c.port}: ${errorMessage(err)}; choose a free port (port: 0 lets the OS pick)`, { cause: err });
     }
-    this.running = { server, injector, httpServer, listener, port };
+    this.running = { server, injector, httpServer, connections, listener, port };
     this.logAddresses(port);
   }
 
@@ -215,8 +218,11 @@ export class GrpcEntry implements Entry {
     r.listener.stopAccepting();
     // Leave a little of the budget for closing what will not drain by itself.
     const graceMs = Math.max(0, Math.min(lc.timeoutMs, this.config.shutdownTimeoutMs) - 500);
+    // HTTP/2: GOAWAY naming the last stream taken; those calls complete, later ones go elsewhere.
     r.injector.drain(graceMs);
-    r.httpServer.closeIdleConnections();
+    // HTTP/1.1: a keep-alive connection is closed only once it has been idle a while with
+    // nothing received (closeIdleConnections would reset a request just sent on one).
+    r.connections.closeIdle();
     const drained = new Promise<void>((resolve) => r.server.tryShutdown(() => resolve()));
     const deadline = new Promise<void>((resolve) => {
       const t = setTimeout(resolve, graceMs);
@@ -226,7 +232,7 @@ export class GrpcEntry implements Entry {
     await Promise.race([drained, deadline]);
     const idle = async (): Promise<void> => {
       while (r.listener.openConnections > 0) {
-        r.httpServer.closeIdleConnections();
+        r.connections.closeIdle();
         await new Promise((res) => setTimeout(res, 20));
       }
     };

@@ -6,3 +6,4 @@ export { RawHttpConnection, type RawResponse } from './raw-http.js';
 export { HttpLoad, drainViolations, summarizeOutcomes, type HttpLoadOptions, type LoadOutcome } from './http-load.js';
 export { consoleRecordTexts } from './records.js';
 export { sigtermAndAskReadiness } from './drain.js';
+export { sigtermUnderKeepAliveLoad, type KeepAliveOutcome, type SigtermLoadResult } from './sigterm-load.js';
