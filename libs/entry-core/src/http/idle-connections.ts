@@ -31,7 +31,9 @@ export class IdleConnections {
 
   constructor(server: http.Server) {
     server.on('connection', (socket: Socket) => {
-      this.states.set(socket, { active: 0, idleSinceMs: Date.now(), bytesReadThen: socket.bytesRead });
+      // Bytes read before the server got the connection (a listener that looked at the first
+      // bytes to route it) are a request on its way: counted as received after "idle".
+      this.states.set(socket, { active: 0, idleSinceMs: Date.now(), bytesReadThen: 0 });
       socket.once('close', () => this.states.delete(socket));
     });
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -53,19 +55,14 @@ export class IdleConnections {
   }
 
   /**
-   * Closes the connections idle for at least `idleMs` with nothing received since; a connection
-   * that received bytes (a request on its way) counts as busy from then on. Returns how many
-   * connections stay open.
+   * Closes the connections idle for at least `idleMs` with nothing received since their last
+   * response; one that received bytes since (a request on its way, its headers not complete
+   * yet) is busy until that request is answered (Node's headersTimeout bounds a slow one).
+   * Returns how many connections stay open.
    */
   closeIdle(idleMs = DRAIN_IDLE_CLOSE_MS, now = Date.now()): number {
     for (const [socket, state] of this.states) {
-      if (state.active > 0) continue;
-      if (socket.bytesRead !== state.bytesReadThen) {
-        // Bytes arrived after the last response: a request has begun (Node has not parsed its headers yet).
-        state.bytesReadThen = socket.bytesRead;
-        state.idleSinceMs = now;
-        continue;
-      }
+      if (state.active > 0 || socket.bytesRead !== state.bytesReadThen) continue;
       if (now - state.idleSinceMs >= idleMs) {
         socket.destroy();
         this.states.delete(socket);
