@@ -21,6 +21,7 @@ import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './
 import { HealthService } from './health.js';
 import { middlewareInterceptor } from './interceptor.js';
 import { recordRefusedCalls } from './refused-calls.js';
+import { closeConnectionsWithoutStreams, effectiveMaxConnections, RefusedConnections } from './connection-limits.js';
 import { OnePortListener } from './one-port.js';
 import { OpenApiBuilder } from './openapi.js';
 import { loadProtoRoot } from './protos.js';
@@ -159,6 +160,9 @@ export class GrpcEntry implements Entry {
     const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
     // Calls to unknown methods are answered by grpc-js before any interceptor: recorded apart.
     if (!this.chain.empty) recordRefusedCalls(server, this.chain);
+    closeConnectionsWithoutStreams(server, c.http2FirstStreamTimeoutMs);
+    const maxConnections = effectiveMaxConnections(c.maxConnections);
+    const refusals = new RefusedConnections(this.registry, c.name, maxConnections, (m) => this.ctx.logger.warn(m));
 
     // Without user Koa middleware nothing has to run before the gateway, so gateway calls skip
     // Koa (its context objects, promise chain and on-finished hooks cost as much as the gateway
@@ -175,6 +179,14 @@ export class GrpcEntry implements Entry {
         connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(this.config.headersTimeoutMs / 2))),
       },
       (req, res) => {
+      // A connection over maxConnections is for health checks only, one request.
+      if (listener.isOverflow(req.socket)) {
+        res.setHeader('Connection', 'close');
+        if (!isHealthRequest(req)) {
+          res.writeHead(503, { 'content-type': 'application/json' }).end('{"code":14,"message":"too many connections; retry later"}');
+          return;
+        }
+      }
       // Responses sent while draining (from the app's shutdown on: readiness is false through
       // the drain delay) ask HTTP/1.1 clients to close their connection.
       if (this.draining || !this.ctx.isReady()) res.setHeader('Connection', 'close');
@@ -193,7 +205,7 @@ export class GrpcEntry implements Entry {
         http2: (socket: Duplex) => injector.injectConnection(socket),
         http1: (socket: Duplex) => httpServer.emit('connection', socket),
       },
-      { tls, handshakeTimeoutMs: c.handshakeTimeoutMs },
+      { tls, handshakeTimeoutMs: c.handshakeTimeoutMs, maxConnections, onRefused: () => refusals.refused() },
     );
     let port: number;
     try {
@@ -423,4 +435,13 @@ export class GrpcEntry implements Entry {
     if (c.prom.enabled) log.info(`PromEntry: ${base}${c.prom.path}`);
     if (c.enableReflection) log.info(`gRPC reflection enabled on port ${port}`);
   }
+}
+
+/** GET or HEAD of /livez or /readyz: what a connection over maxConnections may ask. */
+function isHealthRequest(req: http.IncomingMessage): boolean {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  const p = q < 0 ? url : url.slice(0, q);
+  return p === '/livez' || p === '/readyz';
 }

@@ -38,6 +38,8 @@ describe('grpc entry options', () => {
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
       connectionIdleTimeoutMs: 0,
+      maxConnections: 0,
+      http2FirstStreamTimeoutMs: 30_000,
       enableChannelz: false,
     });
   });

@@ -82,6 +82,14 @@ export const grpcSchema = z.strictObject({
    * 'close' listener per call, ~5 % of a small unary call's CPU.
    */
   connectionIdleTimeoutMs: msSchema.default(0),
+  /**
+   * The most connections (gRPC and HTTP/1.1 together) open at once; 0: 80 % of the process's
+   * open-file limit, at most 10,000. Past it, new connections are closed (a few more are kept
+   * for /livez and /readyz).
+   */
+  maxConnections: z.number().int().nonnegative().default(0),
+  /** An HTTP/2 connection that has opened no stream this long after it started is closed (0: never). */
+  http2FirstStreamTimeoutMs: msSchema.default(30_000),
   /** grpc-js channelz bookkeeping (per-call counters and traces for the channelz admin service). */
   enableChannelz: z.boolean().default(false),
 });
