@@ -110,6 +110,22 @@ describe('HTTP/2 connections that open no stream', () => {
   });
 });
 
+describe('keepalive pings', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startLibrary('    keepaliveTimeMs: 200\n    keepaliveTimeoutMs: 200\n    http2FirstStreamTimeoutMs: 0\n');
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
+
+  it('close an HTTP/2 connection whose peer does not acknowledge them', async () => {
+    // A "client" that never answers a PING (it reads nothing as HTTP/2), as a vanished peer.
+    const silent = await idleHttp2(h.port);
+    await waitFor('the connection to be closed after an unanswered keepalive PING', silent.closed, { timeoutMs: 10_000 });
+  });
+});
+
 describe('the automatic maxConnections', () => {
   it('is 80 % of the open-file limit, at most 10,000', () => {
     expect(openFileLimit('Limit                     Soft Limit           Hard Limit           Units\nMax open files            20000                20000                files\n')).toBe(20_000);

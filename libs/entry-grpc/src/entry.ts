@@ -152,6 +152,9 @@ export class GrpcEntry implements Entry {
       'grpc.enable_channelz': c.enableChannelz ? 1 : 0,
       // Also closes HTTP/2 connections that never start a call (a client that only sends its preface).
       ...(c.connectionIdleTimeoutMs > 0 ? { 'grpc.max_connection_idle_ms': c.connectionIdleTimeoutMs } : {}),
+      // One timer per connection: a peer that vanished without a FIN is found and its connection closed.
+      'grpc.keepalive_time_ms': c.keepaliveTimeMs,
+      'grpc.keepalive_timeout_ms': c.keepaliveTimeoutMs,
     });
     for (const { definition, implementation } of this.services.definitions) server.addService(definition, implementation);
     server.addService(this.health.definition, this.health.implementation);

@@ -40,6 +40,8 @@ describe('grpc entry options', () => {
       connectionIdleTimeoutMs: 0,
       maxConnections: 0,
       http2FirstStreamTimeoutMs: 30_000,
+      keepaliveTimeMs: 7_200_000,
+      keepaliveTimeoutMs: 20_000,
       enableChannelz: false,
     });
   });

@@ -90,6 +90,14 @@ export const grpcSchema = z.strictObject({
   maxConnections: z.number().int().nonnegative().default(0),
   /** An HTTP/2 connection that has opened no stream this long after it started is closed (0: never). */
   http2FirstStreamTimeoutMs: msSchema.default(30_000),
+  /**
+   * grpc-js `grpc.keepalive_time_ms`: the server pings each HTTP/2 connection this often and
+   * closes it when the PING is not acknowledged within keepaliveTimeoutMs (a peer gone without a
+   * FIN). gRPC's usual server default, 2 h; grpc-js's own default is never.
+   */
+  keepaliveTimeMs: z.number().int().positive().default(7_200_000),
+  /** grpc-js `grpc.keepalive_timeout_ms`: how long a keepalive PING may go unacknowledged. */
+  keepaliveTimeoutMs: z.number().int().positive().default(20_000),
   /** grpc-js channelz bookkeeping (per-call counters and traces for the channelz admin service). */
   enableChannelz: z.boolean().default(false),
 });
