@@ -1,5 +1,5 @@
 /**
- * The cost of entry-core's middleware chain per call, without any transport: meta, prom and
+ * The cost of entry-core's middleware chain per call with the grpc entry's transport (its payload keys and grpc_server_* families): meta, prom and
  * logging (records to a file) together and one at a time, against an empty chain.
  * Run: node --import tsx bench/chain/run.ts
  */
@@ -21,9 +21,10 @@ import {
   type CallMiddleware,
   type EventEntry,
 } from '@svcboot/entry-core';
+import { grpcTransport } from '@svcboot/entry-grpc';
 import { assertBuilt } from '../lib/built.js';
 
-assertBuilt('entry-core');
+assertBuilt('entry-core', 'entry-grpc');
 
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 200_000);
 const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-bench-chain-'));
@@ -49,8 +50,11 @@ const envInfo = { arch: 'x64', domain: '*', hostname: 'h', localIP: '10.0.0.1', 
 function chainOf(kind: string): CallChain {
   const list: CallMiddleware[] = [];
   if (kind.includes('meta')) list.push(new MetaMiddleware(appInfo, envInfo));
-  if (kind.includes('prom')) list.push(new PromMiddleware({ registry: new Registry(), entryName: 'greeter', entryType: 'GrpcEntry', domain: '*', instance: 'h', grpcFamilies: true }));
-  if (kind.includes('logging')) list.push(new LoggingMiddleware(events, { grpc: true }));
+  if (kind.includes('prom')) {
+    const registry = new Registry();
+    list.push(new PromMiddleware({ registry, entryName: 'greeter', entryType: 'GrpcEntry', domain: '*', instance: 'h', transport: grpcTransport.metrics!(registry) }));
+  }
+  if (kind.includes('logging')) list.push(new LoggingMiddleware(events, grpcTransport.payloads));
   return new CallChain(list);
 }
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { boot, type App } from '@svcboot/entry-core';
 import { httpEntry } from '@svcboot/entry-http';
-import { startRedis } from '@svcboot/entry-kv/test-support';
+import { startRedis } from '@svcboot/testkit';
 import { Redis } from 'ioredis';
 import { DEMO_KEY, registerRoutes } from './routes.js';
 
@@ -44,7 +44,7 @@ async function startDemo(redisAddr = '127.0.0.1:6379'): Promise<string> {
   return `http://127.0.0.1:${httpEntry(app, 'api').port}`;
 }
 
-describe('demo-cache (SPEC.md 4.3)', () => {
+describe('demo-cache (ARCHITECTURE.md §7)', () => {
   it('GET /v1/set stores the value and GET /v1/get returns it', async () => {
     const base = await startDemo();
     const set = await fetch(`${base}/v1/set?value=hello`);

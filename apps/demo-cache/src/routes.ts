@@ -2,7 +2,7 @@ import type { App } from '@svcboot/entry-core';
 import { cacheEntry } from '@svcboot/entry-cache';
 import { httpEntry, respondError } from '@svcboot/entry-http';
 
-/** The one key the demo reads and writes (SPEC.md 4.3). */
+/** The one key the demo reads and writes (ARCHITECTURE.md §7). */
 export const DEMO_KEY = 'demo-key';
 
 /** GET /v1/get and GET /v1/set?value= on the named entries. */

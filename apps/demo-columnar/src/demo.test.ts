@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '@svcboot/testkit';
 import { DemoProcess } from './test-support/demo-process.js';
-import { PrivateClickHouse } from './test-support/private-clickhouse.js';
+import { PrivateClickHouse } from '@svcboot/testkit';
 
 const SHARED_ADDR = process.env['CLICKHOUSE_ADDR'] ?? '127.0.0.1:8123';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -36,7 +36,7 @@ function sortUsers(users: User[]): User[] {
   return [...users].sort((a, b) => (a.id < b.id ? -1 : 1));
 }
 
-describe('demo-columnar (SPEC.md 4.5) against ClickHouse', () => {
+describe('demo-columnar (ARCHITECTURE.md §7) against ClickHouse', () => {
   it('creates its database and user table at start', async () => {
     const { db } = await startDemo();
     expect(await clickhouse(SHARED_ADDR, `EXISTS TABLE ${db}.users`)).toBe('1');

@@ -5,7 +5,7 @@ import { registerUserRoutes } from './routes.js';
 import { UserStore } from './users.js';
 
 // Boots ./boot.yaml: the columnardb entry connects (creating the database when missing), the user
-// table is created, then the HTTP entry serves SPEC.md 4.5's routes.
+// table is created, then the HTTP entry serves the five user routes (ARCHITECTURE.md §7).
 await runApp((app) => {
   const columnar = columnarEntry(app, 'clickhouse');
   const [dbName] = columnar.databases;

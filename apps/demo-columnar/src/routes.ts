@@ -7,7 +7,7 @@ function queryString(ctx: HttpContext, key: string): string {
   return Array.isArray(v) ? (v[0] ?? '') : (v ?? '');
 }
 
-/** SPEC.md 4.5: five routes; never 404; database errors are 500 with `{"error": "…"}`. */
+/** ARCHITECTURE.md §7: five routes; never 404; database errors are 500 with `{"error": "…"}`. */
 export function registerUserRoutes(router: HttpEntry['router'], store: UserStore): void {
   const handle = (fn: (ctx: HttpContext) => Promise<void>) => async (ctx: HttpContext) => {
     try {

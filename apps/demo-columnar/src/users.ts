@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ident, sql, type ColumnarDb } from '@svcboot/entry-columnar';
 
-/** SPEC.md 2.5: what the API shows. created_at and updated_at stay in the table. */
+/** What the API shows: `id` and `name`. created_at and updated_at stay in the table. */
 export interface User {
   id: string;
   name: string;
@@ -43,7 +43,7 @@ export class UserStore {
       WHERE deleted = 0 ORDER BY created_at, id`);
   }
 
-  /** The user, or `{id: "", name: ""}` when there is none (SPEC.md 4.5 never answers 404). */
+  /** The user, or `{id: "", name: ""}` when there is none (the demo never answers 404: ARCHITECTURE.md §7). */
   async get(id: string): Promise<User> {
     const [row] = await this.db.query<User & { deleted: number }>(sql`SELECT id, name, deleted FROM ${users} FINAL WHERE id = ${id}`);
     return row && row.deleted === 0 ? { id: row.id, name: row.name } : { id: '', name: '' };

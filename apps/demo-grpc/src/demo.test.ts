@@ -145,6 +145,12 @@ describe('demo-grpc end to end', () => {
     try {
       const sw = await browser.waitInPage(`${base}/sw/`, `[...document.querySelectorAll('.opblock-summary-path')].map(e => e.textContent).join(' ').includes('/v1/hello') && document.querySelector('.opblock-summary-path').textContent`);
       expect(String(sw)).toContain('/v1/hello');
+      // The OpenAPI 3.1 document, picked as swagger-ui's top bar would: it renders the same operation.
+      const v3 = await browser.waitInPage(
+        `${base}/sw/`,
+        `(() => { if (!window.ui || !document.querySelector('.opblock-summary-path')) return ''; const u = new URL('openapi.json', location.href).href; if (!window.__v3) { window.__v3 = true; window.ui.specActions.updateUrl(u); window.ui.specActions.download(u); return ''; } const v = document.querySelector('.version-stamp'); const paths = [...document.querySelectorAll('.opblock-summary-path')].map(e => e.textContent).join(' '); return v && v.textContent.includes('3.1') && paths.includes('/v1/hello') ? v.textContent : ''; })()`,
+      );
+      expect(String(v3)).toContain('OAS 3.1');
       const docs = await browser.waitInPage(
         `${base}/docs/`,
         `(() => { const r = document.querySelector('rapi-doc'); const t = r && r.shadowRoot ? r.shadowRoot.textContent : ''; return t.includes('/v1/hello') && t.includes('Greeter') ? 'found' : ''; })()`,

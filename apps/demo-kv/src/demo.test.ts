@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Child, freePort, plainEnv, waitFor } from '@svcboot/testkit';
-import { redisCli, startRedis } from '@svcboot/entry-kv/test-support';
+import { redisCli, startRedis } from '@svcboot/testkit';
 import { DemoApp, demoDir } from './test-support/demo-app.js';
 import { ttlFromEnv } from './routes.js';
 
@@ -26,7 +26,7 @@ function testKey(): string {
 const set = (demo: DemoApp, body: unknown): ReturnType<DemoApp['call']> =>
   demo.call('POST', '/v1/set', typeof body === 'string' ? body : JSON.stringify(body));
 
-describe('demo-kv (SPEC.md 4.2 and §7) against Redis on 127.0.0.1:6379', () => {
+describe('demo-kv (ARCHITECTURE.md §7) against Redis on 127.0.0.1:6379', () => {
   it('POST /v1/set stores with a one-minute expiry and answers 200 with an empty body; GET /v1/get answers the KV', async () => {
     const demo = await startDemo();
     const key = testKey();

@@ -4,7 +4,7 @@ import { kvEntry } from '@svcboot/entry-kv';
 import { registerKvRoutes, ttlFromEnv } from './routes.js';
 
 // Boots ./boot.yaml: the kvstore entry connects and pings Redis, then the HTTP entry serves
-// SPEC.md 4.2's GET /v1/get and POST /v1/set.
+// GET /v1/get and POST /v1/set (ARCHITECTURE.md §7).
 await runApp((app) => {
   registerKvRoutes(httpEntry(app, 'kv-api').router, kvEntry(app, 'redis').client, { ttlMs: ttlFromEnv(process.env) });
 });

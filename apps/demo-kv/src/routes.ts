@@ -1,10 +1,10 @@
 import { jsonBody, respondError, type HttpContext, type HttpEntry } from '@svcboot/entry-http';
 import type { Cluster, Redis } from '@svcboot/entry-kv';
 
-/** SPEC.md 4.2/§8: a stored value lives one minute. */
+/** A stored value lives one minute (ARCHITECTURE.md §7). */
 export const DEFAULT_TTL_MS = 60_000;
 
-/** The `KV` record of SPEC.md 2.3. */
+/** The `KV` record: `{key, value}`, both strings. */
 export interface KV {
   key: string;
   value: string;

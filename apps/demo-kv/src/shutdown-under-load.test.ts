@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Child, HttpLoad, RawHttpConnection, drainViolations, freePort, isListening, plainEnv, sigtermAndAskReadiness, summarizeOutcomes, waitFor } from '@svcboot/testkit';
-import { redisCli } from '@svcboot/entry-kv/test-support';
+import { redisCli } from '@svcboot/testkit';
 import { demoDir } from './test-support/demo-app.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];

@@ -7,7 +7,8 @@ import { httpEntry } from '@svcboot/entry-http';
 import '@svcboot/entry-sql';
 import { waitFor } from '@svcboot/testkit';
 import { registerRoutes } from './routes.js';
-import { adminQuery, dropDatabase, startPrivatePostgres, uniqueDatabase } from '@svcboot/entry-sql/test-support';
+import { startPrivatePostgres } from '@svcboot/testkit';
+import { adminQuery, dropDatabase, uniqueDatabase } from '@svcboot/entry-sql/test-support';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SHARED = '127.0.0.1:5432';
@@ -43,7 +44,7 @@ async function call(method: string, url: string): Promise<{ status: number; type
   return { status: res.status, type, text, body: type.includes('json') ? (JSON.parse(text) as unknown) : text };
 }
 
-describe('demo-sql (SPEC.md 4.4)', () => {
+describe('demo-sql (ARCHITECTURE.md §7)', () => {
   it('migrates the users table: serial id, name, hidden timestamps, indexed deleted_at', async () => {
     const { database } = await startDemo();
     const columns = await admin<{ column_name: string; data_type: string; column_default: string | null }>(

@@ -11,7 +11,7 @@ export interface DemoNames {
 }
 
 /**
- * The five routes of SPEC.md 4.4 on the `http` entry, over the first database of the `db`
+ * The five routes (ARCHITECTURE.md §7) on the `http` entry, over the first database of the `db`
  * entry, whose schema is migrated when it connects (unless the database is in dryRun).
  */
 export function registerRoutes(app: App, names: DemoNames = { http: 'api', db: 'user-db' }): void {
@@ -68,7 +68,7 @@ export function registerRoutes(app: App, names: DemoNames = { http: 'api', db: '
   );
 }
 
-/** SPEC.md §7: any database error is a 500 with the error as JSON. */
+/** ARCHITECTURE.md §7: any database error is a 500 with the error as JSON. */
 async function guard(ctx: HttpContext, handler: () => Promise<void>): Promise<void> {
   try {
     await handler();

@@ -1,6 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
 
-/** The `users` table (SPEC.md 2.4). Timestamps stay in the database; the API shows `User`. */
+/** The `users` table (`id`, `name`, created/updated/deleted times). Timestamps stay in the database; the API shows `User`. */
 export interface UsersTable {
   id: Generated<number>;
   name: string;
@@ -14,11 +14,11 @@ export interface Database {
   users: UsersTable;
 }
 
-/** A user as JSON: SPEC.md 2.4's `id` and `name`, nothing else. */
+/** A user as JSON: `id` and `name`, nothing else. */
 export interface User {
   id: number;
   name: string;
 }
 
-/** What GET /v1/user/:id answers for a missing row (SPEC.md 4.4: 200, not 404). */
+/** What GET /v1/user/:id answers for a missing row (200 with empty fields, not 404: ARCHITECTURE.md §7). */
 export const EMPTY_USER: User = { id: 0, name: '' };

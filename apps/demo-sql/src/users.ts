@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, User } from './schema.js';
 
-/** The user queries of SPEC.md 4.4. Soft-deleted rows are invisible to all of them; times are the database's. */
+/** The user queries of the five routes (ARCHITECTURE.md §7). Soft-deleted rows are invisible to all of them; times are the database's. */
 export class UserStore {
   constructor(private readonly db: Kysely<Database>) {}
 

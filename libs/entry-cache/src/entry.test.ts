@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { boot, ConfigError, type App } from '@svcboot/entry-core';
 import { waitFor } from '@svcboot/testkit';
 import { cacheEntry, type CacheEntry } from './index.js';
-import { redisCli, startCluster, startRedis } from '@svcboot/entry-kv/test-support';
+import { redisCli, startCluster, startRedis } from '@svcboot/testkit';
 
 const REDIS = '127.0.0.1:6379';
 const apps: App[] = [];

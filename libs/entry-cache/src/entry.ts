@@ -1,6 +1,6 @@
 import { errorMessage, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
 import { createKvClient, type KvConnection } from '@svcboot/entry-kv';
-import type { CacheEntryConfig } from './config.js';
+import type { CacheEntryConfig } from './schema.js';
 import { LocalTier } from './local-tier.js';
 import { CacheOperations, type AddResult, type GetResult } from './operations.js';
 

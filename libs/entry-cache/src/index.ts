@@ -1,5 +1,5 @@
 import { entryGetter, Phase, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
-import { cacheEntrySchema, type CacheEntryConfig } from './config.js';
+import { cacheEntrySchema, type CacheEntryConfig } from './schema.js';
 import { CacheEntry, CACHE_ENTRY_TYPE } from './entry.js';
 
 export const cachePlugin: EntryPlugin<CacheEntryConfig, CacheEntry> = {
@@ -17,5 +17,5 @@ registerEntryKind(cachePlugin);
 export const cacheEntry = entryGetter(cachePlugin);
 
 export { CacheEntry, CACHE_ENTRY_TYPE } from './entry.js';
-export { cacheEntrySchema, type CacheEntryConfig } from './config.js';
+export { cacheEntrySchema, type CacheEntryConfig } from './schema.js';
 export type { GetResult, AddResult } from './operations.js';

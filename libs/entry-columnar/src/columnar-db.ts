@@ -1,7 +1,7 @@
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
 import { compile, Identifier, ident, renderIdentifier, type BindMode, type CompiledSql, type Sql } from './sql.js';
 import { ColumnarQueryError, serverCode, serverMessage } from './errors.js';
-import type { StatementLogger } from './statement-logger.js';
+import type { Statement, StatementLogger } from '@svcboot/entry-core';
 
 export interface StatementOptions {
   /** ClickHouse settings for this statement only, on top of the database's `params`. */
@@ -116,19 +116,21 @@ export class ColumnarDb {
   }
 
   private async run<R>(compiled: CompiledSql, send: () => Promise<R>, dryResult: R): Promise<R> {
-    const started = performance.now();
+    const statement: Statement = { database: this.name, text: compiled.text, shape: compiled.shape, values: { ...compiled.params, ...compiled.values } };
     if (this.dryRun) {
-      this.log.done(this.name, compiled, 0, { dryRun: true });
+      this.log.dryRun(statement);
       return dryResult;
     }
+    const started = performance.now();
     try {
       const result = await send();
-      this.log.done(this.name, compiled, performance.now() - started, Array.isArray(result) ? { rows: result.length } : {});
+      this.log.executed(statement, performance.now() - started, Array.isArray(result) ? result.length : undefined);
       return result;
     } catch (err) {
       const cause = this.redact(serverMessage(err));
-      this.log.failed(this.name, compiled, performance.now() - started, cause);
-      throw new ColumnarQueryError(`${this.where} database "${this.name}": ${cause}`, serverCode(err), { cause: err });
+      const code = serverCode(err);
+      this.log.failed(statement, performance.now() - started, { message: cause, ...(code !== undefined ? { code: String(code) } : {}) });
+      throw new ColumnarQueryError(`${this.where} database "${this.name}": ${cause}`, code, { cause: err });
     }
   }
 

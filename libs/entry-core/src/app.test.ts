@@ -134,7 +134,7 @@ describe('lifecycle', () => {
     expect(b.journal).toEqual(['bootstrap x', 'interrupt x']);
   });
 
-  it('writes one Bootstrap record per entry with its payloads, in the SPEC key order', async () => {
+  it('writes one Bootstrap record per entry with its payloads, in the record key order', async () => {
     const { registry } = setup();
     const dir = await tmp();
     const events = path.join(dir, 'events.log');

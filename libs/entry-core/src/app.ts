@@ -3,9 +3,11 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { BaseEntryConfig, Entry, EntryContext, EntryPlugin, EntryOf } from './entry.js';
 import { BootstrapError, ConfigError, EntryLookupError, errorMessage } from './errors.js';
-import { defaultRegistry, type PluginRegistry } from './registry.js';
+import { defaultRegistry, PluginRegistry, type AnyEntryPlugin } from './registry.js';
+import { builtinPlugins } from './builtin/plugins.js';
 import { loadConfig, type LoadedEntry } from './config/load.js';
 import { locateConfig } from './config/locate.js';
+import { findInstalledKinds, type InstalledKind } from './config/installed-kinds.js';
 import { SecretScrubber } from './config/secrets.js';
 import { didYouMean } from './config/suggest.js';
 import { readEnvInfo, type AppInfo, type EnvInfo } from './info.js';
@@ -32,6 +34,14 @@ export interface BootOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Where `./boot.yaml` and the app's package.json are looked for (default: process.cwd()). */
   cwd?: string;
+  /**
+   * The kinds this app knows, besides the built-in logger, event and cert: e.g.
+   * `plugins: [grpcPlugin, kvPlugin]`. Given, the app sees only these (added to `registry` when
+   * that is given too), so apps with different kinds can share a process. Not given, the app
+   * uses `registry`, else every kind imported so far (`defaultRegistry`).
+   */
+  plugins?: readonly AnyEntryPlugin[];
+  /** The registry to read kinds from (default: `defaultRegistry`, which imports fill). */
   registry?: PluginRegistry;
   /** Time each entry's bootstrap may take before it fails (default 60 s). */
   bootstrapTimeoutMs?: number;
@@ -87,18 +97,27 @@ export async function boot(options: BootOptions = {}): Promise<App> {
       ]);
     }
   }
+  const appDir = options.configText !== undefined ? cwd : path.dirname(file);
+  let installed: Map<string, InstalledKind> | undefined;
   const loaded = loadConfig({
     file,
     text,
     argv,
     env,
-    registry: options.registry ?? defaultRegistry,
-    appDefaults: packageDefaults(options.configText !== undefined ? cwd : path.dirname(file)),
+    registry: registryFor(options),
+    // Read from node_modules only when a key is unknown, to name the package that provides it.
+    installedKinds: () => (installed ??= findInstalledKinds([appDir, cwd])),
+    appDefaults: packageDefaults(appDir),
   });
   return new App(loaded.app, readEnvInfo(env), loaded.entries, new SecretScrubber(loaded.secrets), file, {
     ...options,
     drainDelayMs: loaded.drainDelayMs ?? options.drainDelayMs,
   });
+}
+
+function registryFor(options: BootOptions): PluginRegistry {
+  if (options.plugins === undefined) return options.registry ?? defaultRegistry;
+  return (options.registry ?? new PluginRegistry()).with([...builtinPlugins, ...options.plugins]);
 }
 
 /** A booted boot.yaml: its entries, and their bootstrap and shutdown. */

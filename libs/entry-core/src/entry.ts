@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Logger } from 'pino';
 import type { AppInfo, EnvInfo } from './info.js';
 import type { EventFactory } from './event/event-factory.js';
-import type { CertBundle } from './builtin/cert-entry.js';
+import type { CertBundle } from './builtin/cert-bundle.js';
 import type { Output } from './event/outputs.js';
 import type { LogEncoding, LogLevel } from './logger.js';
 

@@ -1,11 +1,7 @@
-import { certPlugin } from './builtin/cert-entry.js';
-import { eventPlugin } from './builtin/event-entry.js';
-import { loggerPlugin } from './builtin/logger-entry.js';
+import { builtinPlugins } from './builtin/plugins.js';
 import { registerEntryKind } from './registry.js';
 
-registerEntryKind(loggerPlugin);
-registerEntryKind(eventPlugin);
-registerEntryKind(certPlugin);
+for (const plugin of builtinPlugins) registerEntryKind(plugin);
 
 export { boot, runApp, entryGetter, App, DEFAULT_SIGTERM_DRAIN_DELAY_MS, type BootOptions } from './app.js';
 export {
@@ -18,7 +14,8 @@ export {
   type ConfigOf,
   type EntryOf,
 } from './entry.js';
-export { PluginRegistry, defaultRegistry, registerEntryKind, KNOWN_PACKAGES } from './registry.js';
+export { PluginRegistry, defaultRegistry, registerEntryKind, type AnyEntryPlugin } from './registry.js';
+export { builtinPlugins } from './builtin/plugins.js';
 export { ConfigError, BootstrapError, EntryLookupError, errorMessage, formatIssue, type ConfigIssue } from './errors.js';
 export {
   entryBaseShape,
@@ -31,8 +28,22 @@ export {
   statementLoggerSchema,
   type StatementLoggerOptions,
 } from './schema.js';
+export {
+  parseHostPort,
+  hostPortSchema,
+  parseParams,
+  databaseItemSchema,
+  databaseListSchema,
+  StatementLogger,
+  type HostPort,
+  type HostPortOptions,
+  type ConnectorParam,
+  type DatabaseSchemaOptions,
+  type Statement,
+} from './connector/index.js';
 export { redactConfig, redactUrlCredentials, isSecretKey, REDACTED } from './config/secrets.js';
 export { closest, didYouMean } from './config/suggest.js';
+export { findInstalledKinds, type InstalledKind } from './config/installed-kinds.js';
 export type { AppInfo, EnvInfo } from './info.js';
 export { isoWithOffset, timezoneName } from './time.js';
 export { Event, type EventHandle } from './event/event.js';
@@ -52,9 +63,10 @@ export type { Output } from './event/outputs.js';
 export { createAppLogger, type LogLevel, type LogEncoding } from './logger.js';
 export { withTimeout } from './lifecycle.js';
 export { IdleConnections, DRAIN_IDLE_CLOSE_MS } from './http/idle-connections.js';
-export { LoggerEntry, loggerPlugin, type LoggerEntryConfig } from './builtin/logger-entry.js';
-export { EventEntry, eventPlugin, type EventEntryConfig } from './builtin/event-entry.js';
-export { CertEntry, certPlugin, type CertBundle, type CertEntryConfig } from './builtin/cert-entry.js';
+export { HealthRoutes, collectProcessMetrics, type RouteAnswer, type HealthRoutesOptions } from './health-routes.js';
+export { LoggerEntry, LOGGER_ENTRY_TYPE, loggerPlugin, type LoggerEntryConfig } from './builtin/logger-entry.js';
+export { EventEntry, EVENT_ENTRY_TYPE, eventPlugin, type EventEntryConfig } from './builtin/event-entry.js';
+export { CertEntry, CERT_ENTRY_TYPE, certPlugin, type CertBundle, type CertEntryConfig } from './builtin/cert-entry.js';
 export {
   CallContext,
   CallChain,
@@ -66,6 +78,11 @@ export {
 export { LoggingMiddleware } from './middleware/logging.js';
 export { MetaMiddleware, META_HEADERS } from './middleware/meta.js';
 export { PromMiddleware, type PromMiddlewareOptions } from './middleware/prom.js';
+export { basicCallPayloads, basicTransport, type CallPayloads, type CallTransport, type TransportMetrics } from './middleware/transport.js';
+export { CallRejection, httpStatusOf, type RejectStatus } from './middleware/rejection.js';
+export { MiddlewareOrder, isIgnored, type MiddlewareDefinition, type MiddlewareOptionsBase } from './middleware/definition.js';
+export { quote as jsonString } from './event/json.js';
+export { CallCounter, CallHistogram, RecentSummary, type CounterChild, type ObserverChild } from './middleware/call-metrics.js';
 export {
   middlewareSchema,
   promEndpointSchema,

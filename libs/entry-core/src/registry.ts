@@ -1,16 +1,8 @@
 import type { BaseEntryConfig, Entry, EntryPlugin } from './entry.js';
 
-/** Packages that register each well-known key, for the "import this" hint. */
-export const KNOWN_PACKAGES: Readonly<Record<string, string>> = {
-  grpc: '@svcboot/entry-grpc',
-  httpserver: '@svcboot/entry-http',
-  kvstore: '@svcboot/entry-kv',
-  cache: '@svcboot/entry-cache',
-  relationaldb: '@svcboot/entry-sql',
-  columnardb: '@svcboot/entry-columnar',
-};
-
-type AnyPlugin = EntryPlugin<BaseEntryConfig, Entry>;
+/** A plugin of any kind, as `boot({ plugins })` and the registry hold them. */
+export type AnyEntryPlugin = EntryPlugin<BaseEntryConfig, Entry>;
+type AnyPlugin = AnyEntryPlugin;
 
 /** Entry kinds by boot.yaml key. Holds definitions (code), never app state. */
 export class PluginRegistry {
@@ -42,9 +34,19 @@ export class PluginRegistry {
     for (const plugin of this.plugins.values()) copy.register(plugin);
     return copy;
   }
+
+  /** A registry holding exactly `plugins` (after what `this` holds), not shared with any other app. */
+  with(plugins: Iterable<AnyPlugin>): PluginRegistry {
+    const copy = this.fork();
+    for (const plugin of plugins) copy.register(plugin);
+    return copy;
+  }
 }
 
-/** The registry `boot()` uses unless given another. Libraries register into it on import. */
+/**
+ * The registry `boot()` uses unless given `registry` or `plugins`. Entry packages register into
+ * it when imported, so `import '@svcboot/entry-grpc'` is enough for the usual one-app process.
+ */
 export const defaultRegistry = new PluginRegistry();
 
 export function registerEntryKind<C extends BaseEntryConfig, E extends Entry>(plugin: EntryPlugin<C, E>): void {

@@ -24,7 +24,7 @@ export const msSchema = z.number().int().nonnegative();
 export const portSchema = z.number().int().min(0).max(65535);
 
 /**
- * SPEC.md 2.8's `logger.*` options of the database connectors: where and how statements are
+ * The `logger.*` options of the database connectors (README, Database connectors): where and how statements are
  * logged. `entry` names a `logger:` entry; empty means a logger built from the other options.
  */
 export const statementLoggerSchema = z

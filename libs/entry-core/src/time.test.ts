@@ -20,7 +20,7 @@ describe('isoWithOffset', () => {
     }
   });
 
-  it('has the SPEC shape', () => {
+  it('has the ISO 8601 shape with milliseconds and the offset', () => {
     expect(isoWithOffset(Date.now())).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/);
   });
 });

@@ -9,7 +9,7 @@ let cachedOffset = '';
 let lastMs = Number.NaN;
 let lastText = '';
 
-/** ISO 8601 with the local offset, e.g. `2026-11-21T12:46:50.123+08:00` (what SPEC.md's records and headers show). */
+/** ISO 8601 with the local offset, e.g. `2026-11-21T12:46:50.123+08:00` (what records and the X-Svc-Received-Time header show). */
 export function isoWithOffset(ms: number): string {
   if (ms === lastMs) return lastText;
   const second = Math.floor(ms / 1000);

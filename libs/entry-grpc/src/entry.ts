@@ -11,25 +11,38 @@ import {
 } from '@grpc/grpc-js';
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
-import { buildCallChain, errorMessage, IdleConnections, type CallChain, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
+import { buildCallChain, collectProcessMetrics, errorMessage, HealthRoutes, IdleConnections, type CallChain, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
 import Koa from 'koa';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry } from 'prom-client';
 import type protobuf from 'protobufjs';
+import { loadDescriptorSets } from './descriptor-set.js';
 import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
-import { Gateway, buildRoute, unboundBinding } from './gateway/gateway.js';
-import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './gateway/rules.js';
+import { Gateway } from './gateway/gateway.js';
+import { refuseUpgrade } from './gateway/websocket.js';
+import { grpcTransport } from './call-transport.js';
 import { HealthService } from './health.js';
 import { middlewareInterceptor } from './interceptor.js';
 import { recordRefusedCalls } from './refused-calls.js';
 import { closeConnectionsWithoutStreams, effectiveMaxConnections, RefusedConnections } from './connection-limits.js';
 import { OnePortListener } from './one-port.js';
-import { OpenApiBuilder } from './openapi.js';
+import { openApiDocumentsOf } from './openapi/documents.js';
 import { loadProtoRoot } from './protos.js';
+import { routesOf } from './routes.js';
 import type { GrpcEntryConfig } from './schema.js';
 import { ServiceSet } from './services.js';
 import { rapiDoc, swaggerUi, type UiMount } from './ui.js';
 
 export const GRPC_ENTRY_TYPE = 'GrpcEntry';
+
+/**
+ * What to do when protobufjs's .proto parser rejects a file: it refuses some files protoc
+ * accepts (e.g. a list of messages as an option value), which a compiled descriptor set avoids.
+ */
+function parseHint(err: unknown): string {
+  const text = errorMessage(err);
+  if (!/illegal (token|value|name|string|number|type)|invalid syntax/.test(text)) return '';
+  return '. protobufjs cannot parse every file protoc accepts: if protoc or buf accept this file, compile the protos into a descriptor set (`npx svc pb build -o api.binpb`, `buf build -o api.binpb`, or `protoc --include_imports --descriptor_set_out=api.binpb ...`) and list it under protos.descriptorSets instead of protos.files';
+}
 
 interface Running {
   server: Server;
@@ -56,6 +69,9 @@ export class GrpcEntry implements Entry {
   private readonly health: HealthService;
   private gateway: Gateway | undefined;
   private openApi = '';
+  private openApiV3 = '';
+  /** The added services found in the loaded protos, for the OpenAPI document's tags. */
+  private documentedServices: protobuf.Service[] = [];
   private running: Running | undefined;
   private draining = false;
   private bootstrapped = false;
@@ -64,13 +80,8 @@ export class GrpcEntry implements Entry {
     readonly config: GrpcEntryConfig,
     private readonly ctx: EntryContext,
   ) {
-    this.chain = buildCallChain(config.middleware, ctx, { entryName: config.name, entryType: GRPC_ENTRY_TYPE, registry: this.registry, grpc: true });
-    if (config.prom.enabled || config.middleware.prom.enabled) {
-      collectDefaultMetrics({ register: this.registry });
-      // prom-client's gauges named `*_total` fail `promtool check metrics`; the same counts stay
-      // available, by type, as nodejs_active_handles / _requests / _resources.
-      for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
-    }
+    this.chain = buildCallChain(config.middleware, ctx, { entryName: config.name, entryType: GRPC_ENTRY_TYPE, registry: this.registry, transport: grpcTransport });
+    if (config.prom.enabled || config.middleware.prom.enabled) collectProcessMetrics(this.registry);
     this.health = new HealthService(
       () => ctx.isReady() && !this.draining,
       (name) => name === 'grpc.health.v1.Health' || this.services.serviceNames().includes(name),
@@ -114,6 +125,11 @@ export class GrpcEntry implements Entry {
     return this.openApi;
   }
 
+  /** The OpenAPI 3.1 document (JSON text) built at bootstrap; '' when it could not be built. */
+  get openApiV3Document(): string {
+    return this.openApiV3;
+  }
+
   bootstrapPayloads(): Record<string, unknown> {
     const port = this.running?.port ?? this.config.port;
     const c = this.config;
@@ -136,11 +152,18 @@ export class GrpcEntry implements Entry {
     const tls = this.tlsMaterial();
     const gateway = await this.buildGateway();
     this.gateway = gateway;
-    this.openApi = JSON.stringify(
-      new OpenApiBuilder(c.gwOption.marshal).build(gateway.routes, { title: this.ctx.app.name, version: this.ctx.app.version, description: this.ctx.app.description }),
-      null,
-      2,
-    );
+    try {
+      const docs = openApiDocumentsOf(gateway.routes, this.documentedServices, { title: this.ctx.app.name, version: this.ctx.app.version, description: this.ctx.app.description }, c.sw);
+      this.openApi = JSON.stringify(docs.v2, null, 2);
+      this.openApiV3 = docs.v3 ? JSON.stringify(docs.v3, null, 2) : '';
+      // protoc-gen-openapiv3 refuses some inputs (duplicate operation ids) that v2 accepts.
+      if (docs.v3Error) this.ctx.logger.warn(`${this.ctx.configPath}.sw: no OpenAPI 3.1 document: ${docs.v3Error}`);
+    } catch (err) {
+      const message = `${this.ctx.configPath}.sw: cannot build the OpenAPI document: ${errorMessage(err)}`;
+      // Only an entry that serves the document fails for it.
+      if (c.sw.enabled || c.docs.enabled) throw new Error(message, { cause: err });
+      this.ctx.logger.warn(message);
+    }
 
     const interceptors = this.chain.empty ? [...this.interceptors] : [middlewareInterceptor(this.chain), ...this.interceptors];
     const server = new Server({
@@ -197,6 +220,11 @@ export class GrpcEntry implements Entry {
       void viaKoa(req, res);
       },
     );
+    // WebSocket calls of bidi-streaming bindings (gateway/websocket.ts); other upgrades get 404.
+    httpServer.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (this.draining) refuseUpgrade(socket, 503, '{"code":14,"message":"the server is shutting down","details":[]}');
+      else if (!gateway.upgrade(req, socket, head)) refuseUpgrade(socket, 404, '{"code":5,"message":"Not Found","details":[]}');
+    });
     httpServer.keepAliveTimeout = 65_000;
     const connections = new IdleConnections(httpServer);
     // The HTTP server never listens itself (the one-port listener hands it sockets); 'listening' is
@@ -231,6 +259,7 @@ export class GrpcEntry implements Entry {
     this.health.notify();
     this.health.endWatches();
     r.listener.stopAccepting();
+    this.gateway?.closeWebSockets();
     // Leave a little of the budget for closing what will not drain by itself.
     const graceMs = Math.max(0, Math.min(lc.timeoutMs, this.config.shutdownTimeoutMs) - 500);
     // HTTP/2: GOAWAY naming the last stream taken; those calls complete, later ones go elsewhere.
@@ -287,11 +316,18 @@ export class GrpcEntry implements Entry {
     try {
       root = loadProtoRoot(c.protos.files, c.protos.includeDirs, cwd);
     } catch (err) {
-      throw new Error(`${this.ctx.configPath}.protos: ${errorMessage(err)}`, { cause: err });
+      throw new Error(`${this.ctx.configPath}.protos.files: ${errorMessage(err)}${parseHint(err)}`, { cause: err });
+    }
+    let sets: protobuf.Root | undefined;
+    try {
+      sets = loadDescriptorSets(c.protos.descriptorSets, cwd);
+    } catch (err) {
+      throw new Error(`${this.ctx.configPath}.protos.descriptorSets: ${errorMessage(err)}`, { cause: err });
     }
     const fallback = rootFromDefinitions(this.services.definitions.map((d) => d.definition));
     const rootFor = (service: string): protobuf.Root | undefined => {
       if (root.lookup(service)) return root;
+      if (sets?.lookup(service)) return sets;
       return fallback?.lookup(service) ? fallback : undefined;
     };
     const gateway = new Gateway(this.chain, {
@@ -307,37 +343,17 @@ export class GrpcEntry implements Entry {
       maxJsonDepth: c.gwOption.maxJsonDepth,
       maxQueryParams: c.gwOption.maxQueryParams,
     }, this.interceptors);
-    const bindings: HttpBinding[] = [];
-    for (const file of c.gwMappingFiles) {
-      try {
-        bindings.push(...(await rulesFromMappingFile(file)));
-      } catch (err) {
-        throw new Error(`${this.ctx.configPath}.gwMappingFiles: ${errorMessage(err)}`, { cause: err });
-      }
-    }
-    for (const service of this.services.serviceNames()) {
-      const r = rootFor(service);
-      if (r) bindings.push(...rulesFromAnnotations(r.lookupService(service)));
-    }
-    const bound = new Set<string>();
-    for (const b of bindings) {
-      const method = this.services.bySelector(b.selector);
-      if (!method) {
-        this.ctx.logger.warn(`${b.source}: no added service has ${b.selector}; its HTTP rule is skipped`);
-        continue;
-      }
-      const r = rootFor(method.service);
-      if (!r) throw new Error(`${this.ctx.configPath}: no descriptor for ${method.service}; list its .proto file under protos.files`);
-      gateway.add(buildRoute(b, method, r, gateway.options));
-      bound.add(method.path);
-    }
-    if (c.generateUnboundMethods) {
-      for (const method of this.services.methods.values()) {
-        if (bound.has(method.path) || method.definition.requestStream) continue;
-        const r = rootFor(method.service);
-        if (r) gateway.add(buildRoute(unboundBinding(method), method, r, gateway.options));
-      }
-    }
+    const { routes, documented } = await routesOf({
+      services: this.services,
+      rootFor,
+      gwMappingFiles: c.gwMappingFiles,
+      generateUnboundMethods: c.generateUnboundMethods,
+      options: gateway.options,
+      configPath: this.ctx.configPath,
+      warn: (message) => this.ctx.logger.warn(message),
+    });
+    this.documentedServices = documented;
+    for (const route of routes) gateway.add(route);
     return gateway;
   }
 
@@ -375,10 +391,15 @@ export class GrpcEntry implements Entry {
   private routes(gateway: Gateway | undefined): Koa.Middleware {
     const c = this.config;
     const document = (): string => this.openApi;
+    const documentV3 = this.openApiV3 ? (): string => this.openApiV3 : undefined;
     const mounts: UiMount[] = [];
-    if (c.sw.enabled) mounts.push(swaggerUi(c.sw.path, document, this.ctx.app.name));
-    if (c.docs.enabled) mounts.push(rapiDoc(c.docs.path, document, this.ctx.app.name));
-    const promPath = c.prom.enabled ? c.prom.path : undefined;
+    if (c.sw.enabled) mounts.push(swaggerUi(c.sw.path, document, this.ctx.app.name, documentV3));
+    if (c.docs.enabled) mounts.push(rapiDoc(c.docs.path, document, this.ctx.app.name, documentV3));
+    const health = new HealthRoutes({
+      isReady: () => this.ctx.isReady(),
+      isDraining: () => this.draining,
+      ...(c.prom.enabled ? { registry: this.registry, metricsPath: c.prom.path } : {}),
+    });
     return async (kctx, next) => {
       const { req, res } = kctx;
       const pathname = kctx.path;
@@ -386,22 +407,14 @@ export class GrpcEntry implements Entry {
         kctx.respond = false;
         return;
       }
+      const answer = await health.answer(req.method, pathname);
+      if (answer) {
+        kctx.status = answer.status;
+        kctx.set(answer.headers);
+        kctx.body = answer.body;
+        return;
+      }
       if (req.method === 'GET' || req.method === 'HEAD') {
-        if (pathname === promPath) {
-          kctx.type = this.registry.contentType;
-          kctx.body = await this.registry.metrics();
-          return;
-        }
-        if (pathname === '/livez') {
-          kctx.body = { status: 'ok' };
-          return;
-        }
-        if (pathname === '/readyz') {
-          const ready = this.ctx.isReady() && !this.draining;
-          kctx.status = ready ? 200 : 503;
-          kctx.body = { status: ready ? 'ready' : 'not ready' };
-          return;
-        }
         for (const m of mounts) {
           if (await m.serve(pathname, res)) {
             kctx.respond = false;

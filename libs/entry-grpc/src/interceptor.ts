@@ -49,7 +49,7 @@ class MetadataWithHeaders extends Metadata {
   }
   override toHttp2Headers(): ReturnType<Metadata['toHttp2Headers']> {
     const h = this.base.toHttp2Headers();
-    // SPEC.md 4.1: gRPC responses say `application/grpc` (grpc-js would say `application/grpc+proto`).
+    // ARCHITECTURE.md §6: gRPC responses say `application/grpc` (grpc-js would say `application/grpc+proto`).
     h['content-type'] = 'application/grpc';
     const pairs = this.pairs;
     for (let i = 0; i < pairs.length; i += 2) {

@@ -1,10 +1,21 @@
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import protobuf from 'protobufjs';
 
+const require = createRequire(import.meta.url);
+
+/** google/protobuf/*.proto files protobufjs ships (descriptor.proto, which option protos import). */
+function bundled(target: string): string | undefined {
+  if (!target.startsWith('google/protobuf/')) return undefined;
+  const file = path.join(path.dirname(require.resolve('protobufjs/package.json')), target);
+  return existsSync(file) ? file : undefined;
+}
+
 /**
  * Loads `protos.files` with `protos.includeDirs` as import roots (like protoc's `-I`), keeping
- * the proto field names. google/protobuf well-known types come from protobufjs itself.
+ * the proto field names and the comments (for the OpenAPI document). google/protobuf well-known
+ * types come from protobufjs itself, as does descriptor.proto when no import root has it.
  */
 export function loadProtoRoot(files: readonly string[], includeDirs: readonly string[], cwd: string): protobuf.Root {
   const dirs = includeDirs.map((d) => path.resolve(cwd, d));
@@ -19,9 +30,10 @@ export function loadProtoRoot(files: readonly string[], includeDirs: readonly st
     const beside = fallback(origin, target);
     if (beside !== null && existsSync(beside)) return beside;
     const fromCwd = path.resolve(cwd, target);
-    return existsSync(fromCwd) ? fromCwd : beside ?? target;
+    if (existsSync(fromCwd)) return fromCwd;
+    return bundled(target) ?? beside ?? target;
   };
-  if (files.length > 0) root.loadSync([...files], { keepCase: true });
+  if (files.length > 0) root.loadSync([...files], { keepCase: true, alternateCommentMode: true });
   root.resolveAll();
   return root;
 }

@@ -12,6 +12,27 @@ const uiPath = (fallback: string) =>
 const uiSchema = (path: string) =>
   z.strictObject({ enabled: z.boolean().default(false), path: uiPath(path) }).prefault({});
 
+/** protoc-gen-openapiv2's flags for the generated document, with its defaults. */
+const openApiShape = {
+  jsonNamesForFields: z.boolean().default(true),
+  disableDefaultErrors: z.boolean().default(false),
+  disableDefaultResponses: z.boolean().default(false),
+  disableServiceTags: z.boolean().default(false),
+  includePackageInTags: z.boolean().default(false),
+  openapiNamingStrategy: z.enum(['legacy', 'simple', 'fqn', 'package']).default('legacy'),
+  visibilityRestrictionSelectors: z.array(z.string().min(1)).default([]),
+  enumsAsInts: z.boolean().default(false),
+  omitEnumDefaultValue: z.boolean().default(false),
+  simpleOperationIds: z.boolean().default(false),
+  enableRpcDeprecation: z.boolean().default(false),
+  ignoreComments: z.boolean().default(false),
+  removeInternalComments: z.boolean().default(false),
+  allowPatchFeature: z.boolean().default(true),
+  repeatedPathParamSeparator: z.enum(['csv', 'pipes', 'ssv', 'tsv']).default('csv'),
+  preserveRpcOrder: z.boolean().default(false),
+  recursiveDepth: z.number().int().positive().default(1000),
+};
+
 const MiB = 1024 * 1024;
 
 /** One `grpc:` item of boot.yaml, with every default. */
@@ -21,7 +42,7 @@ export const grpcSchema = z.strictObject({
   port: portSchema.default(8080),
   enableReflection: z.boolean().default(false),
   enableSvcGwOption: z.boolean().default(false),
-  sw: uiSchema('/sw/'),
+  sw: z.strictObject({ enabled: z.boolean().default(false), path: uiPath('/sw/'), ...openApiShape }).prefault({}),
   docs: uiSchema('/docs/'),
   prom: promEndpointSchema,
   middleware: middlewareSchema,
@@ -58,6 +79,8 @@ export const grpcSchema = z.strictObject({
     .strictObject({
       files: z.array(z.string().min(1)).default([]),
       includeDirs: z.array(z.string().min(1)).default([]),
+      /** Binary FileDescriptorSets (`buf build -o api.binpb`, `protoc --include_imports --descriptor_set_out`). */
+      descriptorSets: z.array(z.string().min(1)).default([]),
     })
     .prefault({}),
   gwMappingFiles: z.array(z.string().min(1)).default([]),

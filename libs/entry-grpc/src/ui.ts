@@ -84,16 +84,27 @@ async function readAsset(file: string): Promise<Buffer> {
 }
 
 const SPEC_FILE = 'swagger.json';
+/** The OpenAPI 3.1 document beside the 2.0 one. */
+const SPEC_V3_FILE = 'openapi.json';
 
-/** Swagger UI (the files of swagger-ui-dist, from assets/) at `mountPath`, showing the entry's OpenAPI document. */
-export function swaggerUi(mountPath: string, document: () => string, title: string): UiMount {
+/**
+ * Swagger UI (the files of swagger-ui-dist, from assets/) at `mountPath`, showing the entry's
+ * OpenAPI documents: 2.0 (`swagger.json`) first and, when there is one, 3.1 (`openapi.json`) to
+ * pick from the top bar.
+ */
+export function swaggerUi(mountPath: string, document: () => string, title: string, documentV3?: () => string): UiMount {
   const dir = assetDir('swagger-ui');
   const files = ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'index.css', 'favicon-16x16.png', 'favicon-32x32.png', 'oauth2-redirect.html', 'oauth2-redirect.js'];
   const assets = new Map<string, Asset>(files.map((f) => [f, { file: path.join(dir, f) }]));
   assets.set(SPEC_FILE, { text: document });
+  if (documentV3) assets.set(SPEC_V3_FILE, { text: documentV3 });
+  const source = (file: string): string => `new URL(${JSON.stringify(file)}, window.location.href).href`;
+  const specs = documentV3
+    ? `urls: [{ url: ${source(SPEC_FILE)}, name: 'OpenAPI 2.0 (swagger.json)' }, { url: ${source(SPEC_V3_FILE)}, name: 'OpenAPI 3.1 (openapi.json)' }],\n    'urls.primaryName': 'OpenAPI 2.0 (swagger.json)',`
+    : `url: ${source(SPEC_FILE)},`;
   assets.set('swagger-initializer.js', {
     text: () =>
-      `window.onload = function () {\n  window.ui = SwaggerUIBundle({\n    url: new URL(${JSON.stringify(SPEC_FILE)}, window.location.href).href,\n    dom_id: '#swagger-ui',\n    deepLinking: true,\n    validatorUrl: null,\n    presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],\n    plugins: [SwaggerUIBundle.plugins.DownloadUrl],\n    layout: 'StandaloneLayout',\n  });\n};\n`,
+      `window.onload = function () {\n  window.ui = SwaggerUIBundle({\n    ${specs}\n    dom_id: '#swagger-ui',\n    deepLinking: true,\n    validatorUrl: null,\n    presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],\n    plugins: [SwaggerUIBundle.plugins.DownloadUrl],\n    layout: 'StandaloneLayout',\n  });\n};\n`,
   });
   const html = `<!doctype html>
 <html lang="en">
@@ -116,13 +127,14 @@ export function swaggerUi(mountPath: string, document: () => string, title: stri
   return new UiMount(mountPath, assets);
 }
 
-/** RapiDoc (rapidoc-min.js, from assets/) at `mountPath`, on the same OpenAPI document. */
-export function rapiDoc(mountPath: string, document: () => string, title: string): UiMount {
+/** RapiDoc (rapidoc-min.js, from assets/) at `mountPath`, on the OpenAPI 2.0 document; the 3.1 one is served beside it. */
+export function rapiDoc(mountPath: string, document: () => string, title: string, documentV3?: () => string): UiMount {
   const dir = assetDir('rapidoc');
   const assets = new Map<string, Asset>([
     ['rapidoc-min.js', { file: path.join(dir, 'rapidoc-min.js') }],
     [SPEC_FILE, { text: document }],
   ]);
+  if (documentV3) assets.set(SPEC_V3_FILE, { text: documentV3 });
   const html = `<!doctype html>
 <html lang="en">
 <head>

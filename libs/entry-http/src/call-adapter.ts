@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import { CallContext, type CallChain, type CallHeaders, type CallInfo } from '@svcboot/entry-core';
+import { CallContext, CallRejection, httpStatusOf as rejectionStatus, type CallChain, type CallHeaders, type CallInfo } from '@svcboot/entry-core';
 
 declare module 'koa' {
   interface DefaultState {
@@ -21,7 +21,11 @@ class KoaHeaders implements CallHeaders {
   }
 }
 
-/** Runs entry-core's middleware chain around each request; records the route template and status. */
+/**
+ * Runs entry-core's middleware chain around each request; records the route template and status.
+ * A middleware that refuses the call (throws a CallRejection in `before`) gets its HTTP status,
+ * its headers and `{"error": message}`; the handlers do not run, the `after`s do.
+ */
 export function callMiddleware(chain: CallChain) {
   return async function svcCall(ctx: Context, next: Next): Promise<void> {
     const req = ctx.req;
@@ -36,9 +40,8 @@ export function callMiddleware(chain: CallChain) {
     };
     const call = new CallContext(info, new KoaHeaders(ctx));
     ctx.state.call = call;
-    chain.before(call);
     try {
-      await next();
+      if (!refused(chain, call, ctx)) await next();
     } finally {
       call.error = ctx.state.error;
       // The route template is known only once the router has matched.
@@ -50,6 +53,21 @@ export function callMiddleware(chain: CallChain) {
       chain.after(call);
     }
   };
+}
+
+/** Runs the chain's `before`s; on a CallRejection answers it and returns true. */
+function refused(chain: CallChain, call: CallContext, ctx: Context): boolean {
+  try {
+    chain.before(call);
+    return false;
+  } catch (err) {
+    if (!(err instanceof CallRejection)) throw err;
+    ctx.state.error = err;
+    ctx.status = rejectionStatus(err.status);
+    ctx.set(err.headers);
+    ctx.body = { error: err.message };
+    return true;
+  }
 }
 
 /** Turns an error thrown by a handler into a JSON response; 5xx details go to the log, not the client. */

@@ -2,9 +2,9 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Router from '@koa/router';
-import { collectDefaultMetrics, Registry } from 'prom-client';
-import { buildCallChain, IdleConnections, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
-import type { HttpEntryConfig } from './config.js';
+import { Registry } from 'prom-client';
+import { basicTransport, buildCallChain, collectProcessMetrics, HealthRoutes, IdleConnections, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
+import type { HttpEntryConfig } from './schema.js';
 import { readBody } from './body.js';
 import { callMiddleware, errorResponder } from './call-adapter.js';
 
@@ -25,6 +25,7 @@ export class HttpEntry implements Entry {
   private server: http.Server | undefined;
   private connections: IdleConnections | undefined;
   private boundPort = -1;
+  private draining = false;
 
   constructor(
     private readonly config: HttpEntryConfig,
@@ -55,7 +56,8 @@ export class HttpEntry implements Entry {
       entryName: config.name,
       entryType: HTTP_ENTRY_TYPE,
       registry: this.registry,
-      grpc: false,
+      // Plain HTTP calls: the basic record payloads, no metric families of their own.
+      transport: basicTransport,
     });
     // User middleware added with koa.use() before bootstrap runs inside ours.
     const userMiddleware = this.koa.middleware.splice(0);
@@ -113,6 +115,7 @@ export class HttpEntry implements Entry {
     const server = this.server;
     const connections = this.connections;
     if (!server || !connections) return;
+    this.draining = true;
     // net.Server's close: http.Server's would close idle keep-alive connections at once, resetting
     // a request a client has just sent on one.
     const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
@@ -145,28 +148,21 @@ export class HttpEntry implements Entry {
     };
   }
 
+  /** /livez, /readyz and `prom.path`: entry-core's HealthRoutes, rendered on Koa. */
   private builtinRoutes(): Koa.Middleware {
     const { prom } = this.config;
-    if (prom.enabled) collectDefaultMetrics({ register: this.registry });
+    if (prom.enabled) collectProcessMetrics(this.registry);
+    const routes = new HealthRoutes({
+      isReady: () => this.ctx.isReady(),
+      isDraining: () => this.draining,
+      ...(prom.enabled ? { registry: this.registry, metricsPath: prom.path } : {}),
+    });
     return async (ctx, next) => {
-      if (ctx.method === 'GET' || ctx.method === 'HEAD') {
-        if (ctx.path === '/livez') {
-          ctx.body = { status: 'ok' };
-          return;
-        }
-        if (ctx.path === '/readyz') {
-          const ready = this.ctx.isReady();
-          ctx.status = ready ? 200 : 503;
-          ctx.body = { status: ready ? 'ready' : 'not ready' };
-          return;
-        }
-        if (prom.enabled && ctx.path === prom.path) {
-          ctx.type = this.registry.contentType;
-          ctx.body = await this.registry.metrics();
-          return;
-        }
-      }
-      await next();
+      const answer = await routes.answer(ctx.method, ctx.path);
+      if (!answer) return next();
+      ctx.status = answer.status;
+      ctx.set(answer.headers);
+      ctx.body = answer.body;
     };
   }
 }

@@ -1,5 +1,5 @@
 import { entryGetter, Phase, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
-import { httpEntrySchema, type HttpEntryConfig } from './config.js';
+import { httpEntrySchema, type HttpEntryConfig } from './schema.js';
 import { HttpEntry, HTTP_ENTRY_TYPE } from './entry.js';
 
 export const httpPlugin: EntryPlugin<HttpEntryConfig, HttpEntry> = {
@@ -17,7 +17,7 @@ registerEntryKind(httpPlugin);
 export const httpEntry = entryGetter(httpPlugin);
 
 export { HttpEntry, HTTP_ENTRY_TYPE } from './entry.js';
-export { httpEntrySchema, type HttpEntryConfig } from './config.js';
+export { httpEntrySchema, type HttpEntryConfig } from './schema.js';
 export { jsonBody } from './body.js';
 export { respondError } from './respond.js';
 export type { Context as HttpContext, Next as HttpNext } from 'koa';

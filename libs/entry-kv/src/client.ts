@@ -2,7 +2,7 @@ import { Cluster, Redis } from 'ioredis';
 import type { EntryContext } from '@svcboot/entry-core';
 import { ioredisConfig, readRouting } from './ioredis-options.js';
 import { LatencyRouter } from './latency.js';
-import type { KvConnectionOptions, KvMode } from './options.js';
+import type { KvConnectionOptions, KvMode } from './schema.js';
 
 /** The ioredis client, typed by mode: narrow on `mode` to get `Redis` or `Cluster`. */
 export type KvClient =

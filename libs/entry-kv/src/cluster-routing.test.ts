@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Cluster, Redis } from 'ioredis';
 import { waitFor } from '@svcboot/testkit';
 import { kvEntry } from './index.js';
-import { bootWithLogs, redisCli, startCluster, type RedisClusterProcesses } from './test-support/index.js';
+import { redisCli, startCluster, type RedisClusterProcesses } from '@svcboot/testkit';
+import { bootWithLogs } from './test-support/index.js';
 
 // Three masters with one replica each: where read-only commands go.
 let cluster: RedisClusterProcesses;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kvEntry } from './index.js';
-import { bootWithLogs, redisCli, startCluster, type RedisClusterProcesses } from './test-support/index.js';
+import { redisCli, startCluster, type RedisClusterProcesses } from '@svcboot/testkit';
+import { bootWithLogs } from './test-support/index.js';
 
 let cluster: RedisClusterProcesses;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import type { ClusterOptions, RedisOptions } from 'ioredis';
 import { parseAddress, type HostPort } from './addresses.js';
 import { retryBackoffMs } from './backoff.js';
-import { kvMode, type KvConnectionOptions } from './options.js';
+import { kvMode, type KvConnectionOptions } from './schema.js';
 
 /** What `new Redis(...)` or `new Cluster(...)` gets for a set of options (see the README table). */
 export type IoredisConfig =

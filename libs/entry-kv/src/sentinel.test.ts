@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, waitFor } from '@svcboot/testkit';
 import { kvEntry } from './index.js';
-import { bootWithLogs, redisCli, startSentinelGroup, type SentinelGroupProcesses } from './test-support/index.js';
+import { redisCli, startSentinelGroup, type SentinelGroupProcesses } from '@svcboot/testkit';
+import { bootWithLogs } from './test-support/index.js';
 
 const password = 'Sentinel-Data-Pw-4410';
 const sentinelPassword = 'Sentinel-Own-Pw-7781';

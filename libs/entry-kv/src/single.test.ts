@@ -3,7 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BootstrapError } from '@svcboot/entry-core';
 import { freePort, waitFor } from '@svcboot/testkit';
 import { kvEntry } from './index.js';
-import { bootWithLogs, startRedis, type LoggedApp, type RedisProcess } from './test-support/index.js';
+import { startRedis, type RedisProcess } from '@svcboot/testkit';
+import { bootWithLogs, type LoggedApp } from './test-support/index.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {

@@ -15,7 +15,7 @@ export async function connectMaintenance(base: pg.ClientConfig): Promise<pg.Clie
 }
 
 /**
- * Creates `name` (owner postgres, encoding UTF8, SPEC.md 2.8) unless pg_database has it.
+ * Creates `name` (owner postgres, encoding UTF8, as README's autoCreate says) unless pg_database has it.
  * Returns whether it was missing.
  */
 export async function ensureDatabase(base: pg.ClientConfig, name: string, logger: Logger): Promise<boolean> {

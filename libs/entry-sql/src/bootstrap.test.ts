@@ -9,7 +9,7 @@ import { connectMaintenance, createDatabase as createAfterLookup } from './auto-
 import { adminQuery, createDatabase, databaseExists, dropDatabase, PG_ADDR, uniqueDatabase } from './test-support/pg.js';
 import { sqlHarness } from './test-support/harness.js';
 import { relationalDbYaml } from './test-support/yaml.js';
-import { startPrivatePostgres } from './test-support/private-postgres.js';
+import { startPrivatePostgres } from '@svcboot/testkit';
 
 const SECRET = 'Sup3r-s3cret-pw';
 const { setup, defer } = sqlHarness();
@@ -189,7 +189,7 @@ describe('the entry', () => {
     expect(() => entry.db('nope')).toThrow(`relationaldb[sql] has no database "nope"; its databases: ${one}, ${two}`);
   });
 
-  it('is disabled unless enabled: true (SPEC.md 2.8 default)', async () => {
+  it('is disabled unless enabled: true (the relationaldb default is enabled: false)', async () => {
     const { app } = await setup(`relationaldb: [{ name: off, database: [{ name: x }] }]\n`, []);
     expect(() => relationalDbEntry(app, 'off')).toThrow(/disabled/);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { boot, ConfigError } from '@svcboot/entry-core';
 import { relationalDbEntry } from './index.js';
-import { relationalDbSchema } from './config.js';
+import { relationalDbSchema } from './schema.js';
 import { parseParams } from './params.js';
 import { inlineParameters } from './simple-protocol.js';
 import { poolConfig } from './database.js';
@@ -9,7 +9,7 @@ import { bootText, scratch } from './test-support/pg.js';
 import { relationalDbYaml } from './test-support/yaml.js';
 
 describe('relationaldb options', () => {
-  it('applies every SPEC.md 2.8 default', () => {
+  it('applies every documented default (README options table)', () => {
     const config = relationalDbSchema.parse({ name: 'sql', database: [{ name: 'app' }] });
     expect(config).toEqual({
       name: 'sql',
@@ -76,7 +76,7 @@ describe('relationaldb options', () => {
       const bad = bootText(tmp.dir, relationalDbYaml({ database: [{ name: 'x', params: ['sslmode=disable', 'foo=bar'] }] }));
       await expect(bad).rejects.toBeInstanceOf(ConfigError);
       await expect(bad).rejects.toThrow(/relationaldb\[sql\].*unknown param "foo"/);
-      await expect(bootText(tmp.dir, relationalDbYaml({ addr: 'db:port', database: [{ name: 'x' }] }))).rejects.toThrow(/addr "db:port" is not host:port/);
+      await expect(bootText(tmp.dir, relationalDbYaml({ addr: 'db:port', database: [{ name: 'x' }] }))).rejects.toThrow(/relationaldb\[sql\]\.addr.*address "db:port" has an invalid port "port"/);
       await expect(bootText(tmp.dir, relationalDbYaml({ database: [{ name: 'x', autocreate: true }] }))).rejects.toThrow(/autocreate.*did you mean "autoCreate"/s);
     } finally {
       await tmp.cleanup();

@@ -1,18 +1,18 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import type { DatabaseConfig, RelationalDbConfig } from './config.js';
-import { parseAddress } from './address.js';
+import { parseHostPort, type StatementLogger } from '@svcboot/entry-core';
+import { DEFAULT_PORT, type DatabaseConfig, type RelationalDbConfig } from './schema.js';
 import { parseParams } from './params.js';
 import { simpleProtocolPool } from './simple-protocol.js';
 import { DryRunPostgresDialect } from './dry-run.js';
 import { ensureDatabase } from './auto-create.js';
 import { describeError, sqlState } from './errors.js';
-import type { Logger, SqlLogger } from './sql-logger.js';
+import { kyselyLogHook, type Logger } from './sql-logger.js';
 
 /** What the entry hands each database. */
 export interface DatabaseDeps {
   entry: RelationalDbConfig;
-  sqlLogger: SqlLogger;
+  sqlLogger: StatementLogger;
   /** The entry's app logger (bootstrap steps, lost connections). */
   logger: Logger;
   redact(text: string): string;
@@ -20,7 +20,7 @@ export interface DatabaseDeps {
 
 /** The pg client options of one database of an entry: connection, params and timeouts. */
 export function clientConfig(entry: RelationalDbConfig, database: DatabaseConfig): pg.ClientConfig {
-  const { host, port } = parseAddress(entry.addr);
+  const { host, port } = parseHostPort(entry.addr, { defaultPort: DEFAULT_PORT });
   const session = parseParams(database.params);
   return {
     host,
@@ -35,7 +35,7 @@ export function clientConfig(entry: RelationalDbConfig, database: DatabaseConfig
   };
 }
 
-/** The pool options: SPEC's connection options plus maxOpenConn, maxIdleConn, connMaxLifetimeMs. */
+/** The pool options: the connection options plus maxOpenConn, maxIdleConn, connMaxLifetimeMs. */
 export function poolConfig(entry: RelationalDbConfig, database: DatabaseConfig): pg.PoolConfig {
   return {
     ...clientConfig(entry, database),
@@ -66,7 +66,7 @@ export class SqlDatabase {
     this.pool.on('error', (err) => {
       deps.logger.warn(`Idle connection to database [${config.name}] lost: ${deps.redact(describeError(err))}`);
     });
-    const log = deps.sqlLogger.hook(config.name, config.dryRun);
+    const log = kyselyLogHook(deps.sqlLogger, config.name, config.dryRun);
     const dialect = config.dryRun
       ? new DryRunPostgresDialect()
       : new PostgresDialect({ pool: config.preferSimpleProtocol ? simpleProtocolPool(this.pool) : this.pool });

@@ -1,8 +1,8 @@
 import { NoResultError, type Compilable, type Kysely } from 'kysely';
-import { didYouMean, type Entry, type EntryContext } from '@svcboot/entry-core';
-import type { RelationalDbConfig } from './config.js';
+import { didYouMean, StatementLogger, type Entry, type EntryContext } from '@svcboot/entry-core';
+import type { RelationalDbConfig } from './schema.js';
 import { SqlDatabase } from './database.js';
-import { SqlLogger, type Logger } from './sql-logger.js';
+import { logRecordNotFound } from './sql-logger.js';
 
 export const RELATIONAL_DB_ENTRY_TYPE = 'RelationalDbEntry';
 
@@ -12,7 +12,7 @@ export class RelationalDbEntry implements Entry {
   readonly name: string;
   readonly description: string;
   private readonly databases = new Map<string, SqlDatabase>();
-  private readonly sqlLogger: SqlLogger;
+  private readonly sqlLogger: StatementLogger;
   private readonly connectHooks: Array<(entry: RelationalDbEntry) => Promise<void>> = [];
 
   constructor(
@@ -21,7 +21,7 @@ export class RelationalDbEntry implements Entry {
   ) {
     this.name = config.name;
     this.description = config.description;
-    this.sqlLogger = new SqlLogger(sqlLoggerOutput(config, ctx), config.logger, (t) => ctx.redact(t));
+    this.sqlLogger = StatementLogger.forEntry(config.logger, ctx, config.name);
     for (const database of config.database) {
       this.databases.set(
         database.name,
@@ -50,7 +50,7 @@ export class RelationalDbEntry implements Entry {
     try {
       return await query.executeTakeFirstOrThrow();
     } catch (err) {
-      if (err instanceof NoResultError) this.sqlLogger.recordNotFound(database, err, safeSql(query));
+      if (err instanceof NoResultError) logRecordNotFound(this.sqlLogger, database, err, safeSql(query));
       throw err;
     }
   }
@@ -98,15 +98,6 @@ export class RelationalDbEntry implements Entry {
     const names = this.databaseNames();
     throw new Error(`${this.ctx.configPath} has no database "${name}"${didYouMean(name, names)}; its databases: ${names.join(', ')}`);
   }
-}
-
-/** `logger.entry` names a logger entry to write to; otherwise the SQL logger has its own level, encoding and outputs. */
-function sqlLoggerOutput(config: RelationalDbConfig, ctx: EntryContext): Logger {
-  const { logger } = config;
-  const base = logger.entry
-    ? ctx.namedLogger(logger.entry)
-    : ctx.makeLogger({ level: logger.level, encoding: logger.encoding, outputPaths: logger.outputPaths });
-  return base.child({ entryName: config.name });
 }
 
 function safeSql(query: Compilable): string | undefined {

@@ -1,5 +1,5 @@
 import { entryGetter, Phase, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
-import { relationalDbSchema, type RelationalDbConfig } from './config.js';
+import { relationalDbSchema, type RelationalDbConfig } from './schema.js';
 import { RelationalDbEntry, RELATIONAL_DB_ENTRY_TYPE } from './entry.js';
 
 export const relationalDbPlugin: EntryPlugin<RelationalDbConfig, RelationalDbEntry> = {
@@ -17,7 +17,7 @@ registerEntryKind(relationalDbPlugin);
 export const relationalDbEntry = entryGetter(relationalDbPlugin);
 
 export { RelationalDbEntry, RELATIONAL_DB_ENTRY_TYPE } from './entry.js';
-export { relationalDbSchema, databaseSchema, sqlLoggerSchema, DEFAULT_PARAMS, type RelationalDbConfig, type DatabaseConfig, type SqlLoggerConfig } from './config.js';
+export { relationalDbSchema, databaseSchema, sqlLoggerSchema, DEFAULT_PARAMS, type RelationalDbConfig, type DatabaseConfig, type SqlLoggerConfig } from './schema.js';
 export { parseParams, KNOWN_PARAMS, type SessionOptions } from './params.js';
 export { inlineParameters } from './simple-protocol.js';
 export { MAINTENANCE_DATABASE } from './auto-create.js';

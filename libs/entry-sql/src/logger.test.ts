@@ -35,7 +35,7 @@ describe('the SQL logger', () => {
       await db.insertInto('person').values({ id: 1, name: 'param-value' }).execute();
       await failing(db);
     });
-    expect(log).toMatch(/\tINFO\tsql\t\[[\d.]+ms\] insert into "person" \("id", "name"\) values \(\$1, \$2\)\t\{.*"params":\[1,"param-value"\]/);
+    expect(log).toMatch(/\tINFO\tsql\t\[[\d.]+ms\] insert into "person" \("id", "name"\) values \(\$1, \$2\)\t\{.*"values":\[1,"param-value"\]/);
     expect(log).toMatch(/\tERROR\tsql\t\[[\d.]+ms\] insert into "person" .*: duplicate key value violates unique constraint "person_pkey"\t.*"code":"23505"/);
   });
 
@@ -80,7 +80,7 @@ describe('the SQL logger', () => {
       await db.selectFrom('person').select('name').where('id', '=', 5).execute();
     });
     const lines = log.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.find((l) => String(l['msg']).includes('select "name" from "person"'))).toMatchObject({ level: 'info', entryName: 'sql', params: [5] });
+    expect(lines.find((l) => String(l['msg']).includes('select "name" from "person"'))).toMatchObject({ level: 'info', entryName: 'sql', values: [5] });
   });
 
   it('logs record-not-found from takeFirstOrThrow unless ignoreRecordNotFoundError', async () => {
@@ -101,6 +101,6 @@ describe('the SQL logger', () => {
     await app.bootstrap();
     await sql`select ${'via-applog'}::text`.execute(relationalDbEntry(app, 'sql').db(name));
     await app.shutdown();
-    expect(await read('app.log')).toMatch(/\tINFO\tsql\t\[[\d.]+ms\] select \$1::text\t.*"params":\["via-applog"\]/);
+    expect(await read('app.log')).toMatch(/\tINFO\tsql\t\[[\d.]+ms\] select \$1::text\t.*"values":\["via-applog"\]/);
   });
 });

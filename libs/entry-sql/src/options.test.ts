@@ -6,7 +6,7 @@ import { relationalDbEntry } from './index.js';
 import { adminQuery, uniqueDatabase } from './test-support/pg.js';
 import { relationalDbYaml } from './test-support/yaml.js';
 import { sqlHarness } from './test-support/harness.js';
-import { startPrivatePostgres, type PrivatePostgres } from './test-support/private-postgres.js';
+import { startPrivatePostgres, type PrivatePostgres } from '@svcboot/testkit';
 
 const { setup } = sqlHarness();
 

@@ -1,4 +1,5 @@
 import type { ConnectionOptions } from 'node:tls';
+import { parseParams as parseParamItems, type ConnectorParam } from '@svcboot/entry-core';
 
 /** What `database[].params` become on a pg client. */
 export interface SessionOptions {
@@ -20,35 +21,32 @@ const SESSION_SETTINGS: Readonly<Record<string, string>> = {
 
 export const KNOWN_PARAMS = ['sslmode', 'TimeZone', 'application_name', 'search_path', 'statement_timeout'] as const;
 
+/** Why PostgreSQL's connector cannot take one param (keys are case-insensitive), or undefined. */
+export function checkParam(p: ConnectorParam): string | undefined {
+  const lower = p.key.toLowerCase();
+  if (lower === 'sslmode') {
+    return (SSL_MODES as readonly string[]).includes(p.value) ? undefined : `param "${p.item}": sslmode must be one of ${SSL_MODES.join(', ')}`;
+  }
+  if (lower === 'application_name') return undefined;
+  if (SESSION_SETTINGS[lower] !== undefined) return p.value === '' ? `param "${p.item}" has no value` : undefined;
+  return `unknown param "${p.key}" in "${p.item}"; known params: ${KNOWN_PARAMS.join(', ')}`;
+}
+
 /**
- * Parses `key=value` params (keys are case-insensitive; empty items are skipped) into pg client
- * options. Unknown keys and bad values throw an Error naming the param.
+ * `key=value` params (entry-core's parser; empty items skipped) into pg client options. Unknown
+ * keys and bad values throw an Error naming the param (the schema reports them first).
  */
 export function parseParams(params: readonly string[]): SessionOptions {
   let sslmode: SslMode = 'disable';
   let applicationName: string | undefined;
   const settings: string[] = [];
-  for (const raw of params) {
-    const item = raw.trim();
-    if (item === '') continue;
-    const eq = item.indexOf('=');
-    if (eq <= 0) throw new Error(`param "${item}" is not key=value`);
-    const key = item.slice(0, eq).trim();
-    const value = item.slice(eq + 1).trim();
-    const lower = key.toLowerCase();
-    if (lower === 'sslmode') {
-      if (!(SSL_MODES as readonly string[]).includes(value)) {
-        throw new Error(`param "${item}": sslmode must be one of ${SSL_MODES.join(', ')}`);
-      }
-      sslmode = value as SslMode;
-    } else if (lower === 'application_name') {
-      applicationName = value;
-    } else if (SESSION_SETTINGS[lower] !== undefined) {
-      if (value === '') throw new Error(`param "${item}" has no value`);
-      settings.push(`-c ${SESSION_SETTINGS[lower]}=${escapeOption(value)}`);
-    } else {
-      throw new Error(`unknown param "${key}" in "${item}"; known params: ${KNOWN_PARAMS.join(', ')}`);
-    }
+  for (const p of parseParamItems(params)) {
+    const problem = checkParam(p);
+    if (problem) throw new Error(problem);
+    const lower = p.key.toLowerCase();
+    if (lower === 'sslmode') sslmode = p.value as SslMode;
+    else if (lower === 'application_name') applicationName = p.value;
+    else settings.push(`-c ${SESSION_SETTINGS[lower]}=${escapeOption(p.value)}`);
   }
   return { ssl: sslOptions(sslmode), options: settings.length ? settings.join(' ') : undefined, applicationName };
 }

@@ -7,7 +7,9 @@ export const USAGE = `svc: tooling for svcboot services
 
   svc install <tool>...   install protobuf and Go tooling into .svc/bin (svc install help)
   svc pb vendor           copy the googleapis protos into third-party/googleapis
-  svc pb gen              generate TypeScript from protos and write the OpenAPI document
+  svc pb gen              generate TypeScript from protos and write the OpenAPI documents
+  svc pb build            compile protos into a descriptor set (protos.descriptorSets)
+  svc pb openapi          write the OpenAPI documents of boot.yaml's grpc entries
   svc pb lint             lint protos with buf
   svc new <name>          scaffold a service (--with grpc,httpserver,kvstore,cache,relationaldb,columnardb)
 

@@ -7,3 +7,7 @@ export { HttpLoad, drainViolations, summarizeOutcomes, type HttpLoadOptions, typ
 export { consoleRecordTexts } from './records.js';
 export { sigtermAndAskReadiness } from './drain.js';
 export { sigtermUnderKeepAliveLoad, type KeepAliveOutcome, type SigtermLoadResult } from './sigterm-load.js';
+// Backend harnesses: servers of their own on free ports, for tests that stop, restart or reconfigure them.
+export { startPrivatePostgres, type PrivatePostgres } from './postgres.js';
+export { redisCli, freeRedisPort, startRedis, startCluster, startSentinelGroup, type RedisProcess, type RedisClusterProcesses, type SentinelGroupProcesses } from './redis.js';
+export { PrivateClickHouse } from './clickhouse.js';

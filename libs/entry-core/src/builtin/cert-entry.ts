@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
 import { entryBaseShape } from '../schema.js';
+import type { CertBundle } from './cert-bundle.js';
 
 export const certEntrySchema = z.strictObject({
   ...entryBaseShape,
@@ -11,16 +12,13 @@ export const certEntrySchema = z.strictObject({
 });
 export type CertEntryConfig = z.output<typeof certEntrySchema>;
 
-/** PEM material read from a `cert:` entry's files. */
-export interface CertBundle {
-  ca?: Buffer;
-  cert?: Buffer;
-  key?: Buffer;
-}
+export type { CertBundle } from './cert-bundle.js';
+
+export const CERT_ENTRY_TYPE = 'CertEntry';
 
 /** `cert:` — CA, certificate and key files that TLS options of other entries name in `certEntry`. */
 export class CertEntry implements Entry {
-  readonly type = 'CertEntry';
+  readonly type = CERT_ENTRY_TYPE;
   readonly bundle: CertBundle;
 
   constructor(
@@ -54,7 +52,7 @@ export class CertEntry implements Entry {
 export const certPlugin: EntryPlugin<CertEntryConfig, CertEntry> = {
   key: 'cert',
   packageName: '@svcboot/entry-core',
-  entryType: 'CertEntry',
+  entryType: CERT_ENTRY_TYPE,
   phase: Phase.Builtin,
   schema: certEntrySchema,
   create: (config, ctx) => new CertEntry(config.name, config.description, config, ctx.configPath),

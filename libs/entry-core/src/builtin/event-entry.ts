@@ -10,9 +10,11 @@ export const eventEntrySchema = z.strictObject({
 });
 export type EventEntryConfig = z.output<typeof eventEntrySchema>;
 
+export const EVENT_ENTRY_TYPE = 'EventEntry';
+
 /** `event:` — where records go, for entries that name it in `eventEntry`. */
 export class EventEntry implements Entry {
-  readonly type = 'EventEntry';
+  readonly type = EVENT_ENTRY_TYPE;
   constructor(
     readonly name: string,
     readonly description: string,
@@ -25,7 +27,7 @@ export class EventEntry implements Entry {
 export const eventPlugin: EntryPlugin<EventEntryConfig, EventEntry> = {
   key: 'event',
   packageName: '@svcboot/entry-core',
-  entryType: 'EventEntry',
+  entryType: EVENT_ENTRY_TYPE,
   phase: Phase.Builtin,
   schema: eventEntrySchema,
   create: (config, ctx) =>

@@ -11,9 +11,11 @@ export const loggerEntrySchema = z.strictObject({
 });
 export type LoggerEntryConfig = z.output<typeof loggerEntrySchema>;
 
+export const LOGGER_ENTRY_TYPE = 'LoggerEntry';
+
 /** `logger:` — an app logger other entries name in `loggerEntry` / `logger.entry`. */
 export class LoggerEntry implements Entry {
-  readonly type = 'LoggerEntry';
+  readonly type = LOGGER_ENTRY_TYPE;
   constructor(
     readonly name: string,
     readonly description: string,
@@ -26,7 +28,7 @@ export class LoggerEntry implements Entry {
 export const loggerPlugin: EntryPlugin<LoggerEntryConfig, LoggerEntry> = {
   key: 'logger',
   packageName: '@svcboot/entry-core',
-  entryType: 'LoggerEntry',
+  entryType: LOGGER_ENTRY_TYPE,
   phase: Phase.Builtin,
   schema: loggerEntrySchema,
   create: (config, ctx) =>

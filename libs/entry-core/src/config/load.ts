@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import type { BaseEntryConfig, Entry, EntryPlugin } from '../entry.js';
-import { KNOWN_PACKAGES, type PluginRegistry } from '../registry.js';
+import type { PluginRegistry } from '../registry.js';
+import type { InstalledKind } from './installed-kinds.js';
 import { currentDomain } from '../info.js';
 import { formatPath, type DocPath } from './config-path.js';
 import { interpolate } from './interpolate.js';
@@ -19,6 +20,11 @@ export interface LoadConfigInput {
   argv: readonly string[];
   env: Readonly<Record<string, string | undefined>>;
   registry: PluginRegistry;
+  /**
+   * The kinds installed but maybe not registered, by key, for the "import this package" hint.
+   * Called only when a top-level key is unknown (it may read the disk).
+   */
+  installedKinds?: () => ReadonlyMap<string, InstalledKind>;
   /** Defaults for the `app` section (from the app's package.json). */
   appDefaults: { name: string; version: string; description: string };
 }
@@ -90,7 +96,7 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
     if (key === 'app') continue;
     const plugin = input.registry.get(key);
     if (!plugin) {
-      issues.push({ path: key, message: unknownKeyMessage(key, input.registry), ...source.keyPosition([key]) });
+      issues.push({ path: key, message: unknownKeyMessage(key, input), ...source.keyPosition([key]) });
       continue;
     }
     presentKeys.add(key);
@@ -112,7 +118,7 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
 
   // 2. --set / SVC_SET overrides, on every item of that name (whatever its domain).
   const app = isMap(root['app']) ? structuredClone(root['app']) : root['app'] === undefined || root['app'] === null ? {} : root['app'];
-  for (const o of overrides) applyOverride(o, items, app, input.registry, issues);
+  for (const o of overrides) applyOverride(o, items, app, input, issues);
 
   // 3. Domain selection: per kind and name, the item whose domain is $DOMAIN wins over `*` or empty.
   const domain = currentDomain(input.env);
@@ -182,14 +188,26 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
   return { file: input.file, app: appInfo, drainDelayMs, entries, secrets };
 }
 
-function unknownKeyMessage(key: string, registry: PluginRegistry): string {
-  const pkg = KNOWN_PACKAGES[key];
-  if (pkg) return `unknown top-level key "${key}": no imported package registers it; install ${pkg} and add \`import '${pkg}';\` to your app`;
-  const candidates = new Set([...registry.keys(), ...Object.keys(KNOWN_PACKAGES), 'app']);
-  return `unknown top-level key "${key}"${didYouMean(key, candidates)} (known: ${[...candidates].sort().join(', ')})`;
+type KindSources = Pick<LoadConfigInput, 'registry' | 'installedKinds'>;
+
+function unknownKeyMessage(key: string, sources: KindSources): string {
+  const installed = sources.installedKinds?.() ?? new Map<string, InstalledKind>();
+  const pkg = installed.get(key)?.packageName;
+  if (pkg) {
+    return (
+      `unknown top-level key "${key}": ${pkg} provides it but is not registered; ` +
+      `add \`import '${pkg}';\` to your app, or pass its plugin in boot({ plugins: [...] })`
+    );
+  }
+  const candidates = new Set([...sources.registry.keys(), ...installed.keys(), 'app']);
+  return (
+    `unknown top-level key "${key}"${didYouMean(key, candidates)} (known: ${[...candidates].sort().join(', ')}); ` +
+    'a key from another package needs that package installed and imported'
+  );
 }
 
-function applyOverride(o: Override, items: RawItem[], app: unknown, registry: PluginRegistry, issues: ConfigIssue[]): void {
+function applyOverride(o: Override, items: RawItem[], app: unknown, sources: KindSources, issues: ConfigIssue[]): void {
+  const registry = sources.registry;
   const where = `${o.origin} ${o.key}`;
   try {
     if (o.entryName === undefined) {
@@ -197,7 +215,7 @@ function applyOverride(o: Override, items: RawItem[], app: unknown, registry: Pl
       return;
     }
     if (!registry.get(o.section)) {
-      issues.push({ path: where, message: unknownKeyMessage(o.section, registry) });
+      issues.push({ path: where, message: unknownKeyMessage(o.section, sources) });
       return;
     }
     const targets = items.filter((i) => i.key === o.section && i.name === o.entryName);

@@ -15,7 +15,7 @@ function sample(withError: boolean): Event {
 }
 
 describe('event records', () => {
-  it('console encoding parses back into exactly the SPEC.md key order', () => {
+  it('console encoding parses back into exactly the record key order (ARCHITECTURE.md §5.1)', () => {
     const keys = parseConsoleRecord(encodeConsole(sample(false), scope)).map(([k]) => k);
     expect(keys).toEqual(RECORD_KEYS.filter((k) => k !== 'error'));
   });

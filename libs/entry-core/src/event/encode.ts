@@ -24,7 +24,7 @@ export function makeScope(timezone: string, app: Record<string, string>, env: Re
 
 export const SEPARATOR = '-'.repeat(72);
 
-/** The order of keys in a record, SPEC.md 2.10 (`error` only when there is one). */
+/** The order of keys in a record, ARCHITECTURE.md §5.1 (`error` only when there is one). */
 export const RECORD_KEYS = [
   'endTime',
   'startTime',

@@ -1,4 +1,4 @@
-/** One call's or one bootstrap's record (SPEC.md 2.10). Handlers add pairs, counters and timers to it. */
+/** One call's or one bootstrap's record (ARCHITECTURE.md §5.1). Handlers add pairs, counters and timers to it. */
 export class Event {
   eventId = '';
   requestId = '';

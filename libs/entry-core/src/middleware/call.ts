@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Event, EventHandle } from '../event/event.js';
 
-/** What a transport tells the middleware about one call. Keys follow SPEC.md 2.10's API-call payloads. */
+/** What a transport tells the middleware about one call. Its keys are the record's payload keys (ARCHITECTURE.md §5.1). */
 export interface CallInfo {
   /** `/api.v1.Greeter/Hello` for gRPC, `GET /v1/get` for plain HTTP. */
   operation: string;

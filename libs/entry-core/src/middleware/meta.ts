@@ -2,7 +2,7 @@ import type { AppInfo, EnvInfo } from '../info.js';
 import { isoWithOffset } from '../time.js';
 import type { CallContext, CallMiddleware } from './call.js';
 
-/** Response headers of SPEC.md 4.1. */
+/** The response headers of ARCHITECTURE.md §5.2. */
 export const META_HEADERS = {
   requestId: 'X-Request-Id',
   domain: 'X-Svc-App-Domain',

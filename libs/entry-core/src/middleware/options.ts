@@ -6,6 +6,7 @@ import { CallChain, type CallMiddleware } from './call.js';
 import { LoggingMiddleware } from './logging.js';
 import { MetaMiddleware } from './meta.js';
 import { PromMiddleware } from './prom.js';
+import { basicTransport, type CallTransport } from './transport.js';
 
 const toggle = z.strictObject({ enabled: z.boolean().default(false) }).prefault({});
 
@@ -28,12 +29,17 @@ export const promEndpointSchema = z
   .prefault({});
 export type PromEndpointConfig = z.output<typeof promEndpointSchema>;
 
-/** Builds an entry's chain, in the order meta → prom → logging (their `after`s run in reverse). */
+/**
+ * Builds an entry's chain, in the order meta → prom → logging (their `after`s run in reverse).
+ * `transport` adds the transport's record payloads and metric families (default: the basic
+ * payloads, no families of its own).
+ */
 export function buildCallChain(
   config: MiddlewareConfig,
   ctx: EntryContext,
-  options: { entryName: string; entryType: string; registry: Registry; grpc: boolean },
+  options: { entryName: string; entryType: string; registry: Registry; transport?: CallTransport },
 ): CallChain {
+  const transport = options.transport ?? basicTransport;
   const list: CallMiddleware[] = [];
   if (config.meta.enabled) list.push(new MetaMiddleware(ctx.app, ctx.env));
   if (config.prom.enabled) {
@@ -44,10 +50,10 @@ export function buildCallChain(
         entryType: options.entryType,
         domain: ctx.env.domain,
         instance: os.hostname(),
-        grpcFamilies: options.grpc,
+        ...(transport.metrics ? { transport: transport.metrics(options.registry) } : {}),
       }),
     );
   }
-  if (config.logging.enabled) list.push(new LoggingMiddleware(ctx.events, { grpc: options.grpc }));
+  if (config.logging.enabled) list.push(new LoggingMiddleware(ctx.events, transport.payloads));
   return new CallChain(list);
 }

@@ -1,9 +1,11 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { Metadata, type MethodDefinition, type ServerInterceptor } from '@grpc/grpc-js';
 import { CallContext, type CallChain, type CallInfo } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { grpcTypeOf, plainPeer } from '../call-info.js';
 import { codeName, httpStatusFromCode } from '../codes.js';
 import { attachContext } from '../interceptor.js';
@@ -21,6 +23,7 @@ import { UnresolvableAny, anyToJson, detailsFromMetadata, type TypeResolver } fr
 import type { HttpBinding } from './rules.js';
 import { compileTemplate, type PathTemplate } from './template.js';
 import { decodeGrpcTimeout } from './timeout.js';
+import { WsRequest, WsResponse } from './websocket.js';
 
 const OK: GatewayStatus = { code: 0, message: '' };
 
@@ -312,6 +315,49 @@ export class Gateway {
       }
     }
     return false;
+  }
+
+  /** Open WebSocket calls, closed (1001) by `closeWebSockets` at shutdown. */
+  private readonly sockets = new Set<WebSocket>();
+  private wss: WebSocketServer | undefined;
+
+  /**
+   * An HTTP/1.1 `Upgrade: websocket` request: when a bidi-streaming binding's template matches
+   * its path (whatever the binding's HTTP method), the connection becomes that call (see
+   * websocket.ts); false otherwise, the socket untouched.
+   */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    if (String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return false;
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const pathname = q < 0 ? url : url.slice(0, q);
+    const query = q < 0 ? '' : url.slice(q + 1);
+    for (const list of this.byMethod.values()) {
+      for (const route of list) {
+        const def = route.method.definition;
+        if (!def.requestStream || !def.responseStream) continue;
+        const values = route.template.match(pathname);
+        if (!values) continue;
+        this.wss ??= new WebSocketServer({ noServer: true, maxPayload: this.options.maxBodyBytes });
+        this.wss.handleUpgrade(req, socket, head, (ws) => {
+          this.sockets.add(ws);
+          ws.once('close', () => this.sockets.delete(ws));
+          // A protocol error (a frame over maxPayload, a bad frame): ws closes the connection
+          // itself (1009, 1002, ...), and the close cancels the call.
+          ws.on('error', () => undefined);
+          const wsReq = new WsRequest(req.headers, req.socket, url, ws);
+          const wsRes = new WsResponse(ws);
+          this.serve(route, values, pathname, query, wsReq as unknown as IncomingMessage, wsRes as unknown as ServerResponse);
+        });
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Closes open WebSocket calls with 1001 (going away). */
+  closeWebSockets(): void {
+    for (const ws of this.sockets) ws.close(1001, 'server shutting down');
   }
 
   /** The HTTP methods with a binding whose template matches `pathname` (for 501 / 405 answers). */

@@ -1,3 +1,2 @@
-// Test helpers, shared with packages that build on entry-kv (entry-cache): not part of the published API.
-export * from './redis-servers.js';
+// entry-kv's own test helpers (backend harnesses live in @svcboot/testkit): not exported.
 export * from './boot-with-logs.js';

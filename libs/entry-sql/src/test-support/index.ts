@@ -1,3 +1,2 @@
 // Test helpers for packages that test against PostgreSQL (not part of the published package).
-export { startPrivatePostgres, type PrivatePostgres } from './private-postgres.js';
 export { adminQuery, uniqueDatabase, databaseExists, dropDatabase, PG_ADDR } from './pg.js';

@@ -1,8 +1,8 @@
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { buildDescriptorSet } from './build.js';
 import { generateCode } from './gen.js';
-import { OPENAPI_WORKER, writeOpenApi, writeOpenApiHere } from './openapi.js';
+import { writeOpenApi } from './openapi.js';
 import { findProjectTool, runTool } from './tool-path.js';
 import { DEFAULT_VENDOR_DIR, GOOGLEAPIS_PACKAGE, GOOGLEAPIS_VERSION, vendorGoogleapis } from './vendor.js';
 
@@ -12,8 +12,14 @@ export const PB_USAGE = `svc pb vendor [--out DIR] [--version V]
 svc pb gen [--template buf.gen.yaml] [--runner auto|buf|protoc] [--skip-plugin NAME]... [--boot boot.yaml]
            [--openapi-out gen/openapi] [--no-openapi]
     Run buf.gen.yaml with buf (or the same plugins with protoc when buf is not installed; known remote
-    plugins become their local protoc-gen-*), then write <openapi-out>/<entry>.swagger.json for each
-    grpc entry of boot.yaml: the document that entry serves.
+    plugins become their local protoc-gen-*), then write the OpenAPI documents as \`svc pb openapi\` does.
+svc pb build [-o api.binpb] [--runner auto|buf|protoc]
+    Compile the workspace's protos, imports included, into one binary FileDescriptorSet (buf build -o, or
+    protoc --include_imports --descriptor_set_out): the file a grpc entry reads from protos.descriptorSets.
+svc pb openapi [--boot boot.yaml] [--out gen/openapi]
+    Write <out>/<entry>.swagger.json (OpenAPI 2.0) and <out>/<entry>.openapi.json (3.1) for each grpc
+    entry of boot.yaml: the documents that entry serves at <sw.path>swagger.json and openapi.json, built
+    from its protos by the project's @svcboot/entry-grpc, without starting anything.
 svc pb lint
     buf lint (buf from .svc/bin, node_modules/.bin or PATH).`;
 
@@ -44,10 +50,27 @@ export async function pbCommand(argv: readonly string[], out: (line: string) => 
       const used = await generateCode({ cwd, template: values.template, runner, skip: values['skip-plugin'], out });
       out(`generated code with ${used}`);
       if (!values['no-openapi']) {
-        const files = await writeOpenApi(cwd, values.boot, values['openapi-out']);
-        if (files.length === 0) out(`no enabled grpc entry in ${values.boot}: no OpenAPI document written`);
-        for (const f of files) out(`wrote ${path.relative(cwd, f)}`);
+        await openApiStep(cwd, values.boot, values['openapi-out'], out);
       }
+      return;
+    }
+    case 'build': {
+      const { values } = parseArgs({
+        args: [...rest],
+        options: { output: { type: 'string', short: 'o', default: 'api.binpb' }, runner: { type: 'string', default: 'auto' } },
+      });
+      const runner = values.runner;
+      if (runner !== 'auto' && runner !== 'buf' && runner !== 'protoc') throw new Error(`--runner must be auto, buf or protoc, not "${runner}"`);
+      const used = await buildDescriptorSet({ cwd, output: values.output, runner, out });
+      out(`wrote ${values.output} with ${used}; list it under protos.descriptorSets of the grpc entry`);
+      return;
+    }
+    case 'openapi': {
+      const { values } = parseArgs({
+        args: [...rest],
+        options: { boot: { type: 'string', default: 'boot.yaml' }, out: { type: 'string', default: path.join('gen', 'openapi') } },
+      });
+      await openApiStep(cwd, values.boot, values.out, out);
       return;
     }
     case 'lint': {
@@ -58,13 +81,6 @@ export async function pbCommand(argv: readonly string[], out: (line: string) => 
       out('buf lint: no problems');
       return;
     }
-    case OPENAPI_WORKER: {
-      const [projectDir, bootFile, outDir, resultFile] = rest;
-      if (!projectDir || !bootFile || !outDir || !resultFile) throw new Error(`${OPENAPI_WORKER}: expected <cwd> <boot> <outDir> <resultFile>`);
-      const files = await writeOpenApiHere(projectDir, bootFile, outDir);
-      await writeFile(resultFile, JSON.stringify(files));
-      return;
-    }
     case undefined:
     case 'help':
     case '--help':
@@ -73,4 +89,10 @@ export async function pbCommand(argv: readonly string[], out: (line: string) => 
     default:
       throw new Error(`unknown subcommand "${sub}"\n${PB_USAGE}`);
   }
+}
+
+async function openApiStep(cwd: string, bootFile: string, outDir: string, out: (line: string) => void): Promise<void> {
+  const files = await writeOpenApi(cwd, bootFile, outDir, (line) => process.stderr.write(`warning: ${line}\n`));
+  if (files.length === 0) out(`no enabled grpc entry in ${bootFile}: no OpenAPI document written`);
+  for (const f of files) out(`wrote ${path.relative(cwd, f)}`);
 }

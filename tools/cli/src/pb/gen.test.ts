@@ -95,8 +95,9 @@ test('the OpenAPI document svc pb gen writes is the one the running entry serves
   await rm(path.join(project, 'gen', 'openapi'), { recursive: true, force: true });
   const r = await svc(['pb', 'gen']);
   expect(r.stdout).toContain('wrote gen/openapi/greeter.swagger.json');
-  // The booted entry's own logs are not svc's output.
+  // Nothing is booted (no entry logs in svc's output); the OpenAPI 3.1 document is written beside.
   expect(r.stdout).not.toContain('Bootstrap grpc entry');
+  expect(r.stdout).toContain('wrote gen/openapi/greeter.openapi.json');
   const written = await readFile(path.join(project, 'gen', 'openapi', 'greeter.swagger.json'), 'utf8');
   expect(JSON.parse(written)).toMatchObject({ swagger: '2.0', info: { title: 'gen-fixture' }, paths: { '/v1/hello': { get: { operationId: 'Greeter_Hello' } } } });
 

@@ -18,7 +18,8 @@ export interface GenOptions {
 /** Plugins protoc has built in: they need no protoc-gen-* executable. */
 const PROTOC_BUILTINS = new Set(['cpp', 'csharp', 'java', 'kotlin', 'objc', 'php', 'pyi', 'python', 'ruby', 'rust', 'upb']);
 
-async function protoFiles(dir: string): Promise<string[]> {
+/** The .proto files under `dir` (hidden folders and node_modules left out), sorted. */
+export async function protoFiles(dir: string): Promise<string[]> {
   const found: string[] = [];
   const walk = async (d: string): Promise<void> => {
     for (const e of await readdir(d, { withFileTypes: true })) {

@@ -1,43 +1,53 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { isMap, isSeq, parseDocument } from 'yaml';
 
 /*
- * The OpenAPI document is made by @svcboot/entry-grpc itself, not by a copy of its generator:
- * the project's grpc entries are booted from its boot.yaml (on port 0, with nothing else of the
- * file), every service of their `protos.files` is added, and the document the entry built at
- * bootstrap is written out. So it is the document `/sw/swagger.json` serves, byte for byte.
- * The packages are resolved from the project, so its installed versions are the ones used.
+ * The OpenAPI documents are made by @svcboot/entry-grpc itself, not by a copy of its generator:
+ * its `buildOpenApiDocuments` loads the protos and gateway rules with the entry's own code and
+ * builds the documents a grpc entry builds at bootstrap (every service of `protos.files` added),
+ * from the descriptors alone: no server, no port, no child process. boot.yaml is read by
+ * entry-core's loader (`${VAR:-default}`, DOMAIN selection, defaults, the app's name and version
+ * from package.json) with only the grpc kind; the entries are created but never bootstrapped.
+ * Both packages are resolved from the project, so its installed versions are the ones used.
  */
+
+/** The part of @svcboot/entry-grpc's API used here (kept structural: the project's copy is loaded). */
+interface GrpcModule {
+  grpcPlugin: unknown;
+  GRPC_ENTRY_TYPE: string;
+  buildOpenApiDocuments?(input: {
+    protos: unknown;
+    gwMappingFiles: unknown;
+    generateUnboundMethods: unknown;
+    gwOption: unknown;
+    sw: unknown;
+    appName: string;
+    appVersion: string;
+    appDescription: string;
+    baseDir: string;
+    configPath: string;
+    warn(message: string): void;
+  }): Promise<{ v2: object; v3: object | undefined; v3Error?: string }>;
+}
 
 interface GrpcEntryLike {
   readonly type: string;
   readonly name: string;
-  readonly config: { protos: { files: string[]; includeDirs: string[] } };
-  addService(definition: unknown, implementation: Record<string, unknown>): unknown;
-  readonly openApiDocument: string;
+  readonly config: { protos: unknown; gwMappingFiles: unknown; generateUnboundMethods: unknown; gwOption: unknown; sw: unknown };
 }
 
 interface AppLike {
+  readonly info: { name: string; version: string; description: string };
   entries(): Array<{ readonly type: string; readonly name: string }>;
-  bootstrap(): Promise<void>;
-  shutdown(reason?: string): Promise<boolean>;
 }
 
 interface CoreModule {
-  boot(options: { configFile: string; configText: string; cwd: string; argv: string[]; env: Record<string, string | undefined> }): Promise<AppLike>;
+  boot(options: { configFile: string; configText: string; cwd: string; argv: string[]; env: Record<string, string | undefined>; plugins: unknown[] }): Promise<AppLike>;
 }
-
-interface ProtoLoaderModule {
-  loadSync(files: string[], options: { includeDirs: string[]; keepCase: boolean }): Record<string, unknown>;
-}
-
-const GRPC_ENTRY_TYPE = 'GrpcEntry';
 
 /** Resolves `specifier` as code in `from` would (honouring --conditions) and imports it. */
 async function importFrom<T>(specifier: string, from: string): Promise<{ module: T; resolved: string }> {
@@ -46,116 +56,103 @@ async function importFrom<T>(specifier: string, from: string): Promise<{ module:
 }
 
 /**
- * boot.yaml reduced to its `app`, `cert` and `grpc` sections, each grpc entry on port 0 and
- * logging to the default loggers, so booting it starts no connector and writes no log file.
+ * boot.yaml reduced to its `app` and `grpc` sections, without the entries' logger and event
+ * references: loading it needs no other kind installed and creates no logger or event output.
  */
 export function grpcOnlyConfig(text: string): string {
   const doc = parseDocument(text);
   if (!isMap(doc.contents)) throw new Error('boot.yaml is not a mapping');
   for (const item of [...doc.contents.items]) {
     const key = String((item.key as { value?: unknown } | null)?.value ?? item.key);
-    if (!['app', 'cert', 'grpc'].includes(key)) doc.delete(key);
+    if (!['app', 'grpc'].includes(key)) doc.delete(key);
   }
   const grpc = doc.get('grpc');
   if (!isSeq(grpc) || grpc.items.length === 0) return '';
   for (let i = 0; i < grpc.items.length; i++) {
-    doc.setIn(['grpc', i, 'port'], 0);
     doc.deleteIn(['grpc', i, 'loggerEntry']);
     doc.deleteIn(['grpc', i, 'eventEntry']);
+    // TLS material is read at bootstrap only and does not shape the documents.
+    doc.deleteIn(['grpc', i, 'tls']);
   }
   return doc.toString();
 }
 
-/** `{ entryName: document text }` for every enabled grpc entry of the project's boot.yaml. */
-export async function openApiDocuments(cwd: string, bootFile: string): Promise<Map<string, string>> {
+/** The documents of one grpc entry, as the JSON text the entry serves. */
+export interface EntryDocuments {
+  /** OpenAPI 2.0: what `<sw.path>swagger.json` serves. */
+  v2: string;
+  /** OpenAPI 3.1: what `<sw.path>openapi.json` serves; '' when it cannot be built. */
+  v3: string;
+}
+
+/** The documents of every enabled grpc entry of the project's boot.yaml, by entry name. */
+export async function openApiDocuments(cwd: string, bootFile: string, warn: (line: string) => void = () => {}): Promise<Map<string, EntryDocuments>> {
   const file = path.resolve(cwd, bootFile);
-  if (!existsSync(file)) throw new Error(`${bootFile} not found in ${cwd}: the OpenAPI document comes from its grpc entries (pass --boot, or --no-openapi)`);
+  if (!existsSync(file)) throw new Error(`${bootFile} not found in ${cwd}: the OpenAPI documents come from its grpc entries (pass --boot, or --no-openapi)`);
   const configText = grpcOnlyConfig(readFileSync(file, 'utf8'));
-  const docs = new Map<string, string>();
+  const docs = new Map<string, EntryDocuments>();
   if (!configText) return docs;
   const projectRef = path.join(cwd, 'package.json');
-  let grpc: { module: unknown; resolved: string };
+  let grpc: { module: GrpcModule; resolved: string };
   try {
-    grpc = await importFrom<unknown>('@svcboot/entry-grpc', projectRef);
+    grpc = await importFrom<GrpcModule>('@svcboot/entry-grpc', projectRef);
   } catch (err) {
     throw new Error(`cannot load @svcboot/entry-grpc from ${cwd} (${(err as Error).message.split('\n')[0]}); add it to the project's dependencies and run npm install`, { cause: err });
   }
-  // The registry the grpc kind registered in is the entry-core entry-grpc itself imports.
+  const build = grpc.module.buildOpenApiDocuments;
+  if (typeof build !== 'function') {
+    throw new Error(`@svcboot/entry-grpc at ${grpc.resolved} has no buildOpenApiDocuments; update it (npm install @svcboot/entry-grpc@latest) to write OpenAPI documents`);
+  }
+  // The entry-core entry-grpc itself imports: its plugin is written against that one.
   const core = (await importFrom<CoreModule>('@svcboot/entry-core', grpc.resolved)).module;
-  const loader = (await importFrom<ProtoLoaderModule>('@grpc/proto-loader', grpc.resolved)).module;
 
   const env: Record<string, string | undefined> = { ...process.env };
+  // Overrides may name sections this reduced file no longer has.
   delete env['SVC_SET'];
-  // entry-grpc reads proto paths relative to the working folder, as the running service does.
-  const previous = process.cwd();
-  process.chdir(cwd);
-  try {
-    const app = await core.boot({ configFile: file, configText, cwd, argv: [], env });
-    const entries = app.entries().filter((e): e is GrpcEntryLike => e.type === GRPC_ENTRY_TYPE);
-    for (const entry of entries) {
-      const { files, includeDirs } = entry.config.protos;
-      if (files.length === 0) continue;
-      // Absolute names: proto-loader looks relative names up in includeDirs first (and warns).
-      const definitions = loader.loadSync(
-        files.map((f) => path.resolve(cwd, f)),
-        { includeDirs: includeDirs.map((d) => path.resolve(cwd, d)), keepCase: true },
-      );
-      for (const value of Object.values(definitions)) {
-        // Message and enum definitions carry `format`; services are maps of method definitions.
-        if (value && typeof value === 'object' && !('format' in value)) entry.addService(value, {});
-      }
-    }
-    try {
-      await app.bootstrap();
-      for (const entry of entries) docs.set(entry.name, entry.openApiDocument);
-    } finally {
-      await app.shutdown('svc pb gen');
-    }
-  } finally {
-    process.chdir(previous);
+  const app = await core.boot({ configFile: file, configText, cwd, argv: [], env, plugins: [grpc.module.grpcPlugin] });
+  const entries = app.entries().filter((e): e is GrpcEntryLike => e.type === grpc.module.GRPC_ENTRY_TYPE);
+  for (const entry of entries) {
+    const c = entry.config;
+    const built = await build({
+      protos: c.protos,
+      gwMappingFiles: c.gwMappingFiles,
+      generateUnboundMethods: c.generateUnboundMethods,
+      gwOption: c.gwOption,
+      sw: c.sw,
+      appName: app.info.name,
+      appVersion: app.info.version,
+      appDescription: app.info.description,
+      // The running service reads these paths relative to its working folder: the project's.
+      baseDir: cwd,
+      configPath: `grpc[${entry.name}]`,
+      warn,
+    });
+    if (built.v3Error) warn(`grpc[${entry.name}].sw: no OpenAPI 3.1 document: ${built.v3Error}`);
+    // The entry serves JSON.stringify(document, null, 2): the files are the same bytes.
+    docs.set(entry.name, { v2: JSON.stringify(built.v2, null, 2), v3: built.v3 ? JSON.stringify(built.v3, null, 2) : '' });
   }
   return docs;
 }
 
-/** Writes `<outDir>/<entry>.swagger.json` for each grpc entry, in this process; returns the files. */
-export async function writeOpenApiHere(cwd: string, bootFile: string, outDir: string): Promise<string[]> {
-  const docs = await openApiDocuments(cwd, bootFile);
+/**
+ * Writes `<outDir>/<entry>.swagger.json` (OpenAPI 2.0) and `<outDir>/<entry>.openapi.json`
+ * (OpenAPI 3.1, when it can be built) for each grpc entry; returns the files written.
+ */
+export async function writeOpenApi(cwd: string, bootFile: string, outDir: string, warn: (line: string) => void = () => {}): Promise<string[]> {
+  const docs = await openApiDocuments(cwd, bootFile, warn);
   const written: string[] = [];
   if (docs.size === 0) return written;
   const dir = path.resolve(cwd, outDir);
   await mkdir(dir, { recursive: true });
-  for (const [name, text] of docs) {
-    const f = path.join(dir, `${name}.swagger.json`);
-    await writeFile(f, text);
-    written.push(f);
+  for (const [name, { v2, v3 }] of docs) {
+    const f2 = path.join(dir, `${name}.swagger.json`);
+    await writeFile(f2, v2);
+    written.push(f2);
+    if (v3) {
+      const f3 = path.join(dir, `${name}.openapi.json`);
+      await writeFile(f3, v3);
+      written.push(f3);
+    }
   }
   return written;
-}
-
-/** The hidden subcommand the worker runs: `svc pb __openapi <cwd> <boot> <outDir> <resultFile>`. */
-export const OPENAPI_WORKER = '__openapi';
-
-/**
- * Writes the documents from a child process: booting the entries logs to stdout (as the service
- * would), which is not svc's output, and the child's working folder can be the project's.
- * The child is this same program with the same Node flags (so `--conditions` and loaders hold).
- */
-export async function writeOpenApi(cwd: string, bootFile: string, outDir: string): Promise<string[]> {
-  const self = fileURLToPath(import.meta.url);
-  const bin = path.join(path.dirname(self), '..', `bin${path.extname(self)}`);
-  const tmp = await mkdtemp(path.join(os.tmpdir(), 'svc-openapi-'));
-  const resultFile = path.join(tmp, 'result.json');
-  try {
-    const stderr = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, [...process.execArgv, bin, 'pb', OPENAPI_WORKER, cwd, bootFile, outDir, resultFile], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
-      let err = '';
-      child.stderr.on('data', (b: Buffer) => (err += b.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => (code === 0 ? resolve(err) : reject(new Error(err.trim() || `the OpenAPI worker exited with ${code}`))));
-    });
-    if (stderr.trim()) process.stderr.write(stderr);
-    return JSON.parse(await readFile(resultFile, 'utf8')) as string[];
-  } finally {
-    await rm(tmp, { recursive: true, force: true });
-  }
 }

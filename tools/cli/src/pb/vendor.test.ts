@@ -14,7 +14,7 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-test('vendors the six googleapis protos of SPEC 2.2 from npm, and nothing else', async () => {
+test('vendors the six googleapis protos a gateway-annotated service imports, from npm, and nothing else', async () => {
   const out = path.join(root, 'third-party', 'googleapis');
   const written = await vendorGoogleapis(out);
   expect(written).toEqual(GOOGLEAPIS_FILES.map((f) => path.join(out, f)));

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
-/** The googleapis files a gateway-annotated service imports (SPEC.md 2.2). */
+/** The googleapis files a gateway-annotated service imports (google/api annotations, http, httpbody; google/rpc code, status, error_details). */
 export const GOOGLEAPIS_FILES = [
   'google/api/annotations.proto',
   'google/api/http.proto',

@@ -4,9 +4,12 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { vendorGoogleapis } from '../pb/vendor.js';
 import * as t from './templates.js';
+import { findCheckout, packFromCheckout } from './workspace-packs.js';
 
 export const NEW_USAGE = `svc new <name> [--with grpc,httpserver,kvstore,cache,relationaldb,columnardb] [--dir PARENT]
-               [--svcboot-version RANGE] [--svcboot-tarballs DIR] [--no-vendor]`;
+               [--svcboot-version RANGE] [--svcboot-tarballs DIR] [--no-vendor]
+  From a svcboot checkout, the @svcboot packages are packed into the service's vendor/ folder;
+  --svcboot-version takes them from a registry instead.`;
 
 export interface NewOptions {
   name: string;
@@ -17,6 +20,9 @@ export interface NewOptions {
   svcbootVersion: string;
   /** A folder of `npm pack` tarballs (svcboot-entry-core-0.1.0.tgz …) to depend on instead. */
   tarballs: string | undefined;
+  /** A svcboot checkout to pack the @svcboot packages from, into the service's vendor/ (instead of the two above). */
+  checkout?: string | undefined;
+  /** Write third-party/googleapis. */
   vendor: boolean;
 }
 
@@ -28,7 +34,17 @@ export function parseFeatures(text: string): t.Feature[] {
   return t.FEATURES.filter((f) => names.includes(f));
 }
 
-function specFor(o: NewOptions): (pkg: string) => string {
+/** The folder, inside the service, of the @svcboot tarballs packed from a checkout. */
+export const VENDOR_DIR = 'vendor';
+
+function specFor(o: NewOptions, packed: ReadonlyMap<string, string> | undefined): (pkg: string) => string {
+  if (packed) {
+    return (pkg) => {
+      const file = packed.get(pkg);
+      if (!file) throw new Error(`${pkg} was not packed into ${VENDOR_DIR}/`);
+      return `file:${VENDOR_DIR}/${file}`;
+    };
+  }
   if (!o.tarballs) return () => o.svcbootVersion;
   const dir = path.resolve(o.tarballs);
   const files = readdirSync(dir).filter((f) => f.endsWith('.tgz'));
@@ -40,16 +56,65 @@ function specFor(o: NewOptions): (pkg: string) => string {
   };
 }
 
-/** The relative path and text of every file of the new service. */
-export function scaffoldFiles(o: NewOptions): Array<[string, string]> {
-  const input: t.ScaffoldInput = { name: o.name, features: o.features, svcbootSpec: specFor(o) };
+/** The @svcboot packages the service's package.json names. */
+export function svcbootPackages(o: Pick<NewOptions, 'name' | 'features'>): string[] {
+  const names = new Set<string>();
+  t.packageJson({
+    name: o.name,
+    features: o.features,
+    svcbootSpec: (pkg) => {
+      names.add(pkg);
+      return '*';
+    },
+  });
+  return [...names];
+}
+
+/**
+ * package.json with every @svcboot package that comes from a file (a tarball) pinned to that
+ * file for the whole tree: `overrides` makes the libs' own dependencies (entry-grpc's
+ * `@svcboot/entry-core: *`) resolve to the root's tarball instead of a registry. `packed`
+ * packages that the template did not name (a dependency of one it did) become dependencies.
+ */
+export function pinLocalSvcboot(text: string, packed: ReadonlyMap<string, string> | undefined): string {
+  const pkg = JSON.parse(text) as { dependencies: Record<string, string>; devDependencies: Record<string, string>; overrides?: Record<string, string> };
+  for (const [name, file] of packed ?? []) {
+    if (!pkg.dependencies[name] && !pkg.devDependencies[name]) pkg.dependencies[name] = `file:${VENDOR_DIR}/${file}`;
+  }
+  pkg.dependencies = Object.fromEntries(Object.entries(pkg.dependencies).sort(([a], [b]) => a.localeCompare(b)));
+  const local = Object.keys(pkg.dependencies).filter((n) => n.startsWith('@svcboot/') && pkg.dependencies[n]!.startsWith('file:'));
+  if (local.length === 0) return text;
+  pkg.overrides = { ...pkg.overrides, ...Object.fromEntries(local.map((n) => [n, `$${n}`])) };
+  return `${JSON.stringify(pkg, null, 2)}\n`;
+}
+
+/** The README's section on vendor/, for a service made from a checkout. */
+function vendorReadme(packed: ReadonlyMap<string, string>): string {
+  return `
+## vendor/
+
+The @svcboot packages are not on the npm registry: \`svc new\` packed them from the svcboot
+checkout it ran from into \`vendor/\`, and package.json depends on these files; its
+\`overrides\` make the libs' own @svcboot dependencies use them too.
+
+${[...packed.values()].map((f) => `- \`vendor/${f}\``).join('\n')}
+
+Keep \`vendor/\` with the sources. To take newer ones, replace the tarballs (\`npm
+pack\` in the checkout's libs), delete \`package-lock.json\` and \`node_modules\`, and run
+\`npm install\`.
+`;
+}
+
+/** The relative path and text of every file of the new service; `packed`: the tarballs in vendor/, by package. */
+export function scaffoldFiles(o: NewOptions, packed?: ReadonlyMap<string, string>): Array<[string, string]> {
+  const input: t.ScaffoldInput = { name: o.name, features: o.features, svcbootSpec: specFor(o, packed) };
   const files: Array<[string, string]> = [
-    ['package.json', t.packageJson(input)],
+    ['package.json', pinLocalSvcboot(t.packageJson(input), packed)],
     ['tsconfig.json', t.TSCONFIG],
     ['tsconfig.build.json', t.TSCONFIG_BUILD],
     ['boot.yaml', t.bootYaml(input)],
     ['src/main.ts', t.mainTs(input)],
-    ['README.md', t.readme(input)],
+    ['README.md', t.readme(input) + (packed ? vendorReadme(packed) : '')],
     ['.gitignore', t.GITIGNORE],
   ];
   if (o.features.includes('grpc') || o.features.includes('httpserver')) files.push(['src/main.test.ts', t.mainTestTs(input)]);
@@ -59,15 +124,25 @@ export function scaffoldFiles(o: NewOptions): Array<[string, string]> {
   return files;
 }
 
-/** Writes the service into a staging folder and renames it into place when complete. */
-export async function scaffold(o: NewOptions): Promise<string> {
+/**
+ * Writes the service into a staging folder and renames it into place when complete. With
+ * `checkout`, first builds (what is not built yet) and packs the @svcboot packages into vendor/.
+ */
+export async function scaffold(o: NewOptions, log: (line: string) => void = () => {}): Promise<string> {
   if (!/^[a-z0-9][a-z0-9._-]*$/.test(o.name)) throw new Error(`"${o.name}" is not a valid package name: use lower-case letters, digits, ".", "_" and "-"`);
   const target = path.resolve(o.parent, o.name);
   if (existsSync(target) && (await readdir(target)).length > 0) throw new Error(`${target} exists and is not empty; choose another name or --dir`);
-  const files = scaffoldFiles(o);
   await mkdir(path.dirname(target), { recursive: true });
   const staging = await mkdtemp(path.join(path.dirname(target), `.svc-new-${o.name}-`));
   try {
+    let packed: Map<string, string> | undefined;
+    if (o.checkout) {
+      const wanted = svcbootPackages(o);
+      log(`packing ${wanted.join(', ')} from ${o.checkout} into ${VENDOR_DIR}/ (not on the npm registry)`);
+      await mkdir(path.join(staging, VENDOR_DIR));
+      packed = await packFromCheckout(o.checkout, wanted, path.join(staging, VENDOR_DIR), log);
+    }
+    const files = scaffoldFiles(o, packed);
     for (const [rel, text] of files) {
       const f = path.join(staging, rel);
       await mkdir(path.dirname(f), { recursive: true });
@@ -90,7 +165,7 @@ export async function newCommand(argv: readonly string[], out: (line: string) =>
     options: {
       with: { type: 'string', default: 'grpc' },
       dir: { type: 'string', default: '.' },
-      'svcboot-version': { type: 'string', default: '^0.1.0' },
+      'svcboot-version': { type: 'string' },
       'svcboot-tarballs': { type: 'string' },
       'no-vendor': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -102,15 +177,25 @@ export async function newCommand(argv: readonly string[], out: (line: string) =>
   }
   const [name, ...extra] = positionals;
   if (!name || extra.length) throw new Error(`expected one name\n${NEW_USAGE}`);
-  const target = await scaffold({
-    name,
-    features: parseFeatures(values.with),
-    parent: values.dir,
-    svcbootVersion: values['svcboot-version'],
-    tarballs: values['svcboot-tarballs'],
-    vendor: !values['no-vendor'],
-  });
-  const rel = path.relative(process.cwd(), target) || '.';
-  out(`created ${rel}`);
-  out(`next:\n  cd ${rel}\n  npm install\n  npm run build\n  npm start`);
+  const tarballs = values['svcboot-tarballs'];
+  const version = values['svcboot-version'];
+  if (tarballs && version) throw new Error('--svcboot-tarballs and --svcboot-version exclude each other: choose one source of the @svcboot packages');
+  // From a checkout the packages are packed (they are not on the npm registry); an installed CLI takes them from the registry.
+  const checkout = tarballs || version ? undefined : findCheckout();
+  const target = await scaffold(
+    {
+      name,
+      features: parseFeatures(values.with),
+      parent: values.dir,
+      svcbootVersion: version ?? '^0.1.0',
+      tarballs,
+      checkout,
+      vendor: !values['no-vendor'],
+    },
+    out,
+  );
+  const rel = path.relative(process.cwd(), target);
+  const where = rel === '' ? '.' : rel.startsWith('..') ? target : rel;
+  out(`created ${where}`);
+  out(`next:\n  cd ${where}\n  npm install\n  npm start           # builds (tsc), then boots; Ctrl-C stops it`);
 }

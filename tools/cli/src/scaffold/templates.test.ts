@@ -62,7 +62,12 @@ test('the files follow the chosen kinds', () => {
   const grpc = new Map(scaffoldFiles({ ...opts, features: ['grpc'] }));
   expect(grpc.get('api/v1/greeter.proto')).toMatch(/package api\.v1;[\s\S]*service Greeter \{\s*rpc Hello \(HelloRequest\) returns \(HelloResponse\)[\s\S]*message HelloRequest \{\}[\s\S]*string message = 1;/);
   expect(grpc.get('api/v1/gw_mapping.yaml')).toBe('type: google.api.Service\nconfig_version: 3\n\nhttp:\n  rules:\n    - selector: api.v1.Greeter.Hello\n      get: /v1/hello\n');
-  expect(grpc.get('README.md')).toContain('npm install\nnpm run build\nnpm start');
+  expect(grpc.get('README.md')).toContain('npm install\nnpm start            # builds (tsc)');
+  const scripts = (JSON.parse(grpc.get('package.json')!) as { scripts: Record<string, string> }).scripts;
+  expect(scripts['prestart']).toBe('tsc -p tsconfig.build.json');
+  expect(scripts['test']).toBe('tsc -p tsconfig.json && node --test dist/main.test.js');
+  expect(Object.keys(JSON.parse(grpc.get('package.json')!).devDependencies)).toEqual(['@svcboot/cli', '@types/node', 'typescript']);
+  expect(JSON.parse(kv.get('package.json')!).scripts.test).toBeUndefined();
 });
 
 test('--with parsing', () => {

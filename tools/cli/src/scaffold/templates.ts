@@ -3,7 +3,12 @@
 export const FEATURES = ['grpc', 'httpserver', 'kvstore', 'cache', 'relationaldb', 'columnardb'] as const;
 export type Feature = (typeof FEATURES)[number];
 
-/** The svcboot package each boot.yaml key needs, and its typed getter. */
+/**
+ * The scaffold's catalogue: for each feature, the package whose code the templates write, its
+ * typed getter and a sample entry name. The boot.yaml key itself is the package's own
+ * (`svcboot.entryKey` in its package.json, checked by feature-packages.test.ts); entry-core keeps
+ * no such table.
+ */
 export const FEATURE_PACKAGES: Record<Feature, { pkg: string; getter: string; entryName: string }> = {
   grpc: { pkg: '@svcboot/entry-grpc', getter: 'grpcEntry', entryName: 'greeter' },
   httpserver: { pkg: '@svcboot/entry-http', getter: 'httpEntry', entryName: 'web' },
@@ -21,25 +26,28 @@ export interface ScaffoldInput {
 }
 
 const has = (i: ScaffoldInput, f: Feature): boolean => i.features.includes(f);
+/** src/main.test.ts is written: it calls Hello, served by gRPC or the HTTP server. */
+export const hasTest = (i: Pick<ScaffoldInput, 'features'>): boolean => i.features.includes('grpc') || i.features.includes('httpserver');
 
 export function packageJson(i: ScaffoldInput): string {
   const deps: Record<string, string> = { '@svcboot/entry-core': i.svcbootSpec('@svcboot/entry-core') };
   for (const f of i.features) deps[FEATURE_PACKAGES[f].pkg] = i.svcbootSpec(FEATURE_PACKAGES[f].pkg);
-  const devDeps: Record<string, string> = { '@types/node': '^20.19.0', typescript: '~5.9.3', vitest: '^3.2.4' };
+  // Light on purpose (a first npm install in seconds): tests run on node:test, and protoc-gen-es
+  // comes with `svc install` when the protos are generated.
+  const devDeps: Record<string, string> = { '@types/node': '^20.19.0', typescript: '~5.9.3' };
   if (has(i, 'grpc')) {
     deps['@grpc/grpc-js'] = '^1.14.0';
     deps['@grpc/proto-loader'] = '^0.8.0';
-    devDeps['@bufbuild/protobuf'] = '^2.10.0';
-    devDeps['@bufbuild/protoc-gen-es'] = '^2.10.0';
     devDeps['@svcboot/cli'] = i.svcbootSpec('@svcboot/cli');
   }
   const scripts: Record<string, string> = {
     build: 'tsc -p tsconfig.build.json',
+    prestart: 'tsc -p tsconfig.build.json',
     start: 'node dist/main.js',
-    // A service boots in a few seconds on a busy machine; vitest's 5 s default is too tight.
-    test: 'vitest run --testTimeout=60000',
     typecheck: 'tsc -p tsconfig.json --noEmit',
   };
+  // tsconfig.json compiles the test beside main.js; node:test runs it.
+  if (hasTest(i)) scripts['test'] = 'tsc -p tsconfig.json && node --test dist/main.test.js';
   if (has(i, 'grpc')) scripts['pb:gen'] = 'svc pb gen';
   const pkg = {
     name: i.name,
@@ -51,6 +59,10 @@ export function packageJson(i: ScaffoldInput): string {
     scripts,
     dependencies: sortKeys(deps),
     devDependencies: sortKeys(devDeps),
+    // npm 11 runs no dependency's install script unless allowed, and lists the ones it skipped.
+    // Under gRPC: protobufjs checks its CLI's versions, @scarf/scarf (swagger-ui-dist) reports
+    // the install. The service needs neither; denied here, npm 11 says nothing about them.
+    ...(has(i, 'grpc') ? { allowScripts: { '@scarf/scarf': false, protobufjs: false } } : {}),
   };
   return `${JSON.stringify(pkg, null, 2)}\n`;
 }
@@ -186,7 +198,7 @@ modules:
   - path: third-party/googleapis
 lint:
   use: [STANDARD]
-  # The layout of SPEC.md 2.2 (root api/, package api.v1, service Greeter) is kept on purpose.
+  # The demo's layout (root api/, package api.v1, service Greeter; ARCHITECTURE.md §7) is kept on purpose.
   except: [PACKAGE_DIRECTORY_MATCH, SERVICE_SUFFIX]
   ignore: [third-party/googleapis]
 `;
@@ -241,11 +253,15 @@ export function mainTs(i: ScaffoldInput): string {
 export function mainTestTs(i: ScaffoldInput): string {
   const grpc = has(i, 'grpc');
   const http = has(i, 'httpserver');
-  return `import { spawn, type ChildProcess } from 'node:child_process';
+  return `import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { after, before, test } from 'node:test';
 ${grpc ? `import { credentials, loadPackageDefinition, type ServiceClientConstructor } from '@grpc/grpc-js';\nimport { loadSync } from '@grpc/proto-loader';\n` : ''}
-// Starts the built service (npm run build first) on free ports and calls its Hello.
+// Starts the built service on free ports and calls its Hello (npm test compiles it first).
+
+// A service boots in a few seconds on a busy machine.
+const timeout = 60_000;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -283,7 +299,7 @@ let service: ChildProcess | undefined;
 let output = '';
 const ports = { grpc: 0, http: 0 };
 
-beforeAll(async () => {
+before(async () => {
   ports.grpc = await freePort();
   ports.http = await freePort();
   service = spawn(process.execPath, ['dist/main.js'], {
@@ -294,13 +310,13 @@ beforeAll(async () => {
   service.stderr?.on('data', (b: Buffer) => (output += b.toString()));
 });
 
-afterAll(() => {
+after(() => {
   service?.kill('SIGTERM');
 });
 ${
   grpc
     ? `
-test('Hello over gRPC', async () => {
+test('Hello over gRPC', { timeout }, async () => {
   const pkg = loadPackageDefinition(loadSync('v1/greeter.proto', { includeDirs: ['api'], keepCase: true, defaults: true })) as unknown as {
     api: { v1: { Greeter: ServiceClientConstructor } };
   };
@@ -311,22 +327,22 @@ test('Hello over gRPC', async () => {
         (client as unknown as { Hello(req: object, cb: (err: Error | null, res: unknown) => void): void }).Hello({}, (err, res) => (err ? reject(err) : resolve(res))),
       ),
     );
-    expect(reply).toEqual({ message: 'Hello from ${i.name}' });
+    assert.deepEqual(reply, { message: 'Hello from ${i.name}' });
   } finally {
     client.close();
   }
 });
 
-test('Hello over the REST gateway', async () => {
-  expect(await getHello(ports.grpc)).toEqual({ message: 'Hello from ${i.name}' });
+test('Hello over the REST gateway', { timeout }, async () => {
+  assert.deepEqual(await getHello(ports.grpc), { message: 'Hello from ${i.name}' });
 });
 `
     : ''
 }${
     http
       ? `
-test('Hello over the HTTP server', async () => {
-  expect(await getHello(ports.http)).toEqual({ message: 'Hello from ${i.name}' });
+test('Hello over the HTTP server', { timeout }, async () => {
+  assert.deepEqual(await getHello(ports.http), { message: 'Hello from ${i.name}' });
 });
 `
       : ''
@@ -347,10 +363,11 @@ A svcboot service with: ${i.features.join(', ')}. Made by \`svc new\`.
 
 \`\`\`sh
 npm install
-npm run build
-npm start            # boots ./boot.yaml; Ctrl-C stops it
-npm test             # builds nothing: run \`npm run build\` first; starts dist/main.js and calls Hello
-\`\`\`
+npm start            # builds (tsc) into dist/, then boots ./boot.yaml; Ctrl-C stops it
+${hasTest(i) ? 'npm test             # compiles, starts dist/main.js on free ports and calls Hello\n' : ''}\`\`\`
+
+In production (a container), build with \`npm run build\` and run \`node dist/main.js\` itself: npm
+start hands a SIGTERM to its shell, which ends without passing it on to node.
 ${needs.length ? `\nIt needs ${needs.join(', ')}.\n` : ''}
 ## Try it
 ${
@@ -373,10 +390,12 @@ ${
 - \`buf.yaml\`, \`buf.gen.yaml\`: the buf workspace and its TypeScript generator (protoc-gen-es).
 
 \`\`\`sh
-npx svc install buf      # or: npx svc install protobuf (protoc); binaries land in .svc/bin
-npx svc pb gen           # gen/es/*.ts and gen/openapi/greeter.swagger.json
+npx svc install buf protoc-gen-es   # or protobuf (protoc) instead of buf; they land in .svc/bin
+npx svc pb gen                      # gen/es/*.ts and gen/openapi/greeter.swagger.json
 npx svc pb lint
 \`\`\`
+
+The code in \`gen/es\` imports \`@bufbuild/protobuf\`: \`npm install @bufbuild/protobuf\` before you use it.
 `
     : ''
 }`;

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { entryBaseShape } from '@svcboot/entry-core';
+import { kvConnectionShape, normalizeKvOptions } from '@svcboot/entry-kv';
+
+/** Minutes; fractions are allowed (0.01 is 600 ms), which tests use for short lifetimes. */
+const minutes = z.number().positive();
+
+/** The remote tier: entry-kv's connection options (`addrs` required, `enabled` required) plus its TTL. */
+const remoteSchema = z
+  .strictObject({
+    enabled: z.boolean(),
+    domain: z.string().default(''),
+    description: z.string().default(''),
+    loggerEntry: z.string().default(''),
+    /** Time to live of remote values; defaults to `local.ttlMin`. */
+    ttlMin: minutes.optional(),
+    ...kvConnectionShape,
+  })
+  .transform(normalizeKvOptions);
+
+const localSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    /** Most elements kept; the least recently used go first. */
+    size: z.number().int().positive().default(10_000),
+    ttlMin: minutes.default(60),
+  })
+  .prefault({});
+
+/** One `cache:` list item (README, Options). */
+export const cacheEntrySchema = z
+  .strictObject({
+    ...entryBaseShape,
+    kvstore: remoteSchema.optional(),
+    local: localSchema,
+    loggerEntry: z.string().default(''),
+    eventEntry: z.string().default(''),
+    certEntry: z.string().default(''),
+  })
+  .superRefine((c, ctx) => {
+    if (!c.local.enabled && !c.kvstore?.enabled) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['local', 'enabled'],
+        message: 'neither tier is enabled: set local.enabled: true, or add kvstore: { enabled: true, addrs: [...] }, or both',
+      });
+    }
+  });
+export type CacheEntryConfig = z.output<typeof cacheEntrySchema>;
+export type RemoteTierConfig = NonNullable<CacheEntryConfig['kvstore']>;

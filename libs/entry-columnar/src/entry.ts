@@ -1,0 +1,185 @@
+import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
+import { EntryLookupError, StatementLogger, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
+import { ColumnarDb } from './columnar-db.js';
+import { hintFor, serverMessage } from './errors.js';
+import { parseAddr, parseParams, type ColumnarConfig, type ColumnarDatabaseConfig, type ParsedAddr } from './schema.js';
+import { ident, quoteString, renderIdentifier, type BindMode } from './sql.js';
+
+export const COLUMNAR_DB_ENTRY_TYPE = 'ColumnarDbEntry';
+
+/** A `columnardb` entry: one @clickhouse/client per database, connected at bootstrap. */
+export class ColumnarDbEntry implements Entry {
+  readonly type = COLUMNAR_DB_ENTRY_TYPE;
+  readonly description: string;
+  private readonly addr: ParsedAddr;
+  private readonly dbs = new Map<string, ColumnarDb>();
+  private readonly clients: ClickHouseClient[] = [];
+  private readonly hooks: Array<(entry: ColumnarDbEntry) => Promise<void> | void> = [];
+  private version = '';
+  private mode: BindMode = 'client';
+
+  constructor(
+    readonly config: ColumnarConfig,
+    private readonly ctx: EntryContext,
+  ) {
+    this.description = config.description;
+    const addr = parseAddr(config.addr);
+    // The schema has checked it; this keeps the type honest.
+    if (typeof addr === 'string') throw new Error(`${ctx.configPath}.addr: ${addr}`);
+    this.addr = addr;
+    const log = StatementLogger.forEntry(config.logger, ctx, config.name);
+    for (const db of config.database) {
+      this.dbs.set(db.name, new ColumnarDb(db.name, db.dryRun, ctx.configPath, log, (t) => ctx.redact(t)));
+    }
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  /** The handle of one configured database; fails with the names that exist. */
+  db(name: string): ColumnarDb {
+    const db = this.dbs.get(name);
+    if (!db) {
+      const known = [...this.dbs.keys()];
+      throw new EntryLookupError(
+        `${this.ctx.configPath} has no database "${name}"; ${known.length ? `it has: ${known.join(', ')}` : 'its database list is empty'}`,
+      );
+    }
+    return db;
+  }
+
+  /** Names of the configured databases, in boot.yaml order. */
+  get databases(): string[] {
+    return [...this.dbs.keys()];
+  }
+
+  /** The server's version, read at bootstrap. */
+  get serverVersion(): string {
+    return this.version;
+  }
+
+  /** How `sql` values are bound on this server: `server` parameters or `client` literals. */
+  get bindMode(): BindMode {
+    return this.mode;
+  }
+
+  /**
+   * Runs `hook` at the end of bootstrap, once every database is connected and before any server
+   * entry starts (e.g. schema migrations). A hook that throws fails the bootstrap.
+   */
+  afterConnect(hook: (entry: ColumnarDbEntry) => Promise<void> | void): void {
+    this.hooks.push(hook);
+  }
+
+  async bootstrap(lc: LifecycleContext): Promise<void> {
+    try {
+      const admin = this.newClient(undefined, {});
+      await this.step('connect to the server', undefined, async () => {
+        this.version = await this.readVersion(admin, lc.signal);
+        this.mode = await detectBindMode(admin, lc.signal);
+      });
+      for (const db of this.config.database) await this.connectDatabase(admin, db, lc.signal);
+      for (const hook of this.hooks) {
+        try {
+          await hook(this);
+        } catch (err) {
+          throw new Error(`${this.ctx.configPath}: an afterConnect hook failed: ${this.ctx.redact(serverMessage(err))}`, { cause: err });
+        }
+      }
+    } catch (err) {
+      await this.closeClients();
+      throw err;
+    }
+  }
+
+  async interrupt(): Promise<void> {
+    await this.closeClients();
+  }
+
+  bootstrapPayloads(): Record<string, unknown> {
+    return { columnarAddr: this.addr.display, columnarDatabases: this.databases, serverVersion: this.version, bindMode: this.mode };
+  }
+
+  private async connectDatabase(admin: ClickHouseClient, db: ColumnarDatabaseConfig, signal: AbortSignal): Promise<void> {
+    const at = `${db.name} at ${this.addr.display}`;
+    if (db.autoCreate && !db.dryRun) {
+      await this.step('create', db.name, async () => {
+        const rs = await admin.query({
+          query: `SELECT count() AS n FROM system.databases WHERE name = ${quoteString(db.name)}`,
+          format: 'JSONEachRow',
+          abort_signal: signal,
+        });
+        const [row] = await rs.json<{ n: string | number }>();
+        if (Number(row?.n ?? 0) > 0) return;
+        this.ctx.logger.info(`Creating database ${at}`);
+        await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${renderIdentifier(ident(db.name))}`, abort_signal: signal });
+        this.ctx.logger.info(`Creating database ${at} success`);
+      });
+    }
+    this.ctx.logger.info(`Connecting to database ${at}`);
+    const settings = parseParams(db.params);
+    if (typeof settings === 'string') throw new Error(`${this.ctx.configPath}.database[${db.name}].params: ${settings}`);
+    // A dry-run database need not exist: its client is not bound to it and sends nothing but this check.
+    const client = this.newClient(db.dryRun ? undefined : db.name, settings);
+    await this.step('connect to', db.name, async () => {
+      await this.readVersion(client, signal);
+    });
+    this.db(db.name).attach({ client, bindMode: this.mode, serverVersion: this.version });
+    this.ctx.logger.info(`Connecting to database ${at} success`);
+  }
+
+  private newClient(database: string | undefined, settings: Record<string, string>): ClickHouseClient {
+    const client = createClient({
+      url: this.addr.url,
+      username: this.config.user,
+      password: this.config.pass,
+      ...(database !== undefined ? { database } : {}),
+      clickhouse_settings: settings,
+      application: this.ctx.app.name,
+      // Errors reach the caller and the statement logger; the client's own console logging would repeat them.
+      log: { level: ClickHouseLogLevel.OFF },
+    });
+    this.clients.push(client);
+    return client;
+  }
+
+  private async readVersion(client: ClickHouseClient, signal: AbortSignal): Promise<string> {
+    const rs = await client.query({ query: 'SELECT version() AS version', format: 'JSONEachRow', abort_signal: signal });
+    const [row] = await rs.json<{ version: string }>();
+    return row?.version ?? '';
+  }
+
+  /** Runs a bootstrap step; a failure names the entry, address, database and cause, never the password. */
+  private async step(what: string, database: string | undefined, fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (err) {
+      const cause = this.ctx.redact(serverMessage(err) || String(err));
+      const hint = hintFor(err);
+      const where = database === undefined ? '' : ` database "${database}"`;
+      throw new Error(
+        `${this.ctx.configPath}: cannot ${what}${where} at ${this.addr.display} as user "${this.config.user}": ${cause}${hint ? `; ${hint}` : ''}`,
+        { cause: err },
+      );
+    }
+  }
+
+  private async closeClients(): Promise<void> {
+    for (const db of this.dbs.values()) db.attach(undefined);
+    const clients = this.clients.splice(0);
+    await Promise.allSettled(clients.map((c) => c.close()));
+  }
+}
+
+/** Servers with query parameters (19.x and later) understand `{name:Type}` with `param_name`; 18.x answers "Unknown setting param_…". */
+async function detectBindMode(client: ClickHouseClient, signal: AbortSignal): Promise<BindMode> {
+  try {
+    const rs = await client.query({ query: 'SELECT {probe:UInt8} AS probe', format: 'JSONEachRow', query_params: { probe: 7 }, abort_signal: signal });
+    const [row] = await rs.json<{ probe: number }>();
+    return Number(row?.probe) === 7 ? 'server' : 'client';
+  } catch (err) {
+    if (/param_probe|Syntax error|Unknown setting/i.test(serverMessage(err))) return 'client';
+    throw err;
+  }
+}

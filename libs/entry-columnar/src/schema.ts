@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import {
+  databaseItemSchema,
+  databaseListSchema,
+  entryBaseShape,
+  hostPortSchema,
+  observabilityShape,
+  parseHostPort,
+  parseParams as parseParamItems,
+  statementLoggerSchema,
+  type ConnectorParam,
+  type HostPort,
+} from '@svcboot/entry-core';
+
+/** ClickHouse's native-protocol ports: @clickhouse/client speaks HTTP only. */
+const NATIVE_PORTS = new Map([
+  [9000, 'native TCP'],
+  [9440, 'native TCP with TLS'],
+]);
+
+export interface ParsedAddr {
+  /** `http://host:port` or `https://host:port`, what the client is given. */
+  url: string;
+  /** `host:port` as written, for messages. */
+  display: string;
+  host: string;
+  port: number;
+}
+
+const ADDR_OPTIONS = { schemes: ['http', 'https'] } as const;
+
+/** Why the client cannot use this address (a native-protocol port), or undefined. */
+function nativePort({ host, port }: HostPort): string | undefined {
+  const native = NATIVE_PORTS.get(port);
+  if (!native) return undefined;
+  return `port ${port} is ClickHouse's ${native} port, which this entry does not speak: @clickhouse/client uses the HTTP interface. Use the server's http_port (8123 by default, 8443 for https), e.g. ${host.includes(':') ? `[${host}]` : host}:8123`;
+}
+
+/**
+ * `host:port`, optionally `http://` / `https://` (entry-core's host:port parser; the port is
+ * required); returns a message when it is wrong or names a native-protocol port.
+ */
+export function parseAddr(addr: string): ParsedAddr | string {
+  let parsed: HostPort;
+  try {
+    parsed = parseHostPort(addr, ADDR_OPTIONS);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  const problem = nativePort(parsed);
+  if (problem) return problem;
+  const { host, port } = parsed;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  return { url: `${parsed.scheme ?? 'http'}://${urlHost}:${port}`, display: addr.trim(), host, port };
+}
+
+/** A `params` key must be a ClickHouse setting name. */
+function checkParam(p: ConnectorParam): string | undefined {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(p.key) ? undefined : `param "${p.item}": "${p.key}" is not a ClickHouse setting name`;
+}
+
+/** `params` as ClickHouse settings (entry-core's parser; empty items skipped); a message when one is wrong. */
+export function parseParams(params: readonly string[]): Record<string, string> | string {
+  const settings: Record<string, string> = {};
+  try {
+    for (const p of parseParamItems(params)) {
+      const problem = checkParam(p);
+      if (problem) return problem;
+      settings[p.key] = p.value;
+    }
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return settings;
+}
+
+const databaseSchema = databaseItemSchema({
+  checkParam,
+  checkName: (n) => (n.includes('`') || n.includes('\0') ? 'a database name cannot contain ` or NUL' : undefined),
+});
+
+export const columnarSchema = z.strictObject({
+  ...entryBaseShape,
+  ...observabilityShape,
+  // A columnardb entry is off unless enabled.
+  enabled: z.boolean().default(false),
+  user: z.string().default('default'),
+  pass: z.string().default(''),
+  addr: hostPortSchema('localhost:8123', ADDR_OPTIONS, nativePort),
+  database: databaseListSchema(databaseSchema),
+  logger: statementLoggerSchema,
+});
+
+export type ColumnarConfig = z.output<typeof columnarSchema>;
+export type ColumnarDatabaseConfig = ColumnarConfig['database'][number];
+export type StatementLoggerConfig = ColumnarConfig['logger'];

@@ -1,0 +1,70 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { boot, ConfigError, findInstalledKinds, PluginRegistry } from '../index.js';
+
+let root: string;
+
+function writePackage(dir: string, pkg: Record<string, unknown>): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify(pkg));
+}
+
+async function bootError(cwd: string, yaml: string): Promise<ConfigError> {
+  try {
+    await boot({ registry: new PluginRegistry(), configText: yaml, env: {}, argv: [], cwd });
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error('expected boot to fail');
+}
+
+beforeEach(() => {
+  root = mkdtempSync(path.join(os.tmpdir(), 'svcboot-kinds-'));
+  // An app in root/app, with packages installed in the app and one level up (a workspace root).
+  writePackage(path.join(root, 'app'), { name: 'toy-app', version: '1.0.0' });
+  writePackage(path.join(root, 'app/node_modules/@svcboot/entry-queue'), { name: '@svcboot/entry-queue', svcboot: { entryKey: 'queue' } });
+  writePackage(path.join(root, 'node_modules/acme-entry-mail'), { name: 'acme-entry-mail', svcboot: { entryKey: 'mail' } });
+  writePackage(path.join(root, 'node_modules/left-pad'), { name: 'left-pad' });
+  writePackage(path.join(root, 'node_modules/@svcboot/broken'), { name: '@svcboot/broken', svcboot: { entryKey: 7 } });
+  mkdirSync(path.join(root, 'node_modules/.bin'), { recursive: true });
+});
+
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+describe('installed entry kinds', () => {
+  it('finds packages declaring svcboot.entryKey in node_modules at and above the app, in any scope', () => {
+    const kinds = findInstalledKinds([path.join(root, 'app')]);
+    expect(Object.fromEntries([...kinds].map(([k, v]) => [k, v.packageName]))).toEqual({
+      queue: '@svcboot/entry-queue',
+      mail: 'acme-entry-mail',
+    });
+  });
+
+  it('prefers the copy nearest the app when two packages declare one key', () => {
+    writePackage(path.join(root, 'node_modules/other-queue'), { name: 'other-queue', svcboot: { entryKey: 'queue' } });
+    expect(findInstalledKinds([path.join(root, 'app')]).get('queue')?.packageName).toBe('@svcboot/entry-queue');
+  });
+
+  it('names the installed package to import for a key no plugin registers', async () => {
+    const err = await bootError(path.join(root, 'app'), 'queue:\n  - name: jobs\n');
+    expect(err.issues).toEqual([
+      expect.objectContaining({ path: 'queue', line: 1, message: expect.stringContaining("add `import '@svcboot/entry-queue';`") }),
+    ]);
+  });
+
+  it('suggests installed keys for a misspelt one, and says what to do for a key nothing provides', async () => {
+    const misspelt = await bootError(path.join(root, 'app'), 'maill:\n  - name: x\n');
+    expect(misspelt.issues[0]!.message).toContain('did you mean "mail"?');
+    const unknown = await bootError(path.join(root, 'app'), 'zzz:\n  - name: x\n');
+    expect(unknown.issues[0]!.message).toContain('(known: app, mail, queue)');
+    expect(unknown.issues[0]!.message).toContain('needs that package installed and imported');
+  });
+
+  it('walks up from a folder that does not exist, and finds nothing where no node_modules holds the kind', () => {
+    expect(findInstalledKinds([path.join(root, 'app', 'missing')]).get('queue')?.packageName).toBe('@svcboot/entry-queue');
+    expect(findInstalledKinds([path.join(os.tmpdir(), 'svcboot-none', 'x')]).has('queue')).toBe(false);
+  });
+});

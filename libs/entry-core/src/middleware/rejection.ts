@@ -1,0 +1,53 @@
+/**
+ * The statuses a middleware may reject a call with, named as gRPC names its codes. Each transport
+ * renders them its way: a gRPC status on gRPC calls, an HTTP status and a JSON error body on
+ * gateway and httpserver calls (see `httpStatusOf`).
+ */
+export type RejectStatus =
+  | 'InvalidArgument'
+  | 'Unauthenticated'
+  | 'PermissionDenied'
+  | 'NotFound'
+  | 'FailedPrecondition'
+  | 'ResourceExhausted'
+  | 'DeadlineExceeded'
+  | 'Unavailable'
+  | 'Internal';
+
+const HTTP_STATUS: Readonly<Record<RejectStatus, number>> = {
+  InvalidArgument: 400,
+  Unauthenticated: 401,
+  PermissionDenied: 403,
+  NotFound: 404,
+  FailedPrecondition: 400,
+  ResourceExhausted: 429,
+  DeadlineExceeded: 504,
+  Unavailable: 503,
+  Internal: 500,
+};
+
+/** The HTTP status a transport answers a rejection with (grpc-gateway's mapping). */
+export function httpStatusOf(status: RejectStatus): number {
+  return HTTP_STATUS[status];
+}
+
+/**
+ * Thrown by a middleware's `before` to refuse a call: the handler does not run, the remaining
+ * `after`s still do (the record gets `resCode` = `status`), and the transport answers with
+ * `status` and `message` (plus `headers`, e.g. `WWW-Authenticate` or `Retry-After`).
+ *
+ * The contract for transports: catch a CallRejection around `chain.before`, set `call.resCode`
+ * and `call.error`, run `chain.after`, and render it (gRPC: the status code and message as
+ * trailers; HTTP: `httpStatusOf(status)` with `{"error": message}`). entry-http implements it
+ * (src/call-adapter.ts); the grpc entry and its gateway are still to.
+ */
+export class CallRejection extends Error {
+  constructor(
+    readonly status: RejectStatus,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+    this.name = 'CallRejection';
+  }
+}

@@ -1,0 +1,70 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { Entry, EntryContext, LifecycleContext } from '@svcboot/entry-core';
+import { createKvClient, type KvClient, type KvConnection } from './client.js';
+import type { KvEntryConfig, KvMode } from './schema.js';
+
+export const KV_ENTRY_TYPE = 'KvEntry';
+
+/** A `kvstore` entry: an ioredis client for a single node, a cluster or a sentinel-managed master. */
+export class KvEntry implements Entry {
+  readonly type = KV_ENTRY_TYPE;
+  readonly description: string;
+  /** The client with its mode: `if (entry.handle.mode === 'cluster') entry.handle.client // Cluster`. */
+  readonly connection: KvConnection;
+
+  constructor(
+    readonly config: KvEntryConfig,
+    ctx: EntryContext,
+  ) {
+    this.description = config.description;
+    this.connection = createKvClient(config, ctx);
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  get mode(): KvMode {
+    return this.connection.mode;
+  }
+
+  /** The client, narrowed by `mode`. */
+  get handle(): KvClient {
+    return this.connection.handle;
+  }
+
+  /** The client: every Redis command works on both types. */
+  get client(): Redis | Cluster {
+    return this.connection.client;
+  }
+
+  /** The `Redis` client of a single or sentinel entry; an error for a cluster. */
+  redis(): Redis {
+    const h = this.handle;
+    if (h.mode === 'cluster') throw new Error(`kvstore entry "${this.name}" is a cluster (several addrs); use cluster() or client`);
+    return h.client;
+  }
+
+  /** The `Cluster` client of a cluster entry; an error otherwise. */
+  cluster(): Cluster {
+    const h = this.handle;
+    if (h.mode !== 'cluster') throw new Error(`kvstore entry "${this.name}" is ${h.mode === 'single' ? 'a single node' : 'sentinel-managed'}, not a cluster; use redis() or client`);
+    return h.client;
+  }
+
+  async bootstrap(ctx: LifecycleContext): Promise<void> {
+    await this.connection.connect(ctx.signal);
+  }
+
+  async interrupt(ctx: LifecycleContext): Promise<void> {
+    await this.connection.close(ctx.signal);
+  }
+
+  bootstrapPayloads(): Record<string, unknown> {
+    return {
+      redisAddrs: [...this.config.addrs],
+      clientType: this.mode,
+      ...(this.config.masterName ? { masterName: this.config.masterName } : {}),
+    };
+  }
+}
