@@ -48,11 +48,21 @@ export interface BootOptions {
   /** Time each entry's interrupt may take, unless the entry sets its own (default 10 s). */
   shutdownTimeoutMs?: number;
   /**
-   * After a shutdown signal, how long readiness reports false before entries stop (default 0;
-   * `app.drainDelayMs` in boot.yaml wins). Lets a load balancer stop routing here first.
+   * After a shutdown signal, how long readiness reports false before entries stop
+   * (`app.drainDelayMs` in boot.yaml wins). Lets a load balancer stop routing here first.
+   * Unset: DEFAULT_SIGTERM_DRAIN_DELAY_MS after SIGTERM, 0 after SIGINT or `app.shutdown()`.
    */
   drainDelayMs?: number;
 }
+
+/**
+ * The drain delay after SIGTERM when none is configured: Kubernetes sends SIGTERM while the pod's
+ * endpoints are still being removed from Services and load balancers (a few seconds), so the
+ * app keeps serving, not ready, with `Connection: close` on HTTP/1.1 responses, for this long
+ * before its entries stop. Within the default 30 s termination grace period with the entries'
+ * shutdown timeouts (10 s by default).
+ */
+export const DEFAULT_SIGTERM_DRAIN_DELAY_MS = 5000;
 
 interface Running {
   loaded: LoadedEntry;
@@ -126,7 +136,8 @@ export class App {
   private stopping: Promise<boolean> | undefined;
   private readonly bootstrapTimeoutMs: number;
   private readonly shutdownTimeoutMs: number;
-  private readonly drainDelayMs: number;
+  /** `app.drainDelayMs` or BootOptions.drainDelayMs, when set. */
+  private readonly drainDelayMs: number | undefined;
 
   constructor(
     info: AppInfo,
@@ -140,7 +151,7 @@ export class App {
     this.env = env;
     this.bootstrapTimeoutMs = options.bootstrapTimeoutMs ?? 60_000;
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
-    this.drainDelayMs = options.drainDelayMs ?? 0;
+    this.drainDelayMs = options.drainDelayMs;
     this.logger = createAppLogger({ level: 'info', encoding: 'console', outputs: [this.outputs.get('stdout')] });
     this.defaultEvents = new EventLogger('console', [this.outputs.get('stdout')]);
     const ordered = entries
@@ -237,15 +248,17 @@ export class App {
   /**
    * Stops the app: readiness goes false, entries are interrupted in reverse bootstrap order
    * (each within its timeout), and logs are flushed. Resolves true when every step succeeded.
+   * `drainDelayMs`: how long readiness is false before entries stop (default: the configured
+   * `app.drainDelayMs`, else 0).
    */
-  shutdown(reason = 'shutdown'): Promise<boolean> {
+  shutdown(reason = 'shutdown', drainDelayMs = this.drainDelayMs ?? 0): Promise<boolean> {
     this.stopping ??= (async () => {
       const wasRunning = this.state === 'running';
       this.state = 'stopping';
       this.logger.info(`Shutdown begins (${reason})`);
-      if (wasRunning && this.drainDelayMs > 0) {
-        this.logger.info(`Not ready; entries stop in ${this.drainDelayMs} ms`);
-        await new Promise((resolve) => setTimeout(resolve, this.drainDelayMs));
+      if (wasRunning && drainDelayMs > 0) {
+        this.logger.info(`Not ready; entries stop in ${drainDelayMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
       }
       const clean = await this.stopStarted(reason);
       this.logger.info(clean ? 'Shutdown complete' : 'Shutdown complete, with errors');
@@ -257,8 +270,10 @@ export class App {
   }
 
   /**
-   * Waits for SIGINT or SIGTERM, then shuts down. Resolves the exit code: 0 for a clean stop,
-   * 1 when a step failed. A second signal during shutdown exits at once with code 1.
+   * Waits for SIGINT or SIGTERM, then shuts down (after SIGTERM with a drain delay of
+   * DEFAULT_SIGTERM_DRAIN_DELAY_MS unless `app.drainDelayMs` says otherwise). Resolves the exit
+   * code: 0 for a clean stop, 1 when a step failed. A second signal during shutdown exits at once
+   * with code 1.
    */
   waitForShutdown(signals: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM']): Promise<number> {
     return new Promise((resolve) => {
@@ -271,7 +286,8 @@ export class App {
           process.exit(1);
         }
         received = true;
-        void this.shutdown(signal).then((clean) => {
+        const delay = this.drainDelayMs ?? (signal === 'SIGTERM' ? DEFAULT_SIGTERM_DRAIN_DELAY_MS : 0);
+        void this.shutdown(signal, delay).then((clean) => {
           for (const s of signals) process.off(s, onSignal);
           clearInterval(keepAlive);
           resolve(clean ? 0 : 1);

@@ -3,7 +3,7 @@ import { registerEntryKind } from './registry.js';
 
 for (const plugin of builtinPlugins) registerEntryKind(plugin);
 
-export { boot, runApp, entryGetter, App, type BootOptions } from './app.js';
+export { boot, runApp, entryGetter, App, DEFAULT_SIGTERM_DRAIN_DELAY_MS, type BootOptions } from './app.js';
 export {
   Phase,
   type Entry,
@@ -62,6 +62,7 @@ export {
 export type { Output } from './event/outputs.js';
 export { createAppLogger, type LogLevel, type LogEncoding } from './logger.js';
 export { withTimeout } from './lifecycle.js';
+export { IdleConnections, DRAIN_IDLE_CLOSE_MS } from './http/idle-connections.js';
 export { HealthRoutes, collectProcessMetrics, type RouteAnswer, type HealthRoutesOptions } from './health-routes.js';
 export { LoggerEntry, LOGGER_ENTRY_TYPE, loggerPlugin, type LoggerEntryConfig } from './builtin/logger-entry.js';
 export { EventEntry, EVENT_ENTRY_TYPE, eventPlugin, type EventEntryConfig } from './builtin/event-entry.js';

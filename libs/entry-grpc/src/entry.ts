@@ -11,7 +11,7 @@ import {
 } from '@grpc/grpc-js';
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
-import { buildCallChain, collectProcessMetrics, errorMessage, HealthRoutes, type CallChain, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
+import { buildCallChain, collectProcessMetrics, errorMessage, HealthRoutes, IdleConnections, type CallChain, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
 import Koa from 'koa';
 import { Registry } from 'prom-client';
 import type protobuf from 'protobufjs';
@@ -22,6 +22,8 @@ import { refuseUpgrade } from './gateway/websocket.js';
 import { grpcTransport } from './call-transport.js';
 import { HealthService } from './health.js';
 import { middlewareInterceptor } from './interceptor.js';
+import { recordRefusedCalls } from './refused-calls.js';
+import { closeConnectionsWithoutStreams, effectiveMaxConnections, RefusedConnections } from './connection-limits.js';
 import { OnePortListener } from './one-port.js';
 import { openApiDocumentsOf } from './openapi/documents.js';
 import { loadProtoRoot } from './protos.js';
@@ -46,6 +48,7 @@ interface Running {
   server: Server;
   injector: ConnectionInjector;
   httpServer: http.Server;
+  connections: IdleConnections;
   listener: OnePortListener;
   port: number;
 }
@@ -172,12 +175,20 @@ export class GrpcEntry implements Entry {
       'grpc.enable_channelz': c.enableChannelz ? 1 : 0,
       // Also closes HTTP/2 connections that never start a call (a client that only sends its preface).
       ...(c.connectionIdleTimeoutMs > 0 ? { 'grpc.max_connection_idle_ms': c.connectionIdleTimeoutMs } : {}),
+      // One timer per connection: a peer that vanished without a FIN is found and its connection closed.
+      'grpc.keepalive_time_ms': c.keepaliveTimeMs,
+      'grpc.keepalive_timeout_ms': c.keepaliveTimeoutMs,
     });
     for (const { definition, implementation } of this.services.definitions) server.addService(definition, implementation);
     server.addService(this.health.definition, this.health.implementation);
     if (c.enableReflection) this.reflection().addToServer(server);
     // TLS, when on, is ended by the listener (ALPN picks the protocol), so grpc-js sees plain HTTP/2.
     const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+    // Calls to unknown methods are answered by grpc-js before any interceptor: recorded apart.
+    if (!this.chain.empty) recordRefusedCalls(server, this.chain);
+    closeConnectionsWithoutStreams(server, c.http2FirstStreamTimeoutMs);
+    const maxConnections = effectiveMaxConnections(c.maxConnections);
+    const refusals = new RefusedConnections(this.registry, c.name, maxConnections, (m) => this.ctx.logger.warn(m));
 
     // Without user Koa middleware nothing has to run before the gateway, so gateway calls skip
     // Koa (its context objects, promise chain and on-finished hooks cost as much as the gateway
@@ -194,8 +205,17 @@ export class GrpcEntry implements Entry {
         connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(this.config.headersTimeoutMs / 2))),
       },
       (req, res) => {
-      // Responses sent while draining ask HTTP/1.1 clients to close their connection.
-      if (this.draining) res.setHeader('Connection', 'close');
+      // A connection over maxConnections is for health checks only, one request.
+      if (listener.isOverflow(req.socket)) {
+        res.setHeader('Connection', 'close');
+        if (!isHealthRequest(req)) {
+          res.writeHead(503, { 'content-type': 'application/json' }).end('{"code":14,"message":"too many connections; retry later"}');
+          return;
+        }
+      }
+      // Responses sent while draining (from the app's shutdown on: readiness is false through
+      // the drain delay) ask HTTP/1.1 clients to close their connection.
+      if (this.draining || !this.ctx.isReady()) res.setHeader('Connection', 'close');
       if (direct && this.serveGateway(gateway, req, res)) return;
       void viaKoa(req, res);
       },
@@ -206,6 +226,7 @@ export class GrpcEntry implements Entry {
       else if (!gateway.upgrade(req, socket, head)) refuseUpgrade(socket, 404, '{"code":5,"message":"Not Found","details":[]}');
     });
     httpServer.keepAliveTimeout = 65_000;
+    const connections = new IdleConnections(httpServer);
     // The HTTP server never listens itself (the one-port listener hands it sockets); 'listening' is
     // what makes Node track its connections, which closeIdleConnections and request timeouts need.
     httpServer.emit('listening');
@@ -215,7 +236,7 @@ export class GrpcEntry implements Entry {
         http2: (socket: Duplex) => injector.injectConnection(socket),
         http1: (socket: Duplex) => httpServer.emit('connection', socket),
       },
-      { tls, handshakeTimeoutMs: c.handshakeTimeoutMs },
+      { tls, handshakeTimeoutMs: c.handshakeTimeoutMs, maxConnections, onRefused: () => refusals.refused() },
     );
     let port: number;
     try {
@@ -226,7 +247,7 @@ export class GrpcEntry implements Entry {
       httpServer.close();
       throw new Error(`${this.ctx.configPath}: cannot listen on port ${c.port}: ${errorMessage(err)}; choose a free port (port: 0 lets the OS pick)`, { cause: err });
     }
-    this.running = { server, injector, httpServer, listener, port };
+    this.running = { server, injector, httpServer, connections, listener, port };
     this.logAddresses(port);
   }
 
@@ -241,8 +262,11 @@ export class GrpcEntry implements Entry {
     this.gateway?.closeWebSockets();
     // Leave a little of the budget for closing what will not drain by itself.
     const graceMs = Math.max(0, Math.min(lc.timeoutMs, this.config.shutdownTimeoutMs) - 500);
+    // HTTP/2: GOAWAY naming the last stream taken; those calls complete, later ones go elsewhere.
     r.injector.drain(graceMs);
-    r.httpServer.closeIdleConnections();
+    // HTTP/1.1: a keep-alive connection is closed only once it has been idle a while with
+    // nothing received (closeIdleConnections would reset a request just sent on one).
+    r.connections.closeIdle();
     const drained = new Promise<void>((resolve) => r.server.tryShutdown(() => resolve()));
     const deadline = new Promise<void>((resolve) => {
       const t = setTimeout(resolve, graceMs);
@@ -252,7 +276,7 @@ export class GrpcEntry implements Entry {
     await Promise.race([drained, deadline]);
     const idle = async (): Promise<void> => {
       while (r.listener.openConnections > 0) {
-        r.httpServer.closeIdleConnections();
+        r.connections.closeIdle();
         await new Promise((res) => setTimeout(res, 20));
       }
     };
@@ -316,6 +340,8 @@ export class GrpcEntry implements Entry {
       disablePathLengthFallback: c.gwOption.routing.disablePathLengthFallback,
       disableHttpMethodOverride: c.gwOption.routing.disableHttpMethodOverride,
       allowPatchFeature: c.gwOption.allowPatchFeature,
+      maxJsonDepth: c.gwOption.maxJsonDepth,
+      maxQueryParams: c.gwOption.maxQueryParams,
     }, this.interceptors);
     const { routes, documented } = await routesOf({
       services: this.services,
@@ -425,4 +451,13 @@ export class GrpcEntry implements Entry {
     if (c.prom.enabled) log.info(`PromEntry: ${base}${c.prom.path}`);
     if (c.enableReflection) log.info(`gRPC reflection enabled on port ${port}`);
   }
+}
+
+/** GET or HEAD of /livez or /readyz: what a connection over maxConnections may ask. */
+function isHealthRequest(req: http.IncomingMessage): boolean {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  const p = q < 0 ? url : url.slice(0, q);
+  return p === '/livez' || p === '/readyz';
 }

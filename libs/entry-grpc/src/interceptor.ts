@@ -114,6 +114,43 @@ type Call = ServerInterceptingCallInterface;
 type InterceptingServerListener = Parameters<Call['start']>[0];
 type PartialStatusObject = Parameters<Call['sendStatus']>[0];
 
+/**
+ * What grpc-js's BaseServerInterceptingCall (server-interceptors.ts) holds besides the interface:
+ * the call's HTTP/2 stream and whether the call has ended. It sends its own statuses (a message
+ * over the size limit, one it cannot decode or decompress, a bad grpc-timeout, the deadline) by
+ * `this.sendStatus`, past every interceptor, and then ignores the handler's, so an interceptor
+ * that records what passes through it records a status the client never got.
+ */
+interface BaseCallInternals {
+  cancelled: unknown;
+  stream: { destroyed: boolean; closed: boolean } | undefined;
+  sendStatus(status: PartialStatusObject): void;
+}
+
+/** The HTTP/2 streams whose calls reached the middleware (the others grpc-js refused before it). */
+export const INTERCEPTED = new WeakSet<object>();
+
+/**
+ * Calls `onSent` with the status grpc-js really sends on `call`'s stream, whoever sends it: the
+ * call's own sendStatus (which every status goes through) is wrapped on the instance, and a
+ * status counts only when the call had not ended already (grpc-js drops the later ones). Only
+ * possible on grpc-js's base call (this interceptor is the innermost); false when `call` is not
+ * one, and the caller falls back to recording what passes through it.
+ */
+export function watchSentStatus(call: ServerInterceptingCallInterface, onSent: (status: PartialStatusObject) => void): boolean {
+  const base = call as unknown as Partial<BaseCallInternals>;
+  const send = base.sendStatus;
+  if (typeof base.cancelled !== 'boolean' || typeof base.stream !== 'object' || base.stream === null || typeof send !== 'function') return false;
+  const stream = base.stream;
+  INTERCEPTED.add(stream);
+  base.sendStatus = (status: PartialStatusObject): void => {
+    const live = base.cancelled === false && !stream.destroyed && !stream.closed;
+    send.call(call, status);
+    if (live) onSent(status);
+  };
+  return true;
+}
+
 class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingServerListener {
   private listener: InterceptingServerListener | undefined;
   private ctx: CallContext | undefined;
@@ -121,12 +158,16 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
   private metadataSent = false;
   private cancelled = false;
   private done = false;
+  /** Whether the status grpc-js sends is seen where it is sent (see watchSentStatus). */
+  private readonly watched: boolean;
 
   constructor(
     private readonly next: ServerInterceptingCallInterface,
     private readonly chain: CallChain,
     private readonly info: CallInfo,
-  ) {}
+  ) {
+    this.watched = watchSentStatus(next, (status) => this.finish(codeName(status.code ?? 2), status.details));
+  }
 
   // The call below reports to us …
   onReceiveMetadata(md: Metadata): void {
@@ -180,7 +221,9 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
       status = { ...status, metadata: md };
     }
     this.next.sendStatus(status);
-    this.finish(codeName(status.code ?? 2), status.details);
+    // Watched, the status was recorded as it went out (or not at all, when grpc-js had already
+    // ended the call with another one).
+    if (!this.watched) this.finish(codeName(status.code ?? 2), status.details);
   }
 
   startRead(): void {

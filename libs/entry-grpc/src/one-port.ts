@@ -48,7 +48,17 @@ export interface OnePortOptions {
    * from HTTP/1.x, or to finish the TLS handshake. Then it is closed. Default 10 s.
    */
   handshakeTimeoutMs?: number;
+  /**
+   * The most connections open at once (0: no limit). Past it, HEALTH_RESERVE more are taken for
+   * health checks only (see `isOverflow`; HTTP/2 ones are closed at once); past those, new
+   * connections are closed as soon as they are accepted. `onRefused` is told of each.
+   */
+  maxConnections?: number;
+  onRefused?: () => void;
 }
+
+/** Connections over maxConnections still taken, so probes reach /livez and /readyz at the limit. */
+export const HEALTH_RESERVE = 16;
 
 /**
  * A TCP (or TLS) listener that splits connections between gRPC and HTTP/1.1. With TLS, ALPN
@@ -58,12 +68,33 @@ export class OnePortListener {
   private readonly server: net.Server;
   private readonly sockets = new Set<net.Socket>();
 
+  private readonly overflow = new WeakSet<object>();
+
   constructor(sinks: ConnectionSinks, options: OnePortOptions = {}) {
     const handshakeTimeoutMs = options.handshakeTimeoutMs ?? 10_000;
-    const track = (socket: net.Socket): void => {
+    const max = options.maxConnections ?? 0;
+    const refuse = (socket: Duplex): void => {
+      socket.destroy();
+      options.onRefused?.();
+    };
+    /** Counts the connection in; false when it was refused. */
+    const track = (socket: net.Socket): boolean => {
+      if (max > 0 && this.sockets.size >= max) {
+        if (this.sockets.size >= max + HEALTH_RESERVE) {
+          refuse(socket);
+          return false;
+        }
+        this.overflow.add(socket);
+      }
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
+      return true;
     };
+    if (max > 0) {
+      const { http2 } = sinks;
+      // A connection over the limit may only ask for health, over HTTP/1.1.
+      sinks = { http1: sinks.http1, http2: (socket) => (this.overflow.has(socket) ? refuse(socket) : http2(socket)) };
+    }
     if (options.tls) {
       const server = tls.createServer({ cert: options.tls.cert, key: options.tls.key, ALPNProtocols: ['h2', 'http/1.1'], noDelay: true, handshakeTimeout: handshakeTimeoutMs });
       server.on('connection', track);
@@ -75,8 +106,7 @@ export class OnePortListener {
     } else {
       // Small gRPC and REST responses must not wait for Nagle's algorithm.
       this.server = net.createServer({ noDelay: true }, (socket) => {
-        track(socket);
-        sniff(socket, sinks, handshakeTimeoutMs);
+        if (track(socket)) sniff(socket, sinks, handshakeTimeoutMs);
       });
     }
   }
@@ -96,6 +126,14 @@ export class OnePortListener {
   stopAccepting(): void {
     // close() would only call back once every connection is gone; the entry drains those itself.
     if (this.server.listening) this.server.close();
+  }
+
+  /**
+   * Whether a connection came in over maxConnections (cleartext): its HTTP/1.1 requests get
+   * health answers only, and `Connection: close`.
+   */
+  isOverflow(socket: object): boolean {
+    return this.overflow.has(socket);
   }
 
   get openConnections(): number {

@@ -45,6 +45,8 @@ describe('grpc entry options', () => {
         unmarshal: { discardUnknown: false },
         routing: { methodNotAllowed405: false, disablePathLengthFallback: false, disableHttpMethodOverride: false },
         allowPatchFeature: true,
+        maxJsonDepth: 100,
+        maxQueryParams: 1000,
       },
       protos: { files: [], includeDirs: [], descriptorSets: [] },
       gwMappingFiles: [],
@@ -57,6 +59,10 @@ describe('grpc entry options', () => {
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
       connectionIdleTimeoutMs: 0,
+      maxConnections: 0,
+      http2FirstStreamTimeoutMs: 30_000,
+      keepaliveTimeMs: 7_200_000,
+      keepaliveTimeoutMs: 20_000,
       enableChannelz: false,
     });
   });

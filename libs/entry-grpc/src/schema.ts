@@ -69,6 +69,10 @@ export const grpcSchema = z.strictObject({
         .prefault({}),
       /** protoc-gen-grpc-gateway allow_patch_feature: a PATCH whose body is a field fills the request's FieldMask from the body's keys. */
       allowPatchFeature: z.boolean().default(true),
+      /** How deeply request JSON may nest objects and arrays (400 beyond), checked before it is parsed. */
+      maxJsonDepth: z.number().int().min(1).default(100),
+      /** The most query parameters and form fields a gateway request may have (400 beyond). */
+      maxQueryParams: z.number().int().min(1).default(1000),
     })
     .prefault({}),
   protos: z
@@ -101,6 +105,22 @@ export const grpcSchema = z.strictObject({
    * 'close' listener per call, ~5 % of a small unary call's CPU.
    */
   connectionIdleTimeoutMs: msSchema.default(0),
+  /**
+   * The most connections (gRPC and HTTP/1.1 together) open at once; 0: 80 % of the process's
+   * open-file limit, at most 10,000. Past it, new connections are closed (a few more are kept
+   * for /livez and /readyz).
+   */
+  maxConnections: z.number().int().nonnegative().default(0),
+  /** An HTTP/2 connection that has opened no stream this long after it started is closed (0: never). */
+  http2FirstStreamTimeoutMs: msSchema.default(30_000),
+  /**
+   * grpc-js `grpc.keepalive_time_ms`: the server pings each HTTP/2 connection this often and
+   * closes it when the PING is not acknowledged within keepaliveTimeoutMs (a peer gone without a
+   * FIN). gRPC's usual server default, 2 h; grpc-js's own default is never.
+   */
+  keepaliveTimeMs: z.number().int().positive().default(7_200_000),
+  /** grpc-js `grpc.keepalive_timeout_ms`: how long a keepalive PING may go unacknowledged. */
+  keepaliveTimeoutMs: z.number().int().positive().default(20_000),
   /** grpc-js channelz bookkeeping (per-call counters and traces for the channelz admin service). */
   enableChannelz: z.boolean().default(false),
 });

@@ -1,9 +1,9 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { Registry } from 'prom-client';
-import { basicTransport, buildCallChain, collectProcessMetrics, HealthRoutes, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
+import { basicTransport, buildCallChain, collectProcessMetrics, HealthRoutes, IdleConnections, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
 import type { HttpEntryConfig } from './schema.js';
 import { readBody } from './body.js';
 import { callMiddleware, errorResponder } from './call-adapter.js';
@@ -23,6 +23,7 @@ export class HttpEntry implements Entry {
   /** This entry's metrics registry (served at `prom.path` when `prom.enabled`). */
   readonly registry = new Registry();
   private server: http.Server | undefined;
+  private connections: IdleConnections | undefined;
   private boundPort = -1;
   private draining = false;
 
@@ -79,6 +80,7 @@ export class HttpEntry implements Entry {
       this.koa.callback(),
     );
     server.keepAliveTimeout = config.keepAliveTimeoutMs;
+    this.connections = new IdleConnections(server);
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => {
         reject(new Error(`cannot listen on ${config.host || '*'}:${config.port}: ${err.code ?? err.message}${err.code === 'EADDRINUSE' ? ' (the port is taken; change port or stop the other process)' : ''}`));
@@ -105,25 +107,31 @@ export class HttpEntry implements Entry {
   }
 
   /**
-   * Stops accepting, closes idle keep-alive connections, lets requests in flight finish, and
-   * cuts what is left when the step's time is up.
+   * Stops accepting, lets requests in flight finish (answered with `Connection: close`), closes
+   * a keep-alive connection only once it has been idle DRAIN_IDLE_CLOSE_MS with nothing received
+   * (see IdleConnections), and cuts what is left when the step's time is up.
    */
   async interrupt(lifecycle: LifecycleContext): Promise<void> {
     const server = this.server;
-    if (!server) return;
+    const connections = this.connections;
+    if (!server || !connections) return;
     this.draining = true;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    const cut = (): void => server.closeAllConnections();
+    // net.Server's close: http.Server's would close idle keep-alive connections at once, resetting
+    // a request a client has just sent on one.
+    const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+    const cut = (): void => connections.closeAll();
     lifecycle.signal.addEventListener('abort', cut, { once: true });
-    // Connections that finish a request while draining are idle afterwards; close them too.
-    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    const sweep = setInterval(() => connections.closeIdle(), 50);
+    connections.closeIdle();
     try {
       await closed;
     } finally {
       clearInterval(sweep);
       lifecycle.signal.removeEventListener('abort', cut);
+      // Stops http.Server's connection-checking timer (the listener is already closed).
+      server.close(() => undefined);
       this.server = undefined;
+      this.connections = undefined;
     }
   }
 

@@ -6,6 +6,7 @@ export { RawHttpConnection, type RawResponse } from './raw-http.js';
 export { HttpLoad, drainViolations, summarizeOutcomes, type HttpLoadOptions, type LoadOutcome } from './http-load.js';
 export { consoleRecordTexts } from './records.js';
 export { sigtermAndAskReadiness } from './drain.js';
+export { sigtermUnderKeepAliveLoad, type KeepAliveOutcome, type SigtermLoadResult } from './sigterm-load.js';
 // Backend harnesses: servers of their own on free ports, for tests that stop, restart or reconfigure them.
 export { startPrivatePostgres, type PrivatePostgres } from './postgres.js';
 export { redisCli, freeRedisPort, startRedis, startCluster, startSentinelGroup, type RedisProcess, type RedisClusterProcesses, type SentinelGroupProcesses } from './redis.js';

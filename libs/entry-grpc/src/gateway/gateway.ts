@@ -12,10 +12,11 @@ import { attachContext } from '../interceptor.js';
 import type { RegisteredMethod } from '../services.js';
 import { GatewayHeaders, addMetadataHeaders, headerListError, metadataFromHeaders, putHeader } from './headers.js';
 import { GatewayDuplexCall, GatewayReadableCall, GatewayUnaryCall, GatewayWritableCall, statusFromError, type GatewayStatus, type StreamBase } from './fake-call.js';
+import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from './json-depth.js';
 import { JsonValueSplitter } from './json-stream.js';
 import { admittedBase, runIntercepted, runInterceptedStream, sentStatusOf, type Admitted, type InterceptedTarget, type SentStatus } from './intercepted.js';
 import { fieldMaskFromBody } from './fieldmask.js';
-import { parseQueryInto } from './goparse.js';
+import { DEFAULT_MAX_QUERY_PARAMS, parseQueryInto } from './goparse.js';
 import { JsonInputError, PlainValue, fieldByAnyName, fullName, jsonName, jsonToPlain, messageToJson, type MarshalOptions } from './json.js';
 import { ParamError, applyQuery, normalizeFieldPath, setPathVariable, unsupportedPathField } from './params.js';
 import { UnresolvableAny, anyToJson, detailsFromMetadata, type TypeResolver } from './rpc-status.js';
@@ -45,6 +46,10 @@ export interface GatewayOptions {
   discardUnknown: boolean;
   svcStyle: boolean;
   maxBodyBytes: number;
+  /** How deeply request JSON (bodies, streamed messages) may nest objects and arrays; 400 beyond. Default 100. */
+  maxJsonDepth?: number;
+  /** The most query parameters (and form fields) a request may have; 400 beyond. Default 1000. */
+  maxQueryParams?: number;
   /** A path bound only for other methods: 405 with `Allow` instead of grpc-gateway's 501 (code 12). */
   methodNotAllowed405?: boolean;
   /** grpc-gateway's WithDisablePathLengthFallback: no POST (form) → GET fallback. */
@@ -458,8 +463,15 @@ export class Gateway {
       }
     } else if (raw !== undefined && raw.length > 0) {
       let parsed: unknown;
+      const text = raw.toString('utf8');
       try {
-        parsed = JSON.parse(raw.toString('utf8'));
+        // Before JSON.parse builds anything: deep nesting costs far more than its size.
+        checkJsonDepth(text, this.options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH, 'the request body');
+      } catch (err) {
+        throw new GatewayRejection(3, (err as Error).message, 400);
+      }
+      try {
+        parsed = JSON.parse(text);
       } catch (err) {
         throw new GatewayRejection(3, `request body is not valid JSON: ${(err as Error).message}`, 400);
       }
@@ -487,8 +499,10 @@ export class Gateway {
       if ((query || form) && binding.body !== '*') {
         // Parsed once, in one pass; form fields come before the query's values, as in Go's Request.Form.
         const params = new Map<string, string[]>();
-        const formError = form === undefined ? undefined : parseQueryInto(form.toString('utf8'), params);
-        const queryError = query ? parseQueryInto(query, params) : undefined;
+        const max = this.options.maxQueryParams ?? DEFAULT_MAX_QUERY_PARAMS;
+        const limit = { left: max, max };
+        const formError = form === undefined ? undefined : parseQueryInto(form.toString('utf8'), params, limit);
+        const queryError = formError === undefined && query ? parseQueryInto(query, params, limit) : undefined;
         const error = formError ?? queryError;
         if (error) throw new ParamError(error);
         applyQuery(requestType, obj, params, route.filter);
@@ -649,7 +663,7 @@ class Exchange implements StreamBase {
     const bidi = def.responseStream;
     this.res.once('close', () => this.closedEarly());
     const sink = this.gateway.interceptors.length > 0 ? this.interceptedStreamSink() : this.directStreamSink();
-    const splitter = new JsonValueSplitter(this.gateway.options.maxBodyBytes);
+    const splitter = new JsonValueSplitter(this.gateway.options.maxBodyBytes, this.gateway.options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH);
     const decoder = new StringDecoder('utf8');
     const req = this.req;
     let failed = false;

@@ -229,12 +229,17 @@ export function parseRfc3339(s: string): { seconds: number; nanos: number } {
   return { seconds, nanos: m[7] ? Number(m[7].padEnd(9, '0')) : 0 };
 }
 
+/** The default bound on a request's query parameters and form fields together. */
+export const DEFAULT_MAX_QUERY_PARAMS = 1000;
+
 /**
  * url.ParseQuery, in one pass: `&`-separated `key=value` pairs, `+` as space, `%XX` escapes.
  * Values of a key keep their order; keys keep the order they first appear in. Go reports a `;`
  * separator and a bad escape as errors (grpc-gateway answers 400); so does this, after the pass.
+ * With `limit`, more than `limit.max` pairs (counted across calls sharing it) stop the pass with
+ * an error at once.
  */
-export function parseQueryInto(query: string, into: Map<string, string[]>): string | undefined {
+export function parseQueryInto(query: string, into: Map<string, string[]>, limit?: { left: number; readonly max: number }): string | undefined {
   let error: string | undefined;
   let start = 0;
   const n = query.length;
@@ -242,6 +247,8 @@ export function parseQueryInto(query: string, into: Map<string, string[]>): stri
     let end = query.indexOf('&', start);
     if (end < 0) end = n;
     if (end > start) {
+      // Counted before anything is decoded: the limit is what keeps a request's cost bounded.
+      if (limit && --limit.left < 0) return `too many query parameters (more than ${limit.max}); send fewer, or raise gwOption.maxQueryParams`;
       const pair = query.slice(start, end);
       if (pair.includes(';')) error ??= 'invalid semicolon separator in query';
       else {

@@ -1,3 +1,5 @@
+import { DEFAULT_MAX_JSON_DEPTH, JsonDepthError } from './json-depth.js';
+
 /**
  * Splits a request body that is a stream of JSON values (newline-delimited or simply
  * concatenated, as grpc-gateway's json.Decoder reads a streaming request) into complete values,
@@ -14,10 +16,16 @@ export class JsonValueSplitter {
   private escaped = false;
   private literal = false;
 
-  /** `limit`: the most characters one value may have (the entry's request size limit). */
-  constructor(private readonly limit: number) {}
+  /**
+   * `limit`: the most characters one value may have (the entry's request size limit);
+   * `maxDepth`: how deeply a value may nest objects and arrays (JsonDepthError beyond).
+   */
+  constructor(
+    private readonly limit: number,
+    private readonly maxDepth = DEFAULT_MAX_JSON_DEPTH,
+  ) {}
 
-  /** Feeds text; returns the values it completed, parsed. Throws SyntaxError on bad JSON or RangeError past the limit. */
+  /** Feeds text; returns the values it completed, parsed. Throws SyntaxError on bad JSON, JsonDepthError past maxDepth or RangeError past the limit. */
   push(text: string): unknown[] {
     this.buf += text;
     const out: unknown[] = [];
@@ -52,7 +60,11 @@ export class JsonValueSplitter {
         continue;
       }
       if (c === 34) this.inString = true;
-      else if (c === 123 || c === 91) this.depth++;
+      else if (c === 123 || c === 91) {
+        if (++this.depth > this.maxDepth) {
+          throw new JsonDepthError(`a request message nests objects and arrays more than ${this.maxDepth} deep; flatten it, or raise gwOption.maxJsonDepth`);
+        }
+      }
       else if (c === 125 || c === 93) {
         this.depth--;
         if (this.depth === 0) this.complete(out, i);

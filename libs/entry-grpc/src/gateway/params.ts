@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from './json-depth.js';
 import protobuf from 'protobufjs';
 import { ParseError, parseBool, parseBytes, parseFloat, parseGoDuration, parseInt, parseRfc3339, parseUint } from './goparse.js';
 import { PlainValue, WRAPPERS, fieldByAnyName, fullName, jsonName } from './json.js';
@@ -218,6 +219,8 @@ function parseMessage(type: protobuf.Type, s: string): unknown {
     case 'google.protobuf.Struct': {
       let v: unknown;
       try {
+        // A query value is bounded by the URL's size, its nesting by protobuf's default.
+        checkJsonDepth(s, DEFAULT_MAX_JSON_DEPTH, `a ${name} query value`);
         v = JSON.parse(s);
       } catch (err) {
         throw new ParamError(`proto: syntax error: ${(err as Error).message}`);

@@ -1,0 +1,100 @@
+import { readFileSync } from 'node:fs';
+import type http2 from 'node:http2';
+import type { Server } from '@grpc/grpc-js';
+import { Counter, type Registry } from 'prom-client';
+
+/** The cap on the automatic maxConnections: each open HTTP/2 connection holds tens of KB. */
+export const AUTO_MAX_CONNECTIONS_CAP = 10_000;
+
+/**
+ * The process's open-file limit (soft) from /proc/self/limits (Linux; Node raises the soft limit
+ * to the hard one at start-up), undefined elsewhere or when unreadable.
+ */
+export function openFileLimit(limitsText?: string): number | undefined {
+  let text = limitsText;
+  if (text === undefined) {
+    try {
+      text = readFileSync('/proc/self/limits', 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+  const m = /^Max open files\s+(\d+|unlimited)/m.exec(text);
+  if (!m) return undefined;
+  return m[1] === 'unlimited' ? Infinity : Number(m[1]);
+}
+
+/**
+ * `maxConnections: 0` (the default) means: 80 % of the open-file limit (the rest is for files,
+ * outbound connections and the health reserve), at most AUTO_MAX_CONNECTIONS_CAP.
+ */
+export function effectiveMaxConnections(configured: number, limit = openFileLimit()): number {
+  if (configured > 0) return configured;
+  if (limit === undefined || !Number.isFinite(limit)) return AUTO_MAX_CONNECTIONS_CAP;
+  return Math.max(1, Math.min(AUTO_MAX_CONNECTIONS_CAP, Math.floor(limit * 0.8)));
+}
+
+/**
+ * Counts connections refused at the limit (`svc_connections_refused_total{entry_name}`) and
+ * logs a warning at most once per `intervalMs`, with how many were refused since the last one.
+ */
+export class RefusedConnections {
+  private readonly counter: Counter<'entry_name'>;
+  private pending = 0;
+  private lastWarnMs = -Infinity;
+
+  constructor(
+    registry: Registry,
+    private readonly entryName: string,
+    private readonly max: number,
+    private readonly warn: (message: string) => void,
+    private readonly intervalMs = 60_000,
+  ) {
+    this.counter = new Counter({
+      name: 'svc_connections_refused_total',
+      help: 'Connections closed as soon as accepted because the entry had maxConnections open.',
+      labelNames: ['entry_name'],
+      registers: [registry],
+    });
+  }
+
+  refused(now = Date.now()): void {
+    this.counter.inc({ entry_name: this.entryName });
+    this.pending++;
+    if (now - this.lastWarnMs >= this.intervalMs) {
+      this.warn(
+        `${this.pending} new connection(s) refused: maxConnections (${this.max}) are open; raise maxConnections (below the process's open-file limit) or add instances (this warning is repeated at most once a minute)`,
+      );
+      this.pending = 0;
+      this.lastWarnMs = now;
+    }
+  }
+}
+
+/** grpc-js's private map of the HTTP/2 servers it made, one per connection injector. */
+interface ServerInternals {
+  http2Servers?: Map<http2.Http2Server, unknown>;
+}
+
+/**
+ * Closes (GOAWAY, then the socket) an HTTP/2 connection that has opened no stream within
+ * `timeoutMs` of its start: one timer per connection, cleared by its first stream. Returns how
+ * many HTTP/2 servers are watched (0 when grpc-js's internals changed).
+ */
+export function closeConnectionsWithoutStreams(server: Server, timeoutMs: number): number {
+  const servers = (server as unknown as ServerInternals).http2Servers;
+  if (!(servers instanceof Map) || timeoutMs <= 0) return 0;
+  for (const h2 of servers.keys()) {
+    h2.on('session', (session: http2.ServerHttp2Session) => {
+      const timer = setTimeout(() => {
+        if (session.destroyed || session.closed) return;
+        session.goaway();
+        session.destroy();
+      }, timeoutMs);
+      timer.unref();
+      session.once('stream', () => clearTimeout(timer));
+      session.once('close', () => clearTimeout(timer));
+    });
+  }
+  return servers.size;
+}

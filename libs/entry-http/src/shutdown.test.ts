@@ -1,0 +1,36 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Child, freePort, isListening, plainEnv, sigtermUnderKeepAliveLoad, waitFor } from '@svcboot/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const children: Child[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) c.kill();
+});
+
+describe('httpserver: SIGTERM under keep-alive load, with the defaults', () => {
+  it('loses no request: every one on the 8 keep-alive connections is answered, the last with Connection: close, and the app exits 0', async () => {
+    const port = await freePort();
+    const child = Child.start(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', path.join(here, 'test-support/sigterm-app.ts')], {
+      cwd: path.join(here, '..'),
+      env: plainEnv({ PORT: String(port) }),
+    });
+    children.push(child);
+    await waitFor('the app to listen', async () => child.stdout.includes('listening on port') && (await isListening(port)), { timeoutMs: 30_000, intervalMs: 100 });
+
+    const r = await sigtermUnderKeepAliveLoad(child, { port, path: '/v1/ok', connections: 8 });
+    const summary = JSON.stringify({ failures: r.failures.slice(0, 10), readiness: r.readiness, stdout: child.stdout.slice(-1500) });
+    expect(r.failures, summary).toEqual([]);
+    // The app was taken out by its readiness (not by refusing connections), while it still served.
+    expect(r.readiness, summary).toBe(503);
+    // Each connection carried a request after the signal, answered and closed by the server.
+    for (let w = 0; w < 8; w++) {
+      const after = r.outcomes.filter((o) => o.worker === w && o.afterSignal);
+      expect(after.length, `worker ${w}: ${summary}`).toBeGreaterThan(0);
+      expect(after.at(-1)?.connection, `worker ${w}`).toBe('close');
+    }
+    expect(r.exitCode, summary).toBe(0);
+    expect(child.stdout).toContain('Shutdown complete');
+  });
+});
