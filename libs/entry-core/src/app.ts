@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { BaseEntryConfig, Entry, EntryContext, EntryPlugin, EntryOf } from './entry.js';
+import { Phase, type BaseEntryConfig, type Entry, type EntryContext, type EntryPlugin, type EntryOf } from './entry.js';
 import { BootstrapError, ConfigError, EntryLookupError, errorMessage } from './errors.js';
 import { defaultRegistry, PluginRegistry, type AnyEntryPlugin } from './registry.js';
 import { builtinPlugins } from './builtin/plugins.js';
@@ -138,6 +138,8 @@ export class App {
   private readonly shutdownTimeoutMs: number;
   /** `app.drainDelayMs` or BootOptions.drainDelayMs, when set. */
   private readonly drainDelayMs: number | undefined;
+  /** Whether an enabled entry serves traffic (phase Server): only then does SIGTERM drain by default. */
+  private readonly servesTraffic: boolean;
 
   constructor(
     info: AppInfo,
@@ -152,6 +154,7 @@ export class App {
     this.bootstrapTimeoutMs = options.bootstrapTimeoutMs ?? 60_000;
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
     this.drainDelayMs = options.drainDelayMs;
+    this.servesTraffic = entries.some((e) => e.enabled && e.plugin.phase >= Phase.Server);
     this.logger = createAppLogger({ level: 'info', encoding: 'console', outputs: [this.outputs.get('stdout')] });
     this.defaultEvents = new EventLogger('console', [this.outputs.get('stdout')]);
     const ordered = entries
@@ -271,7 +274,8 @@ export class App {
 
   /**
    * Waits for SIGINT or SIGTERM, then shuts down (after SIGTERM with a drain delay of
-   * DEFAULT_SIGTERM_DRAIN_DELAY_MS unless `app.drainDelayMs` says otherwise). Resolves the exit
+   * DEFAULT_SIGTERM_DRAIN_DELAY_MS when an entry serves traffic, unless `app.drainDelayMs` says
+   * otherwise: an app of connectors only has no load balancer to wait for). Resolves the exit
    * code: 0 for a clean stop, 1 when a step failed. A second signal during shutdown exits at once
    * with code 1.
    */
@@ -286,7 +290,7 @@ export class App {
           process.exit(1);
         }
         received = true;
-        const delay = this.drainDelayMs ?? (signal === 'SIGTERM' ? DEFAULT_SIGTERM_DRAIN_DELAY_MS : 0);
+        const delay = this.drainDelayMs ?? (signal === 'SIGTERM' && this.servesTraffic ? DEFAULT_SIGTERM_DRAIN_DELAY_MS : 0);
         void this.shutdown(signal, delay).then((clean) => {
           for (const s of signals) process.off(s, onSignal);
           clearInterval(keepAlive);
