@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { BaseEntryConfig, Entry, EntryContext, EntryPlugin, EntryOf } from './entry.js';
-import { BootstrapError, ConfigError, EntryLookupError, errorMessage } from './errors.js';
+import { BootstrapError, ConfigError, coreError, EntryLookupError, errorMessage } from './errors.js';
 import { defaultRegistry, PluginRegistry, type AnyEntryPlugin } from './registry.js';
 import { builtinPlugins } from './builtin/plugins.js';
 import { loadConfig, type LoadedEntry } from './config/load.js';
@@ -208,7 +208,7 @@ export class App {
    * are interrupted in reverse and this rejects with a BootstrapError naming the entry.
    */
   async bootstrap(): Promise<void> {
-    if (this.state !== 'created') throw new Error(`bootstrap() called twice (state: ${this.state})`);
+    if (this.state !== 'created') throw coreError('SVC_BOOTSTRAP_TWICE', [this.state]);
     this.state = 'starting';
     for (const r of this.running) {
       const { loaded, entry, events, logger } = r;
