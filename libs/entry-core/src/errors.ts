@@ -152,8 +152,9 @@ export class BootstrapError extends SvcError {
 /** Asked for an entry that boot.yaml does not define (or not of the asked kind, or disabled). */
 export class EntryLookupError extends SvcError {
   override readonly name = 'EntryLookupError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('SVC_ENTRY_NOT_FOUND', message, options);
+  /** `code` defaults to SVC_ENTRY_NOT_FOUND; a lib looking up something inside its entry gives its own. */
+  constructor(message: string, options?: { cause?: unknown; code?: string }) {
+    super(options?.code ?? 'SVC_ENTRY_NOT_FOUND', message, options);
   }
 }
 
