@@ -36,6 +36,7 @@ describe('error catalogue', () => {
       })();
       expect(lookup).toBeInstanceOf(EntryLookupError);
       expect((lookup as SvcError).code).toBe('SVC_ENTRY_NOT_FOUND');
+      expect(() => app.entry('nope', 'logger')).toThrow(expect.objectContaining({ code: 'SVC_ENTRY_NOT_FOUND', message: expect.stringMatching(/^no logger entry named "nope"/) }));
     } finally {
       await app.shutdown('test');
     }

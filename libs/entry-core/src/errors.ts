@@ -63,9 +63,22 @@ export const coreErrors = {
     message: (entryKey: string, entryName: string, message: string) => `${entryKey} entry "${entryName}" failed to bootstrap: ${message}`,
   },
   SVC_ENTRY_NOT_FOUND: {
-    when: 'code asked for an entry boot.yaml does not define, or defines as another kind or with `enabled: false` (`EntryLookupError`)',
-    fix: 'check the entry name and kind in boot.yaml, or the name passed to the getter',
-    message: (message: string) => message,
+    when: 'code asked for an entry boot.yaml does not define (`EntryLookupError`; the message lists the names that exist)',
+    fix: 'check the name passed to the getter, or add the entry to boot.yaml',
+    message: (name: string, key: string | undefined, configFile: string, suggestion: string, names: readonly string[]) =>
+      `no ${key ?? ''}${key ? ' ' : ''}entry named "${name}" in ${configFile}${suggestion}` +
+      (names.length ? ` (${key ?? 'all'} entries: ${names.join(', ')})` : key ? `; add one under "${key}:"` : ''),
+  },
+  SVC_ENTRY_DISABLED: {
+    when: 'code asked for an entry that boot.yaml defines with `enabled: false` (`EntryLookupError`)',
+    fix: 'enable it, or do not use it while it is disabled',
+    message: (key: string, name: string, configFile: string) => `${key} entry "${name}" is disabled in ${configFile} (enabled: false)`,
+  },
+  SVC_ENTRY_WRONG_KIND: {
+    when: 'code asked for an entry by a name boot.yaml gives to an entry of another kind (`EntryLookupError`)',
+    fix: 'use the getter of the entry\'s kind, or the name of an entry of the asked kind',
+    message: (name: string, actual: string | undefined, asked: string) =>
+      actual === undefined ? `entry "${name}" is not a ${asked} entry` : `entry "${name}" is a ${actual} entry, not ${asked}`,
   },
   SVC_BOOTSTRAP_TWICE: {
     when: '`app.bootstrap()` was called on an app that is not freshly created',
@@ -108,6 +121,13 @@ export const coreErrors = {
 
 /** Throws entry-core's catalogued errors. */
 export const coreError = errorFactory(coreErrors);
+
+type LookupCode = 'SVC_ENTRY_NOT_FOUND' | 'SVC_ENTRY_DISABLED' | 'SVC_ENTRY_WRONG_KIND';
+
+/** An `EntryLookupError` with its message from the catalogue. */
+export function entryLookupError<K extends LookupCode>(code: K, args: ErrorArgs<typeof coreErrors, K>): EntryLookupError {
+  return new EntryLookupError((coreErrors[code].message as (...a: unknown[]) => string)(...(args as unknown[])), { code });
+}
 
 /** One problem found in boot.yaml. */
 export interface ConfigIssue {

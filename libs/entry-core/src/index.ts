@@ -22,6 +22,7 @@ export {
   EntryLookupError,
   SvcError,
   coreErrors,
+  entryLookupError,
   errorFactory,
   errorTable,
   errorMessage,
