@@ -149,6 +149,7 @@ describe('cache entry', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic['self'] = cyclic;
     expect((await entry.addToCache({ key: 'c', value: cyclic })).error?.message).toMatch(/cannot cache the value of "c"/);
+    expect((await entry.addToCache({ key: 'c', value: cyclic })).error).toMatchObject({ code: 'SVC_CACHE_NOT_SERIALIZABLE' });
     expect((await entry.addToCache({ key: 'f', value: () => 1 })).error?.message).toMatch(/function values have no JSON form/);
     expect((await entry.addToCache({ key: 'b', value: 10n })).success).toBe(false);
   });

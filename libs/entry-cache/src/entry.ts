@@ -3,6 +3,7 @@ import { createKvClient, type KvConnection } from '@svcboot/entry-kv';
 import type { CacheEntryConfig } from './schema.js';
 import { LocalTier } from './local-tier.js';
 import { CacheOperations, type AddResult, type GetResult } from './operations.js';
+import { cacheError } from './errors.js';
 
 export const CACHE_ENTRY_TYPE = 'CacheEntry';
 const MINUTE_MS = 60_000;
@@ -37,7 +38,7 @@ export class CacheEntry implements Entry {
             ttlMs: Math.max(1, Math.round((remote.ttlMin ?? config.local.ttlMin) * MINUTE_MS)),
           }
         : undefined,
-      (err) => new Error(`${ctx.configPath}: remote cache: ${ctx.redact(errorMessage(err))}`),
+      (err) => cacheError('SVC_CACHE_REMOTE_FAILED', [ctx.configPath, ctx.redact(errorMessage(err))], { cause: err }),
     );
   }
 

@@ -19,3 +19,4 @@ export const cacheEntry = entryGetter(cachePlugin);
 export { CacheEntry, CACHE_ENTRY_TYPE } from './entry.js';
 export { cacheEntrySchema, type CacheEntryConfig } from './schema.js';
 export type { GetResult, AddResult } from './operations.js';
+export { cacheErrors } from './errors.js';

@@ -1,5 +1,6 @@
 import { errorMessage } from '@svcboot/entry-core';
 import type { LocalTier } from './local-tier.js';
+import { cacheError } from './errors.js';
 import { deserialize, serialize } from './serialize.js';
 
 /** The commands the remote tier uses; ioredis's Redis and Cluster clients both have them. */
@@ -56,7 +57,7 @@ export class CacheOperations {
     try {
       value = deserialize<T>(text);
     } catch {
-      return { success: false, value: undefined, error: new Error(`the remote value of "${key}" is not JSON; it was not written by this cache`) };
+      return { success: false, value: undefined, error: cacheError('SVC_CACHE_REMOTE_NOT_JSON', [key]) };
     }
     this.local?.set(key, text);
     return { success: true, value, error: undefined };

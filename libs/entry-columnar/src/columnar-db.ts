@@ -1,6 +1,6 @@
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
 import { compile, Identifier, ident, renderIdentifier, type BindMode, type CompiledSql, type Sql } from './sql.js';
-import { ColumnarQueryError, serverCode, serverMessage } from './errors.js';
+import { ColumnarQueryError, columnarError, serverCode, serverMessage } from './errors.js';
 import type { Statement, StatementLogger } from '@svcboot/entry-core';
 
 export interface StatementOptions {
@@ -136,7 +136,7 @@ export class ColumnarDb {
 
   private connected(): Connection {
     if (!this.connection) {
-      throw new Error(`${this.where} database "${this.name}" is not connected: use it after the app has bootstrapped and before it shuts down`);
+      throw columnarError('SVC_COLUMNAR_NOT_CONNECTED', [this.where, this.name]);
     }
     return this.connection;
   }

@@ -89,6 +89,7 @@ describe('columnardb bootstrap', () => {
     expect(entry.db(a).client).not.toBe(entry.db(b).client);
     expect(await entry.db(b).query<{ d: string }>('SELECT currentDatabase() AS d')).toEqual([{ d: b }]);
     expect(() => entry.db('nope')).toThrow(`columnardb[ch] has no database "nope"; it has: ${a}, ${b}`);
+    expect(() => entry.db('nope')).toThrow(expect.objectContaining({ name: 'EntryLookupError', code: 'SVC_COLUMNAR_NO_DATABASE' }));
   });
 
   it('sends params as ClickHouse settings with every query', async () => {
@@ -143,6 +144,7 @@ describe('columnardb bootstrap', () => {
     await db.query('SELECT 1');
     expect(await app.shutdown()).toBe(true);
     await expect(db.query('SELECT 1')).rejects.toThrow(`columnardb[ch] database "${name}" is not connected`);
+    await expect(db.query('SELECT 1')).rejects.toMatchObject({ code: 'SVC_COLUMNAR_NOT_CONNECTED' });
   });
 });
 

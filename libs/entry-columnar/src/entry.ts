@@ -1,7 +1,7 @@
 import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
 import { EntryLookupError, StatementLogger, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
 import { ColumnarDb } from './columnar-db.js';
-import { hintFor, serverMessage } from './errors.js';
+import { columnarError, columnarErrors, hintFor, serverMessage } from './errors.js';
 import { parseAddr, parseParams, type ColumnarConfig, type ColumnarDatabaseConfig, type ParsedAddr } from './schema.js';
 import { ident, quoteString, renderIdentifier, type BindMode } from './sql.js';
 
@@ -25,7 +25,7 @@ export class ColumnarDbEntry implements Entry {
     this.description = config.description;
     const addr = parseAddr(config.addr);
     // The schema has checked it; this keeps the type honest.
-    if (typeof addr === 'string') throw new Error(`${ctx.configPath}.addr: ${addr}`);
+    if (typeof addr === 'string') throw columnarError('SVC_COLUMNAR_ADDR_INVALID', [ctx.configPath, addr]);
     this.addr = addr;
     const log = StatementLogger.forEntry(config.logger, ctx, config.name);
     for (const db of config.database) {
@@ -42,9 +42,7 @@ export class ColumnarDbEntry implements Entry {
     const db = this.dbs.get(name);
     if (!db) {
       const known = [...this.dbs.keys()];
-      throw new EntryLookupError(
-        `${this.ctx.configPath} has no database "${name}"; ${known.length ? `it has: ${known.join(', ')}` : 'its database list is empty'}`,
-      );
+      throw new EntryLookupError(columnarErrors.SVC_COLUMNAR_NO_DATABASE.message(this.ctx.configPath, name, known), { code: 'SVC_COLUMNAR_NO_DATABASE' });
     }
     return db;
   }
@@ -84,7 +82,7 @@ export class ColumnarDbEntry implements Entry {
         try {
           await hook(this);
         } catch (err) {
-          throw new Error(`${this.ctx.configPath}: an afterConnect hook failed: ${this.ctx.redact(serverMessage(err))}`, { cause: err });
+          throw columnarError('SVC_COLUMNAR_HOOK_FAILED', [this.ctx.configPath, this.ctx.redact(serverMessage(err))], { cause: err });
         }
       }
     } catch (err) {
@@ -119,7 +117,7 @@ export class ColumnarDbEntry implements Entry {
     }
     this.ctx.logger.info(`Connecting to database ${at}`);
     const settings = parseParams(db.params);
-    if (typeof settings === 'string') throw new Error(`${this.ctx.configPath}.database[${db.name}].params: ${settings}`);
+    if (typeof settings === 'string') throw columnarError('SVC_COLUMNAR_PARAM_INVALID', [this.ctx.configPath, db.name, settings]);
     // A dry-run database need not exist: its client is not bound to it and sends nothing but this check.
     const client = this.newClient(db.dryRun ? undefined : db.name, settings);
     await this.step('connect to', db.name, async () => {
@@ -157,11 +155,7 @@ export class ColumnarDbEntry implements Entry {
     } catch (err) {
       const cause = this.ctx.redact(serverMessage(err) || String(err));
       const hint = hintFor(err);
-      const where = database === undefined ? '' : ` database "${database}"`;
-      throw new Error(
-        `${this.ctx.configPath}: cannot ${what}${where} at ${this.addr.display} as user "${this.config.user}": ${cause}${hint ? `; ${hint}` : ''}`,
-        { cause: err },
-      );
+      throw columnarError('SVC_COLUMNAR_CONNECT_FAILED', [this.ctx.configPath, what, database, this.addr.display, this.config.user, cause, hint], { cause: err });
     }
   }
 

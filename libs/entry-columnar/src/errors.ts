@@ -1,3 +1,5 @@
+import { errorFactory, type ErrorCatalogue } from '@svcboot/entry-core';
+
 /** ClickHouse 18.x wraps its messages as `Code: 81, e.displayText() = DB::Exception: …, e.what() = DB::Exception`. */
 export function serverMessage(err: unknown): string {
   const text = err instanceof Error ? err.message : String(err);
@@ -50,3 +52,45 @@ export class ColumnarQueryError extends Error {
     this.code = code;
   }
 }
+
+/**
+ * entry-columnar's errors (codes documented in README.md, "Errors"). `ColumnarQueryError`, what a
+ * statement throws, is not one of them: its `code` is the ClickHouse server's numeric error code.
+ */
+export const columnarErrors = {
+  SVC_COLUMNAR_CONNECT_FAILED: {
+    when: 'a bootstrap step (create a database, connect to one, detect the server\'s version) failed: server down, wrong addr, bad credentials, missing database, bad setting',
+    fix: 'follow the hint at the end of the message (check addr and its HTTP port, user and pass, create the database or set autoCreate: true)',
+    message: (configPath: string, what: string, database: string | undefined, addr: string, user: string, cause: string, hint: string) =>
+      `${configPath}: cannot ${what}${database === undefined ? '' : ` database "${database}"`} at ${addr} as user "${user}": ${cause}${hint ? `; ${hint}` : ''}`,
+  },
+  SVC_COLUMNAR_HOOK_FAILED: {
+    when: 'an `afterConnect` hook threw at bootstrap',
+    fix: 'fix the hook (its error is the cause)',
+    message: (configPath: string, cause: string) => `${configPath}: an afterConnect hook failed: ${cause}`,
+  },
+  SVC_COLUMNAR_ADDR_INVALID: {
+    when: '`addr` cannot be parsed (the config check reports it first)',
+    fix: 'write addr as host:port or http(s)://host:port',
+    message: (configPath: string, problem: string) => `${configPath}.addr: ${problem}`,
+  },
+  SVC_COLUMNAR_PARAM_INVALID: {
+    when: 'a `database[].params` item is not `setting=value` (the config check reports it first)',
+    fix: 'write each item as a ClickHouse setting, setting=value',
+    message: (configPath: string, database: string, problem: string) => `${configPath}.database[${database}].params: ${problem}`,
+  },
+  SVC_COLUMNAR_NO_DATABASE: {
+    when: '`db(name)` named a database the entry\'s `database` list does not hold (an `EntryLookupError`)',
+    fix: 'use one of the listed names, or add the database to boot.yaml',
+    message: (configPath: string, name: string, known: readonly string[]) =>
+      `${configPath} has no database "${name}"; ${known.length ? `it has: ${known.join(', ')}` : 'its database list is empty'}`,
+  },
+  SVC_COLUMNAR_NOT_CONNECTED: {
+    when: 'a database handle was used before the app bootstrapped or after it shut down',
+    fix: 'use it after app.bootstrap() and before shutdown',
+    message: (where: string, name: string) => `${where} database "${name}" is not connected: use it after the app has bootstrapped and before it shuts down`,
+  },
+} satisfies ErrorCatalogue;
+
+/** Throws entry-columnar's catalogued errors. */
+export const columnarError = errorFactory(columnarErrors);

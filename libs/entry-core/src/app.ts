@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { Phase, type BaseEntryConfig, type Entry, type EntryContext, type EntryPlugin, type EntryOf } from './entry.js';
-import { BootstrapError, ConfigError, EntryLookupError, errorMessage } from './errors.js';
+import { BootstrapError, ConfigError, coreError, entryLookupError, errorMessage } from './errors.js';
 import { defaultRegistry, PluginRegistry, type AnyEntryPlugin } from './registry.js';
 import { builtinPlugins } from './builtin/plugins.js';
 import { loadConfig, type LoadedEntry } from './config/load.js';
@@ -190,16 +190,13 @@ export class App {
     const hit = this.running.find((r) => r.loaded.name === name && (key === undefined || r.loaded.key === key));
     if (hit) return hit.entry as E;
     const off = this.disabled.find((d) => d.name === name && (key === undefined || d.key === key));
-    if (off) throw new EntryLookupError(`${off.key} entry "${name}" is disabled in ${this.configFile} (enabled: false)`);
+    if (off) throw entryLookupError('SVC_ENTRY_DISABLED', [off.key, name, this.configFile]);
     const other = this.running.find((r) => r.loaded.name === name);
     if (other && key !== undefined) {
-      throw new EntryLookupError(`entry "${name}" is a ${other.loaded.key} entry, not ${key}`);
+      throw entryLookupError('SVC_ENTRY_WRONG_KIND', [name, other.loaded.key, key]);
     }
     const names = this.running.filter((r) => key === undefined || r.loaded.key === key).map((r) => r.loaded.name);
-    throw new EntryLookupError(
-      `no ${key ?? ''}${key ? ' ' : ''}entry named "${name}" in ${this.configFile}${didYouMean(name, names)}` +
-        (names.length ? ` (${key ?? 'all'} entries: ${names.join(', ')})` : key ? `; add one under "${key}:"` : ''),
-    );
+    throw entryLookupError('SVC_ENTRY_NOT_FOUND', [name, key, this.configFile, didYouMean(name, names), names]);
   }
 
   /** Every enabled entry, in bootstrap order. */
@@ -222,7 +219,7 @@ export class App {
    * are interrupted in reverse and this rejects with a BootstrapError naming the entry.
    */
   async bootstrap(): Promise<void> {
-    if (this.state !== 'created') throw new Error(`bootstrap() called twice (state: ${this.state})`);
+    if (this.state !== 'created') throw coreError('SVC_BOOTSTRAP_TWICE', [this.state]);
     this.state = 'starting';
     for (const r of this.running) {
       const { loaded, entry, events, logger } = r;
@@ -335,7 +332,7 @@ export class App {
 
   private builtin<T extends Entry>(type: abstract new (...args: never[]) => T, key: string, name: string): T {
     const entry = this.entry(name, key);
-    if (!(entry instanceof type)) throw new EntryLookupError(`entry "${name}" is not a ${key} entry`);
+    if (!(entry instanceof type)) throw entryLookupError('SVC_ENTRY_WRONG_KIND', [name, undefined, key]);
     return entry;
   }
 

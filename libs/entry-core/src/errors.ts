@@ -1,3 +1,134 @@
+/**
+ * svcboot's errors: every error a lib throws for its users is a `SvcError` with a stable `code`
+ * (`SVC_CONFIG_INVALID`), listed once in that lib's catalogue (its `src/errors.ts`) with its
+ * message, when it is thrown and what to do, so that the README's "Errors" table and a search for
+ * the code lead to the same place.
+ */
+export class SvcError extends Error {
+  override name = 'SvcError';
+  constructor(
+    /** Stable, searchable code: `SVC_<LIB>_<WHAT>`, documented in the lib's README under "Errors". */
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** One entry of an error catalogue: the message's wording lives here and nowhere else. */
+export interface ErrorEntry {
+  /** When it is thrown (the README's "When" column). */
+  when: string;
+  /** What to do about it (the README's "What to do" column). */
+  fix: string;
+  /** The message, built from the facts of one occurrence (what, where). */
+  message: (...args: never) => string;
+}
+
+/** A lib's error codes and their entries. */
+export type ErrorCatalogue = Record<string, ErrorEntry>;
+
+/** The arguments of a catalogue entry's message. */
+export type ErrorArgs<C extends ErrorCatalogue, K extends keyof C> = Parameters<C[K]['message']>;
+
+/**
+ * The function a lib throws its catalogued errors with:
+ * `throw httpError('SVC_HTTP_PORT_IN_USE', [port, configPath], { cause: err })`.
+ */
+export function errorFactory<C extends ErrorCatalogue>(catalogue: C) {
+  return <K extends keyof C & string>(code: K, args: ErrorArgs<C, K>, options?: { cause?: unknown }): SvcError =>
+    new SvcError(code, (catalogue[code]!.message as (...a: unknown[]) => string)(...(args as unknown[])), options);
+}
+
+/** The README "Errors" table of a catalogue (code, when, what to do), as markdown. */
+export function errorTable(catalogue: ErrorCatalogue): string {
+  const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  const rows = Object.entries(catalogue).map(([code, e]) => `| \`${code}\` | ${cell(e.when)} | ${cell(e.fix)} |`);
+  return ['| Code | When | What to do |', '| --- | --- | --- |', ...rows].join('\n');
+}
+
+/** entry-core's errors. */
+export const coreErrors = {
+  SVC_CONFIG_INVALID: {
+    when: 'boot.yaml, an env override or a `--set` flag is invalid (`ConfigError`, with every problem in `issues`)',
+    fix: 'correct each listed path (file, line and column are given when known)',
+    message: (file: string, issues: readonly ConfigIssue[]) =>
+      `${file}: ${issues.length} problem${issues.length === 1 ? '' : 's'} in the configuration\n` +
+      issues.map((i) => `  - ${formatIssue(i)}`).join('\n'),
+  },
+  SVC_BOOTSTRAP_FAILED: {
+    when: 'an entry failed to start in `app.bootstrap()`; the entries started before it were rolled back (`BootstrapError`, `cause` is the entry\'s error)',
+    fix: 'read the entry\'s error after the colon (and its own code in `cause`)',
+    message: (entryKey: string, entryName: string, message: string) => `${entryKey} entry "${entryName}" failed to bootstrap: ${message}`,
+  },
+  SVC_ENTRY_NOT_FOUND: {
+    when: 'code asked for an entry boot.yaml does not define (`EntryLookupError`; the message lists the names that exist)',
+    fix: 'check the name passed to the getter, or add the entry to boot.yaml',
+    message: (name: string, key: string | undefined, configFile: string, suggestion: string, names: readonly string[]) =>
+      `no ${key ?? ''}${key ? ' ' : ''}entry named "${name}" in ${configFile}${suggestion}` +
+      (names.length ? ` (${key ?? 'all'} entries: ${names.join(', ')})` : key ? `; add one under "${key}:"` : ''),
+  },
+  SVC_ENTRY_DISABLED: {
+    when: 'code asked for an entry that boot.yaml defines with `enabled: false` (`EntryLookupError`)',
+    fix: 'enable it, or do not use it while it is disabled',
+    message: (key: string, name: string, configFile: string) => `${key} entry "${name}" is disabled in ${configFile} (enabled: false)`,
+  },
+  SVC_ENTRY_WRONG_KIND: {
+    when: 'code asked for an entry by a name boot.yaml gives to an entry of another kind (`EntryLookupError`)',
+    fix: 'use the getter of the entry\'s kind, or the name of an entry of the asked kind',
+    message: (name: string, actual: string | undefined, asked: string) =>
+      actual === undefined ? `entry "${name}" is not a ${asked} entry` : `entry "${name}" is a ${actual} entry, not ${asked}`,
+  },
+  SVC_BOOTSTRAP_TWICE: {
+    when: '`app.bootstrap()` was called on an app that is not freshly created',
+    fix: 'call bootstrap() once per app; boot a new app to start again',
+    message: (state: string) => `bootstrap() called twice (state: ${state})`,
+  },
+  SVC_TIMEOUT: {
+    when: 'a bootstrap or shutdown step did not finish within its time limit',
+    fix: 'look at what the named step waits for (a server, a connection), or raise the limit',
+    message: (what: string, timeoutMs: number) => `${what} did not finish within ${timeoutMs} ms`,
+  },
+  SVC_PLUGIN_DUPLICATE: {
+    when: 'two packages register the same boot.yaml key',
+    fix: 'two copies of a package may be installed; run `npm ls <package>` and dedupe',
+    message: (key: string, first: string, second: string) =>
+      `boot.yaml key "${key}" is registered twice: by ${first} and by ${second}. ` +
+      'Two copies of a package may be installed; run `npm ls` to find them.',
+  },
+  SVC_ADDRESS_INVALID: {
+    when: 'a `host:port` address in boot.yaml is a URL, has no host, no port or an invalid port',
+    fix: 'write it as the message shows (IPv6 hosts in brackets)',
+    message: (addr: string, problem: string) => `address "${addr}" ${problem}`,
+  },
+  SVC_PARAM_INVALID: {
+    when: 'an item of a connector\'s `params` list is not `key=value`',
+    fix: 'write each item as key=value',
+    message: (item: string) => `param "${item}" is not key=value`,
+  },
+  SVC_CERT_UNREADABLE: {
+    when: 'a cert entry\'s certificate or key file cannot be read',
+    fix: 'check the path (relative to the working folder) and its permissions',
+    message: (configPath: string, field: string, file: string, reason: string) => `${configPath}.${field}: cannot read ${file}: ${reason}`,
+  },
+  SVC_OVERRIDE_INVALID: {
+    when: 'a `--set` or env override path indexes a list with something that is not a list index',
+    fix: 'use a 0-based number or an entry name in the brackets',
+    message: (segment: string) => `"${segment}" is not a list index`,
+  },
+} satisfies ErrorCatalogue;
+
+/** Throws entry-core's catalogued errors. */
+export const coreError = errorFactory(coreErrors);
+
+type LookupCode = 'SVC_ENTRY_NOT_FOUND' | 'SVC_ENTRY_DISABLED' | 'SVC_ENTRY_WRONG_KIND';
+
+/** An `EntryLookupError` with its message from the catalogue. */
+export function entryLookupError<K extends LookupCode>(code: K, args: ErrorArgs<typeof coreErrors, K>): EntryLookupError {
+  return new EntryLookupError((coreErrors[code].message as (...a: unknown[]) => string)(...(args as unknown[])), { code });
+}
+
 /** One problem found in boot.yaml. */
 export interface ConfigIssue {
   /** Where: `grpc[greeter].port`, `boot.yaml`, `--set grpc.x.port` … */
@@ -15,21 +146,18 @@ export function formatIssue(issue: ConfigIssue): string {
 }
 
 /** boot.yaml could not be loaded: carries every problem found, not only the first. */
-export class ConfigError extends Error {
+export class ConfigError extends SvcError {
   override readonly name = 'ConfigError';
   constructor(
     readonly file: string,
     readonly issues: readonly ConfigIssue[],
   ) {
-    super(
-      `${file}: ${issues.length} problem${issues.length === 1 ? '' : 's'} in the configuration\n` +
-        issues.map((i) => `  - ${formatIssue(i)}`).join('\n'),
-    );
+    super('SVC_CONFIG_INVALID', coreErrors.SVC_CONFIG_INVALID.message(file, issues));
   }
 }
 
 /** An entry failed to bootstrap; entries started before it were rolled back. */
-export class BootstrapError extends Error {
+export class BootstrapError extends SvcError {
   override readonly name = 'BootstrapError';
   constructor(
     readonly entryKey: string,
@@ -37,13 +165,17 @@ export class BootstrapError extends Error {
     message: string,
     options?: { cause?: unknown },
   ) {
-    super(`${entryKey} entry "${entryName}" failed to bootstrap: ${message}`, options);
+    super('SVC_BOOTSTRAP_FAILED', coreErrors.SVC_BOOTSTRAP_FAILED.message(entryKey, entryName, message), options);
   }
 }
 
-/** Asked for an entry that boot.yaml does not define (or not of the asked kind). */
-export class EntryLookupError extends Error {
+/** Asked for an entry that boot.yaml does not define (or not of the asked kind, or disabled). */
+export class EntryLookupError extends SvcError {
   override readonly name = 'EntryLookupError';
+  /** `code` defaults to SVC_ENTRY_NOT_FOUND; a lib looking up something inside its entry gives its own. */
+  constructor(message: string, options?: { cause?: unknown; code?: string }) {
+    super(options?.code ?? 'SVC_ENTRY_NOT_FOUND', message, options);
+  }
 }
 
 export function errorMessage(err: unknown): string {

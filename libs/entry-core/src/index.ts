@@ -16,7 +16,22 @@ export {
 } from './entry.js';
 export { PluginRegistry, defaultRegistry, registerEntryKind, type AnyEntryPlugin } from './registry.js';
 export { builtinPlugins } from './builtin/plugins.js';
-export { ConfigError, BootstrapError, EntryLookupError, errorMessage, formatIssue, type ConfigIssue } from './errors.js';
+export {
+  ConfigError,
+  BootstrapError,
+  EntryLookupError,
+  SvcError,
+  coreErrors,
+  entryLookupError,
+  errorFactory,
+  errorTable,
+  errorMessage,
+  formatIssue,
+  type ConfigIssue,
+  type ErrorArgs,
+  type ErrorCatalogue,
+  type ErrorEntry,
+} from './errors.js';
 export {
   entryBaseShape,
   observabilityShape,

@@ -1,3 +1,5 @@
+import { coreError } from './errors.js';
+
 /** Runs `step` with an AbortSignal that fires after `timeoutMs`; rejects if the step has not settled by then. */
 export async function withTimeout<T>(
   what: string,
@@ -9,7 +11,7 @@ export async function withTimeout<T>(
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       controller.abort();
-      reject(new Error(`${what} did not finish within ${timeoutMs} ms`));
+      reject(coreError('SVC_TIMEOUT', [what, timeoutMs]));
     }, timeoutMs);
     timer.unref?.();
   });

@@ -1,4 +1,5 @@
 import type { BaseEntryConfig, Entry, EntryPlugin } from './entry.js';
+import { coreError } from './errors.js';
 
 /** A plugin of any kind, as `boot({ plugins })` and the registry hold them. */
 export type AnyEntryPlugin = EntryPlugin<BaseEntryConfig, Entry>;
@@ -12,10 +13,7 @@ export class PluginRegistry {
     const existing = this.plugins.get(plugin.key);
     if (existing === (plugin as unknown as AnyPlugin)) return;
     if (existing) {
-      throw new Error(
-        `boot.yaml key "${plugin.key}" is registered twice: by ${existing.packageName} and by ${plugin.packageName}. ` +
-          'Two copies of a package may be installed; run `npm ls` to find them.',
-      );
+      throw coreError('SVC_PLUGIN_DUPLICATE', [plugin.key, existing.packageName, plugin.packageName]);
     }
     this.plugins.set(plugin.key, plugin as unknown as AnyPlugin);
   }

@@ -167,6 +167,9 @@ describe('httpserver entry', () => {
     const { base } = await start();
     const port = new URL(base).port;
     const app = await boot({ argv: [], env: {}, configText: `httpserver:\n  - name: second\n    host: 127.0.0.1\n    port: ${port}\n` });
-    await expect(app.bootstrap()).rejects.toThrow(/httpserver entry "second" failed to bootstrap: cannot listen on 127.0.0.1:\d+: EADDRINUSE \(the port is taken/);
+    const err = await app.bootstrap().then(() => undefined, (e: unknown) => e);
+    expect((err as Error).message).toMatch(/httpserver entry "second" failed to bootstrap: cannot listen on 127.0.0.1:\d+: EADDRINUSE \(the port is taken/);
+    expect((err as { code?: string }).code).toBe('SVC_BOOTSTRAP_FAILED');
+    expect(((err as Error).cause as { code?: string }).code).toBe('SVC_HTTP_LISTEN_FAILED');
   });
 });

@@ -5,6 +5,7 @@ import Router from '@koa/router';
 import { Registry } from 'prom-client';
 import { basicTransport, buildCallChain, collectProcessMetrics, HealthRoutes, IdleConnections, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
 import type { HttpEntryConfig } from './schema.js';
+import { httpError } from './errors.js';
 import { readBody } from './body.js';
 import { callMiddleware, errorResponder } from './call-adapter.js';
 
@@ -41,7 +42,7 @@ export class HttpEntry implements Entry {
 
   /** The port it listens on, once bootstrapped (the OS's choice when configured as 0). */
   get port(): number {
-    if (this.boundPort < 0) throw new Error(`${this.ctx.configPath}: port is known only after bootstrap`);
+    if (this.boundPort < 0) throw httpError('SVC_HTTP_NOT_BOOTSTRAPPED', [this.ctx.configPath]);
     return this.boundPort;
   }
 
@@ -83,7 +84,7 @@ export class HttpEntry implements Entry {
     this.connections = new IdleConnections(server);
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => {
-        reject(new Error(`cannot listen on ${config.host || '*'}:${config.port}: ${err.code ?? err.message}${err.code === 'EADDRINUSE' ? ' (the port is taken; change port or stop the other process)' : ''}`));
+        reject(httpError('SVC_HTTP_LISTEN_FAILED', [config.host, config.port, err.code ?? err.message, err.code === 'EADDRINUSE'], { cause: err }));
       };
       server.once('error', onError);
       server.listen(config.port, config.host || undefined, () => {

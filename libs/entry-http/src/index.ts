@@ -21,3 +21,4 @@ export { httpEntrySchema, type HttpEntryConfig } from './schema.js';
 export { jsonBody } from './body.js';
 export { respondError } from './respond.js';
 export type { Context as HttpContext, Next as HttpNext } from 'koa';
+export { httpErrors } from './errors.js';

@@ -1,5 +1,6 @@
 import { Cluster, Redis } from 'ioredis';
-import type { EntryContext } from '@svcboot/entry-core';
+import type { EntryContext, ErrorArgs } from '@svcboot/entry-core';
+import { kvError, type kvErrors } from './errors.js';
 import { ioredisConfig, readRouting } from './ioredis-options.js';
 import { LatencyRouter } from './latency.js';
 import type { KvConnectionOptions, KvMode } from './schema.js';
@@ -77,7 +78,7 @@ export class KvConnection {
     } catch (err) {
       client.disconnect();
       this.latency?.stop();
-      throw new Error(this.failureMessage(err));
+      throw kvError('SVC_KV_UNREACHABLE', this.failureArgs(err), { cause: err });
     } finally {
       clearTimeout(timer);
       if (onAbort) signal?.removeEventListener('abort', onAbort);
@@ -118,18 +119,15 @@ export class KvConnection {
     }
   }
 
-  private failureMessage(err: unknown): string {
+  /** SVC_KV_UNREACHABLE's facts, redacted (an error text may echo a secret). */
+  private failureArgs(err: unknown): ErrorArgs<typeof kvErrors, 'SVC_KV_UNREACHABLE'> {
     const reason = describeError(err);
     const last = this.lastError ? describeError(this.lastError) : '';
     const details = [last !== reason ? last : '', this.lastNodeError ?? ''].filter((d) => d !== '');
     const cause = details.length ? `${reason} (last error: ${details.join('; ')})` : reason;
-    return this.ctx.redact(
-      `${this.ctx.configPath}: cannot reach redis (${this.mode}) at [${this.addrs.join(', ')}]: ${cause}. ` +
-        'Check that the addresses are right and the server is up' +
-        (this.mode === 'sentinel' ? `, and that the sentinels know master "${this.options.masterName}"` : '') +
-        (this.options.pass || this.options.user ? ', and the user and pass' : '') +
-        '.',
-    );
+    const redact = (text: string): string => this.ctx.redact(text);
+    const masterName = this.options.masterName === undefined ? undefined : redact(this.options.masterName);
+    return [this.ctx.configPath, this.mode, this.addrs.map(redact), redact(cause), masterName, Boolean(this.options.pass || this.options.user)];
   }
 
   /** ioredis emits `error` for every failed (re)connection: keep the last for messages, log once per outage. */

@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { Entry, EntryContext, LifecycleContext } from '@svcboot/entry-core';
 import { createKvClient, type KvClient, type KvConnection } from './client.js';
+import { kvError } from './errors.js';
 import type { KvEntryConfig, KvMode } from './schema.js';
 
 export const KV_ENTRY_TYPE = 'KvEntry';
@@ -41,14 +42,14 @@ export class KvEntry implements Entry {
   /** The `Redis` client of a single or sentinel entry; an error for a cluster. */
   redis(): Redis {
     const h = this.handle;
-    if (h.mode === 'cluster') throw new Error(`kvstore entry "${this.name}" is a cluster (several addrs); use cluster() or client`);
+    if (h.mode === 'cluster') throw kvError('SVC_KV_WRONG_MODE', [this.name, h.mode]);
     return h.client;
   }
 
   /** The `Cluster` client of a cluster entry; an error otherwise. */
   cluster(): Cluster {
     const h = this.handle;
-    if (h.mode !== 'cluster') throw new Error(`kvstore entry "${this.name}" is ${h.mode === 'single' ? 'a single node' : 'sentinel-managed'}, not a cluster; use redis() or client`);
+    if (h.mode !== 'cluster') throw kvError('SVC_KV_WRONG_MODE', [this.name, h.mode]);
     return h.client;
   }
 

@@ -35,3 +35,4 @@ export { retryBackoffMs } from './backoff.js';
 export { parseAddress, type HostPort } from './addresses.js';
 export { LatencyRouter, LATENCY_PROBE_INTERVAL_MS } from './latency.js';
 export type { Redis, Cluster } from 'ioredis';
+export { kvErrors } from './errors.js';

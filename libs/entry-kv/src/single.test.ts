@@ -102,6 +102,7 @@ describe('single node (127.0.0.1:6379)', () => {
     const { app, appLog } = await bootKv([{ name: 'down', addrs: [`127.0.0.1:${port}`], dialTimeoutMs: 1500, pass: 'Sup3r-Secret-Pw' }]);
     const err = await app.bootstrap().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BootstrapError);
+    expect(((err as Error).cause as { code?: string }).code).toBe('SVC_KV_UNREACHABLE');
     const message = (err as Error).message;
     expect(message).toContain(`kvstore[down]: cannot reach redis (single) at [127.0.0.1:${port}]`);
     expect(message).toContain("ECONNREFUSED");

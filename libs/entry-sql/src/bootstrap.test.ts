@@ -119,6 +119,7 @@ describe('bootstrap failures', () => {
     expect(message).toContain(`database "${name}" does not exist`);
     expect(message).toContain('set autoCreate: true');
     expect(message).not.toContain(SECRET);
+    expect((failure as Error).cause).toMatchObject({ code: 'SVC_SQL_UNREACHABLE' });
     expect(await databaseExists(name)).toBe(false);
   });
 

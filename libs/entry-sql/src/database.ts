@@ -6,7 +6,7 @@ import { parseParams } from './params.js';
 import { simpleProtocolPool } from './simple-protocol.js';
 import { DryRunPostgresDialect } from './dry-run.js';
 import { ensureDatabase } from './auto-create.js';
-import { describeError, sqlState } from './errors.js';
+import { describeError, sqlError, sqlState } from './errors.js';
 import { kyselyLogHook, type Logger } from './sql-logger.js';
 
 /** What the entry hands each database. */
@@ -83,16 +83,14 @@ export class SqlDatabase {
         const { options: _sessionSettings, ...maintenance } = clientConfig(deps.entry, config);
         await ensureDatabase(maintenance, config.name, deps.logger);
       } catch (err) {
-        throw new Error(`cannot create ${this.where}: ${deps.redact(describeError(err))}`, { cause: err });
+        throw sqlError('SVC_SQL_CREATE_FAILED', [this.where, deps.redact(describeError(err))], { cause: err });
       }
     }
     deps.logger.info(`Connecting to database [${config.name}]`);
     try {
       await this.pool.query('SELECT 1');
     } catch (err) {
-      const hint =
-        sqlState(err) === '3D000' ? '; create it, or set autoCreate: true on this database' : sqlState(err) === '28P01' || sqlState(err) === '28000' ? '; check user and pass' : '';
-      throw new Error(`cannot connect to ${this.where}: ${deps.redact(describeError(err))}${hint}`, { cause: err });
+      throw sqlError('SVC_SQL_UNREACHABLE', [this.where, deps.redact(describeError(err)), sqlState(err)], { cause: err });
     }
     deps.logger.info(`Connecting to database [${config.name}] success`);
   }

@@ -2,6 +2,7 @@ import { NoResultError, type Compilable, type Kysely } from 'kysely';
 import { didYouMean, StatementLogger, type Entry, type EntryContext } from '@svcboot/entry-core';
 import type { RelationalDbConfig } from './schema.js';
 import { SqlDatabase } from './database.js';
+import { sqlError } from './errors.js';
 import { logRecordNotFound } from './sql-logger.js';
 
 export const RELATIONAL_DB_ENTRY_TYPE = 'RelationalDbEntry';
@@ -81,7 +82,7 @@ export class RelationalDbEntry implements Entry {
   private async closeAll(): Promise<void> {
     const results = await Promise.allSettled([...this.databases.values()].map((d) => d.close()));
     const failed = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
-    if (failed.length) throw new Error(`closing pools failed: ${failed.map((e) => this.ctx.redact(String(e))).join('; ')}`);
+    if (failed.length) throw sqlError('SVC_SQL_CLOSE_FAILED', [failed.map((e) => this.ctx.redact(String(e)))]);
   }
 
   bootstrapPayloads(): Record<string, unknown> {
@@ -96,7 +97,7 @@ export class RelationalDbEntry implements Entry {
     const found = this.databases.get(name);
     if (found) return found;
     const names = this.databaseNames();
-    throw new Error(`${this.ctx.configPath} has no database "${name}"${didYouMean(name, names)}; its databases: ${names.join(', ')}`);
+    throw sqlError('SVC_SQL_NO_DATABASE', [this.ctx.configPath, name, didYouMean(name, names), names]);
   }
 }
 

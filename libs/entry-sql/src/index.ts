@@ -21,3 +21,4 @@ export { relationalDbSchema, databaseSchema, sqlLoggerSchema, DEFAULT_PARAMS, ty
 export { parseParams, KNOWN_PARAMS, type SessionOptions } from './params.js';
 export { inlineParameters } from './simple-protocol.js';
 export { MAINTENANCE_DATABASE } from './auto-create.js';
+export { sqlErrors } from './errors.js';

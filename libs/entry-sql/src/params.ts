@@ -1,5 +1,6 @@
 import type { ConnectionOptions } from 'node:tls';
 import { parseParams as parseParamItems, type ConnectorParam } from '@svcboot/entry-core';
+import { sqlError } from './errors.js';
 
 /** What `database[].params` become on a pg client. */
 export interface SessionOptions {
@@ -42,7 +43,7 @@ export function parseParams(params: readonly string[]): SessionOptions {
   const settings: string[] = [];
   for (const p of parseParamItems(params)) {
     const problem = checkParam(p);
-    if (problem) throw new Error(problem);
+    if (problem) throw sqlError('SVC_SQL_PARAM_INVALID', [problem]);
     const lower = p.key.toLowerCase();
     if (lower === 'sslmode') sslmode = p.value as SslMode;
     else if (lower === 'application_name') applicationName = p.value;

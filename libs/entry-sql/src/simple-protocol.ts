@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import { sqlError } from './errors.js';
 
 type PrepareValue = (value: unknown) => string | Buffer | null;
 // pg's own text conversion (Dates, arrays, JSON) so inlined values read as bound ones would.
@@ -34,7 +35,7 @@ export function inlineParameters(sql: string, parameters: readonly unknown[]): s
       const placeholder = /^\$(\d+)/.exec(rest);
       if (placeholder && !/[\w$]/.test(sql[i - 1] ?? '')) {
         const index = Number(placeholder[1]) - 1;
-        if (index < 0 || index >= parameters.length) throw new Error(`statement refers to $${index + 1} but has ${parameters.length} parameters`);
+        if (index < 0 || index >= parameters.length) throw sqlError('SVC_SQL_STATEMENT_PARAMS', [index + 1, parameters.length]);
         out += sqlLiteral(parameters[index]);
         i += placeholder[0].length;
         continue;

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
 import { entryBaseShape } from '../schema.js';
 import type { CertBundle } from './cert-bundle.js';
+import { coreError } from '../errors.js';
 
 export const certEntrySchema = z.strictObject({
   ...entryBaseShape,
@@ -32,7 +33,7 @@ export class CertEntry implements Entry {
       try {
         return readFileSync(file);
       } catch (err) {
-        throw new Error(`${configPath}.${field}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+        throw coreError('SVC_CERT_UNREADABLE', [configPath, field, file, (err as NodeJS.ErrnoException).code ?? (err as Error).message], { cause: err });
       }
     };
     // Read when the app is created, so a wrong path fails before anything starts.

@@ -1,5 +1,6 @@
 import { parse as parseYaml } from 'yaml';
 import type { ConfigIssue } from '../errors.js';
+import { coreError } from '../errors.js';
 
 /** One `--set` / `SVC_SET` assignment: `grpc.greeter.port=9090`. */
 export interface Override {
@@ -110,7 +111,7 @@ export function setIn(target: Record<string, unknown>, path: readonly string[], 
     const last = i === path.length - 1;
     if (Array.isArray(node)) {
       const index = Number(segment);
-      if (!Number.isInteger(index) || index < 0) throw new Error(`"${segment}" is not a list index`);
+      if (!Number.isInteger(index) || index < 0) throw coreError('SVC_OVERRIDE_INVALID', [segment]);
       if (last) node[index] = value;
       else node = (node[index] ??= {}) as Record<string, unknown>;
     } else {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { coreError } from '../errors.js';
 /** A parsed `host:port`. */
 export interface HostPort {
   host: string;
@@ -30,7 +31,7 @@ export function parseHostPort(addr: string, options: HostPortOptions = {}): Host
     scheme = url[1]!.toLowerCase();
     if (!options.schemes?.includes(scheme)) {
       const allowed = options.schemes?.length ? ` or ${options.schemes.map((s) => `${s}://host:port`).join(', ')}` : '';
-      throw new Error(`address "${addr}" is a URL; write ${example}${allowed}${options.urlHint ? ` (${options.urlHint})` : ''}`);
+      throw coreError('SVC_ADDRESS_INVALID', [addr, `is a URL; write ${example}${allowed}${options.urlHint ? ` (${options.urlHint})` : ''}`]);
     }
     rest = url[2]!.replace(/\/$/, '');
   }
@@ -42,15 +43,15 @@ export function parseHostPort(addr: string, options: HostPortOptions = {}): Host
   } else {
     const colon = rest.indexOf(':');
     [host, port] = colon < 0 ? [rest, undefined] : [rest.slice(0, colon), rest.slice(colon + 1)];
-    if (port?.includes(':')) throw new Error(`address "${addr}" has more than one ":"; write IPv6 hosts in brackets, e.g. [::1]:${options.defaultPort ?? 'port'}`);
+    if (port?.includes(':')) throw coreError('SVC_ADDRESS_INVALID', [addr, `has more than one ":"; write IPv6 hosts in brackets, e.g. [::1]:${options.defaultPort ?? 'port'}`]);
   }
-  if (host === '' || /[\s/@[\]]/.test(host)) throw new Error(`address "${addr}" has no valid host; write ${example}`);
+  if (host === '' || /[\s/@[\]]/.test(host)) throw coreError('SVC_ADDRESS_INVALID', [addr, `has no valid host; write ${example}`]);
   if (port === undefined) {
-    if (options.defaultPort === undefined) throw new Error(`address "${addr}" has no port; write ${example}`);
+    if (options.defaultPort === undefined) throw coreError('SVC_ADDRESS_INVALID', [addr, `has no port; write ${example}`]);
     return scheme ? { host, port: options.defaultPort, scheme } : { host, port: options.defaultPort };
   }
   const n = Number(port);
-  if (!/^\d{1,5}$/.test(port) || n < 1 || n > 65535) throw new Error(`address "${addr}" has an invalid port "${port}" (1-65535); write ${example}`);
+  if (!/^\d{1,5}$/.test(port) || n < 1 || n > 65535) throw coreError('SVC_ADDRESS_INVALID', [addr, `has an invalid port "${port}" (1-65535); write ${example}`]);
   return scheme ? { host, port: n, scheme } : { host, port: n };
 }
 

@@ -1,3 +1,5 @@
+import { coreError } from '../errors.js';
+
 /** One `database[].params` item, `key=value`. */
 export interface ConnectorParam {
   key: string;
@@ -17,7 +19,7 @@ export function parseParams(params: readonly string[]): ConnectorParam[] {
     const item = raw.trim();
     if (item === '') continue;
     const eq = item.indexOf('=');
-    if (eq <= 0) throw new Error(`param "${item}" is not key=value`);
+    if (eq <= 0) throw coreError('SVC_PARAM_INVALID', [item]);
     out.push({ key: item.slice(0, eq).trim(), value: item.slice(eq + 1).trim(), item });
   }
   return out;
