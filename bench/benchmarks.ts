@@ -17,63 +17,70 @@ export interface Benchmark {
   timeoutMs: number;
 }
 
-
 /** The HTTP comparisons (lib/http-compare.ts): 4 rounds of 3 s after a 1 s warm-up per server and route. */
 const HTTP_ROUNDS = { BENCH_SECONDS: '3', BENCH_ROUNDS: '4', BENCH_WARMUP_SECONDS: '1' };
 
 export const BENCHMARKS: Benchmark[] = [
   {
     name: 'events',
-    description: 'The cost of one event record written to a file, console and json encodings, against pino.',
+    description:
+      'The cost of one event record written to a file, console and json encodings, against pino.',
     command: tsx('events/run.ts'),
     env: { BENCH_RECORDS: '200000' },
     timeoutMs: 60_000,
   },
   {
     name: 'chain',
-    description: "entry-core's middleware chain (meta, prom, logging) per call without a transport, against an empty chain.",
+    description:
+      "entry-core's middleware chain (meta, prom, logging) per call without a transport, against an empty chain.",
     command: tsx('chain/run.ts'),
     env: { BENCH_CALLS: '100000' },
     timeoutMs: 90_000,
   },
   {
     name: 'cache',
-    description: 'entry-cache local-tier hit, remote-tier hit and getOrLoad miss against lru-cache and ioredis used directly.',
+    description:
+      'entry-cache local-tier hit, remote-tier hit and getOrLoad miss against lru-cache and ioredis used directly.',
     command: tsx('cache/run.ts'),
     env: { BENCH_ITERATIONS: '50000' },
     timeoutMs: 60_000,
   },
   {
     name: 'grpc',
-    description: "gRPC unary Greeter.Hello and gateway GET /v1/hello through the grpc entry with all three middlewares on, against bare @grpc/grpc-js (its defaults, and with svcboot's grpc-js options) and a bare Koa route.",
+    description:
+      "gRPC unary Greeter.Hello and gateway GET /v1/hello through the grpc entry with all three middlewares on, against bare @grpc/grpc-js (its defaults, and with svcboot's grpc-js options) and a bare Koa route.",
     // [seconds per run] [connections]: 10 runs of 2 s warm-up + 5 s, each on a fresh server.
     command: tsx('grpc/run.ts', '5', '8'),
     timeoutMs: 180_000,
   },
   {
     name: 'kv',
-    description: 'demo-kv (httpserver + kvstore) against bare Koa + ioredis: GET /v1/get and POST /v1/set.',
+    description:
+      'demo-kv (httpserver + kvstore) against bare Koa + ioredis: GET /v1/get and POST /v1/set.',
     command: tsx('kv/run.ts'),
     env: { ...HTTP_ROUNDS, BENCH_CONNECTIONS: '10' },
     timeoutMs: 120_000,
   },
   {
     name: 'sql',
-    description: 'demo-sql (httpserver + relationaldb) as shipped and with its middleware off against bare Koa + pg, and the query layer alone (Kysely against pool.query).',
+    description:
+      'demo-sql (httpserver + relationaldb) as shipped and with its middleware off against bare Koa + pg, and the query layer alone (Kysely against pool.query).',
     command: tsx('sql/run.ts'),
     env: { ...HTTP_ROUNDS, BENCH_CONNECTIONS: '32', BENCH_ITERATIONS: '10000' },
     timeoutMs: 180_000,
   },
   {
     name: 'columnar',
-    description: 'demo-columnar (httpserver + columnardb) against bare Koa + @clickhouse/client: GET /v1/user and PUT /v1/user.',
+    description:
+      'demo-columnar (httpserver + columnardb) against bare Koa + @clickhouse/client: GET /v1/user and PUT /v1/user.',
     command: tsx('columnar/run.ts'),
     env: { ...HTTP_ROUNDS, BENCH_CONNECTIONS: '10' },
     timeoutMs: 120_000,
   },
   {
     name: 'demos',
-    description: 'Start-up time of each demo to its first successful request (median of 10), and resident memory idle and under load.',
+    description:
+      'Start-up time of each demo to its first successful request (median of 10), and resident memory idle and under load.',
     command: tsx('demos/run.ts'),
     env: { BENCH_STARTS: '10', BENCH_LOAD_SECONDS: '3' },
     timeoutMs: 300_000,

@@ -15,17 +15,28 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((w) => !BENCHMARKS.some((b) => b.name === w));
 if (unknown.length) {
-  console.error(`unknown benchmark(s): ${unknown.join(', ')}; known: ${BENCHMARKS.map((b) => b.name).join(', ')}`);
+  console.error(
+    `unknown benchmark(s): ${unknown.join(', ')}; known: ${BENCHMARKS.map((b) => b.name).join(', ')}`,
+  );
   process.exit(2);
 }
 const chosen = BENCHMARKS.filter((b) => wanted.length === 0 || wanted.includes(b.name));
 
 const budgetMs = Number(process.env['BENCH_BUDGET_SECONDS'] ?? 570) * 1000;
 
-function runOne(args: readonly string[], env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; out: string; timedOut: boolean }> {
+function runOne(
+  args: readonly string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ code: number | null; out: string; timedOut: boolean }> {
   return new Promise((resolve) => {
     // Its own process group, so that a timeout also ends the servers it started.
-    const child = spawn(args[0]!, args.slice(1), { cwd: here, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+    const child = spawn(args[0]!, args.slice(1), {
+      cwd: here,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+      detached: true,
+    });
     let timedOut = false;
     const interrupt = (): void => {
       process.kill(-child.pid!, 'SIGKILL');
@@ -49,16 +60,24 @@ function runOne(args: readonly string[], env: Record<string, string>, timeoutMs:
   });
 }
 
-const loadavg = (): string => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const loadavg = (): string =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 const loadStart = loadavg();
 const started = Date.now();
 const sections: string[] = [];
 for (const b of chosen) {
   const left = budgetMs - (Date.now() - started);
-  const settings = Object.entries(b.env ?? {}).map(([k, v]) => `${k}=${v}`).join(' ');
+  const settings = Object.entries(b.env ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
   const how = `Command: \`npm run bench -- ${b.name}\`${settings ? ` (settings from benchmarks.ts: ${settings})` : ''}`;
   if (left < 10_000) {
-    sections.push(`## ${b.name}\n\n${b.description}\n\n${how}: not run, the ${budgetMs / 1000} s budget of the whole run was spent.\n`);
+    sections.push(
+      `## ${b.name}\n\n${b.description}\n\n${how}: not run, the ${budgetMs / 1000} s budget of the whole run was spent.\n`,
+    );
     continue;
   }
   console.log(`\n>>> ${b.name}: ${b.description}`);
@@ -72,7 +91,11 @@ for (const b of chosen) {
     .replace(/^## .*\n?/gm, '')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
-  const outcome = timedOut ? `, killed after ${Math.round(Math.min(b.timeoutMs, left) / 1000)} s: the tables are incomplete or missing` : code === 0 ? '' : `, exited ${code}`;
+  const outcome = timedOut
+    ? `, killed after ${Math.round(Math.min(b.timeoutMs, left) / 1000)} s: the tables are incomplete or missing`
+    : code === 0
+      ? ''
+      : `, exited ${code}`;
   sections.push(
     `## ${b.name}\n\n${b.description}\n\n${how}: ${((Date.now() - t0) / 1000).toFixed(0)} s, load average ${load0} at the start${outcome}.\n\n${tables}\n`,
   );

@@ -37,19 +37,39 @@ lru.set('hot', JSON.stringify(value));
 
 const rows = [
   {
-    path: await measure('local-tier hit (getFromCache)', () => both.getFromCache({ key: 'hot' }), { iterations: ITER * 4 }),
-    peer: await measure('lru-cache get + JSON.parse', () => JSON.parse(lru.get('hot')!), { iterations: ITER * 4 }),
+    path: await measure('local-tier hit (getFromCache)', () => both.getFromCache({ key: 'hot' }), {
+      iterations: ITER * 4,
+    }),
+    peer: await measure('lru-cache get + JSON.parse', () => JSON.parse(lru.get('hot')!), {
+      iterations: ITER * 4,
+    }),
   },
   {
-    path: await measure('remote-tier hit (getFromCache), 32 in flight', () => remoteOnly.getFromCache({ key: 'hot' }), { iterations: ITER, concurrency: 32 }),
-    peer: await measure('ioredis GET + JSON.parse, 32 in flight', async () => JSON.parse((await redis.get(`${name}-bare:hot`))!), { iterations: ITER, concurrency: 32 }),
+    path: await measure(
+      'remote-tier hit (getFromCache), 32 in flight',
+      () => remoteOnly.getFromCache({ key: 'hot' }),
+      { iterations: ITER, concurrency: 32 },
+    ),
+    peer: await measure(
+      'ioredis GET + JSON.parse, 32 in flight',
+      async () => JSON.parse((await redis.get(`${name}-bare:hot`))!),
+      { iterations: ITER, concurrency: 32 },
+    ),
   },
   {
-    path: await measure('getOrLoad miss (remote GET + load + SET), 32 in flight', (i) => remoteOnly.getOrLoad(`miss-${i}`, () => value), { iterations: ITER / 5, concurrency: 32 }),
-    peer: await measure('ioredis GET + SET, 32 in flight', async (i) => {
-      await redis.get(`${name}-bare:miss-${i}`);
-      await redis.set(`${name}-bare:miss-${i}`, JSON.stringify(value), 'PX', 60_000);
-    }, { iterations: ITER / 5, concurrency: 32 }),
+    path: await measure(
+      'getOrLoad miss (remote GET + load + SET), 32 in flight',
+      (i) => remoteOnly.getOrLoad(`miss-${i}`, () => value),
+      { iterations: ITER / 5, concurrency: 32 },
+    ),
+    peer: await measure(
+      'ioredis GET + SET, 32 in flight',
+      async (i) => {
+        await redis.get(`${name}-bare:miss-${i}`);
+        await redis.set(`${name}-bare:miss-${i}`, JSON.stringify(value), 'PX', 60_000);
+      },
+      { iterations: ITER / 5, concurrency: 32 },
+    ),
   },
 ];
 

@@ -28,8 +28,19 @@ assertBuilt('entry-core', 'entry-grpc');
 
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 200_000);
 const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-bench-chain-'));
-const app = await boot({ argv: [], env: {}, configText: `event:\n  - name: ev\n    outputPaths: ["${path.join(dir, 'events.log')}"]\n` });
-const events = new EventFactory(app.entry<EventEntry>('ev', 'event').eventLogger, makeScope('UTC', { appName: 'bench', appVersion: '1', entryName: 'greeter', entryType: 'GrpcEntry' }, { domain: '*' }));
+const app = await boot({
+  argv: [],
+  env: {},
+  configText: `event:\n  - name: ev\n    outputPaths: ["${path.join(dir, 'events.log')}"]\n`,
+});
+const events = new EventFactory(
+  app.entry<EventEntry>('ev', 'event').eventLogger,
+  makeScope(
+    'UTC',
+    { appName: 'bench', appVersion: '1', entryName: 'greeter', entryType: 'GrpcEntry' },
+    { domain: '*' },
+  ),
+);
 
 const info: CallInfo = {
   operation: '/api.v1.Greeter/Hello',
@@ -52,7 +63,16 @@ function chainOf(kind: string): CallChain {
   if (kind.includes('meta')) list.push(new MetaMiddleware(appInfo, envInfo));
   if (kind.includes('prom')) {
     const registry = new Registry();
-    list.push(new PromMiddleware({ registry, entryName: 'greeter', entryType: 'GrpcEntry', domain: '*', instance: 'h', transport: grpcTransport.metrics!(registry) }));
+    list.push(
+      new PromMiddleware({
+        registry,
+        entryName: 'greeter',
+        entryType: 'GrpcEntry',
+        domain: '*',
+        instance: 'h',
+        transport: grpcTransport.metrics!(registry),
+      }),
+    );
   }
   if (kind.includes('logging')) list.push(new LoggingMiddleware(events, grpcTransport.payloads));
   return new CallChain(list);

@@ -21,7 +21,8 @@ await client.command({
 });
 
 // ClickHouse 18.16 has no server-side parameters: a literal, escaped by hand.
-const quote = (s: string): string => `'${s.replace(/[\\']/g, (c) => `\\${c}`).replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)}'`;
+const quote = (s: string): string =>
+  `'${s.replace(/[\\']/g, (c) => `\\${c}`).replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)}'`;
 let lastVersion = 0n;
 const nextVersion = (): bigint => {
   const now = BigInt(Date.now()) * 1000n;
@@ -33,7 +34,8 @@ const router = new Router();
 router.get('/v1/user', async (ctx) => {
   try {
     const rs = await client.query({
-      query: 'SELECT id, name FROM (SELECT id, name, created_at, deleted FROM users FINAL) WHERE deleted = 0 ORDER BY created_at, id',
+      query:
+        'SELECT id, name FROM (SELECT id, name, created_at, deleted FROM users FINAL) WHERE deleted = 0 ORDER BY created_at, id',
       format: 'JSONEachRow',
     });
     ctx.body = await rs.json();

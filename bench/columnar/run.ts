@@ -12,7 +12,15 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compareRoutes, compareSettings, httpComparisonTable, howLine, startTargets, stopTarget, type TargetSpec } from '../lib/http-compare.js';
+import {
+  compareRoutes,
+  compareSettings,
+  httpComparisonTable,
+  howLine,
+  startTargets,
+  stopTarget,
+  type TargetSpec,
+} from '../lib/http-compare.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../..');
@@ -67,7 +75,8 @@ try {
     for (const t of targets) await stopTarget(t);
   }
 } finally {
-  for (const db of databases) await clickhouse(`DROP DATABASE IF EXISTS ${db}`).catch(() => undefined);
+  for (const db of databases)
+    await clickhouse(`DROP DATABASE IF EXISTS ${db}`).catch(() => undefined);
 }
 
 const version = await clickhouse('SELECT version()');

@@ -33,7 +33,11 @@ export const DEMOS: DemoSpec[] = [
     portArgs: (p) => ['--set', `httpserver.kv-api.port=${p}`],
     env: { REDIS_ADDR },
     // Stores the key the load reads (it expires after the demo's one minute).
-    probe: { method: 'POST', path: '/v1/set', body: JSON.stringify({ key: KV_KEY, value: 'bench-value' }) },
+    probe: {
+      method: 'POST',
+      path: '/v1/set',
+      body: JSON.stringify({ key: KV_KEY, value: 'bench-value' }),
+    },
     load: { path: `/v1/get?key=${KV_KEY}` },
   },
   {
@@ -45,7 +49,12 @@ export const DEMOS: DemoSpec[] = [
     load: { path: '/v1/user/1' },
     async cleanup() {
       const [host, port] = PG_ADDR.split(':');
-      const client = new pg.Client({ host, port: Number(port), user: 'postgres', database: 'postgres' });
+      const client = new pg.Client({
+        host,
+        port: Number(port),
+        user: 'postgres',
+        database: 'postgres',
+      });
       await client.connect();
       try {
         await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(BENCH_DB)} WITH (FORCE)`);
@@ -61,7 +70,10 @@ export const DEMOS: DemoSpec[] = [
     probe: { path: '/v1/user' },
     load: { path: '/v1/user' },
     async cleanup() {
-      const res = await fetch(`http://${CLICKHOUSE_ADDR}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS ${BENCH_DB}` });
+      const res = await fetch(`http://${CLICKHOUSE_ADDR}/`, {
+        method: 'POST',
+        body: `DROP DATABASE IF EXISTS ${BENCH_DB}`,
+      });
       if (!res.ok) throw new Error(`DROP DATABASE ${BENCH_DB}: ${await res.text()}`);
     },
   },

@@ -38,11 +38,14 @@ async function start(demo: DemoSpec): Promise<Started> {
   child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${demo.name} exited with ${child.exitCode}: ${stderr}`);
+    if (child.exitCode !== null)
+      throw new Error(`${demo.name} exited with ${child.exitCode}: ${stderr}`);
     try {
       const res = await fetch(`http://127.0.0.1:${port}${demo.probe.path}`, {
         method: demo.probe.method ?? 'GET',
-        ...(demo.probe.body !== undefined ? { body: demo.probe.body, headers: { 'content-type': 'application/json' } } : {}),
+        ...(demo.probe.body !== undefined
+          ? { body: demo.probe.body, headers: { 'content-type': 'application/json' } }
+          : {}),
       });
       if (res.ok) break;
     } catch {
@@ -79,7 +82,9 @@ console.log(`## demos: start-up and memory\n`);
 console.log(
   `> node ${process.version}, each demo from its sources with the libs from dist/ (\`node --import tsx src/main.ts\`) on a free port; start-up: process spawn to the first 2xx answer of the probe, polled every 5 ms, ${STARTS} starts; RSS (/proc/<pid>/status VmRSS) 1 s after the next start, and its peak (sampled every 200 ms) under ${LOAD_SECONDS} s of autocannon ${autocannonVersion}, ${CONNECTIONS} connections, on the load path. Redis, PostgreSQL and ClickHouse on loopback.\n`,
 );
-console.log('| demo | start-up to first success, median ms | min ms | RSS idle MiB | RSS under load MiB | load req/s | load path |');
+console.log(
+  '| demo | start-up to first success, median ms | min ms | RSS idle MiB | RSS under load MiB | load req/s | load path |',
+);
 console.log('|---|---:|---:|---:|---:|---:|---|');
 for (const demo of demos) {
   try {
@@ -94,14 +99,19 @@ for (const demo of demos) {
     const idle = await rssMiB(s.child.pid!);
     let peak = idle;
     const sampler = setInterval(() => {
-      void rssMiB(s.child.pid!).then((v) => (peak = Math.max(peak, v)), () => undefined);
+      void rssMiB(s.child.pid!).then(
+        (v) => (peak = Math.max(peak, v)),
+        () => undefined,
+      );
     }, 200);
     const load = await autocannon({
       url: `http://127.0.0.1:${s.port}${demo.load.path}`,
       method: demo.load.method ?? 'GET',
       connections: CONNECTIONS,
       duration: LOAD_SECONDS,
-      ...(demo.load.body ? { body: demo.load.body, headers: { 'content-type': 'application/json' } } : {}),
+      ...(demo.load.body
+        ? { body: demo.load.body, headers: { 'content-type': 'application/json' } }
+        : {}),
     });
     clearInterval(sampler);
     await stop(s.child);
@@ -111,6 +121,8 @@ for (const demo of demos) {
   } catch (err) {
     console.log(`| ${demo.name} | failed: ${(err as Error).message.split('\n')[0]} | | | | | |`);
   } finally {
-    await demo.cleanup?.().catch((err: unknown) => console.error(`${demo.name} cleanup: ${(err as Error).message}`));
+    await demo
+      .cleanup?.()
+      .catch((err: unknown) => console.error(`${demo.name} cleanup: ${(err as Error).message}`));
   }
 }

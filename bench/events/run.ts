@@ -41,7 +41,12 @@ const payloads = {
 };
 
 /** Writes RECORDS records through `write`, then waits until `flush` has put them on disk. */
-async function timeIt(label: string, file: string, write: (i: number) => void, flush: () => Promise<void>): Promise<{ label: string; perSec: number; bytes: number }> {
+async function timeIt(
+  label: string,
+  file: string,
+  write: (i: number) => void,
+  flush: () => Promise<void>,
+): Promise<{ label: string; perSec: number; bytes: number }> {
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < RECORDS; i++) {
     write(i);
@@ -53,13 +58,21 @@ async function timeIt(label: string, file: string, write: (i: number) => void, f
   return { label, perSec: RECORDS / seconds, bytes: (await stat(file)).size };
 }
 
-const scope = makeScope('UTC', { appName: 'bench', appVersion: '1.0.0', entryName: 'greeter', entryType: 'GrpcEntry' }, { arch: 'x64', domain: '*', hostname: 'h', localIP: '10.0.0.1', os: 'linux' });
+const scope = makeScope(
+  'UTC',
+  { appName: 'bench', appVersion: '1.0.0', entryName: 'greeter', entryType: 'GrpcEntry' },
+  { arch: 'x64', domain: '*', hostname: 'h', localIP: '10.0.0.1', os: 'linux' },
+);
 
 const results = [];
 for (const encoding of ['console', 'json'] as const) {
   const file = path.join(dir, `events-${encoding}.log`);
   // An event entry, so the same batched output as in production is used.
-  const app = await boot({ argv: [], env: {}, configText: `event:\n  - name: ev\n    encoding: ${encoding}\n    outputPaths: ["${file}"]\n` });
+  const app = await boot({
+    argv: [],
+    env: {},
+    configText: `event:\n  - name: ev\n    encoding: ${encoding}\n    outputPaths: ["${file}"]\n`,
+  });
   const factory = new EventFactory(app.entry<EventEntry>('ev', 'event').eventLogger, scope);
   results.push(
     await timeIt(
@@ -84,7 +97,18 @@ results.push(
   await timeIt(
     'pino info(object) (peer)',
     pinoFile,
-    (i) => logger.info({ eventId: `id-${i}`, requestId: `id-${i}`, app: scope.app, env: scope.env, payloads, remoteAddr: '127.0.0.1:50000', operation: '/api.v1.Greeter/Hello', resCode: 'OK', eventStatus: 'Ended' }),
+    (i) =>
+      logger.info({
+        eventId: `id-${i}`,
+        requestId: `id-${i}`,
+        app: scope.app,
+        env: scope.env,
+        payloads,
+        remoteAddr: '127.0.0.1:50000',
+        operation: '/api.v1.Greeter/Hello',
+        resCode: 'OK',
+        eventStatus: 'Ended',
+      }),
     () => new Promise<void>((resolve) => dest.flush(() => resolve())),
   ),
 );
@@ -97,7 +121,9 @@ console.log(
 console.log('| writer | records/s | µs/record | bytes/record | ratio to pino |');
 console.log('|---|---:|---:|---:|---:|');
 for (const r of results) {
-  console.log(`| ${r.label} | ${Math.round(r.perSec).toLocaleString('en-US')} | ${(1e6 / r.perSec).toFixed(2)} | ${Math.round(r.bytes / RECORDS)} | ${(r.perSec / peer).toFixed(2)} |`);
+  console.log(
+    `| ${r.label} | ${Math.round(r.perSec).toLocaleString('en-US')} | ${(1e6 / r.perSec).toFixed(2)} | ${Math.round(r.bytes / RECORDS)} | ${(r.perSec / peer).toFixed(2)} |`,
+  );
 }
 
 // The output path alone. Each record is a fresh ~1 KB concatenation (a rope, as an encoder's
@@ -121,17 +147,26 @@ interface Writer {
  */
 function mainThreadCpuMs(): number | undefined {
   try {
-    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')
+      .split(') ')[1]!
+      .split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10;
   } catch {
     return undefined;
   }
 }
 
-async function timeOutput(label: string, burst: number, open: (file: string) => Writer | undefined): Promise<{ label: string; perSec: number; busyUs: number }> {
+async function timeOutput(
+  label: string,
+  burst: number,
+  open: (file: string) => Writer | undefined,
+): Promise<{ label: string; perSec: number; busyUs: number }> {
   const file = path.join(dir, 'output.log');
   let written = 0;
-  const out = open(file) ?? { write: (s: string) => void (written += s.length), close: async () => undefined };
+  const out = open(file) ?? {
+    write: (s: string) => void (written += s.length),
+    close: async () => undefined,
+  };
   await new Promise((r) => setTimeout(r, 20)); // let the file open
   const cpu0 = mainThreadCpuMs();
   const t0 = process.hrtime.bigint();
@@ -143,9 +178,15 @@ async function timeOutput(label: string, burst: number, open: (file: string) => 
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu1 = mainThreadCpuMs();
   const bytes = written || (await stat(file)).size;
-  if (bytes !== expectedBytes) throw new Error(`${label}: ${bytes} bytes written, not the ${expectedBytes} of every record`);
+  if (bytes !== expectedBytes)
+    throw new Error(`${label}: ${bytes} bytes written, not the ${expectedBytes} of every record`);
   await rm(file, { force: true });
-  return { label: `${label}, ${burst} per turn`, perSec: OUTPUT_RECORDS / seconds, busyUs: cpu0 === undefined || cpu1 === undefined ? NaN : ((cpu1 - cpu0) * 1000) / OUTPUT_RECORDS };
+  return {
+    label: `${label}, ${burst} per turn`,
+    perSec: OUTPUT_RECORDS / seconds,
+    busyUs:
+      cpu0 === undefined || cpu1 === undefined ? NaN : ((cpu1 - cpu0) * 1000) / OUTPUT_RECORDS,
+  };
 }
 
 function sonic(file: string, minLength: number): Writer {
@@ -158,7 +199,9 @@ function sonic(file: string, minLength: number): Writer {
 
 const outputs: { label: string; perSec: number; busyUs: number }[] = [];
 for (const burst of [16, 1024]) {
-  outputs.push(await timeOutput('no output (building the records, the loop)', burst, () => undefined));
+  outputs.push(
+    await timeOutput('no output (building the records, the loop)', burst, () => undefined),
+  );
   outputs.push(
     await timeOutput('entry-core file output', burst, (file) => {
       const set = new OutputSet();
@@ -166,8 +209,16 @@ for (const burst of [16, 1024]) {
       return { write: (s) => o.write(s), close: () => set.close() };
     }),
   );
-  outputs.push(await timeOutput('sonic-boom, minLength 0 (svcboot before batching)', burst, (file) => sonic(file, 0)));
-  outputs.push(await timeOutput('sonic-boom, minLength 4096 (pino.destination)', burst, (file) => sonic(file, 4096)));
+  outputs.push(
+    await timeOutput('sonic-boom, minLength 0 (svcboot before batching)', burst, (file) =>
+      sonic(file, 0),
+    ),
+  );
+  outputs.push(
+    await timeOutput('sonic-boom, minLength 4096 (pino.destination)', burst, (file) =>
+      sonic(file, 4096),
+    ),
+  );
 }
 console.log(`\n## output path\n`);
 console.log(
@@ -175,6 +226,9 @@ console.log(
 );
 console.log('| writer | records/s | µs/record | main thread µs/record |');
 console.log('|---|---:|---:|---:|');
-for (const r of outputs) console.log(`| ${r.label} | ${Math.round(r.perSec).toLocaleString('en-US')} | ${(1e6 / r.perSec).toFixed(2)} | ${Number.isNaN(r.busyUs) ? 'n/a' : r.busyUs.toFixed(2)} |`);
+for (const r of outputs)
+  console.log(
+    `| ${r.label} | ${Math.round(r.perSec).toLocaleString('en-US')} | ${(1e6 / r.perSec).toFixed(2)} | ${Number.isNaN(r.busyUs) ? 'n/a' : r.busyUs.toFixed(2)} |`,
+  );
 
 await rm(dir, { recursive: true, force: true });

@@ -11,9 +11,15 @@
  * It imports the gateway's sources (the parsers are not part of the package's API).
  */
 import fc from 'fast-check';
-import { checkJsonDepth, DEFAULT_MAX_JSON_DEPTH } from '../../libs/entry-grpc/src/gateway/json-depth.js';
+import {
+  checkJsonDepth,
+  DEFAULT_MAX_JSON_DEPTH,
+} from '../../libs/entry-grpc/src/gateway/json-depth.js';
 import { JsonValueSplitter } from '../../libs/entry-grpc/src/gateway/json-stream.js';
-import { DEFAULT_MAX_QUERY_PARAMS, parseQueryInto } from '../../libs/entry-grpc/src/gateway/goparse.js';
+import {
+  DEFAULT_MAX_QUERY_PARAMS,
+  parseQueryInto,
+} from '../../libs/entry-grpc/src/gateway/goparse.js';
 import { compileTemplate } from '../../libs/entry-grpc/src/gateway/template.js';
 import { metadataFromHeaders } from '../../libs/entry-grpc/src/gateway/headers.js';
 
@@ -36,7 +42,11 @@ function cpuMs(f: () => void): number {
 
 /** A string made by repeating pieces drawn from `alphabet` (pieces, so long runs are likely). */
 function piecesOf(alphabet: string[], maxPieces: number, maxRepeat: number): fc.Arbitrary<string> {
-  return fc.array(fc.tuple(fc.constantFrom(...alphabet), fc.integer({ min: 1, max: maxRepeat })), { maxLength: maxPieces }).map((ps) => ps.map(([s, n]) => s.repeat(n)).join(''));
+  return fc
+    .array(fc.tuple(fc.constantFrom(...alphabet), fc.integer({ min: 1, max: maxRepeat })), {
+      maxLength: maxPieces,
+    })
+    .map((ps) => ps.map(([s, n]) => s.repeat(n)).join(''));
 }
 
 interface Target {
@@ -45,10 +55,45 @@ interface Target {
   run(input: string): void;
 }
 
-const jsonPieces = ['[', ']', '{', '}', '{"a":', '"', '\\', '\\"', ',', '1', 'null', ' ', '"x"', '[{"k":[', ']}]'];
-const queryPieces = ['&', '=', 'a', 'tags', '%', '%2', '%41', '+', ';', 'k=v&', 'filter.author_name=', '%zz', 'é'];
+const jsonPieces = [
+  '[',
+  ']',
+  '{',
+  '}',
+  '{"a":',
+  '"',
+  '\\',
+  '\\"',
+  ',',
+  '1',
+  'null',
+  ' ',
+  '"x"',
+  '[{"k":[',
+  ']}]',
+];
+const queryPieces = [
+  '&',
+  '=',
+  'a',
+  'tags',
+  '%',
+  '%2',
+  '%41',
+  '+',
+  ';',
+  'k=v&',
+  'filter.author_name=',
+  '%zz',
+  'é',
+];
 const pathPieces = ['/', 'x', 'a/', '%2F', '%', '%41', ':', ':verb', '//', 'shelves/', 'books/'];
-const templates = ['/v1/{path=**}', '/v1/{name=shelves/*}/books/{id}:publish', '/v1/{a=*}/x/{b=**}:verb', '/v1/{path=**}:custom:custom'].map((t) => compileTemplate(t, 'fuzz'));
+const templates = [
+  '/v1/{path=**}',
+  '/v1/{name=shelves/*}/books/{id}:publish',
+  '/v1/{a=*}/x/{b=**}:verb',
+  '/v1/{path=**}:custom:custom',
+].map((t) => compileTemplate(t, 'fuzz'));
 
 const targets: Target[] = [
   {
@@ -70,19 +115,40 @@ const targets: Target[] = [
     name: `query string (bound ${DEFAULT_MAX_QUERY_PARAMS} parameters)`,
     input: piecesOf(queryPieces, 300, 3_000).filter((s) => s.length <= URL_MAX),
     run(s) {
-      parseQueryInto(s, new Map(), { left: DEFAULT_MAX_QUERY_PARAMS, max: DEFAULT_MAX_QUERY_PARAMS });
+      parseQueryInto(s, new Map(), {
+        left: DEFAULT_MAX_QUERY_PARAMS,
+        max: DEFAULT_MAX_QUERY_PARAMS,
+      });
     },
   },
   {
     name: 'path templates with * and ** (4 templates matched)',
-    input: piecesOf(pathPieces, 300, 2_000).filter((s) => s.length <= URL_MAX).map((s) => `/v1/${s}`),
+    input: piecesOf(pathPieces, 300, 2_000)
+      .filter((s) => s.length <= URL_MAX)
+      .map((s) => `/v1/${s}`),
     run(s) {
       for (const t of templates) t.match(s);
     },
   },
   {
     name: 'headers to metadata (grpc-gateway and svc styles)',
-    input: fc.array(fc.tuple(fc.constantFrom('grpc-metadata-a', 'x-b-bin', 'authorization', 'user-agent', 'x-forwarded-for', 'host', 'x-custom'), fc.string({ maxLength: 200 })), { maxLength: 2000 }).map((pairs) => JSON.stringify(pairs)),
+    input: fc
+      .array(
+        fc.tuple(
+          fc.constantFrom(
+            'grpc-metadata-a',
+            'x-b-bin',
+            'authorization',
+            'user-agent',
+            'x-forwarded-for',
+            'host',
+            'x-custom',
+          ),
+          fc.string({ maxLength: 200 }),
+        ),
+        { maxLength: 2000 },
+      )
+      .map((pairs) => JSON.stringify(pairs)),
     run(s) {
       const headers: Record<string, string | string[]> = {};
       for (const [k, v] of JSON.parse(s) as Array<[string, string]>) {
@@ -96,11 +162,14 @@ const targets: Target[] = [
 ];
 
 console.log(`> fuzz: ${runs} random inputs per parser, seed ${seed}, Node ${process.version}`);
-console.log('| parser | inputs | worst CPU ms per input | its size (chars) | CPU µs per KiB at worst | median CPU ms |');
+console.log(
+  '| parser | inputs | worst CPU ms per input | its size (chars) | CPU µs per KiB at worst | median CPU ms |',
+);
 console.log('|---|---:|---:|---:|---:|---:|');
 for (const t of targets) {
   // Warm-up, so the worst case is the parser's and not the compiler's first pass over it.
-  for (const input of fc.sample(t.input, { numRuns: 30, seed: seed + 1 })) cpuMs(() => t.run(input));
+  for (const input of fc.sample(t.input, { numRuns: 30, seed: seed + 1 }))
+    cpuMs(() => t.run(input));
   const times: number[] = [];
   let worst = { ms: -1, size: 0 };
   fc.assert(
@@ -113,5 +182,7 @@ for (const t of targets) {
   );
   times.sort((a, b) => a - b);
   const perKiB = worst.size === 0 ? 0 : (worst.ms * 1000) / (worst.size / 1024);
-  console.log(`| ${t.name} | ${times.length} | ${worst.ms.toFixed(2)} | ${worst.size} | ${perKiB.toFixed(0)} | ${times[times.length >> 1]!.toFixed(3)} |`);
+  console.log(
+    `| ${t.name} | ${times.length} | ${worst.ms.toFixed(2)} | ${worst.size} | ${perKiB.toFixed(0)} | ${times[times.length >> 1]!.toFixed(3)} |`,
+  );
 }

@@ -51,12 +51,24 @@ const PEER_NAMES: Record<PeerKind, string> = {
 
 async function start(kind: Kind, eventsFile: string): Promise<Running> {
   const port = await freePort();
-  const [node, ...args] = nodeTsx(path.join(here, 'servers.ts'), kind === 'bare-grpc-channelz-off' ? 'bare-grpc' : kind);
+  const [node, ...args] = nodeTsx(
+    path.join(here, 'servers.ts'),
+    kind === 'bare-grpc-channelz-off' ? 'bare-grpc' : kind,
+  );
   const child = spawn(node!, args, {
-    env: { ...process.env, PORT: String(port), EVENTS_FILE: eventsFile, NO_COLOR: '1', ...(kind === 'bare-grpc-channelz-off' ? { BARE_NO_CHANNELZ: '1' } : {}) },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      EVENTS_FILE: eventsFile,
+      NO_COLOR: '1',
+      ...(kind === 'bare-grpc-channelz-off' ? { BARE_NO_CHANNELZ: '1' } : {}),
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  await waitFor(`${kind} on port ${port}`, () => isListening(port), { timeoutMs: 60_000, intervalMs: 100 });
+  await waitFor(`${kind} on port ${port}`, () => isListening(port), {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
   return { child, port };
 }
 
@@ -77,20 +89,31 @@ async function h2load(name: string, port: number, pid: number, dir: string): Pro
   const log = path.join(dir, `${name}.log`);
   const args = [
     `http://127.0.0.1:${port}/api.v1.Greeter/Hello`,
-    '-d', body,
-    '-H', 'content-type: application/grpc',
-    '-H', 'te: trailers',
-    '-c', String(connections),
-    '-m', String(streams),
-    '-t', '1',
+    '-d',
+    body,
+    '-H',
+    'content-type: application/grpc',
+    '-H',
+    'te: trailers',
+    '-c',
+    String(connections),
+    '-m',
+    String(streams),
+    '-t',
+    '1',
   ];
   spawnSync('h2load', [...args, '-D', '2'], { encoding: 'utf8' });
   const cpu0 = await cpuSeconds(pid);
-  const r = spawnSync('h2load', [...args, '-D', String(seconds), '--log-file', log], { encoding: 'utf8' });
+  const r = spawnSync('h2load', [...args, '-D', String(seconds), '--log-file', log], {
+    encoding: 'utf8',
+  });
   const cpu = (await cpuSeconds(pid)) - cpu0;
   if (r.status !== 0) throw new Error(`h2load failed: ${r.stderr || r.stdout}`);
   const rps = /finished in [\d.]+\w*, ([\d.]+) req\/s/.exec(r.stdout);
-  const failed = /requests: \d+ total, \d+ started, \d+ done, \d+ succeeded, (\d+) failed, (\d+) errored/.exec(r.stdout);
+  const failed =
+    /requests: \d+ total, \d+ started, \d+ done, \d+ succeeded, (\d+) failed, (\d+) errored/.exec(
+      r.stdout,
+    );
   const lines = (await readFile(log, 'utf8')).trim().split('\n');
   const lat = new Float64Array(lines.length);
   lines.forEach((l, i) => (lat[i] = Number(l.split('\t')[2]) / 1000));
@@ -143,7 +166,10 @@ async function compare(
   load: (name: string, port: number, pid: number) => Promise<Result>,
   dir: string,
 ): Promise<Array<{ path: Result; peer: Result }>> {
-  const runs = new Map<Kind, Result[]>([['svc', []], ...peerKinds.map((k) => [k, []] as [Kind, Result[]])]);
+  const runs = new Map<Kind, Result[]>([
+    ['svc', []],
+    ...peerKinds.map((k) => [k, []] as [Kind, Result[]]),
+  ]);
   for (const kind of ['svc', ...peerKinds, ...[...peerKinds].reverse(), 'svc'] as const) {
     const events = path.join(dir, `events-${label}.log`);
     const server = await start(kind, events);
@@ -154,34 +180,52 @@ async function compare(
     }
   }
   const svc = mean(`${label}: svcboot (logging+prom+meta)`, runs.get('svc')!);
-  return peerKinds.map((k) => ({ path: svc, peer: mean(`${label}: ${PEER_NAMES[k]}`, runs.get(k)!) }));
+  return peerKinds.map((k) => ({
+    path: svc,
+    peer: mean(`${label}: ${PEER_NAMES[k]}`, runs.get(k)!),
+  }));
 }
 
-const fmt = (n: number, d = 0): string => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+const fmt = (n: number, d = 0): string =>
+  n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
 
 ensureBuilt();
 const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-grpc-'));
 try {
-  if (spawnSync('sh', ['-c', 'command -v h2load']).status !== 0) throw new Error('h2load is missing: apt-get install nghttp2-client');
-  const h2loadVersion = /nghttp2\/(\S+)/.exec(spawnSync('h2load', ['--version'], { encoding: 'utf8' }).stdout)?.[1] ?? '?';
+  if (spawnSync('sh', ['-c', 'command -v h2load']).status !== 0)
+    throw new Error('h2load is missing: apt-get install nghttp2-client');
+  const h2loadVersion =
+    /nghttp2\/(\S+)/.exec(spawnSync('h2load', ['--version'], { encoding: 'utf8' }).stdout)?.[1] ??
+    '?';
   console.log(`## grpc\n`);
   console.log(
     `> gRPC: h2load ${h2loadVersion} (${connections} connections × ${streams} streams, one thread); gateway: autocannon ${autocannonVersion} (${connections} connections); on loopback. ` +
       `Each server alone in its own process (node ${process.version}; svcboot's libs as tsc built them, dist/), started fresh for each run, in A B (C) (C) B A order (path, peers, peers reversed, path): a 2 s warm-up, then ${seconds} s measured; ` +
       `the two runs of each averaged. Server CPU (user + system) per request from /proc/<pid>/stat; ${os.cpus().length} CPUs shared by servers and load generator.`,
   );
-  const grpc = await compare('gRPC unary Hello', ['bare-grpc', 'bare-grpc-channelz-off'], (n, p, pid) => h2load(n.replace(/\W+/g, '-'), p, pid, dir), dir);
+  const grpc = await compare(
+    'gRPC unary Hello',
+    ['bare-grpc', 'bare-grpc-channelz-off'],
+    (n, p, pid) => h2load(n.replace(/\W+/g, '-'), p, pid, dir),
+    dir,
+  );
   const gw = await compare('gateway GET /v1/hello', ['bare-koa'], cannon, dir);
-  const eventsSize = (await stat(path.join(dir, 'events-gRPC unary Hello.log'))).size + (await stat(path.join(dir, 'events-gateway GET /v1/hello.log'))).size;
+  const eventsSize =
+    (await stat(path.join(dir, 'events-gRPC unary Hello.log'))).size +
+    (await stat(path.join(dir, 'events-gateway GET /v1/hello.log'))).size;
   console.log('');
-  console.log('| path | req/s | p50 ms | p99 ms | CPU µs/req | errors | bare peer | peer req/s | peer p50 ms | peer p99 ms | peer CPU µs/req | req/s ratio | CPU ratio (peer/path) |');
+  console.log(
+    '| path | req/s | p50 ms | p99 ms | CPU µs/req | errors | bare peer | peer req/s | peer p50 ms | peer p99 ms | peer CPU µs/req | req/s ratio | CPU ratio (peer/path) |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|');
   for (const { path: a, peer: b } of [...grpc, ...gw]) {
     console.log(
       `| ${a.name} | ${fmt(a.reqPerSec)} | ${fmt(a.p50Ms, 2)} | ${fmt(a.p99Ms, 2)} | ${fmt(a.cpuUsPerReq, 1)} | ${a.errors} | ${b.name} | ${fmt(b.reqPerSec)} | ${fmt(b.p50Ms, 2)} | ${fmt(b.p99Ms, 2)} | ${fmt(b.cpuUsPerReq, 1)} | ${(a.reqPerSec / b.reqPerSec).toFixed(2)} | ${(b.cpuUsPerReq / a.cpuUsPerReq).toFixed(2)} |`,
     );
   }
-  console.log(`\n> records written by the svcboot runs (logging middleware, to a file): ${fmt(eventsSize / 1024 / 1024, 1)} MiB`);
+  console.log(
+    `\n> records written by the svcboot runs (logging middleware, to a file): ${fmt(eventsSize / 1024 / 1024, 1)} MiB`,
+  );
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

@@ -5,7 +5,12 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Server, ServerCredentials, type ServiceDefinition, type sendUnaryData } from '@grpc/grpc-js';
+import {
+  Server,
+  ServerCredentials,
+  type ServiceDefinition,
+  type sendUnaryData,
+} from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import Koa from 'koa';
 
@@ -16,7 +21,8 @@ const port = Number(process.env['PORT']);
 const kind = process.argv[2];
 
 const greeter = loadSync(proto)['api.v1.Greeter'] as ServiceDefinition;
-const hello = (_call: unknown, callback: sendUnaryData<{ message: string }>): void => callback(null, { message: 'hello!' });
+const hello = (_call: unknown, callback: sendUnaryData<{ message: string }>): void =>
+  callback(null, { message: 'hello!' });
 
 // Exit cleanly on SIGTERM so that `--cpu-prof` profiles get written.
 if (kind !== 'svc') process.once('SIGTERM', () => process.exit(0));

@@ -40,7 +40,8 @@ router.post('/v1/set', async (ctx) => {
     return answerError(ctx, err);
   }
   const { key, value } = (body ?? {}) as Record<string, unknown>;
-  if (typeof key !== 'string' || key === '' || typeof value !== 'string') return json(ctx, 400, 'The body must be {"key", "value"}');
+  if (typeof key !== 'string' || key === '' || typeof value !== 'string')
+    return json(ctx, 400, 'The body must be {"key", "value"}');
   try {
     await redis.set(key, value, 'PX', TTL_MS);
     ctx.status = 200;

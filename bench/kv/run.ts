@@ -12,7 +12,16 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { compareRoutes, compareSettings, httpComparisonTable, howLine, startTargets, stopTarget, type Target, type TargetSpec } from '../lib/http-compare.js';
+import {
+  compareRoutes,
+  compareSettings,
+  httpComparisonTable,
+  howLine,
+  startTargets,
+  stopTarget,
+  type Target,
+  type TargetSpec,
+} from '../lib/http-compare.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../..');
@@ -30,7 +39,8 @@ function target(name: string, cwd: string, script: string, peer = false): Target
     cwd,
     args: [script],
     env: { REDIS_ADDR: redisAddr },
-    ready: async (base) => (await fetch(`${base}/v1/get?key=${encodeURIComponent(key)}`)).status === 404,
+    ready: async (base) =>
+      (await fetch(`${base}/v1/get?key=${encodeURIComponent(key)}`)).status === 404,
   };
 }
 const keyOf = (t: Target): string => keys.get(t.name)!;
@@ -43,13 +53,19 @@ const targets = await startTargets([
 let table: string;
 try {
   for (const t of targets) {
-    const res = await fetch(`${t.base}/v1/set`, { method: 'POST', body: JSON.stringify({ key: keyOf(t), value: 'bench-value' }) });
+    const res = await fetch(`${t.base}/v1/set`, {
+      method: 'POST',
+      body: JSON.stringify({ key: keyOf(t), value: 'bench-value' }),
+    });
     if (res.status !== 200) throw new Error(`${t.name}: POST /v1/set answered ${res.status}`);
   }
   const rows = await compareRoutes(
     targets,
     [
-      { route: 'GET /v1/get', request: (t) => ({ path: `/v1/get?key=${encodeURIComponent(keyOf(t))}` }) },
+      {
+        route: 'GET /v1/get',
+        request: (t) => ({ path: `/v1/get?key=${encodeURIComponent(keyOf(t))}` }),
+      },
       {
         route: 'POST /v1/set',
         request: (t) => ({
@@ -73,5 +89,7 @@ const version = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? '
 redis.disconnect();
 
 console.log(`## kv\n`);
-console.log(`${howLine(settings, `Redis ${version} at ${redisAddr}; GET reads one stored key, POST sets it with a 60 s expiry; each server has its own key.`)}\n`);
+console.log(
+  `${howLine(settings, `Redis ${version} at ${redisAddr}; GET reads one stored key, POST sets it with a 60 s expiry; each server has its own key.`)}\n`,
+);
 console.log(table);

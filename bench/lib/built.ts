@@ -16,14 +16,21 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** `node --import tsx <file> …args`: how benchmarks start TypeScript entry points against dist/. */
-export const nodeTsx = (file: string, ...args: string[]): string[] => [process.execPath, '--import', 'tsx', file, ...args];
+export const nodeTsx = (file: string, ...args: string[]): string[] => [
+  process.execPath,
+  '--import',
+  'tsx',
+  file,
+  ...args,
+];
 
 function newestSource(dir: string): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, entry.name);
     if (entry.isDirectory()) newest = Math.max(newest, newestSource(p));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) newest = Math.max(newest, statSync(p).mtimeMs);
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts'))
+      newest = Math.max(newest, statSync(p).mtimeMs);
   }
   return newest;
 }
@@ -43,12 +50,27 @@ export function ensureBuilt(): string[] {
   const stale = staleLibs();
   if (stale.length === 0) return [];
   process.stderr.write(`bench: building ${stale.join(', ')} (dist/ older than src/)\n`);
-  const r = spawnSync('npx', ['nx', 'run-many', '-t', 'build', '--projects', stale.map((s) => `@svcboot/${s}`).join(','), '--outputStyle=static'], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, NX_DAEMON: 'false', NX_TUI: 'false' },
-  });
-  if (r.status !== 0) throw new Error(`building ${stale.join(', ')} failed (exit ${r.status}); run \`npx nx run-many -t build\` to see why`);
+  const r = spawnSync(
+    'npx',
+    [
+      'nx',
+      'run-many',
+      '-t',
+      'build',
+      '--projects',
+      stale.map((s) => `@svcboot/${s}`).join(','),
+      '--outputStyle=static',
+    ],
+    {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, NX_DAEMON: 'false', NX_TUI: 'false' },
+    },
+  );
+  if (r.status !== 0)
+    throw new Error(
+      `building ${stale.join(', ')} failed (exit ${r.status}); run \`npx nx run-many -t build\` to see why`,
+    );
   return stale;
 }
 
@@ -59,8 +81,11 @@ export function ensureBuilt(): string[] {
 export function assertBuilt(...libs: string[]): void {
   const stale = staleLibs(libs.length > 0 ? libs : undefined);
   if (stale.length > 0) {
-    throw new Error(`dist/ of ${stale.join(', ')} is older than its sources: run \`node --import tsx lib/built.ts\` from bench/ (or \`npm run bench\`), then run this again`);
+    throw new Error(
+      `dist/ of ${stale.join(', ')} is older than its sources: run \`node --import tsx lib/built.ts\` from bench/ (or \`npm run bench\`), then run this again`,
+    );
   }
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) ensureBuilt();
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url))
+  ensureBuilt();

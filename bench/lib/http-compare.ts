@@ -28,7 +28,8 @@ export function compareSettings(defaults: Partial<CompareSettings> = {}): Compar
     const raw = process.env[name];
     if (raw === undefined || raw === '') return fallback;
     const n = Number(raw);
-    if (!Number.isFinite(n) || n <= 0) throw new Error(`${name}=${raw}: a positive number is needed`);
+    if (!Number.isFinite(n) || n <= 0)
+      throw new Error(`${name}=${raw}: a positive number is needed`);
     return n;
   };
   return {
@@ -106,7 +107,12 @@ export async function startTargets(specs: readonly TargetSpec[]): Promise<Target
 export interface RouteSpec {
   /** As the table shows it, e.g. "GET /v1/get". */
   route: string;
-  request(target: Target): { method?: 'GET' | 'POST' | 'PUT' | 'DELETE'; path: string; body?: string; headers?: Record<string, string> };
+  request(target: Target): {
+    method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+    path: string;
+    body?: string;
+    headers?: Record<string, string>;
+  };
 }
 
 export interface Row {
@@ -138,7 +144,12 @@ export async function cpuSeconds(pid: number): Promise<number> {
   }
 }
 
-async function loadOnce(target: Target, route: RouteSpec, settings: CompareSettings, seconds: number): Promise<Omit<Row, 'rounds'>> {
+async function loadOnce(
+  target: Target,
+  route: RouteSpec,
+  settings: CompareSettings,
+  seconds: number,
+): Promise<Omit<Row, 'rounds'>> {
   const req = route.request(target);
   const cpu0 = await cpuSeconds(target.child.pid!);
   const r = await autocannon({
@@ -174,11 +185,16 @@ const median = (xs: number[]): number => {
  * reversed every other round, so that drift on the machine falls on all of them alike. Each
  * column is the median over the rounds; non-2xx and errors are summed.
  */
-export async function compareRoute(targets: readonly Target[], route: RouteSpec, settings: CompareSettings): Promise<Row[]> {
+export async function compareRoute(
+  targets: readonly Target[],
+  route: RouteSpec,
+  settings: CompareSettings,
+): Promise<Row[]> {
   for (const t of targets) await loadOnce(t, route, settings, settings.warmupSeconds);
   const runs = new Map<Target, Omit<Row, 'rounds'>[]>(targets.map((t) => [t, []]));
   for (let round = 0; round < settings.rounds; round++) {
-    for (const t of round % 2 === 0 ? targets : [...targets].reverse()) runs.get(t)!.push(await loadOnce(t, route, settings, settings.seconds));
+    for (const t of round % 2 === 0 ? targets : [...targets].reverse())
+      runs.get(t)!.push(await loadOnce(t, route, settings, settings.seconds));
   }
   return targets.map((t) => {
     const mine = runs.get(t)!;
@@ -197,14 +213,20 @@ export async function compareRoute(targets: readonly Target[], route: RouteSpec,
 }
 
 /** Every route on every target, in order. */
-export async function compareRoutes(targets: readonly Target[], routes: readonly RouteSpec[], settings: CompareSettings): Promise<Row[]> {
+export async function compareRoutes(
+  targets: readonly Target[],
+  routes: readonly RouteSpec[],
+  settings: CompareSettings,
+): Promise<Row[]> {
   const rows: Row[] = [];
   for (const route of routes) rows.push(...(await compareRoute(targets, route, settings)));
   return rows;
 }
 
 const fmt = (n: number, digits = 0): string =>
-  Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a';
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+    : 'n/a';
 
 /**
  * The table every HTTP comparison prints: per route and server, req/s, p50, p99, server CPU per
@@ -220,7 +242,9 @@ export function httpComparisonTable(rows: readonly Row[]): string {
   ];
   for (const r of rows) {
     const peer = rows.find((o) => o.route === r.route && o.peer);
-    const perRound = (f: (mine: Row['rounds'][number], theirs: Row['rounds'][number]) => number): string =>
+    const perRound = (
+      f: (mine: Row['rounds'][number], theirs: Row['rounds'][number]) => number,
+    ): string =>
       peer ? fmt(median(r.rounds.map((mine, i) => f(mine, peer.rounds[i]!))), 2) : 'n/a';
     const ratio = perRound((mine, theirs) => mine.reqPerSec / theirs.reqPerSec);
     const cpuRatio = perRound((mine, theirs) => theirs.cpuUsPerReq / mine.cpuUsPerReq);
@@ -232,7 +256,9 @@ export function httpComparisonTable(rows: readonly Row[]): string {
 }
 
 /** The autocannon version that measures. */
-export const autocannonVersion = (createRequire(import.meta.url)('autocannon/package.json') as { version: string }).version;
+export const autocannonVersion = (
+  createRequire(import.meta.url)('autocannon/package.json') as { version: string }
+).version;
 
 /** The "> how" line above a comparison table: tool, concurrency, durations, machine; `extra` for what the benchmark loads against. */
 export function howLine(settings: CompareSettings, extra: string): string {

@@ -16,7 +16,11 @@ export interface MeasureOptions {
   concurrency?: number;
 }
 
-export async function measure(name: string, op: (i: number) => Promise<unknown> | unknown, options: MeasureOptions = {}): Promise<Measurement> {
+export async function measure(
+  name: string,
+  op: (i: number) => Promise<unknown> | unknown,
+  options: MeasureOptions = {},
+): Promise<Measurement> {
   const iterations = options.iterations ?? 50_000;
   const warmup = options.warmup ?? Math.min(5_000, iterations / 5);
   const concurrency = options.concurrency ?? 1;
@@ -47,8 +51,11 @@ export async function measure(name: string, op: (i: number) => Promise<unknown> 
 }
 
 /** A markdown table of framework paths against their bare peers. */
-export function comparisonTable(rows: ReadonlyArray<{ path: Measurement; peer: Measurement }>): string {
-  const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+export function comparisonTable(
+  rows: ReadonlyArray<{ path: Measurement; peer: Measurement }>,
+): string {
+  const fmt = (n: number, digits = 0): string =>
+    n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
   const lines = [
     '| path | ops/s | p50 µs | p99 µs | bare peer | peer ops/s | peer p50 µs | peer p99 µs | ratio |',
     '|---|---:|---:|---:|---|---:|---:|---:|---:|',

@@ -26,7 +26,10 @@ router.get('/v1/user/:id', async (ctx) => {
     return;
   }
   try {
-    const { rows } = await pool.query('select "id", "name" from "users" where "id" = $1 and "deleted_at" is null', [id]);
+    const { rows } = await pool.query(
+      'select "id", "name" from "users" where "id" = $1 and "deleted_at" is null',
+      [id],
+    );
     ctx.body = rows[0] ?? { id: 0, name: '' };
   } catch (err) {
     answerError(ctx, err);
@@ -39,7 +42,10 @@ router.put('/v1/user', async (ctx) => {
     return;
   }
   try {
-    const { rows } = await pool.query('insert into "users" ("name") values ($1) returning "id", "name"', [name]);
+    const { rows } = await pool.query(
+      'insert into "users" ("name") values ($1) returning "id", "name"',
+      [name],
+    );
     ctx.body = rows[0];
   } catch (err) {
     answerError(ctx, err);

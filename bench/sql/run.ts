@@ -15,7 +15,16 @@ import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { boot } from '@svcboot/entry-core';
 import { relationalDbEntry } from '@svcboot/entry-sql';
-import { compareRoutes, compareSettings, howLine, httpComparisonTable, startTargets, stopTarget, type Target, type TargetSpec } from '../lib/http-compare.js';
+import {
+  compareRoutes,
+  compareSettings,
+  howLine,
+  httpComparisonTable,
+  startTargets,
+  stopTarget,
+  type Target,
+  type TargetSpec,
+} from '../lib/http-compare.js';
 import { comparisonTable, measure, type Measurement } from '../lib/measure.js';
 import { assertBuilt } from '../lib/built.js';
 
@@ -72,7 +81,14 @@ async function queryLayer(): Promise<string> {
   await app.bootstrap();
   const db: Kysely<UsersDb> = relationalDbEntry(app, 'sql').db<UsersDb>(database);
   const [host, port] = PG_ADDR.split(':');
-  const pool = new pg.Pool({ host, port: Number(port), user: 'postgres', database, max: 10, options: '-c TimeZone=Asia/Shanghai' });
+  const pool = new pg.Pool({
+    host,
+    port: Number(port),
+    user: 'postgres',
+    database,
+    max: 10,
+    options: '-c TimeZone=Asia/Shanghai',
+  });
   // An idle client's error (the server closing it) must not end the benchmark: the pool replaces it.
   pool.on('error', () => undefined);
   const text = 'select "id", "name" from "users" where "id" = $1 and "deleted_at" is null';
@@ -81,15 +97,29 @@ async function queryLayer(): Promise<string> {
   const pgRuns: Measurement[] = [];
   // Alternating rounds after a warm-up of both; the median round of each is reported.
   for (let round = 0; round <= ROUNDS; round++) {
-    const k = await measure(`entry.db() selectFrom users … executeTakeFirst, ${CONNECTIONS} in flight`, () =>
-      db.selectFrom('users').select(['id', 'name']).where('id', '=', 1).where('deleted_at', 'is', null).executeTakeFirst(), opts);
-    const p = await measure(`pg pool.query, ${CONNECTIONS} in flight`, () => pool.query(text, [1]), opts);
+    const k = await measure(
+      `entry.db() selectFrom users … executeTakeFirst, ${CONNECTIONS} in flight`,
+      () =>
+        db
+          .selectFrom('users')
+          .select(['id', 'name'])
+          .where('id', '=', 1)
+          .where('deleted_at', 'is', null)
+          .executeTakeFirst(),
+      opts,
+    );
+    const p = await measure(
+      `pg pool.query, ${CONNECTIONS} in flight`,
+      () => pool.query(text, [1]),
+      opts,
+    );
     if (round > 0) {
       kyselyRuns.push(k);
       pgRuns.push(p);
     }
   }
-  const median = (runs: Measurement[]): Measurement => [...runs].sort((a, b) => a.opsPerSec - b.opsPerSec)[Math.floor(runs.length / 2)]!;
+  const median = (runs: Measurement[]): Measurement =>
+    [...runs].sort((a, b) => a.opsPerSec - b.opsPerSec)[Math.floor(runs.length / 2)]!;
   const rows = [{ path: median(kyselyRuns), peer: median(pgRuns) }];
   await pool.end();
   await app.shutdown();
@@ -124,9 +154,13 @@ try {
   const layer = await queryLayer();
 
   console.log(`## sql\n`);
-  console.log(`${howLine(settings, `PostgreSQL at ${PG_ADDR}, one database for all three servers (pool of 10 each); GET reads user 1, PUT inserts a row.`)}\n`);
+  console.log(
+    `${howLine(settings, `PostgreSQL at ${PG_ADDR}, one database for all three servers (pool of 10 each); GET reads user 1, PUT inserts a row.`)}\n`,
+  );
   console.log(httpComparisonTable(rows));
-  console.log(`\n> query layer alone, in this process (median of ${ROUNDS} alternating rounds of ${ITERATIONS} queries after one warm-up round, ${CONNECTIONS} in flight, pool of 10):\n`);
+  console.log(
+    `\n> query layer alone, in this process (median of ${ROUNDS} alternating rounds of ${ITERATIONS} queries after one warm-up round, ${CONNECTIONS} in flight, pool of 10):\n`,
+  );
   console.log(layer);
 } finally {
   for (const t of targets) await stopTarget(t);

@@ -17,7 +17,12 @@ afterEach(async () => {
   for (const a of apps.splice(0)) await a.shutdown();
   for (const { addr, key } of remoteKeys.splice(0)) {
     const [host, port] = addr.split(':');
-    const redis = new Redis({ host, port: Number(port), lazyConnect: true, maxRetriesPerRequest: 0 });
+    const redis = new Redis({
+      host,
+      port: Number(port),
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+    });
     try {
       await redis.connect();
       await redis.del(key);
@@ -35,7 +40,12 @@ async function startDemo(redisAddr = '127.0.0.1:6379'): Promise<string> {
   const app = await boot({
     configText: await readFile(path.join(here, '../boot.yaml'), 'utf8'),
     env: { PORT: '0', REDIS_ADDR: redisAddr },
-    argv: ['--set', 'httpserver.api.host=127.0.0.1', '--set', `cache.redis-cache.name=${cacheName}`],
+    argv: [
+      '--set',
+      'httpserver.api.host=127.0.0.1',
+      '--set',
+      `cache.redis-cache.name=${cacheName}`,
+    ],
   });
   registerRoutes(app, { http: 'api', cache: cacheName });
   remoteKeys.push({ addr: redisAddr, key: `${cacheName}:${DEMO_KEY}` });

@@ -13,7 +13,11 @@ export function registerRoutes(app: App, names = { http: 'api', cache: 'redis-ca
   router.get('/v1/get', async (ctx) => {
     const res = await cache.getFromCache<string>({ key: DEMO_KEY });
     if (res.error || !res.success) {
-      respondError(ctx, 500, res.error ?? new Error(`no value cached under "${DEMO_KEY}"; set one with /v1/set?value=`));
+      respondError(
+        ctx,
+        500,
+        res.error ?? new Error(`no value cached under "${DEMO_KEY}"; set one with /v1/set?value=`),
+      );
       return;
     }
     ctx.body = { value: res.value };

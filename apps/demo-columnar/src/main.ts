@@ -9,7 +9,8 @@ import { UserStore } from './users.js';
 await runApp((app) => {
   const columnar = columnarEntry(app, 'clickhouse');
   const [dbName] = columnar.databases;
-  if (dbName === undefined) throw new Error('columnardb[clickhouse] lists no database; the demo needs one');
+  if (dbName === undefined)
+    throw new Error('columnardb[clickhouse] lists no database; the demo needs one');
   const db = columnar.db(dbName);
   const store = new UserStore(db);
   // Connectors bootstrap before servers, so the table exists before the first request.

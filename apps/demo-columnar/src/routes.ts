@@ -17,21 +17,36 @@ export function registerUserRoutes(router: HttpEntry['router'], store: UserStore
     }
   };
 
-  router.get('/v1/user', handle(async (ctx) => {
-    ctx.body = await store.list();
-  }));
-  router.get('/v1/user/:id', handle(async (ctx) => {
-    ctx.body = await store.get(String(ctx.params['id']));
-  }));
-  router.put('/v1/user', handle(async (ctx) => {
-    ctx.body = await store.create(queryString(ctx, 'name'));
-  }));
-  router.post('/v1/user/:id', handle(async (ctx) => {
-    ctx.body = await store.update(String(ctx.params['id']), queryString(ctx, 'name'));
-  }));
-  router.delete('/v1/user/:id', handle(async (ctx) => {
-    await store.remove(String(ctx.params['id']));
-    ctx.type = 'text/plain';
-    ctx.body = 'success';
-  }));
+  router.get(
+    '/v1/user',
+    handle(async (ctx) => {
+      ctx.body = await store.list();
+    }),
+  );
+  router.get(
+    '/v1/user/:id',
+    handle(async (ctx) => {
+      ctx.body = await store.get(String(ctx.params['id']));
+    }),
+  );
+  router.put(
+    '/v1/user',
+    handle(async (ctx) => {
+      ctx.body = await store.create(queryString(ctx, 'name'));
+    }),
+  );
+  router.post(
+    '/v1/user/:id',
+    handle(async (ctx) => {
+      ctx.body = await store.update(String(ctx.params['id']), queryString(ctx, 'name'));
+    }),
+  );
+  router.delete(
+    '/v1/user/:id',
+    handle(async (ctx) => {
+      await store.remove(String(ctx.params['id']));
+      ctx.type = 'text/plain';
+      ctx.body = 'success';
+    }),
+  );
 }

@@ -45,7 +45,9 @@ export class UserStore {
 
   /** The user, or `{id: "", name: ""}` when there is none (the demo never answers 404: ARCHITECTURE.md §7). */
   async get(id: string): Promise<User> {
-    const [row] = await this.db.query<User & { deleted: number }>(sql`SELECT id, name, deleted FROM ${users} FINAL WHERE id = ${id}`);
+    const [row] = await this.db.query<User & { deleted: number }>(
+      sql`SELECT id, name, deleted FROM ${users} FINAL WHERE id = ${id}`,
+    );
     return row && row.deleted === 0 ? { id: row.id, name: row.name } : { id: '', name: '' };
   }
 

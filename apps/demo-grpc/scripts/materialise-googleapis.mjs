@@ -16,7 +16,12 @@ const FILES = [
 
 const require = createRequire(import.meta.url);
 const source = path.dirname(require.resolve('google-proto-files/package.json'));
-const target = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'third-party', 'googleapis');
+const target = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  'third-party',
+  'googleapis',
+);
 
 for (const file of FILES) {
   const to = path.join(target, file);

@@ -11,13 +11,18 @@ interface HelloResponse {
   message: string;
 }
 
-const pkg = loadSync(path.join(appDir, 'api/v1/greeter.proto'), { includeDirs: [path.join(appDir, 'api'), path.join(appDir, 'third-party/googleapis')] });
+const pkg = loadSync(path.join(appDir, 'api/v1/greeter.proto'), {
+  includeDirs: [path.join(appDir, 'api'), path.join(appDir, 'third-party/googleapis')],
+});
 const greeter = pkg['api.v1.Greeter'] as ServiceDefinition;
 
 // Boots ./boot.yaml (or --config / SVC_BOOT_CONFIG), registers Greeter, serves until SIGINT/SIGTERM.
 await runApp((app) => {
   grpcEntry(app, 'greeter').addService(greeter, {
-    Hello: (_call: ServerUnaryCall<Record<string, never>, HelloResponse>, callback: sendUnaryData<HelloResponse>) => {
+    Hello: (
+      _call: ServerUnaryCall<Record<string, never>, HelloResponse>,
+      callback: sendUnaryData<HelloResponse>,
+    ) => {
       callback(null, { message: 'hello!' });
     },
   });

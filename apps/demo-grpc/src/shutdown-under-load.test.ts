@@ -2,7 +2,18 @@ import http2 from 'node:http2';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
-import { Child, HttpLoad, RawHttpConnection, drainViolations, freePort, isListening, plainEnv, sigtermAndAskReadiness, summarizeOutcomes, waitFor } from '@svcboot/testkit';
+import {
+  Child,
+  HttpLoad,
+  RawHttpConnection,
+  drainViolations,
+  freePort,
+  isListening,
+  plainEnv,
+  sigtermAndAskReadiness,
+  summarizeOutcomes,
+  waitFor,
+} from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const appDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,7 +36,11 @@ const HELLO_REPLY = Buffer.concat([Buffer.from([0, 0, 0, 0, 8, 0x0a, 6]), Buffer
  */
 class HeldGrpcCall {
   private data: Buffer[] = [];
-  private readonly result: Promise<{ headers: http2.IncomingHttpHeaders; trailers: http2.IncomingHttpHeaders; body: Buffer }>;
+  private readonly result: Promise<{
+    headers: http2.IncomingHttpHeaders;
+    trailers: http2.IncomingHttpHeaders;
+    body: Buffer;
+  }>;
 
   private constructor(
     readonly session: http2.ClientHttp2Session,
@@ -39,7 +54,8 @@ class HeldGrpcCall {
       stream.on('data', (c: Buffer) => this.data.push(c));
       stream.on('error', reject);
       stream.on('close', () => {
-        if (stream.rstCode && stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR) reject(new Error(`stream reset with code ${stream.rstCode}`));
+        if (stream.rstCode && stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR)
+          reject(new Error(`stream reset with code ${stream.rstCode}`));
         else resolve({ headers, trailers, body: Buffer.concat(this.data) });
       });
     });
@@ -49,15 +65,28 @@ class HeldGrpcCall {
   static async open(port: number): Promise<HeldGrpcCall> {
     const session = http2.connect(`http://127.0.0.1:${port}`);
     session.on('error', () => undefined);
-    const stream = session.request({ ':method': 'POST', ':path': '/api.v1.Greeter/Hello', 'content-type': 'application/grpc', te: 'trailers' });
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': '/api.v1.Greeter/Hello',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+    });
     const call = new HeldGrpcCall(session, stream);
-    await new Promise<void>((resolve, reject) => stream.write(HELLO_FRAME_HEAD, (err) => (err ? reject(err) : resolve())));
-    await new Promise<void>((resolve, reject) => session.ping((err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      stream.write(HELLO_FRAME_HEAD, (err) => (err ? reject(err) : resolve())),
+    );
+    await new Promise<void>((resolve, reject) =>
+      session.ping((err) => (err ? reject(err) : resolve())),
+    );
     return call;
   }
 
   /** Sends the rest of the request and waits for the whole answer. */
-  async finish(): Promise<{ headers: http2.IncomingHttpHeaders; trailers: http2.IncomingHttpHeaders; body: Buffer }> {
+  async finish(): Promise<{
+    headers: http2.IncomingHttpHeaders;
+    trailers: http2.IncomingHttpHeaders;
+    body: Buffer;
+  }> {
     this.stream.end(HELLO_FRAME_TAIL);
     return this.result;
   }
@@ -84,9 +113,21 @@ class GrpcLoad {
   private readonly workers: Array<Promise<void>> = [];
   private readonly clients: Client[];
 
-  constructor(port: number, clients: number, concurrency: number, private readonly maxCalls: number) {
-    this.clients = Array.from({ length: clients }, () => new Client(`127.0.0.1:${port}`, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 }));
-    for (let w = 0; w < concurrency; w++) this.workers.push(this.worker(this.clients[w % clients]!));
+  constructor(
+    port: number,
+    clients: number,
+    concurrency: number,
+    private readonly maxCalls: number,
+  ) {
+    this.clients = Array.from(
+      { length: clients },
+      () =>
+        new Client(`127.0.0.1:${port}`, credentials.createInsecure(), {
+          'grpc.use_local_subchannel_pool': 1,
+        }),
+    );
+    for (let w = 0; w < concurrency; w++)
+      this.workers.push(this.worker(this.clients[w % clients]!));
   }
 
   get ok(): number {
@@ -120,7 +161,11 @@ class GrpcLoad {
           { deadline: Date.now() + 30_000 },
           (err: ServiceError | null, reply?: Buffer) => {
             if (err) resolve({ code: err.code, details: err.details });
-            else resolve({ code: reply?.toString('latin1').includes('hello!') ? status.OK : status.DATA_LOSS, details: '' });
+            else
+              resolve({
+                code: reply?.toString('latin1').includes('hello!') ? status.OK : status.DATA_LOSS,
+                details: '',
+              });
           },
         );
       });
@@ -132,7 +177,9 @@ class GrpcLoad {
 
 /** grpc.health.v1.Health/Watch(""): the statuses it streams (1 SERVING, 2 NOT_SERVING), and how it ended. */
 function watchHealth(port: number): { statuses: number[]; ended: Promise<number>; client: Client } {
-  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
+  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure(), {
+    'grpc.use_local_subchannel_pool': 1,
+  });
   const statuses: number[] = [];
   const call = client.makeServerStreamRequest(
     '/grpc.health.v1.Health/Watch',
@@ -142,7 +189,9 @@ function watchHealth(port: number): { statuses: number[]; ended: Promise<number>
     {},
   );
   call.on('data', (s: number) => statuses.push(s));
-  const ended = new Promise<number>((resolve) => call.on('status', (s: { code: number }) => resolve(s.code)));
+  const ended = new Promise<number>((resolve) =>
+    call.on('status', (s: { code: number }) => resolve(s.code)),
+  );
   call.on('error', () => undefined);
   return { statuses, ended, client };
 }
@@ -171,13 +220,23 @@ function watchHealth(port: number): { statuses: number[]; ended: Promise<number>
  */
 async function shutdownUnderLoad(options: { http: boolean }): Promise<void> {
   const port = await freePort();
-  const child = Child.start(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'], { cwd: appDir, env: plainEnv({ PORT: String(port) }) });
+  const child = Child.start(
+    process.execPath,
+    ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
+    { cwd: appDir, env: plainEnv({ PORT: String(port) }) },
+  );
   cleanups.push(() => child.kill());
-  await waitFor('the demo to listen', async () => child.stdout.includes('listening on port') && (await isListening(port)), { timeoutMs: 30_000, intervalMs: 100 });
+  await waitFor(
+    'the demo to listen',
+    async () => child.stdout.includes('listening on port') && (await isListening(port)),
+    { timeoutMs: 30_000, intervalMs: 100 },
+  );
 
   const watch = watchHealth(port);
   cleanups.push(() => watch.client.close());
-  await waitFor('Health/Watch to report SERVING', () => watch.statuses.includes(1), { timeoutMs: 10_000 });
+  await waitFor('Health/Watch to report SERVING', () => watch.statuses.includes(1), {
+    timeoutMs: 10_000,
+  });
 
   const probe = await RawHttpConnection.begin(port, 'GET /readyz');
   cleanups.push(() => probe.destroy());
@@ -202,11 +261,23 @@ async function shutdownUnderLoad(options: { http: boolean }): Promise<void> {
   expect((await barrier.finishHeaders()).status).toBe(200);
   barrier.destroy();
 
-  const httpLoad = options.http ? new HttpLoad({ port, method: 'GET', path: '/v1/hello', concurrency: 6, maxRequests: 50_000 }).start() : undefined;
+  const httpLoad = options.http
+    ? new HttpLoad({
+        port,
+        method: 'GET',
+        path: '/v1/hello',
+        concurrency: 6,
+        maxRequests: 50_000,
+      }).start()
+    : undefined;
   if (httpLoad) cleanups.push(() => httpLoad.stop());
   const grpcLoad = new GrpcLoad(port, 2, 8, 100_000);
   cleanups.push(() => grpcLoad.stop());
-  await waitFor('the load to get 300 answers', () => (httpLoad?.answered ?? 300) >= 300 && grpcLoad.ok >= 300, { timeoutMs: 30_000 });
+  await waitFor(
+    'the load to get 300 answers',
+    () => (httpLoad?.answered ?? 300) >= 300 && grpcLoad.ok >= 300,
+    { timeoutMs: 30_000 },
+  );
 
   httpLoad?.markSignal();
   grpcLoad.markSignal();
@@ -230,15 +301,24 @@ async function shutdownUnderLoad(options: { http: boolean }): Promise<void> {
     expect(JSON.parse(res.body)).toEqual({ message: 'hello!' });
   }
 
-  const [httpOutcomes, grpcOutcomes] = await Promise.all([httpLoad?.finished() ?? [], grpcLoad.finished()]);
+  const [httpOutcomes, grpcOutcomes] = await Promise.all([
+    httpLoad?.finished() ?? [],
+    grpcLoad.finished(),
+  ]);
   expect(await child.waitForExit(20_000), child.stdout.slice(-2000) + child.stderr).toBe(0);
   expect(child.stdout).toContain('Shutdown complete');
   expect(child.stdout).not.toContain('Shutdown complete, with errors');
 
   if (httpLoad) {
     const summary = JSON.stringify(summarizeOutcomes(httpOutcomes));
-    expect(httpOutcomes.filter((o) => o.acceptedBeforeSignal).length, summary).toBeGreaterThanOrEqual(300);
-    expect(drainViolations(httpOutcomes, (o) => o.status === 200 && o.body === '{"message":"hello!"}'), summary).toEqual([]);
+    expect(
+      httpOutcomes.filter((o) => o.acceptedBeforeSignal).length,
+      summary,
+    ).toBeGreaterThanOrEqual(300);
+    expect(
+      drainViolations(httpOutcomes, (o) => o.status === 200 && o.body === '{"message":"hello!"}'),
+      summary,
+    ).toEqual([]);
   }
 
   const grpcFailures = grpcOutcomes.filter((o) => o.code !== status.OK);

@@ -11,7 +11,10 @@ afterEach(async () => {
 });
 
 async function startDemo(options: { redisAddr?: string; ttlMs?: number } = {}): Promise<DemoApp> {
-  const demo = await DemoApp.start({ redisAddr: options.redisAddr ?? '127.0.0.1:6379', ttlMs: options.ttlMs });
+  const demo = await DemoApp.start({
+    redisAddr: options.redisAddr ?? '127.0.0.1:6379',
+    ttlMs: options.ttlMs,
+  });
   cleanups.push(() => demo.stop());
   return demo;
 }
@@ -55,10 +58,14 @@ describe('demo-kv (ARCHITECTURE.md §7) against Redis on 127.0.0.1:6379', () => 
     const key = testKey();
     expect((await set(demo, { key, value: 'short-lived' })).status).toBe(200);
     expect((await demo.call('GET', `/v1/get?key=${encodeURIComponent(key)}`)).status).toBe(200);
-    await waitFor('the value to expire', async () => (await demo.call('GET', `/v1/get?key=${encodeURIComponent(key)}`)).status === 404, {
-      timeoutMs: 10_000,
-      intervalMs: 50,
-    });
+    await waitFor(
+      'the value to expire',
+      async () => (await demo.call('GET', `/v1/get?key=${encodeURIComponent(key)}`)).status === 404,
+      {
+        timeoutMs: 10_000,
+        intervalMs: 50,
+      },
+    );
   });
 
   it('an unparsable body is 500 with the error as JSON', async () => {
@@ -76,7 +83,16 @@ describe('demo-kv (ARCHITECTURE.md §7) against Redis on 127.0.0.1:6379', () => 
       expect(res.status, p).toBe(400);
       expect(JSON.parse(res.text), p).toMatch(/"key" is required/);
     }
-    for (const body of [{ value: 'v' }, { key: 'k' }, { key: '', value: 'v' }, { key: 1, value: 'v' }, { key: 'k', value: 2 }, ['k', 'v'], 'just a string', null]) {
+    for (const body of [
+      { value: 'v' },
+      { key: 'k' },
+      { key: '', value: 'v' },
+      { key: 1, value: 'v' },
+      { key: 'k', value: 2 },
+      ['k', 'v'],
+      'just a string',
+      null,
+    ]) {
       const res = await set(demo, JSON.stringify(body));
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(JSON.parse(res.text)).toMatch(/string key/);
@@ -95,7 +111,9 @@ describe('demo-kv (ARCHITECTURE.md §7) against Redis on 127.0.0.1:6379', () => 
     expect(get.status).toBe(500);
     expect(get.type).toContain('application/json');
     // ioredis gives up after maxRetries reconnection attempts (3 by default).
-    expect(JSON.parse(get.text)).toEqual({ error: expect.stringMatching(/max retries per request/) });
+    expect(JSON.parse(get.text)).toEqual({
+      error: expect.stringMatching(/max retries per request/),
+    });
     const post = await set(demo, { key, value: 'v2' });
     expect(post.status).toBe(500);
     expect(JSON.parse(post.text)).toEqual({ error: expect.any(String) });
@@ -103,29 +121,53 @@ describe('demo-kv (ARCHITECTURE.md §7) against Redis on 127.0.0.1:6379', () => 
     // Redis back on the same port: the client reconnects by itself, no restart of the app.
     const again = await startRedis({ port: server.port });
     cleanups.push(() => again.stop());
-    await waitFor('POST /v1/set to succeed again', async () => (await set(demo, { key, value: 'v3' })).status === 200, { timeoutMs: 15_000, intervalMs: 100 });
-    expect(JSON.parse((await demo.call('GET', `/v1/get?key=${encodeURIComponent(key)}`)).text)).toEqual({ key, value: 'v3' });
+    await waitFor(
+      'POST /v1/set to succeed again',
+      async () => (await set(demo, { key, value: 'v3' })).status === 200,
+      { timeoutMs: 15_000, intervalMs: 100 },
+    );
+    expect(
+      JSON.parse((await demo.call('GET', `/v1/get?key=${encodeURIComponent(key)}`)).text),
+    ).toEqual({ key, value: 'v3' });
   });
 });
 
 describe('demo-kv as `nx serve` runs it', () => {
   it('serves src/main.ts with boot.yaml, the TTL from KV_TTL_MS, and stops on SIGTERM', async () => {
     const port = await freePort();
-    const child = Child.start(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'], {
-      cwd: demoDir,
-      env: plainEnv({ PORT: String(port), REDIS_ADDR: '127.0.0.1:6379', KV_TTL_MS: '400' }),
-    });
+    const child = Child.start(
+      process.execPath,
+      ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
+      {
+        cwd: demoDir,
+        env: plainEnv({ PORT: String(port), REDIS_ADDR: '127.0.0.1:6379', KV_TTL_MS: '400' }),
+      },
+    );
     cleanups.push(async () => child.kill());
-    await waitFor('the demo to log its ping and listen', () => child.stdout.includes('Ping redis at [127.0.0.1:6379] success') && isUp(port), {
-      timeoutMs: 30_000,
-      intervalMs: 100,
-    });
+    await waitFor(
+      'the demo to log its ping and listen',
+      () => child.stdout.includes('Ping redis at [127.0.0.1:6379] success') && isUp(port),
+      {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+      },
+    );
     const key = testKey();
     const url = `http://127.0.0.1:${port}`;
-    const res = await fetch(`${url}/v1/set`, { method: 'POST', body: JSON.stringify({ key, value: 'v' }) });
+    const res = await fetch(`${url}/v1/set`, {
+      method: 'POST',
+      body: JSON.stringify({ key, value: 'v' }),
+    });
     expect(res.status).toBe(200);
-    expect(await (await fetch(`${url}/v1/get?key=${encodeURIComponent(key)}`)).json()).toEqual({ key, value: 'v' });
-    await waitFor('the value to expire', async () => (await fetch(`${url}/v1/get?key=${encodeURIComponent(key)}`)).status === 404, { timeoutMs: 10_000, intervalMs: 50 });
+    expect(await (await fetch(`${url}/v1/get?key=${encodeURIComponent(key)}`)).json()).toEqual({
+      key,
+      value: 'v',
+    });
+    await waitFor(
+      'the value to expire',
+      async () => (await fetch(`${url}/v1/get?key=${encodeURIComponent(key)}`)).status === 404,
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
     child.process.kill('SIGTERM');
     expect(await child.exited).toBe(0);
     expect(child.stdout).toContain('Interrupt kvstore entry');

@@ -1,5 +1,14 @@
 import { parseConsoleRecord, SEPARATOR } from '@svcboot/entry-core';
-import { Child, RawHttpConnection, consoleRecordTexts, freePort, isListening, plainEnv, waitFor, type RawResponse } from '@svcboot/testkit';
+import {
+  Child,
+  RawHttpConnection,
+  consoleRecordTexts,
+  freePort,
+  isListening,
+  plainEnv,
+  waitFor,
+  type RawResponse,
+} from '@svcboot/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoDir } from './test-support/demo-app.js';
 
@@ -10,14 +19,18 @@ let demo: Child;
 
 /** The event records in the demo's stdout, as key → value maps. */
 function records(stdout: string): Array<Record<string, string>> {
-  return consoleRecordTexts(stdout, SEPARATOR).map((text) => Object.fromEntries(parseConsoleRecord(text)));
+  return consoleRecordTexts(stdout, SEPARATOR).map((text) =>
+    Object.fromEntries(parseConsoleRecord(text)),
+  );
 }
 
 /** GET /v1/get with exactly these header lines (raw bytes: Node's clients refuse CR/LF in values). */
 async function rawGet(headerLines: string): Promise<RawResponse> {
   const conn = await RawHttpConnection.open(port);
   try {
-    await conn.write(`GET /v1/get?key=svcboot-demo-kv-request-id-absent HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${headerLines}Connection: close\r\n\r\n`);
+    await conn.write(
+      `GET /v1/get?key=svcboot-demo-kv-request-id-absent HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${headerLines}Connection: close\r\n\r\n`,
+    );
     return await conn.nextResponse();
   } finally {
     conn.destroy();
@@ -25,7 +38,11 @@ async function rawGet(headerLines: string): Promise<RawResponse> {
 }
 
 async function recordFor(requestId: string): Promise<Record<string, string>> {
-  return waitFor(`the event record of ${requestId}`, () => records(demo.stdout).find((r) => JSON.parse(r['ids'] ?? '{}').requestId === requestId), { timeoutMs: 10_000 });
+  return waitFor(
+    `the event record of ${requestId}`,
+    () => records(demo.stdout).find((r) => JSON.parse(r['ids'] ?? '{}').requestId === requestId),
+    { timeoutMs: 10_000 },
+  );
 }
 
 beforeAll(async () => {
@@ -33,10 +50,23 @@ beforeAll(async () => {
   // The demo's boot.yaml leaves the meta and logging middleware off; switch them on as an operator would.
   demo = Child.start(
     process.execPath,
-    ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts', '--set', 'httpserver.kv-api.middleware.meta.enabled=true', '--set', 'httpserver.kv-api.middleware.logging.enabled=true'],
+    [
+      '--conditions=svcboot-source',
+      '--import',
+      'tsx',
+      'src/main.ts',
+      '--set',
+      'httpserver.kv-api.middleware.meta.enabled=true',
+      '--set',
+      'httpserver.kv-api.middleware.logging.enabled=true',
+    ],
     { cwd: demoDir, env: plainEnv({ PORT: String(port), REDIS_ADDR: '127.0.0.1:6379' }) },
   );
-  await waitFor('the demo to listen', async () => demo.stdout.includes('HTTP server listening') && (await isListening(port)), { timeoutMs: 30_000, intervalMs: 100 });
+  await waitFor(
+    'the demo to listen',
+    async () => demo.stdout.includes('HTTP server listening') && (await isListening(port)),
+    { timeoutMs: 30_000, intervalMs: 100 },
+  );
 });
 
 afterAll(() => demo?.kill());

@@ -34,7 +34,11 @@ function isKV(body: unknown): body is KV {
  * expires after `ttlMs`; 400 when key or value is not a string; 500 for a body that is not JSON
  * or a store error. Error bodies are `{"error": "…"}`.
  */
-export function registerKvRoutes(router: HttpEntry['router'], store: Redis | Cluster, options: KvRoutesOptions = {}): void {
+export function registerKvRoutes(
+  router: HttpEntry['router'],
+  store: Redis | Cluster,
+  options: KvRoutesOptions = {},
+): void {
   const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
 
   router.get('/v1/get', async (ctx) => {
@@ -64,7 +68,11 @@ export function registerKvRoutes(router: HttpEntry['router'], store: Redis | Clu
       return;
     }
     if (!isKV(body)) {
-      sendJson(ctx, 400, 'The body must be a JSON object {"key": "…", "value": "…"} with a non-empty string key and a string value');
+      sendJson(
+        ctx,
+        400,
+        'The body must be a JSON object {"key": "…", "value": "…"} with a non-empty string key and a string value',
+      );
       return;
     }
     try {
@@ -84,6 +92,7 @@ export function ttlFromEnv(env: Readonly<Record<string, string | undefined>>): n
   const raw = env['KV_TTL_MS'];
   if (raw === undefined || raw === '') return DEFAULT_TTL_MS;
   const ms = Number(raw);
-  if (!Number.isInteger(ms) || ms <= 0) throw new Error(`KV_TTL_MS must be a positive whole number of milliseconds, not "${raw}"`);
+  if (!Number.isInteger(ms) || ms <= 0)
+    throw new Error(`KV_TTL_MS must be a positive whole number of milliseconds, not "${raw}"`);
   return ms;
 }

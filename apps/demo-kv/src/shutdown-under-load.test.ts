@@ -1,6 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Child, HttpLoad, RawHttpConnection, drainViolations, freePort, isListening, plainEnv, sigtermAndAskReadiness, summarizeOutcomes, waitFor } from '@svcboot/testkit';
+import {
+  Child,
+  HttpLoad,
+  RawHttpConnection,
+  drainViolations,
+  freePort,
+  isListening,
+  plainEnv,
+  sigtermAndAskReadiness,
+  summarizeOutcomes,
+  waitFor,
+} from '@svcboot/testkit';
 import { redisCli } from '@svcboot/testkit';
 import { demoDir } from './test-support/demo-app.js';
 
@@ -11,8 +22,11 @@ afterEach(async () => {
 
 /** Deletes every Redis key of this test (the load writes thousands). */
 async function deleteKeys(prefix: string): Promise<void> {
-  const keys = (await redisCli(6379, ['--scan', '--pattern', `${prefix}*`])).split('\n').filter(Boolean);
-  for (let i = 0; i < keys.length; i += 500) await redisCli(6379, ['del', ...keys.slice(i, i + 500)]);
+  const keys = (await redisCli(6379, ['--scan', '--pattern', `${prefix}*`]))
+    .split('\n')
+    .filter(Boolean);
+  for (let i = 0; i < keys.length; i += 500)
+    await redisCli(6379, ['del', ...keys.slice(i, i + 500)]);
 }
 
 const setHead = (port: number, length: number): string =>
@@ -39,12 +53,20 @@ describe('demo-kv: graceful shutdown under load (src/main.ts as a child process)
     const port = await freePort();
     const prefix = `svcboot-demo-kv-shutdown:${randomUUID()}:`;
     cleanups.push(() => deleteKeys(prefix));
-    const child = Child.start(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'], {
-      cwd: demoDir,
-      env: plainEnv({ PORT: String(port), REDIS_ADDR: '127.0.0.1:6379' }),
-    });
+    const child = Child.start(
+      process.execPath,
+      ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
+      {
+        cwd: demoDir,
+        env: plainEnv({ PORT: String(port), REDIS_ADDR: '127.0.0.1:6379' }),
+      },
+    );
     cleanups.push(async () => child.kill());
-    await waitFor('the demo to listen', async () => child.stdout.includes('HTTP server listening') && (await isListening(port)), { timeoutMs: 30_000, intervalMs: 100 });
+    await waitFor(
+      'the demo to listen',
+      async () => child.stdout.includes('HTTP server listening') && (await isListening(port)),
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
 
     // The readiness probe: request line and a header now, the end of the header block after SIGTERM.
     const probe = await RawHttpConnection.begin(port, 'GET /readyz');
@@ -84,7 +106,8 @@ describe('demo-kv: graceful shutdown under load (src/main.ts as a child process)
       const res = await h.conn.nextResponse();
       expect(res.status, h.key).toBe(200);
     }
-    for (const [i, h] of held.entries()) expect(await redisCli(6379, ['get', h.key])).toBe(`held value ${i}`);
+    for (const [i, h] of held.entries())
+      expect(await redisCli(6379, ['get', h.key])).toBe(`held value ${i}`);
 
     const outcomes = await load.finished();
     expect(await child.waitForExit(20_000), child.stdout + child.stderr).toBe(0);
@@ -92,11 +115,16 @@ describe('demo-kv: graceful shutdown under load (src/main.ts as a child process)
     expect(child.stdout).not.toContain('Shutdown complete, with errors');
 
     const summary = JSON.stringify(summarizeOutcomes(outcomes));
-    expect(outcomes.filter((o) => o.acceptedBeforeSignal).length, summary).toBeGreaterThanOrEqual(300);
+    expect(outcomes.filter((o) => o.acceptedBeforeSignal).length, summary).toBeGreaterThanOrEqual(
+      300,
+    );
     // Every accepted request (before the signal, or after it on a connection still draining)
     // completed with 200; nothing was answered with an error status; what failed failed at the
     // connection, unaccepted.
-    expect(drainViolations(outcomes, (o) => o.status === 200), summary).toEqual([]);
+    expect(
+      drainViolations(outcomes, (o) => o.status === 200),
+      summary,
+    ).toEqual([]);
     // Accepted requests really ran: the values of the last ten accepted are in Redis.
     for (const o of outcomes.filter((x) => x.accepted).slice(-10)) {
       expect(await redisCli(6379, ['get', `${prefix}${o.index}`])).toBe(`v${o.index}`);

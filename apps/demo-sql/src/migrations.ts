@@ -12,7 +12,11 @@ export const migrations: Record<string, Migration> = {
         .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
         .addColumn('deleted_at', 'timestamptz')
         .execute();
-      await db.schema.createIndex('users_deleted_at_idx').on('users').column('deleted_at').execute();
+      await db.schema
+        .createIndex('users_deleted_at_idx')
+        .on('users')
+        .column('deleted_at')
+        .execute();
     },
     async down(db: Kysely<unknown>): Promise<void> {
       await db.schema.dropTable('users').execute();
@@ -26,7 +30,9 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<string[]> {
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
-    throw new Error(`migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   return (results ?? []).map((r) => r.migrationName);
 }

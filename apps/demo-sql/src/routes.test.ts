@@ -17,17 +17,26 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function admin<R extends Record<string, unknown>>(addr: string, database: string, text: string, values: unknown[] = []): Promise<R[]> {
+function admin<R extends Record<string, unknown>>(
+  addr: string,
+  database: string,
+  text: string,
+  values: unknown[] = [],
+): Promise<R[]> {
   return adminQuery<R>(text, values, database, addr);
 }
 
 /** Boots the demo's own boot.yaml on a free port, with a database of its own that is dropped afterwards. */
-async function startDemo(options: { addr?: string; edit?: (yaml: string) => string } = {}): Promise<{ base: string; app: App; database: string }> {
+async function startDemo(
+  options: { addr?: string; edit?: (yaml: string) => string } = {},
+): Promise<{ base: string; app: App; database: string }> {
   const addr = options.addr ?? SHARED;
   const database = uniqueDatabase('demo');
   cleanups.push(() => dropDatabase(database, addr).catch(() => undefined));
   const app = await boot({
-    configText: (options.edit ?? ((y: string) => y))(await readFile(path.join(here, '../boot.yaml'), 'utf8')),
+    configText: (options.edit ?? ((y: string) => y))(
+      await readFile(path.join(here, '../boot.yaml'), 'utf8'),
+    ),
     env: { PORT: '0', PG_ADDR: addr, PG_DATABASE: database },
     argv: ['--set', 'httpserver.api.host=127.0.0.1'],
   });
@@ -37,17 +46,29 @@ async function startDemo(options: { addr?: string; edit?: (yaml: string) => stri
   return { base: `http://127.0.0.1:${httpEntry(app, 'api').port}`, app, database };
 }
 
-async function call(method: string, url: string): Promise<{ status: number; type: string; body: unknown; text: string }> {
+async function call(
+  method: string,
+  url: string,
+): Promise<{ status: number; type: string; body: unknown; text: string }> {
   const res = await fetch(url, { method });
   const text = await res.text();
   const type = res.headers.get('content-type') ?? '';
-  return { status: res.status, type, text, body: type.includes('json') ? (JSON.parse(text) as unknown) : text };
+  return {
+    status: res.status,
+    type,
+    text,
+    body: type.includes('json') ? (JSON.parse(text) as unknown) : text,
+  };
 }
 
 describe('demo-sql (ARCHITECTURE.md §7)', () => {
   it('migrates the users table: serial id, name, hidden timestamps, indexed deleted_at', async () => {
     const { database } = await startDemo();
-    const columns = await admin<{ column_name: string; data_type: string; column_default: string | null }>(
+    const columns = await admin<{
+      column_name: string;
+      data_type: string;
+      column_default: string | null;
+    }>(
       SHARED,
       database,
       "SELECT column_name, data_type, column_default FROM information_schema.columns WHERE table_name = 'users' ORDER BY ordinal_position",
@@ -60,7 +81,11 @@ describe('demo-sql (ARCHITECTURE.md §7)', () => {
       ['deleted_at', 'timestamp with time zone'],
     ]);
     expect(columns[0]!.column_default).toMatch(/^nextval/);
-    const indexes = await admin<{ indexdef: string }>(SHARED, database, "SELECT indexdef FROM pg_indexes WHERE tablename = 'users'");
+    const indexes = await admin<{ indexdef: string }>(
+      SHARED,
+      database,
+      "SELECT indexdef FROM pg_indexes WHERE tablename = 'users'",
+    );
     expect(indexes.map((i) => i.indexdef)).toContainEqual(expect.stringContaining('(deleted_at)'));
   });
 
@@ -70,28 +95,50 @@ describe('demo-sql (ARCHITECTURE.md §7)', () => {
     expect(alice).toMatchObject({ status: 200, body: { id: 1, name: 'alice' } });
     const bob = await call('PUT', `${base}/v1/user?name=bob`);
     expect(bob.body).toEqual({ id: 2, name: 'bob' });
-    expect(await call('GET', `${base}/v1/user`)).toMatchObject({ status: 200, body: [{ id: 1, name: 'alice' }, { id: 2, name: 'bob' }] });
-    expect(await call('GET', `${base}/v1/user/2`)).toMatchObject({ status: 200, body: { id: 2, name: 'bob' } });
+    expect(await call('GET', `${base}/v1/user`)).toMatchObject({
+      status: 200,
+      body: [
+        { id: 1, name: 'alice' },
+        { id: 2, name: 'bob' },
+      ],
+    });
+    expect(await call('GET', `${base}/v1/user/2`)).toMatchObject({
+      status: 200,
+      body: { id: 2, name: 'bob' },
+    });
     const empty = await call('PUT', `${base}/v1/user?name=`);
     expect(empty.body).toEqual({ id: 3, name: '' });
   });
 
   it('GET /v1/user/:id of a missing row answers 200 with an empty-valued user', async () => {
     const { base } = await startDemo();
-    expect(await call('GET', `${base}/v1/user/42`)).toMatchObject({ status: 200, text: '{"id":0,"name":""}' });
+    expect(await call('GET', `${base}/v1/user/42`)).toMatchObject({
+      status: 200,
+      text: '{"id":0,"name":""}',
+    });
     expect(await call('GET', `${base}/v1/user`)).toMatchObject({ status: 200, text: '[]' });
   });
 
   it('POST /v1/user/:id renames and answers the re-read user; updated_at moves, created_at stays', async () => {
     const { base, database } = await startDemo();
     await call('PUT', `${base}/v1/user?name=alice`);
-    const [before] = await admin<{ created_at: Date; updated_at: Date }>(SHARED, database, 'SELECT created_at, updated_at FROM users WHERE id = 1');
+    const [before] = await admin<{ created_at: Date; updated_at: Date }>(
+      SHARED,
+      database,
+      'SELECT created_at, updated_at FROM users WHERE id = 1',
+    );
     const res = await call('POST', `${base}/v1/user/1?name=alicia`);
     expect(res).toMatchObject({ status: 200, body: { id: 1, name: 'alicia' } });
-    const [after] = await admin<{ created_at: Date; updated_at: Date }>(SHARED, database, 'SELECT created_at, updated_at FROM users WHERE id = 1');
+    const [after] = await admin<{ created_at: Date; updated_at: Date }>(
+      SHARED,
+      database,
+      'SELECT created_at, updated_at FROM users WHERE id = 1',
+    );
     expect(after!.created_at).toEqual(before!.created_at);
     expect(after!.updated_at.getTime()).toBeGreaterThan(before!.updated_at.getTime());
-    expect(await call('GET', `${base}/v1/user/1`)).toMatchObject({ body: { id: 1, name: 'alicia' } });
+    expect(await call('GET', `${base}/v1/user/1`)).toMatchObject({
+      body: { id: 1, name: 'alicia' },
+    });
   });
 
   it('POST and DELETE of a missing user answer 404 with the JSON string "user not found"', async () => {
@@ -110,13 +157,26 @@ describe('demo-sql (ARCHITECTURE.md §7)', () => {
     const res = await call('DELETE', `${base}/v1/user/1`);
     expect(res).toMatchObject({ status: 200, text: 'success' });
     expect(res.type).toContain('text/plain');
-    const rows = await admin<{ id: number; deleted_at: Date | null }>(SHARED, database, 'SELECT id, deleted_at FROM users ORDER BY id');
+    const rows = await admin<{ id: number; deleted_at: Date | null }>(
+      SHARED,
+      database,
+      'SELECT id, deleted_at FROM users ORDER BY id',
+    );
     expect(rows[0]!.deleted_at).toBeInstanceOf(Date);
     expect(rows[1]!.deleted_at).toBeNull();
     expect(await call('GET', `${base}/v1/user`)).toMatchObject({ body: [{ id: 2, name: 'bob' }] });
-    expect(await call('GET', `${base}/v1/user/1`)).toMatchObject({ status: 200, body: { id: 0, name: '' } });
-    expect(await call('DELETE', `${base}/v1/user/1`)).toMatchObject({ status: 404, body: 'user not found' });
-    expect(await call('POST', `${base}/v1/user/1?name=zombie`)).toMatchObject({ status: 404, body: 'user not found' });
+    expect(await call('GET', `${base}/v1/user/1`)).toMatchObject({
+      status: 200,
+      body: { id: 0, name: '' },
+    });
+    expect(await call('DELETE', `${base}/v1/user/1`)).toMatchObject({
+      status: 404,
+      body: 'user not found',
+    });
+    expect(await call('POST', `${base}/v1/user/1?name=zombie`)).toMatchObject({
+      status: 404,
+      body: 'user not found',
+    });
   });
 
   it('answers 400 with a clear message for a non-integer id or a missing name', async () => {
@@ -130,9 +190,18 @@ describe('demo-sql (ARCHITECTURE.md §7)', () => {
       expect(res.status, `${method} ${url}`).toBe(400);
       expect(res.body).toMatch(/^id must be an integer up to 2147483647, got "/);
     }
-    expect(await call('PUT', `${base}/v1/user`)).toMatchObject({ status: 400, body: 'query parameter "name" is required' });
-    expect(await call('POST', `${base}/v1/user/1`)).toMatchObject({ status: 400, body: 'query parameter "name" is required' });
-    expect(await call('PUT', `${base}/v1/user?name=a&name=b`)).toMatchObject({ status: 400, body: 'query parameter "name" must be given once' });
+    expect(await call('PUT', `${base}/v1/user`)).toMatchObject({
+      status: 400,
+      body: 'query parameter "name" is required',
+    });
+    expect(await call('POST', `${base}/v1/user/1`)).toMatchObject({
+      status: 400,
+      body: 'query parameter "name" is required',
+    });
+    expect(await call('PUT', `${base}/v1/user?name=a&name=b`)).toMatchObject({
+      status: 400,
+      body: 'query parameter "name" must be given once',
+    });
   });
 
   it('answers 500 with the database error as JSON on every route', async () => {
@@ -145,18 +214,34 @@ describe('demo-sql (ARCHITECTURE.md §7)', () => {
       ['POST', '/v1/user/1?name=a'],
       ['DELETE', '/v1/user/1'],
     ] as const) {
-      expect(await call(method, `${base}${url}`), `${method} ${url}`).toMatchObject({ status: 500, body: { error: 'relation "users" does not exist' } });
+      expect(await call(method, `${base}${url}`), `${method} ${url}`).toMatchObject({
+        status: 500,
+        body: { error: 'relation "users" does not exist' },
+      });
     }
   });
 
   it('in dryRun runs no migration and sends no statement: reads are empty, writes find no row', async () => {
-    const { base, database } = await startDemo({ edit: (yaml) => yaml.replace('dryRun: false', 'dryRun: true') });
-    expect(await admin(SHARED, database, "SELECT 1 FROM pg_tables WHERE tablename = 'users'")).toEqual([]);
+    const { base, database } = await startDemo({
+      edit: (yaml) => yaml.replace('dryRun: false', 'dryRun: true'),
+    });
+    expect(
+      await admin(SHARED, database, "SELECT 1 FROM pg_tables WHERE tablename = 'users'"),
+    ).toEqual([]);
     expect(await call('GET', `${base}/v1/user`)).toMatchObject({ status: 200, body: [] });
-    expect(await call('GET', `${base}/v1/user/1`)).toMatchObject({ status: 200, body: { id: 0, name: '' } });
-    expect(await call('POST', `${base}/v1/user/1?name=x`)).toMatchObject({ status: 404, body: 'user not found' });
+    expect(await call('GET', `${base}/v1/user/1`)).toMatchObject({
+      status: 200,
+      body: { id: 0, name: '' },
+    });
+    expect(await call('POST', `${base}/v1/user/1?name=x`)).toMatchObject({
+      status: 404,
+      body: 'user not found',
+    });
     // INSERT … RETURNING returns no row in a dry run.
-    expect(await call('PUT', `${base}/v1/user?name=x`)).toMatchObject({ status: 500, body: { error: 'no result' } });
+    expect(await call('PUT', `${base}/v1/user?name=x`)).toMatchObject({
+      status: 500,
+      body: { error: 'no result' },
+    });
   });
 });
 
@@ -165,7 +250,10 @@ describe('demo-sql when PostgreSQL restarts', () => {
     const server = await startPrivatePostgres();
     cleanups.push(() => server.remove());
     const { base } = await startDemo({ addr: server.addr });
-    expect(await call('PUT', `${base}/v1/user?name=survivor`)).toMatchObject({ status: 200, body: { id: 1, name: 'survivor' } });
+    expect(await call('PUT', `${base}/v1/user?name=survivor`)).toMatchObject({
+      status: 200,
+      body: { id: 1, name: 'survivor' },
+    });
     await server.stop();
     const outage = await waitFor('a 500 while PostgreSQL is down', async () => {
       const res = await call('GET', `${base}/v1/user`);
@@ -183,6 +271,9 @@ describe('demo-sql when PostgreSQL restarts', () => {
       { timeoutMs: 30_000, intervalMs: 100 },
     );
     expect(back.body).toEqual([{ id: 1, name: 'survivor' }]);
-    expect(await call('PUT', `${base}/v1/user?name=after`)).toMatchObject({ status: 200, body: { name: 'after' } });
+    expect(await call('PUT', `${base}/v1/user?name=after`)).toMatchObject({
+      status: 200,
+      body: { name: 'after' },
+    });
   });
 });

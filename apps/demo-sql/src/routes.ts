@@ -98,6 +98,12 @@ function userId(ctx: HttpContext): number | undefined {
 function userName(ctx: HttpContext): string | undefined {
   const name = ctx.query['name'];
   if (typeof name === 'string') return name;
-  jsonString(ctx, 400, name === undefined ? 'query parameter "name" is required' : 'query parameter "name" must be given once');
+  jsonString(
+    ctx,
+    400,
+    name === undefined
+      ? 'query parameter "name" is required'
+      : 'query parameter "name" must be given once',
+  );
   return undefined;
 }

@@ -6,15 +6,29 @@ export class UserStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   list(): Promise<User[]> {
-    return this.db.selectFrom('users').select(['id', 'name']).where('deleted_at', 'is', null).orderBy('id').execute();
+    return this.db
+      .selectFrom('users')
+      .select(['id', 'name'])
+      .where('deleted_at', 'is', null)
+      .orderBy('id')
+      .execute();
   }
 
   get(id: number): Promise<User | undefined> {
-    return this.db.selectFrom('users').select(['id', 'name']).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+    return this.db
+      .selectFrom('users')
+      .select(['id', 'name'])
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
   }
 
   create(name: string): Promise<User> {
-    return this.db.insertInto('users').values({ name }).returning(['id', 'name']).executeTakeFirstOrThrow();
+    return this.db
+      .insertInto('users')
+      .values({ name })
+      .returning(['id', 'name'])
+      .executeTakeFirstOrThrow();
   }
 
   /** Renames a live user; false when no row was updated. */

@@ -1,4 +1,9 @@
-import { errorMessage, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
+import {
+  errorMessage,
+  type Entry,
+  type EntryContext,
+  type LifecycleContext,
+} from '@svcboot/entry-core';
 import { createKvClient, type KvConnection } from '@svcboot/entry-kv';
 import type { CacheEntryConfig } from './schema.js';
 import { LocalTier } from './local-tier.js';
@@ -38,7 +43,10 @@ export class CacheEntry implements Entry {
             ttlMs: Math.max(1, Math.round((remote.ttlMin ?? config.local.ttlMin) * MINUTE_MS)),
           }
         : undefined,
-      (err) => cacheError('SVC_CACHE_REMOTE_FAILED', [ctx.configPath, ctx.redact(errorMessage(err))], { cause: err }),
+      (err) =>
+        cacheError('SVC_CACHE_REMOTE_FAILED', [ctx.configPath, ctx.redact(errorMessage(err))], {
+          cause: err,
+        }),
     );
   }
 
@@ -57,7 +65,10 @@ export class CacheEntry implements Entry {
   }
 
   bootstrapPayloads(): Record<string, unknown> {
-    return { localCacheEnabled: this.local !== undefined, remoteCacheEnabled: this.connection !== undefined };
+    return {
+      localCacheEnabled: this.local !== undefined,
+      remoteCacheEnabled: this.connection !== undefined,
+    };
   }
 
   /** Looks `key` up: local tier, then remote (back-filling local). Never throws. */

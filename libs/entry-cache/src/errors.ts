@@ -7,7 +7,7 @@ import { errorFactory, type ErrorCatalogue } from '@svcboot/entry-core';
  */
 export const cacheErrors = {
   SVC_CACHE_NOT_SERIALIZABLE: {
-    when: '`addToCache` (or `getOrLoad`\'s loaded value) got a value JSON cannot carry (a cycle, a BigInt, a function, undefined)',
+    when: "`addToCache` (or `getOrLoad`'s loaded value) got a value JSON cannot carry (a cycle, a BigInt, a function, undefined)",
     fix: 'cache a JSON-compatible value (convert BigInts and Dates yourself, drop cycles)',
     message: (key: string, reason: string) => `cannot cache the value of "${key}": ${reason}`,
   },
@@ -17,9 +17,10 @@ export const cacheErrors = {
     message: (configPath: string, reason: string) => `${configPath}: remote cache: ${reason}`,
   },
   SVC_CACHE_REMOTE_NOT_JSON: {
-    when: 'the remote value under the cache\'s key prefix is not JSON (another program wrote it)',
+    when: "the remote value under the cache's key prefix is not JSON (another program wrote it)",
     fix: 'give the cache entry a name (its key prefix) no other program writes under, or delete the key',
-    message: (key: string) => `the remote value of "${key}" is not JSON; it was not written by this cache`,
+    message: (key: string) =>
+      `the remote value of "${key}" is not JSON; it was not written by this cache`,
   },
 } satisfies ErrorCatalogue;
 

@@ -5,7 +5,12 @@ export class LocalTier {
   private readonly lru: LRUCache<string, string>;
 
   constructor(size: number, ttlMs: number) {
-    this.lru = new LRUCache<string, string>({ max: size, ttl: ttlMs, ttlAutopurge: false, updateAgeOnGet: false });
+    this.lru = new LRUCache<string, string>({
+      max: size,
+      ttl: ttlMs,
+      ttlAutopurge: false,
+      updateAgeOnGet: false,
+    });
   }
 
   get(key: string): string | undefined {

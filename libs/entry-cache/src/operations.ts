@@ -44,7 +44,8 @@ export class CacheOperations {
   async getFromCache<T = unknown>(request: { key: string }): Promise<GetResult<T>> {
     const { key } = request;
     const localText = this.local?.get(key);
-    if (localText !== undefined) return { success: true, value: deserialize<T>(localText), error: undefined };
+    if (localText !== undefined)
+      return { success: true, value: deserialize<T>(localText), error: undefined };
     if (!this.remote) return { success: false, value: undefined, error: undefined };
     let text: string | null;
     try {
@@ -57,7 +58,11 @@ export class CacheOperations {
     try {
       value = deserialize<T>(text);
     } catch {
-      return { success: false, value: undefined, error: cacheError('SVC_CACHE_REMOTE_NOT_JSON', [key]) };
+      return {
+        success: false,
+        value: undefined,
+        error: cacheError('SVC_CACHE_REMOTE_NOT_JSON', [key]),
+      };
     }
     this.local?.set(key, text);
     return { success: true, value, error: undefined };
@@ -74,7 +79,12 @@ export class CacheOperations {
     this.local?.set(request.key, text);
     if (!this.remote) return { success: true, error: undefined };
     try {
-      await this.remote.commands.set(this.remote.prefix + request.key, text, 'PX', this.remote.ttlMs);
+      await this.remote.commands.set(
+        this.remote.prefix + request.key,
+        text,
+        'PX',
+        this.remote.ttlMs,
+      );
       return { success: true, error: undefined };
     } catch (err) {
       return { success: false, error: this.describe(err) };
@@ -107,7 +117,11 @@ export class CacheOperations {
       try {
         value = await loader(key);
       } catch (err) {
-        return { success: false, value: undefined, error: err instanceof Error ? err : new Error(errorMessage(err)) };
+        return {
+          success: false,
+          value: undefined,
+          error: err instanceof Error ? err : new Error(errorMessage(err)),
+        };
       }
       const added = await this.addToCache({ key, value });
       // The value was loaded; a failed remote write is reported but the caller still gets it.

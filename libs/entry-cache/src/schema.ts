@@ -42,7 +42,8 @@ export const cacheEntrySchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['local', 'enabled'],
-        message: 'neither tier is enabled: set local.enabled: true, or add kvstore: { enabled: true, addrs: [...] }, or both',
+        message:
+          'neither tier is enabled: set local.enabled: true, or add kvstore: { enabled: true, addrs: [...] }, or both',
       });
     }
   });

@@ -9,7 +9,10 @@ export function serialize(key: string, value: unknown): string {
     throw cacheError('SVC_CACHE_NOT_SERIALIZABLE', [key, (err as Error).message], { cause: err });
   }
   if (text === undefined) {
-    throw cacheError('SVC_CACHE_NOT_SERIALIZABLE', [key, `${typeof value} values have no JSON form`]);
+    throw cacheError('SVC_CACHE_NOT_SERIALIZABLE', [
+      key,
+      `${typeof value} values have no JSON form`,
+    ]);
   }
   return text;
 }

@@ -1,5 +1,13 @@
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
-import { compile, Identifier, ident, renderIdentifier, type BindMode, type CompiledSql, type Sql } from './sql.js';
+import {
+  compile,
+  Identifier,
+  ident,
+  renderIdentifier,
+  type BindMode,
+  type CompiledSql,
+  type Sql,
+} from './sql.js';
 import { ColumnarQueryError, columnarError, serverCode, serverMessage } from './errors.js';
 import type { Statement, StatementLogger } from '@svcboot/entry-core';
 
@@ -61,7 +69,10 @@ export class ColumnarDb {
   }
 
   /** Runs a SELECT and returns its rows (JSONEachRow: 64-bit integers arrive as strings). Dry run: `[]`. */
-  async query<T = Record<string, unknown>>(statement: Sql | string, options: StatementOptions = {}): Promise<T[]> {
+  async query<T = Record<string, unknown>>(
+    statement: Sql | string,
+    options: StatementOptions = {},
+  ): Promise<T[]> {
     const { client } = this.connected();
     const compiled = this.compile(statement);
     return this.run(compiled, async () => {
@@ -80,19 +91,27 @@ export class ColumnarDb {
   async command(statement: Sql | string, options: StatementOptions = {}): Promise<void> {
     const { client } = this.connected();
     const compiled = this.compile(statement);
-    await this.run(compiled, async () => {
-      await client.command({
-        query: compiled.text,
-        query_params: compiled.params,
-        ...(options.settings ? { clickhouse_settings: options.settings } : {}),
-        ...(options.signal ? { abort_signal: options.signal } : {}),
-      });
-      return undefined;
-    }, undefined);
+    await this.run(
+      compiled,
+      async () => {
+        await client.command({
+          query: compiled.text,
+          query_params: compiled.params,
+          ...(options.settings ? { clickhouse_settings: options.settings } : {}),
+          ...(options.signal ? { abort_signal: options.signal } : {}),
+        });
+        return undefined;
+      },
+      undefined,
+    );
   }
 
   /** Inserts rows as JSONEachRow (values travel as JSON, never as SQL text). Dry run: nothing is sent. */
-  async insert<T extends object>(table: string | Identifier, rows: readonly T[], options: StatementOptions = {}): Promise<void> {
+  async insert<T extends object>(
+    table: string | Identifier,
+    rows: readonly T[],
+    options: StatementOptions = {},
+  ): Promise<void> {
     const { client } = this.connected();
     if (rows.length === 0) return;
     const target = table instanceof Identifier ? table : ident(table);
@@ -103,20 +122,29 @@ export class ColumnarDb {
       shape: `INSERT INTO ${tableText} FORMAT JSONEachRow /* ${rows.length} rows */`,
       values: { rows },
     };
-    await this.run(compiled, async () => {
-      await client.insert({
-        table: tableText,
-        values: rows as T[],
-        format: 'JSONEachRow',
-        ...(options.settings ? { clickhouse_settings: options.settings } : {}),
-        ...(options.signal ? { abort_signal: options.signal } : {}),
-      });
-      return undefined;
-    }, undefined);
+    await this.run(
+      compiled,
+      async () => {
+        await client.insert({
+          table: tableText,
+          values: rows as T[],
+          format: 'JSONEachRow',
+          ...(options.settings ? { clickhouse_settings: options.settings } : {}),
+          ...(options.signal ? { abort_signal: options.signal } : {}),
+        });
+        return undefined;
+      },
+      undefined,
+    );
   }
 
   private async run<R>(compiled: CompiledSql, send: () => Promise<R>, dryResult: R): Promise<R> {
-    const statement: Statement = { database: this.name, text: compiled.text, shape: compiled.shape, values: { ...compiled.params, ...compiled.values } };
+    const statement: Statement = {
+      database: this.name,
+      text: compiled.text,
+      shape: compiled.shape,
+      values: { ...compiled.params, ...compiled.values },
+    };
     if (this.dryRun) {
       this.log.dryRun(statement);
       return dryResult;
@@ -124,13 +152,22 @@ export class ColumnarDb {
     const started = performance.now();
     try {
       const result = await send();
-      this.log.executed(statement, performance.now() - started, Array.isArray(result) ? result.length : undefined);
+      this.log.executed(
+        statement,
+        performance.now() - started,
+        Array.isArray(result) ? result.length : undefined,
+      );
       return result;
     } catch (err) {
       const cause = this.redact(serverMessage(err));
       const code = serverCode(err);
-      this.log.failed(statement, performance.now() - started, { message: cause, ...(code !== undefined ? { code: String(code) } : {}) });
-      throw new ColumnarQueryError(`${this.where} database "${this.name}": ${cause}`, code, { cause: err });
+      this.log.failed(statement, performance.now() - started, {
+        message: cause,
+        ...(code !== undefined ? { code: String(code) } : {}),
+      });
+      throw new ColumnarQueryError(`${this.where} database "${this.name}": ${cause}`, code, {
+        cause: err,
+      });
     }
   }
 

@@ -1,8 +1,20 @@
 import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
-import { EntryLookupError, StatementLogger, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
+import {
+  EntryLookupError,
+  StatementLogger,
+  type Entry,
+  type EntryContext,
+  type LifecycleContext,
+} from '@svcboot/entry-core';
 import { ColumnarDb } from './columnar-db.js';
 import { columnarError, columnarErrors, hintFor, serverMessage } from './errors.js';
-import { parseAddr, parseParams, type ColumnarConfig, type ColumnarDatabaseConfig, type ParsedAddr } from './schema.js';
+import {
+  parseAddr,
+  parseParams,
+  type ColumnarConfig,
+  type ColumnarDatabaseConfig,
+  type ParsedAddr,
+} from './schema.js';
 import { ident, quoteString, renderIdentifier, type BindMode } from './sql.js';
 
 export const COLUMNAR_DB_ENTRY_TYPE = 'ColumnarDbEntry';
@@ -25,11 +37,15 @@ export class ColumnarDbEntry implements Entry {
     this.description = config.description;
     const addr = parseAddr(config.addr);
     // The schema has checked it; this keeps the type honest.
-    if (typeof addr === 'string') throw columnarError('SVC_COLUMNAR_ADDR_INVALID', [ctx.configPath, addr]);
+    if (typeof addr === 'string')
+      throw columnarError('SVC_COLUMNAR_ADDR_INVALID', [ctx.configPath, addr]);
     this.addr = addr;
     const log = StatementLogger.forEntry(config.logger, ctx, config.name);
     for (const db of config.database) {
-      this.dbs.set(db.name, new ColumnarDb(db.name, db.dryRun, ctx.configPath, log, (t) => ctx.redact(t)));
+      this.dbs.set(
+        db.name,
+        new ColumnarDb(db.name, db.dryRun, ctx.configPath, log, (t) => ctx.redact(t)),
+      );
     }
   }
 
@@ -42,7 +58,10 @@ export class ColumnarDbEntry implements Entry {
     const db = this.dbs.get(name);
     if (!db) {
       const known = [...this.dbs.keys()];
-      throw new EntryLookupError(columnarErrors.SVC_COLUMNAR_NO_DATABASE.message(this.ctx.configPath, name, known), { code: 'SVC_COLUMNAR_NO_DATABASE' });
+      throw new EntryLookupError(
+        columnarErrors.SVC_COLUMNAR_NO_DATABASE.message(this.ctx.configPath, name, known),
+        { code: 'SVC_COLUMNAR_NO_DATABASE' },
+      );
     }
     return db;
   }
@@ -82,7 +101,11 @@ export class ColumnarDbEntry implements Entry {
         try {
           await hook(this);
         } catch (err) {
-          throw columnarError('SVC_COLUMNAR_HOOK_FAILED', [this.ctx.configPath, this.ctx.redact(serverMessage(err))], { cause: err });
+          throw columnarError(
+            'SVC_COLUMNAR_HOOK_FAILED',
+            [this.ctx.configPath, this.ctx.redact(serverMessage(err))],
+            { cause: err },
+          );
         }
       }
     } catch (err) {
@@ -96,10 +119,19 @@ export class ColumnarDbEntry implements Entry {
   }
 
   bootstrapPayloads(): Record<string, unknown> {
-    return { columnarAddr: this.addr.display, columnarDatabases: this.databases, serverVersion: this.version, bindMode: this.mode };
+    return {
+      columnarAddr: this.addr.display,
+      columnarDatabases: this.databases,
+      serverVersion: this.version,
+      bindMode: this.mode,
+    };
   }
 
-  private async connectDatabase(admin: ClickHouseClient, db: ColumnarDatabaseConfig, signal: AbortSignal): Promise<void> {
+  private async connectDatabase(
+    admin: ClickHouseClient,
+    db: ColumnarDatabaseConfig,
+    signal: AbortSignal,
+  ): Promise<void> {
     const at = `${db.name} at ${this.addr.display}`;
     if (db.autoCreate && !db.dryRun) {
       await this.step('create', db.name, async () => {
@@ -111,13 +143,17 @@ export class ColumnarDbEntry implements Entry {
         const [row] = await rs.json<{ n: string | number }>();
         if (Number(row?.n ?? 0) > 0) return;
         this.ctx.logger.info(`Creating database ${at}`);
-        await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${renderIdentifier(ident(db.name))}`, abort_signal: signal });
+        await admin.command({
+          query: `CREATE DATABASE IF NOT EXISTS ${renderIdentifier(ident(db.name))}`,
+          abort_signal: signal,
+        });
         this.ctx.logger.info(`Creating database ${at} success`);
       });
     }
     this.ctx.logger.info(`Connecting to database ${at}`);
     const settings = parseParams(db.params);
-    if (typeof settings === 'string') throw columnarError('SVC_COLUMNAR_PARAM_INVALID', [this.ctx.configPath, db.name, settings]);
+    if (typeof settings === 'string')
+      throw columnarError('SVC_COLUMNAR_PARAM_INVALID', [this.ctx.configPath, db.name, settings]);
     // A dry-run database need not exist: its client is not bound to it and sends nothing but this check.
     const client = this.newClient(db.dryRun ? undefined : db.name, settings);
     await this.step('connect to', db.name, async () => {
@@ -127,7 +163,10 @@ export class ColumnarDbEntry implements Entry {
     this.ctx.logger.info(`Connecting to database ${at} success`);
   }
 
-  private newClient(database: string | undefined, settings: Record<string, string>): ClickHouseClient {
+  private newClient(
+    database: string | undefined,
+    settings: Record<string, string>,
+  ): ClickHouseClient {
     const client = createClient({
       url: this.addr.url,
       username: this.config.user,
@@ -143,19 +182,31 @@ export class ColumnarDbEntry implements Entry {
   }
 
   private async readVersion(client: ClickHouseClient, signal: AbortSignal): Promise<string> {
-    const rs = await client.query({ query: 'SELECT version() AS version', format: 'JSONEachRow', abort_signal: signal });
+    const rs = await client.query({
+      query: 'SELECT version() AS version',
+      format: 'JSONEachRow',
+      abort_signal: signal,
+    });
     const [row] = await rs.json<{ version: string }>();
     return row?.version ?? '';
   }
 
   /** Runs a bootstrap step; a failure names the entry, address, database and cause, never the password. */
-  private async step(what: string, database: string | undefined, fn: () => Promise<void>): Promise<void> {
+  private async step(
+    what: string,
+    database: string | undefined,
+    fn: () => Promise<void>,
+  ): Promise<void> {
     try {
       await fn();
     } catch (err) {
       const cause = this.ctx.redact(serverMessage(err) || String(err));
       const hint = hintFor(err);
-      throw columnarError('SVC_COLUMNAR_CONNECT_FAILED', [this.ctx.configPath, what, database, this.addr.display, this.config.user, cause, hint], { cause: err });
+      throw columnarError(
+        'SVC_COLUMNAR_CONNECT_FAILED',
+        [this.ctx.configPath, what, database, this.addr.display, this.config.user, cause, hint],
+        { cause: err },
+      );
     }
   }
 
@@ -169,7 +220,12 @@ export class ColumnarDbEntry implements Entry {
 /** Servers with query parameters (19.x and later) understand `{name:Type}` with `param_name`; 18.x answers "Unknown setting param_…". */
 async function detectBindMode(client: ClickHouseClient, signal: AbortSignal): Promise<BindMode> {
   try {
-    const rs = await client.query({ query: 'SELECT {probe:UInt8} AS probe', format: 'JSONEachRow', query_params: { probe: 7 }, abort_signal: signal });
+    const rs = await client.query({
+      query: 'SELECT {probe:UInt8} AS probe',
+      format: 'JSONEachRow',
+      query_params: { probe: 7 },
+      abort_signal: signal,
+    });
     const [row] = await rs.json<{ probe: number }>();
     return Number(row?.probe) === 7 ? 'server' : 'client';
   } catch (err) {

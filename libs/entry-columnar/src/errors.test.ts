@@ -6,6 +6,9 @@ import { expect, it } from 'vitest';
 import { columnarErrors } from './errors.js';
 
 it('README lists every error code of the catalogue, as errorTable writes it', () => {
-  const readme = readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'README.md'), 'utf8');
+  const readme = readFileSync(
+    path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'README.md'),
+    'utf8',
+  );
   expect(readme).toContain(errorTable(columnarErrors));
 });

@@ -30,12 +30,24 @@ export function hintFor(err: unknown): string {
   const code = serverCode(err);
   const errno = errnoCode(err);
   const text = err instanceof Error ? err.message : String(err);
-  if (errno === 'ECONNREFUSED' || errno === 'EHOSTUNREACH' || errno === 'ENOTFOUND' || errno === 'ECONNRESET') {
+  if (
+    errno === 'ECONNREFUSED' ||
+    errno === 'EHOSTUNREACH' ||
+    errno === 'ENOTFOUND' ||
+    errno === 'ECONNRESET'
+  ) {
     return 'is ClickHouse running, and is addr its HTTP interface (http_port, 8123 by default)?';
   }
-  if (code === 81 || /Database .* doesn't exist/.test(text)) return 'create the database, or set autoCreate: true on it';
-  if (code === 115 || /Unknown setting/.test(text)) return 'remove or correct it in database[].params (each item is a ClickHouse setting, setting=value)';
-  if (code === 192 || code === 193 || code === 516 || /password|Authentication failed|Unknown user/i.test(text)) {
+  if (code === 81 || /Database .* doesn't exist/.test(text))
+    return 'create the database, or set autoCreate: true on it';
+  if (code === 115 || /Unknown setting/.test(text))
+    return 'remove or correct it in database[].params (each item is a ClickHouse setting, setting=value)';
+  if (
+    code === 192 ||
+    code === 193 ||
+    code === 516 ||
+    /password|Authentication failed|Unknown user/i.test(text)
+  ) {
     return 'check user and pass';
   }
   if (/abort|timeout|timed out/i.test(text)) return 'the server did not answer in time';
@@ -59,15 +71,24 @@ export class ColumnarQueryError extends Error {
  */
 export const columnarErrors = {
   SVC_COLUMNAR_CONNECT_FAILED: {
-    when: 'a bootstrap step (create a database, connect to one, detect the server\'s version) failed: server down, wrong addr, bad credentials, missing database, bad setting',
+    when: "a bootstrap step (create a database, connect to one, detect the server's version) failed: server down, wrong addr, bad credentials, missing database, bad setting",
     fix: 'follow the hint at the end of the message (check addr and its HTTP port, user and pass, create the database or set autoCreate: true)',
-    message: (configPath: string, what: string, database: string | undefined, addr: string, user: string, cause: string, hint: string) =>
+    message: (
+      configPath: string,
+      what: string,
+      database: string | undefined,
+      addr: string,
+      user: string,
+      cause: string,
+      hint: string,
+    ) =>
       `${configPath}: cannot ${what}${database === undefined ? '' : ` database "${database}"`} at ${addr} as user "${user}": ${cause}${hint ? `; ${hint}` : ''}`,
   },
   SVC_COLUMNAR_HOOK_FAILED: {
     when: 'an `afterConnect` hook threw at bootstrap',
     fix: 'fix the hook (its error is the cause)',
-    message: (configPath: string, cause: string) => `${configPath}: an afterConnect hook failed: ${cause}`,
+    message: (configPath: string, cause: string) =>
+      `${configPath}: an afterConnect hook failed: ${cause}`,
   },
   SVC_COLUMNAR_ADDR_INVALID: {
     when: '`addr` cannot be parsed (the config check reports it first)',
@@ -77,10 +98,11 @@ export const columnarErrors = {
   SVC_COLUMNAR_PARAM_INVALID: {
     when: 'a `database[].params` item is not `setting=value` (the config check reports it first)',
     fix: 'write each item as a ClickHouse setting, setting=value',
-    message: (configPath: string, database: string, problem: string) => `${configPath}.database[${database}].params: ${problem}`,
+    message: (configPath: string, database: string, problem: string) =>
+      `${configPath}.database[${database}].params: ${problem}`,
   },
   SVC_COLUMNAR_NO_DATABASE: {
-    when: '`db(name)` named a database the entry\'s `database` list does not hold (an `EntryLookupError`)',
+    when: "`db(name)` named a database the entry's `database` list does not hold (an `EntryLookupError`)",
     fix: 'use one of the listed names, or add the database to boot.yaml',
     message: (configPath: string, name: string, known: readonly string[]) =>
       `${configPath} has no database "${name}"; ${known.length ? `it has: ${known.join(', ')}` : 'its database list is empty'}`,
@@ -88,7 +110,8 @@ export const columnarErrors = {
   SVC_COLUMNAR_NOT_CONNECTED: {
     when: 'a database handle was used before the app bootstrapped or after it shut down',
     fix: 'use it after app.bootstrap() and before shutdown',
-    message: (where: string, name: string) => `${where} database "${name}" is not connected: use it after the app has bootstrapped and before it shuts down`,
+    message: (where: string, name: string) =>
+      `${where} database "${name}" is not connected: use it after the app has bootstrapped and before it shuts down`,
   },
 } satisfies ErrorCatalogue;
 

@@ -20,5 +20,29 @@ export const columnarEntry = entryGetter(columnarPlugin);
 export { ColumnarDbEntry, COLUMNAR_DB_ENTRY_TYPE } from './entry.js';
 export { ColumnarDb, type StatementOptions } from './columnar-db.js';
 export { ColumnarQueryError, columnarErrors } from './errors.js';
-export { columnarSchema, parseAddr, parseParams, type ColumnarConfig, type ColumnarDatabaseConfig, type StatementLoggerConfig } from './schema.js';
-export { sql, raw, ident, typed, join, compile, literal, quoteString, inferType, Sql, Identifier, TypedValue, type SqlValue, type SqlArg, type BindMode, type CompiledSql } from './sql.js';
+export {
+  columnarSchema,
+  parseAddr,
+  parseParams,
+  type ColumnarConfig,
+  type ColumnarDatabaseConfig,
+  type StatementLoggerConfig,
+} from './schema.js';
+export {
+  sql,
+  raw,
+  ident,
+  typed,
+  join,
+  compile,
+  literal,
+  quoteString,
+  inferType,
+  Sql,
+  Identifier,
+  TypedValue,
+  type SqlValue,
+  type SqlArg,
+  type BindMode,
+  type CompiledSql,
+} from './sql.js';

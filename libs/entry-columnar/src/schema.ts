@@ -51,12 +51,19 @@ export function parseAddr(addr: string): ParsedAddr | string {
   if (problem) return problem;
   const { host, port } = parsed;
   const urlHost = host.includes(':') ? `[${host}]` : host;
-  return { url: `${parsed.scheme ?? 'http'}://${urlHost}:${port}`, display: addr.trim(), host, port };
+  return {
+    url: `${parsed.scheme ?? 'http'}://${urlHost}:${port}`,
+    display: addr.trim(),
+    host,
+    port,
+  };
 }
 
 /** A `params` key must be a ClickHouse setting name. */
 function checkParam(p: ConnectorParam): string | undefined {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(p.key) ? undefined : `param "${p.item}": "${p.key}" is not a ClickHouse setting name`;
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(p.key)
+    ? undefined
+    : `param "${p.item}": "${p.key}" is not a ClickHouse setting name`;
 }
 
 /** `params` as ClickHouse settings (entry-core's parser; empty items skipped); a message when one is wrong. */
@@ -76,7 +83,8 @@ export function parseParams(params: readonly string[]): Record<string, string> |
 
 const databaseSchema = databaseItemSchema({
   checkParam,
-  checkName: (n) => (n.includes('`') || n.includes('\0') ? 'a database name cannot contain ` or NUL' : undefined),
+  checkName: (n) =>
+    n.includes('`') || n.includes('\0') ? 'a database name cannot contain ` or NUL' : undefined,
 });
 
 export const columnarSchema = z.strictObject({

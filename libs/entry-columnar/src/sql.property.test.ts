@@ -29,7 +29,16 @@ function readClickHouseLiteral(text: string): { value: Uint8Array; rest: string 
   const src = Buffer.from(text, 'utf8');
   if (src[0] !== 0x27) throw new Error('a literal starts with a quote');
   const out: number[] = [];
-  const simple: Record<string, number> = { b: 0x08, f: 0x0c, n: 0x0a, r: 0x0d, t: 0x09, '0': 0x00, a: 0x07, v: 0x0b };
+  const simple: Record<string, number> = {
+    b: 0x08,
+    f: 0x0c,
+    n: 0x0a,
+    r: 0x0d,
+    t: 0x09,
+    '0': 0x00,
+    a: 0x07,
+    v: 0x0b,
+  };
   const verbatim = new Set(['\\', "'", '"', '`', '/', '=']);
   let i = 1;
   for (;;) {
@@ -77,11 +86,40 @@ const unquote = (literal: string): { value: string; rest: string } => {
 };
 
 /** Characters that matter to the escaper, weighted up so short runs hit them together. */
-const tricky = fc.constantFrom("'", "''", '\\', '\\x', '\\N', '\n', '\r', '\t', '\0', '\x7f', '\x1b', '"', '`', '{p0:String}', '?', '--', '/*', 'é', '€', '😀', '\u2028', '\uFEFF', '\uFFFF', '\u{10FFFF}');
+const tricky = fc.constantFrom(
+  "'",
+  "''",
+  '\\',
+  '\\x',
+  '\\N',
+  '\n',
+  '\r',
+  '\t',
+  '\0',
+  '\x7f',
+  '\x1b',
+  '"',
+  '`',
+  '{p0:String}',
+  '?',
+  '--',
+  '/*',
+  'é',
+  '€',
+  '😀',
+  '\u2028',
+  '\uFEFF',
+  '\uFFFF',
+  '\u{10FFFF}',
+);
 /** Any well-formed string: full Unicode code points (NUL and controls included) mixed with the tricky pieces. */
-const wellFormed = fc.array(fc.oneof(fc.string({ unit: 'binary', maxLength: 8 }), tricky), { maxLength: 12 }).map((parts) => parts.join(''));
+const wellFormed = fc
+  .array(fc.oneof(fc.string({ unit: 'binary', maxLength: 8 }), tricky), { maxLength: 12 })
+  .map((parts) => parts.join(''));
 /** Any sequence of UTF-16 code units: mostly ill-formed somewhere. */
-const codeUnits = fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 20 }).map((units) => String.fromCharCode(...units));
+const codeUnits = fc
+  .array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 20 })
+  .map((units) => String.fromCharCode(...units));
 const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 describe('ClickHouse literal escaping, properties (pure)', () => {
@@ -140,7 +178,11 @@ describe(`ClickHouse literal escaping against the server at ${CLICKHOUSE_ADDR}`,
 
   beforeAll(async () => {
     await admin.command({ query: `CREATE DATABASE \`${database}\`` });
-    client = createClient({ url: `http://${CLICKHOUSE_ADDR}`, database, log: { level: ClickHouseLogLevel.OFF } });
+    client = createClient({
+      url: `http://${CLICKHOUSE_ADDR}`,
+      database,
+      log: { level: ClickHouseLogLevel.OFF },
+    });
   });
 
   afterAll(async () => {
@@ -152,7 +194,10 @@ describe(`ClickHouse literal escaping against the server at ${CLICKHOUSE_ADDR}`,
   /** The bytes ClickHouse holds for each value, as hex, after `SELECT [hex(<literal>), …]`. */
   async function serverHex(values: readonly string[]): Promise<string[]> {
     const items = values.map((v) => sql`hex(${v})`);
-    const list = items.reduce((acc, item, i) => (i === 0 ? sql`${item}` : sql`${acc}, ${item}`), sql``);
+    const list = items.reduce(
+      (acc, item, i) => (i === 0 ? sql`${item}` : sql`${acc}, ${item}`),
+      sql``,
+    );
     const compiled = compile(sql`SELECT [${list}] AS h`, 'client');
     const rs = await client.query({ query: compiled.text, format: 'JSONEachRow' });
     const [row] = await rs.json<{ h: string[] }>();

@@ -58,7 +58,8 @@ const TYPE_RE = /^[A-Za-z][A-Za-z0-9_]*(\([A-Za-z0-9_, ()]*\))?$/;
 
 /** A value bound with an explicit ClickHouse type (`'UUID'`, `'Nullable(String)'`, `'Decimal(10, 2)'`). */
 export function typed(value: SqlValue, type: string): TypedValue {
-  if (!TYPE_RE.test(type)) throw new TypeError(`"${type}" is not a ClickHouse type this binder accepts`);
+  if (!TYPE_RE.test(type))
+    throw new TypeError(`"${type}" is not a ClickHouse type this binder accepts`);
   return new TypedValue(value, type);
 }
 
@@ -86,8 +87,14 @@ export interface CompiledSql {
 
 /** Compiles a statement (or plain text, taken as trusted) for one binding mode. */
 export function compile(statement: Sql | string, mode: BindMode): CompiledSql {
-  if (typeof statement === 'string') return { text: statement, params: {}, shape: statement, values: {} };
-  const out = { text: '', shape: '', params: {} as Record<string, unknown>, values: {} as Record<string, unknown> };
+  if (typeof statement === 'string')
+    return { text: statement, params: {}, shape: statement, values: {} };
+  const out = {
+    text: '',
+    shape: '',
+    params: {} as Record<string, unknown>,
+    values: {} as Record<string, unknown>,
+  };
   let n = 0;
   const walk = (s: Sql): void => {
     s.strings.forEach((chunk, i) => {
@@ -124,7 +131,8 @@ export function compile(statement: Sql | string, mode: BindMode): CompiledSql {
 /** The ClickHouse type a JS value is bound as when no type is given. */
 export function inferType(value: SqlValue): string {
   if (value === null) return 'Nullable(String)';
-  if (Array.isArray(value)) return `Array(${value.length === 0 ? 'String' : inferType(value[0] as SqlValue)})`;
+  if (Array.isArray(value))
+    return `Array(${value.length === 0 ? 'String' : inferType(value[0] as SqlValue)})`;
   if (value instanceof Date) return 'DateTime';
   switch (typeof value) {
     case 'string':
@@ -206,7 +214,8 @@ function escapeChars(value: string, quote: string): string {
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function checkWellFormed(value: string): void {
-  if (LONE_SURROGATE.test(value)) throw new TypeError('cannot bind a string with a lone UTF-16 surrogate: it has no UTF-8 form');
+  if (LONE_SURROGATE.test(value))
+    throw new TypeError('cannot bind a string with a lone UTF-16 surrogate: it has no UTF-8 form');
 }
 
 function dateMs(value: Date): number {

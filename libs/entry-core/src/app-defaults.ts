@@ -2,7 +2,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** name, version and description of the nearest package.json at or above `dir`. */
-export function packageDefaults(dir: string): { name: string; version: string; description: string } {
+export function packageDefaults(dir: string): {
+  name: string;
+  version: string;
+  description: string;
+} {
   let current = path.resolve(dir);
   for (;;) {
     const file = path.join(current, 'package.json');

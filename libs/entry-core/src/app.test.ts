@@ -2,7 +2,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { boot, BootstrapError, defaultRegistry, Phase, parseConsoleRecord, type PluginRegistry } from './index.js';
+import {
+  boot,
+  BootstrapError,
+  defaultRegistry,
+  Phase,
+  parseConsoleRecord,
+  type PluginRegistry,
+} from './index.js';
 import { probePlugin } from './test-support/probe-plugin.js';
 
 function setup(): { registry: PluginRegistry; journal: string[] } {
@@ -60,7 +67,12 @@ describe('lifecycle', () => {
 
   it('skips disabled entries', async () => {
     const { registry, journal } = setup();
-    const app = await boot({ registry, env: {}, argv: [], configText: 'server:\n  - name: s1\n    enabled: false\n  - name: s2\n' });
+    const app = await boot({
+      registry,
+      env: {},
+      argv: [],
+      configText: 'server:\n  - name: s1\n    enabled: false\n  - name: s2\n',
+    });
     await app.bootstrap();
     await app.shutdown();
     expect(journal).toEqual(['bootstrap s2', 'interrupt s2']);
@@ -121,8 +133,18 @@ describe('lifecycle', () => {
   it('keeps two apps in one process apart', async () => {
     const a = setup();
     const b = setup();
-    const appA = await boot({ registry: a.registry, env: {}, argv: [], configText: 'app: { name: one }\nserver:\n  - name: x\n' });
-    const appB = await boot({ registry: b.registry, env: {}, argv: [], configText: 'app: { name: two }\nserver:\n  - name: x\n' });
+    const appA = await boot({
+      registry: a.registry,
+      env: {},
+      argv: [],
+      configText: 'app: { name: one }\nserver:\n  - name: x\n',
+    });
+    const appB = await boot({
+      registry: b.registry,
+      env: {},
+      argv: [],
+      configText: 'app: { name: two }\nserver:\n  - name: x\n',
+    });
     await appA.bootstrap();
     await appB.bootstrap();
     await appA.shutdown();
@@ -168,7 +190,12 @@ describe('lifecycle', () => {
     expect(rec!.get('resCode')).toBe('OK');
     expect(rec!.get('eventStatus')).toBe('Ended');
     expect(JSON.parse(rec!.get('payloads')!)).toEqual({ probePort: 8080 });
-    expect(JSON.parse(rec!.get('app')!)).toEqual({ appName: 'demo', appVersion: '1.0.0', entryName: 's', entryType: 'ProbeEntry' });
+    expect(JSON.parse(rec!.get('app')!)).toEqual({
+      appName: 'demo',
+      appVersion: '1.0.0',
+      entryName: 's',
+      entryType: 'ProbeEntry',
+    });
     const env = JSON.parse(rec!.get('env')!) as Record<string, string>;
     expect(Object.keys(env)).toEqual(['arch', 'domain', 'hostname', 'localIP', 'os', 'region']);
     expect(env['domain']).toBe('prod');
@@ -188,8 +215,15 @@ describe('lifecycle', () => {
     });
     await app.bootstrap();
     await app.shutdown();
-    const lines = (await readFile(logFile, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines[0]).toMatchObject({ level: 'info', entryName: 's', msg: 'Bootstrap server entry' });
+    const lines = (await readFile(logFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines[0]).toMatchObject({
+      level: 'info',
+      entryName: 's',
+      msg: 'Bootstrap server entry',
+    });
     expect(lines.map((l) => l['msg'])).toContain('Interrupt server entry (shutdown)');
   });
 });
@@ -215,7 +249,12 @@ describe('after shutdown', () => {
 describe('drain delay', () => {
   it('reports not ready first, and stops entries only after app.drainDelayMs', async () => {
     const { registry, journal } = setup();
-    const app = await boot({ registry, env: {}, argv: [], configText: 'app:\n  drainDelayMs: 200\nserver:\n  - name: s\n' });
+    const app = await boot({
+      registry,
+      env: {},
+      argv: [],
+      configText: 'app:\n  drainDelayMs: 200\nserver:\n  - name: s\n',
+    });
     await app.bootstrap();
     const stopping = app.shutdown('test');
     expect(app.isReady()).toBe(false);
@@ -228,6 +267,8 @@ describe('drain delay', () => {
 
   it('rejects a negative drainDelayMs', async () => {
     const { registry } = setup();
-    await expect(boot({ registry, env: {}, argv: [], configText: 'app:\n  drainDelayMs: -1\n' })).rejects.toThrow(/app\.drainDelayMs/);
+    await expect(
+      boot({ registry, env: {}, argv: [], configText: 'app:\n  drainDelayMs: -1\n' }),
+    ).rejects.toThrow(/app\.drainDelayMs/);
   });
 });

@@ -1,8 +1,21 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { Phase, type BaseEntryConfig, type Entry, type EntryContext, type EntryPlugin, type EntryOf } from './entry.js';
-import { BootstrapError, ConfigError, coreError, entryLookupError, errorMessage } from './errors.js';
+import {
+  Phase,
+  type BaseEntryConfig,
+  type Entry,
+  type EntryContext,
+  type EntryPlugin,
+  type EntryOf,
+} from './entry.js';
+import {
+  BootstrapError,
+  ConfigError,
+  coreError,
+  entryLookupError,
+  errorMessage,
+} from './errors.js';
 import { defaultRegistry, PluginRegistry, type AnyEntryPlugin } from './registry.js';
 import { builtinPlugins } from './builtin/plugins.js';
 import { loadConfig, type LoadedEntry } from './config/load.js';
@@ -84,7 +97,9 @@ export async function boot(options: BootOptions = {}): Promise<App> {
     file = options.configFile ?? 'boot.yaml';
     text = options.configText;
   } else {
-    const located = options.configFile ? { file: path.resolve(cwd, options.configFile), origin: 'configFile' } : locateConfig(argv, env, cwd);
+    const located = options.configFile
+      ? { file: path.resolve(cwd, options.configFile), origin: 'configFile' }
+      : locateConfig(argv, env, cwd);
     file = located.file;
     try {
       text = await readFile(file, 'utf8');
@@ -109,10 +124,17 @@ export async function boot(options: BootOptions = {}): Promise<App> {
     installedKinds: () => (installed ??= findInstalledKinds([appDir, cwd])),
     appDefaults: packageDefaults(appDir),
   });
-  return new App(loaded.app, readEnvInfo(env), loaded.entries, new SecretScrubber(loaded.secrets), file, {
-    ...options,
-    drainDelayMs: loaded.drainDelayMs ?? options.drainDelayMs,
-  });
+  return new App(
+    loaded.app,
+    readEnvInfo(env),
+    loaded.entries,
+    new SecretScrubber(loaded.secrets),
+    file,
+    {
+      ...options,
+      drainDelayMs: loaded.drainDelayMs ?? options.drainDelayMs,
+    },
+  );
 }
 
 function registryFor(options: BootOptions): PluginRegistry {
@@ -155,7 +177,11 @@ export class App {
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
     this.drainDelayMs = options.drainDelayMs;
     this.servesTraffic = entries.some((e) => e.enabled && e.plugin.phase >= Phase.Server);
-    this.logger = createAppLogger({ level: 'info', encoding: 'console', outputs: [this.outputs.get('stdout')] });
+    this.logger = createAppLogger({
+      level: 'info',
+      encoding: 'console',
+      outputs: [this.outputs.get('stdout')],
+    });
     this.defaultEvents = new EventLogger('console', [this.outputs.get('stdout')]);
     const ordered = entries
       .map((e, i) => ({ e, i }))
@@ -171,7 +197,12 @@ export class App {
         this.eventLoggerFor(loaded),
         makeScope(
           this.timezone,
-          { appName: info.name, appVersion: info.version, entryName: loaded.name, entryType: loaded.plugin.entryType },
+          {
+            appName: info.name,
+            appVersion: info.version,
+            entryName: loaded.name,
+            entryType: loaded.plugin.entryType,
+          },
           sortedEnv(env),
         ),
       );
@@ -179,7 +210,9 @@ export class App {
       try {
         entry = loaded.plugin.create(loaded.config, this.contextFor(loaded, logger, events));
       } catch (err) {
-        throw new ConfigError(configFile, [{ path: loaded.configPath, message: this.redact(errorMessage(err)) }]);
+        throw new ConfigError(configFile, [
+          { path: loaded.configPath, message: this.redact(errorMessage(err)) },
+        ]);
       }
       this.running.push({ loaded, entry, events, logger });
     }
@@ -187,7 +220,9 @@ export class App {
 
   /** The entry named `name` (of kind `key` when given). Fails with the names that do exist. */
   entry<E extends Entry = Entry>(name: string, key?: string): E {
-    const hit = this.running.find((r) => r.loaded.name === name && (key === undefined || r.loaded.key === key));
+    const hit = this.running.find(
+      (r) => r.loaded.name === name && (key === undefined || r.loaded.key === key),
+    );
     if (hit) return hit.entry as E;
     const off = this.disabled.find((d) => d.name === name && (key === undefined || d.key === key));
     if (off) throw entryLookupError('SVC_ENTRY_DISABLED', [off.key, name, this.configFile]);
@@ -195,8 +230,16 @@ export class App {
     if (other && key !== undefined) {
       throw entryLookupError('SVC_ENTRY_WRONG_KIND', [name, other.loaded.key, key]);
     }
-    const names = this.running.filter((r) => key === undefined || r.loaded.key === key).map((r) => r.loaded.name);
-    throw entryLookupError('SVC_ENTRY_NOT_FOUND', [name, key, this.configFile, didYouMean(name, names), names]);
+    const names = this.running
+      .filter((r) => key === undefined || r.loaded.key === key)
+      .map((r) => r.loaded.name);
+    throw entryLookupError('SVC_ENTRY_NOT_FOUND', [
+      name,
+      key,
+      this.configFile,
+      didYouMean(name, names),
+      names,
+    ]);
   }
 
   /** Every enabled entry, in bootstrap order. */
@@ -226,7 +269,9 @@ export class App {
       logger.info(`Bootstrap ${loaded.key} entry`);
       const event = events.begin('Bootstrap');
       try {
-        await withTimeout(`bootstrap of ${loaded.configPath}`, this.bootstrapTimeoutMs, (ctx) => entry.bootstrap(ctx));
+        await withTimeout(`bootstrap of ${loaded.configPath}`, this.bootstrapTimeoutMs, (ctx) =>
+          entry.bootstrap(ctx),
+        );
       } catch (err) {
         const message = this.redact(errorMessage(err));
         event.setError(message);
@@ -287,7 +332,9 @@ export class App {
           process.exit(1);
         }
         received = true;
-        const delay = this.drainDelayMs ?? (signal === 'SIGTERM' && this.servesTraffic ? DEFAULT_SIGTERM_DRAIN_DELAY_MS : 0);
+        const delay =
+          this.drainDelayMs ??
+          (signal === 'SIGTERM' && this.servesTraffic ? DEFAULT_SIGTERM_DRAIN_DELAY_MS : 0);
         void this.shutdown(signal, delay).then((clean) => {
           for (const s of signals) process.off(s, onSignal);
           clearInterval(keepAlive);
@@ -305,7 +352,9 @@ export class App {
       const timeoutMs = entry.shutdownTimeoutMs ?? this.shutdownTimeoutMs;
       logger.info(`Interrupt ${loaded.key} entry (${reason})`);
       try {
-        await withTimeout(`interrupt of ${loaded.configPath}`, timeoutMs, (ctx) => entry.interrupt(ctx));
+        await withTimeout(`interrupt of ${loaded.configPath}`, timeoutMs, (ctx) =>
+          entry.interrupt(ctx),
+        );
       } catch (err) {
         clean = false;
         logger.error(`Interrupt ${loaded.key} entry failed: ${this.redact(errorMessage(err))}`);
@@ -326,13 +375,23 @@ export class App {
       redact: (text) => this.redact(text),
       isReady: () => this.isReady(),
       output: (p) => this.outputs.get(p),
-      makeLogger: (o) => createAppLogger({ level: o.level, encoding: o.encoding, outputs: o.outputPaths.map((p) => this.outputs.get(p)) }),
+      makeLogger: (o) =>
+        createAppLogger({
+          level: o.level,
+          encoding: o.encoding,
+          outputs: o.outputPaths.map((p) => this.outputs.get(p)),
+        }),
     };
   }
 
-  private builtin<T extends Entry>(type: abstract new (...args: never[]) => T, key: string, name: string): T {
+  private builtin<T extends Entry>(
+    type: abstract new (...args: never[]) => T,
+    key: string,
+    name: string,
+  ): T {
     const entry = this.entry(name, key);
-    if (!(entry instanceof type)) throw entryLookupError('SVC_ENTRY_WRONG_KIND', [name, undefined, key]);
+    if (!(entry instanceof type))
+      throw entryLookupError('SVC_ENTRY_WRONG_KIND', [name, undefined, key]);
     return entry;
   }
 
@@ -365,7 +424,9 @@ function safePayloads(entry: Entry): Record<string, unknown> {
 }
 
 /** A typed getter for one kind, e.g. `export const grpcEntry = entryGetter(grpcPlugin)`. */
-export function entryGetter<P extends EntryPlugin<BaseEntryConfig, Entry>>(plugin: P): (app: App, name: string) => EntryOf<P> {
+export function entryGetter<P extends EntryPlugin<BaseEntryConfig, Entry>>(
+  plugin: P,
+): (app: App, name: string) => EntryOf<P> {
   return (app, name) => app.entry<EntryOf<P>>(name, plugin.key);
 }
 
@@ -373,7 +434,10 @@ export function entryGetter<P extends EntryPlugin<BaseEntryConfig, Entry>>(plugi
  * The usual main: boot, let `setup` register handlers, bootstrap, wait for a signal, shut down,
  * and exit 0 (clean) or 1 (failed boot or failed shutdown step). Errors go to stderr without secrets.
  */
-export async function runApp(setup?: (app: App) => void | Promise<void>, options?: BootOptions): Promise<never> {
+export async function runApp(
+  setup?: (app: App) => void | Promise<void>,
+  options?: BootOptions,
+): Promise<never> {
   let app: App | undefined;
   try {
     app = await boot(options);

@@ -66,7 +66,11 @@ export interface EntryContext {
   /** The app's shared write target for `stdout`, `stderr` or a file path. */
   output(path: string): Output;
   /** A logger with its own level, encoding and outputs (e.g. a SQL logger). */
-  makeLogger(options: { level: LogLevel; encoding: LogEncoding; outputPaths: readonly string[] }): Logger;
+  makeLogger(options: {
+    level: LogLevel;
+    encoding: LogEncoding;
+    outputPaths: readonly string[];
+  }): Logger;
 }
 
 /** An entry kind: what a boot.yaml top-level key means. */

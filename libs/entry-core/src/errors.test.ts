@@ -2,11 +2,22 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { boot, ConfigError, coreErrors, EntryLookupError, errorFactory, errorTable, SvcError } from './index.js';
+import {
+  boot,
+  ConfigError,
+  coreErrors,
+  EntryLookupError,
+  errorFactory,
+  errorTable,
+  SvcError,
+} from './index.js';
 import { parseHostPort } from './connector/address.js';
 import { PluginRegistry } from './registry.js';
 
-const readme = readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'README.md'), 'utf8');
+const readme = readFileSync(
+  path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'README.md'),
+  'utf8',
+);
 
 describe('error catalogue', () => {
   it('README lists every code of the catalogue, as errorTable writes it', () => {
@@ -36,24 +47,39 @@ describe('error catalogue', () => {
       })();
       expect(lookup).toBeInstanceOf(EntryLookupError);
       expect((lookup as SvcError).code).toBe('SVC_ENTRY_NOT_FOUND');
-      expect(() => app.entry('nope', 'logger')).toThrow(expect.objectContaining({ code: 'SVC_ENTRY_NOT_FOUND', message: expect.stringMatching(/^no logger entry named "nope"/) }));
+      expect(() => app.entry('nope', 'logger')).toThrow(
+        expect.objectContaining({
+          code: 'SVC_ENTRY_NOT_FOUND',
+          message: expect.stringMatching(/^no logger entry named "nope"/),
+        }),
+      );
     } finally {
       await app.shutdown('test');
     }
     expect(() => parseHostPort('localhost:99999')).toThrow(
-      expect.objectContaining({ code: 'SVC_ADDRESS_INVALID', message: expect.stringContaining('invalid port "99999"') }),
+      expect.objectContaining({
+        code: 'SVC_ADDRESS_INVALID',
+        message: expect.stringContaining('invalid port "99999"'),
+      }),
     );
     const registry = new PluginRegistry();
     const plugin = { key: 'dup', packageName: 'a' } as never;
     registry.register(plugin);
     expect(() => registry.register({ key: 'dup', packageName: 'b' } as never)).toThrow(
-      expect.objectContaining({ code: 'SVC_PLUGIN_DUPLICATE', message: expect.stringContaining('by a and by b') }),
+      expect.objectContaining({
+        code: 'SVC_PLUGIN_DUPLICATE',
+        message: expect.stringContaining('by a and by b'),
+      }),
     );
   });
 
   it('errorFactory builds the message from the catalogue and keeps the cause', () => {
     const make = errorFactory({
-      SVC_TEST_BROKEN: { when: 'w', fix: 'f', message: (what: string, n: number) => `${what} broke ${n} times` },
+      SVC_TEST_BROKEN: {
+        when: 'w',
+        fix: 'f',
+        message: (what: string, n: number) => `${what} broke ${n} times`,
+      },
     });
     const cause = new Error('root');
     const err = make('SVC_TEST_BROKEN', ['pump', 2], { cause });
@@ -61,6 +87,8 @@ describe('error catalogue', () => {
     expect(err.message).toBe('pump broke 2 times');
     expect(err.code).toBe('SVC_TEST_BROKEN');
     expect(err.cause).toBe(cause);
-    expect(errorTable({ SVC_X: { when: 'a | b', fix: 'c', message: () => '' } })).toContain('| `SVC_X` | a \\| b | c |');
+    expect(errorTable({ SVC_X: { when: 'a | b', fix: 'c', message: () => '' } })).toContain(
+      '| `SVC_X` | a \\| b | c |',
+    );
   });
 });

@@ -37,14 +37,24 @@ export type ErrorArgs<C extends ErrorCatalogue, K extends keyof C> = Parameters<
  * `throw httpError('SVC_HTTP_PORT_IN_USE', [port, configPath], { cause: err })`.
  */
 export function errorFactory<C extends ErrorCatalogue>(catalogue: C) {
-  return <K extends keyof C & string>(code: K, args: ErrorArgs<C, K>, options?: { cause?: unknown }): SvcError =>
-    new SvcError(code, (catalogue[code]!.message as (...a: unknown[]) => string)(...(args as unknown[])), options);
+  return <K extends keyof C & string>(
+    code: K,
+    args: ErrorArgs<C, K>,
+    options?: { cause?: unknown },
+  ): SvcError =>
+    new SvcError(
+      code,
+      (catalogue[code]!.message as (...a: unknown[]) => string)(...(args as unknown[])),
+      options,
+    );
 }
 
 /** The README "Errors" table of a catalogue (code, when, what to do), as markdown. */
 export function errorTable(catalogue: ErrorCatalogue): string {
   const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-  const rows = Object.entries(catalogue).map(([code, e]) => `| \`${code}\` | ${cell(e.when)} | ${cell(e.fix)} |`);
+  const rows = Object.entries(catalogue).map(
+    ([code, e]) => `| \`${code}\` | ${cell(e.when)} | ${cell(e.fix)} |`,
+  );
   return ['| Code | When | What to do |', '| --- | --- | --- |', ...rows].join('\n');
 }
 
@@ -58,27 +68,41 @@ export const coreErrors = {
       issues.map((i) => `  - ${formatIssue(i)}`).join('\n'),
   },
   SVC_BOOTSTRAP_FAILED: {
-    when: 'an entry failed to start in `app.bootstrap()`; the entries started before it were rolled back (`BootstrapError`, `cause` is the entry\'s error)',
-    fix: 'read the entry\'s error after the colon (and its own code in `cause`)',
-    message: (entryKey: string, entryName: string, message: string) => `${entryKey} entry "${entryName}" failed to bootstrap: ${message}`,
+    when: "an entry failed to start in `app.bootstrap()`; the entries started before it were rolled back (`BootstrapError`, `cause` is the entry's error)",
+    fix: "read the entry's error after the colon (and its own code in `cause`)",
+    message: (entryKey: string, entryName: string, message: string) =>
+      `${entryKey} entry "${entryName}" failed to bootstrap: ${message}`,
   },
   SVC_ENTRY_NOT_FOUND: {
     when: 'code asked for an entry boot.yaml does not define (`EntryLookupError`; the message lists the names that exist)',
     fix: 'check the name passed to the getter, or add the entry to boot.yaml',
-    message: (name: string, key: string | undefined, configFile: string, suggestion: string, names: readonly string[]) =>
+    message: (
+      name: string,
+      key: string | undefined,
+      configFile: string,
+      suggestion: string,
+      names: readonly string[],
+    ) =>
       `no ${key ?? ''}${key ? ' ' : ''}entry named "${name}" in ${configFile}${suggestion}` +
-      (names.length ? ` (${key ?? 'all'} entries: ${names.join(', ')})` : key ? `; add one under "${key}:"` : ''),
+      (names.length
+        ? ` (${key ?? 'all'} entries: ${names.join(', ')})`
+        : key
+          ? `; add one under "${key}:"`
+          : ''),
   },
   SVC_ENTRY_DISABLED: {
     when: 'code asked for an entry that boot.yaml defines with `enabled: false` (`EntryLookupError`)',
     fix: 'enable it, or do not use it while it is disabled',
-    message: (key: string, name: string, configFile: string) => `${key} entry "${name}" is disabled in ${configFile} (enabled: false)`,
+    message: (key: string, name: string, configFile: string) =>
+      `${key} entry "${name}" is disabled in ${configFile} (enabled: false)`,
   },
   SVC_ENTRY_WRONG_KIND: {
     when: 'code asked for an entry by a name boot.yaml gives to an entry of another kind (`EntryLookupError`)',
-    fix: 'use the getter of the entry\'s kind, or the name of an entry of the asked kind',
+    fix: "use the getter of the entry's kind, or the name of an entry of the asked kind",
     message: (name: string, actual: string | undefined, asked: string) =>
-      actual === undefined ? `entry "${name}" is not a ${asked} entry` : `entry "${name}" is a ${actual} entry, not ${asked}`,
+      actual === undefined
+        ? `entry "${name}" is not a ${asked} entry`
+        : `entry "${name}" is a ${actual} entry, not ${asked}`,
   },
   SVC_BOOTSTRAP_TWICE: {
     when: '`app.bootstrap()` was called on an app that is not freshly created',
@@ -103,14 +127,15 @@ export const coreErrors = {
     message: (addr: string, problem: string) => `address "${addr}" ${problem}`,
   },
   SVC_PARAM_INVALID: {
-    when: 'an item of a connector\'s `params` list is not `key=value`',
+    when: "an item of a connector's `params` list is not `key=value`",
     fix: 'write each item as key=value',
     message: (item: string) => `param "${item}" is not key=value`,
   },
   SVC_CERT_UNREADABLE: {
-    when: 'a cert entry\'s certificate or key file cannot be read',
+    when: "a cert entry's certificate or key file cannot be read",
     fix: 'check the path (relative to the working folder) and its permissions',
-    message: (configPath: string, field: string, file: string, reason: string) => `${configPath}.${field}: cannot read ${file}: ${reason}`,
+    message: (configPath: string, field: string, file: string, reason: string) =>
+      `${configPath}.${field}: cannot read ${file}: ${reason}`,
   },
   SVC_OVERRIDE_INVALID: {
     when: 'a `--set` or env override path indexes a list with something that is not a list index',
@@ -125,8 +150,14 @@ export const coreError = errorFactory(coreErrors);
 type LookupCode = 'SVC_ENTRY_NOT_FOUND' | 'SVC_ENTRY_DISABLED' | 'SVC_ENTRY_WRONG_KIND';
 
 /** An `EntryLookupError` with its message from the catalogue. */
-export function entryLookupError<K extends LookupCode>(code: K, args: ErrorArgs<typeof coreErrors, K>): EntryLookupError {
-  return new EntryLookupError((coreErrors[code].message as (...a: unknown[]) => string)(...(args as unknown[])), { code });
+export function entryLookupError<K extends LookupCode>(
+  code: K,
+  args: ErrorArgs<typeof coreErrors, K>,
+): EntryLookupError {
+  return new EntryLookupError(
+    (coreErrors[code].message as (...a: unknown[]) => string)(...(args as unknown[])),
+    { code },
+  );
 }
 
 /** One problem found in boot.yaml. */
@@ -141,7 +172,10 @@ export interface ConfigIssue {
 }
 
 export function formatIssue(issue: ConfigIssue): string {
-  const where = issue.line !== undefined ? `${issue.path} (line ${issue.line}, column ${issue.column ?? 1})` : issue.path;
+  const where =
+    issue.line !== undefined
+      ? `${issue.path} (line ${issue.line}, column ${issue.column ?? 1})`
+      : issue.path;
   return `${where}: ${issue.message}`;
 }
 
@@ -165,7 +199,11 @@ export class BootstrapError extends SvcError {
     message: string,
     options?: { cause?: unknown },
   ) {
-    super('SVC_BOOTSTRAP_FAILED', coreErrors.SVC_BOOTSTRAP_FAILED.message(entryKey, entryName, message), options);
+    super(
+      'SVC_BOOTSTRAP_FAILED',
+      coreErrors.SVC_BOOTSTRAP_FAILED.message(entryKey, entryName, message),
+      options,
+    );
   }
 }
 

@@ -18,7 +18,11 @@ export interface HealthRoutesOptions {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-const json = (status: number, value: unknown): RouteAnswer => ({ status, headers: { 'Content-Type': JSON_TYPE }, body: JSON.stringify(value) });
+const json = (status: number, value: unknown): RouteAnswer => ({
+  status,
+  headers: { 'Content-Type': JSON_TYPE },
+  body: JSON.stringify(value),
+});
 const LIVE = json(200, { status: 'ok' });
 const READY = json(200, { status: 'ready' });
 const NOT_READY = json(503, { status: 'not ready' });
@@ -39,7 +43,8 @@ export class HealthRoutes {
   answer(method: string | undefined, path: string): RouteAnswer | Promise<RouteAnswer> | undefined {
     if (method !== 'GET' && method !== 'HEAD') return undefined;
     if (path === '/livez') return LIVE;
-    if (path === '/readyz') return this.options.isReady() && !this.options.isDraining() ? READY : NOT_READY;
+    if (path === '/readyz')
+      return this.options.isReady() && !this.options.isDraining() ? READY : NOT_READY;
     const { registry, metricsPath } = this.options;
     if (registry && path === metricsPath) return metrics(registry);
     return undefined;
@@ -47,11 +52,19 @@ export class HealthRoutes {
 }
 
 async function metrics(registry: Registry): Promise<RouteAnswer> {
-  return { status: 200, headers: { 'Content-Type': registry.contentType }, body: await registry.metrics() };
+  return {
+    status: 200,
+    headers: { 'Content-Type': registry.contentType },
+    body: await registry.metrics(),
+  };
 }
 
 /** prom-client's gauges named `*_total`, which `promtool check metrics` rejects. */
-const TOTAL_GAUGES = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+const TOTAL_GAUGES = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
 
 /**
  * prom-client's process and Node.js metrics into `registry`, without the `nodejs_active_*_total`

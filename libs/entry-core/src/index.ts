@@ -3,7 +3,14 @@ import { registerEntryKind } from './registry.js';
 
 for (const plugin of builtinPlugins) registerEntryKind(plugin);
 
-export { boot, runApp, entryGetter, App, DEFAULT_SIGTERM_DRAIN_DELAY_MS, type BootOptions } from './app.js';
+export {
+  boot,
+  runApp,
+  entryGetter,
+  App,
+  DEFAULT_SIGTERM_DRAIN_DELAY_MS,
+  type BootOptions,
+} from './app.js';
 export {
   Phase,
   type Entry,
@@ -14,7 +21,12 @@ export {
   type ConfigOf,
   type EntryOf,
 } from './entry.js';
-export { PluginRegistry, defaultRegistry, registerEntryKind, type AnyEntryPlugin } from './registry.js';
+export {
+  PluginRegistry,
+  defaultRegistry,
+  registerEntryKind,
+  type AnyEntryPlugin,
+} from './registry.js';
 export { builtinPlugins } from './builtin/plugins.js';
 export {
   ConfigError,
@@ -78,10 +90,31 @@ export type { Output } from './event/outputs.js';
 export { createAppLogger, type LogLevel, type LogEncoding } from './logger.js';
 export { withTimeout } from './lifecycle.js';
 export { IdleConnections, DRAIN_IDLE_CLOSE_MS } from './http/idle-connections.js';
-export { HealthRoutes, collectProcessMetrics, type RouteAnswer, type HealthRoutesOptions } from './health-routes.js';
-export { LoggerEntry, LOGGER_ENTRY_TYPE, loggerPlugin, type LoggerEntryConfig } from './builtin/logger-entry.js';
-export { EventEntry, EVENT_ENTRY_TYPE, eventPlugin, type EventEntryConfig } from './builtin/event-entry.js';
-export { CertEntry, CERT_ENTRY_TYPE, certPlugin, type CertBundle, type CertEntryConfig } from './builtin/cert-entry.js';
+export {
+  HealthRoutes,
+  collectProcessMetrics,
+  type RouteAnswer,
+  type HealthRoutesOptions,
+} from './health-routes.js';
+export {
+  LoggerEntry,
+  LOGGER_ENTRY_TYPE,
+  loggerPlugin,
+  type LoggerEntryConfig,
+} from './builtin/logger-entry.js';
+export {
+  EventEntry,
+  EVENT_ENTRY_TYPE,
+  eventPlugin,
+  type EventEntryConfig,
+} from './builtin/event-entry.js';
+export {
+  CertEntry,
+  CERT_ENTRY_TYPE,
+  certPlugin,
+  type CertBundle,
+  type CertEntryConfig,
+} from './builtin/cert-entry.js';
 export {
   CallContext,
   CallChain,
@@ -93,11 +126,28 @@ export {
 export { LoggingMiddleware } from './middleware/logging.js';
 export { MetaMiddleware, META_HEADERS } from './middleware/meta.js';
 export { PromMiddleware, type PromMiddlewareOptions } from './middleware/prom.js';
-export { basicCallPayloads, basicTransport, type CallPayloads, type CallTransport, type TransportMetrics } from './middleware/transport.js';
+export {
+  basicCallPayloads,
+  basicTransport,
+  type CallPayloads,
+  type CallTransport,
+  type TransportMetrics,
+} from './middleware/transport.js';
 export { CallRejection, httpStatusOf, type RejectStatus } from './middleware/rejection.js';
-export { MiddlewareOrder, isIgnored, type MiddlewareDefinition, type MiddlewareOptionsBase } from './middleware/definition.js';
+export {
+  MiddlewareOrder,
+  isIgnored,
+  type MiddlewareDefinition,
+  type MiddlewareOptionsBase,
+} from './middleware/definition.js';
 export { quote as jsonString } from './event/json.js';
-export { CallCounter, CallHistogram, RecentSummary, type CounterChild, type ObserverChild } from './middleware/call-metrics.js';
+export {
+  CallCounter,
+  CallHistogram,
+  RecentSummary,
+  type CounterChild,
+  type ObserverChild,
+} from './middleware/call-metrics.js';
 export {
   middlewareSchema,
   promEndpointSchema,

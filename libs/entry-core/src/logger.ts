@@ -11,7 +11,14 @@ export interface AppLoggerOptions {
   outputs: readonly Output[];
 }
 
-const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const LEVEL_NAMES: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
 
 /** pino writes JSON lines; the console encoding re-lays each one as `time LEVEL [entry] message {fields}`. */
 function consoleLine(json: string): string {
@@ -40,8 +47,15 @@ export function createAppLogger(options: AppLoggerOptions): Logger {
     {
       level: options.level as LevelWithSilent,
       base: undefined,
-      timestamp: options.encoding === 'json' ? () => `,"time":"${isoWithOffset(Date.now())}"` : pino.stdTimeFunctions.epochTime,
-      formatters: { level: (label: string) => ({ level: options.encoding === 'json' ? label : pino.levels.values[label] }) },
+      timestamp:
+        options.encoding === 'json'
+          ? () => `,"time":"${isoWithOffset(Date.now())}"`
+          : pino.stdTimeFunctions.epochTime,
+      formatters: {
+        level: (label: string) => ({
+          level: options.encoding === 'json' ? label : pino.levels.values[label],
+        }),
+      },
     },
     stream,
   );

@@ -7,30 +7,36 @@ import { installPacked, installedFiles, PACK_TEST_TIMEOUT_MS, run } from '@svcbo
 const libDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 describe('the packed package', () => {
-  it('installs on its own outside the workspace and boots a boot.yaml', async () => {
-    const project = await installPacked([libDir]);
-    try {
-      const files = await installedFiles(project.dir, '@svcboot/entry-core');
-      expect(files).toContain('dist/index.js');
-      expect(files).toContain('dist/index.d.ts');
-      expect(files).toContain('README.md');
-      expect(files.some((f) => f.startsWith('src/'))).toBe(false);
-      await writeFile(
-        path.join(project.dir, 'boot.yaml'),
-        'app:\n  name: packed\n  version: 3.1.4\nlogger:\n  - name: applog\n    encoding: json\n    outputPaths: ["app.log"]\n',
-      );
-      await writeFile(
-        path.join(project.dir, 'main.mjs'),
-        "import { boot } from '@svcboot/entry-core';\nconst app = await boot();\nawait app.bootstrap();\nconsole.log('ready', app.isReady());\nawait app.shutdown();\n",
-      );
-      const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: project.dir });
-      expect(stdout).toContain('ready true');
-      expect(stdout).toContain('app={"appName":"packed","appVersion":"3.1.4","entryName":"applog","entryType":"LoggerEntry"}');
-      expect(stdout).toMatch(/operation=Bootstrap\nresCode=OK\neventStatus=Ended\nEOE/);
-      // The logger entry created its file output.
-      await expect(readFile(path.join(project.dir, 'app.log'), 'utf8')).resolves.toBeDefined();
-    } finally {
-      await project.cleanup();
-    }
-  }, PACK_TEST_TIMEOUT_MS);
+  it(
+    'installs on its own outside the workspace and boots a boot.yaml',
+    async () => {
+      const project = await installPacked([libDir]);
+      try {
+        const files = await installedFiles(project.dir, '@svcboot/entry-core');
+        expect(files).toContain('dist/index.js');
+        expect(files).toContain('dist/index.d.ts');
+        expect(files).toContain('README.md');
+        expect(files.some((f) => f.startsWith('src/'))).toBe(false);
+        await writeFile(
+          path.join(project.dir, 'boot.yaml'),
+          'app:\n  name: packed\n  version: 3.1.4\nlogger:\n  - name: applog\n    encoding: json\n    outputPaths: ["app.log"]\n',
+        );
+        await writeFile(
+          path.join(project.dir, 'main.mjs'),
+          "import { boot } from '@svcboot/entry-core';\nconst app = await boot();\nawait app.bootstrap();\nconsole.log('ready', app.isReady());\nawait app.shutdown();\n",
+        );
+        const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: project.dir });
+        expect(stdout).toContain('ready true');
+        expect(stdout).toContain(
+          'app={"appName":"packed","appVersion":"3.1.4","entryName":"applog","entryType":"LoggerEntry"}',
+        );
+        expect(stdout).toMatch(/operation=Bootstrap\nresCode=OK\neventStatus=Ended\nEOE/);
+        // The logger entry created its file output.
+        await expect(readFile(path.join(project.dir, 'app.log'), 'utf8')).resolves.toBeDefined();
+      } finally {
+        await project.cleanup();
+      }
+    },
+    PACK_TEST_TIMEOUT_MS,
+  );
 });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { boot, ConfigError, defaultRegistry, entryGetter, LoggerEntry, PluginRegistry } from './index.js';
+import {
+  boot,
+  ConfigError,
+  defaultRegistry,
+  entryGetter,
+  LoggerEntry,
+  PluginRegistry,
+} from './index.js';
 import { probePlugin } from './test-support/probe-plugin.js';
 
 async function bootError(run: () => Promise<unknown>): Promise<ConfigError> {
@@ -17,8 +24,18 @@ describe('boot({ plugins })', () => {
     const journal: string[] = [];
     const alpha = probePlugin('alpha', 100, journal);
     const beta = probePlugin('beta', 100, journal);
-    const a = await boot({ plugins: [alpha], configText: 'alpha:\n  - name: one\n', env: {}, argv: [] });
-    const b = await boot({ plugins: [beta], configText: 'beta:\n  - name: two\n', env: {}, argv: [] });
+    const a = await boot({
+      plugins: [alpha],
+      configText: 'alpha:\n  - name: one\n',
+      env: {},
+      argv: [],
+    });
+    const b = await boot({
+      plugins: [beta],
+      configText: 'beta:\n  - name: two\n',
+      env: {},
+      argv: [],
+    });
     await a.bootstrap();
     await b.bootstrap();
     expect(entryGetter(alpha)(a, 'one').name).toBe('one');
@@ -27,7 +44,9 @@ describe('boot({ plugins })', () => {
     expect(await a.shutdown()).toBe(true);
     expect(await b.shutdown()).toBe(true);
 
-    const err = await bootError(() => boot({ plugins: [alpha], configText: 'beta:\n  - name: two\n', env: {}, argv: [] }));
+    const err = await bootError(() =>
+      boot({ plugins: [alpha], configText: 'beta:\n  - name: two\n', env: {}, argv: [] }),
+    );
     expect(err.issues[0]).toMatchObject({ path: 'beta' });
     expect(err.issues[0]!.message).toContain('unknown top-level key "beta"');
   });
@@ -38,26 +57,51 @@ describe('boot({ plugins })', () => {
     const plain = await boot({ configText: 'imported:\n  - name: x\n', env: {}, argv: [] });
     expect(plain.entry('x', 'imported').name).toBe('x');
     // ...and an app given plugins sees only those and the built-ins.
-    const err = await bootError(() => boot({ plugins: [probePlugin('alpha', 100, [])], configText: 'imported:\n  - name: x\n', env: {}, argv: [] }));
+    const err = await bootError(() =>
+      boot({
+        plugins: [probePlugin('alpha', 100, [])],
+        configText: 'imported:\n  - name: x\n',
+        env: {},
+        argv: [],
+      }),
+    );
     expect(err.issues[0]!.message).toContain('unknown top-level key "imported"');
     expect(err.issues[0]!.message).toMatch(/\(known: [^)]*alpha/);
   });
 
   it('keeps the built-in logger, event and cert kinds', async () => {
-    const app = await boot({ plugins: [], configText: 'logger:\n  - name: quiet\n    level: warn\n', env: {}, argv: [] });
+    const app = await boot({
+      plugins: [],
+      configText: 'logger:\n  - name: quiet\n    level: warn\n',
+      env: {},
+      argv: [],
+    });
     expect(app.entry('quiet', 'logger')).toBeInstanceOf(LoggerEntry);
   });
 
   it('adds plugins to a given registry without changing it', async () => {
     const base = new PluginRegistry();
     base.register(probePlugin('alpha', 100, []));
-    const app = await boot({ registry: base, plugins: [probePlugin('beta', 100, [])], configText: 'alpha:\n  - name: a\nbeta:\n  - name: b\n', env: {}, argv: [] });
+    const app = await boot({
+      registry: base,
+      plugins: [probePlugin('beta', 100, [])],
+      configText: 'alpha:\n  - name: a\nbeta:\n  - name: b\n',
+      env: {},
+      argv: [],
+    });
     expect(app.entries().map((e) => e.name)).toEqual(['a', 'b']);
     expect(base.keys()).toEqual(['alpha']);
   });
 
   it('refuses two different plugins for one key, naming both packages', async () => {
-    await expect(boot({ plugins: [probePlugin('alpha', 100, []), probePlugin('alpha', 100, [])], configText: '', env: {}, argv: [] })).rejects.toThrow(
+    await expect(
+      boot({
+        plugins: [probePlugin('alpha', 100, []), probePlugin('alpha', 100, [])],
+        configText: '',
+        env: {},
+        argv: [],
+      }),
+    ).rejects.toThrow(
       /boot.yaml key "alpha" is registered twice: by @svcboot\/probe and by @svcboot\/probe/,
     );
   });

@@ -13,7 +13,11 @@ export class PluginRegistry {
     const existing = this.plugins.get(plugin.key);
     if (existing === (plugin as unknown as AnyPlugin)) return;
     if (existing) {
-      throw coreError('SVC_PLUGIN_DUPLICATE', [plugin.key, existing.packageName, plugin.packageName]);
+      throw coreError('SVC_PLUGIN_DUPLICATE', [
+        plugin.key,
+        existing.packageName,
+        plugin.packageName,
+      ]);
     }
     this.plugins.set(plugin.key, plugin as unknown as AnyPlugin);
   }
@@ -47,6 +51,8 @@ export class PluginRegistry {
  */
 export const defaultRegistry = new PluginRegistry();
 
-export function registerEntryKind<C extends BaseEntryConfig, E extends Entry>(plugin: EntryPlugin<C, E>): void {
+export function registerEntryKind<C extends BaseEntryConfig, E extends Entry>(
+  plugin: EntryPlugin<C, E>,
+): void {
   defaultRegistry.register(plugin);
 }

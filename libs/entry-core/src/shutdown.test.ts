@@ -15,7 +15,8 @@ function waitFor(read: () => string, re: RegExp, deadlineMs: number): Promise<Re
     const poll = (): void => {
       const m = re.exec(read());
       if (m) resolve(m);
-      else if (Date.now() > until) reject(new Error(`timed out waiting for ${re}; got:\n${read()}`));
+      else if (Date.now() > until)
+        reject(new Error(`timed out waiting for ${re}; got:\n${read()}`));
       else setTimeout(poll, 20);
     };
     poll();
@@ -24,15 +25,26 @@ function waitFor(read: () => string, re: RegExp, deadlineMs: number): Promise<Re
 
 describe('graceful shutdown of a process', () => {
   it('on SIGTERM finishes the work in flight, interrupts entries, flushes logs and exits 0', async () => {
-    const child = spawn(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', path.join(here, 'test-support/drain-app.ts')], {
-      cwd: path.join(here, '..'),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--conditions=svcboot-source',
+        '--import',
+        'tsx',
+        path.join(here, 'test-support/drain-app.ts'),
+      ],
+      {
+        cwd: path.join(here, '..'),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
     child.stderr.on('data', (b: Buffer) => (err += b.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const exited = new Promise<number | null>((resolve) =>
+      child.on('exit', (code) => resolve(code)),
+    );
     try {
       const port = Number((await waitFor(() => out, /READY port=(\d+)/, 30_000))[1]);
       const socket = net.connect(port, '127.0.0.1');
@@ -61,7 +73,13 @@ describe('graceful shutdown of a process', () => {
   it('exits non-zero with the error on stderr when boot fails', async () => {
     const child = spawn(
       process.execPath,
-      ['--conditions=svcboot-source', '--import', 'tsx', '-e', "import('./src/index.ts').then(m => m.runApp(undefined, { configText: 'grpcc: []', argv: [] }))"],
+      [
+        '--conditions=svcboot-source',
+        '--import',
+        'tsx',
+        '-e',
+        "import('./src/index.ts').then(m => m.runApp(undefined, { configText: 'grpcc: []', argv: [] }))",
+      ],
       { cwd: path.join(here, '..'), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let err = '';
@@ -76,11 +94,22 @@ describe('graceful shutdown of a process', () => {
     const file = path.join(dir, 'out.log');
     const fd = openSync(file, 'w');
     try {
-      const child = spawn(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', path.join(here, 'test-support/drain-app.ts')], {
-        cwd: path.join(here, '..'),
-        stdio: ['ignore', fd, 'ignore'],
-      });
-      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const child = spawn(
+        process.execPath,
+        [
+          '--conditions=svcboot-source',
+          '--import',
+          'tsx',
+          path.join(here, 'test-support/drain-app.ts'),
+        ],
+        {
+          cwd: path.join(here, '..'),
+          stdio: ['ignore', fd, 'ignore'],
+        },
+      );
+      const exited = new Promise<number | null>((resolve) =>
+        child.on('exit', (code) => resolve(code)),
+      );
       await waitFor(() => readFileSync(file, 'utf8'), /READY port=/, 30_000);
       child.kill('SIGTERM');
       expect(await exited).toBe(0);

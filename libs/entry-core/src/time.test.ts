@@ -15,12 +15,22 @@ describe('isoWithOffset', () => {
   it('matches the reference formatting across milliseconds, seconds and days', () => {
     const start = Date.UTC(2026, 2, 29, 0, 59, 58, 990);
     for (let ms = start; ms < start + 2500; ms += 7) expect(isoWithOffset(ms)).toBe(reference(ms));
-    for (const ms of [0, 1, 999, 1000, 1001, Date.UTC(2026, 11, 31, 23, 59, 59, 999), Date.UTC(2027, 0, 1)]) {
+    for (const ms of [
+      0,
+      1,
+      999,
+      1000,
+      1001,
+      Date.UTC(2026, 11, 31, 23, 59, 59, 999),
+      Date.UTC(2027, 0, 1),
+    ]) {
       expect(isoWithOffset(ms)).toBe(reference(ms));
     }
   });
 
   it('has the ISO 8601 shape with milliseconds and the offset', () => {
-    expect(isoWithOffset(Date.now())).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/);
+    expect(isoWithOffset(Date.now())).toMatch(
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/,
+    );
   });
 });

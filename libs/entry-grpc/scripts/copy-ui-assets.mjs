@@ -29,7 +29,12 @@ const UIS = [
     files: [
       ...['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'index.css'],
       ...['favicon-16x16.png', 'favicon-32x32.png', 'oauth2-redirect.html', 'oauth2-redirect.js'],
-      ...['swagger-ui-bundle.js.LICENSE.txt', 'swagger-ui-standalone-preset.js.LICENSE.txt', 'LICENSE', 'NOTICE'],
+      ...[
+        'swagger-ui-bundle.js.LICENSE.txt',
+        'swagger-ui-standalone-preset.js.LICENSE.txt',
+        'LICENSE',
+        'NOTICE',
+      ],
     ].map((f) => [f, f]),
   },
 ];
@@ -39,21 +44,29 @@ await rm(assetsDir, { recursive: true, force: true });
 for (const ui of UIS) {
   const pinned = ownPackage.devDependencies?.[ui.pkg];
   if (!/^\d+\.\d+\.\d+$/.test(pinned ?? '')) {
-    throw new Error(`${path.join(libDir, 'package.json')}: devDependencies.${ui.pkg} must be an exact version (e.g. "1.2.3"), found ${JSON.stringify(pinned)}; the UI files shipped in assets/ are copied from it`);
+    throw new Error(
+      `${path.join(libDir, 'package.json')}: devDependencies.${ui.pkg} must be an exact version (e.g. "1.2.3"), found ${JSON.stringify(pinned)}; the UI files shipped in assets/ are copied from it`,
+    );
   }
   let pkgJson;
   try {
     pkgJson = require.resolve(`${ui.pkg}/package.json`);
   } catch {
-    throw new Error(`copy-ui-assets: ${ui.pkg} is not installed; run npm install at the svcboot workspace root (it is a devDependency of @svcboot/entry-grpc)`);
+    throw new Error(
+      `copy-ui-assets: ${ui.pkg} is not installed; run npm install at the svcboot workspace root (it is a devDependency of @svcboot/entry-grpc)`,
+    );
   }
   const from = path.dirname(pkgJson);
   const installed = JSON.parse(await readFile(pkgJson, 'utf8')).version;
   if (installed !== pinned) {
-    throw new Error(`copy-ui-assets: ${from} holds ${ui.pkg} ${installed}, but package.json pins ${pinned}; run npm install at the svcboot workspace root`);
+    throw new Error(
+      `copy-ui-assets: ${from} holds ${ui.pkg} ${installed}, but package.json pins ${pinned}; run npm install at the svcboot workspace root`,
+    );
   }
   const to = path.join(assetsDir, ui.dir);
   await mkdir(to, { recursive: true });
   for (const [src, dest] of ui.files) await copyFile(path.join(from, src), path.join(to, dest));
-  console.log(`copy-ui-assets: ${ui.pkg} ${installed} -> ${path.relative(libDir, to)}/ (${ui.files.length} files)`);
+  console.log(
+    `copy-ui-assets: ${ui.pkg} ${installed} -> ${path.relative(libDir, to)}/ (${ui.files.length} files)`,
+  );
 }

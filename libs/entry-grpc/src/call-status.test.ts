@@ -8,11 +8,20 @@ import { startLibrary, unary, type Harness } from './test-support/harness.js';
  * One gRPC call over a raw HTTP/2 stream with the request body given as bytes (a grpc-js client
  * cannot send a malformed message): resolves the grpc-status the server sent.
  */
-function rawCall(port: number, path: string, body: Buffer): Promise<{ code: number; message: string }> {
+function rawCall(
+  port: number,
+  path: string,
+  body: Buffer,
+): Promise<{ code: number; message: string }> {
   return new Promise((resolve, reject) => {
     const session = http2.connect(`http://127.0.0.1:${port}`);
     session.once('error', reject);
-    const req = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers' });
+    const req = session.request({
+      ':method': 'POST',
+      ':path': path,
+      'content-type': 'application/grpc',
+      te: 'trailers',
+    });
     let code: number | undefined;
     let message = '';
     const take = (h: http2.IncomingHttpHeaders): void => {
@@ -52,7 +61,8 @@ describe('every call is recorded with the status its client got', () => {
     h = await startLibrary('    maxRecvMsgSizeBytes: 1024\n', {
       overrides: {
         // Search never answers until the test lets it go: calls end by deadline or cancel.
-        Search: (_call: unknown, cb: (err: null, res: unknown) => void) => held.push(() => cb(null, {})),
+        Search: (_call: unknown, cb: (err: null, res: unknown) => void) =>
+          held.push(() => cb(null, {})),
       },
     });
   });
@@ -75,7 +85,11 @@ describe('every call is recorded with the status its client got', () => {
 
   it('an undecodable message: Internal', async () => {
     // Field 1 with wire type 7, which does not exist.
-    const r = await rawCall(h.port, '/test.v1.Library/Ping', frame(3, Buffer.from([0x0f, 0xff, 0xff])));
+    const r = await rawCall(
+      h.port,
+      '/test.v1.Library/Ping',
+      frame(3, Buffer.from([0x0f, 0xff, 0xff])),
+    );
     expect(r.code).toBe(status.INTERNAL);
     got['Internal'] = 1;
   });
@@ -88,7 +102,12 @@ describe('every call is recorded with the status its client got', () => {
 
   it('a deadline that passes: DeadlineExceeded', async () => {
     const err = await new Promise<ServiceError>((resolve) => {
-      h.client['Search']!({ query: 'slow' }, new Metadata(), { deadline: Date.now() + 100 }, (e: ServiceError | null) => resolve(e!));
+      h.client['Search']!(
+        { query: 'slow' },
+        new Metadata(),
+        { deadline: Date.now() + 100 },
+        (e: ServiceError | null) => resolve(e!),
+      );
     });
     expect(err.code).toBe(status.DEADLINE_EXCEEDED);
     got['DeadlineExceeded'] = 1;
@@ -96,8 +115,12 @@ describe('every call is recorded with the status its client got', () => {
 
   it('a call the client cancels: Canceled', async () => {
     const before = held.length;
-    const call = h.client['Search']!({ query: 'cancelled' }, new Metadata(), () => {}) as { cancel(): void };
-    await waitFor('the call to reach the handler', () => held.length > before, { timeoutMs: 10_000 });
+    const call = h.client['Search']!({ query: 'cancelled' }, new Metadata(), () => {}) as {
+      cancel(): void;
+    };
+    await waitFor('the call to reach the handler', () => held.length > before, {
+      timeoutMs: 10_000,
+    });
     call.cancel();
     got['Canceled'] = 1;
   });
@@ -119,25 +142,38 @@ describe('every call is recorded with the status its client got', () => {
       { timeoutMs: 10_000 },
     );
     for (const [code, n] of Object.entries(got)) {
-      const handled = [...metricsText.matchAll(new RegExp(`^grpc_server_handled_total\\{[^}]*grpc_code="${code}"[^}]*\\} (\\d+)`, 'gm'))];
-      const resCodes = [...metricsText.matchAll(new RegExp(`^svc_call_res_code_total\\{[^}]*res_code="${code}"[^}]*\\} (\\d+)`, 'gm'))];
+      const handled = [
+        ...metricsText.matchAll(
+          new RegExp(`^grpc_server_handled_total\\{[^}]*grpc_code="${code}"[^}]*\\} (\\d+)`, 'gm'),
+        ),
+      ];
+      const resCodes = [
+        ...metricsText.matchAll(
+          new RegExp(`^svc_call_res_code_total\\{[^}]*res_code="${code}"[^}]*\\} (\\d+)`, 'gm'),
+        ),
+      ];
       const sum = (ms: RegExpMatchArray[]): number => ms.reduce((a, m) => a + Number(m[1]), 0);
       expect(sum(handled), `grpc_server_handled_total ${code}`).toBe(n);
       expect(sum(resCodes), `svc_call_res_code_total ${code}`).toBe(n);
     }
     // No call was counted with a code its client did not get.
-    for (const wrong of ['Unknown', 'Unavailable']) expect(metricsText).not.toMatch(new RegExp(`grpc_code="${wrong}"`));
-    expect(metricsText).toMatch(/grpc_server_handled_total\{[^}]*grpc_method="unknown"[^}]*grpc_code="Unimplemented"[^}]*\} 1/);
+    for (const wrong of ['Unknown', 'Unavailable'])
+      expect(metricsText).not.toMatch(new RegExp(`grpc_code="${wrong}"`));
+    expect(metricsText).toMatch(
+      /grpc_server_handled_total\{[^}]*grpc_method="unknown"[^}]*grpc_code="Unimplemented"[^}]*\} 1/,
+    );
   });
 
   it('and so do the records', async () => {
     for (const release of held.splice(0)) release();
     records = await h.stop();
     h = undefined as unknown as Harness;
-    const payloads = (r: Record<string, unknown>): Record<string, unknown> => (r['payloads'] ?? {}) as Record<string, unknown>;
+    const payloads = (r: Record<string, unknown>): Record<string, unknown> =>
+      (r['payloads'] ?? {}) as Record<string, unknown>;
     const calls = records.filter((r) => payloads(r)['apiProtocol'] === 'HTTP/2');
     const count = (code: string): number => calls.filter((r) => r['resCode'] === code).length;
-    for (const [code, n] of Object.entries(got)) expect(count(code), `records with resCode ${code}`).toBe(n);
+    for (const [code, n] of Object.entries(got))
+      expect(count(code), `records with resCode ${code}`).toBe(n);
     expect(calls.length).toBe(Object.values(got).reduce((a, b) => a + b, 0));
     const unknown = calls.find((r) => r['resCode'] === 'Unimplemented');
     expect(payloads(unknown ?? {})['apiPath']).toBe('/test.v1.Library/NoSuchMethod');

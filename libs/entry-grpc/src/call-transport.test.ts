@@ -51,16 +51,35 @@ function harness(grpc = true) {
   const written: string[] = [];
   const events = new EventFactory(
     new EventLogger('console', [{ write: (s: string) => written.push(s) }]),
-    makeScope('UTC', { appName: 'demo', appVersion: '2.0.0', entryName: 'greeter', entryType: 'GrpcEntry' }, { domain: 'prod' }),
+    makeScope(
+      'UTC',
+      { appName: 'demo', appVersion: '2.0.0', entryName: 'greeter', entryType: 'GrpcEntry' },
+      { domain: 'prod' },
+    ),
   );
   const registry = new Registry();
   const chain = new CallChain([
-    new MetaMiddleware({ name: 'demo', version: '2.0.0', description: '' }, { arch: 'x64', domain: 'prod', hostname: 'h', localIP: '1.2.3.4', os: 'linux' }),
-    new PromMiddleware({ registry, entryName: 'greeter', entryType: 'GrpcEntry', domain: 'prod', instance: 'h', ...(transport.metrics ? { transport: transport.metrics(registry) } : {}) }),
+    new MetaMiddleware(
+      { name: 'demo', version: '2.0.0', description: '' },
+      { arch: 'x64', domain: 'prod', hostname: 'h', localIP: '1.2.3.4', os: 'linux' },
+    ),
+    new PromMiddleware({
+      registry,
+      entryName: 'greeter',
+      entryType: 'GrpcEntry',
+      domain: 'prod',
+      instance: 'h',
+      ...(transport.metrics ? { transport: transport.metrics(registry) } : {}),
+    }),
     new LoggingMiddleware(events, transport.payloads),
   ]);
   /** Drives one call through the chain the way an adapter does. */
-  const run = (headers: FakeHeaders, resCode: string, info: CallInfo = grpcCall, handler?: (c: CallContext) => void) => {
+  const run = (
+    headers: FakeHeaders,
+    resCode: string,
+    info: CallInfo = grpcCall,
+    handler?: (c: CallContext) => void,
+  ) => {
     const call = new CallContext(info, headers);
     chain.before(call);
     handler?.(call);
@@ -77,9 +96,18 @@ describe("entry-core's middleware with the grpc transport", () => {
     const headers = new FakeHeaders();
     run(headers, 'OK');
     expect([...headers.response.keys()].sort()).toEqual(
-      ['X-Request-Id', 'X-Svc-App-Domain', 'X-Svc-App-Name', 'X-Svc-App-Unix-Time', 'X-Svc-App-Version', 'X-Svc-Received-Time'].sort(),
+      [
+        'X-Request-Id',
+        'X-Svc-App-Domain',
+        'X-Svc-App-Name',
+        'X-Svc-App-Unix-Time',
+        'X-Svc-App-Version',
+        'X-Svc-Received-Time',
+      ].sort(),
     );
-    expect(headers.response.get('X-Request-Id')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(headers.response.get('X-Request-Id')).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
     expect(headers.response.get('X-Svc-App-Name')).toBe('demo');
     expect(headers.response.get('X-Svc-App-Version')).toBe('2.0.0');
     expect(headers.response.get('X-Svc-App-Domain')).toBe('prod');
@@ -138,11 +166,21 @@ describe("entry-core's middleware with the grpc transport", () => {
     run(new FakeHeaders(), 'OK');
     run(new FakeHeaders(), 'Internal');
     const text = await registry.metrics();
-    expect(text).toContain('grpc_server_started_total{grpc_type="unary",grpc_service="api.v1.Greeter",grpc_method="Hello"} 3');
-    expect(text).toContain('grpc_server_handled_total{grpc_type="unary",grpc_service="api.v1.Greeter",grpc_method="Hello",grpc_code="OK"} 2');
-    expect(text).toContain('grpc_server_handled_total{grpc_type="unary",grpc_service="api.v1.Greeter",grpc_method="Hello",grpc_code="Internal"} 1');
-    expect(text).toMatch(/svc_call_res_code_total\{entry_name="greeter",entry_type="GrpcEntry",domain="prod",instance="h",grpc_service="api.v1.Greeter",grpc_method="Hello",grpc_type="UnaryServer",rest_method="GET",rest_path="",res_code="OK"\} 2/);
-    expect(text).toContain('grpc_server_handling_seconds_count{grpc_type="unary",grpc_service="api.v1.Greeter",grpc_method="Hello"} 3');
+    expect(text).toContain(
+      'grpc_server_started_total{grpc_type="unary",grpc_service="api.v1.Greeter",grpc_method="Hello"} 3',
+    );
+    expect(text).toContain(
+      'grpc_server_handled_total{grpc_type="unary",grpc_service="api.v1.Greeter",grpc_method="Hello",grpc_code="OK"} 2',
+    );
+    expect(text).toContain(
+      'grpc_server_handled_total{grpc_type="unary",grpc_service="api.v1.Greeter",grpc_method="Hello",grpc_code="Internal"} 1',
+    );
+    expect(text).toMatch(
+      /svc_call_res_code_total\{entry_name="greeter",entry_type="GrpcEntry",domain="prod",instance="h",grpc_service="api.v1.Greeter",grpc_method="Hello",grpc_type="UnaryServer",rest_method="GET",rest_path="",res_code="OK"\} 2/,
+    );
+    expect(text).toContain(
+      'grpc_server_handling_seconds_count{grpc_type="unary",grpc_service="api.v1.Greeter",grpc_method="Hello"} 3',
+    );
     expect(text).toMatch(/svc_call_elapsed_seconds_count\{[^}]*res_code="Internal"\} 1/);
   });
 
@@ -159,22 +197,51 @@ describe("entry-core's middleware with the grpc transport", () => {
       restPath: '/v1/get',
     });
     const rec = Object.fromEntries(parseConsoleRecord(written[0]!));
-    expect(JSON.parse(rec['payloads']!)).toEqual({ apiMethod: 'GET', apiPath: '/v1/get', apiProtocol: 'HTTP/1.1', apiQuery: 'key=a', userAgent: 'curl' });
+    expect(JSON.parse(rec['payloads']!)).toEqual({
+      apiMethod: 'GET',
+      apiPath: '/v1/get',
+      apiProtocol: 'HTTP/1.1',
+      apiQuery: 'key=a',
+      userAgent: 'curl',
+    });
     const text = await registry.metrics();
     expect(text).not.toContain('grpc_server_started_total');
-    expect(text).toMatch(/svc_call_res_code_total\{[^}]*rest_method="GET",rest_path="\/v1\/get",res_code="200"\} 1/);
+    expect(text).toMatch(
+      /svc_call_res_code_total\{[^}]*rest_method="GET",rest_path="\/v1\/get",res_code="200"\} 1/,
+    );
   });
 
   it("each record carries its own call's payloads, also when calls in a row share most of them", () => {
     const { run, written } = harness();
-    const payloads = (i: number): Record<string, string> => JSON.parse(Object.fromEntries(parseConsoleRecord(written[i]!))['payloads']!) as Record<string, string>;
+    const payloads = (i: number): Record<string, string> =>
+      JSON.parse(Object.fromEntries(parseConsoleRecord(written[i]!))['payloads']!) as Record<
+        string,
+        string
+      >;
     run(new FakeHeaders(), 'OK');
     run(new FakeHeaders(), 'OK', { ...grpcCall, userAgent: 'other-agent/2' });
-    run(new FakeHeaders(), 'OK', { ...grpcCall, userAgent: 'other-agent/2', gwPath: '/v1/hello/x', apiQuery: 'a=1' });
+    run(new FakeHeaders(), 'OK', {
+      ...grpcCall,
+      userAgent: 'other-agent/2',
+      gwPath: '/v1/hello/x',
+      apiQuery: 'a=1',
+    });
     run(new FakeHeaders(), 'OK');
-    expect(payloads(0)).toMatchObject({ userAgent: 'grpc-node-js/1.14', gwPath: '/v1/hello', apiQuery: '' });
-    expect(payloads(1)).toMatchObject({ userAgent: 'other-agent/2', gwPath: '/v1/hello', apiQuery: '' });
-    expect(payloads(2)).toMatchObject({ userAgent: 'other-agent/2', gwPath: '/v1/hello/x', apiQuery: 'a=1' });
+    expect(payloads(0)).toMatchObject({
+      userAgent: 'grpc-node-js/1.14',
+      gwPath: '/v1/hello',
+      apiQuery: '',
+    });
+    expect(payloads(1)).toMatchObject({
+      userAgent: 'other-agent/2',
+      gwPath: '/v1/hello',
+      apiQuery: '',
+    });
+    expect(payloads(2)).toMatchObject({
+      userAgent: 'other-agent/2',
+      gwPath: '/v1/hello/x',
+      apiQuery: 'a=1',
+    });
     expect(payloads(3)).toEqual(payloads(0));
   });
 });

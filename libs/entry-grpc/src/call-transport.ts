@@ -1,12 +1,36 @@
 import type { Registry } from 'prom-client';
-import { CallCounter, CallHistogram, jsonString as quote, type CallContext, type CallInfo, type CallPayloads, type CallTransport, type CounterChild, type ObserverChild, type TransportMetrics } from '@svcboot/entry-core';
+import {
+  CallCounter,
+  CallHistogram,
+  jsonString as quote,
+  type CallContext,
+  type CallInfo,
+  type CallPayloads,
+  type CallTransport,
+  type CounterChild,
+  type ObserverChild,
+  type TransportMetrics,
+} from '@svcboot/entry-core';
 
 /**
  * A grpc entry call's record payloads (gRPC or gateway): the basic ones plus grpc* and gw*, in
  * key order, built as text.
  */
 export const grpcCallPayloads: CallPayloads = {
-  keys: ['apiMethod', 'apiPath', 'apiProtocol', 'apiQuery', 'grpcMethod', 'grpcService', 'grpcType', 'gwMethod', 'gwPath', 'gwScheme', 'gwUserAgent', 'userAgent'],
+  keys: [
+    'apiMethod',
+    'apiPath',
+    'apiProtocol',
+    'apiQuery',
+    'grpcMethod',
+    'grpcService',
+    'grpcType',
+    'gwMethod',
+    'gwPath',
+    'gwScheme',
+    'gwUserAgent',
+    'userAgent',
+  ],
   json: (i) =>
     `"apiMethod":${quote(i.apiMethod)},"apiPath":${quote(i.apiPath)},"apiProtocol":${quote(i.apiProtocol)},"apiQuery":${quote(i.apiQuery)}` +
     `,"grpcMethod":${quote(i.grpcMethod ?? '')},"grpcService":${quote(i.grpcService ?? '')},"grpcType":${quote(i.grpcType ?? '')}` +
@@ -50,7 +74,12 @@ export class GrpcServerMetrics implements TransportMetrics {
   private readonly rpcs = new Map<string, RpcChildren>();
 
   constructor(registry: Registry) {
-    this.started = new CallCounter('grpc_server_started_total', 'Total number of RPCs started on the server.', GRPC_LABELS, registry);
+    this.started = new CallCounter(
+      'grpc_server_started_total',
+      'Total number of RPCs started on the server.',
+      GRPC_LABELS,
+      registry,
+    );
     this.handled = new CallCounter(
       'grpc_server_handled_total',
       'Total number of RPCs completed on the server, regardless of success or failure.',
@@ -74,7 +103,11 @@ export class GrpcServerMetrics implements TransportMetrics {
     const rpc = this.rpcFor(call.info);
     if (!rpc) return;
     let handled = rpc.handled.get(call.resCode);
-    if (!handled) rpc.handled.set(call.resCode, (handled = this.handled.labels({ ...rpc.labels, grpc_code: call.resCode })));
+    if (!handled)
+      rpc.handled.set(
+        call.resCode,
+        (handled = this.handled.labels({ ...rpc.labels, grpc_code: call.resCode })),
+      );
     handled.inc();
     rpc.handling.observe(seconds);
   }
@@ -84,8 +117,17 @@ export class GrpcServerMetrics implements TransportMetrics {
     if (!i.grpcType) return undefined;
     let rpc = this.rpcs.get(i.operation);
     if (!rpc) {
-      const labels = { grpc_type: grpcTypeLabel(i.grpcType), grpc_service: i.grpcService ?? '', grpc_method: i.grpcMethod ?? '' };
-      rpc = { started: this.started.labels(labels), handling: this.handling.labels(labels), handled: new Map(), labels };
+      const labels = {
+        grpc_type: grpcTypeLabel(i.grpcType),
+        grpc_service: i.grpcService ?? '',
+        grpc_method: i.grpcMethod ?? '',
+      };
+      rpc = {
+        started: this.started.labels(labels),
+        handling: this.handling.labels(labels),
+        handled: new Map(),
+        labels,
+      };
       this.rpcs.set(i.operation, rpc);
     }
     return rpc;

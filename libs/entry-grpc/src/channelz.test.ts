@@ -9,8 +9,13 @@ interface ServerList {
 /** The servers grpc-js's channelz registry knows in this process (what the channelz service would list). */
 function channelzServers(): Promise<ServerList['server']> {
   return new Promise((resolve, reject) => {
-    const getServers = getChannelzHandlers().GetServers as unknown as (call: { request: object }, cb: (err: Error | null, value?: ServerList) => void) => void;
-    getServers({ request: { start_server_id: 0, max_results: 100 } }, (err, value) => (err ? reject(err) : resolve(value!.server)));
+    const getServers = getChannelzHandlers().GetServers as unknown as (
+      call: { request: object },
+      cb: (err: Error | null, value?: ServerList) => void,
+    ) => void;
+    getServers({ request: { start_server_id: 0, max_results: 100 } }, (err, value) =>
+      err ? reject(err) : resolve(value!.server),
+    );
   });
 }
 

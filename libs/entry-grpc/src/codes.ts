@@ -26,7 +26,9 @@ export function codeName(code: number): string {
 }
 
 /** grpc-gateway's `runtime.HTTPStatusFromCode`. */
-const HTTP_STATUS: readonly number[] = [200, 499, 500, 400, 504, 404, 409, 403, 429, 400, 409, 400, 501, 500, 503, 500, 401];
+const HTTP_STATUS: readonly number[] = [
+  200, 499, 500, 400, 504, 404, 409, 403, 429, 400, 409, 400, 501, 500, 503, 500, 401,
+];
 
 export function httpStatusFromCode(code: number): number {
   return HTTP_STATUS[code] ?? 500;

@@ -3,7 +3,12 @@ import net from 'node:net';
 import { waitFor } from '@svcboot/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { AUTO_MAX_CONNECTIONS_CAP, effectiveMaxConnections, openFileLimit, RefusedConnections } from './connection-limits.js';
+import {
+  AUTO_MAX_CONNECTIONS_CAP,
+  effectiveMaxConnections,
+  openFileLimit,
+  RefusedConnections,
+} from './connection-limits.js';
 import { HEALTH_RESERVE } from './one-port.js';
 import { startLibrary, type Harness } from './test-support/harness.js';
 
@@ -33,13 +38,22 @@ function idleHttp2(port: number): Promise<{ socket: net.Socket; closed: () => bo
   });
 }
 
-function get(port: number, path: string): Promise<{ status: number; connection: string; body: string }> {
+function get(
+  port: number,
+  path: string,
+): Promise<{ status: number; connection: string; body: string }> {
   return new Promise((resolve, reject) => {
     http
       .get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: String(res.headers.connection ?? ''), body }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            connection: String(res.headers.connection ?? ''),
+            body,
+          }),
+        );
       })
       .once('error', reject);
   });
@@ -68,17 +82,28 @@ describe('maxConnections: a connection flood at a lowered limit', () => {
     expect((await get(h.port, '/readyz')).status).toBe(200);
     // HTTP/2 past the limit: closed at once.
     const extra = await idleHttp2(h.port);
-    await waitFor('the connection over the limit to be closed', extra.closed, { timeoutMs: 10_000 });
-    const refusedCount = async (): Promise<number> => Number(/svc_connections_refused_total\{entry_name="lib"\} (\d+)/.exec(await h.entry.registry.metrics())?.[1] ?? 0);
+    await waitFor('the connection over the limit to be closed', extra.closed, {
+      timeoutMs: 10_000,
+    });
+    const refusedCount = async (): Promise<number> =>
+      Number(
+        /svc_connections_refused_total\{entry_name="lib"\} (\d+)/.exec(
+          await h.entry.registry.metrics(),
+        )?.[1] ?? 0,
+      );
     await waitFor('the refusal to be counted', async () => (await refusedCount()) >= 1);
     // Past the health reserve too (filled by connections that have sent nothing yet): a new
     // connection is closed as soon as it is accepted, health check or not.
     const silent = await Promise.all(
-      Array.from({ length: HEALTH_RESERVE }, () => new Promise<net.Socket>((resolve) => {
-        const s = net.connect(h.port, '127.0.0.1', () => resolve(s));
-        s.on('error', () => undefined);
-        sockets.push(s);
-      })),
+      Array.from(
+        { length: HEALTH_RESERVE },
+        () =>
+          new Promise<net.Socket>((resolve) => {
+            const s = net.connect(h.port, '127.0.0.1', () => resolve(s));
+            s.on('error', () => undefined);
+            sockets.push(s);
+          }),
+      ),
     );
     await expect(get(h.port, '/livez')).rejects.toThrow();
     await waitFor('the second refusal to be counted', async () => (await refusedCount()) >= 2);
@@ -86,7 +111,11 @@ describe('maxConnections: a connection flood at a lowered limit', () => {
     // Once the flood ends, new connections are served again.
     for (const c of held) c.socket.destroy();
     for (const s of silent) s.destroy();
-    await waitFor('the gateway to answer again', async () => (await get(h.port, '/v1/shelves/s1')).status === 200, { timeoutMs: 10_000 });
+    await waitFor(
+      'the gateway to answer again',
+      async () => (await get(h.port, '/v1/shelves/s1')).status === 200,
+      { timeoutMs: 10_000 },
+    );
   });
 });
 
@@ -101,10 +130,17 @@ describe('HTTP/2 connections that open no stream', () => {
 
   it('are closed after http2FirstStreamTimeoutMs (preface and SETTINGS only); calls still work', async () => {
     const idle = await idleHttp2(h.port);
-    await waitFor('the connection without a stream to be closed', idle.closed, { timeoutMs: 10_000 });
+    await waitFor('the connection without a stream to be closed', idle.closed, {
+      timeoutMs: 10_000,
+    });
     // Clients that do make calls are served.
-    const client = h.client as unknown as { Ping(req: unknown, cb: (e: Error | null, r: { text: string }) => void): void };
-    const ping = (): Promise<string> => new Promise((resolve, reject) => client.Ping({ text: 'x' }, (e, r) => (e ? reject(e) : resolve(r.text))));
+    const client = h.client as unknown as {
+      Ping(req: unknown, cb: (e: Error | null, r: { text: string }) => void): void;
+    };
+    const ping = (): Promise<string> =>
+      new Promise((resolve, reject) =>
+        client.Ping({ text: 'x' }, (e, r) => (e ? reject(e) : resolve(r.text))),
+      );
     expect(await ping()).toBe('pong x');
     expect(await ping()).toBe('pong x');
   });
@@ -113,7 +149,9 @@ describe('HTTP/2 connections that open no stream', () => {
 describe('keepalive pings', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startLibrary('    keepaliveTimeMs: 200\n    keepaliveTimeoutMs: 200\n    http2FirstStreamTimeoutMs: 0\n');
+    h = await startLibrary(
+      '    keepaliveTimeMs: 200\n    keepaliveTimeoutMs: 200\n    http2FirstStreamTimeoutMs: 0\n',
+    );
   });
   afterAll(async () => {
     await h.stop();
@@ -122,13 +160,19 @@ describe('keepalive pings', () => {
   it('close an HTTP/2 connection whose peer does not acknowledge them', async () => {
     // A "client" that never answers a PING (it reads nothing as HTTP/2), as a vanished peer.
     const silent = await idleHttp2(h.port);
-    await waitFor('the connection to be closed after an unanswered keepalive PING', silent.closed, { timeoutMs: 10_000 });
+    await waitFor('the connection to be closed after an unanswered keepalive PING', silent.closed, {
+      timeoutMs: 10_000,
+    });
   });
 });
 
 describe('the automatic maxConnections', () => {
   it('is 80 % of the open-file limit, at most 10,000', () => {
-    expect(openFileLimit('Limit                     Soft Limit           Hard Limit           Units\nMax open files            20000                20000                files\n')).toBe(20_000);
+    expect(
+      openFileLimit(
+        'Limit                     Soft Limit           Hard Limit           Units\nMax open files            20000                20000                files\n',
+      ),
+    ).toBe(20_000);
     expect(effectiveMaxConnections(0, 1024)).toBe(819);
     expect(effectiveMaxConnections(0, 20_000)).toBe(AUTO_MAX_CONNECTIONS_CAP);
     expect(effectiveMaxConnections(0, undefined)).toBe(AUTO_MAX_CONNECTIONS_CAP);

@@ -12,7 +12,11 @@ describe('costly gateway inputs', () => {
   });
 
   const post = (body: string): Promise<Response> =>
-    fetch(`${h.base}/v1/shelves/s1/books`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    fetch(`${h.base}/v1/shelves/s1/books`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
 
   it('refuses a body nested deeper than gwOption.maxJsonDepth (100) with 400 InvalidArgument, saying what to do', async () => {
     const deep = `{"title":"t","authors":${'['.repeat(200_000)}${']'.repeat(200_000)}}`;
@@ -30,7 +34,8 @@ describe('costly gateway inputs', () => {
   });
 
   it('refuses more than gwOption.maxQueryParams (1000) query parameters with 400, and takes 1000', async () => {
-    const query = (n: number): string => Array.from({ length: n }, (_, i) => `tags=t${i}`).join('&');
+    const query = (n: number): string =>
+      Array.from({ length: n }, (_, i) => `tags=t${i}`).join('&');
     const ok = await fetch(`${h.base}/v1/shelves/s1?${query(1000)}`);
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as { tags: string[] }).tags).toHaveLength(1000);
@@ -53,7 +58,11 @@ describe('costly gateway inputs, bounds set lower', () => {
 
   it('follows the configured bounds', async () => {
     const post = (body: unknown): Promise<Response> =>
-      fetch(`${h.base}/v1/shelves/s1/books`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${h.base}/v1/shelves/s1/books`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     expect((await post({ title: 't', authors: ['a'] })).status).toBe(200);
     const deep = await post({ title: 't', authors: [['a']] });
     expect(deep.status).toBe(400);

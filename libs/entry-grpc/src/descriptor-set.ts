@@ -32,9 +32,21 @@ const view = protobuf.Root.fromJSON({
   nested: {
     v: {
       nested: {
-        File: { fields: { package: { type: 'string', id: 2 }, service: { rule: 'repeated', type: 'Service', id: 6 } } },
-        Service: { fields: { name: { type: 'string', id: 1 }, method: { rule: 'repeated', type: 'Method', id: 2 } } },
-        Method: { fields: { name: { type: 'string', id: 1 }, options: { type: 'MethodOptions', id: 4 } } },
+        File: {
+          fields: {
+            package: { type: 'string', id: 2 },
+            service: { rule: 'repeated', type: 'Service', id: 6 },
+          },
+        },
+        Service: {
+          fields: {
+            name: { type: 'string', id: 1 },
+            method: { rule: 'repeated', type: 'Method', id: 2 },
+          },
+        },
+        Method: {
+          fields: { name: { type: 'string', id: 1 }, options: { type: 'MethodOptions', id: 4 } },
+        },
         MethodOptions: { fields: { http: { type: 'HttpRule', id: 72295728 } } },
         HttpRule: {
           fields: {
@@ -50,7 +62,9 @@ const view = protobuf.Root.fromJSON({
             response_body: { type: 'string', id: 12 },
           },
         },
-        CustomHttpPattern: { fields: { kind: { type: 'string', id: 1 }, path: { type: 'string', id: 2 } } },
+        CustomHttpPattern: {
+          fields: { kind: { type: 'string', id: 1 }, path: { type: 'string', id: 2 } },
+        },
       },
     },
   },
@@ -59,7 +73,10 @@ const FileView = view.lookupType('v.File');
 
 interface FileView {
   package?: string;
-  service?: Array<{ name?: string; method?: Array<{ name?: string; options?: { http?: Record<string, unknown> } }> }>;
+  service?: Array<{
+    name?: string;
+    method?: Array<{ name?: string; options?: { http?: Record<string, unknown> } }>;
+  }>;
 }
 
 /** One file of a set: its raw bytes and where it came from. */
@@ -88,8 +105,16 @@ function readSet(file: string, cwd: string): SetFile[] {
     bytes = readFileSync(full);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a directory, not a file' : (err as Error).message;
-    throw new Error(`${file}: cannot read the descriptor set (${full}: ${why}); write it with \`buf build -o ${file}\` or \`protoc --include_imports --descriptor_set_out=${file} ...\``, { cause: err });
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'a directory, not a file'
+          : (err as Error).message;
+    throw new Error(
+      `${file}: cannot read the descriptor set (${full}: ${why}); write it with \`buf build -o ${file}\` or \`protoc --include_imports --descriptor_set_out=${file} ...\``,
+      { cause: err },
+    );
   }
   const descriptor = require('protobufjs/ext/descriptor') as DescriptorModule;
   const out: SetFile[] = [];
@@ -105,12 +130,19 @@ function readSet(file: string, cwd: string): SetFile[] {
       { cause: err },
     );
   }
-  if (out.length === 0) throw new Error(`${file}: the descriptor set holds no file; write one with \`buf build -o ${file}\` or \`protoc --include_imports --descriptor_set_out=${file} ...\``);
+  if (out.length === 0)
+    throw new Error(
+      `${file}: the descriptor set holds no file; write one with \`buf build -o ${file}\` or \`protoc --include_imports --descriptor_set_out=${file} ...\``,
+    );
   return out;
 }
 
 /** Sets each field's `json_name` from its descriptor: protobufjs's fromDescriptor leaves it out. */
-function keepJsonNames(root: protobuf.Root, prefix: string, messages: readonly MessageProto[]): void {
+function keepJsonNames(
+  root: protobuf.Root,
+  prefix: string,
+  messages: readonly MessageProto[],
+): void {
   for (const m of messages) {
     const name = `${prefix}.${m.name ?? ''}`;
     const type = root.lookup(name);
@@ -129,38 +161,56 @@ function keepJsonNames(root: protobuf.Root, prefix: string, messages: readonly M
  * `parsedOptions`, as the .proto parser sets them, and field `json_name`s as field options. A file
  * found in several sets is taken from the first.
  */
-export function loadDescriptorSets(files: readonly string[], cwd: string): protobuf.Root | undefined {
+export function loadDescriptorSets(
+  files: readonly string[],
+  cwd: string,
+): protobuf.Root | undefined {
   if (files.length === 0) return undefined;
   const byName = new Map<string, SetFile>();
-  for (const f of files) for (const sf of readSet(f, cwd)) if (!byName.has(sf.name)) byName.set(sf.name, sf);
+  for (const f of files)
+    for (const sf of readSet(f, cwd)) if (!byName.has(sf.name)) byName.set(sf.name, sf);
   const descriptor = require('protobufjs/ext/descriptor') as DescriptorModule;
-  const decoded = [...byName.values()].map((sf) => ({ sf, proto: descriptor.FileDescriptorProto.decode(sf.bytes) }));
+  const decoded = [...byName.values()].map((sf) => ({
+    sf,
+    proto: descriptor.FileDescriptorProto.decode(sf.bytes),
+  }));
   for (const { sf, proto } of decoded) {
     for (const dep of proto.dependency ?? []) {
       if (!byName.has(dep)) {
-        throw new Error(`${sf.source}: ${sf.name} imports ${dep}, which no descriptor set holds; build the set with its imports (\`protoc --include_imports\`; \`buf build\` includes them unless --exclude-imports)`);
+        throw new Error(
+          `${sf.source}: ${sf.name} imports ${dep}, which no descriptor set holds; build the set with its imports (\`protoc --include_imports\`; \`buf build\` includes them unless --exclude-imports)`,
+        );
       }
     }
   }
   const set = descriptor.FileDescriptorSet.create({ file: decoded.map((d) => d.proto) });
   let root: protobuf.Root;
   try {
-    root = (protobuf.Root as unknown as { fromDescriptor(s: protobuf.Message): protobuf.Root }).fromDescriptor(set);
+    root = (
+      protobuf.Root as unknown as { fromDescriptor(s: protobuf.Message): protobuf.Root }
+    ).fromDescriptor(set);
     root.resolveAll();
   } catch (err) {
-    throw new Error(`${files.join(', ')}: the descriptor set does not resolve: ${(err as Error).message}`, { cause: err });
+    throw new Error(
+      `${files.join(', ')}: the descriptor set does not resolve: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   for (const { sf, proto } of decoded) {
     const pkg = proto.package ? `.${proto.package}` : '';
     keepJsonNames(root, pkg, proto.messageType ?? []);
-    const fileView = FileView.toObject(FileView.decode(sf.bytes), { defaults: false, arrays: false }) as FileView;
+    const fileView = FileView.toObject(FileView.decode(sf.bytes), {
+      defaults: false,
+      arrays: false,
+    }) as FileView;
     for (const s of fileView.service ?? []) {
       const service = root.lookup(`${pkg}.${s.name ?? ''}`);
       if (!(service instanceof protobuf.Service)) continue;
       for (const m of s.method ?? []) {
         const method = m.name ? service.methods[m.name] : undefined;
         const http = m.options?.http;
-        if (method && http) method.parsedOptions = [...(method.parsedOptions ?? []), { '(google.api.http)': http }];
+        if (method && http)
+          method.parsedOptions = [...(method.parsedOptions ?? []), { '(google.api.http)': http }];
       }
     }
   }

@@ -16,12 +16,15 @@ interface WithDescriptors {
 /** The serialized FileDescriptorProtos @grpc/proto-loader puts on each method, if any. */
 export function descriptorsOf(definition: ServiceDefinition): Buffer[] {
   const out: Buffer[] = [];
-  for (const m of Object.values(definition) as WithDescriptors[]) out.push(...(m.requestType?.fileDescriptorProtos ?? []));
+  for (const m of Object.values(definition) as WithDescriptors[])
+    out.push(...(m.requestType?.fileDescriptorProtos ?? []));
   return out;
 }
 
 /** A protobufjs root rebuilt from proto-loader definitions, for services not found in `protos`. */
-export function rootFromDefinitions(definitions: readonly ServiceDefinition[]): protobuf.Root | undefined {
+export function rootFromDefinitions(
+  definitions: readonly ServiceDefinition[],
+): protobuf.Root | undefined {
   const seen = new Set<string>();
   const buffers: Buffer[] = [];
   for (const d of definitions) {
@@ -36,8 +39,12 @@ export function rootFromDefinitions(definitions: readonly ServiceDefinition[]): 
   if (buffers.length === 0) return undefined;
   // ext/descriptor extends protobufjs's Root with fromDescriptor when loaded.
   const descriptor = require('protobufjs/ext/descriptor') as DescriptorModule;
-  const set = descriptor.FileDescriptorSet.create({ file: buffers.map((b) => descriptor.FileDescriptorProto.decode(b)) });
-  const root = (protobuf.Root as unknown as { fromDescriptor(s: protobuf.Message): protobuf.Root }).fromDescriptor(set);
+  const set = descriptor.FileDescriptorSet.create({
+    file: buffers.map((b) => descriptor.FileDescriptorProto.decode(b)),
+  });
+  const root = (
+    protobuf.Root as unknown as { fromDescriptor(s: protobuf.Message): protobuf.Root }
+  ).fromDescriptor(set);
   root.resolveAll();
   return root;
 }

@@ -5,7 +5,12 @@ import https from 'node:https';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { credentials, ServerInterceptingCall, type ServerInterceptor, type ServiceDefinition } from '@grpc/grpc-js';
+import {
+  credentials,
+  ServerInterceptingCall,
+  type ServerInterceptor,
+  type ServiceDefinition,
+} from '@grpc/grpc-js';
 import { boot } from '@svcboot/entry-core';
 import { freePort, isListening, waitFor } from '@svcboot/testkit';
 import protobuf from 'protobufjs';
@@ -70,11 +75,17 @@ describe('grpc entry hooks', () => {
       configText: `logger:\n  - name: q\n    level: warn\ngrpc:\n  - name: g\n    port: 0\n    loggerEntry: q\n    generateUnboundMethods: true\n    protos:\n      files: ["${libraryProto}"]\n      includeDirs: ["${protoDir}"]\n`,
       argv: [],
     });
-    grpcEntry(app, 'g').addService(definition, { ping: (call: { request: { text: string } }, cb: (e: null, v: object) => void) => cb(null, { text: `gen ${call.request.text}` }) });
+    grpcEntry(app, 'g').addService(definition, {
+      ping: (call: { request: { text: string } }, cb: (e: null, v: object) => void) =>
+        cb(null, { text: `gen ${call.request.text}` }),
+    });
     await app.bootstrap();
     try {
       const port = grpcEntry(app, 'g').port;
-      const res = await fetch(`http://127.0.0.1:${port}/test.v1.Library/Ping`, { method: 'POST', body: '{"text":"a"}' });
+      const res = await fetch(`http://127.0.0.1:${port}/test.v1.Library/Ping`, {
+        method: 'POST',
+        body: '{"text":"a"}',
+      });
       expect(await res.json()).toEqual({ text: 'gen a' });
       const client = libraryClient(`127.0.0.1:${port}`);
       const r = await unary(client, 'Ping', { text: 'b' });
@@ -113,8 +124,13 @@ describe('grpc entry hooks', () => {
   it('fails bootstrap with the port and what to do when the port is taken', async () => {
     const h = await startLibrary();
     try {
-      const app = await boot({ configText: `logger:\n  - name: q\n    level: silent\ngrpc:\n  - name: clash\n    port: ${h.port}\n    loggerEntry: q\n`, argv: [] });
-      await expect(app.bootstrap()).rejects.toThrow(new RegExp(`cannot listen on port ${h.port}.*port: 0`));
+      const app = await boot({
+        configText: `logger:\n  - name: q\n    level: silent\ngrpc:\n  - name: clash\n    port: ${h.port}\n    loggerEntry: q\n`,
+        argv: [],
+      });
+      await expect(app.bootstrap()).rejects.toThrow(
+        new RegExp(`cannot listen on port ${h.port}.*port: 0`),
+      );
     } finally {
       await h.stop();
     }
@@ -127,8 +143,30 @@ describe('TLS', () => {
     try {
       const key = path.join(dir, 'key.pem');
       const cert = path.join(dir, 'cert.pem');
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost'], { stdio: 'ignore' });
-      const h = await startLibrary(`    tls:\n      certFile: "${cert}"\n      keyFile: "${key}"\n`);
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          key,
+          '-out',
+          cert,
+          '-days',
+          '1',
+          '-subj',
+          '/CN=localhost',
+          '-addext',
+          'subjectAltName=DNS:localhost',
+        ],
+        { stdio: 'ignore' },
+      );
+      const h = await startLibrary(
+        `    tls:\n      certFile: "${cert}"\n      keyFile: "${key}"\n`,
+      );
       try {
         const ca = await readFile(cert);
         const client = libraryClient(`localhost:${h.port}`, credentials.createSsl(ca));
@@ -137,11 +175,20 @@ describe('TLS', () => {
         expect(r.response).toEqual({ text: 'pong t' });
         const body = await new Promise<string>((resolve, reject) => {
           https
-            .request({ host: 'localhost', port: h.port, path: '/test.v1.Library/Ping', method: 'POST', ca }, (res) => {
-              let s = '';
-              res.on('data', (c: Buffer) => (s += c.toString()));
-              res.on('end', () => resolve(s));
-            })
+            .request(
+              {
+                host: 'localhost',
+                port: h.port,
+                path: '/test.v1.Library/Ping',
+                method: 'POST',
+                ca,
+              },
+              (res) => {
+                let s = '';
+                res.on('data', (c: Buffer) => (s += c.toString()));
+                res.on('end', () => resolve(s));
+              },
+            )
             .on('error', reject)
             .end('{"text":"s"}');
         });
@@ -158,7 +205,11 @@ describe('TLS', () => {
       try {
         const port = grpcEntry(viaEntry, 'g').port;
         const status = await new Promise<number | undefined>((resolve, reject) => {
-          https.get({ host: 'localhost', port, path: '/livez', ca: readFileSync(cert) }, (res) => resolve(res.statusCode)).on('error', reject);
+          https
+            .get({ host: 'localhost', port, path: '/livez', ca: readFileSync(cert) }, (res) =>
+              resolve(res.statusCode),
+            )
+            .on('error', reject);
         });
         expect(status).toBe(200);
       } finally {
@@ -177,7 +228,13 @@ describe('UIs and the OpenAPI document', () => {
       const get = (p: string) => fetch(`${h.base}${p}`);
       expect((await get('/sw/')).headers.get('content-type')).toContain('text/html');
       // The UI files are the pinned packages' own (copied into assets/ at build time), byte for byte.
-      const pinned = (pkg: string, file: string) => readFile(path.join(path.dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`)), file));
+      const pinned = (pkg: string, file: string) =>
+        readFile(
+          path.join(
+            path.dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`)),
+            file,
+          ),
+        );
       for (const [p, pkg, file] of [
         ['/sw/swagger-ui-bundle.js', 'swagger-ui-dist', 'swagger-ui-bundle.js'],
         ['/sw/swagger-ui.css', 'swagger-ui-dist', 'swagger-ui.css'],
@@ -189,20 +246,44 @@ describe('UIs and the OpenAPI document', () => {
       }
       expect((await get('/docs/LICENSE')).status).toBe(404); // shipped beside the file, not served
       expect((await get('/sw')).status).toBe(200); // redirected to /sw/
-      for (const bad of ['/sw/../package.json', '/sw/%2e%2e/%2e%2e/package.json', '/sw/..%2fpackage.json', '/docs/../../etc/passwd', '/sw/package.json']) {
+      for (const bad of [
+        '/sw/../package.json',
+        '/sw/%2e%2e/%2e%2e/package.json',
+        '/sw/..%2fpackage.json',
+        '/docs/../../etc/passwd',
+        '/sw/package.json',
+      ]) {
         const res = await get(bad);
         expect(res.status, bad).toBe(404);
         expect(await res.text()).not.toContain('"name"');
       }
       const doc = (await (await get('/sw/swagger.json')).json()) as {
         swagger: string;
-        paths: Record<string, Record<string, { operationId: string; parameters: Array<{ name: string; in: string; type?: string; collectionFormat?: string }>; responses: Record<string, { schema: { $ref?: string } }> }>>;
+        paths: Record<
+          string,
+          Record<
+            string,
+            {
+              operationId: string;
+              parameters: Array<{
+                name: string;
+                in: string;
+                type?: string;
+                collectionFormat?: string;
+              }>;
+              responses: Record<string, { schema: { $ref?: string } }>;
+            }
+          >
+        >;
         definitions: Record<string, { properties?: Record<string, unknown> }>;
       };
       expect(doc.swagger).toBe('2.0');
       expect(await (await get('/docs/swagger.json')).json()).toEqual(doc);
       // The OpenAPI 3.1 document beside it, offered by swagger-ui's definition picker.
-      const v3 = (await (await get('/sw/openapi.json')).json()) as { openapi: string; paths: Record<string, unknown> };
+      const v3 = (await (await get('/sw/openapi.json')).json()) as {
+        openapi: string;
+        paths: Record<string, unknown>;
+      };
       expect(v3.openapi).toBe('3.1.0');
       expect(v3.paths).toHaveProperty(['/v1/shelves/{name}', 'get']);
       expect(await (await get('/docs/openapi.json')).json()).toEqual(v3);
@@ -213,20 +294,33 @@ describe('UIs and the OpenAPI document', () => {
         expect.arrayContaining([
           expect.objectContaining({ name: 'name', in: 'path' }),
           expect.objectContaining({ name: 'minBooks', in: 'query', type: 'string' }),
-          expect.objectContaining({ name: 'tags', in: 'query', type: 'array', collectionFormat: 'multi' }),
+          expect.objectContaining({
+            name: 'tags',
+            in: 'query',
+            type: 'array',
+            collectionFormat: 'multi',
+          }),
           expect.objectContaining({ name: 'filter.authorName', in: 'query' }),
         ]),
       );
       expect(getShelf.responses['200']!.schema.$ref).toBe('#/definitions/v1Shelf');
       expect(getShelf.responses['default']!.schema.$ref).toBe('#/definitions/rpcStatus');
       expect(doc.paths['/v1/legacy/shelves/{name}']!['get']!.operationId).toBe('Library_GetShelf2');
-      expect(doc.paths['/v1/shelves/{shelf}/books']!['post']!.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'body', in: 'body' })]));
-      expect(doc.paths['/v1/books/{book.id}']!['patch']!.parameters.find((p) => p.in === 'body')!.name).toBe('book');
+      expect(doc.paths['/v1/shelves/{shelf}/books']!['post']!.parameters).toEqual(
+        expect.arrayContaining([expect.objectContaining({ name: 'body', in: 'body' })]),
+      );
+      expect(
+        doc.paths['/v1/books/{book.id}']!['patch']!.parameters.find((p) => p.in === 'body')!.name,
+      ).toBe('book');
       // protoc-gen-openapiv2 writes no operation for a custom HTTP method (Swagger 2.0 has none).
       expect(doc.paths['/v1/search/{path}']).toEqual({});
       expect(doc.paths['/test.v1.Library/Ping']!['post']).toBeDefined();
       expect(doc.definitions['v1Book']!.properties).toHaveProperty('authors');
-      expect(doc.definitions['v1Genre']).toEqual({ type: 'string', enum: ['GENRE_UNSPECIFIED', 'FICTION', 'SCIENCE'], default: 'GENRE_UNSPECIFIED' });
+      expect(doc.definitions['v1Genre']).toEqual({
+        type: 'string',
+        enum: ['GENRE_UNSPECIFIED', 'FICTION', 'SCIENCE'],
+        default: 'GENRE_UNSPECIFIED',
+      });
     } finally {
       await h.stop();
     }
@@ -234,10 +328,14 @@ describe('UIs and the OpenAPI document', () => {
 
   it('leaves the UIs and /metrics off unless enabled', async () => {
     const port = await freePort();
-    const app = await boot({ configText: `logger:\n  - name: q\n    level: warn\ngrpc:\n  - name: g\n    port: ${port}\n    loggerEntry: q\n`, argv: [] });
+    const app = await boot({
+      configText: `logger:\n  - name: q\n    level: warn\ngrpc:\n  - name: g\n    port: ${port}\n    loggerEntry: q\n`,
+      argv: [],
+    });
     await app.bootstrap();
     try {
-      for (const p of ['/sw/', '/docs/', '/metrics']) expect((await fetch(`http://127.0.0.1:${port}${p}`)).status, p).toBe(404);
+      for (const p of ['/sw/', '/docs/', '/metrics'])
+        expect((await fetch(`http://127.0.0.1:${port}${p}`)).status, p).toBe(404);
       expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
     } finally {
       await app.shutdown();

@@ -11,7 +11,17 @@ import {
 } from '@grpc/grpc-js';
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
-import { buildCallChain, collectProcessMetrics, errorMessage, HealthRoutes, IdleConnections, type CallChain, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
+import {
+  buildCallChain,
+  collectProcessMetrics,
+  errorMessage,
+  HealthRoutes,
+  IdleConnections,
+  type CallChain,
+  type Entry,
+  type EntryContext,
+  type LifecycleContext,
+} from '@svcboot/entry-core';
 import Koa from 'koa';
 import { Registry } from 'prom-client';
 import type protobuf from 'protobufjs';
@@ -23,7 +33,11 @@ import { grpcTransport } from './call-transport.js';
 import { HealthService } from './health.js';
 import { middlewareInterceptor } from './interceptor.js';
 import { recordRefusedCalls } from './refused-calls.js';
-import { closeConnectionsWithoutStreams, effectiveMaxConnections, RefusedConnections } from './connection-limits.js';
+import {
+  closeConnectionsWithoutStreams,
+  effectiveMaxConnections,
+  RefusedConnections,
+} from './connection-limits.js';
 import { OnePortListener } from './one-port.js';
 import { openApiDocumentsOf } from './openapi/documents.js';
 import { loadProtoRoot } from './protos.js';
@@ -80,7 +94,12 @@ export class GrpcEntry implements Entry {
     readonly config: GrpcEntryConfig,
     private readonly ctx: EntryContext,
   ) {
-    this.chain = buildCallChain(config.middleware, ctx, { entryName: config.name, entryType: GRPC_ENTRY_TYPE, registry: this.registry, transport: grpcTransport });
+    this.chain = buildCallChain(config.middleware, ctx, {
+      entryName: config.name,
+      entryType: GRPC_ENTRY_TYPE,
+      registry: this.registry,
+      transport: grpcTransport,
+    });
     if (config.prom.enabled || config.middleware.prom.enabled) collectProcessMetrics(this.registry);
     this.health = new HealthService(
       () => ctx.isReady() && !this.draining,
@@ -102,12 +121,16 @@ export class GrpcEntry implements Entry {
 
   /** The port the entry listens on (the chosen one when `port` is 0). Throws before bootstrap. */
   get port(): number {
-    if (!this.running) throw new Error(`${this.ctx.configPath}: port is known only after bootstrap`);
+    if (!this.running)
+      throw new Error(`${this.ctx.configPath}: port is known only after bootstrap`);
     return this.running.port;
   }
 
   /** Adds a service: a @grpc/proto-loader definition or a generated `…Service` definition. */
-  addService<I extends UntypedServiceImplementation>(definition: ServiceDefinition<I>, implementation: I): this {
+  addService<I extends UntypedServiceImplementation>(
+    definition: ServiceDefinition<I>,
+    implementation: I,
+  ): this {
     this.beforeBootstrap('addService');
     this.services.add(definition as ServiceDefinition, implementation);
     return this;
@@ -153,11 +176,21 @@ export class GrpcEntry implements Entry {
     const gateway = await this.buildGateway();
     this.gateway = gateway;
     try {
-      const docs = openApiDocumentsOf(gateway.routes, this.documentedServices, { title: this.ctx.app.name, version: this.ctx.app.version, description: this.ctx.app.description }, c.sw);
+      const docs = openApiDocumentsOf(
+        gateway.routes,
+        this.documentedServices,
+        {
+          title: this.ctx.app.name,
+          version: this.ctx.app.version,
+          description: this.ctx.app.description,
+        },
+        c.sw,
+      );
       this.openApi = JSON.stringify(docs.v2, null, 2);
       this.openApiV3 = docs.v3 ? JSON.stringify(docs.v3, null, 2) : '';
       // protoc-gen-openapiv3 refuses some inputs (duplicate operation ids) that v2 accepts.
-      if (docs.v3Error) this.ctx.logger.warn(`${this.ctx.configPath}.sw: no OpenAPI 3.1 document: ${docs.v3Error}`);
+      if (docs.v3Error)
+        this.ctx.logger.warn(`${this.ctx.configPath}.sw: no OpenAPI 3.1 document: ${docs.v3Error}`);
     } catch (err) {
       const message = `${this.ctx.configPath}.sw: cannot build the OpenAPI document: ${errorMessage(err)}`;
       // Only an entry that serves the document fails for it.
@@ -165,7 +198,9 @@ export class GrpcEntry implements Entry {
       this.ctx.logger.warn(message);
     }
 
-    const interceptors = this.chain.empty ? [...this.interceptors] : [middlewareInterceptor(this.chain), ...this.interceptors];
+    const interceptors = this.chain.empty
+      ? [...this.interceptors]
+      : [middlewareInterceptor(this.chain), ...this.interceptors];
     const server = new Server({
       interceptors,
       'grpc.max_receive_message_length': c.maxRecvMsgSizeBytes,
@@ -174,12 +209,15 @@ export class GrpcEntry implements Entry {
       // cost of ~10 % of a small unary call; it is only of use with the channelz service added.
       'grpc.enable_channelz': c.enableChannelz ? 1 : 0,
       // Also closes HTTP/2 connections that never start a call (a client that only sends its preface).
-      ...(c.connectionIdleTimeoutMs > 0 ? { 'grpc.max_connection_idle_ms': c.connectionIdleTimeoutMs } : {}),
+      ...(c.connectionIdleTimeoutMs > 0
+        ? { 'grpc.max_connection_idle_ms': c.connectionIdleTimeoutMs }
+        : {}),
       // One timer per connection: a peer that vanished without a FIN is found and its connection closed.
       'grpc.keepalive_time_ms': c.keepaliveTimeMs,
       'grpc.keepalive_timeout_ms': c.keepaliveTimeoutMs,
     });
-    for (const { definition, implementation } of this.services.definitions) server.addService(definition, implementation);
+    for (const { definition, implementation } of this.services.definitions)
+      server.addService(definition, implementation);
     server.addService(this.health.definition, this.health.implementation);
     if (c.enableReflection) this.reflection().addToServer(server);
     // TLS, when on, is ended by the listener (ALPN picks the protocol), so grpc-js sees plain HTTP/2.
@@ -188,42 +226,57 @@ export class GrpcEntry implements Entry {
     if (!this.chain.empty) recordRefusedCalls(server, this.chain);
     closeConnectionsWithoutStreams(server, c.http2FirstStreamTimeoutMs);
     const maxConnections = effectiveMaxConnections(c.maxConnections);
-    const refusals = new RefusedConnections(this.registry, c.name, maxConnections, (m) => this.ctx.logger.warn(m));
+    const refusals = new RefusedConnections(this.registry, c.name, maxConnections, (m) =>
+      this.ctx.logger.warn(m),
+    );
 
     // Without user Koa middleware nothing has to run before the gateway, so gateway calls skip
     // Koa (its context objects, promise chain and on-finished hooks cost as much as the gateway
     // itself); everything else, and every request when users added middleware, goes through Koa.
     const direct = this.koa.middleware.length === 0;
     this.koa.use(this.routes(direct ? undefined : gateway));
-    this.koa.on('error', (err: unknown) => this.ctx.logger.warn(`HTTP request failed: ${this.ctx.redact(errorMessage(err))}`));
+    this.koa.on('error', (err: unknown) =>
+      this.ctx.logger.warn(`HTTP request failed: ${this.ctx.redact(errorMessage(err))}`),
+    );
     const viaKoa = this.koa.callback();
     const httpServer = http.createServer(
       {
         headersTimeout: this.config.headersTimeoutMs,
         requestTimeout: this.config.requestTimeoutMs,
         // Node enforces both on this sweep (30 s by default), far too late for a short headersTimeout.
-        connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(this.config.headersTimeoutMs / 2))),
+        connectionsCheckingInterval: Math.max(
+          100,
+          Math.min(1000, Math.floor(this.config.headersTimeoutMs / 2)),
+        ),
       },
       (req, res) => {
-      // A connection over maxConnections is for health checks only, one request.
-      if (listener.isOverflow(req.socket)) {
-        res.setHeader('Connection', 'close');
-        if (!isHealthRequest(req)) {
-          res.writeHead(503, { 'content-type': 'application/json' }).end('{"code":14,"message":"too many connections; retry later"}');
-          return;
+        // A connection over maxConnections is for health checks only, one request.
+        if (listener.isOverflow(req.socket)) {
+          res.setHeader('Connection', 'close');
+          if (!isHealthRequest(req)) {
+            res
+              .writeHead(503, { 'content-type': 'application/json' })
+              .end('{"code":14,"message":"too many connections; retry later"}');
+            return;
+          }
         }
-      }
-      // Responses sent while draining (from the app's shutdown on: readiness is false through
-      // the drain delay) ask HTTP/1.1 clients to close their connection.
-      if (this.draining || !this.ctx.isReady()) res.setHeader('Connection', 'close');
-      if (direct && this.serveGateway(gateway, req, res)) return;
-      void viaKoa(req, res);
+        // Responses sent while draining (from the app's shutdown on: readiness is false through
+        // the drain delay) ask HTTP/1.1 clients to close their connection.
+        if (this.draining || !this.ctx.isReady()) res.setHeader('Connection', 'close');
+        if (direct && this.serveGateway(gateway, req, res)) return;
+        void viaKoa(req, res);
       },
     );
     // WebSocket calls of bidi-streaming bindings (gateway/websocket.ts); other upgrades get 404.
     httpServer.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
-      if (this.draining) refuseUpgrade(socket, 503, '{"code":14,"message":"the server is shutting down","details":[]}');
-      else if (!gateway.upgrade(req, socket, head)) refuseUpgrade(socket, 404, '{"code":5,"message":"Not Found","details":[]}');
+      if (this.draining)
+        refuseUpgrade(
+          socket,
+          503,
+          '{"code":14,"message":"the server is shutting down","details":[]}',
+        );
+      else if (!gateway.upgrade(req, socket, head))
+        refuseUpgrade(socket, 404, '{"code":5,"message":"Not Found","details":[]}');
     });
     httpServer.keepAliveTimeout = 65_000;
     const connections = new IdleConnections(httpServer);
@@ -236,7 +289,12 @@ export class GrpcEntry implements Entry {
         http2: (socket: Duplex) => injector.injectConnection(socket),
         http1: (socket: Duplex) => httpServer.emit('connection', socket),
       },
-      { tls, handshakeTimeoutMs: c.handshakeTimeoutMs, maxConnections, onRefused: () => refusals.refused() },
+      {
+        tls,
+        handshakeTimeoutMs: c.handshakeTimeoutMs,
+        maxConnections,
+        onRefused: () => refusals.refused(),
+      },
     );
     let port: number;
     try {
@@ -245,7 +303,10 @@ export class GrpcEntry implements Entry {
       injector.destroy();
       server.forceShutdown();
       httpServer.close();
-      throw new Error(`${this.ctx.configPath}: cannot listen on port ${c.port}: ${errorMessage(err)}; choose a free port (port: 0 lets the OS pick)`, { cause: err });
+      throw new Error(
+        `${this.ctx.configPath}: cannot listen on port ${c.port}: ${errorMessage(err)}; choose a free port (port: 0 lets the OS pick)`,
+        { cause: err },
+      );
     }
     this.running = { server, injector, httpServer, connections, listener, port };
     this.logAddresses(port);
@@ -290,22 +351,30 @@ export class GrpcEntry implements Entry {
   }
 
   private beforeBootstrap(what: string): void {
-    if (this.bootstrapped) throw new Error(`${this.ctx.configPath}: ${what}() must be called before bootstrap`);
+    if (this.bootstrapped)
+      throw new Error(`${this.ctx.configPath}: ${what}() must be called before bootstrap`);
   }
 
   private tlsMaterial(): { cert: Buffer; key: Buffer } | undefined {
     const t = this.config.tls;
     if (t.certEntry) {
       const { cert, key } = this.ctx.cert(t.certEntry);
-      if (!cert || !key) throw new Error(`${this.ctx.configPath}.tls.certEntry: cert entry "${t.certEntry}" needs both certPemPath and keyPemPath`);
+      if (!cert || !key)
+        throw new Error(
+          `${this.ctx.configPath}.tls.certEntry: cert entry "${t.certEntry}" needs both certPemPath and keyPemPath`,
+        );
       return { cert, key };
     }
     if (!t.certFile && !t.keyFile) return undefined;
-    if (!t.certFile || !t.keyFile) throw new Error(`${this.ctx.configPath}.tls: set both certFile and keyFile`);
+    if (!t.certFile || !t.keyFile)
+      throw new Error(`${this.ctx.configPath}.tls: set both certFile and keyFile`);
     try {
       return { cert: readFileSync(t.certFile), key: readFileSync(t.keyFile) };
     } catch (err) {
-      throw new Error(`${this.ctx.configPath}.tls: cannot read the certificate or key: ${errorMessage(err)}`, { cause: err });
+      throw new Error(
+        `${this.ctx.configPath}.tls: cannot read the certificate or key: ${errorMessage(err)}`,
+        { cause: err },
+      );
     }
   }
 
@@ -316,13 +385,18 @@ export class GrpcEntry implements Entry {
     try {
       root = loadProtoRoot(c.protos.files, c.protos.includeDirs, cwd);
     } catch (err) {
-      throw new Error(`${this.ctx.configPath}.protos.files: ${errorMessage(err)}${parseHint(err)}`, { cause: err });
+      throw new Error(
+        `${this.ctx.configPath}.protos.files: ${errorMessage(err)}${parseHint(err)}`,
+        { cause: err },
+      );
     }
     let sets: protobuf.Root | undefined;
     try {
       sets = loadDescriptorSets(c.protos.descriptorSets, cwd);
     } catch (err) {
-      throw new Error(`${this.ctx.configPath}.protos.descriptorSets: ${errorMessage(err)}`, { cause: err });
+      throw new Error(`${this.ctx.configPath}.protos.descriptorSets: ${errorMessage(err)}`, {
+        cause: err,
+      });
     }
     const fallback = rootFromDefinitions(this.services.definitions.map((d) => d.definition));
     const rootFor = (service: string): protobuf.Root | undefined => {
@@ -330,19 +404,27 @@ export class GrpcEntry implements Entry {
       if (sets?.lookup(service)) return sets;
       return fallback?.lookup(service) ? fallback : undefined;
     };
-    const gateway = new Gateway(this.chain, {
-      marshal: { ...c.gwOption.marshal, emitUnpopulated: c.gwOption.marshal.emitUnpopulated || c.enableSvcGwOption, omitUnsetValue: c.enableSvcGwOption },
-      indent: c.gwOption.marshal.indent,
-      discardUnknown: c.gwOption.unmarshal.discardUnknown,
-      svcStyle: c.enableSvcGwOption,
-      maxBodyBytes: c.maxRecvMsgSizeBytes,
-      methodNotAllowed405: c.gwOption.routing.methodNotAllowed405,
-      disablePathLengthFallback: c.gwOption.routing.disablePathLengthFallback,
-      disableHttpMethodOverride: c.gwOption.routing.disableHttpMethodOverride,
-      allowPatchFeature: c.gwOption.allowPatchFeature,
-      maxJsonDepth: c.gwOption.maxJsonDepth,
-      maxQueryParams: c.gwOption.maxQueryParams,
-    }, this.interceptors);
+    const gateway = new Gateway(
+      this.chain,
+      {
+        marshal: {
+          ...c.gwOption.marshal,
+          emitUnpopulated: c.gwOption.marshal.emitUnpopulated || c.enableSvcGwOption,
+          omitUnsetValue: c.enableSvcGwOption,
+        },
+        indent: c.gwOption.marshal.indent,
+        discardUnknown: c.gwOption.unmarshal.discardUnknown,
+        svcStyle: c.enableSvcGwOption,
+        maxBodyBytes: c.maxRecvMsgSizeBytes,
+        methodNotAllowed405: c.gwOption.routing.methodNotAllowed405,
+        disablePathLengthFallback: c.gwOption.routing.disablePathLengthFallback,
+        disableHttpMethodOverride: c.gwOption.routing.disableHttpMethodOverride,
+        allowPatchFeature: c.gwOption.allowPatchFeature,
+        maxJsonDepth: c.gwOption.maxJsonDepth,
+        maxQueryParams: c.gwOption.maxQueryParams,
+      },
+      this.interceptors,
+    );
     const { routes, documented } = await routesOf({
       services: this.services,
       rootFor,
@@ -362,13 +444,23 @@ export class GrpcEntry implements Entry {
     // @grpc/reflection indexes the `fileDescriptorProtos` of each value it is given.
     this.services.definitions.forEach(({ definition }, i) => {
       const fileDescriptorProtos = descriptorsOf(definition);
-      if (fileDescriptorProtos.length > 0) pkg[`svcboot.added.${i}`] = { format: 'Protocol Buffers 3 DescriptorProto', fileDescriptorProtos };
+      if (fileDescriptorProtos.length > 0)
+        pkg[`svcboot.added.${i}`] = {
+          format: 'Protocol Buffers 3 DescriptorProto',
+          fileDescriptorProtos,
+        };
     });
-    return new ReflectionService(pkg as PackageDefinition as ConstructorParameters<typeof ReflectionService>[0]);
+    return new ReflectionService(
+      pkg as PackageDefinition as ConstructorParameters<typeof ReflectionService>[0],
+    );
   }
 
   /** A gateway call outside Koa: true when a binding matched (and the call was answered). */
-  private serveGateway(gateway: Gateway, req: http.IncomingMessage, res: http.ServerResponse): boolean {
+  private serveGateway(
+    gateway: Gateway,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+  ): boolean {
     try {
       return gateway.handle(req, res);
     } catch (err) {
@@ -445,7 +537,9 @@ export class GrpcEntry implements Entry {
     const scheme = c.tls.certFile || c.tls.certEntry ? 'https' : 'http';
     const base = `${scheme}://localhost:${port}`;
     const log = this.ctx.logger;
-    log.info(`gRPC and REST gateway listening on port ${port} (${this.gateway?.routes.length ?? 0} gateway routes)`);
+    log.info(
+      `gRPC and REST gateway listening on port ${port} (${this.gateway?.routes.length ?? 0} gateway routes)`,
+    );
     if (c.sw.enabled) log.info(`SwaggerEntry: ${base}${c.sw.path}`);
     if (c.docs.enabled) log.info(`DocsEntry: ${base}${c.docs.path}`);
     if (c.prom.enabled) log.info(`PromEntry: ${base}${c.prom.path}`);

@@ -4,7 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callContextOf } from './index.js';
 import { startLibrary, type Harness } from './test-support/harness.js';
 
-const META = ['x-request-id', 'x-svc-app-domain', 'x-svc-app-name', 'x-svc-app-unix-time', 'x-svc-app-version', 'x-svc-received-time'];
+const META = [
+  'x-request-id',
+  'x-svc-app-domain',
+  'x-svc-app-name',
+  'x-svc-app-unix-time',
+  'x-svc-app-version',
+  'x-svc-received-time',
+];
 
 interface RawResponse {
   /** As sent, e.g. `HTTP/1.1 200 OK`. */
@@ -37,7 +44,9 @@ function raw(port: number, method: string, path: string, body = ''): Promise<Raw
       });
     });
     const length = body ? `Content-Length: ${Buffer.byteLength(body)}\r\n` : '';
-    socket.write(`${method} ${path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n${length}\r\n${body}`);
+    socket.write(
+      `${method} ${path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n${length}\r\n${body}`,
+    );
   });
 }
 
@@ -127,7 +136,11 @@ const overrides = {
     }
     if (text === 'hop') {
       call.sendMetadata(md(HOP_METADATA));
-      cb(null, { text: 'hop' }, md({ 'transfer-encoding': 'gzip', 'content-length': '1', 'x-kept-trailer': 'yes' }));
+      cb(
+        null,
+        { text: 'hop' },
+        md({ 'transfer-encoding': 'gzip', 'content-length': '1', 'x-kept-trailer': 'yes' }),
+      );
       return;
     }
     if (text === 'clash') {
@@ -144,13 +157,23 @@ const overrides = {
   Fail: (call: Unary, cb: Cb) => {
     call.sendMetadata(md({ 'x-fail-meta': 'fm' }));
     // AlreadyExists would be 409 Conflict: the 500 must not keep that reason phrase.
-    if (Number(call.request['code']) === 6) callContextOf(call)?.headers.set('X-Bad', 'line\nbreak');
-    cb({ code: Number(call.request['code']), details: 'failed on purpose', metadata: md({ 'x-fail-info': 'why' }) });
+    if (Number(call.request['code']) === 6)
+      callContextOf(call)?.headers.set('X-Bad', 'line\nbreak');
+    cb({
+      code: Number(call.request['code']),
+      details: 'failed on purpose',
+      metadata: md({ 'x-fail-info': 'why' }),
+    });
   },
   ListBooks: (call: Stream) => {
     const shelf = String(call.request['shelf']);
     if (shelf === 'empty') return call.end(md({ 'x-stream-trailer': 'st' }));
-    if (shelf === 'broken') return void call.emit('error', { code: 7, details: 'no books for you', metadata: md({ 'x-stream-error': 'se' }) });
+    if (shelf === 'broken')
+      return void call.emit('error', {
+        code: 7,
+        details: 'no books for you',
+        metadata: md({ 'x-stream-error': 'se' }),
+      });
     if (shelf === 'hop') call.sendMetadata(md(HOP_METADATA));
     if (shelf === 'bad-header') {
       call.sendMetadata(md({ 'x-ok': '1' }));
@@ -241,8 +264,13 @@ describe('gateway response heads (svc style)', () => {
     expect(one(r, 'x-stream-error')).toBe('se');
   });
 
-  it('answers 500 Internal Server Error without the call\'s headers when Node would refuse one, and counts the call as Internal', async () => {
-    const r = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'bad-header' }));
+  it("answers 500 Internal Server Error without the call's headers when Node would refuse one, and counts the call as Internal", async () => {
+    const r = await raw(
+      h.port,
+      'POST',
+      '/test.v1.Library/Ping',
+      JSON.stringify({ text: 'bad-header' }),
+    );
     expectBareInternalError(r);
     expect(all(r, 'x-ok')).toEqual([]);
     // An error status (409 before the header was refused) and a stream's first message: same 500.
@@ -251,12 +279,23 @@ describe('gateway response heads (svc style)', () => {
     const s = await raw(h.port, 'GET', '/v1/shelves/bad-header/books');
     expectBareInternalError(s);
     // The connection's server is still fine.
-    const ok = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'after' }));
+    const ok = await raw(
+      h.port,
+      'POST',
+      '/test.v1.Library/Ping',
+      JSON.stringify({ text: 'after' }),
+    );
     expect(ok.statusLine).toBe('HTTP/1.1 200 OK');
     const metrics = await (await fetch(`${h.base}/metrics`)).text();
-    expect(metrics).toMatch(/svc_call_res_code_total\{[^}]*grpc_method="Ping"[^}]*res_code="Internal"\} 1/);
-    expect(metrics).toMatch(/svc_call_res_code_total\{[^\n]*grpc_method="Fail"[^\n]*res_code="Internal"\} 1/);
-    expect(metrics).toMatch(/svc_call_res_code_total\{[^\n]*grpc_method="ListBooks"[^\n]*res_code="Internal"\} 1/);
+    expect(metrics).toMatch(
+      /svc_call_res_code_total\{[^}]*grpc_method="Ping"[^}]*res_code="Internal"\} 1/,
+    );
+    expect(metrics).toMatch(
+      /svc_call_res_code_total\{[^\n]*grpc_method="Fail"[^\n]*res_code="Internal"\} 1/,
+    );
+    expect(metrics).toMatch(
+      /svc_call_res_code_total\{[^\n]*grpc_method="ListBooks"[^\n]*res_code="Internal"\} 1/,
+    );
   });
 
   it('never turns handler metadata into hop-by-hop, Content-Length or Content-Type headers', async () => {
@@ -323,7 +362,12 @@ describe('gateway response heads (grpc-gateway style)', () => {
       expect(all(s, 'grpc-trailer-x-stream-trailer')).toEqual([]);
 
       // Prefixed, hop-by-hop metadata would be harmless, but it is left out here too.
-      const hop = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'hop' }));
+      const hop = await raw(
+        h.port,
+        'POST',
+        '/test.v1.Library/Ping',
+        JSON.stringify({ text: 'hop' }),
+      );
       expect(hop.status).toBe(200);
       expectPlainBody(hop);
       for (const k of Object.keys(HOP_METADATA).filter((k) => k !== 'x-kept')) {
@@ -333,11 +377,21 @@ describe('gateway response heads (grpc-gateway style)', () => {
       expect(one(hop, 'grpc-metadata-x-kept')).toBe('yes');
       expect(all(hop, 'grpc-trailer-x-kept-trailer')).toEqual([]);
 
-      const bad = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'bad-header' }));
+      const bad = await raw(
+        h.port,
+        'POST',
+        '/test.v1.Library/Ping',
+        JSON.stringify({ text: 'bad-header' }),
+      );
       expectBareInternalError(bad);
     } finally {
       const records = await h.stop();
-      expect(records.some((rec) => rec['operation'] === '/test.v1.Library/Fail' && rec['resCode'] === 'FailedPrecondition')).toBe(true);
+      expect(
+        records.some(
+          (rec) =>
+            rec['operation'] === '/test.v1.Library/Fail' && rec['resCode'] === 'FailedPrecondition',
+        ),
+      ).toBe(true);
     }
   });
 
@@ -380,7 +434,12 @@ describe('gateway response heads (grpc-gateway style)', () => {
       },
     });
     try {
-      const r = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'bad-header' }));
+      const r = await raw(
+        h.port,
+        'POST',
+        '/test.v1.Library/Ping',
+        JSON.stringify({ text: 'bad-header' }),
+      );
       expectBareInternalError(r, ['x-before']);
       expect(one(r, 'x-before')).toBe('koa');
       expect(all(r, 'x-ok')).toEqual([]);
@@ -388,7 +447,12 @@ describe('gateway response heads (grpc-gateway style)', () => {
       expectBareInternalError(f, ['x-before']);
       const s = await raw(h.port, 'GET', '/v1/shelves/bad-header/books');
       expectBareInternalError(s, ['x-before']);
-      const t = await raw(h.port, 'POST', '/test.v1.Library/Ping', JSON.stringify({ text: 'trailer-header' }));
+      const t = await raw(
+        h.port,
+        'POST',
+        '/test.v1.Library/Ping',
+        JSON.stringify({ text: 'trailer-header' }),
+      );
       expectBareInternalError(t, ['x-before'], 'Trailer');
       expect(all(t, 'x-ok')).toEqual([]);
       // Without a refused header: the reason phrase of the status written, not the one Koa set.

@@ -1,4 +1,10 @@
-import { ResponderBuilder, ServerInterceptingCall, ServerListenerBuilder, status, type ServerInterceptor } from '@grpc/grpc-js';
+import {
+  ResponderBuilder,
+  ServerInterceptingCall,
+  ServerListenerBuilder,
+  status,
+  type ServerInterceptor,
+} from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLibrary, unary, type Harness } from './test-support/harness.js';
 
@@ -20,12 +26,19 @@ const interceptor: ServerInterceptor = (desc, call) =>
             .withOnReceiveMetadata((md, mdNext) => {
               seen.push({ path: desc.path, tenant: String(md.get('x-tenant')[0] ?? '') });
               if (md.get('x-deny').length > 0) {
-                call.sendStatus({ code: status.UNAUTHENTICATED, details: 'denied by the interceptor' });
+                call.sendStatus({
+                  code: status.UNAUTHENTICATED,
+                  details: 'denied by the interceptor',
+                });
                 return;
               }
               mdNext(md);
             })
-            .withOnReceiveMessage((msg: Record<string, unknown>, msgNext) => msgNext(desc.path.endsWith('/Ping') ? { ...msg, text: `${String(msg['text'])}!` } : msg))
+            .withOnReceiveMessage((msg: Record<string, unknown>, msgNext) =>
+              msgNext(
+                desc.path.endsWith('/Ping') ? { ...msg, text: `${String(msg['text'])}!` } : msg,
+              ),
+            )
             .build(),
         );
       })
@@ -42,7 +55,10 @@ describe('user interceptors on gateway calls (entry.addInterceptor)', () => {
     h = await startLibrary('    enableSvcGwOption: true\n', {
       setup: (entry) => entry.addInterceptor(interceptor),
       overrides: {
-        Ping: (call: { request: Record<string, unknown> }, cb: (err: unknown, value?: unknown) => void) => {
+        Ping: (
+          call: { request: Record<string, unknown> },
+          cb: (err: unknown, value?: unknown) => void,
+        ) => {
           handled++;
           cb(null, { text: `pong ${String(call.request['text'])}` });
         },
@@ -55,7 +71,11 @@ describe('user interceptors on gateway calls (entry.addInterceptor)', () => {
 
   it('runs a unary gateway call through them: metadata in, rewritten request, response metadata out', async () => {
     seen.length = 0;
-    const res = await fetch(`${h.base}/test.v1.Library/Ping`, { method: 'POST', headers: { 'x-tenant': 't1', 'content-type': 'application/json' }, body: JSON.stringify({ text: 'a' }) });
+    const res = await fetch(`${h.base}/test.v1.Library/Ping`, {
+      method: 'POST',
+      headers: { 'x-tenant': 't1', 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'a' }),
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ text: 'pong a!' });
     expect(res.headers.get('x-intercepted')).toBe('yes');
@@ -65,19 +85,32 @@ describe('user interceptors on gateway calls (entry.addInterceptor)', () => {
 
   it('answers a call an interceptor refuses with its status, without calling the handler', async () => {
     const before = handled;
-    const res = await fetch(`${h.base}/test.v1.Library/Ping`, { method: 'POST', headers: { 'x-deny': '1', 'content-type': 'application/json' }, body: '{"text":"b"}' });
+    const res = await fetch(`${h.base}/test.v1.Library/Ping`, {
+      method: 'POST',
+      headers: { 'x-deny': '1', 'content-type': 'application/json' },
+      body: '{"text":"b"}',
+    });
     expect(res.status).toBe(401);
-    expect(await res.json()).toEqual({ code: 16, message: 'denied by the interceptor', details: [] });
+    expect(await res.json()).toEqual({
+      code: 16,
+      message: 'denied by the interceptor',
+      details: [],
+    });
     expect(handled).toBe(before);
     expect(res.headers.get('x-request-id')).toBeTruthy();
   });
 
   it('runs a server-streaming gateway call through them', async () => {
     seen.length = 0;
-    const res = await fetch(`${h.base}/v1/shelves/s1/books?count=2`, { headers: { 'x-tenant': 't2' } });
+    const res = await fetch(`${h.base}/v1/shelves/s1/books?count=2`, {
+      headers: { 'x-tenant': 't2' },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-intercepted')).toBe('yes');
-    const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { result: { id: string } });
+    const lines = (await res.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { result: { id: string } });
     expect(lines.map((l) => l.result.id)).toEqual(['b0', 'b1']);
     expect(seen).toEqual([{ path: '/test.v1.Library/ListBooks', tenant: 't2' }]);
   });
@@ -94,8 +127,18 @@ describe('user interceptors on gateway calls (entry.addInterceptor)', () => {
     expect(r.response).toEqual({ text: 'pong g!' });
     expect(seen.map((s) => s.path)).toEqual(['/test.v1.Library/Ping']);
     const records = await h.stop();
-    const gateway = records.filter((rec) => (rec['payloads'] as Record<string, string> | undefined)?.['gwMethod']);
-    expect(gateway.map((rec) => rec['resCode'])).toEqual(expect.arrayContaining(['OK', 'Unauthenticated', 'NotFound']));
-    expect(gateway.map((rec) => rec['operation'])).toEqual(expect.arrayContaining(['/test.v1.Library/Ping', '/test.v1.Library/ListBooks', '/test.v1.Library/Fail']));
+    const gateway = records.filter(
+      (rec) => (rec['payloads'] as Record<string, string> | undefined)?.['gwMethod'],
+    );
+    expect(gateway.map((rec) => rec['resCode'])).toEqual(
+      expect.arrayContaining(['OK', 'Unauthenticated', 'NotFound']),
+    );
+    expect(gateway.map((rec) => rec['operation'])).toEqual(
+      expect.arrayContaining([
+        '/test.v1.Library/Ping',
+        '/test.v1.Library/ListBooks',
+        '/test.v1.Library/Fail',
+      ]),
+    );
   });
 });

@@ -9,7 +9,12 @@ afterAll(async () => {
   await h.stop();
 });
 
-async function call(method: string, path: string, body?: string, headers: Record<string, string> = {}) {
+async function call(
+  method: string,
+  path: string,
+  body?: string,
+  headers: Record<string, string> = {},
+) {
   const res = await fetch(`${h.base}${path}`, { method, body, headers });
   const text = await res.text();
   let json: unknown;
@@ -23,7 +28,10 @@ async function call(method: string, path: string, body?: string, headers: Record
 
 describe('REST gateway HttpRule coverage', () => {
   it('binds a {name=shelves/*} path variable and fills other fields from the query (nested, repeated, enum, int64, wrapper)', async () => {
-    const r = await call('GET', '/v1/shelves/s1?min_books=12&tags=a&tags=b&genre=FICTION&filter.author_name=Ann&filter.minYear=1999&includeEmpty=true');
+    const r = await call(
+      'GET',
+      '/v1/shelves/s1?min_books=12&tags=a&tags=b&genre=FICTION&filter.author_name=Ann&filter.minYear=1999&includeEmpty=true',
+    );
     expect(r.status).toBe(200);
     expect(r.json).toEqual({
       name: 'shelves/s1',
@@ -48,11 +56,24 @@ describe('REST gateway HttpRule coverage', () => {
   });
 
   it('maps body "*" plus a path variable, with JSON or proto field names', async () => {
-    const r = await call('POST', '/v1/shelves/s9/books', JSON.stringify({ title: 'T', authors: ['x', 'y'], genre: 'SCIENCE', pages: '300' }), {
-      'content-type': 'application/json',
-    });
+    const r = await call(
+      'POST',
+      '/v1/shelves/s9/books',
+      JSON.stringify({ title: 'T', authors: ['x', 'y'], genre: 'SCIENCE', pages: '300' }),
+      {
+        'content-type': 'application/json',
+      },
+    );
     expect(r.status).toBe(200);
-    expect(r.json).toEqual({ id: 'b1', title: 'T', shelf: 's9', authors: ['x', 'y'], genre: 'SCIENCE', pages: '300', cover: Buffer.from('hi').toString('base64') });
+    expect(r.json).toEqual({
+      id: 'b1',
+      title: 'T',
+      shelf: 's9',
+      authors: ['x', 'y'],
+      genre: 'SCIENCE',
+      pages: '300',
+      cover: Buffer.from('hi').toString('base64'),
+    });
     // Handler metadata reaches the REST client as Grpc-Metadata-* (grpc-gateway's default).
     expect(r.headers.get('grpc-metadata-x-book-origin')).toBe('create');
   });
@@ -123,15 +144,28 @@ describe('REST gateway HttpRule coverage', () => {
     const r = await call('GET', '/v1/shelves/s2/books?count=3');
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toContain('application/x-ndjson');
-    const lines = r.text.trim().split('\n').map((l) => JSON.parse(l) as unknown);
-    expect(lines).toEqual([{ result: { id: 'b0', shelf: 's2' } }, { result: { id: 'b1', shelf: 's2' } }, { result: { id: 'b2', shelf: 's2' } }]);
+    const lines = r.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
+    expect(lines).toEqual([
+      { result: { id: 'b0', shelf: 's2' } },
+      { result: { id: 'b1', shelf: 's2' } },
+      { result: { id: 'b2', shelf: 's2' } },
+    ]);
   });
 
   it('reports a failure after the first streamed message as an {"error":…} line', async () => {
     const r = await call('GET', '/v1/shelves/s3/books?count=-1');
     expect(r.status).toBe(200);
-    const lines = r.text.trim().split('\n').map((l) => JSON.parse(l) as unknown);
-    expect(lines).toEqual([{ result: { id: 'first', shelf: 's3' } }, { error: { code: 9, message: 'negative count', details: [] } }]);
+    const lines = r.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
+    expect(lines).toEqual([
+      { result: { id: 'first', shelf: 's3' } },
+      { error: { code: 9, message: 'negative count', details: [] } },
+    ]);
   });
 
   it('answers a stream that fails before its first message with an HTTP error status', async () => {
@@ -152,13 +186,23 @@ describe('gateway marshal options', () => {
       '    gwOption:\n      marshal: { useProtoNames: true, useEnumNumbers: true, indent: "  " }\n      unmarshal: { discardUnknown: true }\n',
     );
     try {
-      const res = await fetch(`${g.base}/v1/shelves/s1/books`, { method: 'POST', body: JSON.stringify({ title: 'T', genre: 'FICTION', unknownField: 1 }) });
+      const res = await fetch(`${g.base}/v1/shelves/s1/books`, {
+        method: 'POST',
+        body: JSON.stringify({ title: 'T', genre: 'FICTION', unknownField: 1 }),
+      });
       expect(res.status).toBe(200);
       const text = await res.text();
       expect(text).toContain('\n  "id": "b1"');
       expect(JSON.parse(text)).toMatchObject({ id: 'b1', title: 'T', shelf: 's1', genre: 1 });
-      const shelf = (await (await fetch(`${g.base}/v1/shelves/x?min_books=3`)).json()) as Record<string, unknown>;
-      expect(shelf).toMatchObject({ name: 'shelves/x', min_books: '3', created_at: '1970-01-02T00:00:00.500Z' });
+      const shelf = (await (await fetch(`${g.base}/v1/shelves/x?min_books=3`)).json()) as Record<
+        string,
+        unknown
+      >;
+      expect(shelf).toMatchObject({
+        name: 'shelves/x',
+        min_books: '3',
+        created_at: '1970-01-02T00:00:00.500Z',
+      });
     } finally {
       await g.stop();
     }

@@ -42,7 +42,9 @@ function closed(socket: net.Socket): () => boolean {
 describe('connections that never get going', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startLibrary('    handshakeTimeoutMs: 300\n    connectionIdleTimeoutMs: 600\n    headersTimeoutMs: 300\n    requestTimeoutMs: 600\n');
+    h = await startLibrary(
+      '    handshakeTimeoutMs: 300\n    connectionIdleTimeoutMs: 600\n    headersTimeoutMs: 300\n    requestTimeoutMs: 600\n',
+    );
   });
   afterAll(async () => {
     await h.stop();
@@ -78,23 +80,33 @@ describe('connections that never get going', () => {
     // connection is made until after the server closed it, so that other connection is busy the
     // whole time (never idle), while the one that never sends a request is closed (GOAWAY first).
     let release: (() => void) | undefined;
-    const g = await startLibrary('    handshakeTimeoutMs: 300\n    connectionIdleTimeoutMs: 600\n', {
-      overrides: {
-        Ping: (call: { request: Record<string, unknown> }, cb: (err: null, res: unknown) => void) => {
-          release = () => cb(null, { text: `pong ${String(call.request['text'])}` });
+    const g = await startLibrary(
+      '    handshakeTimeoutMs: 300\n    connectionIdleTimeoutMs: 600\n',
+      {
+        overrides: {
+          Ping: (
+            call: { request: Record<string, unknown> },
+            cb: (err: null, res: unknown) => void,
+          ) => {
+            release = () => cb(null, { text: `pong ${String(call.request['text'])}` });
+          },
         },
       },
-    });
+    );
     try {
       const held = unary(g.client, 'Ping', { text: 'held' });
-      await waitFor('the server to hold the Ping call', () => release !== undefined, { timeoutMs: 10_000 });
+      await waitFor('the server to hold the Ping call', () => release !== undefined, {
+        timeoutMs: 10_000,
+      });
       const idle = http2.connect(`http://127.0.0.1:${g.port}`);
       idle.on('error', () => {});
       const events: string[] = [];
       idle.once('remoteSettings', () => events.push('settings'));
       idle.once('goaway', () => events.push('goaway'));
       idle.once('close', () => events.push('close'));
-      await waitFor('the idle HTTP/2 connection to be closed', () => events.includes('close'), { timeoutMs: 10_000 });
+      await waitFor('the idle HTTP/2 connection to be closed', () => events.includes('close'), {
+        timeoutMs: 10_000,
+      });
       expect(events).toEqual(['settings', 'goaway', 'close']);
       release!();
       expect((await held).response).toEqual({ text: 'pong held' });
@@ -116,19 +128,28 @@ describe('clients that give up', () => {
       const md = new Metadata();
       md.set('x-request-id', 'cancel-me-1');
       let outcome: unknown;
-      const call = g.client['Ping']!({ text: 'hang' }, md, (err: unknown) => (outcome = err)) as { cancel(): void };
+      const call = g.client['Ping']!({ text: 'hang' }, md, (err: unknown) => (outcome = err)) as {
+        cancel(): void;
+      };
       // Cancel once the server has started the call.
-      const started = async (): Promise<boolean> => /grpc_method="Ping"[^\n]*\} 1$/m.test(await g.entry.registry.getSingleMetricAsString('grpc_server_started_total'));
+      const started = async (): Promise<boolean> =>
+        /grpc_method="Ping"[^\n]*\} 1$/m.test(
+          await g.entry.registry.getSingleMetricAsString('grpc_server_started_total'),
+        );
       await waitFor('the server to start the Ping call', started, { timeoutMs: 10_000 });
       call.cancel();
-      await waitFor('the client to see the cancellation', () => outcome !== undefined, { timeoutMs: 10_000 });
+      await waitFor('the client to see the cancellation', () => outcome !== undefined, {
+        timeoutMs: 10_000,
+      });
       expect(String(outcome)).toContain('CANCELLED');
       const after = await unary(g.client, 'GetShelf', { name: 'still' });
       expect(after.response).toMatchObject({ name: 'still' });
     } finally {
       records = await g.stop();
     }
-    const mine = records.filter((r) => (r['ids'] as Record<string, string> | undefined)?.['requestId'] === 'cancel-me-1');
+    const mine = records.filter(
+      (r) => (r['ids'] as Record<string, string> | undefined)?.['requestId'] === 'cancel-me-1',
+    );
     expect(mine).toHaveLength(1);
     expect(mine[0]).toMatchObject({ operation: '/test.v1.Library/Ping', resCode: 'Canceled' });
   });
@@ -175,7 +196,12 @@ describe('hostile input', () => {
   });
 
   it('answers a fresh UUID, and injects nothing, for a hostile X-Request-Id over the gateway', async () => {
-    for (const value of ['a'.repeat(500), 'abc; Set-Cookie: x=1', 'abc%0d%0aSet-Cookie:%20x=1', 'é-not-ascii']) {
+    for (const value of [
+      'a'.repeat(500),
+      'abc; Set-Cookie: x=1',
+      'abc%0d%0aSet-Cookie:%20x=1',
+      'é-not-ascii',
+    ]) {
       const res = await fetch(`${h.base}/v1/shelves/s1`, { headers: { 'X-Request-Id': value } });
       expect(res.status).toBe(200);
       expect(res.headers.get('x-request-id'), value).toMatch(UUID);
@@ -183,16 +209,24 @@ describe('hostile input', () => {
     }
     // A header line broken by a bare CR is refused outright; CR LF inside a value cannot be sent
     // at all (it ends the header), so what follows is only another request header.
-    const bareCr = await rawHttp(h.port, 'GET /v1/shelves/s1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: abc\rSet-Cookie: x=1\r\nConnection: close\r\n\r\n');
+    const bareCr = await rawHttp(
+      h.port,
+      'GET /v1/shelves/s1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: abc\rSet-Cookie: x=1\r\nConnection: close\r\n\r\n',
+    );
     expect(bareCr.startsWith('HTTP/1.1 400 ')).toBe(true);
     expect(bareCr.toLowerCase()).not.toContain('set-cookie');
-    const split = await rawHttp(h.port, 'GET /v1/shelves/s1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: ok-1\r\nSet-Cookie: x=1\r\nConnection: close\r\n\r\n');
+    const split = await rawHttp(
+      h.port,
+      'GET /v1/shelves/s1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: ok-1\r\nSet-Cookie: x=1\r\nConnection: close\r\n\r\n',
+    );
     expect(split.startsWith('HTTP/1.1 200 ')).toBe(true);
     const head = split.slice(0, split.indexOf('\r\n\r\n')).toLowerCase();
     expect(head).toContain('x-request-id: ok-1');
     expect(head).not.toContain('set-cookie');
     // A valid id is still honoured.
-    const ok = await fetch(`${h.base}/v1/shelves/s1`, { headers: { 'X-Request-Id': 'trace-123_abc' } });
+    const ok = await fetch(`${h.base}/v1/shelves/s1`, {
+      headers: { 'X-Request-Id': 'trace-123_abc' },
+    });
     expect(ok.headers.get('x-request-id')).toBe('trace-123_abc');
   });
 
@@ -284,8 +318,15 @@ describe('hostile input', () => {
       expect(body.message, q).not.toBe('');
     }
     // Well-typed values still pass.
-    const good = await fetch(`${h.base}/v1/shelves/s1?min_books=7&include_empty=true&genre=SCIENCE&filter.minYear=2001`);
+    const good = await fetch(
+      `${h.base}/v1/shelves/s1?min_books=7&include_empty=true&genre=SCIENCE&filter.minYear=2001`,
+    );
     expect(good.status).toBe(200);
-    expect(await good.json()).toMatchObject({ minBooks: '7', includeEmpty: true, genre: 'SCIENCE', filter: { minYear: 2001 } });
+    expect(await good.json()).toMatchObject({
+      minBooks: '7',
+      includeEmpty: true,
+      genre: 'SCIENCE',
+      filter: { minYear: 2001 },
+    });
   });
 });

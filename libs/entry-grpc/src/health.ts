@@ -1,4 +1,10 @@
-import type { ServerUnaryCall, ServerWritableStream, ServiceDefinition, UntypedServiceImplementation, sendUnaryData } from '@grpc/grpc-js';
+import type {
+  ServerUnaryCall,
+  ServerWritableStream,
+  ServiceDefinition,
+  UntypedServiceImplementation,
+  sendUnaryData,
+} from '@grpc/grpc-js';
 import { fromJSON, type PackageDefinition } from '@grpc/proto-loader';
 
 /** grpc.health.v1 (health.proto), as a protobufjs JSON descriptor. */
@@ -13,12 +19,23 @@ const HEALTH_JSON = {
                 HealthCheckRequest: { fields: { service: { type: 'string', id: 1 } } },
                 HealthCheckResponse: {
                   fields: { status: { type: 'ServingStatus', id: 1 } },
-                  nested: { ServingStatus: { values: { UNKNOWN: 0, SERVING: 1, NOT_SERVING: 2, SERVICE_UNKNOWN: 3 } } },
+                  nested: {
+                    ServingStatus: {
+                      values: { UNKNOWN: 0, SERVING: 1, NOT_SERVING: 2, SERVICE_UNKNOWN: 3 },
+                    },
+                  },
                 },
                 Health: {
                   methods: {
-                    Check: { requestType: 'HealthCheckRequest', responseType: 'HealthCheckResponse' },
-                    Watch: { requestType: 'HealthCheckRequest', responseType: 'HealthCheckResponse', responseStream: true },
+                    Check: {
+                      requestType: 'HealthCheckRequest',
+                      responseType: 'HealthCheckResponse',
+                    },
+                    Watch: {
+                      requestType: 'HealthCheckRequest',
+                      responseType: 'HealthCheckResponse',
+                      responseStream: true,
+                    },
                   },
                 },
               },
@@ -41,8 +58,15 @@ interface HealthRequest {
  * SERVICE_UNKNOWN (Watch).
  */
 export class HealthService {
-  readonly packageDefinition: PackageDefinition = fromJSON(HEALTH_JSON as unknown as Parameters<typeof fromJSON>[0], { keepCase: true, enums: String, defaults: true });
-  private readonly watchers = new Set<{ service: string; call: ServerWritableStream<HealthRequest, unknown>; last: string }>();
+  readonly packageDefinition: PackageDefinition = fromJSON(
+    HEALTH_JSON as unknown as Parameters<typeof fromJSON>[0],
+    { keepCase: true, enums: String, defaults: true },
+  );
+  private readonly watchers = new Set<{
+    service: string;
+    call: ServerWritableStream<HealthRequest, unknown>;
+    last: string;
+  }>();
 
   constructor(
     private readonly isServing: () => boolean,
@@ -79,7 +103,8 @@ export class HealthService {
     return {
       Check: (call: ServerUnaryCall<HealthRequest, unknown>, callback: sendUnaryData<unknown>) => {
         const s = this.status(call.request.service);
-        if (s === 'SERVICE_UNKNOWN') callback({ code: 5, details: `unknown service ${call.request.service}` });
+        if (s === 'SERVICE_UNKNOWN')
+          callback({ code: 5, details: `unknown service ${call.request.service}` });
         else callback(null, { status: s });
       },
       Watch: (call: ServerWritableStream<HealthRequest, unknown>) => {

@@ -24,5 +24,10 @@ export { grpcTransport, grpcCallPayloads, GrpcServerMetrics } from './call-trans
 export { CODE_NAMES, codeName, httpStatusFromCode } from './codes.js';
 export { compileTemplate, type PathTemplate } from './gateway/template.js';
 export type { HttpBinding } from './gateway/rules.js';
-export { buildOpenApiDocuments, openApiDocumentsOf, type OpenApiDocuments, type OpenApiDocumentsInput } from './openapi/documents.js';
+export {
+  buildOpenApiDocuments,
+  openApiDocumentsOf,
+  type OpenApiDocuments,
+  type OpenApiDocumentsInput,
+} from './openapi/documents.js';
 export type { OpenApiDocument } from './openapi/v2.js';

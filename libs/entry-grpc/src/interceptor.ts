@@ -1,4 +1,10 @@
-import { Metadata, type Deadline, type ServerInterceptingCall, type ServerInterceptingCallInterface, type ServerInterceptor } from '@grpc/grpc-js';
+import {
+  Metadata,
+  type Deadline,
+  type ServerInterceptingCall,
+  type ServerInterceptingCallInterface,
+  type ServerInterceptor,
+} from '@grpc/grpc-js';
 import { CallContext, type CallChain, type CallHeaders, type CallInfo } from '@svcboot/entry-core';
 import { codeName } from './codes.js';
 import { grpcCallInfo, grpcTypeOf, plainPeer } from './call-info.js';
@@ -28,7 +34,8 @@ function metadataKey(name: string): string {
   let key = keyOf.get(name);
   if (key === undefined) {
     key = name.toLowerCase();
-    if (!LEGAL_KEY.test(key) || key.endsWith('-bin')) throw new Error(`"${name}" cannot be a gRPC metadata key`);
+    if (!LEGAL_KEY.test(key) || key.endsWith('-bin'))
+      throw new Error(`"${name}" cannot be a gRPC metadata key`);
     if (keyOf.size < 256) keyOf.set(name, key);
   }
   return key;
@@ -56,7 +63,8 @@ class MetadataWithHeaders extends Metadata {
       const key = pairs[i]!;
       const value = pairs[i + 1]!;
       const prev = h[key];
-      h[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [String(prev), value];
+      h[key] =
+        prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [String(prev), value];
     }
     return h;
   }
@@ -77,7 +85,10 @@ export class MetadataHeaders implements CallHeaders {
   /** Throws, as Metadata.add does, for a name or value gRPC metadata cannot carry. */
   set(name: string, value: string): void {
     const key = metadataKey(name);
-    if (!LEGAL_VALUE.test(value)) throw new Error(`the value of ${name} has characters gRPC metadata cannot carry: ${JSON.stringify(value)}`);
+    if (!LEGAL_VALUE.test(value))
+      throw new Error(
+        `the value of ${name} has characters gRPC metadata cannot carry: ${JSON.stringify(value)}`,
+      );
     this.out.push(key, value);
   }
   /** Adds the response headers to `md` (after what a handler put there, as Metadata.merge would). */
@@ -95,7 +106,11 @@ const NO_HEADERS: readonly string[] = [];
  */
 function peerOf(call: ServerInterceptingCallInterface): string {
   const c = call.getConnectionInfo();
-  return c.remoteAddress === undefined ? plainPeer(call.getPeer()) : plainPeer(c.remotePort === undefined ? c.remoteAddress : `${c.remoteAddress}:${c.remotePort}`);
+  return c.remoteAddress === undefined
+    ? plainPeer(call.getPeer())
+    : plainPeer(
+        c.remotePort === undefined ? c.remoteAddress : `${c.remoteAddress}:${c.remotePort}`,
+      );
 }
 
 function firstValue(md: Metadata, key: string): string {
@@ -137,10 +152,19 @@ export const INTERCEPTED = new WeakSet<object>();
  * possible on grpc-js's base call (this interceptor is the innermost); false when `call` is not
  * one, and the caller falls back to recording what passes through it.
  */
-export function watchSentStatus(call: ServerInterceptingCallInterface, onSent: (status: PartialStatusObject) => void): boolean {
+export function watchSentStatus(
+  call: ServerInterceptingCallInterface,
+  onSent: (status: PartialStatusObject) => void,
+): boolean {
   const base = call as unknown as Partial<BaseCallInternals>;
   const send = base.sendStatus;
-  if (typeof base.cancelled !== 'boolean' || typeof base.stream !== 'object' || base.stream === null || typeof send !== 'function') return false;
+  if (
+    typeof base.cancelled !== 'boolean' ||
+    typeof base.stream !== 'object' ||
+    base.stream === null ||
+    typeof send !== 'function'
+  )
+    return false;
   const stream = base.stream;
   INTERCEPTED.add(stream);
   base.sendStatus = (status: PartialStatusObject): void => {
@@ -166,14 +190,19 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
     private readonly chain: CallChain,
     private readonly info: CallInfo,
   ) {
-    this.watched = watchSentStatus(next, (status) => this.finish(codeName(status.code ?? 2), status.details));
+    this.watched = watchSentStatus(next, (status) =>
+      this.finish(codeName(status.code ?? 2), status.details),
+    );
   }
 
   // The call below reports to us …
   onReceiveMetadata(md: Metadata): void {
     if (this.cancelled) return;
     const headers = new MetadataHeaders(md);
-    const ctx = new CallContext({ ...this.info, remoteAddr: peerOf(this.next), userAgent: firstValue(md, 'user-agent') }, headers);
+    const ctx = new CallContext(
+      { ...this.info, remoteAddr: peerOf(this.next), userAgent: firstValue(md, 'user-agent') },
+      headers,
+    );
     this.headers = headers;
     this.ctx = ctx;
     attachContext(md, ctx);
@@ -203,7 +232,9 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
 
   sendMetadata(md: Metadata): void {
     this.metadataSent = true;
-    this.next.sendMetadata(new MetadataWithHeaders(md, this.headers ? this.headers.out : NO_HEADERS));
+    this.next.sendMetadata(
+      new MetadataWithHeaders(md, this.headers ? this.headers.out : NO_HEADERS),
+    );
   }
 
   sendMessage(message: unknown, callback: () => void): void {

@@ -93,10 +93,19 @@ export class OnePortListener {
     if (max > 0) {
       const { http2 } = sinks;
       // A connection over the limit may only ask for health, over HTTP/1.1.
-      sinks = { http1: sinks.http1, http2: (socket) => (this.overflow.has(socket) ? refuse(socket) : http2(socket)) };
+      sinks = {
+        http1: sinks.http1,
+        http2: (socket) => (this.overflow.has(socket) ? refuse(socket) : http2(socket)),
+      };
     }
     if (options.tls) {
-      const server = tls.createServer({ cert: options.tls.cert, key: options.tls.key, ALPNProtocols: ['h2', 'http/1.1'], noDelay: true, handshakeTimeout: handshakeTimeoutMs });
+      const server = tls.createServer({
+        cert: options.tls.cert,
+        key: options.tls.key,
+        ALPNProtocols: ['h2', 'http/1.1'],
+        noDelay: true,
+        handshakeTimeout: handshakeTimeoutMs,
+      });
       server.on('connection', track);
       server.on('secureConnection', (socket: tls.TLSSocket) => {
         if (socket.alpnProtocol === 'h2') sinks.http2(socket);

@@ -17,7 +17,11 @@ function bundled(target: string): string | undefined {
  * the proto field names and the comments (for the OpenAPI document). google/protobuf well-known
  * types come from protobufjs itself, as does descriptor.proto when no import root has it.
  */
-export function loadProtoRoot(files: readonly string[], includeDirs: readonly string[], cwd: string): protobuf.Root {
+export function loadProtoRoot(
+  files: readonly string[],
+  includeDirs: readonly string[],
+  cwd: string,
+): protobuf.Root {
   const dirs = includeDirs.map((d) => path.resolve(cwd, d));
   const root = new protobuf.Root();
   const fallback = root.resolvePath.bind(root);

@@ -56,9 +56,15 @@ export function recordRefusedCalls(server: Server, chain: CallChain): number {
       const status = stream.sentHeaders['grpc-status'];
       if (status === undefined) return;
       const socket = stream.session?.socket;
-      const remote = socket?.remoteAddress === undefined ? '' : plainPeer(`${socket.remoteAddress}:${socket.remotePort ?? ''}`);
+      const remote =
+        socket?.remoteAddress === undefined
+          ? ''
+          : plainPeer(`${socket.remoteAddress}:${socket.remotePort ?? ''}`);
       const ua = headers['user-agent'] ?? '';
-      const ctx = new CallContext(unknownMethodInfo(String(headers[':path'] ?? ''), remote, ua), new RefusedHeaders(headers));
+      const ctx = new CallContext(
+        unknownMethodInfo(String(headers[':path'] ?? ''), remote, ua),
+        new RefusedHeaders(headers),
+      );
       chain.before(ctx);
       ctx.resCode = codeName(Number(status));
       const message = stream.sentHeaders['grpc-message'];

@@ -1,6 +1,11 @@
 import { errorMessage } from '@svcboot/entry-core';
 import type protobuf from 'protobufjs';
-import { buildRoute, unboundBinding, type GatewayOptions, type GatewayRoute } from './gateway/gateway.js';
+import {
+  buildRoute,
+  unboundBinding,
+  type GatewayOptions,
+  type GatewayRoute,
+} from './gateway/gateway.js';
 import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './gateway/rules.js';
 import type { ServiceSet } from './services.js';
 
@@ -56,7 +61,10 @@ export async function routesOf(input: RouteInput): Promise<Routes> {
       continue;
     }
     const r = rootFor(method.service);
-    if (!r) throw new Error(`${configPath}: no descriptor for ${method.service}; list its .proto file under protos.files or its descriptor set under protos.descriptorSets`);
+    if (!r)
+      throw new Error(
+        `${configPath}: no descriptor for ${method.service}; list its .proto file under protos.files or its descriptor set under protos.descriptorSets`,
+      );
     routes.push(buildRoute(b, method, r, input.options));
     bound.add(method.path);
   }

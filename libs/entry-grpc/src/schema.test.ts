@@ -39,11 +39,24 @@ describe('grpc entry options', () => {
       },
       docs: { enabled: false, path: '/docs/' },
       prom: { enabled: false, path: '/metrics' },
-      middleware: { logging: { enabled: false }, prom: { enabled: false }, meta: { enabled: false } },
+      middleware: {
+        logging: { enabled: false },
+        prom: { enabled: false },
+        meta: { enabled: false },
+      },
       gwOption: {
-        marshal: { useProtoNames: false, emitUnpopulated: false, useEnumNumbers: false, indent: '' },
+        marshal: {
+          useProtoNames: false,
+          emitUnpopulated: false,
+          useEnumNumbers: false,
+          indent: '',
+        },
         unmarshal: { discardUnknown: false },
-        routing: { methodNotAllowed405: false, disablePathLengthFallback: false, disableHttpMethodOverride: false },
+        routing: {
+          methodNotAllowed405: false,
+          disablePathLengthFallback: false,
+          disableHttpMethodOverride: false,
+        },
         allowPatchFeature: true,
         maxJsonDepth: 100,
         maxQueryParams: 1000,
@@ -68,13 +81,21 @@ describe('grpc entry options', () => {
   });
 
   it('reads UI paths with or without the trailing slash', () => {
-    const c = grpcSchema.parse({ name: 'g', sw: { enabled: true, path: '/swagger' }, docs: { path: '/api-docs/' } });
+    const c = grpcSchema.parse({
+      name: 'g',
+      sw: { enabled: true, path: '/swagger' },
+      docs: { path: '/api-docs/' },
+    });
     expect(c.sw.path).toBe('/swagger/');
     expect(c.docs.path).toBe('/api-docs/');
   });
 
   it('rejects misspelt options with their path and a suggestion', async () => {
-    const err = await boot({ configText: 'grpc:\n  - name: greeter\n    port: 1\n    middlware: {}\n    sw: { enabeld: true }\n', argv: [] }).catch((e: unknown) => e);
+    const err = await boot({
+      configText:
+        'grpc:\n  - name: greeter\n    port: 1\n    middlware: {}\n    sw: { enabeld: true }\n',
+      argv: [],
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
     const text = String((err as Error).message);
     expect(text).toContain('grpc[greeter].middlware');

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { entryBaseShape, middlewareSchema, msSchema, observabilityShape, portSchema, promEndpointSchema } from '@svcboot/entry-core';
+import {
+  entryBaseShape,
+  middlewareSchema,
+  msSchema,
+  observabilityShape,
+  portSchema,
+  promEndpointSchema,
+} from '@svcboot/entry-core';
 
 /** A UI mount point: `/sw` and `/sw/` both mean the folder `/sw/`. */
 const uiPath = (fallback: string) =>
@@ -42,7 +49,9 @@ export const grpcSchema = z.strictObject({
   port: portSchema.default(8080),
   enableReflection: z.boolean().default(false),
   enableSvcGwOption: z.boolean().default(false),
-  sw: z.strictObject({ enabled: z.boolean().default(false), path: uiPath('/sw/'), ...openApiShape }).prefault({}),
+  sw: z
+    .strictObject({ enabled: z.boolean().default(false), path: uiPath('/sw/'), ...openApiShape })
+    .prefault({}),
   docs: uiSchema('/docs/'),
   prom: promEndpointSchema,
   middleware: middlewareSchema,
@@ -92,7 +101,11 @@ export const grpcSchema = z.strictObject({
       certEntry: z.string().default(''),
     })
     .prefault({}),
-  maxRecvMsgSizeBytes: z.number().int().positive().default(4 * MiB),
+  maxRecvMsgSizeBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(4 * MiB),
   maxSendMsgSizeBytes: z.number().int().positive().default(2_147_483_647),
   shutdownTimeoutMs: msSchema.default(10_000),
   handshakeTimeoutMs: z.number().int().positive().default(10_000),

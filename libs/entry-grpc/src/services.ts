@@ -1,4 +1,9 @@
-import type { MethodDefinition, ServiceDefinition, UntypedHandleCall, UntypedServiceImplementation } from '@grpc/grpc-js';
+import type {
+  MethodDefinition,
+  ServiceDefinition,
+  UntypedHandleCall,
+  UntypedServiceImplementation,
+} from '@grpc/grpc-js';
 import { splitPath } from './call-info.js';
 
 /** One RPC of a service added to the entry, with the user's handler. */
@@ -13,15 +18,30 @@ export interface RegisteredMethod {
 
 /** Services added with `addService`, kept for the gateway, reflection and OpenAPI. */
 export class ServiceSet {
-  readonly definitions: Array<{ definition: ServiceDefinition; implementation: UntypedServiceImplementation }> = [];
+  readonly definitions: Array<{
+    definition: ServiceDefinition;
+    implementation: UntypedServiceImplementation;
+  }> = [];
   readonly methods = new Map<string, RegisteredMethod>();
 
   add(definition: ServiceDefinition, implementation: UntypedServiceImplementation): void {
-    for (const [key, def] of Object.entries(definition) as Array<[string, MethodDefinition<unknown, unknown>]>) {
-      if (this.methods.has(def.path)) throw new Error(`addService: ${def.path} is already registered`);
+    for (const [key, def] of Object.entries(definition) as Array<
+      [string, MethodDefinition<unknown, unknown>]
+    >) {
+      if (this.methods.has(def.path))
+        throw new Error(`addService: ${def.path} is already registered`);
       const { service, method } = splitPath(def.path);
-      const handler = (implementation[key] ?? (def.originalName ? implementation[def.originalName] : undefined)) as UntypedHandleCall | undefined;
-      this.methods.set(def.path, { path: def.path, service, name: method, definition: def, handler });
+      const handler = (implementation[key] ??
+        (def.originalName ? implementation[def.originalName] : undefined)) as
+        | UntypedHandleCall
+        | undefined;
+      this.methods.set(def.path, {
+        path: def.path,
+        service,
+        name: method,
+        definition: def,
+        handler,
+      });
     }
     this.definitions.push({ definition, implementation });
   }

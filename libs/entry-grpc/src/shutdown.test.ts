@@ -1,7 +1,14 @@
 import http2 from 'node:http2';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Child, freePort, isListening, plainEnv, sigtermUnderKeepAliveLoad, waitFor } from '@svcboot/testkit';
+import {
+  Child,
+  freePort,
+  isListening,
+  plainEnv,
+  sigtermUnderKeepAliveLoad,
+  waitFor,
+} from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -16,12 +23,25 @@ const PING = Buffer.concat([Buffer.from([0, 0, 0, 0, 6, 0x0a, 4]), Buffer.from('
 describe('grpc entry: SIGTERM under keep-alive gateway load, with the defaults', () => {
   it('loses no gateway request on 8 keep-alive connections, sends HTTP/2 GOAWAY naming the last stream taken and completes that call, and exits 0', async () => {
     const port = await freePort();
-    const child = Child.start(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', path.join(here, 'test-support/sigterm-app.ts')], {
-      cwd: path.join(here, '..'),
-      env: plainEnv({ PORT: String(port) }),
-    });
+    const child = Child.start(
+      process.execPath,
+      [
+        '--conditions=svcboot-source',
+        '--import',
+        'tsx',
+        path.join(here, 'test-support/sigterm-app.ts'),
+      ],
+      {
+        cwd: path.join(here, '..'),
+        env: plainEnv({ PORT: String(port) }),
+      },
+    );
     cleanups.push(() => child.kill());
-    await waitFor('the app to listen', async () => child.stdout.includes('listening on port') && (await isListening(port)), { timeoutMs: 30_000, intervalMs: 100 });
+    await waitFor(
+      'the app to listen',
+      async () => child.stdout.includes('listening on port') && (await isListening(port)),
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
 
     // A gRPC call held open across the signal: headers and half its message sent; a PING's ACK
     // (sent after them) says the server has taken the stream.
@@ -30,15 +50,26 @@ describe('grpc entry: SIGTERM under keep-alive gateway load, with the defaults',
     cleanups.push(() => session.destroy());
     let goaway: { code: number; lastStreamID: number } | undefined;
     session.on('goaway', (code, lastStreamID) => (goaway ??= { code, lastStreamID }));
-    const held = session.request({ ':method': 'POST', ':path': '/test.v1.Library/Ping', 'content-type': 'application/grpc', te: 'trailers' });
+    const held = session.request({
+      ':method': 'POST',
+      ':path': '/test.v1.Library/Ping',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+    });
     let trailers: http2.IncomingHttpHeaders = {};
     const chunks: Buffer[] = [];
     held.on('trailers', (t) => (trailers = t));
     held.on('data', (c: Buffer) => chunks.push(c));
-    const heldClosed = new Promise<number>((resolve) => held.on('close', () => resolve(held.rstCode ?? 0)));
+    const heldClosed = new Promise<number>((resolve) =>
+      held.on('close', () => resolve(held.rstCode ?? 0)),
+    );
     held.on('error', () => undefined);
-    await new Promise<void>((resolve, reject) => held.write(PING.subarray(0, 6), (err) => (err ? reject(err) : resolve())));
-    await new Promise<void>((resolve, reject) => session.ping((err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      held.write(PING.subarray(0, 6), (err) => (err ? reject(err) : resolve())),
+    );
+    await new Promise<void>((resolve, reject) =>
+      session.ping((err) => (err ? reject(err) : resolve())),
+    );
 
     const r = await sigtermUnderKeepAliveLoad(child, {
       port,
@@ -46,12 +77,18 @@ describe('grpc entry: SIGTERM under keep-alive gateway load, with the defaults',
       connections: 8,
       // Once the entry stops (after the drain delay), the held call's connection gets GOAWAY; the call then completes.
       beforeExit: async () => {
-        await waitFor('GOAWAY on the held call\'s connection', () => goaway !== undefined, { timeoutMs: 20_000 });
+        await waitFor("GOAWAY on the held call's connection", () => goaway !== undefined, {
+          timeoutMs: 20_000,
+        });
         held.end(PING.subarray(6));
         await heldClosed;
       },
     });
-    const summary = JSON.stringify({ failures: r.failures.slice(0, 10), readiness: r.readiness, stdout: child.stdout.slice(-1500) });
+    const summary = JSON.stringify({
+      failures: r.failures.slice(0, 10),
+      readiness: r.readiness,
+      stdout: child.stdout.slice(-1500),
+    });
     expect(r.failures, summary).toEqual([]);
     expect(r.readiness, summary).toBe(503);
     for (let w = 0; w < 8; w++) {
@@ -62,7 +99,10 @@ describe('grpc entry: SIGTERM under keep-alive gateway load, with the defaults',
     expect(r.exitCode, summary).toBe(0);
 
     // The held call's connection got GOAWAY naming its stream (the last the server took), and the call completed.
-    expect(goaway, summary).toEqual({ code: http2.constants.NGHTTP2_NO_ERROR, lastStreamID: held.id });
+    expect(goaway, summary).toEqual({
+      code: http2.constants.NGHTTP2_NO_ERROR,
+      lastStreamID: held.id,
+    });
     expect(await heldClosed).toBe(0);
     expect(trailers['grpc-status']).toBe('0');
     expect(Buffer.concat(chunks).toString('latin1')).toContain('pong held');

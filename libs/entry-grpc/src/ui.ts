@@ -92,13 +92,28 @@ const SPEC_V3_FILE = 'openapi.json';
  * OpenAPI documents: 2.0 (`swagger.json`) first and, when there is one, 3.1 (`openapi.json`) to
  * pick from the top bar.
  */
-export function swaggerUi(mountPath: string, document: () => string, title: string, documentV3?: () => string): UiMount {
+export function swaggerUi(
+  mountPath: string,
+  document: () => string,
+  title: string,
+  documentV3?: () => string,
+): UiMount {
   const dir = assetDir('swagger-ui');
-  const files = ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'index.css', 'favicon-16x16.png', 'favicon-32x32.png', 'oauth2-redirect.html', 'oauth2-redirect.js'];
+  const files = [
+    'swagger-ui.css',
+    'swagger-ui-bundle.js',
+    'swagger-ui-standalone-preset.js',
+    'index.css',
+    'favicon-16x16.png',
+    'favicon-32x32.png',
+    'oauth2-redirect.html',
+    'oauth2-redirect.js',
+  ];
   const assets = new Map<string, Asset>(files.map((f) => [f, { file: path.join(dir, f) }]));
   assets.set(SPEC_FILE, { text: document });
   if (documentV3) assets.set(SPEC_V3_FILE, { text: documentV3 });
-  const source = (file: string): string => `new URL(${JSON.stringify(file)}, window.location.href).href`;
+  const source = (file: string): string =>
+    `new URL(${JSON.stringify(file)}, window.location.href).href`;
   const specs = documentV3
     ? `urls: [{ url: ${source(SPEC_FILE)}, name: 'OpenAPI 2.0 (swagger.json)' }, { url: ${source(SPEC_V3_FILE)}, name: 'OpenAPI 3.1 (openapi.json)' }],\n    'urls.primaryName': 'OpenAPI 2.0 (swagger.json)',`
     : `url: ${source(SPEC_FILE)},`;
@@ -128,7 +143,12 @@ export function swaggerUi(mountPath: string, document: () => string, title: stri
 }
 
 /** RapiDoc (rapidoc-min.js, from assets/) at `mountPath`, on the OpenAPI 2.0 document; the 3.1 one is served beside it. */
-export function rapiDoc(mountPath: string, document: () => string, title: string, documentV3?: () => string): UiMount {
+export function rapiDoc(
+  mountPath: string,
+  document: () => string,
+  title: string,
+  documentV3?: () => string,
+): UiMount {
   const dir = assetDir('rapidoc');
   const assets = new Map<string, Asset>([
     ['rapidoc-min.js', { file: path.join(dir, 'rapidoc-min.js') }],

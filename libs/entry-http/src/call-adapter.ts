@@ -1,5 +1,12 @@
 import type { Context, Next } from 'koa';
-import { CallContext, CallRejection, httpStatusOf as rejectionStatus, type CallChain, type CallHeaders, type CallInfo } from '@svcboot/entry-core';
+import {
+  CallContext,
+  CallRejection,
+  httpStatusOf as rejectionStatus,
+  type CallChain,
+  type CallHeaders,
+  type CallInfo,
+} from '@svcboot/entry-core';
 
 declare module 'koa' {
   interface DefaultState {
@@ -78,7 +85,10 @@ export async function errorResponder(ctx: Context, next: Next): Promise<void> {
     ctx.state.error = err;
     const status = httpStatusOf(err);
     ctx.status = status;
-    ctx.body = status >= 500 || (err as { expose?: boolean }).expose === false ? { error: 'internal server error' } : { error: (err as Error).message };
+    ctx.body =
+      status >= 500 || (err as { expose?: boolean }).expose === false
+        ? { error: 'internal server error' }
+        : { error: (err as Error).message };
     if (status >= 500) ctx.app.emit('error', err, ctx);
   }
 }

@@ -12,7 +12,10 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function start(extra = '', setup?: (app: App) => void): Promise<{ app: App; base: string; events: string }> {
+async function start(
+  extra = '',
+  setup?: (app: App) => void,
+): Promise<{ app: App; base: string; events: string }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-http-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const events = path.join(dir, 'events.log');
@@ -62,7 +65,9 @@ async function records(file: string): Promise<Array<Record<string, string>>> {
 describe('httpserver entry', () => {
   it('serves routes with the meta headers and writes one record per call', async () => {
     const { base, events, app } = await start();
-    const res = await fetch(`${base}/v1/user/42?verbose=1`, { headers: { 'user-agent': 'svc-test/1', 'x-request-id': 'req-abc-1' } });
+    const res = await fetch(`${base}/v1/user/42?verbose=1`, {
+      headers: { 'user-agent': 'svc-test/1', 'x-request-id': 'req-abc-1' },
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ id: '42' });
     expect(res.headers.get('x-request-id')).toBe('req-abc-1');
@@ -74,7 +79,11 @@ describe('httpserver entry', () => {
     await app.shutdown();
     const recs = await records(events);
     const bootstrap = recs.find((r) => r['operation'] === 'Bootstrap')!;
-    expect(JSON.parse(bootstrap['payloads']!)).toMatchObject({ ginPort: Number(new URL(base).port), promEnabled: true, promPath: '/metrics' });
+    expect(JSON.parse(bootstrap['payloads']!)).toMatchObject({
+      ginPort: Number(new URL(base).port),
+      promEnabled: true,
+      promPath: '/metrics',
+    });
     const call = recs.find((r) => r['operation'] === 'GET /v1/user/:id')!;
     expect(call).toBeDefined();
     expect(JSON.parse(call['ids']!)).toEqual({ eventId: 'req-abc-1', requestId: 'req-abc-1' });
@@ -92,17 +101,27 @@ describe('httpserver entry', () => {
 
   it('answers 413 for a body over the limit and parses one under it', async () => {
     const { base } = await start();
-    const small = await fetch(`${base}/v1/echo`, { method: 'POST', body: JSON.stringify({ a: 1 }) });
+    const small = await fetch(`${base}/v1/echo`, {
+      method: 'POST',
+      body: JSON.stringify({ a: 1 }),
+    });
     expect(small.status).toBe(200);
     expect(await small.json()).toEqual({ a: 1 });
-    const big = await fetch(`${base}/v1/echo`, { method: 'POST', body: JSON.stringify({ a: 'x'.repeat(200) }) });
+    const big = await fetch(`${base}/v1/echo`, {
+      method: 'POST',
+      body: JSON.stringify({ a: 'x'.repeat(200) }),
+    });
     expect(big.status).toBe(413);
     // Without a content-length (chunked), the limit still holds.
     const chunked = await new Promise<number>((resolve, reject) => {
-      const req = http.request(`${base}/v1/echo`, { method: 'POST', headers: { 'transfer-encoding': 'chunked' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = http.request(
+        `${base}/v1/echo`,
+        { method: 'POST', headers: { 'transfer-encoding': 'chunked' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       for (let i = 0; i < 10; i++) req.write('x'.repeat(20));
       req.end();
@@ -128,7 +147,9 @@ describe('httpserver entry', () => {
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toContain('process_cpu_user_seconds_total');
-    expect(metrics).toMatch(/svc_call_res_code_total\{entry_name="api",entry_type="HttpEntry",[^}]*rest_method="GET",rest_path="\/v1\/user\/:id",res_code="200"\} 1/);
+    expect(metrics).toMatch(
+      /svc_call_res_code_total\{entry_name="api",entry_type="HttpEntry",[^}]*rest_method="GET",rest_path="\/v1\/user\/:id",res_code="200"\} 1/,
+    );
   });
 
   it('lets a request in flight finish at shutdown, refuses new ones, and reports not ready while draining', async () => {
@@ -166,9 +187,18 @@ describe('httpserver entry', () => {
   it('fails bootstrap clearly when the port is taken', async () => {
     const { base } = await start();
     const port = new URL(base).port;
-    const app = await boot({ argv: [], env: {}, configText: `httpserver:\n  - name: second\n    host: 127.0.0.1\n    port: ${port}\n` });
-    const err = await app.bootstrap().then(() => undefined, (e: unknown) => e);
-    expect((err as Error).message).toMatch(/httpserver entry "second" failed to bootstrap: cannot listen on 127.0.0.1:\d+: EADDRINUSE \(the port is taken/);
+    const app = await boot({
+      argv: [],
+      env: {},
+      configText: `httpserver:\n  - name: second\n    host: 127.0.0.1\n    port: ${port}\n`,
+    });
+    const err = await app.bootstrap().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((err as Error).message).toMatch(
+      /httpserver entry "second" failed to bootstrap: cannot listen on 127.0.0.1:\d+: EADDRINUSE \(the port is taken/,
+    );
     expect((err as { code?: string }).code).toBe('SVC_BOOTSTRAP_FAILED');
     expect(((err as Error).cause as { code?: string }).code).toBe('SVC_HTTP_LISTEN_FAILED');
   });

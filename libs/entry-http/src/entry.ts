@@ -3,7 +3,16 @@ import net, { type AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { Registry } from 'prom-client';
-import { basicTransport, buildCallChain, collectProcessMetrics, HealthRoutes, IdleConnections, type Entry, type EntryContext, type LifecycleContext } from '@svcboot/entry-core';
+import {
+  basicTransport,
+  buildCallChain,
+  collectProcessMetrics,
+  HealthRoutes,
+  IdleConnections,
+  type Entry,
+  type EntryContext,
+  type LifecycleContext,
+} from '@svcboot/entry-core';
 import type { HttpEntryConfig } from './schema.js';
 import { httpError } from './errors.js';
 import { readBody } from './body.js';
@@ -76,7 +85,10 @@ export class HttpEntry implements Entry {
         requestTimeout: config.requestTimeoutMs,
         headersTimeout: config.headersTimeoutMs,
         // Node enforces both timeouts on this sweep (30 s by default), far too late for a short headersTimeout.
-        connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(config.headersTimeoutMs / 2))),
+        connectionsCheckingInterval: Math.max(
+          100,
+          Math.min(1000, Math.floor(config.headersTimeoutMs / 2)),
+        ),
       },
       this.koa.callback(),
     );
@@ -84,7 +96,13 @@ export class HttpEntry implements Entry {
     this.connections = new IdleConnections(server);
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => {
-        reject(httpError('SVC_HTTP_LISTEN_FAILED', [config.host, config.port, err.code ?? err.message, err.code === 'EADDRINUSE'], { cause: err }));
+        reject(
+          httpError(
+            'SVC_HTTP_LISTEN_FAILED',
+            [config.host, config.port, err.code ?? err.message, err.code === 'EADDRINUSE'],
+            { cause: err },
+          ),
+        );
       };
       server.once('error', onError);
       server.listen(config.port, config.host || undefined, () => {
@@ -95,11 +113,15 @@ export class HttpEntry implements Entry {
     this.server = server;
     this.boundPort = (server.address() as AddressInfo).port;
     ctx.logger.info(`HTTP server listening on port ${this.boundPort}`);
-    if (config.prom.enabled) ctx.logger.info(`Metrics at http://localhost:${this.boundPort}${config.prom.path}`);
+    if (config.prom.enabled)
+      ctx.logger.info(`Metrics at http://localhost:${this.boundPort}${config.prom.path}`);
   }
 
   bootstrapPayloads(): Record<string, unknown> {
-    const p: Record<string, unknown> = { ginPort: this.boundPort, promEnabled: this.config.prom.enabled };
+    const p: Record<string, unknown> = {
+      ginPort: this.boundPort,
+      promEnabled: this.config.prom.enabled,
+    };
     if (this.config.prom.enabled) {
       p['promPath'] = this.config.prom.path;
       p['promPort'] = this.boundPort;
@@ -119,7 +141,9 @@ export class HttpEntry implements Entry {
     this.draining = true;
     // net.Server's close: http.Server's would close idle keep-alive connections at once, resetting
     // a request a client has just sent on one.
-    const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+    const closed = new Promise<void>((resolve) =>
+      net.Server.prototype.close.call(server, () => resolve()),
+    );
     const cut = (): void => connections.closeAll();
     lifecycle.signal.addEventListener('abort', cut, { once: true });
     const sweep = setInterval(() => connections.closeIdle(), 50);

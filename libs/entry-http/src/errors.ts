@@ -10,7 +10,7 @@ export const httpErrors = {
   },
   SVC_HTTP_NOT_BOOTSTRAPPED: {
     when: '`entry.port` was read before `app.bootstrap()` finished',
-    fix: 'read the port after bootstrap (it is the OS\'s choice when `port: 0`)',
+    fix: "read the port after bootstrap (it is the OS's choice when `port: 0`)",
     message: (configPath: string) => `${configPath}: port is known only after bootstrap`,
   },
 } satisfies ErrorCatalogue;

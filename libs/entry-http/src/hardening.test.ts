@@ -10,7 +10,11 @@ afterEach(async () => {
 });
 
 async function start(options = ''): Promise<number> {
-  const app = await boot({ argv: [], env: {}, configText: `httpserver:\n  - name: api\n    port: 0\n    host: 127.0.0.1\n${options}` });
+  const app = await boot({
+    argv: [],
+    env: {},
+    configText: `httpserver:\n  - name: api\n    port: 0\n    host: 127.0.0.1\n${options}`,
+  });
   httpEntry(app, 'api').router.get('/v1/ok', (ctx) => {
     ctx.body = { ok: true };
   });

@@ -1,7 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
-import { CallChain, CallRejection, type CallContext, type CallMiddleware } from '@svcboot/entry-core';
+import {
+  CallChain,
+  CallRejection,
+  type CallContext,
+  type CallMiddleware,
+} from '@svcboot/entry-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callMiddleware } from './call-adapter.js';
 
@@ -14,10 +19,15 @@ afterEach(async () => {
 function serve(seen: string[]): Promise<string> {
   const guard: CallMiddleware = {
     before(call: CallContext) {
-      if (call.headers.get('authorization') === undefined) throw new CallRejection('Unauthenticated', 'missing token', { 'WWW-Authenticate': 'Bearer' });
+      if (call.headers.get('authorization') === undefined)
+        throw new CallRejection('Unauthenticated', 'missing token', {
+          'WWW-Authenticate': 'Bearer',
+        });
     },
   };
-  const observer: CallMiddleware = { after: (call) => void seen.push(`${call.info.operation} ${call.resCode}`) };
+  const observer: CallMiddleware = {
+    after: (call) => void seen.push(`${call.info.operation} ${call.resCode}`),
+  };
   const app = new Koa();
   app.use(callMiddleware(new CallChain([observer, guard])));
   app.use((ctx) => {
@@ -25,7 +35,11 @@ function serve(seen: string[]): Promise<string> {
   });
   const server = http.createServer(app.callback());
   servers.push(server);
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    ),
+  );
 }
 
 describe('a CallRejection on an httpserver call', () => {
@@ -33,7 +47,9 @@ describe('a CallRejection on an httpserver call', () => {
     const seen: string[] = [];
     const base = await serve(seen);
     const refused = await fetch(`${base}/v1/secret`);
-    expect([refused.status, refused.headers.get('www-authenticate'), await refused.json()]).toEqual([401, 'Bearer', { error: 'missing token' }]);
+    expect([refused.status, refused.headers.get('www-authenticate'), await refused.json()]).toEqual(
+      [401, 'Bearer', { error: 'missing token' }],
+    );
     const allowed = await fetch(`${base}/v1/secret`, { headers: { authorization: 'Bearer x' } });
     expect([allowed.status, await allowed.json()]).toEqual([200, { handled: true }]);
     expect(seen).toEqual(['GET /v1/secret 401', 'GET /v1/secret 200']);

@@ -18,7 +18,11 @@ export const httpEntrySchema = z.strictObject({
   middleware: middlewareSchema,
   prom: promEndpointSchema,
   /** Largest request body accepted; larger ones get 413. */
-  bodyLimitBytes: z.number().int().positive().default(1024 * 1024),
+  bodyLimitBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
   /** Time a client may take to send the request headers. */
   headersTimeoutMs: msSchema.default(10_000),
   /** Time a client may take to send the whole request. */

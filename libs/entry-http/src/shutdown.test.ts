@@ -1,6 +1,13 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Child, freePort, isListening, plainEnv, sigtermUnderKeepAliveLoad, waitFor } from '@svcboot/testkit';
+import {
+  Child,
+  freePort,
+  isListening,
+  plainEnv,
+  sigtermUnderKeepAliveLoad,
+  waitFor,
+} from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -12,15 +19,32 @@ afterEach(() => {
 describe('httpserver: SIGTERM under keep-alive load, with the defaults', () => {
   it('loses no request: every one on the 8 keep-alive connections is answered, the last with Connection: close, and the app exits 0', async () => {
     const port = await freePort();
-    const child = Child.start(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', path.join(here, 'test-support/sigterm-app.ts')], {
-      cwd: path.join(here, '..'),
-      env: plainEnv({ PORT: String(port) }),
-    });
+    const child = Child.start(
+      process.execPath,
+      [
+        '--conditions=svcboot-source',
+        '--import',
+        'tsx',
+        path.join(here, 'test-support/sigterm-app.ts'),
+      ],
+      {
+        cwd: path.join(here, '..'),
+        env: plainEnv({ PORT: String(port) }),
+      },
+    );
     children.push(child);
-    await waitFor('the app to listen', async () => child.stdout.includes('listening on port') && (await isListening(port)), { timeoutMs: 30_000, intervalMs: 100 });
+    await waitFor(
+      'the app to listen',
+      async () => child.stdout.includes('listening on port') && (await isListening(port)),
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
 
     const r = await sigtermUnderKeepAliveLoad(child, { port, path: '/v1/ok', connections: 8 });
-    const summary = JSON.stringify({ failures: r.failures.slice(0, 10), readiness: r.readiness, stdout: child.stdout.slice(-1500) });
+    const summary = JSON.stringify({
+      failures: r.failures.slice(0, 10),
+      readiness: r.readiness,
+      stdout: child.stdout.slice(-1500),
+    });
     expect(r.failures, summary).toEqual([]);
     // The app was taken out by its readiness (not by refusing connections), while it still served.
     expect(r.readiness, summary).toBe(503);

@@ -35,7 +35,9 @@ export class KvConnection {
     const config = ioredisConfig(options);
     if (config.mode === 'cluster') {
       this.latency = readRouting(options) === 'latency' ? new LatencyRouter() : undefined;
-      const clusterOptions = this.latency ? { ...config.options, scaleReads: this.latency.pick } : config.options;
+      const clusterOptions = this.latency
+        ? { ...config.options, scaleReads: this.latency.pick }
+        : config.options;
       this.handle = { mode: 'cluster', client: new Cluster(config.nodes, clusterOptions) };
     } else {
       this.handle = { mode: config.mode, client: new Redis(config.options) };
@@ -74,7 +76,8 @@ export class KvConnection {
     });
     try {
       await Promise.race([client.connect().then(() => client.ping()), deadline]);
-      if (this.latency && this.handle.mode === 'cluster') await Promise.race([this.latency.start(this.handle.client), deadline]);
+      if (this.latency && this.handle.mode === 'cluster')
+        await Promise.race([this.latency.start(this.handle.client), deadline]);
     } catch (err) {
       client.disconnect();
       this.latency?.stop();
@@ -84,7 +87,10 @@ export class KvConnection {
       if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
     this.connected = true;
-    this.ctx.logger.info({ clientType: this.mode }, `Ping redis at [${this.addrs.join(', ')}] success`);
+    this.ctx.logger.info(
+      { clientType: this.mode },
+      `Ping redis at [${this.addrs.join(', ')}] success`,
+    );
   }
 
   /**
@@ -126,8 +132,16 @@ export class KvConnection {
     const details = [last !== reason ? last : '', this.lastNodeError ?? ''].filter((d) => d !== '');
     const cause = details.length ? `${reason} (last error: ${details.join('; ')})` : reason;
     const redact = (text: string): string => this.ctx.redact(text);
-    const masterName = this.options.masterName === undefined ? undefined : redact(this.options.masterName);
-    return [this.ctx.configPath, this.mode, this.addrs.map(redact), redact(cause), masterName, Boolean(this.options.pass || this.options.user)];
+    const masterName =
+      this.options.masterName === undefined ? undefined : redact(this.options.masterName);
+    return [
+      this.ctx.configPath,
+      this.mode,
+      this.addrs.map(redact),
+      redact(cause),
+      masterName,
+      Boolean(this.options.pass || this.options.user),
+    ];
   }
 
   /** ioredis emits `error` for every failed (re)connection: keep the last for messages, log once per outage. */
@@ -137,7 +151,9 @@ export class KvConnection {
       this.lastError = err;
       if (this.connected && !this.outage) {
         this.outage = true;
-        this.ctx.logger.warn(`Redis connection lost at [${this.addrs.join(', ')}]: ${this.ctx.redact(err.message)}`);
+        this.ctx.logger.warn(
+          `Redis connection lost at [${this.addrs.join(', ')}]: ${this.ctx.redact(err.message)}`,
+        );
       }
     });
     // A cluster reports each node's own failure (e.g. ECONNREFUSED) separately from its summary.

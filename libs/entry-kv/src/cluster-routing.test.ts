@@ -24,7 +24,11 @@ beforeAll(async () => {
   // Seed through one master with redirects followed (-c), then let the replicas catch up.
   for (const k of keys) await redisCli(cluster.nodes[0]!.port, ['-c', 'set', k, 'v']);
   await waitFor('the replicas to have every key', async () => {
-    const sizes = await Promise.all(cluster.nodes.filter((n) => !masters.has(n.addr)).map(async (n) => Number(await redisCli(n.port, ['dbsize']))));
+    const sizes = await Promise.all(
+      cluster.nodes
+        .filter((n) => !masters.has(n.addr))
+        .map(async (n) => Number(await redisCli(n.port, ['dbsize']))),
+    );
     return sizes.reduce((a, b) => a + b, 0) === keys.length;
   });
 }, 120_000);
@@ -42,8 +46,12 @@ async function getsPerNode(): Promise<Map<string, number>> {
   return out;
 }
 
-async function readAll(options: Record<string, unknown>): Promise<{ gets: Map<string, number>; client: Cluster; expected?: Map<string, number> }> {
-  const logged = await bootWithLogs({ kvstore: [{ name: 'c', addrs: [...cluster.addrs], ...options }] });
+async function readAll(
+  options: Record<string, unknown>,
+): Promise<{ gets: Map<string, number>; client: Cluster; expected?: Map<string, number> }> {
+  const logged = await bootWithLogs({
+    kvstore: [{ name: 'c', addrs: [...cluster.addrs], ...options }],
+  });
   try {
     await logged.app.bootstrap();
     const entry = kvEntry(logged.app, 'c');
@@ -54,7 +62,9 @@ async function readAll(options: Record<string, unknown>): Promise<{ gets: Map<st
     const router = entry.connection.latencyRouter;
     let expected: Map<string, number> | undefined;
     if (router) {
-      const byAddr = new Map<string, Redis>(client.nodes("all").map((n) => [`${n.options.host}:${n.options.port}`, n]));
+      const byAddr = new Map<string, Redis>(
+        client.nodes('all').map((n) => [`${n.options.host}:${n.options.port}`, n]),
+      );
       expected = new Map();
       for (const k of keys) {
         const slot = Number(await client.cluster('KEYSLOT', k));
@@ -63,7 +73,8 @@ async function readAll(options: Record<string, unknown>): Promise<{ gets: Map<st
         const addr = `${chosen.options.host}:${chosen.options.port}`;
         expected.set(addr, (expected.get(addr) ?? 0) + 1);
       }
-      for (const n of client.nodes('all')) expect(router.latencyOf(n)).toBeLessThan(Number.POSITIVE_INFINITY);
+      for (const n of client.nodes('all'))
+        expect(router.latencyOf(n)).toBeLessThan(Number.POSITIVE_INFINITY);
     }
     return { gets, client, expected };
   } finally {

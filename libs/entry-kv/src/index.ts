@@ -30,7 +30,13 @@ export {
   type KvMode,
 } from './schema.js';
 export { createKvClient, KvConnection, type KvClient, type KvClientContext } from './client.js';
-export { ioredisConfig, readRouting, commandTimeoutMs, type IoredisConfig, type ReadRouting } from './ioredis-options.js';
+export {
+  ioredisConfig,
+  readRouting,
+  commandTimeoutMs,
+  type IoredisConfig,
+  type ReadRouting,
+} from './ioredis-options.js';
 export { retryBackoffMs } from './backoff.js';
 export { parseAddress, type HostPort } from './addresses.js';
 export { LatencyRouter, LATENCY_PROBE_INTERVAL_MS } from './latency.js';

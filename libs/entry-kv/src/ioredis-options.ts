@@ -13,14 +13,18 @@ export type IoredisConfig =
 export type ReadRouting = 'master' | 'slave' | 'all' | 'latency';
 
 /** go-redis's precedence: routeByLatency, then routeRandomly, then readOnly; the first two imply readOnly. */
-export function readRouting(o: Pick<KvConnectionOptions, 'readOnly' | 'routeByLatency' | 'routeRandomly'>): ReadRouting {
+export function readRouting(
+  o: Pick<KvConnectionOptions, 'readOnly' | 'routeByLatency' | 'routeRandomly'>,
+): ReadRouting {
   if (o.routeByLatency) return 'latency';
   if (o.routeRandomly) return 'all';
   return o.readOnly ? 'slave' : 'master';
 }
 
 /** ioredis bounds a whole command (write and reply) with one timer: the sum of both; 0 and 0 means none. */
-export function commandTimeoutMs(o: Pick<KvConnectionOptions, 'readTimeoutMs' | 'writeTimeoutMs'>): number | undefined {
+export function commandTimeoutMs(
+  o: Pick<KvConnectionOptions, 'readTimeoutMs' | 'writeTimeoutMs'>,
+): number | undefined {
   const total = o.readTimeoutMs + o.writeTimeoutMs;
   return total > 0 ? total : undefined;
 }
@@ -39,7 +43,8 @@ function nodeOptions(o: KvConnectionOptions): RedisOptions {
 }
 
 export function ioredisConfig(o: KvConnectionOptions): IoredisConfig {
-  const backoff = (attempt: number): number => retryBackoffMs(attempt, o.minRetryBackoffMs, o.maxRetryBackoffMs);
+  const backoff = (attempt: number): number =>
+    retryBackoffMs(attempt, o.minRetryBackoffMs, o.maxRetryBackoffMs);
   const mode = kvMode(o);
   if (mode === 'cluster') {
     const routing = readRouting(o);

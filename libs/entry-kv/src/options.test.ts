@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { boot, ConfigError } from '@svcboot/entry-core';
-import { commandTimeoutMs, ioredisConfig, kvEntrySchema, kvMode, kvOptionsSchema, parseAddress, readRouting, retryBackoffMs } from './index.js';
+import {
+  commandTimeoutMs,
+  ioredisConfig,
+  kvEntrySchema,
+  kvMode,
+  kvOptionsSchema,
+  parseAddress,
+  readRouting,
+  retryBackoffMs,
+} from './index.js';
 
 describe('kvstore options', () => {
   it('has every documented default (README options table)', () => {
@@ -39,11 +48,20 @@ describe('kvstore options', () => {
   });
 
   it('accepts mansterName as masterName, and rejects the two disagreeing', () => {
-    const c = kvEntrySchema.parse({ name: 'r', addrs: ['a:26379', 'b:26379'], mansterName: 'mymaster' });
+    const c = kvEntrySchema.parse({
+      name: 'r',
+      addrs: ['a:26379', 'b:26379'],
+      mansterName: 'mymaster',
+    });
     expect(c.masterName).toBe('mymaster');
     expect('mansterName' in c).toBe(false);
     expect(kvMode(c)).toBe('sentinel');
-    const bad = kvEntrySchema.safeParse({ name: 'r', addrs: ['a'], mansterName: 'x', masterName: 'y' });
+    const bad = kvEntrySchema.safeParse({
+      name: 'r',
+      addrs: ['a'],
+      mansterName: 'x',
+      masterName: 'y',
+    });
     expect(bad.success).toBe(false);
   });
 
@@ -54,22 +72,35 @@ describe('kvstore options', () => {
   });
 
   it('rejects a db other than 0 for a cluster and a min backoff above the max', () => {
-    expect(kvEntrySchema.safeParse({ name: 'r', addrs: ['a:1', 'b:1'], db: 2 }).error?.issues[0]?.message).toMatch(/only database 0/);
-    expect(kvEntrySchema.safeParse({ name: 'r', addrs: ['a:1'], minRetryBackoffMs: 600 }).success).toBe(false);
+    expect(
+      kvEntrySchema.safeParse({ name: 'r', addrs: ['a:1', 'b:1'], db: 2 }).error?.issues[0]
+        ?.message,
+    ).toMatch(/only database 0/);
+    expect(
+      kvEntrySchema.safeParse({ name: 'r', addrs: ['a:1'], minRetryBackoffMs: 600 }).success,
+    ).toBe(false);
   });
 
   it('nested kvOptionsSchema has no name and requires enabled', () => {
     expect(kvOptionsSchema.safeParse({ addrs: ['a:1'] }).success).toBe(false);
-    expect(kvOptionsSchema.safeParse({ enabled: true, name: 'x', addrs: ['a:1'] }).success).toBe(false);
-    expect(kvOptionsSchema.parse({ enabled: true, addrs: ['a:1'], mansterName: 'm' }).masterName).toBe('m');
+    expect(kvOptionsSchema.safeParse({ enabled: true, name: 'x', addrs: ['a:1'] }).success).toBe(
+      false,
+    );
+    expect(
+      kvOptionsSchema.parse({ enabled: true, addrs: ['a:1'], mansterName: 'm' }).masterName,
+    ).toBe('m');
   });
 
   it('reports misspelt options in boot.yaml with their path and a suggestion', async () => {
-    const err = await boot({ env: {}, argv: [], configText: 'kvstore:\n  - name: redis\n    addrs: [localhost:6379]\n    dialTimeotMs: 10\n' }).catch(
-      (e: unknown) => e,
-    );
+    const err = await boot({
+      env: {},
+      argv: [],
+      configText: 'kvstore:\n  - name: redis\n    addrs: [localhost:6379]\n    dialTimeotMs: 10\n',
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
-    expect(String((err as Error).message)).toMatch(/kvstore\[redis\]\.dialTimeotMs[\s\S]*dialTimeoutMs/);
+    expect(String((err as Error).message)).toMatch(
+      /kvstore\[redis\]\.dialTimeotMs[\s\S]*dialTimeoutMs/,
+    );
   });
 });
 
@@ -88,7 +119,13 @@ describe('addresses in boot.yaml', () => {
 });
 
 describe('mapping onto ioredis', () => {
-  const base = kvEntrySchema.parse({ name: 'r', addrs: ['127.0.0.1:7000'], user: 'u', pass: 'p', db: 4 });
+  const base = kvEntrySchema.parse({
+    name: 'r',
+    addrs: ['127.0.0.1:7000'],
+    user: 'u',
+    pass: 'p',
+    db: 4,
+  });
 
   it('single: host, port, db, credentials, timeouts and retries', () => {
     const cfg = ioredisConfig(base);
@@ -107,7 +144,12 @@ describe('mapping onto ioredis', () => {
   });
 
   it('cluster: nodes, scaleReads by routing option, maxRedirections', () => {
-    const c = kvEntrySchema.parse({ name: 'r', addrs: ['h1:7000', 'h2:7001'], maxRedirects: 5, readOnly: true });
+    const c = kvEntrySchema.parse({
+      name: 'r',
+      addrs: ['h1:7000', 'h2:7001'],
+      maxRedirects: 5,
+      readOnly: true,
+    });
     const cfg = ioredisConfig(c);
     if (cfg.mode !== 'cluster') throw new Error('expected cluster');
     expect(cfg.nodes).toEqual([
@@ -116,13 +158,25 @@ describe('mapping onto ioredis', () => {
     ]);
     expect(cfg.options.maxRedirections).toBe(5);
     expect(cfg.options.scaleReads).toBe('slave');
-    expect(readRouting({ readOnly: false, routeRandomly: true, routeByLatency: false })).toBe('all');
-    expect(readRouting({ readOnly: false, routeRandomly: true, routeByLatency: true })).toBe('latency');
-    expect(readRouting({ readOnly: false, routeRandomly: false, routeByLatency: false })).toBe('master');
+    expect(readRouting({ readOnly: false, routeRandomly: true, routeByLatency: false })).toBe(
+      'all',
+    );
+    expect(readRouting({ readOnly: false, routeRandomly: true, routeByLatency: true })).toBe(
+      'latency',
+    );
+    expect(readRouting({ readOnly: false, routeRandomly: false, routeByLatency: false })).toBe(
+      'master',
+    );
   });
 
   it('sentinel: sentinels, master name, sentinel password, replica role for readOnly', () => {
-    const c = kvEntrySchema.parse({ name: 'r', addrs: ['s1:26379', 's2'], masterName: 'm', sentinelPass: 'sp', readOnly: true });
+    const c = kvEntrySchema.parse({
+      name: 'r',
+      addrs: ['s1:26379', 's2'],
+      masterName: 'm',
+      sentinelPass: 'sp',
+      readOnly: true,
+    });
     const cfg = ioredisConfig(c);
     expect(cfg.options).toMatchObject({
       sentinels: [

@@ -53,7 +53,10 @@ export function kvMode(options: Pick<KvConnectionOptions, 'addrs' | 'masterName'
  * Resolves the `mansterName` alias and checks the rules between options. Use it as the
  * `.transform` of any strict object that spreads `kvConnectionShape`.
  */
-export function normalizeKvOptions<T extends RawConnection>(raw: T, ctx: z.RefinementCtx): Omit<T, 'mansterName'> {
+export function normalizeKvOptions<T extends RawConnection>(
+  raw: T,
+  ctx: z.RefinementCtx,
+): Omit<T, 'mansterName'> {
   const { mansterName, ...rest } = raw;
   const options = { ...rest, masterName: rest.masterName || mansterName || '' };
   if (mansterName && rest.masterName && mansterName !== rest.masterName) {

@@ -38,7 +38,9 @@ describe('single node (127.0.0.1:6379)', () => {
     await app.shutdown();
     expect(client.status).toBe('end');
 
-    const ping = appLines(await appLog()).find((l) => l['msg'] === 'Ping redis at [127.0.0.1:6379] success');
+    const ping = appLines(await appLog()).find(
+      (l) => l['msg'] === 'Ping redis at [127.0.0.1:6379] success',
+    );
     expect(ping).toMatchObject({ entryName: 'redis', clientType: 'single', level: 'info' });
     const rec = await records();
     expect(rec).toContain('"entryType":"KvEntry"');
@@ -53,7 +55,8 @@ describe('single node (127.0.0.1:6379)', () => {
     const { app } = await bootKv([{ name: 'redis', addrs: [server.addr] }]);
     await app.bootstrap();
     const client = kvEntry(app, 'redis').redis();
-    const busy = "local t0 = redis.call('TIME') repeat local t = redis.call('TIME') until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > 300000 return 'done'";
+    const busy =
+      "local t0 = redis.call('TIME') repeat local t = redis.call('TIME') until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > 300000 return 'done'";
     const slow = client.eval(busy, 0);
     const after = client.set('after-slow', 'v');
     // ioredis has written both commands to the socket by now (the connection is ready).
@@ -74,10 +77,16 @@ describe('single node (127.0.0.1:6379)', () => {
     await expect(client.get('k')).rejects.toThrow();
     const again = await startRedis({ port: server.port });
     cleanups.push(() => again.stop());
-    await waitFor('the client to reconnect', async () => (await client.ping().catch(() => '')) === 'PONG', { timeoutMs: 15_000, intervalMs: 50 });
+    await waitFor(
+      'the client to reconnect',
+      async () => (await client.ping().catch(() => '')) === 'PONG',
+      { timeoutMs: 15_000, intervalMs: 50 },
+    );
     await app.shutdown();
     const lines = appLines(await appLog()).map((l) => String(l['msg']));
-    expect(lines.filter((m) => m.startsWith(`Redis connection lost at [${server.addr}]`))).toHaveLength(1);
+    expect(
+      lines.filter((m) => m.startsWith(`Redis connection lost at [${server.addr}]`)),
+    ).toHaveLength(1);
     expect(lines).toContain(`Redis connection back at [${server.addr}]`);
   });
 
@@ -99,13 +108,15 @@ describe('single node (127.0.0.1:6379)', () => {
 
   it('fails bootstrap on a refused address at once, naming entry, mode, address and cause', async () => {
     const port = await freePort();
-    const { app, appLog } = await bootKv([{ name: 'down', addrs: [`127.0.0.1:${port}`], dialTimeoutMs: 1500, pass: 'Sup3r-Secret-Pw' }]);
+    const { app, appLog } = await bootKv([
+      { name: 'down', addrs: [`127.0.0.1:${port}`], dialTimeoutMs: 1500, pass: 'Sup3r-Secret-Pw' },
+    ]);
     const err = await app.bootstrap().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BootstrapError);
     expect(((err as Error).cause as { code?: string }).code).toBe('SVC_KV_UNREACHABLE');
     const message = (err as Error).message;
     expect(message).toContain(`kvstore[down]: cannot reach redis (single) at [127.0.0.1:${port}]`);
-    expect(message).toContain("ECONNREFUSED");
+    expect(message).toContain('ECONNREFUSED');
     expect(message).not.toContain('Sup3r-Secret-Pw');
     await app.shutdown();
     expect(await appLog()).not.toContain('Sup3r-Secret-Pw');
@@ -119,7 +130,11 @@ describe('single node (127.0.0.1:6379)', () => {
     cleanups.push(async () => void process.kill(server.pid, 'SIGCONT'));
     const { app } = await bootKv([{ name: 'mute', addrs: [server.addr], dialTimeoutMs: 800 }]);
     const err = await app.bootstrap().catch((e: unknown) => e);
-    expect((err as Error).message).toMatch(new RegExp(`kvstore\\[mute\\]: cannot reach redis \\(single\\) at \\[${server.addr}\\]: .*800 ms`));
+    expect((err as Error).message).toMatch(
+      new RegExp(
+        `kvstore\\[mute\\]: cannot reach redis \\(single\\) at \\[${server.addr}\\]: .*800 ms`,
+      ),
+    );
   });
 });
 
@@ -134,7 +149,9 @@ describe('password', () => {
   });
 
   it('authenticates with pass, and never shows it', async () => {
-    const { app, appLog, records } = await bootKv([{ name: 'auth', addrs: [server.addr], pass: password }]);
+    const { app, appLog, records } = await bootKv([
+      { name: 'auth', addrs: [server.addr], pass: password },
+    ]);
     await app.bootstrap();
     expect(await kvEntry(app, 'auth').client.ping()).toBe('PONG');
     await app.shutdown();
@@ -145,7 +162,9 @@ describe('password', () => {
 
   it('a wrong pass fails bootstrap with the cause and without the password', async () => {
     const wrong = 'Wrong-Pw-55120';
-    const { app, appLog, records } = await bootKv([{ name: 'auth', addrs: [server.addr], pass: wrong, dialTimeoutMs: 1500 }]);
+    const { app, appLog, records } = await bootKv([
+      { name: 'auth', addrs: [server.addr], pass: wrong, dialTimeoutMs: 1500 },
+    ]);
     const err = await app.bootstrap().catch((e: unknown) => e);
     const message = (err as Error).message;
     expect(message).toContain(`kvstore[auth]: cannot reach redis (single) at [${server.addr}]`);

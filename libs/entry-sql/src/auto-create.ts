@@ -18,7 +18,11 @@ export async function connectMaintenance(base: pg.ClientConfig): Promise<pg.Clie
  * Creates `name` (owner postgres, encoding UTF8, as README's autoCreate says) unless pg_database has it.
  * Returns whether it was missing.
  */
-export async function ensureDatabase(base: pg.ClientConfig, name: string, logger: Logger): Promise<boolean> {
+export async function ensureDatabase(
+  base: pg.ClientConfig,
+  name: string,
+  logger: Logger,
+): Promise<boolean> {
   const client = await connectMaintenance(base);
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
@@ -35,10 +39,16 @@ export async function ensureDatabase(base: pg.ClientConfig, name: string, logger
  * instances booting at once) is success: PostgreSQL then reports duplicate_database (42P04), or
  * a unique violation on pg_database's name index (23505) when the two commit together.
  */
-export async function createDatabase(client: pg.Client, name: string, logger: Logger): Promise<void> {
+export async function createDatabase(
+  client: pg.Client,
+  name: string,
+  logger: Logger,
+): Promise<void> {
   logger.info(`Creating database [${name}]`);
   try {
-    await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)} OWNER postgres ENCODING 'UTF8'`);
+    await client.query(
+      `CREATE DATABASE ${pg.escapeIdentifier(name)} OWNER postgres ENCODING 'UTF8'`,
+    );
   } catch (err) {
     const state = sqlState(err);
     if (state !== '42P04' && state !== '23505') throw err;

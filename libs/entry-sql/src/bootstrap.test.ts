@@ -6,7 +6,14 @@ import { freePort, waitFor } from '@svcboot/testkit';
 import { pino } from 'pino';
 import { relationalDbEntry } from './index.js';
 import { connectMaintenance, createDatabase as createAfterLookup } from './auto-create.js';
-import { adminQuery, createDatabase, databaseExists, dropDatabase, PG_ADDR, uniqueDatabase } from './test-support/pg.js';
+import {
+  adminQuery,
+  createDatabase,
+  databaseExists,
+  dropDatabase,
+  PG_ADDR,
+  uniqueDatabase,
+} from './test-support/pg.js';
 import { sqlHarness } from './test-support/harness.js';
 import { relationalDbYaml } from './test-support/yaml.js';
 import { startPrivatePostgres } from '@svcboot/testkit';
@@ -17,7 +24,9 @@ const { setup, defer } = sqlHarness();
 describe('autoCreate', () => {
   it('creates a missing database (owner postgres, UTF8) and logs the four steps', async () => {
     const name = uniqueDatabase('create');
-    const { app, log } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true }] }), [name]);
+    const { app, log } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true }] }), [
+      name,
+    ]);
     expect(await databaseExists(name)).toBe(false);
     await app.bootstrap();
     const [row] = await adminQuery<{ owner: string; encoding: string }>(
@@ -26,11 +35,18 @@ describe('autoCreate', () => {
     );
     expect(row).toEqual({ owner: 'postgres', encoding: 'UTF8' });
     const db = relationalDbEntry(app, 'sql').db<Record<string, never>>(name);
-    const { rows } = await sql<{ current: string }>`select current_database() as current`.execute(db);
+    const { rows } = await sql<{ current: string }>`select current_database() as current`.execute(
+      db,
+    );
     expect(rows[0]?.current).toBe(name);
     await app.shutdown();
     const text = await log();
-    const steps = [`Creating database [${name}]`, `Creating database [${name}] success`, `Connecting to database [${name}]`, `Connecting to database [${name}] success`];
+    const steps = [
+      `Creating database [${name}]`,
+      `Creating database [${name}] success`,
+      `Connecting to database [${name}]`,
+      `Connecting to database [${name}] success`,
+    ];
     let at = -1;
     for (const step of steps) {
       const next = text.indexOf(`${step}\n`, at + 1);
@@ -44,14 +60,23 @@ describe('autoCreate', () => {
     // connection's SELECT 1 fits in 40 ms even on a loaded machine; 1 ms (this test's first
     // form) also cancelled that ping whenever the machine was busy.
     const name = uniqueDatabase('timeout');
-    const { app } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true, params: ['statement_timeout=40', 'search_path=nowhere'] }] }), [name]);
+    const { app } = await setup(
+      relationalDbYaml({
+        database: [
+          { name, autoCreate: true, params: ['statement_timeout=40', 'search_path=nowhere'] },
+        ],
+      }),
+      [name],
+    );
     await app.bootstrap();
     expect(await databaseExists(name)).toBe(true);
   });
 
   it('escapes the database name', async () => {
     const name = `${uniqueDatabase('quote')} "x"; drop`;
-    const { app } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true }] }), [name]);
+    const { app } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true }] }), [
+      name,
+    ]);
     await app.bootstrap();
     expect(await databaseExists(name)).toBe(true);
   });
@@ -59,7 +84,9 @@ describe('autoCreate', () => {
   it('connects to an existing database without creating it', async () => {
     const name = uniqueDatabase('exists');
     await createDatabase(name);
-    const { app, log } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true }] }), [name]);
+    const { app, log } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true }] }), [
+      name,
+    ]);
     await app.bootstrap();
     await app.shutdown();
     const text = await log();
@@ -70,12 +97,23 @@ describe('autoCreate', () => {
   it('lets two entries of two apps create the same database at once', async () => {
     for (let round = 0; round < 3; round++) {
       const name = uniqueDatabase('race');
-      const a = await setup(relationalDbYaml({ name: 'a', database: [{ name, autoCreate: true }] }), [name]);
-      const b = await setup(relationalDbYaml({ name: 'b', database: [{ name, autoCreate: true }] }), []);
+      const a = await setup(
+        relationalDbYaml({ name: 'a', database: [{ name, autoCreate: true }] }),
+        [name],
+      );
+      const b = await setup(
+        relationalDbYaml({ name: 'b', database: [{ name, autoCreate: true }] }),
+        [],
+      );
       await Promise.all([a.app.bootstrap(), b.app.bootstrap()]);
       expect(await databaseExists(name)).toBe(true);
-      for (const [app, entry] of [[a.app, 'a'], [b.app, 'b']] as const) {
-        const { rows } = await sql<{ one: number }>`select 1 as one`.execute(relationalDbEntry(app, entry).db(name));
+      for (const [app, entry] of [
+        [a.app, 'a'],
+        [b.app, 'b'],
+      ] as const) {
+        const { rows } = await sql<{ one: number }>`select 1 as one`.execute(
+          relationalDbEntry(app, entry).db(name),
+        );
         expect(rows).toEqual([{ one: 1 }]);
       }
     }
@@ -94,10 +132,18 @@ describe('createDatabase after a lookup that saw no database', () => {
       expect(lines.some((l) => l.includes('another client'))).toBe(false);
       // As the loser of a race would: CREATE DATABASE of a name that now exists (42P04).
       await createAfterLookup(client, name, logger);
-      expect(lines.filter((l) => l.includes(`Database [${name}] was created by another client meanwhile`))).toHaveLength(1);
-      expect(lines.filter((l) => l.includes(`Creating database [${name}] success`))).toHaveLength(2);
+      expect(
+        lines.filter((l) =>
+          l.includes(`Database [${name}] was created by another client meanwhile`),
+        ),
+      ).toHaveLength(1);
+      expect(lines.filter((l) => l.includes(`Creating database [${name}] success`))).toHaveLength(
+        2,
+      );
       await client.query('SET ROLE pg_monitor');
-      await expect(createAfterLookup(client, uniqueDatabase('denied'), logger)).rejects.toThrow(/permission denied to create database/);
+      await expect(createAfterLookup(client, uniqueDatabase('denied'), logger)).rejects.toThrow(
+        /permission denied to create database/,
+      );
     } finally {
       await client.end();
     }
@@ -125,9 +171,16 @@ describe('bootstrap failures', () => {
 
   it('names the address and the refused connection when nothing listens, never the password', async () => {
     const port = await freePort();
-    const { app, log } = await setup(relationalDbYaml({ addr: `127.0.0.1:${port}`, pass: SECRET, database: [{ name: 'app' }] }), []);
+    const { app, log } = await setup(
+      relationalDbYaml({ addr: `127.0.0.1:${port}`, pass: SECRET, database: [{ name: 'app' }] }),
+      [],
+    );
     const err = (await app.bootstrap().catch((e: unknown) => e)) as Error;
-    expect(err.message).toMatch(new RegExp(`cannot connect to database "app" at 127\\.0\\.0\\.1:${port} \\(user postgres\\): .*ECONNREFUSED`));
+    expect(err.message).toMatch(
+      new RegExp(
+        `cannot connect to database "app" at 127\\.0\\.0\\.1:${port} \\(user postgres\\): .*ECONNREFUSED`,
+      ),
+    );
     expect(err.message).not.toContain(SECRET);
     expect(await log()).not.toContain(SECRET);
   });
@@ -135,19 +188,38 @@ describe('bootstrap failures', () => {
   it('authenticates with user and pass; a wrong pass fails naming the user, never the password', async () => {
     const server = await startPrivatePostgres({ password: SECRET });
     defer(() => server.remove());
-    const good = await setup(relationalDbYaml({ addr: server.addr, pass: SECRET, database: [{ name: 'app', autoCreate: true }] }), []);
+    const good = await setup(
+      relationalDbYaml({
+        addr: server.addr,
+        pass: SECRET,
+        database: [{ name: 'app', autoCreate: true }],
+      }),
+      [],
+    );
     await good.app.bootstrap();
-    const { rows } = await sql<{ who: string }>`select current_user as who`.execute(relationalDbEntry(good.app, 'sql').db('app'));
+    const { rows } = await sql<{ who: string }>`select current_user as who`.execute(
+      relationalDbEntry(good.app, 'sql').db('app'),
+    );
     expect(rows).toEqual([{ who: 'postgres' }]);
     const wrong = 'Wr0ng-pass-word';
-    const bad = await setup(relationalDbYaml({ addr: server.addr, pass: wrong, database: [{ name: 'app' }] }), []);
+    const bad = await setup(
+      relationalDbYaml({ addr: server.addr, pass: wrong, database: [{ name: 'app' }] }),
+      [],
+    );
     const err = (await bad.app.bootstrap().catch((e: unknown) => e)) as Error;
-    expect(err.message).toContain(`cannot connect to database "app" at ${server.addr} (user postgres): password authentication failed for user "postgres"`);
+    expect(err.message).toContain(
+      `cannot connect to database "app" at ${server.addr} (user postgres): password authentication failed for user "postgres"`,
+    );
     expect(err.message).toContain('check user and pass');
     expect(err.message).not.toContain(wrong);
     expect(await bad.log()).not.toContain(wrong);
-    const nobody = await setup(relationalDbYaml({ user: 'svcboot_nobody', database: [{ name: 'postgres' }] }), []);
-    await expect(nobody.app.bootstrap()).rejects.toThrow(/\(user svcboot_nobody\): role "svcboot_nobody" does not exist/);
+    const nobody = await setup(
+      relationalDbYaml({ user: 'svcboot_nobody', database: [{ name: 'postgres' }] }),
+      [],
+    );
+    await expect(nobody.app.bootstrap()).rejects.toThrow(
+      /\(user svcboot_nobody\): role "svcboot_nobody" does not exist/,
+    );
   });
 
   it('gives up after connectTimeoutMs on a server that never answers', async () => {
@@ -163,8 +235,20 @@ describe('bootstrap failures', () => {
       return new Promise((r) => silent.close(r));
     });
     const { port } = silent.address() as net.AddressInfo;
-    const { app } = await setup(relationalDbYaml({ addr: `127.0.0.1:${port}`, connectTimeoutMs: 200, database: [{ name: 'app', autoCreate: true }] }), []);
-    await expect(app.bootstrap()).rejects.toThrow(new RegExp(`cannot create database "app" at 127\\.0\\.0\\.1:${port}.*(timeout|terminated)`, 'i'));
+    const { app } = await setup(
+      relationalDbYaml({
+        addr: `127.0.0.1:${port}`,
+        connectTimeoutMs: 200,
+        database: [{ name: 'app', autoCreate: true }],
+      }),
+      [],
+    );
+    await expect(app.bootstrap()).rejects.toThrow(
+      new RegExp(
+        `cannot create database "app" at 127\\.0\\.0\\.1:${port}.*(timeout|terminated)`,
+        'i',
+      ),
+    );
   });
 });
 
@@ -172,10 +256,22 @@ describe('a failed bootstrap', () => {
   it('ends the pools of the databases it had already opened', async () => {
     const opened = uniqueDatabase('opened');
     const missing = uniqueDatabase('missing');
-    const { app } = await setup(relationalDbYaml({ database: [{ name: opened, autoCreate: true }, { name: missing }] }), [opened]);
+    const { app } = await setup(
+      relationalDbYaml({ database: [{ name: opened, autoCreate: true }, { name: missing }] }),
+      [opened],
+    );
     await expect(app.bootstrap()).rejects.toThrow(`database "${missing}" does not exist`);
-    await waitFor('no connection left to the opened database', async () =>
-      Number((await adminQuery<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1', [opened]))[0]!.n) === 0,
+    await waitFor(
+      'no connection left to the opened database',
+      async () =>
+        Number(
+          (
+            await adminQuery<{ n: string }>(
+              'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1',
+              [opened],
+            )
+          )[0]!.n,
+        ) === 0,
     );
   });
 });
@@ -184,13 +280,23 @@ describe('the entry', () => {
   it('returns typed handles per database and names the databases for an unknown one', async () => {
     const one = uniqueDatabase('one');
     const two = uniqueDatabase('two');
-    const { app } = await setup(relationalDbYaml({ database: [{ name: one, autoCreate: true }, { name: two, autoCreate: true }] }), [one, two]);
+    const { app } = await setup(
+      relationalDbYaml({
+        database: [
+          { name: one, autoCreate: true },
+          { name: two, autoCreate: true },
+        ],
+      }),
+      [one, two],
+    );
     await app.bootstrap();
     const entry = relationalDbEntry(app, 'sql');
     expect(entry.type).toBe('RelationalDbEntry');
     expect(entry.databaseNames()).toEqual([one, two]);
     expect(entry.db(one)).not.toBe(entry.db(two));
-    expect(() => entry.db('nope')).toThrow(`relationaldb[sql] has no database "nope"; its databases: ${one}, ${two}`);
+    expect(() => entry.db('nope')).toThrow(
+      `relationaldb[sql] has no database "nope"; its databases: ${one}, ${two}`,
+    );
   });
 
   it('is disabled unless enabled: true (the relationaldb default is enabled: false)', async () => {
@@ -200,12 +306,24 @@ describe('the entry', () => {
 
   it('ends its pools at interrupt', async () => {
     const name = uniqueDatabase('interrupt');
-    const { app } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true, params: ['application_name=interrupt-test'] }] }), [name]);
+    const { app } = await setup(
+      relationalDbYaml({
+        database: [{ name, autoCreate: true, params: ['application_name=interrupt-test'] }],
+      }),
+      [name],
+    );
     await app.bootstrap();
     const db = relationalDbEntry(app, 'sql').db(name);
     await Promise.all([1, 2, 3].map(() => sql`select pg_sleep(0.05)`.execute(db)));
     const backends = async (): Promise<number> =>
-      Number((await adminQuery<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1', [name]))[0]!.n);
+      Number(
+        (
+          await adminQuery<{ n: string }>(
+            'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1',
+            [name],
+          )
+        )[0]!.n,
+      );
     expect(await backends()).toBeGreaterThan(0);
     expect(await app.shutdown()).toBe(true);
     await waitFor('the pool to close its connections', async () => (await backends()) === 0);
@@ -216,17 +334,23 @@ describe('the entry', () => {
 describe('afterConnect', () => {
   it('runs hooks after the databases answer, and a failing hook fails the boot', async () => {
     const name = uniqueDatabase('hook');
-    const { app } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true }] }), [name]);
+    const { app } = await setup(relationalDbYaml({ database: [{ name, autoCreate: true }] }), [
+      name,
+    ]);
     const entry = relationalDbEntry(app, 'sql');
     const seen: string[] = [];
     entry.afterConnect(async (e) => {
-      const { rows } = await sql<{ db: string }>`select current_database() as db`.execute(e.db(name));
+      const { rows } = await sql<{ db: string }>`select current_database() as db`.execute(
+        e.db(name),
+      );
       seen.push(rows[0]!.db);
     });
     entry.afterConnect(async () => {
       throw new Error('migration 0002 failed');
     });
-    await expect(app.bootstrap()).rejects.toThrow('relationaldb entry "sql" failed to bootstrap: migration 0002 failed');
+    await expect(app.bootstrap()).rejects.toThrow(
+      'relationaldb entry "sql" failed to bootstrap: migration 0002 failed',
+    );
     expect(seen).toEqual([name]);
   });
 });

@@ -64,12 +64,16 @@ export class SqlDatabase {
     // Invalid params or addr throw here, at create time, so boot() reports them as config errors.
     this.pool = new pg.Pool(poolConfig(entry, config));
     this.pool.on('error', (err) => {
-      deps.logger.warn(`Idle connection to database [${config.name}] lost: ${deps.redact(describeError(err))}`);
+      deps.logger.warn(
+        `Idle connection to database [${config.name}] lost: ${deps.redact(describeError(err))}`,
+      );
     });
     const log = kyselyLogHook(deps.sqlLogger, config.name, config.dryRun);
     const dialect = config.dryRun
       ? new DryRunPostgresDialect()
-      : new PostgresDialect({ pool: config.preferSimpleProtocol ? simpleProtocolPool(this.pool) : this.pool });
+      : new PostgresDialect({
+          pool: config.preferSimpleProtocol ? simpleProtocolPool(this.pool) : this.pool,
+        });
     this.kysely = new Kysely<unknown>(log ? { dialect, log } : { dialect });
   }
 
@@ -83,14 +87,20 @@ export class SqlDatabase {
         const { options: _sessionSettings, ...maintenance } = clientConfig(deps.entry, config);
         await ensureDatabase(maintenance, config.name, deps.logger);
       } catch (err) {
-        throw sqlError('SVC_SQL_CREATE_FAILED', [this.where, deps.redact(describeError(err))], { cause: err });
+        throw sqlError('SVC_SQL_CREATE_FAILED', [this.where, deps.redact(describeError(err))], {
+          cause: err,
+        });
       }
     }
     deps.logger.info(`Connecting to database [${config.name}]`);
     try {
       await this.pool.query('SELECT 1');
     } catch (err) {
-      throw sqlError('SVC_SQL_UNREACHABLE', [this.where, deps.redact(describeError(err)), sqlState(err)], { cause: err });
+      throw sqlError(
+        'SVC_SQL_UNREACHABLE',
+        [this.where, deps.redact(describeError(err)), sqlState(err)],
+        { cause: err },
+      );
     }
     deps.logger.info(`Connecting to database [${config.name}] success`);
   }

@@ -26,7 +26,12 @@ export class RelationalDbEntry implements Entry {
     for (const database of config.database) {
       this.databases.set(
         database.name,
-        new SqlDatabase(database, { entry: config, sqlLogger: this.sqlLogger, logger: ctx.logger, redact: (t) => ctx.redact(t) }),
+        new SqlDatabase(database, {
+          entry: config,
+          sqlLogger: this.sqlLogger,
+          logger: ctx.logger,
+          redact: (t) => ctx.redact(t),
+        }),
       );
     }
   }
@@ -46,12 +51,16 @@ export class RelationalDbEntry implements Entry {
    * the SQL logger at `error` unless `logger.ignoreRecordNotFoundError`, then rethrown. Kysely
    * raises it after the statement succeeded, so the `log` hook alone never sees it.
    */
-  async takeFirstOrThrow<T>(database: string, query: Compilable & { executeTakeFirstOrThrow(): Promise<T> }): Promise<T> {
+  async takeFirstOrThrow<T>(
+    database: string,
+    query: Compilable & { executeTakeFirstOrThrow(): Promise<T> },
+  ): Promise<T> {
     this.database(database);
     try {
       return await query.executeTakeFirstOrThrow();
     } catch (err) {
-      if (err instanceof NoResultError) logRecordNotFound(this.sqlLogger, database, err, safeSql(query));
+      if (err instanceof NoResultError)
+        logRecordNotFound(this.sqlLogger, database, err, safeSql(query));
       throw err;
     }
   }
@@ -82,7 +91,8 @@ export class RelationalDbEntry implements Entry {
   private async closeAll(): Promise<void> {
     const results = await Promise.allSettled([...this.databases.values()].map((d) => d.close()));
     const failed = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
-    if (failed.length) throw sqlError('SVC_SQL_CLOSE_FAILED', [failed.map((e) => this.ctx.redact(String(e)))]);
+    if (failed.length)
+      throw sqlError('SVC_SQL_CLOSE_FAILED', [failed.map((e) => this.ctx.redact(String(e)))]);
   }
 
   bootstrapPayloads(): Record<string, unknown> {
@@ -97,7 +107,12 @@ export class RelationalDbEntry implements Entry {
     const found = this.databases.get(name);
     if (found) return found;
     const names = this.databaseNames();
-    throw sqlError('SVC_SQL_NO_DATABASE', [this.ctx.configPath, name, didYouMean(name, names), names]);
+    throw sqlError('SVC_SQL_NO_DATABASE', [
+      this.ctx.configPath,
+      name,
+      didYouMean(name, names),
+      names,
+    ]);
   }
 }
 

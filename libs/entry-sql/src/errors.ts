@@ -8,7 +8,10 @@ export function describeError(err: unknown): string {
   }
   if (err instanceof Error) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (err.message) return code && !err.message.includes(code) && /^[A-Z]/.test(code) ? `${err.message} (${code})` : err.message;
+    if (err.message)
+      return code && !err.message.includes(code) && /^[A-Z]/.test(code)
+        ? `${err.message} (${code})`
+        : err.message;
     return code ?? err.name;
   }
   return String(err);
@@ -32,7 +35,8 @@ export const sqlErrors = {
   SVC_SQL_UNREACHABLE: {
     when: 'bootstrap could not run `SELECT 1` on a database (server down, wrong addr, unknown database, bad credentials)',
     fix: 'check `addr`, that PostgreSQL is up, `user`/`pass`; create the database or set `autoCreate: true` on it',
-    message: (where: string, reason: string, state: string | undefined) => `cannot connect to ${where}: ${reason}${connectHint(state)}`,
+    message: (where: string, reason: string, state: string | undefined) =>
+      `cannot connect to ${where}: ${reason}${connectHint(state)}`,
   },
   SVC_SQL_CREATE_FAILED: {
     when: '`autoCreate: true` and the database could not be created (no CREATEDB privilege, server unreachable)',
@@ -53,11 +57,12 @@ export const sqlErrors = {
   SVC_SQL_STATEMENT_PARAMS: {
     when: 'with `preferSimpleProtocol`, a statement refers to a `$n` placeholder it has no parameter for',
     fix: 'pass one parameter per placeholder',
-    message: (index: number, count: number) => `statement refers to $${index} but has ${count} parameters`,
+    message: (index: number, count: number) =>
+      `statement refers to $${index} but has ${count} parameters`,
   },
   SVC_SQL_CLOSE_FAILED: {
     when: 'shutdown could not close one or more connection pools',
-    fix: 'usually harmless at exit; the message names each pool\'s error',
+    fix: "usually harmless at exit; the message names each pool's error",
     message: (reasons: readonly string[]) => `closing pools failed: ${reasons.join('; ')}`,
   },
 } satisfies ErrorCatalogue;

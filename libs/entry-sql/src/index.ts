@@ -17,7 +17,15 @@ registerEntryKind(relationalDbPlugin);
 export const relationalDbEntry = entryGetter(relationalDbPlugin);
 
 export { RelationalDbEntry, RELATIONAL_DB_ENTRY_TYPE } from './entry.js';
-export { relationalDbSchema, databaseSchema, sqlLoggerSchema, DEFAULT_PARAMS, type RelationalDbConfig, type DatabaseConfig, type SqlLoggerConfig } from './schema.js';
+export {
+  relationalDbSchema,
+  databaseSchema,
+  sqlLoggerSchema,
+  DEFAULT_PARAMS,
+  type RelationalDbConfig,
+  type DatabaseConfig,
+  type SqlLoggerConfig,
+} from './schema.js';
 export { parseParams, KNOWN_PARAMS, type SessionOptions } from './params.js';
 export { inlineParameters } from './simple-protocol.js';
 export { MAINTENANCE_DATABASE } from './auto-create.js';

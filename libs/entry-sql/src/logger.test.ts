@@ -13,9 +13,22 @@ interface Tables {
 }
 
 /** Boots one entry with `logger` options writing to sql.log, runs `work`, shuts down, returns the log. */
-async function sqlLog(logger: Partial<SqlLoggerConfig>, work: (db: Kysely<Tables>, take: <T>(q: Compilable & { executeTakeFirstOrThrow(): Promise<T> }) => Promise<T>) => Promise<void>): Promise<string> {
+async function sqlLog(
+  logger: Partial<SqlLoggerConfig>,
+  work: (
+    db: Kysely<Tables>,
+    take: <T>(q: Compilable & { executeTakeFirstOrThrow(): Promise<T> }) => Promise<T>,
+  ) => Promise<void>,
+): Promise<string> {
   const name = uniqueDatabase('log');
-  const { app, read } = await setup((dir) => relationalDbYaml({ logger: { outputPaths: [path.join(dir, 'sql.log')], ...logger }, database: [{ name, autoCreate: true }] }), [name]);
+  const { app, read } = await setup(
+    (dir) =>
+      relationalDbYaml({
+        logger: { outputPaths: [path.join(dir, 'sql.log')], ...logger },
+        database: [{ name, autoCreate: true }],
+      }),
+    [name],
+  );
   await app.bootstrap();
   const entry = relationalDbEntry(app, 'sql');
   const db = entry.db<Tables>(name);
@@ -26,7 +39,15 @@ async function sqlLog(logger: Partial<SqlLoggerConfig>, work: (db: Kysely<Tables
 }
 
 const failing = async (db: Kysely<Tables>): Promise<void> => {
-  await expect(db.insertInto('person').values([{ id: 1, name: 'dup-value' }, { id: 1, name: 'dup-value' }]).execute()).rejects.toThrow(/duplicate key/);
+  await expect(
+    db
+      .insertInto('person')
+      .values([
+        { id: 1, name: 'dup-value' },
+        { id: 1, name: 'dup-value' },
+      ])
+      .execute(),
+  ).rejects.toThrow(/duplicate key/);
 };
 
 describe('the SQL logger', () => {
@@ -35,8 +56,12 @@ describe('the SQL logger', () => {
       await db.insertInto('person').values({ id: 1, name: 'param-value' }).execute();
       await failing(db);
     });
-    expect(log).toMatch(/\tINFO\tsql\t\[[\d.]+ms\] insert into "person" \("id", "name"\) values \(\$1, \$2\)\t\{.*"values":\[1,"param-value"\]/);
-    expect(log).toMatch(/\tERROR\tsql\t\[[\d.]+ms\] insert into "person" .*: duplicate key value violates unique constraint "person_pkey"\t.*"code":"23505"/);
+    expect(log).toMatch(
+      /\tINFO\tsql\t\[[\d.]+ms\] insert into "person" \("id", "name"\) values \(\$1, \$2\)\t\{.*"values":\[1,"param-value"\]/,
+    );
+    expect(log).toMatch(
+      /\tERROR\tsql\t\[[\d.]+ms\] insert into "person" .*: duplicate key value violates unique constraint "person_pkey"\t.*"code":"23505"/,
+    );
   });
 
   it('level warn (default): only slow statements, with their duration and without parameter values', async () => {
@@ -48,7 +73,9 @@ describe('the SQL logger', () => {
     });
     expect(log).not.toContain('fast-value');
     expect(log).not.toContain('insert into "person" ("id", "name") values ($1, $2)\t');
-    expect(log).toMatch(/\tWARN\tsql\tSLOW SQL >= 1000ms \[\d+(\.\d+)?ms\] select pg_sleep\(\$1\), \$2::text\t\{"database":"[^"]+","durationMs":\d/);
+    expect(log).toMatch(
+      /\tWARN\tsql\tSLOW SQL >= 1000ms \[\d+(\.\d+)?ms\] select pg_sleep\(\$1\), \$2::text\t\{"database":"[^"]+","durationMs":\d/,
+    );
     expect(log).not.toContain('slow-value');
     expect(log).toContain('ERROR\tsql');
     expect(log).not.toContain('dup-value');
@@ -79,8 +106,13 @@ describe('the SQL logger', () => {
     const log = await sqlLog({ level: 'info', encoding: 'json' }, async (db) => {
       await db.selectFrom('person').select('name').where('id', '=', 5).execute();
     });
-    const lines = log.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.find((l) => String(l['msg']).includes('select "name" from "person"'))).toMatchObject({ level: 'info', entryName: 'sql', values: [5] });
+    const lines = log
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(
+      lines.find((l) => String(l['msg']).includes('select "name" from "person"')),
+    ).toMatchObject({ level: 'info', entryName: 'sql', values: [5] });
   });
 
   it('logs record-not-found from takeFirstOrThrow unless ignoreRecordNotFoundError', async () => {
@@ -88,7 +120,9 @@ describe('the SQL logger', () => {
     const logged = await sqlLog({}, async (db, take) => {
       await expect(take(noRow(db))).rejects.toBeInstanceOf(NoResultError);
     });
-    expect(logged).toMatch(/\tERROR\tsql\trecord not found: select \* from "person" where "id" = \$1/);
+    expect(logged).toMatch(
+      /\tERROR\tsql\trecord not found: select \* from "person" where "id" = \$1/,
+    );
     const ignored = await sqlLog({ ignoreRecordNotFoundError: true }, async (db, take) => {
       await expect(take(noRow(db))).rejects.toBeInstanceOf(NoResultError);
     });
@@ -97,10 +131,18 @@ describe('the SQL logger', () => {
 
   it('logger.entry writes to a named logger entry instead', async () => {
     const name = uniqueDatabase('named');
-    const { app, read } = await setup(relationalDbYaml({ logger: { entry: 'applog', level: 'info' }, database: [{ name, autoCreate: true }] }), [name]);
+    const { app, read } = await setup(
+      relationalDbYaml({
+        logger: { entry: 'applog', level: 'info' },
+        database: [{ name, autoCreate: true }],
+      }),
+      [name],
+    );
     await app.bootstrap();
     await sql`select ${'via-applog'}::text`.execute(relationalDbEntry(app, 'sql').db(name));
     await app.shutdown();
-    expect(await read('app.log')).toMatch(/\tINFO\tsql\t\[[\d.]+ms\] select \$1::text\t.*"values":\["via-applog"\]/);
+    expect(await read('app.log')).toMatch(
+      /\tINFO\tsql\t\[[\d.]+ms\] select \$1::text\t.*"values":\["via-applog"\]/,
+    );
   });
 });

@@ -20,16 +20,25 @@ const SESSION_SETTINGS: Readonly<Record<string, string>> = {
   statement_timeout: 'statement_timeout',
 };
 
-export const KNOWN_PARAMS = ['sslmode', 'TimeZone', 'application_name', 'search_path', 'statement_timeout'] as const;
+export const KNOWN_PARAMS = [
+  'sslmode',
+  'TimeZone',
+  'application_name',
+  'search_path',
+  'statement_timeout',
+] as const;
 
 /** Why PostgreSQL's connector cannot take one param (keys are case-insensitive), or undefined. */
 export function checkParam(p: ConnectorParam): string | undefined {
   const lower = p.key.toLowerCase();
   if (lower === 'sslmode') {
-    return (SSL_MODES as readonly string[]).includes(p.value) ? undefined : `param "${p.item}": sslmode must be one of ${SSL_MODES.join(', ')}`;
+    return (SSL_MODES as readonly string[]).includes(p.value)
+      ? undefined
+      : `param "${p.item}": sslmode must be one of ${SSL_MODES.join(', ')}`;
   }
   if (lower === 'application_name') return undefined;
-  if (SESSION_SETTINGS[lower] !== undefined) return p.value === '' ? `param "${p.item}" has no value` : undefined;
+  if (SESSION_SETTINGS[lower] !== undefined)
+    return p.value === '' ? `param "${p.item}" has no value` : undefined;
   return `unknown param "${p.key}" in "${p.item}"; known params: ${KNOWN_PARAMS.join(', ')}`;
 }
 
@@ -49,7 +58,11 @@ export function parseParams(params: readonly string[]): SessionOptions {
     else if (lower === 'application_name') applicationName = p.value;
     else settings.push(`-c ${SESSION_SETTINGS[lower]}=${escapeOption(p.value)}`);
   }
-  return { ssl: sslOptions(sslmode), options: settings.length ? settings.join(' ') : undefined, applicationName };
+  return {
+    ssl: sslOptions(sslmode),
+    options: settings.length ? settings.join(' ') : undefined,
+    applicationName,
+  };
 }
 
 function sslOptions(mode: SslMode): false | ConnectionOptions {

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { databaseItemSchema, databaseListSchema, entryBaseShape, hostPortSchema, msSchema, observabilityShape, statementLoggerSchema } from '@svcboot/entry-core';
+import {
+  databaseItemSchema,
+  databaseListSchema,
+  entryBaseShape,
+  hostPortSchema,
+  msSchema,
+  observabilityShape,
+  statementLoggerSchema,
+} from '@svcboot/entry-core';
 import { checkParam } from './params.js';
 
 /** The default of `database[].params`: no TLS, sessions in Asia/Shanghai time. */
@@ -38,7 +46,11 @@ export const relationalDbSchema = z
   })
   .superRefine((config, ctx) => {
     if (config.maxIdleConn > config.maxOpenConn) {
-      ctx.addIssue({ code: 'custom', path: ['maxIdleConn'], message: `maxIdleConn (${config.maxIdleConn}) is larger than maxOpenConn (${config.maxOpenConn})` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxIdleConn'],
+        message: `maxIdleConn (${config.maxIdleConn}) is larger than maxOpenConn (${config.maxOpenConn})`,
+      });
     }
   });
 

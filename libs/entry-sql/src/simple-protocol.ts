@@ -4,7 +4,8 @@ import { sqlError } from './errors.js';
 
 type PrepareValue = (value: unknown) => string | Buffer | null;
 // pg's own text conversion (Dates, arrays, JSON) so inlined values read as bound ones would.
-const prepareValue = (pg as unknown as { utils: { prepareValue: PrepareValue } }).utils.prepareValue;
+const prepareValue = (pg as unknown as { utils: { prepareValue: PrepareValue } }).utils
+  .prepareValue;
 
 /** `value` as an SQL literal, typed `unknown` by the server exactly like a bound text parameter. */
 export function sqlLiteral(value: unknown): string {
@@ -30,12 +31,14 @@ export function inlineParameters(sql: string, parameters: readonly unknown[]): s
     if (c === "'") skip = quotedLength(sql, i, "'", /[eE]/.test(sql[i - 1] ?? ''));
     else if (c === '"') skip = quotedLength(sql, i, '"', false);
     else if (rest.startsWith('--')) skip = lineCommentLength(rest);
-    else if (rest.startsWith('/*')) skip = rest.includes('*/') ? rest.indexOf('*/') + 2 : rest.length;
+    else if (rest.startsWith('/*'))
+      skip = rest.includes('*/') ? rest.indexOf('*/') + 2 : rest.length;
     else if (c === '$') {
       const placeholder = /^\$(\d+)/.exec(rest);
       if (placeholder && !/[\w$]/.test(sql[i - 1] ?? '')) {
         const index = Number(placeholder[1]) - 1;
-        if (index < 0 || index >= parameters.length) throw sqlError('SVC_SQL_STATEMENT_PARAMS', [index + 1, parameters.length]);
+        if (index < 0 || index >= parameters.length)
+          throw sqlError('SVC_SQL_STATEMENT_PARAMS', [index + 1, parameters.length]);
         out += sqlLiteral(parameters[index]);
         i += placeholder[0].length;
         continue;
@@ -57,7 +60,12 @@ export function inlineParameters(sql: string, parameters: readonly unknown[]): s
   return out;
 }
 
-function quotedLength(sql: string, start: number, quote: string, backslashEscapes: boolean): number {
+function quotedLength(
+  sql: string,
+  start: number,
+  quote: string,
+  backslashEscapes: boolean,
+): number {
   let i = start + 1;
   while (i < sql.length) {
     const c = sql[i]!;
@@ -93,10 +101,12 @@ export function simpleProtocolPool(pool: pg.Pool): PostgresPool {
       return {
         query: ((sqlOrCursor: unknown, parameters?: readonly unknown[]) => {
           if (typeof sqlOrCursor !== 'string') return client.query(sqlOrCursor as pg.Submittable);
-          return client.query(inlineParameters(sqlOrCursor, parameters ?? [])).then((result: pg.QueryResult | pg.QueryResult[]) =>
-            // Several statements in one text answer one result each: the last one is the answer.
-            Array.isArray(result) ? result[result.length - 1] : result,
-          ) as Promise<PostgresQueryResult<unknown>>;
+          return client
+            .query(inlineParameters(sqlOrCursor, parameters ?? []))
+            .then((result: pg.QueryResult | pg.QueryResult[]) =>
+              // Several statements in one text answer one result each: the last one is the answer.
+              Array.isArray(result) ? result[result.length - 1] : result,
+            ) as Promise<PostgresQueryResult<unknown>>;
         }) as PostgresPoolClient['query'],
         release: () => client.release(),
       };

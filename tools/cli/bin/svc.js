@@ -31,7 +31,11 @@ if (tsx === undefined) {
     process.exitCode = 1;
   }
 } else {
-  const child = spawn(process.execPath, ['--conditions=svcboot-source', '--import', tsx, source, ...process.argv.slice(2)], { stdio: 'inherit' });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=svcboot-source', '--import', tsx, source, ...process.argv.slice(2)],
+    { stdio: 'inherit' },
+  );
   // Ctrl-C reaches both processes (one process group); a signal sent to this process alone is handed on.
   const forward = (signal) => child.kill(signal);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, forward);

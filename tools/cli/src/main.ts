@@ -16,7 +16,11 @@ export const USAGE = `svc: tooling for svcboot services
 Run \`svc <command> --help\` for a command's flags; README.md describes them all.`;
 
 /** Runs `svc` with `argv` (without node and the script); returns the exit code. */
-export async function main(argv: readonly string[], out: (line: string) => void = (l) => console.log(l), err: (line: string) => void = (l) => console.error(l)): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  out: (line: string) => void = (l) => console.log(l),
+  err: (line: string) => void = (l) => console.error(l),
+): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {

@@ -61,10 +61,15 @@ export class PrivateClickHouse {
   async start(): Promise<void> {
     this.child = Child.start('clickhouse-server', [`--config-file=${this.configFile}`]);
     const child = this.child;
-    await waitFor(`clickhouse-server on ${this.addr}`, async () => {
-      if (child.process.exitCode !== null) throw new Error(`clickhouse-server exited: ${child.stderr}`);
-      return this.ping();
-    }, { timeoutMs: 30_000, intervalMs: 100 });
+    await waitFor(
+      `clickhouse-server on ${this.addr}`,
+      async () => {
+        if (child.process.exitCode !== null)
+          throw new Error(`clickhouse-server exited: ${child.stderr}`);
+        return this.ping();
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
   }
 
   /** SIGTERM, then waits until the process is gone and the port answers no more. */
@@ -73,7 +78,10 @@ export class PrivateClickHouse {
     this.child = undefined;
     if (!child) return;
     child.process.kill('SIGTERM');
-    const exited = await Promise.race([child.exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 20_000))]);
+    const exited = await Promise.race([
+      child.exited.then(() => true),
+      new Promise<false>((r) => setTimeout(() => r(false), 20_000)),
+    ]);
     if (!exited) {
       child.kill();
       await child.exited;

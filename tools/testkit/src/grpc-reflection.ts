@@ -8,11 +8,22 @@ type ReflectionClient = Record<string, (...a: unknown[]) => unknown> & { close()
 /** The services a gRPC server lists through reflection (grpc.reflection.v1), as a command-line client sees them. */
 export async function listServicesByReflection(address: string): Promise<string[]> {
   const require = createRequire(import.meta.url);
-  const proto = path.join(path.dirname(require.resolve('@grpc/reflection/package.json')), 'build/proto/grpc/reflection/v1/reflection.proto');
+  const proto = path.join(
+    path.dirname(require.resolve('@grpc/reflection/package.json')),
+    'build/proto/grpc/reflection/v1/reflection.proto',
+  );
   const pkg = loadPackageDefinition(loadSync(proto, { keepCase: true })) as unknown as {
-    grpc: { reflection: { v1: { ServerReflection: new (a: string, c: unknown, o: unknown) => ReflectionClient } } };
+    grpc: {
+      reflection: {
+        v1: { ServerReflection: new (a: string, c: unknown, o: unknown) => ReflectionClient };
+      };
+    };
   };
-  const client = new pkg.grpc.reflection.v1.ServerReflection(address, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
+  const client = new pkg.grpc.reflection.v1.ServerReflection(
+    address,
+    credentials.createInsecure(),
+    { 'grpc.use_local_subchannel_pool': 1 },
+  );
   try {
     return await new Promise<string[]>((resolve, reject) => {
       const s = client['ServerReflectionInfo']!() as NodeJS.ReadWriteStream;

@@ -88,7 +88,12 @@ export class HttpLoad {
   private one(i: number): Promise<LoadOutcome> {
     const { host = '127.0.0.1', port, method = 'POST', path } = this.options;
     const body = Buffer.from(this.options.body?.(i) ?? '');
-    const outcome: LoadOutcome = { index: i, accepted: false, acceptedBeforeSignal: false, sentAfterSignal: this.signalled };
+    const outcome: LoadOutcome = {
+      index: i,
+      accepted: false,
+      acceptedBeforeSignal: false,
+      sentAfterSignal: this.signalled,
+    };
     return new Promise((resolve) => {
       const req = http.request({
         host,
@@ -96,7 +101,12 @@ export class HttpLoad {
         method,
         path,
         agent: this.agent,
-        headers: { ...this.options.headers, 'content-type': 'application/json', 'content-length': String(body.length), expect: '100-continue' },
+        headers: {
+          ...this.options.headers,
+          'content-type': 'application/json',
+          'content-length': String(body.length),
+          expect: '100-continue',
+        },
       });
       req.on('continue', () => {
         outcome.accepted = true;
@@ -139,13 +149,19 @@ const NOT_ACCEPTED = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'socket han
  * while draining, say), and a failure that is not a connection-level refusal of an unaccepted
  * request. Empty when the drain was clean.
  */
-export function drainViolations(outcomes: readonly LoadOutcome[], isSuccess: (o: LoadOutcome) => boolean): string[] {
+export function drainViolations(
+  outcomes: readonly LoadOutcome[],
+  isSuccess: (o: LoadOutcome) => boolean,
+): string[] {
   const problems: string[] = [];
   for (const o of outcomes) {
     const what = `request ${o.index}${o.acceptedBeforeSignal ? ' (accepted before the signal)' : o.accepted ? ' (accepted after the signal)' : ''}`;
-    if (o.status !== undefined && !isSuccess(o)) problems.push(`${what}: answered ${o.status} ${JSON.stringify(o.body?.slice(0, 200))}`);
-    else if (o.error !== undefined && o.accepted) problems.push(`${what}: accepted, then failed with ${o.error}`);
-    else if (o.error !== undefined && !NOT_ACCEPTED.has(o.error)) problems.push(`${what}: failed with ${o.error}, not a connection-level refusal`);
+    if (o.status !== undefined && !isSuccess(o))
+      problems.push(`${what}: answered ${o.status} ${JSON.stringify(o.body?.slice(0, 200))}`);
+    else if (o.error !== undefined && o.accepted)
+      problems.push(`${what}: accepted, then failed with ${o.error}`);
+    else if (o.error !== undefined && !NOT_ACCEPTED.has(o.error))
+      problems.push(`${what}: failed with ${o.error}, not a connection-level refusal`);
   }
   return problems;
 }

@@ -1,13 +1,38 @@
 export { waitFor } from './wait.js';
 export { freePort, isListening } from './ports.js';
 export { run, Child, plainEnv, type RunResult } from './process.js';
-export { installPacked, installedFiles, installedPackages, PACK_TEST_TIMEOUT_MS, type InstalledPackage } from './pack.js';
+export {
+  installPacked,
+  installedFiles,
+  installedPackages,
+  PACK_TEST_TIMEOUT_MS,
+  type InstalledPackage,
+} from './pack.js';
 export { RawHttpConnection, type RawResponse } from './raw-http.js';
-export { HttpLoad, drainViolations, summarizeOutcomes, type HttpLoadOptions, type LoadOutcome } from './http-load.js';
+export {
+  HttpLoad,
+  drainViolations,
+  summarizeOutcomes,
+  type HttpLoadOptions,
+  type LoadOutcome,
+} from './http-load.js';
 export { consoleRecordTexts } from './records.js';
 export { sigtermAndAskReadiness } from './drain.js';
-export { sigtermUnderKeepAliveLoad, type KeepAliveOutcome, type SigtermLoadResult } from './sigterm-load.js';
+export {
+  sigtermUnderKeepAliveLoad,
+  type KeepAliveOutcome,
+  type SigtermLoadResult,
+} from './sigterm-load.js';
 // Backend harnesses: servers of their own on free ports, for tests that stop, restart or reconfigure them.
 export { startPrivatePostgres, type PrivatePostgres } from './postgres.js';
-export { redisCli, freeRedisPort, startRedis, startCluster, startSentinelGroup, type RedisProcess, type RedisClusterProcesses, type SentinelGroupProcesses } from './redis.js';
+export {
+  redisCli,
+  freeRedisPort,
+  startRedis,
+  startCluster,
+  startSentinelGroup,
+  type RedisProcess,
+  type RedisClusterProcesses,
+  type SentinelGroupProcesses,
+} from './redis.js';
 export { PrivateClickHouse } from './clickhouse.js';

@@ -1,6 +1,16 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { run } from './process.js';
@@ -25,7 +35,14 @@ export const PACK_TEST_TIMEOUT_MS = 240_000;
  * it is stale. No audit or fund requests, and no install scripts: nothing our packages depend on
  * needs one (entry-grpc's pack test checks it).
  */
-const INSTALL_ARGS = ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'];
+const INSTALL_ARGS = [
+  'install',
+  '--prefer-offline',
+  '--no-audit',
+  '--no-fund',
+  '--ignore-scripts',
+  '--loglevel=error',
+];
 
 /** Packed tarballs, shared by the pack tests of a run (and by runs while the lib is unchanged). */
 const TARBALL_CACHE = path.join(os.tmpdir(), 'svcboot-pack-tarballs');
@@ -46,7 +63,10 @@ interface LibManifest {
  * sources, and packed once for as long as its content is the same (see TARBALL_CACHE). Returns the
  * project folder; `cleanup` removes it.
  */
-export async function installPacked(libDirs: readonly string[], extraDependencies: Record<string, string> = {}): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+export async function installPacked(
+  libDirs: readonly string[],
+  extraDependencies: Record<string, string> = {},
+): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-pack-'));
   try {
     const deps: Record<string, string> = { ...extraDependencies };
@@ -56,7 +76,14 @@ export async function installPacked(libDirs: readonly string[], extraDependencie
       await copyFile(file, path.join(dir, local));
       deps[name] = `file:./${local}`;
     }
-    await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'packed-consumer', private: true, type: 'module', dependencies: deps }, null, 2));
+    await writeFile(
+      path.join(dir, 'package.json'),
+      JSON.stringify(
+        { name: 'packed-consumer', private: true, type: 'module', dependencies: deps },
+        null,
+        2,
+      ),
+    );
     await run('npm', INSTALL_ARGS, { cwd: dir });
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
@@ -67,7 +94,9 @@ export async function installPacked(libDirs: readonly string[], extraDependencie
 
 /** The lib's tarball in TARBALL_CACHE, packed now unless one with the same content is there. */
 async function packedTarball(libDir: string): Promise<{ name: string; file: string }> {
-  const manifest = JSON.parse(await readFile(path.join(libDir, 'package.json'), 'utf8')) as LibManifest;
+  const manifest = JSON.parse(
+    await readFile(path.join(libDir, 'package.json'), 'utf8'),
+  ) as LibManifest;
   await ensureBuilt(libDir, manifest);
   const prefix = `${manifest.name.replace(/^@/, '').replace(/\//g, '-')}-${manifest.version}-`;
   const file = path.join(TARBALL_CACHE, `${prefix}${await contentKey(libDir, manifest)}.tgz`);
@@ -75,7 +104,11 @@ async function packedTarball(libDir: string): Promise<{ name: string; file: stri
   await mkdir(TARBALL_CACHE, { recursive: true });
   const tmp = await mkdtemp(path.join(TARBALL_CACHE, '.packing-'));
   try {
-    const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp], { cwd: libDir });
+    const { stdout } = await run(
+      'npm',
+      ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp],
+      { cwd: libDir },
+    );
     const [info] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string }>;
     if (!info) throw new Error(`npm pack in ${libDir} printed no tarball: ${stdout}`);
     await rename(path.join(tmp, info.filename), file); // atomic: a concurrent reader sees all or nothing
@@ -95,7 +128,11 @@ async function ensureBuilt(libDir: string, manifest: LibManifest): Promise<void>
   const builtAt = await mtime(path.join(libDir, 'dist', 'index.js'));
   let stale = builtAt === undefined || shipped.some((p) => !existsSync(p));
   if (!stale) {
-    const sources = [path.join(libDir, 'package.json'), ...(await listFiles(path.join(libDir, 'src'))), ...(await listFiles(path.join(libDir, 'scripts')))];
+    const sources = [
+      path.join(libDir, 'package.json'),
+      ...(await listFiles(path.join(libDir, 'src'))),
+      ...(await listFiles(path.join(libDir, 'scripts'))),
+    ];
     for (const f of sources) {
       if (f.endsWith('.test.ts')) continue;
       if ((await mtime(f))! > builtAt!) {
@@ -112,9 +149,15 @@ async function contentKey(libDir: string, manifest: LibManifest): Promise<string
   const hash = createHash('sha256');
   const roots = ['package.json', ...(manifest.files ?? [])];
   for (const root of roots) {
-    const files = (await stat(path.join(libDir, root))).isDirectory() ? await listFiles(path.join(libDir, root)) : [path.join(libDir, root)];
+    const files = (await stat(path.join(libDir, root))).isDirectory()
+      ? await listFiles(path.join(libDir, root))
+      : [path.join(libDir, root)];
     for (const f of files) {
-      hash.update(path.relative(libDir, f)).update('\0').update(await readFile(f)).update('\0');
+      hash
+        .update(path.relative(libDir, f))
+        .update('\0')
+        .update(await readFile(f))
+        .update('\0');
     }
   }
   return hash.digest('hex').slice(0, 16);
@@ -126,7 +169,8 @@ async function removeStaleTarballs(prefix: string, keep: string): Promise<void> 
     const f = path.join(TARBALL_CACHE, name);
     if (!name.startsWith(prefix) || f === keep) continue;
     const at = await mtime(f);
-    if (at !== undefined && Date.now() - at > STALE_TARBALL_MS) await rm(f, { force: true }).catch(() => undefined);
+    if (at !== undefined && Date.now() - at > STALE_TARBALL_MS)
+      await rm(f, { force: true }).catch(() => undefined);
   }
 }
 
@@ -146,8 +190,7 @@ async function listFiles(dir: string, skip: readonly string[] = []): Promise<str
       const p = path.join(d, e.name);
       if (e.isDirectory()) {
         if (!skip.includes(e.name)) await walk(p);
-      }
-      else if (e.isFile()) out.push(p);
+      } else if (e.isFile()) out.push(p);
     }
   };
   await walk(dir);
@@ -195,11 +238,24 @@ export async function installedPackages(projectDir: string): Promise<InstalledPa
     }
   };
   const visitPackage = async (dir: string): Promise<void> => {
-    const manifest = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8')) as { name: string; version: string; scripts?: Record<string, string> };
+    const manifest = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8')) as {
+      name: string;
+      version: string;
+      scripts?: Record<string, string>;
+    };
     const installScripts = INSTALL_SCRIPTS.filter((s) => manifest.scripts?.[s]);
-    if (existsSync(path.join(dir, 'binding.gyp')) && !installScripts.includes('install')) installScripts.push('install');
-    const nativeAddons = (await listFiles(dir, ['node_modules'])).filter((f) => f.endsWith('.node')).map((f) => path.relative(dir, f));
-    out.push({ name: manifest.name, version: manifest.version, dir: path.relative(projectDir, dir), installScripts, nativeAddons });
+    if (existsSync(path.join(dir, 'binding.gyp')) && !installScripts.includes('install'))
+      installScripts.push('install');
+    const nativeAddons = (await listFiles(dir, ['node_modules']))
+      .filter((f) => f.endsWith('.node'))
+      .map((f) => path.relative(dir, f));
+    out.push({
+      name: manifest.name,
+      version: manifest.version,
+      dir: path.relative(projectDir, dir),
+      installScripts,
+      nativeAddons,
+    });
     await visitModules(path.join(dir, 'node_modules'));
   };
   await visitModules(path.join(projectDir, 'node_modules'));

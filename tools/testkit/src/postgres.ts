@@ -19,9 +19,14 @@ export interface PrivatePostgres {
 function binDir(): string {
   if (process.env['PG_BIN']) return process.env['PG_BIN'];
   const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(path.join(root, v, 'bin', 'initdb'))) : [];
+  const versions = existsSync(root)
+    ? readdirSync(root).filter((v) => existsSync(path.join(root, v, 'bin', 'initdb')))
+    : [];
   versions.sort((a, b) => Number(b) - Number(a));
-  if (!versions[0]) throw new Error('no PostgreSQL server binaries in /usr/lib/postgresql/*/bin; install postgresql or set PG_BIN');
+  if (!versions[0])
+    throw new Error(
+      'no PostgreSQL server binaries in /usr/lib/postgresql/*/bin; install postgresql or set PG_BIN',
+    );
   return path.join(root, versions[0], 'bin');
 }
 
@@ -42,7 +47,9 @@ async function asServerUser(cmd: string, args: string[]): Promise<void> {
  * connections must give it (scram-sha-256) for user postgres. `tls` turns on TLS with a new
  * self-signed certificate for CN=localhost (not trusted by anyone).
  */
-export async function startPrivatePostgres(options: { password?: string; tls?: boolean } = {}): Promise<PrivatePostgres> {
+export async function startPrivatePostgres(
+  options: { password?: string; tls?: boolean } = {},
+): Promise<PrivatePostgres> {
   const bin = binDir();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-pg-'));
   const owner = process.getuid?.() === 0 ? await serverUserIds() : undefined;
@@ -56,18 +63,41 @@ export async function startPrivatePostgres(options: { password?: string; tls?: b
     if (owner) await chown(pwfile, owner.uid, owner.gid);
     auth.splice(0, 2, '--auth-local=trust', '--auth-host=scram-sha-256', `--pwfile=${pwfile}`);
   }
-  await asServerUser(path.join(bin, 'initdb'), ['-D', data, '-U', 'postgres', ...auth, '-E', 'UTF8', '--no-sync']);
+  await asServerUser(path.join(bin, 'initdb'), [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    ...auth,
+    '-E',
+    'UTF8',
+    '--no-sync',
+  ]);
   const settings = [`-p ${port}`, `-k ${dir}`, '-c listen_addresses=127.0.0.1', '-c fsync=off'];
   if (options.tls) {
     const cert = path.join(dir, 'server.crt');
     const key = path.join(dir, 'server.key');
-    await run('openssl', ['req', '-new', '-x509', '-days', '2', '-nodes', '-subj', '/CN=localhost', '-keyout', key, '-out', cert]);
+    await run('openssl', [
+      'req',
+      '-new',
+      '-x509',
+      '-days',
+      '2',
+      '-nodes',
+      '-subj',
+      '/CN=localhost',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ]);
     if (owner) for (const f of [cert, key]) await chown(f, owner.uid, owner.gid);
     await chmod(key, 0o600);
     settings.push('-c ssl=on', `-c ssl_cert_file=${cert}`, `-c ssl_key_file=${key}`);
   }
   let running = false;
-  const ctl = (args: string[]) => asServerUser(path.join(bin, 'pg_ctl'), ['-D', data, '-w', '-t', '60', ...args]);
+  const ctl = (args: string[]) =>
+    asServerUser(path.join(bin, 'pg_ctl'), ['-D', data, '-w', '-t', '60', ...args]);
   const cluster: PrivatePostgres = {
     addr: `127.0.0.1:${port}`,
     port,

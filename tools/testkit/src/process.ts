@@ -15,9 +15,17 @@ export interface RunResult {
 }
 
 /** Runs a command to completion, capturing its output; rejects when it exits non-zero. */
-export function run(cmd: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; allowFailure?: boolean } = {}): Promise<RunResult> {
+export function run(
+  cmd: string,
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; allowFailure?: boolean } = {},
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: options.cwd, env: options.env ?? plainEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      cwd: options.cwd,
+      env: options.env ?? plainEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
@@ -44,18 +52,33 @@ export class Child {
     this.exited = new Promise((resolve) => process.on('exit', (code) => resolve(code)));
   }
 
-  static start(cmd: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Child {
-    return new Child(spawn(cmd, args, { cwd: options.cwd, env: options.env ?? plainEnv(), stdio: ['ignore', 'pipe', 'pipe'] }));
+  static start(
+    cmd: string,
+    args: readonly string[],
+    options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  ): Child {
+    return new Child(
+      spawn(cmd, args, {
+        cwd: options.cwd,
+        env: options.env ?? plainEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
   }
 
   /** Waits (polling, with a deadline) for the process to end; its exit code, null when a signal ended it. */
   async waitForExit(timeoutMs = 20_000): Promise<number | null> {
-    await waitFor('the child process to exit', () => this.process.exitCode !== null || this.process.signalCode !== null, { timeoutMs, intervalMs: 50 });
+    await waitFor(
+      'the child process to exit',
+      () => this.process.exitCode !== null || this.process.signalCode !== null,
+      { timeoutMs, intervalMs: 50 },
+    );
     return this.process.exitCode;
   }
 
   /** Sends SIGKILL if it is still running (for test cleanup). */
   kill(): void {
-    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGKILL');
+    if (this.process.exitCode === null && this.process.signalCode === null)
+      this.process.kill('SIGKILL');
   }
 }

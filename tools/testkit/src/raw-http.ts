@@ -55,7 +55,11 @@ export class RawHttpConnection {
    * ends the headers: the server has begun the request (a draining server does not close the
    * connection as idle) without handling it yet. `finishHeaders` sends the rest.
    */
-  static async begin(port: number, requestLine: string, host = '127.0.0.1'): Promise<RawHttpConnection> {
+  static async begin(
+    port: number,
+    requestLine: string,
+    host = '127.0.0.1',
+  ): Promise<RawHttpConnection> {
     const conn = await RawHttpConnection.open(port, host);
     await conn.write(`${requestLine} HTTP/1.1\r\nHost: ${host}:${port}\r\n`);
     return conn;
@@ -74,7 +78,9 @@ export class RawHttpConnection {
 
   /** Writes bytes; resolves once they are handed to the kernel. */
   write(text: string | Buffer): Promise<void> {
-    return new Promise((resolve, reject) => this.socket.write(text, (err) => (err ? reject(err) : resolve())));
+    return new Promise((resolve, reject) =>
+      this.socket.write(text, (err) => (err ? reject(err) : resolve())),
+    );
   }
 
   /**
@@ -87,10 +93,15 @@ export class RawHttpConnection {
       const parsed = this.tryParse();
       if (parsed) return parsed;
       if (this.ended || this.error) {
-        throw new Error(`connection ${this.error ? `failed (${this.error.message})` : 'closed'} before a complete response; received: ${JSON.stringify(this.buffer.toString('latin1').slice(0, 300))}`);
+        throw new Error(
+          `connection ${this.error ? `failed (${this.error.message})` : 'closed'} before a complete response; received: ${JSON.stringify(this.buffer.toString('latin1').slice(0, 300))}`,
+        );
       }
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no complete response within ${timeoutMs} ms; received: ${JSON.stringify(this.buffer.toString('latin1').slice(0, 300))}`);
+      if (left <= 0)
+        throw new Error(
+          `no complete response within ${timeoutMs} ms; received: ${JSON.stringify(this.buffer.toString('latin1').slice(0, 300))}`,
+        );
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, left);
         this.wake = () => {
@@ -109,7 +120,10 @@ export class RawHttpConnection {
   private tryParse(): RawResponse | undefined {
     const headEnd = this.buffer.indexOf('\r\n\r\n');
     if (headEnd < 0) return undefined;
-    const [statusLine = '', ...lines] = this.buffer.subarray(0, headEnd).toString('latin1').split('\r\n');
+    const [statusLine = '', ...lines] = this.buffer
+      .subarray(0, headEnd)
+      .toString('latin1')
+      .split('\r\n');
     const m = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine);
     if (!m) throw new Error(`not an HTTP/1.x status line: ${JSON.stringify(statusLine)}`);
     const status = Number(m[1]);

@@ -20,9 +20,20 @@ export interface RedisProcess {
 }
 
 /** Runs `redis-cli -p port args…` and returns its trimmed output (throws on a non-zero exit). */
-export async function redisCli(port: number, args: readonly string[], password?: string): Promise<string> {
+export async function redisCli(
+  port: number,
+  args: readonly string[],
+  password?: string,
+): Promise<string> {
   const auth = password ? ['--no-auth-warning', '-a', password] : [];
-  const { stdout } = await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...auth, ...args]);
+  const { stdout } = await run('redis-cli', [
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(port),
+    ...auth,
+    ...args,
+  ]);
   return stdout.trim();
 }
 
@@ -51,7 +62,9 @@ export async function freeRedisPort(): Promise<number> {
  * Starts `redis-server` with no persistence on a free port (or `port`) and waits until it
  * answers PING. `args` are extra command-line options, e.g. `['--requirepass', 'x']`.
  */
-export async function startRedis(options: { args?: readonly string[]; port?: number; conf?: string; password?: string } = {}): Promise<RedisProcess> {
+export async function startRedis(
+  options: { args?: readonly string[]; port?: number; conf?: string; password?: string } = {},
+): Promise<RedisProcess> {
   const port = options.port ?? (await freeRedisPort());
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-redis-'));
   const confArgs: string[] = [];
@@ -62,12 +75,18 @@ export async function startRedis(options: { args?: readonly string[]; port?: num
   }
   const child = Child.start('redis-server', [
     ...confArgs,
-    '--port', String(port),
-    '--bind', '127.0.0.1',
-    '--dir', dir,
-    '--save', '',
-    '--appendonly', 'no',
-    '--daemonize', 'no',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--daemonize',
+    'no',
     ...(options.args ?? []),
   ]);
   const proc: RedisProcess = {
@@ -105,7 +124,9 @@ export interface RedisClusterProcesses {
   stop(): Promise<void>;
 }
 
-export async function startCluster(options: { masters?: number; replicasPerMaster?: number } = {}): Promise<RedisClusterProcesses> {
+export async function startCluster(
+  options: { masters?: number; replicasPerMaster?: number } = {},
+): Promise<RedisClusterProcesses> {
   const masters = options.masters ?? 3;
   const replicas = options.replicasPerMaster ?? 0;
   const nodes: RedisProcess[] = [];
@@ -116,12 +137,26 @@ export async function startCluster(options: { masters?: number; replicasPerMaste
     for (let i = 0; i < masters * (1 + replicas); i++) {
       nodes.push(
         await startRedis({
-          args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000'],
+          args: [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            'nodes.conf',
+            '--cluster-node-timeout',
+            '2000',
+          ],
         }),
       );
     }
     const addrs = nodes.map((n) => n.addr);
-    await run('redis-cli', ['--cluster', 'create', ...addrs, '--cluster-replicas', String(replicas), '--cluster-yes']);
+    await run('redis-cli', [
+      '--cluster',
+      'create',
+      ...addrs,
+      '--cluster-replicas',
+      String(replicas),
+      '--cluster-yes',
+    ]);
     // Every node must agree the cluster is up (slots assigned, gossip settled) before clients use it.
     await waitFor(
       'every cluster node to report cluster_state:ok',
@@ -164,7 +199,9 @@ export async function startSentinelGroup(
   options: { masterName?: string; password?: string; sentinelPassword?: string } = {},
 ): Promise<SentinelGroupProcesses> {
   const masterName = options.masterName ?? 'mymaster';
-  const auth = options.password ? ['--requirepass', options.password, '--masterauth', options.password] : [];
+  const auth = options.password
+    ? ['--requirepass', options.password, '--masterauth', options.password]
+    : [];
   const all: RedisProcess[] = [];
   const stop = async (): Promise<void> => {
     await Promise.all(all.map((p) => p.stop()));
@@ -172,11 +209,17 @@ export async function startSentinelGroup(
   try {
     const master = await startRedis({ args: auth, password: options.password });
     all.push(master);
-    const replica = await startRedis({ args: [...auth, '--replicaof', '127.0.0.1', String(master.port)], password: options.password });
+    const replica = await startRedis({
+      args: [...auth, '--replicaof', '127.0.0.1', String(master.port)],
+      password: options.password,
+    });
     all.push(replica);
     await waitFor(
       'the replica to sync with its master',
-      async () => (await redisCli(replica.port, ['info', 'replication'], options.password)).includes('master_link_status:up'),
+      async () =>
+        (await redisCli(replica.port, ['info', 'replication'], options.password)).includes(
+          'master_link_status:up',
+        ),
       { timeoutMs: 20_000, intervalMs: 100 },
     );
     const sentinels: RedisProcess[] = [];
@@ -187,10 +230,19 @@ export async function startSentinelGroup(
         `sentinel failover-timeout ${masterName} 10000`,
         `sentinel parallel-syncs ${masterName} 1`,
         ...(options.password ? [`sentinel auth-pass ${masterName} ${options.password}`] : []),
-        ...(options.sentinelPassword ? [`requirepass ${options.sentinelPassword}`, `sentinel sentinel-pass ${options.sentinelPassword}`] : []),
+        ...(options.sentinelPassword
+          ? [
+              `requirepass ${options.sentinelPassword}`,
+              `sentinel sentinel-pass ${options.sentinelPassword}`,
+            ]
+          : []),
         '',
       ].join('\n');
-      const s = await startRedis({ conf, args: ['--sentinel'], password: options.sentinelPassword });
+      const s = await startRedis({
+        conf,
+        args: ['--sentinel'],
+        password: options.sentinelPassword,
+      });
       sentinels.push(s);
       all.push(s);
     }
@@ -199,8 +251,16 @@ export async function startSentinelGroup(
       'the sentinels to know the replica and each other',
       async () => {
         for (const s of sentinels) {
-          const replicas = await redisCli(s.port, ['sentinel', 'replicas', masterName], options.sentinelPassword);
-          const peers = await redisCli(s.port, ['sentinel', 'sentinels', masterName], options.sentinelPassword);
+          const replicas = await redisCli(
+            s.port,
+            ['sentinel', 'replicas', masterName],
+            options.sentinelPassword,
+          );
+          const peers = await redisCli(
+            s.port,
+            ['sentinel', 'sentinels', masterName],
+            options.sentinelPassword,
+          );
           if (!replicas.includes(String(replica.port))) return false;
           if (peers.split('\n').filter((l) => l === 'name').length < 2) return false;
         }
@@ -209,11 +269,23 @@ export async function startSentinelGroup(
       { timeoutMs: 30_000, intervalMs: 200 },
     );
     const currentMaster = async (): Promise<string> => {
-      const out = await redisCli(sentinels[0]!.port, ['sentinel', 'get-master-addr-by-name', masterName], options.sentinelPassword);
+      const out = await redisCli(
+        sentinels[0]!.port,
+        ['sentinel', 'get-master-addr-by-name', masterName],
+        options.sentinelPassword,
+      );
       const [host, port] = out.split('\n');
       return `${host}:${port}`;
     };
-    return { masterName, master, replica, sentinels, addrs: sentinels.map((s) => s.addr), currentMaster, stop };
+    return {
+      masterName,
+      master,
+      replica,
+      sentinels,
+      addrs: sentinels.map((s) => s.addr),
+      currentMaster,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

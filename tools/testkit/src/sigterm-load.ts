@@ -96,7 +96,11 @@ export async function sigtermUnderKeepAliveLoad(
     }
   };
   const workers = Array.from({ length: connections }, (_, w) => worker(w));
-  await waitFor(`each of ${connections} connections to get ${warm} answers`, () => answered.every((n) => n >= warm), { timeoutMs: 30_000 });
+  await waitFor(
+    `each of ${connections} connections to get ${warm} answers`,
+    () => answered.every((n) => n >= warm),
+    { timeoutMs: 30_000 },
+  );
 
   signalled = true;
   child.process.kill('SIGTERM');

@@ -13,12 +13,20 @@ export class DemoProcess {
 
   static async start(env: Record<string, string>): Promise<DemoProcess> {
     const port = await freePort();
-    const child = Child.start(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'], {
-      cwd: demoDir,
-      env: plainEnv({ PORT: String(port), ...env }),
-    });
+    const child = Child.start(
+      process.execPath,
+      ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
+      {
+        cwd: demoDir,
+        env: plainEnv({ PORT: String(port), ...env }),
+      },
+    );
     const demo = new DemoProcess(child, port);
-    const ready = waitFor(`the demo on port ${port}`, () => child.stdout.includes(`listening on port ${port}`), { timeoutMs: 30_000, intervalMs: 50 });
+    const ready = waitFor(
+      `the demo on port ${port}`,
+      () => child.stdout.includes(`listening on port ${port}`),
+      { timeoutMs: 30_000, intervalMs: 50 },
+    );
     const exited = child.exited.then((code) => {
       throw new Error(`the demo exited ${code} before listening:\n${child.stderr}${child.stdout}`);
     });
@@ -43,7 +51,11 @@ export class DemoProcess {
     const res = await fetch(this.url(p), { method });
     const type = res.headers.get('content-type') ?? '';
     const text = await res.text();
-    return { status: res.status, type, body: type.includes('json') ? (JSON.parse(text) as unknown) : text };
+    return {
+      status: res.status,
+      type,
+      body: type.includes('json') ? (JSON.parse(text) as unknown) : text,
+    };
   }
 
   /** SIGTERM and wait for the exit code. */

@@ -49,7 +49,11 @@ export class HeadlessChromium {
     );
     let stderr = '';
     child.stderr?.on('data', (b: Buffer) => (stderr += b.toString()));
-    const endpoint = await waitFor('Chromium DevTools endpoint', () => /DevTools listening on (ws:\/\/\S+)/.exec(stderr)?.[1], { timeoutMs: 30_000 });
+    const endpoint = await waitFor(
+      'Chromium DevTools endpoint',
+      () => /DevTools listening on (ws:\/\/\S+)/.exec(stderr)?.[1],
+      { timeoutMs: 30_000 },
+    );
     return new HeadlessChromium(child, profile, endpoint);
   }
 
@@ -69,17 +73,30 @@ export class HeadlessChromium {
     let id = 0;
     const pending = new Map<number, (v: unknown) => void>();
     ws.on('message', (data: Buffer) => {
-      const msg = JSON.parse(data.toString()) as { id?: number; result?: { result?: { value?: unknown } } };
+      const msg = JSON.parse(data.toString()) as {
+        id?: number;
+        result?: { result?: { value?: unknown } };
+      };
       if (msg.id !== undefined) pending.get(msg.id)?.(msg.result?.result?.value);
     });
     const evaluate = (expr: string): Promise<unknown> =>
       new Promise((resolve) => {
         const n = ++id;
         pending.set(n, resolve);
-        ws.send(JSON.stringify({ id: n, method: 'Runtime.evaluate', params: { expression: expr, returnByValue: true } }));
+        ws.send(
+          JSON.stringify({
+            id: n,
+            method: 'Runtime.evaluate',
+            params: { expression: expr, returnByValue: true },
+          }),
+        );
       });
     try {
-      return await waitFor(`"${expression}" in ${url}`, async () => (await evaluate(expression)) || undefined, { timeoutMs, intervalMs: 200 });
+      return await waitFor(
+        `"${expression}" in ${url}`,
+        async () => (await evaluate(expression)) || undefined,
+        { timeoutMs, intervalMs: 200 },
+      );
     } finally {
       ws.close();
       await fetch(`http://${base.host}/json/close/${target.id}`).catch(() => undefined);

@@ -14,13 +14,19 @@ export class DemoApp {
     readonly port: number,
   ) {}
 
-  static async start(options: { redisAddr: string; ttlMs?: number; env?: Record<string, string> }): Promise<DemoApp> {
+  static async start(options: {
+    redisAddr: string;
+    ttlMs?: number;
+    env?: Record<string, string>;
+  }): Promise<DemoApp> {
     const app = await boot({
       configFile: path.join(demoDir, 'boot.yaml'),
       env: { PORT: '0', REDIS_ADDR: options.redisAddr, ...options.env },
       argv: [],
     });
-    registerKvRoutes(httpEntry(app, 'kv-api').router, kvEntry(app, 'redis').client, { ttlMs: options.ttlMs });
+    registerKvRoutes(httpEntry(app, 'kv-api').router, kvEntry(app, 'redis').client, {
+      ttlMs: options.ttlMs,
+    });
     try {
       await app.bootstrap();
     } catch (err) {
@@ -31,13 +37,21 @@ export class DemoApp {
   }
 
   /** A request; answers status, content type and the body as text. */
-  async call(method: 'GET' | 'POST', p: string, body?: string): Promise<{ status: number; type: string; text: string }> {
+  async call(
+    method: 'GET' | 'POST',
+    p: string,
+    body?: string,
+  ): Promise<{ status: number; type: string; text: string }> {
     const res = await fetch(`http://127.0.0.1:${this.port}${p}`, {
       method,
       body,
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
     });
-    return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text() };
+    return {
+      status: res.status,
+      type: res.headers.get('content-type') ?? '',
+      text: await res.text(),
+    };
   }
 
   async stop(): Promise<void> {

@@ -19,7 +19,10 @@ export function adminClient(addr = CLICKHOUSE_ADDR): ClickHouseClient {
 }
 
 export async function databaseExists(admin: ClickHouseClient, name: string): Promise<boolean> {
-  const rs = await admin.query({ query: `SELECT count() AS n FROM system.databases WHERE name = '${name}'`, format: 'JSONEachRow' });
+  const rs = await admin.query({
+    query: `SELECT count() AS n FROM system.databases WHERE name = '${name}'`,
+    format: 'JSONEachRow',
+  });
   const [row] = await rs.json<{ n: string }>();
   return Number(row?.n) > 0;
 }
@@ -29,7 +32,11 @@ export async function dropDatabase(admin: ClickHouseClient, name: string): Promi
 }
 
 /** A temp folder for log files; `cleanup` removes it. */
-export async function tempDir(): Promise<{ dir: string; read: (file: string) => Promise<string>; cleanup: () => Promise<void> }> {
+export async function tempDir(): Promise<{
+  dir: string;
+  read: (file: string) => Promise<string>;
+  cleanup: () => Promise<void>;
+}> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-columnar-'));
   return {
     dir,

@@ -33,7 +33,11 @@ export class CertEntry implements Entry {
       try {
         return readFileSync(file);
       } catch (err) {
-        throw coreError('SVC_CERT_UNREADABLE', [configPath, field, file, (err as NodeJS.ErrnoException).code ?? (err as Error).message], { cause: err });
+        throw coreError(
+          'SVC_CERT_UNREADABLE',
+          [configPath, field, file, (err as NodeJS.ErrnoException).code ?? (err as Error).message],
+          { cause: err },
+        );
       }
     };
     // Read when the app is created, so a wrong path fails before anything starts.

@@ -31,5 +31,12 @@ export const eventPlugin: EntryPlugin<EventEntryConfig, EventEntry> = {
   phase: Phase.Builtin,
   schema: eventEntrySchema,
   create: (config, ctx) =>
-    new EventEntry(config.name, config.description, new EventLogger(config.encoding, config.outputPaths.map((p) => ctx.output(p)))),
+    new EventEntry(
+      config.name,
+      config.description,
+      new EventLogger(
+        config.encoding,
+        config.outputPaths.map((p) => ctx.output(p)),
+      ),
+    ),
 };

@@ -31,6 +31,5 @@ export const loggerPlugin: EntryPlugin<LoggerEntryConfig, LoggerEntry> = {
   entryType: LOGGER_ENTRY_TYPE,
   phase: Phase.Builtin,
   schema: loggerEntrySchema,
-  create: (config, ctx) =>
-    new LoggerEntry(config.name, config.description, ctx.makeLogger(config)),
+  create: (config, ctx) => new LoggerEntry(config.name, config.description, ctx.makeLogger(config)),
 };

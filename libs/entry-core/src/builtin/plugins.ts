@@ -4,7 +4,8 @@ import { eventPlugin } from './event-entry.js';
 import { loggerPlugin } from './logger-entry.js';
 
 /** The kinds every app has: `logger`, `event` and `cert`. */
-export const builtinPlugins: readonly EntryPlugin<BaseEntryConfig, Entry>[] = [loggerPlugin, eventPlugin, certPlugin] as readonly EntryPlugin<
-  BaseEntryConfig,
-  Entry
->[];
+export const builtinPlugins: readonly EntryPlugin<BaseEntryConfig, Entry>[] = [
+  loggerPlugin,
+  eventPlugin,
+  certPlugin,
+] as readonly EntryPlugin<BaseEntryConfig, Entry>[];

@@ -8,9 +8,17 @@ function registry(): PluginRegistry {
   return r;
 }
 
-async function configError(yaml: string, opts: { env?: Record<string, string>; argv?: string[] } = {}): Promise<ConfigError> {
+async function configError(
+  yaml: string,
+  opts: { env?: Record<string, string>; argv?: string[] } = {},
+): Promise<ConfigError> {
   try {
-    await boot({ registry: registry(), configText: yaml, env: opts.env ?? {}, argv: opts.argv ?? [] });
+    await boot({
+      registry: registry(),
+      configText: yaml,
+      env: opts.env ?? {},
+      argv: opts.argv ?? [],
+    });
   } catch (err) {
     expect(err).toBeInstanceOf(ConfigError);
     return err as ConfigError;
@@ -18,8 +26,17 @@ async function configError(yaml: string, opts: { env?: Record<string, string>; a
   throw new Error('expected boot to fail');
 }
 
-async function probe(yaml: string, opts: { env?: Record<string, string>; argv?: string[] } = {}, name = 'a'): Promise<ProbeEntry> {
-  const app = await boot({ registry: registry(), configText: yaml, env: opts.env ?? {}, argv: opts.argv ?? [] });
+async function probe(
+  yaml: string,
+  opts: { env?: Record<string, string>; argv?: string[] } = {},
+  name = 'a',
+): Promise<ProbeEntry> {
+  const app = await boot({
+    registry: registry(),
+    configText: yaml,
+    env: opts.env ?? {},
+    argv: opts.argv ?? [],
+  });
   return app.entry<ProbeEntry>(name, 'probe');
 }
 
@@ -74,12 +91,21 @@ describe('config errors', () => {
   });
 
   it('reports every problem at once', async () => {
-    const err = await configError('probe:\n  - name: a\n    prot: 1\n    port: x\n  - name: b\n    nested: { level: huge }\nnope: 1\n');
-    expect(err.issues.map((i) => i.path)).toEqual(['probe[a].prot', 'probe[a].port', 'probe[b].nested.level', 'nope']);
+    const err = await configError(
+      'probe:\n  - name: a\n    prot: 1\n    port: x\n  - name: b\n    nested: { level: huge }\nnope: 1\n',
+    );
+    expect(err.issues.map((i) => i.path)).toEqual([
+      'probe[a].prot',
+      'probe[a].port',
+      'probe[b].nested.level',
+      'nope',
+    ]);
   });
 
   it('rejects a reference to a logger entry that does not exist', async () => {
-    const err = await configError('logger:\n  - name: main\nprobe:\n  - name: a\n    loggerEntry: mian\n');
+    const err = await configError(
+      'logger:\n  - name: main\nprobe:\n  - name: a\n    loggerEntry: mian\n',
+    );
     expect(err.issues[0]).toMatchObject({ path: 'probe[a].loggerEntry', line: 5 });
     expect(err.issues[0]!.message).toContain('did you mean "main"?');
   });
@@ -90,7 +116,9 @@ describe('config errors', () => {
   });
 
   it('never prints a password, even when its type is wrong or an override misses', async () => {
-    const err = await configError('probe:\n  - name: a\n    pass: [s3cr3t-pw]\n    port: x\n', { argv: ['--set', 'probe.zz.pass=other-s3cret'] });
+    const err = await configError('probe:\n  - name: a\n    pass: [s3cr3t-pw]\n    port: x\n', {
+      argv: ['--set', 'probe.zz.pass=other-s3cret'],
+    });
     expect(err.message).not.toContain('s3cr3t-pw');
     expect(err.message).not.toContain('other-s3cret');
   });
@@ -98,22 +126,30 @@ describe('config errors', () => {
 
 describe('interpolation', () => {
   it('substitutes ${VAR} and ${VAR:-default}, typing whole plain scalars', async () => {
-    const e = await probe('probe:\n  - name: a\n    port: ${PORT}\n    description: "v${VER:-0}-${NAME:-x}"\n', {
-      env: { PORT: '8081', NAME: 'svc' },
-    });
+    const e = await probe(
+      'probe:\n  - name: a\n    port: ${PORT}\n    description: "v${VER:-0}-${NAME:-x}"\n',
+      {
+        env: { PORT: '8081', NAME: 'svc' },
+      },
+    );
     expect(e.config.port).toBe(8081);
     expect(e.config.description).toBe('v0-svc');
   });
 
   it('keeps quoted scalars as strings', async () => {
-    const err = await configError('probe:\n  - name: a\n    port: "${PORT}"\n', { env: { PORT: '80' } });
+    const err = await configError('probe:\n  - name: a\n    port: "${PORT}"\n', {
+      env: { PORT: '80' },
+    });
     expect(err.issues[0]!.message).toContain('expected number, got a string');
   });
 
   it('does not interpolate entries of other domains', async () => {
-    const e = await probe('probe:\n  - name: a\n    domain: prod\n    pass: ${PROD_ONLY}\n  - name: a\n    domain: "*"\n    port: 1\n', {
-      env: {},
-    });
+    const e = await probe(
+      'probe:\n  - name: a\n    domain: prod\n    pass: ${PROD_ONLY}\n  - name: a\n    domain: "*"\n    port: 1\n',
+      {
+        env: {},
+      },
+    );
     expect(e.config.port).toBe(1);
   });
 });
@@ -130,12 +166,19 @@ describe('overrides', () => {
   });
 
   it('overrides the app section', async () => {
-    const app = await boot({ registry: registry(), configText: 'app:\n  name: one\n', env: {}, argv: ['--set=app.version=9.9'] });
+    const app = await boot({
+      registry: registry(),
+      configText: 'app:\n  name: one\n',
+      env: {},
+      argv: ['--set=app.version=9.9'],
+    });
     expect(app.info).toMatchObject({ name: 'one', version: '9.9' });
   });
 
   it('reports an override of an entry that does not exist', async () => {
-    const err = await configError('probe:\n  - name: alpha\n', { argv: ['--set', 'probe.alhpa.port=2'] });
+    const err = await configError('probe:\n  - name: alpha\n', {
+      argv: ['--set', 'probe.alhpa.port=2'],
+    });
     expect(err.issues[0]).toMatchObject({ path: '--set probe.alhpa.port' });
     expect(err.issues[0]!.message).toContain('did you mean "alpha"?');
   });
@@ -169,7 +212,12 @@ describe('domain selection', () => {
   });
 
   it('falls back to * or empty, and drops entries of other domains', async () => {
-    const app = await boot({ registry: registry(), configText: yaml, env: { DOMAIN: 'staging' }, argv: [] });
+    const app = await boot({
+      registry: registry(),
+      configText: yaml,
+      env: { DOMAIN: 'staging' },
+      argv: [],
+    });
     expect(app.entry<ProbeEntry>('a', 'probe').config.port).toBe(1);
     expect(() => app.entry('only-prod', 'probe')).toThrow(/no probe entry named "only-prod"/);
   });
@@ -179,7 +227,8 @@ describe('entry lookup', () => {
   it('fails clearly on a wrong name, a wrong kind or a disabled entry', async () => {
     const app = await boot({
       registry: registry(),
-      configText: 'probe:\n  - name: alpha\n  - name: off\n    enabled: false\nlogger:\n  - name: log\n',
+      configText:
+        'probe:\n  - name: alpha\n  - name: off\n    enabled: false\nlogger:\n  - name: log\n',
       env: {},
       argv: [],
     });

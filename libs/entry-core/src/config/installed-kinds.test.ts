@@ -25,10 +25,19 @@ beforeEach(() => {
   root = mkdtempSync(path.join(os.tmpdir(), 'svcboot-kinds-'));
   // An app in root/app, with packages installed in the app and one level up (a workspace root).
   writePackage(path.join(root, 'app'), { name: 'toy-app', version: '1.0.0' });
-  writePackage(path.join(root, 'app/node_modules/@svcboot/entry-queue'), { name: '@svcboot/entry-queue', svcboot: { entryKey: 'queue' } });
-  writePackage(path.join(root, 'node_modules/acme-entry-mail'), { name: 'acme-entry-mail', svcboot: { entryKey: 'mail' } });
+  writePackage(path.join(root, 'app/node_modules/@svcboot/entry-queue'), {
+    name: '@svcboot/entry-queue',
+    svcboot: { entryKey: 'queue' },
+  });
+  writePackage(path.join(root, 'node_modules/acme-entry-mail'), {
+    name: 'acme-entry-mail',
+    svcboot: { entryKey: 'mail' },
+  });
   writePackage(path.join(root, 'node_modules/left-pad'), { name: 'left-pad' });
-  writePackage(path.join(root, 'node_modules/@svcboot/broken'), { name: '@svcboot/broken', svcboot: { entryKey: 7 } });
+  writePackage(path.join(root, 'node_modules/@svcboot/broken'), {
+    name: '@svcboot/broken',
+    svcboot: { entryKey: 7 },
+  });
   mkdirSync(path.join(root, 'node_modules/.bin'), { recursive: true });
 });
 
@@ -44,14 +53,23 @@ describe('installed entry kinds', () => {
   });
 
   it('prefers the copy nearest the app when two packages declare one key', () => {
-    writePackage(path.join(root, 'node_modules/other-queue'), { name: 'other-queue', svcboot: { entryKey: 'queue' } });
-    expect(findInstalledKinds([path.join(root, 'app')]).get('queue')?.packageName).toBe('@svcboot/entry-queue');
+    writePackage(path.join(root, 'node_modules/other-queue'), {
+      name: 'other-queue',
+      svcboot: { entryKey: 'queue' },
+    });
+    expect(findInstalledKinds([path.join(root, 'app')]).get('queue')?.packageName).toBe(
+      '@svcboot/entry-queue',
+    );
   });
 
   it('names the installed package to import for a key no plugin registers', async () => {
     const err = await bootError(path.join(root, 'app'), 'queue:\n  - name: jobs\n');
     expect(err.issues).toEqual([
-      expect.objectContaining({ path: 'queue', line: 1, message: expect.stringContaining("add `import '@svcboot/entry-queue';`") }),
+      expect.objectContaining({
+        path: 'queue',
+        line: 1,
+        message: expect.stringContaining("add `import '@svcboot/entry-queue';`"),
+      }),
     ]);
   });
 
@@ -64,7 +82,11 @@ describe('installed entry kinds', () => {
   });
 
   it('walks up from a folder that does not exist, and finds nothing where no node_modules holds the kind', () => {
-    expect(findInstalledKinds([path.join(root, 'app', 'missing')]).get('queue')?.packageName).toBe('@svcboot/entry-queue');
-    expect(findInstalledKinds([path.join(os.tmpdir(), 'svcboot-none', 'x')]).has('queue')).toBe(false);
+    expect(findInstalledKinds([path.join(root, 'app', 'missing')]).get('queue')?.packageName).toBe(
+      '@svcboot/entry-queue',
+    );
+    expect(findInstalledKinds([path.join(os.tmpdir(), 'svcboot-none', 'x')]).has('queue')).toBe(
+      false,
+    );
   });
 });

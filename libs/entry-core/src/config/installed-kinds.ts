@@ -46,7 +46,8 @@ function packageDirs(modules: string): string[] {
   for (const name of list(modules)) {
     if (name.startsWith('.')) continue;
     if (name.startsWith('@')) {
-      for (const inner of list(path.join(modules, name))) if (!inner.startsWith('.')) out.push(path.join(modules, name, inner));
+      for (const inner of list(path.join(modules, name)))
+        if (!inner.startsWith('.')) out.push(path.join(modules, name, inner));
     } else {
       out.push(path.join(modules, name));
     }

@@ -24,7 +24,8 @@ export function interpolate(value: unknown, path: DocPath, ctx: InterpolationCon
   if (Array.isArray(value)) return value.map((item, i) => interpolate(item, [...path, i], ctx));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [key, child] of Object.entries(value)) out[key] = interpolate(child, [...path, key], ctx);
+    for (const [key, child] of Object.entries(value))
+      out[key] = interpolate(child, [...path, key], ctx);
     return out;
   }
   return value;

@@ -69,7 +69,8 @@ interface RawItem {
   value: Record<string, unknown>;
 }
 
-const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isMap = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Parses, interpolates, overrides, selects by domain and validates boot.yaml; throws a ConfigError listing every problem. */
 export function loadConfig(input: LoadConfigInput): LoadedConfig {
@@ -84,9 +85,16 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
   });
 
   const root = source.value;
-  if (!isMap(root)) throw new ConfigError(input.file, [at([], 'the file must be a map of entry kinds (grpc:, kvstore:, …)')]);
+  if (!isMap(root))
+    throw new ConfigError(input.file, [
+      at([], 'the file must be a map of entry kinds (grpc:, kvstore:, …)'),
+    ]);
 
-  const { overrides, issues: overrideIssues } = collectOverrides(input.argv, input.env, new Set(['app']));
+  const { overrides, issues: overrideIssues } = collectOverrides(
+    input.argv,
+    input.env,
+    new Set(['app']),
+  );
   issues.push(...overrideIssues);
 
   // 1. Top-level keys and the shape of each list.
@@ -96,20 +104,34 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
     if (key === 'app') continue;
     const plugin = input.registry.get(key);
     if (!plugin) {
-      issues.push({ path: key, message: unknownKeyMessage(key, input), ...source.keyPosition([key]) });
+      issues.push({
+        path: key,
+        message: unknownKeyMessage(key, input),
+        ...source.keyPosition([key]),
+      });
       continue;
     }
     presentKeys.add(key);
     if (value === null || value === undefined) continue;
     if (!Array.isArray(value)) {
-      issues.push(at([key], `must be a list of entries, each starting with "- name: ...", got a ${isMap(value) ? 'map' : typeof value}`));
+      issues.push(
+        at(
+          [key],
+          `must be a list of entries, each starting with "- name: ...", got a ${isMap(value) ? 'map' : typeof value}`,
+        ),
+      );
       continue;
     }
     value.forEach((item, index) => {
       if (!isMap(item)) {
         issues.push(at([key, index], 'each entry must be a map with at least a "name"'));
       } else if (typeof item['name'] !== 'string' || item['name'] === '') {
-        issues.push(at([key, index, 'name'], 'required field is missing (every entry needs a non-empty string "name")'));
+        issues.push(
+          at(
+            [key, index, 'name'],
+            'required field is missing (every entry needs a non-empty string "name")',
+          ),
+        );
       } else {
         items.push({ key, index, name: item['name'], value: structuredClone(item) });
       }
@@ -117,7 +139,11 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
   }
 
   // 2. --set / SVC_SET overrides, on every item of that name (whatever its domain).
-  const app = isMap(root['app']) ? structuredClone(root['app']) : root['app'] === undefined || root['app'] === null ? {} : root['app'];
+  const app = isMap(root['app'])
+    ? structuredClone(root['app'])
+    : root['app'] === undefined || root['app'] === null
+      ? {}
+      : root['app'];
   for (const o of overrides) applyOverride(o, items, app, input, issues);
 
   // 3. Domain selection: per kind and name, the item whose domain is $DOMAIN wins over `*` or empty.
@@ -129,7 +155,12 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
   for (const item of selected) {
     const plugin = input.registry.get(item.key)!;
     const base: DocPath = [item.key, item.index];
-    const value = interpolate(item.value, base, { env: input.env, source, issues, entryName: item.name });
+    const value = interpolate(item.value, base, {
+      env: input.env,
+      source,
+      issues,
+      entryName: item.name,
+    });
     const result = plugin.schema.safeParse(value);
     if (!result.success) {
       issues.push(...toConfigIssues(result.error, plugin.schema, value, base, item.name, source));
@@ -156,7 +187,8 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
   } else {
     const value = interpolate(app, ['app'], { env: input.env, source, issues });
     const result = appSchema.safeParse(value);
-    if (!result.success) issues.push(...toConfigIssues(result.error, appSchema, value, ['app'], undefined, source));
+    if (!result.success)
+      issues.push(...toConfigIssues(result.error, appSchema, value, ['app'], undefined, source));
     else {
       const { drainDelayMs: delay, ...info } = result.data;
       appInfo = { ...input.appDefaults, ...stripUndefined(info) };
@@ -176,7 +208,9 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
           path: `${e.configPath}.${ref.field}`,
           message:
             `no ${ref.kind} entry named "${ref.name}"${didYouMean(ref.name, names)}` +
-            (names.length ? ` (${ref.kind} entries: ${names.join(', ')})` : `; define one under "${ref.kind}:" or remove ${ref.field}`),
+            (names.length
+              ? ` (${ref.kind} entries: ${names.join(', ')})`
+              : `; define one under "${ref.kind}:" or remove ${ref.field}`),
           ...source.position([...e.docPath, ...ref.field.split('.')]),
         });
       }
@@ -206,7 +240,13 @@ function unknownKeyMessage(key: string, sources: KindSources): string {
   );
 }
 
-function applyOverride(o: Override, items: RawItem[], app: unknown, sources: KindSources, issues: ConfigIssue[]): void {
+function applyOverride(
+  o: Override,
+  items: RawItem[],
+  app: unknown,
+  sources: KindSources,
+  issues: ConfigIssue[],
+): void {
   const registry = sources.registry;
   const where = `${o.origin} ${o.key}`;
   try {
@@ -248,7 +288,10 @@ function selectByDomain(
   const domainOf = (item: RawItem): string => {
     const raw = item.value['domain'];
     if (raw === undefined || raw === null) return '';
-    const text = String(raw).replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, n: string, d?: string) => env[n] || d || '');
+    const text = String(raw).replace(
+      /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+      (_m, n: string, d?: string) => env[n] || d || '',
+    );
     return text === '*' ? '' : text;
   };
   const chosen = new Set<RawItem>();
@@ -259,7 +302,11 @@ function selectByDomain(
     if (pick.length > 1) {
       for (const dup of pick.slice(1)) {
         issues.push(
-          at([dup.key, dup.index, 'name'], `duplicate ${dup.key} entry name "${dup.name}" for domain "${domain}"; give each entry a unique name or a distinct domain`, dup.name),
+          at(
+            [dup.key, dup.index, 'name'],
+            `duplicate ${dup.key} entry name "${dup.name}" for domain "${domain}"; give each entry a unique name or a distinct domain`,
+            dup.name,
+          ),
         );
       }
     }
@@ -276,6 +323,11 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
 function sortByPosition(issues: ConfigIssue[]): ConfigIssue[] {
   return issues
     .map((issue, i) => ({ issue, i }))
-    .sort((a, b) => (a.issue.line ?? Infinity) - (b.issue.line ?? Infinity) || (a.issue.column ?? 0) - (b.issue.column ?? 0) || a.i - b.i)
+    .sort(
+      (a, b) =>
+        (a.issue.line ?? Infinity) - (b.issue.line ?? Infinity) ||
+        (a.issue.column ?? 0) - (b.issue.column ?? 0) ||
+        a.i - b.i,
+    )
     .map(({ issue }) => issue);
 }

@@ -11,24 +11,40 @@ const escapeCommas = (s: string): string => s.replace(/,/g, '\\,');
 describe('override parser (property-based)', () => {
   it('SVC_SET splitting round-trips any list of items whose commas are escaped', () => {
     fc.assert(
-      fc.property(fc.array(anyText.filter((s) => s.trim() !== '' && !s.includes('\\')), { minLength: 1, maxLength: 6 }), (items) => {
-        const joined = items.map(escapeCommas).join(',');
-        expect(splitOverrideList(joined)).toEqual(items.map((s) => s.trim()));
-      }),
+      fc.property(
+        fc.array(
+          anyText.filter((s) => s.trim() !== '' && !s.includes('\\')),
+          { minLength: 1, maxLength: 6 },
+        ),
+        (items) => {
+          const joined = items.map(escapeCommas).join(',');
+          expect(splitOverrideList(joined)).toEqual(items.map((s) => s.trim()));
+        },
+      ),
     );
   });
 
   it('addresses section, entry name and option path, whatever the value text', () => {
     fc.assert(
-      fc.property(segment, segment, fc.array(segment, { minLength: 1, maxLength: 4 }), anyText, (section, entry, path, value) => {
-        fc.pre(section !== 'app');
-        const parsed = parseOverride(`${section}.${entry}.${path.join('.')}=${value}`, '--set', new Set(['app']));
-        expect('message' in parsed).toBe(false);
-        if ('message' in parsed) return;
-        expect(parsed.section).toBe(section);
-        expect(parsed.entryName).toBe(entry);
-        expect(parsed.path).toEqual(path);
-      }),
+      fc.property(
+        segment,
+        segment,
+        fc.array(segment, { minLength: 1, maxLength: 4 }),
+        anyText,
+        (section, entry, path, value) => {
+          fc.pre(section !== 'app');
+          const parsed = parseOverride(
+            `${section}.${entry}.${path.join('.')}=${value}`,
+            '--set',
+            new Set(['app']),
+          );
+          expect('message' in parsed).toBe(false);
+          if ('message' in parsed) return;
+          expect(parsed.section).toBe(section);
+          expect(parsed.entryName).toBe(entry);
+          expect(parsed.path).toEqual(path);
+        },
+      ),
     );
   });
 
@@ -58,7 +74,11 @@ describe('override parser (property-based)', () => {
     fc.assert(
       fc.property(segment, fc.constantFrom('', '.', '..x', 'x..y'), (section, tail) => {
         fc.pre(section !== 'app');
-        const parsed = parseOverride(`${section}${tail ? `.${tail}` : ''}=1`, '--set', new Set(['app']));
+        const parsed = parseOverride(
+          `${section}${tail ? `.${tail}` : ''}=1`,
+          '--set',
+          new Set(['app']),
+        );
         expect('message' in parsed).toBe(true);
       }),
     );
@@ -66,14 +86,18 @@ describe('override parser (property-based)', () => {
 
   it('setIn places a value at any path and leaves siblings alone', () => {
     fc.assert(
-      fc.property(fc.array(segment, { minLength: 1, maxLength: 5 }), fc.jsonValue(), (path, value) => {
-        const target: Record<string, unknown> = { keep: 1 };
-        setIn(target, path, value);
-        let node: unknown = target;
-        for (const p of path) node = (node as Record<string, unknown>)[p];
-        expect(node).toEqual(value);
-        if (path[0] !== 'keep') expect(target['keep']).toBe(1);
-      }),
+      fc.property(
+        fc.array(segment, { minLength: 1, maxLength: 5 }),
+        fc.jsonValue(),
+        (path, value) => {
+          const target: Record<string, unknown> = { keep: 1 };
+          setIn(target, path, value);
+          let node: unknown = target;
+          for (const p of path) node = (node as Record<string, unknown>)[p];
+          expect(node).toEqual(value);
+          if (path[0] !== 'keep') expect(target['keep']).toBe(1);
+        },
+      ),
     );
   });
 });

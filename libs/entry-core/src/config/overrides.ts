@@ -45,17 +45,27 @@ export function parseOverride(
 ): Override | ConfigIssue {
   const eq = text.indexOf('=');
   if (eq <= 0) {
-    return { path: `${origin} ${text}`, message: 'expected KEY=VALUE, e.g. grpc.greeter.port=9090' };
+    return {
+      path: `${origin} ${text}`,
+      message: 'expected KEY=VALUE, e.g. grpc.greeter.port=9090',
+    };
   }
   const key = text.slice(0, eq).trim();
   const raw = text.slice(eq + 1);
   const segments = key.split('.');
   if (segments.some((s) => s === '')) {
-    return { path: `${origin} ${key}`, message: 'empty segment in key; write section.entryName.option, e.g. grpc.greeter.port' };
+    return {
+      path: `${origin} ${key}`,
+      message: 'empty segment in key; write section.entryName.option, e.g. grpc.greeter.port',
+    };
   }
   const [section, ...rest] = segments as [string, ...string[]];
   if (sectionsWithoutNames.has(section)) {
-    if (rest.length === 0) return { path: `${origin} ${key}`, message: `name an option of ${section}, e.g. ${section}.name=...` };
+    if (rest.length === 0)
+      return {
+        path: `${origin} ${key}`,
+        message: `name an option of ${section}, e.g. ${section}.name=...`,
+      };
     return { origin, key, section, path: rest, value: parseValue(raw) };
   }
   if (rest.length < 2) {
@@ -104,7 +114,11 @@ export function collectOverrides(
 }
 
 /** Sets `value` at `path` inside `target`, creating maps on the way. Numeric segments index lists. */
-export function setIn(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
+export function setIn(
+  target: Record<string, unknown>,
+  path: readonly string[],
+  value: unknown,
+): void {
   let node: Record<string, unknown> | unknown[] = target;
   for (let i = 0; i < path.length; i++) {
     const segment = path[i]!;
@@ -118,7 +132,10 @@ export function setIn(target: Record<string, unknown>, path: readonly string[], 
       if (last) node[segment] = value;
       else {
         const next = node[segment];
-        node = (next !== null && typeof next === 'object' ? next : (node[segment] = {})) as Record<string, unknown>;
+        node = (next !== null && typeof next === 'object' ? next : (node[segment] = {})) as Record<
+          string,
+          unknown
+        >;
       }
     }
   }

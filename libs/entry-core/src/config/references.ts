@@ -23,7 +23,8 @@ export function findReferences(config: object): EntryReference[] {
   const logger = c['logger'];
   if (logger !== null && typeof logger === 'object') {
     const entry = (logger as Record<string, unknown>)['entry'];
-    if (typeof entry === 'string' && entry !== '') refs.push({ kind: 'logger', name: entry, field: 'logger.entry' });
+    if (typeof entry === 'string' && entry !== '')
+      refs.push({ kind: 'logger', name: entry, field: 'logger.entry' });
   }
   return refs;
 }

@@ -19,7 +19,11 @@ export function collectSecrets(value: unknown, into: Set<string> = new Set()): S
     for (const item of value) collectSecrets(item, into);
   } else if (value !== null && typeof value === 'object') {
     for (const [key, child] of Object.entries(value)) {
-      if (isSecretKey(key) && (typeof child === 'string' || typeof child === 'number') && String(child) !== '') {
+      if (
+        isSecretKey(key) &&
+        (typeof child === 'string' || typeof child === 'number') &&
+        String(child) !== ''
+      ) {
         into.add(String(child));
       } else {
         collectSecrets(child, into);
@@ -38,7 +42,8 @@ export function redactConfig<T>(value: T): T {
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [key, child] of Object.entries(value)) {
-      out[key] = isSecretKey(key) && child !== '' && child !== undefined ? REDACTED : redactConfig(child);
+      out[key] =
+        isSecretKey(key) && child !== '' && child !== undefined ? REDACTED : redactConfig(child);
     }
     return out as T;
   }
@@ -51,7 +56,9 @@ export class SecretScrubber {
   private readonly secrets: string[];
   constructor(secrets: Iterable<string>) {
     // Longest first, so a secret containing another is replaced whole.
-    this.secrets = [...new Set(secrets)].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
+    this.secrets = [...new Set(secrets)]
+      .filter((s) => s.length > 0)
+      .sort((a, b) => b.length - a.length);
   }
   scrub(text: string): string {
     let out = redactUrlCredentials(text);

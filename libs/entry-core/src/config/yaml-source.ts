@@ -24,7 +24,10 @@ export class YamlSource {
         })),
       };
     }
-    return { source: new YamlSource(file, doc, lines, doc.toJS({ maxAliasCount: 100 }) ?? {}), issues: [] };
+    return {
+      source: new YamlSource(file, doc, lines, doc.toJS({ maxAliasCount: 100 }) ?? {}),
+      issues: [],
+    };
   }
 
   static fromObject(file: string, value: unknown): YamlSource {
@@ -35,7 +38,9 @@ export class YamlSource {
   position(path: DocPath): { line?: number; column?: number } {
     if (!this.doc) return {};
     for (let n = path.length; n >= 0; n--) {
-      const node = this.doc.getIn(path.slice(0, n), true) as { range?: [number, number, number] } | undefined;
+      const node = this.doc.getIn(path.slice(0, n), true) as
+        | { range?: [number, number, number] }
+        | undefined;
       if (node && typeof node === 'object' && node.range) {
         const pos = this.lines.linePos(node.range[0]);
         return { line: pos.line, column: pos.col };
@@ -47,7 +52,8 @@ export class YamlSource {
   /** Line and column of the key that ends `path` (for "unknown key" problems), else of the value. */
   keyPosition(path: DocPath): { line?: number; column?: number } {
     if (this.doc && path.length > 0) {
-      const parent = path.length === 1 ? this.doc.contents : this.doc.getIn(path.slice(0, -1), true);
+      const parent =
+        path.length === 1 ? this.doc.contents : this.doc.getIn(path.slice(0, -1), true);
       const last = path[path.length - 1];
       if (isMap(parent)) {
         const pair = parent.items.find((p) => isScalar(p.key) && p.key.value === last);

@@ -50,8 +50,10 @@ function objectsAt(schema: z.ZodType, path: DocPath): z.ZodType[] {
     const next: z.ZodType[] = [];
     for (const s of current) {
       const def = defOf(s);
-      if (typeof segment === 'number' && def.type === 'array' && def.element) next.push(...unwrap(def.element));
-      if (typeof segment === 'string' && def.type === 'object' && def.shape?.[segment]) next.push(...unwrap(def.shape[segment]));
+      if (typeof segment === 'number' && def.type === 'array' && def.element)
+        next.push(...unwrap(def.element));
+      if (typeof segment === 'string' && def.type === 'object' && def.shape?.[segment])
+        next.push(...unwrap(def.shape[segment]));
     }
     current = next;
   }
@@ -102,7 +104,11 @@ export function toConfigIssues(
         const known = keysAt(schema, rel);
         for (const key of issue.keys) {
           out.push(
-            at([...full, key], `unknown key "${key}"${didYouMean(key, known)}${known.length ? ` (allowed: ${known.join(', ')})` : ''}`, true),
+            at(
+              [...full, key],
+              `unknown key "${key}"${didYouMean(key, known)}${known.length ? ` (allowed: ${known.join(', ')})` : ''}`,
+              true,
+            ),
           );
         }
         break;
@@ -112,14 +118,20 @@ export function toConfigIssues(
         if (actual === undefined) {
           out.push(at(full, `required field is missing (expected ${issue.expected})`));
         } else {
-          const shown = typeof last === 'string' && isSecretKey(last) ? '' : ` ${JSON.stringify(actual)?.slice(0, 60) ?? ''}`;
+          const shown =
+            typeof last === 'string' && isSecretKey(last)
+              ? ''
+              : ` ${JSON.stringify(actual)?.slice(0, 60) ?? ''}`;
           out.push(at(full, `expected ${issue.expected}, got ${describeType(actual)}${shown}`));
         }
         break;
       }
       case 'invalid_value':
         out.push(
-          at(full, `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(actual)}${typeof actual === 'string' ? didYouMean(actual, issue.values.map(String)) : ''}`),
+          at(
+            full,
+            `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(actual)}${typeof actual === 'string' ? didYouMean(actual, issue.values.map(String)) : ''}`,
+          ),
         );
         break;
       default:

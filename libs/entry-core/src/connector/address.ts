@@ -30,8 +30,13 @@ export function parseHostPort(addr: string, options: HostPortOptions = {}): Host
   if (url) {
     scheme = url[1]!.toLowerCase();
     if (!options.schemes?.includes(scheme)) {
-      const allowed = options.schemes?.length ? ` or ${options.schemes.map((s) => `${s}://host:port`).join(', ')}` : '';
-      throw coreError('SVC_ADDRESS_INVALID', [addr, `is a URL; write ${example}${allowed}${options.urlHint ? ` (${options.urlHint})` : ''}`]);
+      const allowed = options.schemes?.length
+        ? ` or ${options.schemes.map((s) => `${s}://host:port`).join(', ')}`
+        : '';
+      throw coreError('SVC_ADDRESS_INVALID', [
+        addr,
+        `is a URL; write ${example}${allowed}${options.urlHint ? ` (${options.urlHint})` : ''}`,
+      ]);
     }
     rest = url[2]!.replace(/\/$/, '');
   }
@@ -43,15 +48,27 @@ export function parseHostPort(addr: string, options: HostPortOptions = {}): Host
   } else {
     const colon = rest.indexOf(':');
     [host, port] = colon < 0 ? [rest, undefined] : [rest.slice(0, colon), rest.slice(colon + 1)];
-    if (port?.includes(':')) throw coreError('SVC_ADDRESS_INVALID', [addr, `has more than one ":"; write IPv6 hosts in brackets, e.g. [::1]:${options.defaultPort ?? 'port'}`]);
+    if (port?.includes(':'))
+      throw coreError('SVC_ADDRESS_INVALID', [
+        addr,
+        `has more than one ":"; write IPv6 hosts in brackets, e.g. [::1]:${options.defaultPort ?? 'port'}`,
+      ]);
   }
-  if (host === '' || /[\s/@[\]]/.test(host)) throw coreError('SVC_ADDRESS_INVALID', [addr, `has no valid host; write ${example}`]);
+  if (host === '' || /[\s/@[\]]/.test(host))
+    throw coreError('SVC_ADDRESS_INVALID', [addr, `has no valid host; write ${example}`]);
   if (port === undefined) {
-    if (options.defaultPort === undefined) throw coreError('SVC_ADDRESS_INVALID', [addr, `has no port; write ${example}`]);
-    return scheme ? { host, port: options.defaultPort, scheme } : { host, port: options.defaultPort };
+    if (options.defaultPort === undefined)
+      throw coreError('SVC_ADDRESS_INVALID', [addr, `has no port; write ${example}`]);
+    return scheme
+      ? { host, port: options.defaultPort, scheme }
+      : { host, port: options.defaultPort };
   }
   const n = Number(port);
-  if (!/^\d{1,5}$/.test(port) || n < 1 || n > 65535) throw coreError('SVC_ADDRESS_INVALID', [addr, `has an invalid port "${port}" (1-65535); write ${example}`]);
+  if (!/^\d{1,5}$/.test(port) || n < 1 || n > 65535)
+    throw coreError('SVC_ADDRESS_INVALID', [
+      addr,
+      `has an invalid port "${port}" (1-65535); write ${example}`,
+    ]);
   return scheme ? { host, port: n, scheme } : { host, port: n };
 }
 
@@ -60,7 +77,11 @@ export function parseHostPort(addr: string, options: HostPortOptions = {}): Host
  * `parseHostPort(options)` and then `check` (e.g. a port the driver does not speak) when boot.yaml
  * is loaded, so a bad address is a config error at its path.
  */
-export function hostPortSchema(defaultAddr: string, options: HostPortOptions = {}, check?: (parsed: HostPort) => string | undefined) {
+export function hostPortSchema(
+  defaultAddr: string,
+  options: HostPortOptions = {},
+  check?: (parsed: HostPort) => string | undefined,
+) {
   return z
     .string()
     .min(1)

@@ -16,7 +16,9 @@ export interface DatabaseSchemaOptions<E extends z.ZodRawShape> {
  * One item of a connector's `database:` list: `name`, `autoCreate`, `dryRun`, `params` (checked
  * here, at config time, with the item's path), plus the connector's `extra` options.
  */
-export function databaseItemSchema<E extends z.ZodRawShape = Record<never, never>>(options: DatabaseSchemaOptions<E> = {}) {
+export function databaseItemSchema<E extends z.ZodRawShape = Record<never, never>>(
+  options: DatabaseSchemaOptions<E> = {},
+) {
   const { checkName, checkParam } = options;
   return z.strictObject({
     name: z
@@ -59,7 +61,12 @@ export function databaseListSchema<T extends z.ZodType<{ name: string }>>(item: 
     .superRefine((databases, ctx) => {
       const seen = new Set<string>();
       databases.forEach((db, i) => {
-        if (seen.has(db.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `database "${db.name}" is listed twice` });
+        if (seen.has(db.name))
+          ctx.addIssue({
+            code: 'custom',
+            path: [i, 'name'],
+            message: `database "${db.name}" is listed twice`,
+          });
         seen.add(db.name);
       });
     });

@@ -34,17 +34,30 @@ export class StatementLogger {
 
   constructor(
     private readonly logger: Logger,
-    private readonly options: Pick<StatementLoggerOptions, 'level' | 'slowThresholdMs' | 'ignoreRecordNotFoundError'>,
+    private readonly options: Pick<
+      StatementLoggerOptions,
+      'level' | 'slowThresholdMs' | 'ignoreRecordNotFoundError'
+    >,
     private readonly redact: (text: string) => string,
   ) {
     this.infoEnabled = options.level === 'info';
   }
 
   /** The statement logger of a connector entry, writing where its `logger.*` options say. */
-  static forEntry(options: StatementLoggerOptions, ctx: EntryContext, entryName: string): StatementLogger {
+  static forEntry(
+    options: StatementLoggerOptions,
+    ctx: EntryContext,
+    entryName: string,
+  ): StatementLogger {
     const base = options.entry
       ? ctx.namedLogger(options.entry).child({ entryName }, { level: options.level })
-      : ctx.makeLogger({ level: options.level, encoding: options.encoding, outputPaths: options.outputPaths }).child({ entryName });
+      : ctx
+          .makeLogger({
+            level: options.level,
+            encoding: options.encoding,
+            outputPaths: options.outputPaths,
+          })
+          .child({ entryName });
     return new StatementLogger(base, options, (t) => ctx.redact(t));
   }
 
@@ -62,7 +75,11 @@ export class StatementLogger {
     const threshold = this.options.slowThresholdMs;
     const ms = round(durationMs);
     if (threshold > 0 && durationMs >= threshold) {
-      if (this.enabled('warn')) this.logger.warn({ ...this.fields(s, ms, rows), slowThresholdMs: threshold }, `SLOW SQL >= ${threshold}ms [${ms}ms] ${this.visible(s)}`);
+      if (this.enabled('warn'))
+        this.logger.warn(
+          { ...this.fields(s, ms, rows), slowThresholdMs: threshold },
+          `SLOW SQL >= ${threshold}ms [${ms}ms] ${this.visible(s)}`,
+        );
     } else if (this.infoEnabled) {
       this.logger.info(this.fields(s, ms, rows), `[${ms}ms] ${s.text}`);
     }
@@ -90,7 +107,10 @@ export class StatementLogger {
   /** A query that expected a row and found none, unless `ignoreRecordNotFoundError`. */
   recordNotFound(database: string, message: string, statement?: string): void {
     if (this.options.ignoreRecordNotFoundError || !this.enabled('error')) return;
-    this.logger.error({ database, error: message }, `record not found${statement ? `: ${statement}` : ''}`);
+    this.logger.error(
+      { database, error: message },
+      `record not found${statement ? `: ${statement}` : ''}`,
+    );
   }
 
   private visible(s: Statement): string {
@@ -101,7 +121,12 @@ export class StatementLogger {
     const out: Record<string, unknown> = { database: s.database };
     if (durationMs !== undefined) out['durationMs'] = durationMs;
     if (rows !== undefined) out['rows'] = rows;
-    if (this.infoEnabled && s.values !== undefined && (Array.isArray(s.values) ? s.values.length > 0 : Object.keys(s.values).length > 0)) out['values'] = s.values;
+    if (
+      this.infoEnabled &&
+      s.values !== undefined &&
+      (Array.isArray(s.values) ? s.values.length > 0 : Object.keys(s.values).length > 0)
+    )
+      out['values'] = s.values;
     return out;
   }
 }

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { encodeConsole, encodeJson, makeScope, parseConsoleRecord, RECORD_KEYS } from './encode.js';
 import { Event } from './event.js';
 
-const scope = makeScope('UTC', { appName: 'a', appVersion: '1', entryName: 'e', entryType: 'T' }, { arch: 'x64', domain: '*' });
+const scope = makeScope(
+  'UTC',
+  { appName: 'a', appVersion: '1', entryName: 'e', entryType: 'T' },
+  { arch: 'x64', domain: '*' },
+);
 
 function sample(withError: boolean): Event {
   const e = new Event('/api.v1.Greeter/Hello');

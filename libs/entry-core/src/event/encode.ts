@@ -16,10 +16,22 @@ export interface EventScope {
   readonly consoleAppEnv: string;
 }
 
-export function makeScope(timezone: string, app: Record<string, string>, env: Record<string, string>): EventScope {
+export function makeScope(
+  timezone: string,
+  app: Record<string, string>,
+  env: Record<string, string>,
+): EventScope {
   const appJson = JSON.stringify(app);
   const envJson = JSON.stringify(env);
-  return { timezone, app, env, appJson, envJson, consoleTimezone: `\ntimezone=${timezone}\nids=`, consoleAppEnv: `\napp=${appJson}\nenv=${envJson}\npayloads=` };
+  return {
+    timezone,
+    app,
+    env,
+    appJson,
+    envJson,
+    consoleTimezone: `\ntimezone=${timezone}\nids=`,
+    consoleAppEnv: `\napp=${appJson}\nenv=${envJson}\npayloads=`,
+  };
 }
 
 export const SEPARATOR = '-'.repeat(72);
@@ -45,10 +57,13 @@ export const RECORD_KEYS = [
 ] as const;
 
 // A value must stay on its line: a CR or LF in it would end the key early.
-const oneLine = (s: string): string => (s.includes('\n') || s.includes('\r') ? s.replace(/\r/g, '\\r').replace(/\n/g, '\\n') : s);
+const oneLine = (s: string): string =>
+  s.includes('\n') || s.includes('\r') ? s.replace(/\r/g, '\\r').replace(/\n/g, '\\n') : s;
 
 function idsJson(e: Event): string {
-  return e.requestId ? `{"eventId":${quote(e.eventId)},"requestId":${quote(e.requestId)}}` : `{"eventId":${quote(e.eventId)}}`;
+  return e.requestId
+    ? `{"eventId":${quote(e.eventId)},"requestId":${quote(e.requestId)}}`
+    : `{"eventId":${quote(e.eventId)}}`;
 }
 
 function payloadsJson(e: Event): string {

@@ -14,7 +14,12 @@ export class EventFactory {
    * A record that began at `startMs` (wall clock) / `startHr` (process.hrtime.bigint), now by
    * default; `eventId` defaults to a new UUID.
    */
-  begin(operation: string, eventId: string = randomUUID(), startMs?: number, startHr?: bigint): Event {
+  begin(
+    operation: string,
+    eventId: string = randomUUID(),
+    startMs?: number,
+    startHr?: bigint,
+  ): Event {
     const e = new Event(operation, startMs, startHr);
     e.eventId = eventId;
     return e;

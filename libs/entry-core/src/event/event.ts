@@ -81,4 +81,7 @@ export class Event {
 }
 
 /** What handlers see of their call's record; a no-op one stands in when logging is off. */
-export type EventHandle = Pick<Event, 'addPair' | 'setCounter' | 'incCounter' | 'startTimer' | 'endTimer' | 'addPayload'>;
+export type EventHandle = Pick<
+  Event,
+  'addPair' | 'setCounter' | 'incCounter' | 'startTimer' | 'endTimer' | 'addPayload'
+>;

@@ -27,12 +27,18 @@ function runChild(body: string, file: string, env: NodeJS.ProcessEnv = {}): Retu
 }
 
 /** Spawns a child node process running `body` (JavaScript, with `OutputSet` in scope), its stdout and stderr piped to this side. */
-function spawnChild(body: string): ReturnType<typeof spawn> & { stderrText: () => string; exited: Promise<number | null> } {
+function spawnChild(
+  body: string,
+): ReturnType<typeof spawn> & { stderrText: () => string; exited: Promise<number | null> } {
   const script = `import(${JSON.stringify(outputsUrl)}).then(async ({ OutputSet }) => {\n${body}\n});`;
-  const child = spawn(process.execPath, ['--conditions=svcboot-source', '--import', 'tsx', '-e', script], {
-    cwd: path.join(here, '../..'),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=svcboot-source', '--import', 'tsx', '-e', script],
+    {
+      cwd: path.join(here, '../..'),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -86,7 +92,9 @@ describe('OutputSet', () => {
     await new Promise((r) => setImmediate(r));
     expect(writes).toHaveBeenCalledTimes(1);
     await set.flush();
-    expect(await readFile(file, 'utf8')).toBe('opened\n' + Array.from({ length: 20 }, (_, i) => record('a', i)).join(''));
+    expect(await readFile(file, 'utf8')).toBe(
+      'opened\n' + Array.from({ length: 20 }, (_, i) => record('a', i)).join(''),
+    );
   });
 
   it('keeps the order of records written across turns, while earlier batches are in flight', async () => {
@@ -181,7 +189,9 @@ describe('OutputSet', () => {
     expect(result.code).toBe(3);
     const lines = (await readFile(file, 'utf8')).split('\n').slice(0, -1);
     expect(lines).toHaveLength(n);
-    expect(lines).toEqual(Array.from({ length: n }, (_, i) => (i === 0 ? 'rec 0' : `rec ${i} ${'x'.repeat(i % 300)}`)));
+    expect(lines).toEqual(
+      Array.from({ length: n }, (_, i) => (i === 0 ? 'rec 0' : `rec ${i} ${'x'.repeat(i % 300)}`)),
+    );
   });
 
   it('at exit, writes what follows a batch still waiting for the thread pool after that batch', async () => {
@@ -215,7 +225,9 @@ describe('OutputSet', () => {
     );
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain('boom from the child');
-    expect(await readFile(file, 'utf8')).toBe(Array.from({ length: 1000 }, (_, i) => `rec ${i}\n`).join(''));
+    expect(await readFile(file, 'utf8')).toBe(
+      Array.from({ length: 1000 }, (_, i) => `rec ${i}\n`).join(''),
+    );
   });
 
   it('writes nothing at exit for a closed set, and leaves no exit listener behind', async () => {
@@ -269,17 +281,26 @@ describe('OutputSet', () => {
       let stdout = '';
       let stderr = '';
       child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const exited = new Promise<number | null>((resolve) =>
+        child.on('exit', (code) => resolve(code)),
+      );
       child.stdout.pause();
-      await waitFor('the child to hit a full pipe', () => stderr.includes('EAGAIN'), { timeoutMs: 20_000 });
+      await waitFor('the child to hit a full pipe', () => stderr.includes('EAGAIN'), {
+        timeoutMs: 20_000,
+      });
       child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
       child.stdout.resume();
       expect(await exited).toBe(0);
-      await waitFor('the end of the output', () => child.stdout.readableEnded || stdout.length > 2_000_000);
+      await waitFor(
+        'the end of the output',
+        () => child.stdout.readableEnded || stdout.length > 2_000_000,
+      );
       expect(stderr).toBe('EAGAIN\n');
       const lines = stdout.split('\n').slice(0, -1);
       expect(lines[0]).toBe('start');
-      expect(lines.slice(1).map((l) => l.split(' ')[0])).toEqual(Array.from({ length: 2000 }, (_, k) => `${Math.floor(k / 100)}:${k % 100}`));
+      expect(lines.slice(1).map((l) => l.split(' ')[0])).toEqual(
+        Array.from({ length: 2000 }, (_, k) => `${Math.floor(k / 100)}:${k % 100}`),
+      );
     } finally {
       child.kill('SIGKILL');
     }
@@ -304,7 +325,9 @@ describe('OutputSet', () => {
     try {
       const chunks: Buffer[] = [];
       child.stdout!.pause();
-      await waitFor('the child to queue its records', () => child.stderrText().includes('queued'), { timeoutMs: 30_000 });
+      await waitFor('the child to queue its records', () => child.stderrText().includes('queued'), {
+        timeoutMs: 30_000,
+      });
       child.stdout!.on('data', (b: Buffer) => chunks.push(b));
       child.stdout!.resume();
       expect(await child.exited).toBe(0);
@@ -315,11 +338,14 @@ describe('OutputSet', () => {
       expect(notices.length).toBeGreaterThan(0);
       let droppedCount = 0;
       for (const n of notices) {
-        const m = /^svcboot: (\d+) records dropped: stdout was not accepting writes fast enough$/.exec(n);
+        const m =
+          /^svcboot: (\d+) records dropped: stdout was not accepting writes fast enough$/.exec(n);
         expect(m).not.toBeNull();
         droppedCount += Number(m![1]);
       }
-      const numbers = lines.filter((l) => !l.startsWith('svcboot:')).map((l) => Number(l.slice(0, 5)));
+      const numbers = lines
+        .filter((l) => !l.startsWith('svcboot:'))
+        .map((l) => Number(l.slice(0, 5)));
       expect(numbers.length + droppedCount).toBe(total);
       expect(numbers.every((v, k) => k === 0 || v > numbers[k - 1]!)).toBe(true); // in order, none twice
       // What was kept is about the cap: 64 Mi characters of 4 KiB records.
@@ -342,8 +368,12 @@ describe('OutputSet', () => {
       child.stdout!.pause();
       let exit: { code: number | null } | undefined;
       void child.exited.then((code) => (exit = { code }));
-      expect(await waitFor('the child to exit by itself', () => exit, { timeoutMs: 20_000 })).toEqual({ code: 0 });
-      expect(child.stderrText()).toMatch(/^svcboot: cannot write log records to stdout: .*EAGAIN.*\n$/);
+      expect(
+        await waitFor('the child to exit by itself', () => exit, { timeoutMs: 20_000 }),
+      ).toEqual({ code: 0 });
+      expect(child.stderrText()).toMatch(
+        /^svcboot: cannot write log records to stdout: .*EAGAIN.*\n$/,
+      );
     } finally {
       child.kill('SIGKILL');
     }
@@ -388,7 +418,11 @@ describe('OutputSet', () => {
        process.exit(5);`,
     );
     try {
-      await waitFor('the exit listeners to run', () => child.stderrText().includes('exit listener done'), { timeoutMs: 20_000 });
+      await waitFor(
+        'the exit listeners to run',
+        () => child.stderrText().includes('exit listener done'),
+        { timeoutMs: 20_000 },
+      );
       expect(child.stderrText()).toBe('exit listener done\n');
     } finally {
       child.kill('SIGKILL');
@@ -404,11 +438,20 @@ describe('OutputSet', () => {
     const realWrite = fs.write;
     let calls = 0;
     const report = vi.spyOn(fs, 'writeSync').mockImplementation(() => 0);
-    vi.spyOn(fs, 'write').mockImplementation(((fd: number, buf: Buffer, offset: number, length: number, position: null, cb: (err: NodeJS.ErrnoException | null, n: number) => void) => {
+    vi.spyOn(fs, 'write').mockImplementation(((
+      fd: number,
+      buf: Buffer,
+      offset: number,
+      length: number,
+      position: null,
+      cb: (err: NodeJS.ErrnoException | null, n: number) => void,
+    ) => {
       calls++;
       if (calls === 1) return realWrite(fd, buf, offset, 7, position, cb); // a partial write
-      if (calls === 2) return cb(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }), 0);
-      if (calls === 3) return cb(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }), 0); // the next batch fails before writing anything
+      if (calls === 2)
+        return cb(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }), 0);
+      if (calls === 3)
+        return cb(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }), 0); // the next batch fails before writing anything
       return realWrite(fd, buf, offset, length, position, cb);
     }) as typeof fs.write);
     out.write('first record\n');
@@ -420,7 +463,9 @@ describe('OutputSet', () => {
     expect(calls).toBe(4);
     expect(await readFile(file, 'utf8')).toBe('opened\nfirst r\nsecond record\n');
     expect(report).toHaveBeenCalledTimes(1);
-    expect(String(report.mock.calls[0]![1])).toMatch(/svcboot: cannot write log records to .*events\.log: EIO/);
+    expect(String(report.mock.calls[0]![1])).toMatch(
+      /svcboot: cannot write log records to .*events\.log: EIO/,
+    );
   });
 
   it('stops writing to a target whose reader is gone (EPIPE, EBADF), and says so once', async () => {
@@ -441,7 +486,9 @@ describe('OutputSet', () => {
       await s.close();
       expect(writes).toHaveBeenCalledTimes(1);
       expect(report).toHaveBeenCalledTimes(1);
-      expect(String(report.mock.calls[0]![1])).toContain(`svcboot: cannot write log records to ${path.join(dir, `${code}.log`)}: ${code}`);
+      expect(String(report.mock.calls[0]![1])).toContain(
+        `svcboot: cannot write log records to ${path.join(dir, `${code}.log`)}: ${code}`,
+      );
       vi.restoreAllMocks();
     }
   });
@@ -467,7 +514,9 @@ describe('OutputSet', () => {
     );
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('still running\n');
-    expect(result.stderr.match(/svcboot: cannot write log records to \/dev\/full: .*ENOSPC/g)).toHaveLength(1);
+    expect(
+      result.stderr.match(/svcboot: cannot write log records to \/dev\/full: .*ENOSPC/g),
+    ).toHaveLength(1);
   });
 
   it('reports a file that cannot be opened once, and drops its records', async () => {
@@ -483,6 +532,10 @@ describe('OutputSet', () => {
     );
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('still running\n');
-    expect(result.stderr.match(/svcboot: cannot open .*plain\/x\.log for log records: (EEXIST|ENOTDIR)/g)).toHaveLength(1);
+    expect(
+      result.stderr.match(
+        /svcboot: cannot open .*plain\/x\.log for log records: (EEXIST|ENOTDIR)/g,
+      ),
+    ).toHaveLength(1);
   });
 });

@@ -259,7 +259,8 @@ class BatchedOutput implements Output {
     const landed = this.sizeBeforeWrite + this.inFlight.length;
     const deadline = Date.now() + EXIT_LAND_LIMIT_MS;
     try {
-      while (fs.fstatSync(this.fd).size < landed && Date.now() < deadline) Atomics.wait(sleeper, 0, 0, 1);
+      while (fs.fstatSync(this.fd).size < landed && Date.now() < deadline)
+        Atomics.wait(sleeper, 0, 0, 1);
     } catch {
       // The file cannot be looked at: write what follows at once.
     }
@@ -357,7 +358,11 @@ class BatchedOutput implements Output {
     } else {
       let n = 0;
       let chars = 0;
-      while (n < this.pending.length && (n === 0 || chars + this.pending[n]!.length <= MAX_WRITE_CHARS)) chars += this.pending[n++]!.length;
+      while (
+        n < this.pending.length &&
+        (n === 0 || chars + this.pending[n]!.length <= MAX_WRITE_CHARS)
+      )
+        chars += this.pending[n++]!.length;
       records = this.pending.splice(0, n);
       this.pendingChars -= chars;
     }
@@ -412,7 +417,8 @@ class BatchedOutput implements Output {
     }
     this.inFlight = undefined;
     this.settle(this.inFlightRecords);
-    if (this.pendingChars >= BATCH_CHARS || (this.turn === undefined && this.pending.length > 0)) this.startWrite();
+    if (this.pendingChars >= BATCH_CHARS || (this.turn === undefined && this.pending.length > 0))
+      this.startWrite();
     this.closeIfIdle();
   };
 

@@ -11,7 +11,11 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
 });
 
-async function start(): Promise<{ port: number; connections: IdleConnections; serverSide: net.Socket[] }> {
+async function start(): Promise<{
+  port: number;
+  connections: IdleConnections;
+  serverSide: net.Socket[];
+}> {
   const server = http.createServer((_req, res) => res.end('ok'));
   const connections = new IdleConnections(server);
   const serverSide: net.Socket[] = [];
@@ -21,9 +25,13 @@ async function start(): Promise<{ port: number; connections: IdleConnections; se
   return { port: (server.address() as net.AddressInfo).port, connections, serverSide };
 }
 
-function connect(port: number): Promise<{ socket: net.Socket; text: () => string; closed: () => boolean }> {
+function connect(
+  port: number,
+): Promise<{ socket: net.Socket; text: () => string; closed: () => boolean }> {
   return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1', () => resolve({ socket, text: () => text, closed: () => closed }));
+    const socket = net.connect(port, '127.0.0.1', () =>
+      resolve({ socket, text: () => text, closed: () => closed }),
+    );
     let text = '';
     let closed = false;
     socket.on('data', (b: Buffer) => (text += b.toString()));
@@ -42,18 +50,27 @@ describe('IdleConnections (which keep-alive connections shutdown may close)', ()
     const partial = await connect(port);
     partial.socket.write('GET / HTTP/1.1\r\nHost: x\r\n'); // headers not finished
     await waitFor('both connections to be tracked', () => connections.size === 2);
-    await waitFor('the server to read the partial request', () => (serverSide[1]?.bytesRead ?? 0) > 0);
+    await waitFor(
+      'the server to read the partial request',
+      () => (serverSide[1]?.bytesRead ?? 0) > 0,
+    );
     // Nothing is closed "now": neither has been idle for 60 s.
     expect(connections.closeIdle(60_000)).toBe(2);
     // Far in the future: the idle one goes, the one with a request on its way stays.
     const later = Date.now() + 120_000;
-    await waitFor('the idle connection to be closed', () => (connections.closeIdle(60_000, later), idle.closed()));
+    await waitFor(
+      'the idle connection to be closed',
+      () => (connections.closeIdle(60_000, later), idle.closed()),
+    );
     expect(partial.closed()).toBe(false);
     expect(connections.size).toBe(1);
     // Once answered, it is idle too.
     partial.socket.write('\r\n');
     await waitFor('the second answer', () => partial.text().includes('ok'));
-    await waitFor('the answered connection to be closed', () => (connections.closeIdle(60_000, Date.now() + 120_000), partial.closed()));
+    await waitFor(
+      'the answered connection to be closed',
+      () => (connections.closeIdle(60_000, Date.now() + 120_000), partial.closed()),
+    );
     expect(connections.size).toBe(0);
   });
 });

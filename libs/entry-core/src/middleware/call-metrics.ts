@@ -16,7 +16,10 @@ interface MetricValue {
 
 abstract class LabelledMetric<L extends string, C> {
   readonly aggregator = 'sum';
-  protected readonly children = new Map<string, { labels: Readonly<Record<L, string>>; child: C }>();
+  protected readonly children = new Map<
+    string,
+    { labels: Readonly<Record<L, string>>; child: C }
+  >();
 
   constructor(
     readonly name: string,
@@ -40,10 +43,22 @@ abstract class LabelledMetric<L extends string, C> {
     return entry.child;
   }
 
-  async get(): Promise<{ name: string; help: string; type: string; values: MetricValue[]; aggregator: string }> {
+  async get(): Promise<{
+    name: string;
+    help: string;
+    type: string;
+    values: MetricValue[];
+    aggregator: string;
+  }> {
     const values: MetricValue[] = [];
     for (const { labels, child } of this.children.values()) this.collect(labels, child, values);
-    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+    return {
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      values,
+      aggregator: this.aggregator,
+    };
   }
 
   reset(): void {
@@ -51,14 +66,21 @@ abstract class LabelledMetric<L extends string, C> {
   }
 
   protected abstract newChild(): C;
-  protected abstract collect(labels: Readonly<Record<L, string>>, child: C, into: MetricValue[]): void;
+  protected abstract collect(
+    labels: Readonly<Record<L, string>>,
+    child: C,
+    into: MetricValue[],
+  ): void;
 }
 
 export interface CounterChild {
   inc(): void;
 }
 
-export class CallCounter<L extends string> extends LabelledMetric<L, CounterChild & { value: number }> {
+export class CallCounter<L extends string> extends LabelledMetric<
+  L,
+  CounterChild & { value: number }
+> {
   constructor(name: string, help: string, labelNames: readonly L[], registry: Registry) {
     super(name, help, 'counter', labelNames, registry);
   }
@@ -70,7 +92,11 @@ export class CallCounter<L extends string> extends LabelledMetric<L, CounterChil
       },
     };
   }
-  protected collect(labels: Readonly<Record<L, string>>, child: { value: number }, into: MetricValue[]): void {
+  protected collect(
+    labels: Readonly<Record<L, string>>,
+    child: { value: number },
+    into: MetricValue[],
+  ): void {
     into.push({ labels: { ...labels }, value: child.value });
   }
 }
@@ -99,19 +125,37 @@ class HistogramChild implements ObserverChild {
 }
 
 export class CallHistogram<L extends string> extends LabelledMetric<L, HistogramChild> {
-  constructor(name: string, help: string, labelNames: readonly L[], private readonly buckets: readonly number[], registry: Registry) {
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    private readonly buckets: readonly number[],
+    registry: Registry,
+  ) {
     super(name, help, 'histogram', labelNames, registry);
   }
   protected newChild(): HistogramChild {
     return new HistogramChild(this.buckets);
   }
-  protected collect(labels: Readonly<Record<L, string>>, child: HistogramChild, into: MetricValue[]): void {
+  protected collect(
+    labels: Readonly<Record<L, string>>,
+    child: HistogramChild,
+    into: MetricValue[],
+  ): void {
     let cumulative = 0;
     this.buckets.forEach((le, i) => {
       cumulative += child.counts[i]!;
-      into.push({ metricName: `${this.name}_bucket`, labels: { le, ...labels }, value: cumulative });
+      into.push({
+        metricName: `${this.name}_bucket`,
+        labels: { le, ...labels },
+        value: cumulative,
+      });
     });
-    into.push({ metricName: `${this.name}_bucket`, labels: { le: '+Inf', ...labels }, value: child.count });
+    into.push({
+      metricName: `${this.name}_bucket`,
+      labels: { le: '+Inf', ...labels },
+      value: child.count,
+    });
     into.push({ metricName: `${this.name}_sum`, labels: { ...labels }, value: child.sum });
     into.push({ metricName: `${this.name}_count`, labels: { ...labels }, value: child.count });
   }
@@ -135,17 +179,30 @@ class WindowChild implements ObserverChild {
 
 /** A summary whose quantiles cover each label set's latest SUMMARY_WINDOW observations; `_sum` and `_count` cover all. */
 export class RecentSummary<L extends string> extends LabelledMetric<L, WindowChild> {
-  constructor(name: string, help: string, labelNames: readonly L[], private readonly percentiles: readonly number[], registry: Registry) {
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    private readonly percentiles: readonly number[],
+    registry: Registry,
+  ) {
     super(name, help, 'summary', labelNames, registry);
   }
   protected newChild(): WindowChild {
     return new WindowChild();
   }
-  protected collect(labels: Readonly<Record<L, string>>, w: WindowChild, into: MetricValue[]): void {
+  protected collect(
+    labels: Readonly<Record<L, string>>,
+    w: WindowChild,
+    into: MetricValue[],
+  ): void {
     const n = Math.min(w.count, SUMMARY_WINDOW);
     const sorted = w.ring.slice(0, n).sort();
     for (const q of this.percentiles) {
-      into.push({ labels: { quantile: q, ...labels }, value: n === 0 ? Number.NaN : sorted[Math.min(n - 1, Math.floor(q * n))]! });
+      into.push({
+        labels: { quantile: q, ...labels },
+        value: n === 0 ? Number.NaN : sorted[Math.min(n - 1, Math.floor(q * n))]!,
+      });
     }
     into.push({ metricName: `${this.name}_sum`, labels: { ...labels }, value: w.sum });
     into.push({ metricName: `${this.name}_count`, labels: { ...labels }, value: w.count });

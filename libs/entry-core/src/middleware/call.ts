@@ -101,7 +101,10 @@ export class CallChain {
 
   constructor(middlewares: readonly CallMiddleware[]) {
     this.befores = middlewares.filter((m) => m.before).map((m) => m.before!.bind(m));
-    this.afters = middlewares.filter((m) => m.after).map((m) => m.after!.bind(m)).reverse();
+    this.afters = middlewares
+      .filter((m) => m.after)
+      .map((m) => m.after!.bind(m))
+      .reverse();
   }
 
   get empty(): boolean {

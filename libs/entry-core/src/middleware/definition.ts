@@ -32,14 +32,22 @@ export interface MiddlewareDefinition<C extends MiddlewareOptionsBase = Middlewa
   readonly order: number;
   /** Options of `middleware.<key>`, strict, with defaults; includes `enabled` and `ignore`. */
   readonly schema: z.ZodType<C>;
-  create(config: C, ctx: EntryContext, entry: { entryName: string; entryType: string; registry: Registry }): CallMiddleware;
+  create(
+    config: C,
+    ctx: EntryContext,
+    entry: { entryName: string; entryType: string; registry: Registry },
+  ): CallMiddleware;
 }
 
 /** True when `info` is on the `ignore` list: equal to its operation, or its path under a prefix. */
 export function isIgnored(ignore: readonly string[], info: CallInfo): boolean {
   for (let k = 0; k < ignore.length; k++) {
     const entry = ignore[k]!;
-    if (info.operation === entry || (entry.endsWith('/') ? info.apiPath.startsWith(entry) : info.apiPath === entry)) return true;
+    if (
+      info.operation === entry ||
+      (entry.endsWith('/') ? info.apiPath.startsWith(entry) : info.apiPath === entry)
+    )
+      return true;
   }
   return false;
 }

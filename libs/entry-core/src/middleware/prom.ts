@@ -1,5 +1,10 @@
 import type { Registry } from 'prom-client';
-import { CallCounter, RecentSummary, type CounterChild, type ObserverChild } from './call-metrics.js';
+import {
+  CallCounter,
+  RecentSummary,
+  type CounterChild,
+  type ObserverChild,
+} from './call-metrics.js';
 import type { CallContext, CallInfo, CallMiddleware } from './call.js';
 import type { TransportMetrics } from './transport.js';
 
@@ -54,7 +59,12 @@ export class PromMiddleware implements CallMiddleware {
       [0.5, 0.9, 0.99],
       registry,
     );
-    this.resCodes = new CallCounter('svc_call_res_code_total', 'Calls handled, by entry, method and result code.', CALL_LABELS, registry);
+    this.resCodes = new CallCounter(
+      'svc_call_res_code_total',
+      'Calls handled, by entry, method and result code.',
+      CALL_LABELS,
+      registry,
+    );
     this.transport = options.transport;
   }
 
@@ -65,7 +75,8 @@ export class PromMiddleware implements CallMiddleware {
   after(call: CallContext): void {
     const seconds = Number(process.hrtime.bigint() - call.startHr) / 1e9;
     const i = call.info;
-    const key = i.restPath === undefined ? i.operation : `${i.gwMethod ?? i.apiMethod} ${i.restPath}`;
+    const key =
+      i.restPath === undefined ? i.operation : `${i.gwMethod ?? i.apiMethod} ${i.restPath}`;
     let byCode = this.children.get(key);
     if (!byCode) this.children.set(key, (byCode = new Map()));
     let child = byCode.get(call.resCode);

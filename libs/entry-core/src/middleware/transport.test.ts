@@ -28,7 +28,11 @@ class ToyMetrics implements TransportMetrics {
   after(call: CallContext, seconds: number): void {
     expect(seconds).toBeGreaterThanOrEqual(0);
     let c = this.children.get(call.info.operation);
-    if (!c) this.children.set(call.info.operation, (c = this.calls.labels({ toy_op: call.info.operation })));
+    if (!c)
+      this.children.set(
+        call.info.operation,
+        (c = this.calls.labels({ toy_op: call.info.operation })),
+      );
     c.inc();
   }
 }
@@ -36,7 +40,14 @@ class ToyMetrics implements TransportMetrics {
 describe('a transport extends the chain with its payloads and families', () => {
   it('writes the transport’s payload keys and feeds its family beside svc_call_*', async () => {
     const written: string[] = [];
-    const events = new EventFactory(new EventLogger('console', [{ write: (s: string) => written.push(s) }]), makeScope('UTC', { appName: 'a', appVersion: '1', entryName: 'toy', entryType: 'ToyEntry' }, {}));
+    const events = new EventFactory(
+      new EventLogger('console', [{ write: (s: string) => written.push(s) }]),
+      makeScope(
+        'UTC',
+        { appName: 'a', appVersion: '1', entryName: 'toy', entryType: 'ToyEntry' },
+        {},
+      ),
+    );
     let metrics: ToyMetrics | undefined;
     const toy: CallTransport = {
       payloads: {
@@ -48,10 +59,26 @@ describe('a transport extends the chain with its payloads and families', () => {
     };
     const registry = new Registry();
     const chain = new CallChain([
-      new PromMiddleware({ registry, entryName: 'toy', entryType: 'ToyEntry', domain: '', instance: 'h', transport: toy.metrics!(registry) }),
+      new PromMiddleware({
+        registry,
+        entryName: 'toy',
+        entryType: 'ToyEntry',
+        domain: '',
+        instance: 'h',
+        transport: toy.metrics!(registry),
+      }),
       new LoggingMiddleware(events, toy.payloads),
     ]);
-    const info: CallInfo = { operation: 'PING', remoteAddr: '', apiMethod: 'PING', apiPath: '/', apiProtocol: 'toy/1', apiQuery: '', userAgent: 'ua', gwScheme: 'toy' };
+    const info: CallInfo = {
+      operation: 'PING',
+      remoteAddr: '',
+      apiMethod: 'PING',
+      apiPath: '/',
+      apiProtocol: 'toy/1',
+      apiQuery: '',
+      userAgent: 'ua',
+      gwScheme: 'toy',
+    };
     for (let n = 0; n < 2; n++) {
       const call = new CallContext(info, noHeaders);
       chain.before(call);
@@ -61,13 +88,29 @@ describe('a transport extends the chain with its payloads and families', () => {
     expect(metrics!.seenBefore).toBe(2);
     expect(await registry.metrics()).toContain('toy_calls_total{toy_op="PING"} 2');
     expect(await registry.metrics()).not.toContain('grpc_server');
-    const payloads = JSON.parse(Object.fromEntries(parseConsoleRecord(written[1]!))['payloads']!) as Record<string, string>;
-    expect(payloads).toEqual({ apiMethod: 'PING', apiPath: '/', apiProtocol: 'toy/1', apiQuery: '', userAgent: 'ua', gwScheme: 'toy' });
+    const payloads = JSON.parse(
+      Object.fromEntries(parseConsoleRecord(written[1]!))['payloads']!,
+    ) as Record<string, string>;
+    expect(payloads).toEqual({
+      apiMethod: 'PING',
+      apiPath: '/',
+      apiProtocol: 'toy/1',
+      apiQuery: '',
+      userAgent: 'ua',
+      gwScheme: 'toy',
+    });
   });
 
   it('a rejection carries a status each transport can render', () => {
-    const r = new CallRejection('Unauthenticated', 'missing token', { 'WWW-Authenticate': 'Bearer' });
-    expect([r.status, r.message, r.headers, httpStatusOf(r.status)]).toEqual(['Unauthenticated', 'missing token', { 'WWW-Authenticate': 'Bearer' }, 401]);
+    const r = new CallRejection('Unauthenticated', 'missing token', {
+      'WWW-Authenticate': 'Bearer',
+    });
+    expect([r.status, r.message, r.headers, httpStatusOf(r.status)]).toEqual([
+      'Unauthenticated',
+      'missing token',
+      { 'WWW-Authenticate': 'Bearer' },
+      401,
+    ]);
     expect(httpStatusOf('ResourceExhausted')).toBe(429);
   });
 

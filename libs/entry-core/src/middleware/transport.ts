@@ -42,7 +42,12 @@ export const basicCallPayloads: CallPayloads = {
   keys: ['apiMethod', 'apiPath', 'apiProtocol', 'apiQuery', 'userAgent'],
   json: (i) =>
     `"apiMethod":${quote(i.apiMethod)},"apiPath":${quote(i.apiPath)},"apiProtocol":${quote(i.apiProtocol)},"apiQuery":${quote(i.apiQuery)},"userAgent":${quote(i.userAgent)}`,
-  same: (a, b) => a.userAgent === b.userAgent && a.apiPath === b.apiPath && a.apiQuery === b.apiQuery && a.apiMethod === b.apiMethod && a.apiProtocol === b.apiProtocol,
+  same: (a, b) =>
+    a.userAgent === b.userAgent &&
+    a.apiPath === b.apiPath &&
+    a.apiQuery === b.apiQuery &&
+    a.apiMethod === b.apiMethod &&
+    a.apiProtocol === b.apiProtocol,
 };
 
 /** A transport with the basic payloads and no families of its own (plain HTTP). */

@@ -7,7 +7,14 @@
  */
 import net from 'node:net';
 import { z } from 'zod';
-import { Phase, entryBaseShape, registerEntryKind, runApp, type Entry, type EntryPlugin } from '../index.js';
+import {
+  Phase,
+  entryBaseShape,
+  registerEntryKind,
+  runApp,
+  type Entry,
+  type EntryPlugin,
+} from '../index.js';
 
 class TcpWorkEntry implements Entry {
   readonly type = 'TcpWorkEntry';

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { Phase, entryBaseShape, observabilityShape, type Entry, type EntryContext, type EntryPlugin } from '../index.js';
+import {
+  Phase,
+  entryBaseShape,
+  observabilityShape,
+  type Entry,
+  type EntryContext,
+  type EntryPlugin,
+} from '../index.js';
 
 /** A test entry kind that records what happens to it in a shared journal. */
 export const probeSchema = z.strictObject({
@@ -9,7 +16,9 @@ export const probeSchema = z.strictObject({
   pass: z.string().default(''),
   failBootstrap: z.boolean().default(false),
   interruptDelayMs: z.number().int().default(0),
-  nested: z.strictObject({ level: z.enum(['low', 'high']).default('low'), size: z.number().default(1) }).prefault({}),
+  nested: z
+    .strictObject({ level: z.enum(['low', 'high']).default('low'), size: z.number().default(1) })
+    .prefault({}),
 });
 export type ProbeConfig = z.output<typeof probeSchema>;
 
@@ -33,7 +42,8 @@ export class ProbeEntry implements Entry {
     }
   }
   async interrupt(): Promise<void> {
-    if (this.config.interruptDelayMs > 0) await new Promise((r) => setTimeout(r, this.config.interruptDelayMs));
+    if (this.config.interruptDelayMs > 0)
+      await new Promise((r) => setTimeout(r, this.config.interruptDelayMs));
     this.journal.push(`interrupt ${this.name}`);
   }
   bootstrapPayloads(): Record<string, unknown> {
@@ -41,7 +51,11 @@ export class ProbeEntry implements Entry {
   }
 }
 
-export function probePlugin(key: string, phase: number, journal: string[]): EntryPlugin<ProbeConfig, ProbeEntry> {
+export function probePlugin(
+  key: string,
+  phase: number,
+  journal: string[],
+): EntryPlugin<ProbeConfig, ProbeEntry> {
   return {
     key,
     packageName: '@svcboot/probe',

@@ -97,7 +97,13 @@ function gatewayCall<B extends EmitterClass>(Base: B) {
     cancel(): void {
       if (this.cancelled) return;
       this.cancelled = true;
-      this._abort?.abort(new Error(this.base.deadline !== undefined && Date.now() >= this.base.deadline ? 'deadline exceeded' : 'the call was cancelled'));
+      this._abort?.abort(
+        new Error(
+          this.base.deadline !== undefined && Date.now() >= this.base.deadline
+            ? 'deadline exceeded'
+            : 'the call was cancelled',
+        ),
+      );
       this.emit('cancelled', 'cancelled');
     }
   }

@@ -10,7 +10,9 @@ import { ParamError } from './params.js';
  */
 export function fieldMaskFromBody(type: protobuf.Type, body: unknown): string[] {
   const paths: string[] = [];
-  const queue: Array<{ path: string; node: unknown; type: protobuf.Type | undefined }> = [{ path: '', node: body, type }];
+  const queue: Array<{ path: string; node: unknown; type: protobuf.Type | undefined }> = [
+    { path: '', node: body, type },
+  ];
   while (queue.length > 0) {
     const item = queue.shift()!;
     const node = item.node;
@@ -24,7 +26,12 @@ export function fieldMaskFromBody(type: protobuf.Type, body: unknown): string[] 
         const path = item.path === '' ? fd.name : `${item.path}.${fd.name}`;
         const rtName = rt ? fullName(rt) : '';
         if (rtName === 'google.protobuf.Struct' || rtName === 'google.protobuf.Value') {
-          for (const p of blindPaths(fd.name, v)) queue.push({ path: item.path === '' ? p : `${item.path}.${p}`, node: undefined, type: undefined });
+          for (const p of blindPaths(fd.name, v))
+            queue.push({
+              path: item.path === '' ? p : `${item.path}.${p}`,
+              node: undefined,
+              type: undefined,
+            });
           continue;
         }
         if (rtName === 'google.protobuf.Any' && !fd.repeated) {
@@ -32,7 +39,9 @@ export function fieldMaskFromBody(type: protobuf.Type, body: unknown): string[] 
             queue.push({ path: k, node: undefined, type: undefined });
             continue;
           }
-          throw new ParamError(`could not find field @type in "${k}" in message "${fullName(item.type)}"`);
+          throw new ParamError(
+            `could not find field @type in "${k}" in message "${fullName(item.type)}"`,
+          );
         }
         if (fd.repeated || fd.map) paths.push(path);
         else queue.push({ path, node: v, type: rt });
@@ -48,11 +57,14 @@ export function fieldMaskFromBody(type: protobuf.Type, body: unknown): string[] 
 function blindPaths(name: string, value: unknown): string[] {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return [name];
   const out: string[] = [];
-  const queue: Array<{ path: string; node: Record<string, unknown> }> = [{ path: name, node: value as Record<string, unknown> }];
+  const queue: Array<{ path: string; node: Record<string, unknown> }> = [
+    { path: name, node: value as Record<string, unknown> },
+  ];
   while (queue.length > 0) {
     const cur = queue.shift()!;
     for (const [k, v] of Object.entries(cur.node)) {
-      if (v !== null && typeof v === 'object' && !Array.isArray(v)) queue.push({ path: `${cur.path}.${k}`, node: v as Record<string, unknown> });
+      if (v !== null && typeof v === 'object' && !Array.isArray(v))
+        queue.push({ path: `${cur.path}.${k}`, node: v as Record<string, unknown> });
       else out.push(`${cur.path}.${k}`);
     }
   }

@@ -10,16 +10,58 @@ import { grpcTypeOf, plainPeer } from '../call-info.js';
 import { codeName, httpStatusFromCode } from '../codes.js';
 import { attachContext } from '../interceptor.js';
 import type { RegisteredMethod } from '../services.js';
-import { GatewayHeaders, addMetadataHeaders, headerListError, metadataFromHeaders, putHeader } from './headers.js';
-import { GatewayDuplexCall, GatewayReadableCall, GatewayUnaryCall, GatewayWritableCall, statusFromError, type GatewayStatus, type StreamBase } from './fake-call.js';
+import {
+  GatewayHeaders,
+  addMetadataHeaders,
+  headerListError,
+  metadataFromHeaders,
+  putHeader,
+} from './headers.js';
+import {
+  GatewayDuplexCall,
+  GatewayReadableCall,
+  GatewayUnaryCall,
+  GatewayWritableCall,
+  statusFromError,
+  type GatewayStatus,
+  type StreamBase,
+} from './fake-call.js';
 import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from './json-depth.js';
 import { JsonValueSplitter } from './json-stream.js';
-import { admittedBase, runIntercepted, runInterceptedStream, sentStatusOf, type Admitted, type InterceptedTarget, type SentStatus } from './intercepted.js';
+import {
+  admittedBase,
+  runIntercepted,
+  runInterceptedStream,
+  sentStatusOf,
+  type Admitted,
+  type InterceptedTarget,
+  type SentStatus,
+} from './intercepted.js';
 import { fieldMaskFromBody } from './fieldmask.js';
 import { DEFAULT_MAX_QUERY_PARAMS, parseQueryInto } from './goparse.js';
-import { JsonInputError, PlainValue, fieldByAnyName, fullName, jsonName, jsonToPlain, messageToJson, type MarshalOptions } from './json.js';
-import { ParamError, applyQuery, normalizeFieldPath, setPathVariable, unsupportedPathField } from './params.js';
-import { UnresolvableAny, anyToJson, detailsFromMetadata, type TypeResolver } from './rpc-status.js';
+import {
+  JsonInputError,
+  PlainValue,
+  fieldByAnyName,
+  fullName,
+  jsonName,
+  jsonToPlain,
+  messageToJson,
+  type MarshalOptions,
+} from './json.js';
+import {
+  ParamError,
+  applyQuery,
+  normalizeFieldPath,
+  setPathVariable,
+  unsupportedPathField,
+} from './params.js';
+import {
+  UnresolvableAny,
+  anyToJson,
+  detailsFromMetadata,
+  type TypeResolver,
+} from './rpc-status.js';
 import type { HttpBinding } from './rules.js';
 import { compileTemplate, type PathTemplate } from './template.js';
 import { decodeGrpcTimeout } from './timeout.js';
@@ -28,9 +70,15 @@ import { WsRequest, WsResponse } from './websocket.js';
 const OK: GatewayStatus = { code: 0, message: '' };
 
 /** grpc-js's handler shapes, as the gateway calls them with its stand-in calls. */
-type UnaryHandler = (call: GatewayUnaryCall, callback: (err: unknown, value?: unknown, trailer?: Metadata) => void) => void;
+type UnaryHandler = (
+  call: GatewayUnaryCall,
+  callback: (err: unknown, value?: unknown, trailer?: Metadata) => void,
+) => void;
 type StreamHandler = (call: GatewayWritableCall) => void;
-type ReadableHandler = (call: GatewayReadableCall, callback: (err: unknown, value?: unknown, trailer?: Metadata) => void) => void;
+type ReadableHandler = (
+  call: GatewayReadableCall,
+  callback: (err: unknown, value?: unknown, trailer?: Metadata) => void,
+) => void;
 type DuplexHandler = (call: GatewayDuplexCall) => void;
 
 /** Where a streamed request's decoded messages go: the handler's call, or the bottom of the interceptor stack. */
@@ -88,7 +136,10 @@ export interface GatewayRoute {
 }
 
 /** The fields of a dotted path (`payload.input_value`), each but the last a singular message; undefined when a name is not found. */
-function resolveFieldPath(type: protobuf.Type, path: string): { fields: protobuf.Field[]; error?: string } {
+function resolveFieldPath(
+  type: protobuf.Type,
+  path: string,
+): { fields: protobuf.Field[]; error?: string } {
   const fields: protobuf.Field[] = [];
   let t: protobuf.Type = type;
   const names = path.split('.');
@@ -97,7 +148,8 @@ function resolveFieldPath(type: protobuf.Type, path: string): { fields: protobuf
     if (!f) return { fields, error: `"${names[i]}" is not a field of ${fullName(t)}` };
     fields.push(f);
     if (i === names.length - 1) break;
-    if (!(f.resolvedType instanceof protobuf.Type) || f.repeated || f.map) return { fields, error: `"${names[i]}" is not a singular message field of ${fullName(t)}` };
+    if (!(f.resolvedType instanceof protobuf.Type) || f.repeated || f.map)
+      return { fields, error: `"${names[i]}" is not a singular message field of ${fullName(t)}` };
     t = f.resolvedType;
   }
   return { fields };
@@ -110,18 +162,27 @@ export interface HttpBodyFields {
 }
 
 function httpBodyFields(type: protobuf.Type | undefined | null): HttpBodyFields | undefined {
-  if (!(type instanceof protobuf.Type) || fullName(type) !== 'google.api.HttpBody') return undefined;
+  if (!(type instanceof protobuf.Type) || fullName(type) !== 'google.api.HttpBody')
+    return undefined;
   const contentType = fieldByAnyName(type, 'content_type');
   const data = fieldByAnyName(type, 'data');
   return contentType && data ? { contentType: contentType.name, data: data.name } : undefined;
 }
 
-export function buildRoute(binding: HttpBinding, method: RegisteredMethod, root: protobuf.Root, options: Pick<GatewayOptions, 'allowPatchFeature'> = {}): GatewayRoute {
+export function buildRoute(
+  binding: HttpBinding,
+  method: RegisteredMethod,
+  root: protobuf.Root,
+  options: Pick<GatewayOptions, 'allowPatchFeature'> = {},
+): GatewayRoute {
   // Every refusal names the RPC, the rule and why (grpc-gateway's generator refuses the same rules).
   const where = `${binding.source}: rule ${binding.method} ${binding.pathTemplate}${binding.body ? ` (body "${binding.body}")` : ''} of ${method.path}`;
   const template = compileTemplate(binding.pathTemplate, where);
   const def = method.definition as MethodDefinition<unknown, unknown> & { requestType?: unknown };
-  if (def.requestStream && binding.body !== '*') throw new Error(`${where}: ${method.path} is client- or bidi-streaming; its rule needs body "*" (the request body is the stream of messages)`);
+  if (def.requestStream && binding.body !== '*')
+    throw new Error(
+      `${where}: ${method.path} is client- or bidi-streaming; its rule needs body "*" (the request body is the stream of messages)`,
+    );
   const service = root.lookupService(method.service);
   const rpc = service.methods[method.name];
   if (!rpc) throw new Error(`${where}: service ${method.service} has no method ${method.name}`);
@@ -152,13 +213,20 @@ export function buildRoute(binding: HttpBinding, method: RegisteredMethod, root:
   }
   let fieldMaskField: protobuf.Field | undefined;
   if ((options.allowPatchFeature ?? true) && binding.method === 'PATCH' && bodyField) {
-    const masks = requestType.fieldsArray.filter((f) => f.resolvedType instanceof protobuf.Type && fullName(f.resolvedType) === 'google.protobuf.FieldMask');
+    const masks = requestType.fieldsArray.filter(
+      (f) =>
+        f.resolvedType instanceof protobuf.Type &&
+        fullName(f.resolvedType) === 'google.protobuf.FieldMask',
+    );
     if (masks.length === 1) fieldMaskField = masks[0];
   }
   let responseField: protobuf.Field | undefined;
   if (binding.responseBody) {
     responseField = fieldByAnyName(responseType, binding.responseBody);
-    if (!responseField) throw new Error(`${where}: response_body "${binding.responseBody}" is not a field of ${responseType.fullName.slice(1)}`);
+    if (!responseField)
+      throw new Error(
+        `${where}: response_body "${binding.responseBody}" is not a field of ${responseType.fullName.slice(1)}`,
+      );
   }
   const info: CallInfo = {
     operation: method.path,
@@ -177,11 +245,32 @@ export function buildRoute(binding: HttpBinding, method: RegisteredMethod, root:
     gwUserAgent: '',
     restPath: binding.pathTemplate,
   };
-  const httpBodyRequest = binding.body === '*' ? httpBodyFields(requestType) : bodyField ? httpBodyFields(bodyField.resolvedType as protobuf.Type | null) : undefined;
+  const httpBodyRequest =
+    binding.body === '*'
+      ? httpBodyFields(requestType)
+      : bodyField
+        ? httpBodyFields(bodyField.resolvedType as protobuf.Type | null)
+        : undefined;
   const httpBodyResponse = responseField ? undefined : httpBodyFields(responseType);
   const empty = requestType.encode(requestType.create({})).finish();
   const emptyRequest = Buffer.from(empty.buffer, empty.byteOffset, empty.byteLength);
-  return { binding, template, method, requestType, responseType, bodyField, bodyPath, responseField, boundRoots, filter, fieldMaskField, httpBodyRequest, httpBodyResponse, info, emptyRequest };
+  return {
+    binding,
+    template,
+    method,
+    requestType,
+    responseType,
+    bodyField,
+    bodyPath,
+    responseField,
+    boundRoots,
+    filter,
+    fieldMaskField,
+    httpBodyRequest,
+    httpBodyResponse,
+    info,
+    emptyRequest,
+  };
 }
 
 /** Thrown for a request the gateway rejects before the handler: carries the gRPC code and HTTP status. */
@@ -200,12 +289,21 @@ function isForm(req: IncomingMessage): boolean {
   const ct = req.headers['content-type'];
   if (ct === undefined) return false;
   const semi = ct.indexOf(';');
-  return (semi < 0 ? ct : ct.slice(0, semi)).trim().toLowerCase() === 'application/x-www-form-urlencoded';
+  return (
+    (semi < 0 ? ct : ct.slice(0, semi)).trim().toLowerCase() === 'application/x-www-form-urlencoded'
+  );
 }
 
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? -1);
-  if (declared > limit) return Promise.reject(new GatewayRejection(8, `request body of ${declared} bytes exceeds the limit of ${limit} bytes`, 413));
+  if (declared > limit)
+    return Promise.reject(
+      new GatewayRejection(
+        8,
+        `request body of ${declared} bytes exceeds the limit of ${limit} bytes`,
+        413,
+      ),
+    );
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -294,17 +392,27 @@ export class Gateway {
     const pathname = q < 0 ? url : url.slice(0, q);
     const query = q < 0 ? '' : url.slice(q + 1);
     let method = req.method ?? 'GET';
-    const fallback = method === 'POST' && !this.options.disablePathLengthFallback && req.headers['content-type'] === 'application/x-www-form-urlencoded';
+    const fallback =
+      method === 'POST' &&
+      !this.options.disablePathLengthFallback &&
+      req.headers['content-type'] === 'application/x-www-form-urlencoded';
     if (fallback && !this.options.disableHttpMethodOverride) {
       const override = req.headers['x-http-method-override'];
       if (typeof override === 'string' && override !== '') method = override.toUpperCase();
     }
     if (this.serveFirst(this.byMethod.get(method), pathname, query, req, res)) return true;
-    if (fallback && method !== 'GET') return this.serveFirst(this.byMethod.get('GET'), pathname, query, req, res);
+    if (fallback && method !== 'GET')
+      return this.serveFirst(this.byMethod.get('GET'), pathname, query, req, res);
     return false;
   }
 
-  private serveFirst(list: GatewayRoute[] | undefined, pathname: string, query: string, req: IncomingMessage, res: ServerResponse): boolean {
+  private serveFirst(
+    list: GatewayRoute[] | undefined,
+    pathname: string,
+    query: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): boolean {
     if (!list) return false;
     for (let i = 0; i < list.length; i++) {
       const route = list[i]!;
@@ -347,7 +455,14 @@ export class Gateway {
           ws.on('error', () => undefined);
           const wsReq = new WsRequest(req.headers, req.socket, url, ws);
           const wsRes = new WsResponse(ws);
-          this.serve(route, values, pathname, query, wsReq as unknown as IncomingMessage, wsRes as unknown as ServerResponse);
+          this.serve(
+            route,
+            values,
+            pathname,
+            query,
+            wsReq as unknown as IncomingMessage,
+            wsRes as unknown as ServerResponse,
+          );
         });
         return true;
       }
@@ -371,10 +486,21 @@ export class Gateway {
 
   /** google.rpc.Status as JSON: details from the status's `grpc-status-details-bin`, each an Any with `@type`. */
   statusJson(status: GatewayStatus): { code: number; message: string; details: unknown[] } {
-    return { code: status.code, message: status.message, details: detailsFromMetadata(status.trailer, this.resolveType, this.marshal) };
+    return {
+      code: status.code,
+      message: status.message,
+      details: detailsFromMetadata(status.trailer, this.resolveType, this.marshal),
+    };
   }
 
-  private serve(route: GatewayRoute, values: string[], pathname: string, query: string, req: IncomingMessage, res: ServerResponse): void {
+  private serve(
+    route: GatewayRoute,
+    values: string[],
+    pathname: string,
+    query: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): void {
     const ua = req.headers['user-agent'] ?? '';
     const socket = req.socket;
     const r = route.info;
@@ -418,7 +544,10 @@ export class Gateway {
         (body) => x.dispatch(body, undefined),
         (err: unknown) => x.fail(err),
       );
-    } else if ((req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') && isForm(req)) {
+    } else if (
+      (req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') &&
+      isForm(req)
+    ) {
       // grpc-gateway's request.ParseForm: a POST/PUT/PATCH form body gives parameters too.
       readBody(req, this.options.maxBodyBytes).then(
         (form) => x.dispatch(undefined, form),
@@ -441,11 +570,23 @@ export class Gateway {
    * The request message, built in grpc-gateway's order: the body (and, on a PATCH, the FieldMask
    * from its keys), then path variables, then query parameters (and form fields). @internal
    */
-  requestMessage(route: GatewayRoute, values: string[], query: string, raw: Buffer | undefined, form: Buffer | undefined, contentType?: string): unknown {
+  requestMessage(
+    route: GatewayRoute,
+    values: string[],
+    query: string,
+    raw: Buffer | undefined,
+    form: Buffer | undefined,
+    contentType?: string,
+  ): unknown {
     const { binding, requestType } = route;
     const vars = route.template.variables;
     // The handler gets exactly what a gRPC client's bytes would give it.
-    if (vars.length === 0 && (raw === undefined || raw.length === 0) && form === undefined && (!query || binding.body === '*')) {
+    if (
+      vars.length === 0 &&
+      (raw === undefined || raw.length === 0) &&
+      form === undefined &&
+      (!query || binding.body === '*')
+    ) {
       return route.method.definition.requestDeserialize(route.emptyRequest);
     }
     const discard = this.options.discardUnknown;
@@ -458,7 +599,8 @@ export class Gateway {
       else {
         const path = route.bodyPath;
         let obj = json as Record<string, unknown>;
-        for (let i = 0; i < path.length - 1; i++) obj = obj[path[i]!.name] = {} as Record<string, unknown>;
+        for (let i = 0; i < path.length - 1; i++)
+          obj = obj[path[i]!.name] = {} as Record<string, unknown>;
         obj[route.bodyField!.name] = body;
       }
     } else if (raw !== undefined && raw.length > 0) {
@@ -466,34 +608,53 @@ export class Gateway {
       const text = raw.toString('utf8');
       try {
         // Before JSON.parse builds anything: deep nesting costs far more than its size.
-        checkJsonDepth(text, this.options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH, 'the request body');
+        checkJsonDepth(
+          text,
+          this.options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
+          'the request body',
+        );
       } catch (err) {
         throw new GatewayRejection(3, (err as Error).message, 400);
       }
       try {
         parsed = JSON.parse(text);
       } catch (err) {
-        throw new GatewayRejection(3, `request body is not valid JSON: ${(err as Error).message}`, 400);
+        throw new GatewayRejection(
+          3,
+          `request body is not valid JSON: ${(err as Error).message}`,
+          400,
+        );
       }
       if (binding.body === '*') {
         // A well-known request type (google.protobuf.Duration…) takes its own JSON form.
-        if (!fullName(requestType).startsWith('google.protobuf.') && (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))) {
+        if (
+          !fullName(requestType).startsWith('google.protobuf.') &&
+          (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+        ) {
           throw new JsonInputError(`request body must be a JSON object`);
         }
         json = parsed;
       } else {
         const path = route.bodyPath;
         let obj = json as Record<string, unknown>;
-        for (let i = 0; i < path.length - 1; i++) obj = obj[path[i]!.name] = {} as Record<string, unknown>;
+        for (let i = 0; i < path.length - 1; i++)
+          obj = obj[path[i]!.name] = {} as Record<string, unknown>;
         obj[route.bodyField!.name] = parsed;
         const mask = route.fieldMaskField;
         const bodyType = route.bodyField!.resolvedType;
         if (mask && bodyType instanceof protobuf.Type) {
-          (json as Record<string, unknown>)[mask.name] = new PlainValue({ paths: fieldMaskFromBody(bodyType, parsed) });
+          (json as Record<string, unknown>)[mask.name] = new PlainValue({
+            paths: fieldMaskFromBody(bodyType, parsed),
+          });
         }
       }
     }
-    if (json !== null && typeof json === 'object' && !Array.isArray(json) && !(json instanceof PlainValue)) {
+    if (
+      json !== null &&
+      typeof json === 'object' &&
+      !Array.isArray(json) &&
+      !(json instanceof PlainValue)
+    ) {
       const obj = json as Record<string, unknown>;
       for (let i = 0; i < vars.length; i++) setPathVariable(requestType, obj, vars[i]!, values[i]!);
       if ((query || form) && binding.body !== '*') {
@@ -501,8 +662,10 @@ export class Gateway {
         const params = new Map<string, string[]>();
         const max = this.options.maxQueryParams ?? DEFAULT_MAX_QUERY_PARAMS;
         const limit = { left: max, max };
-        const formError = form === undefined ? undefined : parseQueryInto(form.toString('utf8'), params, limit);
-        const queryError = formError === undefined && query ? parseQueryInto(query, params, limit) : undefined;
+        const formError =
+          form === undefined ? undefined : parseQueryInto(form.toString('utf8'), params, limit);
+        const queryError =
+          formError === undefined && query ? parseQueryInto(query, params, limit) : undefined;
         const error = formError ?? queryError;
         if (error) throw new ParamError(error);
         applyQuery(requestType, obj, params, route.filter);
@@ -516,7 +679,9 @@ export class Gateway {
       throw new JsonInputError((err as Error).message);
     }
     // The handler gets exactly what a gRPC client's bytes would give it.
-    return route.method.definition.requestDeserialize(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    return route.method.definition.requestDeserialize(
+      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+    );
   }
 
   /** One message of a streamed request body, as the handler gets it. @internal */
@@ -524,19 +689,30 @@ export class Gateway {
     const plain = jsonToPlain(route.requestType, json, this.options.discardUnknown);
     let bytes: Uint8Array;
     try {
-      bytes = route.requestType.encode(route.requestType.fromObject(plain as Record<string, unknown>)).finish();
+      bytes = route.requestType
+        .encode(route.requestType.fromObject(plain as Record<string, unknown>))
+        .finish();
     } catch (err) {
       throw new JsonInputError((err as Error).message);
     }
-    return route.method.definition.requestDeserialize(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    return route.method.definition.requestDeserialize(
+      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+    );
   }
 
   /** A google.api.HttpBody response's content type and bytes. @internal */
-  httpBody(route: GatewayRoute, message: unknown, hb: HttpBodyFields): { contentType: string; data: Buffer } {
+  httpBody(
+    route: GatewayRoute,
+    message: unknown,
+    hb: HttpBodyFields,
+  ): { contentType: string; data: Buffer } {
     const bytes = route.method.definition.responseSerialize(message);
     const decoded = route.responseType.decode(bytes) as unknown as Record<string, unknown>;
     const data = decoded[hb.data] as Uint8Array | undefined;
-    return { contentType: String(decoded[hb.contentType] ?? ''), data: data ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.alloc(0) };
+    return {
+      contentType: String(decoded[hb.contentType] ?? ''),
+      data: data ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.alloc(0),
+    };
   }
 
   /** A response message as JSON (its `response_body` field when the rule names one). @internal */
@@ -546,8 +722,14 @@ export class Gateway {
     const marshal = this.marshal;
     if (!route.responseField) return messageToJson(route.responseType, decoded, marshal);
     const f = route.responseField;
-    const only = messageToJson(route.responseType, { [f.name]: decoded[f.name] }, marshal) as Record<string, unknown>;
-    return only[marshal.useProtoNames ? f.name : jsonName(f)] ?? (f.repeated ? [] : f.map ? {} : null);
+    const only = messageToJson(
+      route.responseType,
+      { [f.name]: decoded[f.name] },
+      marshal,
+    ) as Record<string, unknown>;
+    return (
+      only[marshal.useProtoNames ? f.name : jsonName(f)] ?? (f.repeated ? [] : f.map ? {} : null)
+    );
   }
 }
 
@@ -597,7 +779,11 @@ class Exchange implements StreamBase {
 
   metadata(): Metadata {
     const ip = this.req.socket.remoteAddress ?? '';
-    const md = metadataFromHeaders(this.req.headers, this.svc, ip.startsWith('::ffff:') ? ip.slice(7) : ip);
+    const md = metadataFromHeaders(
+      this.req.headers,
+      this.svc,
+      ip.startsWith('::ffff:') ? ip.slice(7) : ip,
+    );
     attachContext(md, this.ctx);
     return md;
   }
@@ -611,9 +797,12 @@ class Exchange implements StreamBase {
     if (this.settled) return;
     let status: GatewayStatus;
     if (err instanceof GatewayRejection) status = { code: err.code, message: err.message };
-    else if (err instanceof JsonInputError || err instanceof ParamError) status = { code: 3, message: err.message };
+    else if (err instanceof JsonInputError || err instanceof ParamError)
+      status = { code: 3, message: err.message };
     else status = statusFromError(err);
-    this.finish(this.writeError(status, err instanceof GatewayRejection ? err.httpStatus : undefined));
+    this.finish(
+      this.writeError(status, err instanceof GatewayRejection ? err.httpStatus : undefined),
+    );
   }
 
   /**
@@ -643,7 +832,14 @@ class Exchange implements StreamBase {
     if (this.settled) return;
     const { gateway, route } = this;
     try {
-      this.request = gateway.requestMessage(route, this.values, this.query, body, form, route.httpBodyRequest ? this.req.headers['content-type'] : undefined);
+      this.request = gateway.requestMessage(
+        route,
+        this.values,
+        this.query,
+        body,
+        form,
+        route.httpBodyRequest ? this.req.headers['content-type'] : undefined,
+      );
     } catch (err) {
       this.fail(err);
       return;
@@ -662,8 +858,12 @@ class Exchange implements StreamBase {
     const def = this.route.method.definition;
     const bidi = def.responseStream;
     this.res.once('close', () => this.closedEarly());
-    const sink = this.gateway.interceptors.length > 0 ? this.interceptedStreamSink() : this.directStreamSink();
-    const splitter = new JsonValueSplitter(this.gateway.options.maxBodyBytes, this.gateway.options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH);
+    const sink =
+      this.gateway.interceptors.length > 0 ? this.interceptedStreamSink() : this.directStreamSink();
+    const splitter = new JsonValueSplitter(
+      this.gateway.options.maxBodyBytes,
+      this.gateway.options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
+    );
     const decoder = new StringDecoder('utf8');
     const req = this.req;
     let failed = false;
@@ -682,7 +882,11 @@ class Exchange implements StreamBase {
           return false;
         }
         // client-streaming-request-func: a request that does not decode ends the call with InvalidArgument.
-        this.fail(err instanceof RangeError ? new GatewayRejection(8, message, 413) : new GatewayRejection(3, `cannot decode a request message: ${message}`, 400));
+        this.fail(
+          err instanceof RangeError
+            ? new GatewayRejection(8, message, 413)
+            : new GatewayRejection(3, `cannot decode a request message: ${message}`, 400),
+        );
         sink.cancel();
         return false;
       }
@@ -701,20 +905,30 @@ class Exchange implements StreamBase {
     const handler = this.route.method.handler;
     const call = def.responseStream ? new GatewayDuplexCall(this) : new GatewayReadableCall(this);
     this.call = call;
-    const sink: StreamSink = { deliver: (m) => call.push(m), end: () => call.push(null), cancel: () => call.cancel() };
+    const sink: StreamSink = {
+      deliver: (m) => call.push(m),
+      end: () => call.push(null),
+      cancel: () => call.cancel(),
+    };
     if (call instanceof GatewayDuplexCall) {
       call.once('error', (err: unknown) => this.streamFailed(err));
       call.once('finish', () => this.streamEnded(call.trailer));
     }
     if (!handler) {
-      const unimplemented = { code: 12, details: `method ${this.route.method.path} is not implemented` };
+      const unimplemented = {
+        code: 12,
+        details: `method ${this.route.method.path} is not implemented`,
+      };
       if (def.responseStream) this.streamFailed(unimplemented);
       else this.reply(unimplemented);
       return sink;
     }
     try {
       if (call instanceof GatewayDuplexCall) (handler as unknown as DuplexHandler)(call);
-      else (handler as unknown as ReadableHandler)(call, (err, value, trailer) => this.reply(err, value, trailer));
+      else
+        (handler as unknown as ReadableHandler)(call, (err, value, trailer) =>
+          this.reply(err, value, trailer),
+        );
     } catch (err) {
       if (def.responseStream) this.streamFailed(err);
       else this.reply(err);
@@ -744,11 +958,21 @@ class Exchange implements StreamBase {
       },
       onStatus: (st) => this.interceptedStatus(st, bidi, response),
     };
-    const method = { path: this.path, requestStream: true, responseStream: bidi, requestDeserialize: def.requestDeserialize, responseSerialize: def.responseSerialize };
+    const method = {
+      path: this.path,
+      requestStream: true,
+      responseStream: bidi,
+      requestDeserialize: def.requestDeserialize,
+      responseSerialize: def.responseSerialize,
+    };
     const base = runInterceptedStream(this.gateway.interceptors, method, target, {
       admit: (a) => {
         if (!handler) {
-          a.top.sendStatus({ code: 12, details: `method ${this.route.method.path} is not implemented`, metadata: null });
+          a.top.sendStatus({
+            code: 12,
+            details: `method ${this.route.method.path} is not implemented`,
+            metadata: null,
+          });
           return;
         }
         attachContext(a.metadata, this.ctx);
@@ -767,7 +991,9 @@ class Exchange implements StreamBase {
           handlerCall = c;
           this.call = c;
           c.once('error', (err: unknown) => a.top.sendStatus(sentStatusOf(err)));
-          c.once('finish', () => a.top.sendStatus({ code: 0, details: 'OK', metadata: c.trailer ?? null }));
+          c.once('finish', () =>
+            a.top.sendStatus({ code: 0, details: 'OK', metadata: c.trailer ?? null }),
+          );
           (handler as unknown as DuplexHandler)(c);
         } else {
           const c = new GatewayReadableCall(callBase);
@@ -775,7 +1001,10 @@ class Exchange implements StreamBase {
           this.call = c;
           (handler as unknown as ReadableHandler)(c, (err, value, trailer) => {
             if (err) a.top.sendStatus(sentStatusOf(err));
-            else a.top.sendMessage(value, () => a.top.sendStatus({ code: 0, details: 'OK', metadata: trailer ?? null }));
+            else
+              a.top.sendMessage(value, () =>
+                a.top.sendStatus({ code: 0, details: 'OK', metadata: trailer ?? null }),
+              );
           });
         }
       },
@@ -784,12 +1013,19 @@ class Exchange implements StreamBase {
       onCancel: () => handlerCall?.cancel(),
     });
     this.stack = base;
-    return { deliver: (m) => base.deliver(m), end: () => base.endRequests(), cancel: () => base.cancel() };
+    return {
+      deliver: (m) => base.deliver(m),
+      end: () => base.endRequests(),
+      cancel: () => base.cancel(),
+    };
   }
 
   /** A status that reached the bottom of the interceptor stack: the end of the call. */
   private interceptedStatus(st: SentStatus, stream: boolean, response: unknown): void {
-    const failure = st.code === 0 ? undefined : { code: st.code, details: st.details, metadata: st.metadata ?? undefined };
+    const failure =
+      st.code === 0
+        ? undefined
+        : { code: st.code, details: st.details, metadata: st.metadata ?? undefined };
     if (stream) {
       if (failure) this.streamFailed(failure);
       else this.streamEnded(st.metadata ?? undefined);
@@ -815,7 +1051,10 @@ class Exchange implements StreamBase {
         else response = msg;
       },
       onStatus: (s) => {
-        const failure = s.code === 0 ? undefined : { code: s.code, details: s.details, metadata: s.metadata ?? undefined };
+        const failure =
+          s.code === 0
+            ? undefined
+            : { code: s.code, details: s.details, metadata: s.metadata ?? undefined };
         if (stream) {
           if (failure) this.streamFailed(failure);
           else this.streamEnded(s.metadata ?? undefined);
@@ -823,8 +1062,16 @@ class Exchange implements StreamBase {
         else this.reply(null, response, s.metadata ?? undefined);
       },
     };
-    const method = { path: this.path, requestStream: false, responseStream: stream, requestDeserialize: def.requestDeserialize, responseSerialize: def.responseSerialize };
-    this.stack = runIntercepted(this.gateway.interceptors, method, target, (a) => this.admit(a, stream));
+    const method = {
+      path: this.path,
+      requestStream: false,
+      responseStream: stream,
+      requestDeserialize: def.requestDeserialize,
+      responseSerialize: def.responseSerialize,
+    };
+    this.stack = runIntercepted(this.gateway.interceptors, method, target, (a) =>
+      this.admit(a, stream),
+    );
     if (!this.settled) this.res.once('close', () => this.closedEarly());
   }
 
@@ -832,23 +1079,42 @@ class Exchange implements StreamBase {
   private admit(a: Admitted, stream: boolean): void {
     const handler = this.route.method.handler;
     if (!handler) {
-      a.top.sendStatus({ code: 12, details: `method ${this.route.method.path} is not implemented`, metadata: null });
+      a.top.sendStatus({
+        code: 12,
+        details: `method ${this.route.method.path} is not implemented`,
+        metadata: null,
+      });
       return;
     }
     attachContext(a.metadata, this.ctx);
     if (!stream) {
-      const call = new GatewayUnaryCall(admittedBase(a, this.peer, this.path, undefined, this.deadline));
+      const call = new GatewayUnaryCall(
+        admittedBase(a, this.peer, this.path, undefined, this.deadline),
+      );
       this.call = call;
       (handler as unknown as UnaryHandler)(call, (err, value, trailer) => {
         if (err) a.top.sendStatus(sentStatusOf(err));
-        else a.top.sendMessage(value, () => a.top.sendStatus({ code: 0, details: 'OK', metadata: trailer ?? null }));
+        else
+          a.top.sendMessage(value, () =>
+            a.top.sendStatus({ code: 0, details: 'OK', metadata: trailer ?? null }),
+          );
       });
       return;
     }
-    const call = new GatewayWritableCall(admittedBase(a, this.peer, this.path, (msg) => a.top.sendMessage(msg, () => undefined), this.deadline));
+    const call = new GatewayWritableCall(
+      admittedBase(
+        a,
+        this.peer,
+        this.path,
+        (msg) => a.top.sendMessage(msg, () => undefined),
+        this.deadline,
+      ),
+    );
     this.call = call;
     call.once('error', (err: unknown) => a.top.sendStatus(sentStatusOf(err)));
-    call.once('finish', () => a.top.sendStatus({ code: 0, details: 'OK', metadata: call.trailer ?? null }));
+    call.once('finish', () =>
+      a.top.sendStatus({ code: 0, details: 'OK', metadata: call.trailer ?? null }),
+    );
     (handler as unknown as StreamHandler)(call);
   }
 
@@ -879,7 +1145,8 @@ class Exchange implements StreamBase {
    */
   private addTrailer(md: Metadata): void {
     const te = this.req.headers.te;
-    if (typeof te === 'string' && te.toLowerCase().includes('trailers')) addMetadataHeaders((this.trailers ??= []), md, this.svc, true);
+    if (typeof te === 'string' && te.toLowerCase().includes('trailers'))
+      addMetadataHeaders((this.trailers ??= []), md, this.svc, true);
     else if (this.svc) addMetadataHeaders(this.headers.out, md, true, true, true);
   }
 
@@ -902,9 +1169,18 @@ class Exchange implements StreamBase {
     }
     let body: string;
     try {
-      body = JSON.stringify(this.gateway.toJson(this.route, value), null, this.gateway.options.indent);
+      body = JSON.stringify(
+        this.gateway.toJson(this.route, value),
+        null,
+        this.gateway.options.indent,
+      );
     } catch (e) {
-      this.finish(this.writeError({ code: 13, message: `cannot serialize the response: ${(e as Error).message}` }));
+      this.finish(
+        this.writeError({
+          code: 13,
+          message: `cannot serialize the response: ${(e as Error).message}`,
+        }),
+      );
       return;
     }
     this.finish(this.respond(200, JSON_TYPE, body, OK));
@@ -919,7 +1195,10 @@ class Exchange implements StreamBase {
     call.once('finish', () => this.streamEnded(call.trailer));
     const handler = this.route.method.handler;
     if (!handler) {
-      this.streamFailed({ code: 12, details: `method ${this.route.method.path} is not implemented` });
+      this.streamFailed({
+        code: 12,
+        details: `method ${this.route.method.path} is not implemented`,
+      });
       return;
     }
     try {
@@ -976,7 +1255,8 @@ class Exchange implements StreamBase {
     if (this.settled) return;
     const status = statusFromError(err);
     if (!this.res.headersSent) {
-      if (status.trailer && this.svc) addMetadataHeaders(this.headers.out, status.trailer, true, true, true);
+      if (status.trailer && this.svc)
+        addMetadataHeaders(this.headers.out, status.trailer, true, true, true);
       this.finish(this.writeError(status));
       return;
     }
@@ -996,7 +1276,8 @@ class Exchange implements StreamBase {
     this.stack?.cancel();
     this.call?.cancel();
     // A stream ends here; a unary call still ends with the handler's answer.
-    if (this.route.method.definition.responseStream) this.finish({ code: 1, message: 'the client went away' });
+    if (this.route.method.definition.responseStream)
+      this.finish({ code: 1, message: 'the client went away' });
   }
 
   private finish(status: GatewayStatus): void {
@@ -1038,7 +1319,12 @@ class Exchange implements StreamBase {
    * so Node sends the body as is rather than chunked), then the body. Returns the status to
    * report: `status`, or Internal when Node refused a header.
    */
-  private respond(httpStatus: number, contentType: string, body: string | Buffer, status: GatewayStatus): GatewayStatus {
+  private respond(
+    httpStatus: number,
+    contentType: string,
+    body: string | Buffer,
+    status: GatewayStatus,
+  ): GatewayStatus {
     const out = this.headers.out;
     putHeader(out, 'Content-Type', contentType);
     const trailers = this.trailers;
@@ -1075,7 +1361,11 @@ class Exchange implements StreamBase {
    * Content-Length besides what was on `res` before (none of the list), and the returned Internal
    * status is what the middleware should hear.
    */
-  private writeHead(httpStatus: number, headers: string[], fixedLength: boolean): GatewayStatus | undefined {
+  private writeHead(
+    httpStatus: number,
+    headers: string[],
+    fixedLength: boolean,
+  ): GatewayStatus | undefined {
     const refused = headerListError(headers, fixedLength);
     if (refused === undefined) {
       try {
@@ -1092,13 +1382,25 @@ class Exchange implements StreamBase {
   /** The 500 for a head Node refused (see writeHead). */
   private headFailed(err: unknown): GatewayStatus {
     const res = this.res;
-    const status: GatewayStatus = { code: 13, message: `cannot write the gateway response's headers: ${err instanceof Error ? err.message : String(err)}` };
+    const status: GatewayStatus = {
+      code: 13,
+      message: `cannot write the gateway response's headers: ${err instanceof Error ? err.message : String(err)}`,
+    };
     if (res.headersSent) {
       res.end();
       return status;
     }
-    const body = JSON.stringify({ code: status.code, message: status.message, details: [] }, null, this.gateway.options.indent);
-    res.writeHead(500, 'Internal Server Error', ['Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body))]);
+    const body = JSON.stringify(
+      { code: status.code, message: status.message, details: [] },
+      null,
+      this.gateway.options.indent,
+    );
+    res.writeHead(500, 'Internal Server Error', [
+      'Content-Type',
+      JSON_TYPE,
+      'Content-Length',
+      String(Buffer.byteLength(body)),
+    ]);
     res.end(body);
     return status;
   }

@@ -13,9 +13,19 @@ const fail = (fn: string, s: string, why: string): never => {
 /** strconv.ParseBool. */
 export function parseBool(s: string): boolean {
   switch (s) {
-    case '1': case 't': case 'T': case 'true': case 'TRUE': case 'True':
+    case '1':
+    case 't':
+    case 'T':
+    case 'true':
+    case 'TRUE':
+    case 'True':
       return true;
-    case '0': case 'f': case 'F': case 'false': case 'FALSE': case 'False':
+    case '0':
+    case 'f':
+    case 'F':
+    case 'false':
+    case 'FALSE':
+    case 'False':
       return false;
     default:
       return fail('strconv.ParseBool', s, 'invalid syntax');
@@ -106,7 +116,8 @@ export function parseInt(s: string, base: 0 | 10, bits: 32 | 64): bigint {
   const mag = parseMagnitude(body, base);
   if (mag === undefined) return fail('strconv.ParseInt', s, 'invalid syntax');
   const limit = 1n << BigInt(bits - 1);
-  if (negative ? mag > limit : mag >= limit) return fail('strconv.ParseInt', s, 'value out of range');
+  if (negative ? mag > limit : mag >= limit)
+    return fail('strconv.ParseInt', s, 'value out of range');
   return negative ? -mag : mag;
 }
 
@@ -131,7 +142,8 @@ export function parseFloat(s: string, bits: 32 | 64): number {
   if (DECIMAL.test(s)) n = Number(s);
   else {
     const m = HEX_FLOAT.exec(s);
-    if (!m || !underscoreOK(s.replace(/[pP].*$/, '').replace('.', ''))) return fail('strconv.ParseFloat', s, 'invalid syntax');
+    if (!m || !underscoreOK(s.replace(/[pP].*$/, '').replace('.', '')))
+      return fail('strconv.ParseFloat', s, 'invalid syntax');
     const intPart = (m[2] ?? '').replace(/_/g, '');
     const fracPart = (m[3] ?? '').replace(/_/g, '');
     if (intPart === '' && fracPart === '') return fail('strconv.ParseFloat', s, 'invalid syntax');
@@ -158,8 +170,8 @@ export function parseBytes(s: string): Buffer {
 const UNIT_NANOS: Record<string, bigint> = {
   ns: 1n,
   us: 1_000n,
-  'µs': 1_000n,
-  'μs': 1_000n,
+  µs: 1_000n,
+  μs: 1_000n,
   ms: 1_000_000n,
   s: 1_000_000_000n,
   m: 60_000_000_000n,
@@ -181,21 +193,25 @@ export function parseGoDuration(s: string): bigint {
   const part = /^(\d*)(?:\.(\d*))?([^\d.]+)/;
   while (rest !== '') {
     const m = part.exec(rest);
-    if (!m || (m[1] === '' && (m[2] ?? '') === '')) return fail('time.ParseDuration', s, 'invalid duration');
+    if (!m || (m[1] === '' && (m[2] ?? '') === ''))
+      return fail('time.ParseDuration', s, 'invalid duration');
     const unit = UNIT_NANOS[m[3]!];
-    if (unit === undefined) return fail('time.ParseDuration', s, `unknown unit ${JSON.stringify(m[3])} in duration`);
+    if (unit === undefined)
+      return fail('time.ParseDuration', s, `unknown unit ${JSON.stringify(m[3])} in duration`);
     const whole = BigInt(m[1] || '0') * unit;
     const frac = m[2] ?? '';
     // Fractions are truncated to whole nanoseconds, as Go does.
     const fracNanos = frac === '' ? 0n : (BigInt(frac) * unit) / 10n ** BigInt(frac.length);
     total += whole + fracNanos;
-    if (total > MAX_DURATION + (negative ? 1n : 0n)) return fail('time.ParseDuration', s, 'invalid duration');
+    if (total > MAX_DURATION + (negative ? 1n : 0n))
+      return fail('time.ParseDuration', s, 'invalid duration');
     rest = rest.slice(m[0].length);
   }
   return negative ? -total : total;
 }
 
-const RFC3339 = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(Z|([+-])(\d\d):(\d\d))$/;
+const RFC3339 =
+  /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(Z|([+-])(\d\d):(\d\d))$/;
 
 /** Days from 1970-01-01 to a proleptic Gregorian date (no Date: it maps years below 100 to 19xx). */
 function daysFromCivil(y: number, m: number, d: number): number {
@@ -213,10 +229,32 @@ const MAX_SECONDS = 253402300799; // 9999-12-31T23:59:59Z
 /** time.Parse(time.RFC3339Nano, s) checked as a valid Timestamp: seconds and nanos. */
 export function parseRfc3339(s: string): { seconds: number; nanos: number } {
   const m = RFC3339.exec(s);
-  if (!m) return fail('time.Parse', s, 'not an RFC 3339 time (2006-01-02T15:04:05.999999999Z07:00)');
-  const [y, mo, d, h, mi, se] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
-  const monthDays = [31, y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-  if (mo < 1 || mo > 12 || d < 1 || d > monthDays[mo - 1]! || h > 23 || mi > 59 || se > 59) return fail('time.Parse', s, 'a field is out of range');
+  if (!m)
+    return fail('time.Parse', s, 'not an RFC 3339 time (2006-01-02T15:04:05.999999999Z07:00)');
+  const [y, mo, d, h, mi, se] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const monthDays = [
+    31,
+    y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28,
+    31,
+    30,
+    31,
+    30,
+    31,
+    31,
+    30,
+    31,
+    30,
+    31,
+  ];
+  if (mo < 1 || mo > 12 || d < 1 || d > monthDays[mo - 1]! || h > 23 || mi > 59 || se > 59)
+    return fail('time.Parse', s, 'a field is out of range');
   let offset = 0;
   if (m[8] !== 'Z') {
     const oh = Number(m[10]);
@@ -225,7 +263,8 @@ export function parseRfc3339(s: string): { seconds: number; nanos: number } {
     offset = (m[9] === '-' ? -1 : 1) * (oh * 3600 + om * 60);
   }
   const seconds = daysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - offset;
-  if (seconds < MIN_SECONDS || seconds > MAX_SECONDS) throw new ParseError(`${s} before 0001-01-01 or after 9999-12-31`);
+  if (seconds < MIN_SECONDS || seconds > MAX_SECONDS)
+    throw new ParseError(`${s} before 0001-01-01 or after 9999-12-31`);
   return { seconds, nanos: m[7] ? Number(m[7].padEnd(9, '0')) : 0 };
 }
 
@@ -239,7 +278,11 @@ export const DEFAULT_MAX_QUERY_PARAMS = 1000;
  * With `limit`, more than `limit.max` pairs (counted across calls sharing it) stop the pass with
  * an error at once.
  */
-export function parseQueryInto(query: string, into: Map<string, string[]>, limit?: { left: number; readonly max: number }): string | undefined {
+export function parseQueryInto(
+  query: string,
+  into: Map<string, string[]>,
+  limit?: { left: number; readonly max: number },
+): string | undefined {
   let error: string | undefined;
   let start = 0;
   const n = query.length;
@@ -248,15 +291,18 @@ export function parseQueryInto(query: string, into: Map<string, string[]>, limit
     if (end < 0) end = n;
     if (end > start) {
       // Counted before anything is decoded: the limit is what keeps a request's cost bounded.
-      if (limit && --limit.left < 0) return `too many query parameters (more than ${limit.max}); send fewer, or raise gwOption.maxQueryParams`;
+      if (limit && --limit.left < 0)
+        return `too many query parameters (more than ${limit.max}); send fewer, or raise gwOption.maxQueryParams`;
       const pair = query.slice(start, end);
       if (pair.includes(';')) error ??= 'invalid semicolon separator in query';
       else {
         const eq = pair.indexOf('=');
         const key = unescapeQuery(eq < 0 ? pair : pair.slice(0, eq));
         const value = eq < 0 ? '' : unescapeQuery(pair.slice(eq + 1));
-        if (key === undefined) error ??= `invalid URL escape in ${JSON.stringify(eq < 0 ? pair : pair.slice(0, eq))}`;
-        else if (value === undefined) error ??= `invalid URL escape in ${JSON.stringify(pair.slice(eq + 1))}`;
+        if (key === undefined)
+          error ??= `invalid URL escape in ${JSON.stringify(eq < 0 ? pair : pair.slice(0, eq))}`;
+        else if (value === undefined)
+          error ??= `invalid URL escape in ${JSON.stringify(pair.slice(eq + 1))}`;
         else {
           const list = into.get(key);
           if (list) list.push(value);

@@ -12,18 +12,35 @@ describe('gateway response header lists', () => {
     // Same length, differing only outside A-Z: different names.
     putHeader(out, 'X-Request-I^', 'c');
     putHeader(out, 'X-Request-I~', 'd');
-    expect(out).toEqual(['X-Request-Id', 'b', 'Content-Type', 'application/json', 'X-Request-I^', 'c', 'X-Request-I~', 'd']);
+    expect(out).toEqual([
+      'X-Request-Id',
+      'b',
+      'Content-Type',
+      'application/json',
+      'X-Request-I^',
+      'c',
+      'X-Request-I~',
+      'd',
+    ]);
   });
 
   it('collects the middleware headers with the style prefix and reads request headers case-insensitively', () => {
-    const h = new GatewayHeaders({ 'x-request-id': 'r1', accept: ['a', 'b'] } as never, 'Grpc-Metadata-');
+    const h = new GatewayHeaders(
+      { 'x-request-id': 'r1', accept: ['a', 'b'] } as never,
+      'Grpc-Metadata-',
+    );
     expect(h.get('X-Request-Id')).toBe('r1');
     expect(h.get('Accept')).toBe('a');
     expect(h.get('missing')).toBeUndefined();
     h.set('X-Request-Id', 'r1');
     h.set('X-Svc-App-Name', 'app');
     h.set('x-request-id', 'r2');
-    expect(h.out).toEqual(['Grpc-Metadata-X-Request-Id', 'r2', 'Grpc-Metadata-X-Svc-App-Name', 'app']);
+    expect(h.out).toEqual([
+      'Grpc-Metadata-X-Request-Id',
+      'r2',
+      'Grpc-Metadata-X-Svc-App-Name',
+      'app',
+    ]);
   });
 
   it('adds metadata as headers: plain in svc style, else Grpc-Metadata- or Grpc-Trailer-, every value a line, binary values left out', () => {
@@ -37,15 +54,41 @@ describe('gateway response header lists', () => {
     expect(svc).toEqual(['X-One', '1', 'x-many', 'first', 'x-many', 'second']);
     const initial: string[] = [];
     addMetadataHeaders(initial, md, false, false);
-    expect(initial).toEqual(['Grpc-Metadata-x-one', '1', 'Grpc-Metadata-x-many', 'first', 'Grpc-Metadata-x-many', 'second']);
+    expect(initial).toEqual([
+      'Grpc-Metadata-x-one',
+      '1',
+      'Grpc-Metadata-x-many',
+      'first',
+      'Grpc-Metadata-x-many',
+      'second',
+    ]);
     const trailer: string[] = [];
     addMetadataHeaders(trailer, md, false, true);
-    expect(trailer).toEqual(['Grpc-Trailer-x-one', '1', 'Grpc-Trailer-x-many', 'first', 'Grpc-Trailer-x-many', 'second']);
+    expect(trailer).toEqual([
+      'Grpc-Trailer-x-one',
+      '1',
+      'Grpc-Trailer-x-many',
+      'first',
+      'Grpc-Trailer-x-many',
+      'second',
+    ]);
   });
 
   it('leaves hop-by-hop keys, content-length and content-type out of the headers, in both styles', () => {
     const md = new Metadata();
-    const dropped = ['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-connection', 'content-length', 'content-type'];
+    const dropped = [
+      'connection',
+      'keep-alive',
+      'proxy-authenticate',
+      'proxy-authorization',
+      'te',
+      'trailer',
+      'transfer-encoding',
+      'upgrade',
+      'proxy-connection',
+      'content-length',
+      'content-type',
+    ];
     for (const k of dropped) md.set(k, 'x');
     md.set('x-kept', 'yes');
     md.set('content-language', 'fr');
@@ -54,7 +97,12 @@ describe('gateway response header lists', () => {
     expect(svc).toEqual(['Content-Length', '12', 'x-kept', 'yes', 'content-language', 'fr']);
     const initial: string[] = [];
     addMetadataHeaders(initial, md, false, false);
-    expect(initial).toEqual(['Grpc-Metadata-x-kept', 'yes', 'Grpc-Metadata-content-language', 'fr']);
+    expect(initial).toEqual([
+      'Grpc-Metadata-x-kept',
+      'yes',
+      'Grpc-Metadata-content-language',
+      'fr',
+    ]);
     const trailer: string[] = [];
     addMetadataHeaders(trailer, md, false, true);
     expect(trailer).toEqual(['Grpc-Trailer-x-kept', 'yes', 'Grpc-Trailer-content-language', 'fr']);
@@ -62,12 +110,19 @@ describe('gateway response header lists', () => {
 
   it("finds the header Node's writeHead would refuse, naming it", () => {
     expect(headerListError([], true)).toBeUndefined();
-    expect(headerListError(['X-Ok', '1', 'Content-Type', 'application/json', 'X-Latin', 'caf\u00e9', 'X-Tab', 'a\tb'], true)).toBeUndefined();
+    expect(
+      headerListError(
+        ['X-Ok', '1', 'Content-Type', 'application/json', 'X-Latin', 'caf\u00e9', 'X-Tab', 'a\tb'],
+        true,
+      ),
+    ).toBeUndefined();
     const badValue = headerListError(['X-Ok', '1', 'X-Bad', 'line\nbreak'], true);
     expect(badValue).toBeInstanceOf(Error);
     expect(badValue!.message).toContain('X-Bad');
     expect(headerListError(['X-Ok', '1', 'Bad Name', 'v'], true)!.message).toContain('Bad Name');
-    expect(headerListError(['X-Ok', '1', 'X-Emoji', '\u{1F389}'], true)!.message).toContain('X-Emoji');
+    expect(headerListError(['X-Ok', '1', 'X-Emoji', '\u{1F389}'], true)!.message).toContain(
+      'X-Emoji',
+    );
     expect(headerListError(['', 'v'], true)).toBeInstanceOf(Error);
     expect(headerListError(['X-Odd'], false)).toBeInstanceOf(Error);
     // Trailers only with a chunked body.

@@ -3,13 +3,45 @@ import { validateHeaderName, validateHeaderValue, type IncomingHttpHeaders } fro
 import type { CallHeaders } from '@svcboot/entry-core';
 
 /** Connection-level headers that never become metadata (RFC 9110 §7.6.1 plus HTTP/2's pseudo ones). */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-connection', 'http2-settings']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-connection',
+  'http2-settings',
+]);
 
 /** grpc-gateway's `runtime.isPermanentHTTPHeader`: forwarded as `grpcgateway-<name>`. */
 const PERMANENT = new Set([
-  'accept', 'accept-charset', 'accept-language', 'accept-ranges', 'authorization', 'cache-control', 'content-type',
-  'cookie', 'date', 'expect', 'from', 'host', 'if-match', 'if-modified-since', 'if-none-match', 'if-schedule-tag-match',
-  'if-unmodified-since', 'max-forwards', 'origin', 'pragma', 'referer', 'user-agent', 'via', 'warning',
+  'accept',
+  'accept-charset',
+  'accept-language',
+  'accept-ranges',
+  'authorization',
+  'cache-control',
+  'content-type',
+  'cookie',
+  'date',
+  'expect',
+  'from',
+  'host',
+  'if-match',
+  'if-modified-since',
+  'if-none-match',
+  'if-schedule-tag-match',
+  'if-unmodified-since',
+  'max-forwards',
+  'origin',
+  'pragma',
+  'referer',
+  'user-agent',
+  'via',
+  'warning',
 ]);
 
 /**
@@ -30,7 +62,8 @@ const BASE64_RAW = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2,3})?$/;
 
 /** runtime/context.go decodeBinHeader: padded standard base64 when the length is a multiple of 4, else unpadded; undefined when invalid. */
 function decodeBinHeader(v: string): Buffer | undefined {
-  if (v.length % 4 === 0 ? BASE64_PADDED.test(v) : BASE64_RAW.test(v)) return Buffer.from(v, 'base64');
+  if (v.length % 4 === 0 ? BASE64_PADDED.test(v) : BASE64_RAW.test(v))
+    return Buffer.from(v, 'base64');
   return undefined;
 }
 
@@ -43,7 +76,11 @@ function decodeBinHeader(v: string): Buffer | undefined {
  * undecodable one is left out), and a text value that is not printable ASCII is left out, as
  * grpc-gateway leaves it out.
  */
-export function metadataFromHeaders(headers: IncomingHttpHeaders, svcStyle: boolean, peerIp = ''): Metadata {
+export function metadataFromHeaders(
+  headers: IncomingHttpHeaders,
+  svcStyle: boolean,
+  peerIp = '',
+): Metadata {
   const md = new Metadata();
   for (const name in headers) {
     const value = headers[name];
@@ -65,7 +102,8 @@ export function metadataFromHeaders(headers: IncomingHttpHeaders, svcStyle: bool
   }
   if (!svcStyle) {
     const host = headers['x-forwarded-host'] ?? headers.host;
-    if (typeof host === 'string' && host !== '' && ASCII_VALUE.test(host)) md.add('x-forwarded-host', host);
+    if (typeof host === 'string' && host !== '' && ASCII_VALUE.test(host))
+      md.add('x-forwarded-host', host);
     const xff = headers['x-forwarded-for'];
     const list = xff === undefined ? [] : Array.isArray(xff) ? [...xff] : [xff];
     if (peerIp !== '') list.push(peerIp);
@@ -111,7 +149,13 @@ function sameName(a: string, b: string): boolean {
  * keys, `content-length` and `content-type` (see NOT_RESPONSE_HEADERS); a key with several values
  * gives its first.
  */
-export function addMetadataHeaders(out: string[], md: Metadata, svcStyle: boolean, trailer: boolean, keepExisting = false): void {
+export function addMetadataHeaders(
+  out: string[],
+  md: Metadata,
+  svcStyle: boolean,
+  trailer: boolean,
+  keepExisting = false,
+): void {
   const prefix = svcStyle ? '' : trailer ? 'Grpc-Trailer-' : 'Grpc-Metadata-';
   const map = md.getMap();
   for (const key in map) {
@@ -121,7 +165,8 @@ export function addMetadataHeaders(out: string[], md: Metadata, svcStyle: boolea
     putHeader(out, prefix + key, v);
     // Every further value is a header line of its own, as grpc-gateway's w.Header().Add.
     const all = md.get(key);
-    for (let i = 1; i < all.length; i++) if (typeof all[i] === 'string') out.push(prefix + key, all[i] as string);
+    for (let i = 1; i < all.length; i++)
+      if (typeof all[i] === 'string') out.push(prefix + key, all[i] as string);
   }
 }
 
@@ -148,7 +193,9 @@ export function headerListError(list: readonly string[], fixedLength: boolean): 
       // An odd list ends in undefined, which Node refuses too.
       validateHeaderValue(name, list[i + 1] as string);
       if (fixedLength && sameName(name, 'trailer')) {
-        return new Error(`response header "${name}" announces trailers, which a response with Content-Length cannot carry`);
+        return new Error(
+          `response header "${name}" announces trailers, which a response with Content-Length cannot carry`,
+        );
       }
     }
     return undefined;

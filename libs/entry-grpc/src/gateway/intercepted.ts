@@ -1,4 +1,9 @@
-import { Metadata, type ServerInterceptingCall, type ServerInterceptingCallInterface, type ServerInterceptor } from '@grpc/grpc-js';
+import {
+  Metadata,
+  type ServerInterceptingCall,
+  type ServerInterceptingCallInterface,
+  type ServerInterceptor,
+} from '@grpc/grpc-js';
 import { statusFromError, type StreamBase } from './fake-call.js';
 
 type Listener = Parameters<ServerInterceptingCallInterface['start']>[0];
@@ -134,7 +139,12 @@ export function runInterceptedStream(
   interceptors: readonly ServerInterceptor[],
   method: InterceptedMethod,
   target: InterceptedTarget,
-  handlers: { admit(a: StreamAdmission): void; onMessage(msg: unknown): void; onEnd(): void; onCancel(): void },
+  handlers: {
+    admit(a: StreamAdmission): void;
+    onMessage(msg: unknown): void;
+    onEnd(): void;
+    onCancel(): void;
+  },
 ): GatewayStreamingBaseCall {
   const base = new GatewayStreamingBaseCall(target);
   let top: ServerInterceptingCallInterface = base;
@@ -220,7 +230,13 @@ export function sentStatusOf(err: unknown): SentStatus {
 }
 
 /** A CallBase for the handler of an intercepted call: the admitted metadata and message, sends go down the stack. */
-export function admittedBase(a: Admitted, peer: string, path: string, onStreamMessage: (msg: unknown) => void = () => undefined, deadline = Infinity): StreamBase {
+export function admittedBase(
+  a: Admitted,
+  peer: string,
+  path: string,
+  onStreamMessage: (msg: unknown) => void = () => undefined,
+  deadline = Infinity,
+): StreamBase {
   return {
     metadata: () => a.metadata,
     request: a.request,

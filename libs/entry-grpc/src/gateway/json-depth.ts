@@ -16,12 +16,15 @@ export function checkJsonDepth(text: string, max: number, what: string): void {
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // a backslash: the next character is escaped
+      if (c === 92)
+        i++; // a backslash: the next character is escaped
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 123 || c === 91) {
       if (++depth > max) {
-        throw new JsonDepthError(`${what} nests objects and arrays more than ${max} deep (at character ${i}); flatten it, or raise gwOption.maxJsonDepth`);
+        throw new JsonDepthError(
+          `${what} nests objects and arrays more than ${max} deep (at character ${i}); flatten it, or raise gwOption.maxJsonDepth`,
+        );
       }
     } else if (c === 125 || c === 93) depth--;
   }

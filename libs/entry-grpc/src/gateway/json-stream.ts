@@ -42,7 +42,18 @@ export class JsonValueSplitter {
       }
       if (this.literal) {
         // A bare literal (number, true, false, null) ends at whitespace or a structural character.
-        if (c === 32 || c === 9 || c === 10 || c === 13 || c === 123 || c === 91 || c === 34 || c === 125 || c === 93 || c === 44) {
+        if (
+          c === 32 ||
+          c === 9 ||
+          c === 10 ||
+          c === 13 ||
+          c === 123 ||
+          c === 91 ||
+          c === 34 ||
+          c === 125 ||
+          c === 93 ||
+          c === 44
+        ) {
           out.push(JSON.parse(b.slice(this.start, i)) as unknown);
           this.start = -1;
           this.literal = false;
@@ -62,10 +73,11 @@ export class JsonValueSplitter {
       if (c === 34) this.inString = true;
       else if (c === 123 || c === 91) {
         if (++this.depth > this.maxDepth) {
-          throw new JsonDepthError(`a request message nests objects and arrays more than ${this.maxDepth} deep; flatten it, or raise gwOption.maxJsonDepth`);
+          throw new JsonDepthError(
+            `a request message nests objects and arrays more than ${this.maxDepth} deep; flatten it, or raise gwOption.maxJsonDepth`,
+          );
         }
-      }
-      else if (c === 125 || c === 93) {
+      } else if (c === 125 || c === 93) {
         this.depth--;
         if (this.depth === 0) this.complete(out, i);
       }
@@ -100,7 +112,8 @@ export class JsonValueSplitter {
       this.pos -= from;
       if (this.start >= 0) this.start = 0;
     }
-    if (this.start >= 0 && this.buf.length > this.limit) throw new RangeError(`a request message exceeds the limit of ${this.limit} bytes`);
+    if (this.start >= 0 && this.buf.length > this.limit)
+      throw new RangeError(`a request message exceeds the limit of ${this.limit} bytes`);
     return out;
   }
 }

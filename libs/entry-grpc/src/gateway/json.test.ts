@@ -33,7 +33,9 @@ const All = root.lookupType('j.v1.All');
 const opts = { useProtoNames: false, emitUnpopulated: false, useEnumNumbers: false };
 
 function roundTrip(json: unknown): unknown {
-  const msg = All.decode(All.encode(All.fromObject(jsonToPlain(All, json, false) as Record<string, unknown>)).finish());
+  const msg = All.decode(
+    All.encode(All.fromObject(jsonToPlain(All, json, false) as Record<string, unknown>)).finish(),
+  );
   return messageToJson(All, msg as unknown as Record<string, unknown>, opts);
 }
 
@@ -65,21 +67,44 @@ describe('proto3 canonical JSON', () => {
   });
 
   it('accepts proto names and numbers for enums and int64, and omits defaults unless asked', () => {
-    const plain = jsonToPlain(All, { snake_case_field: 'z', color: 1, i64: 12 }, false) as Record<string, unknown>;
-    const msg = All.decode(All.encode(All.fromObject(plain)).finish()) as unknown as Record<string, unknown>;
+    const plain = jsonToPlain(All, { snake_case_field: 'z', color: 1, i64: 12 }, false) as Record<
+      string,
+      unknown
+    >;
+    const msg = All.decode(All.encode(All.fromObject(plain)).finish()) as unknown as Record<
+      string,
+      unknown
+    >;
     expect(messageToJson(All, msg, opts)).toEqual({ snakeCaseField: 'z', color: 'RED', i64: '12' });
-    const full = messageToJson(All, msg, { useProtoNames: true, emitUnpopulated: true, useEnumNumbers: true }) as Record<string, unknown>;
-    expect(full).toMatchObject({ snake_case_field: 'z', color: 1, i32: 0, s: '', inner: null, inners: [], counts: {}, b: false });
+    const full = messageToJson(All, msg, {
+      useProtoNames: true,
+      emitUnpopulated: true,
+      useEnumNumbers: true,
+    }) as Record<string, unknown>;
+    expect(full).toMatchObject({
+      snake_case_field: 'z',
+      color: 1,
+      i32: 0,
+      s: '',
+      inner: null,
+      inners: [],
+      counts: {},
+      b: false,
+    });
     expect(full).not.toHaveProperty('pick_a');
   });
 
   it('rejects unknown fields (unless discarding) and wrong types with the field path', () => {
     expect(() => jsonToPlain(All, { nope: 1 }, false)).toThrow(JsonInputError);
     expect(jsonToPlain(All, { nope: 1 }, true)).toEqual({});
-    expect(() => jsonToPlain(All, { inner: { someName: 5 } }, false)).toThrow(/inner.someName: expected a string/);
+    expect(() => jsonToPlain(All, { inner: { someName: 5 } }, false)).toThrow(
+      /inner.someName: expected a string/,
+    );
     expect(() => jsonToPlain(All, { i32: 1.5 }, false)).toThrow(/i32: expected an integer/);
     expect(() => jsonToPlain(All, { i32: 2 ** 31 }, false)).toThrow(/out of range/);
-    expect(() => jsonToPlain(All, { color: 'BLUE' }, false)).toThrow(/not a value of enum j.v1.Color/);
+    expect(() => jsonToPlain(All, { color: 'BLUE' }, false)).toThrow(
+      /not a value of enum j.v1.Color/,
+    );
     expect(() => jsonToPlain(All, { ts: 'yesterday' }, false)).toThrow(/RFC 3339/);
     expect(() => jsonToPlain(All, { u64: '-1' }, false)).toThrow(/non-negative/);
   });
@@ -91,7 +116,9 @@ describe('proto3 canonical JSON', () => {
     populate(All, json, ['i32'], ['42']);
     populate(All, json, ['wi'], ['9']);
     expect(json).toEqual({ inner: { some_name: 'q' }, b: true, i32: 42, wi: 9 });
-    expect(() => populate(All, {}, ['b'], ['yes'])).toThrow(/strconv.ParseBool: parsing "yes": invalid syntax/);
+    expect(() => populate(All, {}, ['b'], ['yes'])).toThrow(
+      /strconv.ParseBool: parsing "yes": invalid syntax/,
+    );
     expect(() => populate(All, {}, ['inner'], ['x'])).toThrow(/unsupported message type/);
   });
 });

@@ -122,12 +122,20 @@ export function messageToJson(type: protobuf.Type, msg: Plain, o: MarshalOptions
       if (arr.length === 0 && !o.emitUnpopulated) continue;
       out[key] = arr.map((v) => valueToJson(field, v, o));
     } else if (inOneof) {
-      if (Object.prototype.hasOwnProperty.call(msg, field.name) && value !== null && value !== undefined) {
+      if (
+        Object.prototype.hasOwnProperty.call(msg, field.name) &&
+        value !== null &&
+        value !== undefined
+      ) {
         out[key] = valueToJson(field, value, o);
       }
     } else if (field.resolvedType instanceof protobuf.Type) {
       if (value !== null && value !== undefined) out[key] = valueToJson(field, value, o);
-      else if (o.emitUnpopulated && !(o.omitUnsetValue && fullName(field.resolvedType) === 'google.protobuf.Value')) out[key] = null;
+      else if (
+        o.emitUnpopulated &&
+        !(o.omitUnsetValue && fullName(field.resolvedType) === 'google.protobuf.Value')
+      )
+        out[key] = null;
     } else {
       if (!o.emitUnpopulated && isDefault(field, value)) continue;
       out[key] = valueToJson(field, value ?? field.typeDefault, o);
@@ -167,7 +175,8 @@ function scalarToJson(type: string, v: unknown): Json {
     if (n === -Infinity) return '-Infinity';
     return n;
   }
-  if (type === 'bytes') return Buffer.from((v as Uint8Array | undefined) ?? new Uint8Array()).toString('base64');
+  if (type === 'bytes')
+    return Buffer.from((v as Uint8Array | undefined) ?? new Uint8Array()).toString('base64');
   if (type === 'bool') return Boolean(v);
   if (type === 'string') return String(v ?? '');
   return Number(v ?? 0);
@@ -184,23 +193,39 @@ function wktToJson(type: protobuf.Type, msg: Plain, o: MarshalOptions): Json | u
     case 'google.protobuf.Empty':
       return {};
     case 'google.protobuf.FieldMask':
-      return ((msg['paths'] as string[] | undefined) ?? []).map((p) => p.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())).join(',');
+      return ((msg['paths'] as string[] | undefined) ?? [])
+        .map((p) => p.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()))
+        .join(',');
     case 'google.protobuf.Struct': {
       const out: { [k: string]: Json } = {};
       const valueType = type.fields['fields']!.resolvedType as protobuf.Type;
-      for (const [k, v] of Object.entries((msg['fields'] as Plain | undefined) ?? {})) out[k] = messageToJson(valueType, v as Plain, o);
+      for (const [k, v] of Object.entries((msg['fields'] as Plain | undefined) ?? {}))
+        out[k] = messageToJson(valueType, v as Plain, o);
       return out;
     }
     case 'google.protobuf.ListValue': {
       const valueType = type.fields['values']!.resolvedType as protobuf.Type;
-      return ((msg['values'] as Plain[] | undefined) ?? []).map((v) => messageToJson(valueType, v, o));
+      return ((msg['values'] as Plain[] | undefined) ?? []).map((v) =>
+        messageToJson(valueType, v, o),
+      );
     }
     case 'google.protobuf.Value': {
       // protobufjs's bundled struct.proto names these fields in camelCase, a .proto file in snake_case.
       const f = (n: string): protobuf.Field => fieldByAnyName(type, n)!;
-      const set = (n: string): boolean => Object.prototype.hasOwnProperty.call(msg, f(n).name) && msg[f(n).name] != null;
-      if (set('struct_value')) return messageToJson(f('struct_value').resolvedType as protobuf.Type, msg[f('struct_value').name] as Plain, o);
-      if (set('list_value')) return messageToJson(f('list_value').resolvedType as protobuf.Type, msg[f('list_value').name] as Plain, o);
+      const set = (n: string): boolean =>
+        Object.prototype.hasOwnProperty.call(msg, f(n).name) && msg[f(n).name] != null;
+      if (set('struct_value'))
+        return messageToJson(
+          f('struct_value').resolvedType as protobuf.Type,
+          msg[f('struct_value').name] as Plain,
+          o,
+        );
+      if (set('list_value'))
+        return messageToJson(
+          f('list_value').resolvedType as protobuf.Type,
+          msg[f('list_value').name] as Plain,
+          o,
+        );
       if (set('string_value')) return String(msg[f('string_value').name]);
       if (set('number_value')) return Number(msg[f('number_value').name]);
       if (set('bool_value')) return Boolean(msg[f('bool_value').name]);
@@ -211,12 +236,25 @@ function wktToJson(type: protobuf.Type, msg: Plain, o: MarshalOptions): Json | u
         const url = String(msg['type_url'] ?? msg['typeUrl'] ?? '');
         // protojson writes an empty Any as {}.
         if (url === '') return {};
-        return o.anyToJson(url, (msg['value'] as Uint8Array | undefined) ?? new Uint8Array()) as Json;
+        return o.anyToJson(
+          url,
+          (msg['value'] as Uint8Array | undefined) ?? new Uint8Array(),
+        ) as Json;
       }
-      return type.toObject(msg as unknown as protobuf.Message, { json: true, longs: String, enums: String, bytes: String }) as Json;
+      return type.toObject(msg as unknown as protobuf.Message, {
+        json: true,
+        longs: String,
+        enums: String,
+        bytes: String,
+      }) as Json;
     }
     default:
-      if (WRAPPERS.has(name)) return valueToJson(type.fields['value']!, msg['value'] ?? type.fields['value']!.typeDefault, o);
+      if (WRAPPERS.has(name))
+        return valueToJson(
+          type.fields['value']!,
+          msg['value'] ?? type.fields['value']!.typeDefault,
+          o,
+        );
       return undefined;
   }
 }
@@ -244,7 +282,12 @@ function fraction(nanos: number): string {
 // ---------------------------------------------------------------------------- JSON → message
 
 /** Canonical JSON (proto or JSON field names) → an object for `Type.fromObject`. */
-export function jsonToPlain(type: protobuf.Type, json: unknown, discardUnknown: boolean, where = ''): unknown {
+export function jsonToPlain(
+  type: protobuf.Type,
+  json: unknown,
+  discardUnknown: boolean,
+  where = '',
+): unknown {
   if (json instanceof PlainValue) return json.value;
   const name = fullName(type);
   if (name.startsWith('google.protobuf.')) {
@@ -262,11 +305,17 @@ export function jsonToPlain(type: protobuf.Type, json: unknown, discardUnknown: 
       if (discardUnknown) continue;
       throw new JsonInputError(`unknown field "${at}" in ${name}`);
     }
-    if (value === null && !(field.resolvedType && fullName(field.resolvedType) === 'google.protobuf.Value')) continue;
+    if (
+      value === null &&
+      !(field.resolvedType && fullName(field.resolvedType) === 'google.protobuf.Value')
+    )
+      continue;
     if (field.map) {
-      if (typeof value !== 'object' || Array.isArray(value)) throw new JsonInputError(`${at}: expected a JSON object (map)`);
+      if (typeof value !== 'object' || Array.isArray(value))
+        throw new JsonInputError(`${at}: expected a JSON object (map)`);
       const m: Plain = {};
-      for (const [k, v] of Object.entries(value as Plain)) m[k] = fieldFromJson(field, v, discardUnknown, `${at}.${k}`);
+      for (const [k, v] of Object.entries(value as Plain))
+        m[k] = fieldFromJson(field, v, discardUnknown, `${at}.${k}`);
       out[field.name] = m;
     } else if (field.repeated) {
       if (!Array.isArray(value)) throw new JsonInputError(`${at}: expected a JSON array`);
@@ -278,7 +327,12 @@ export function jsonToPlain(type: protobuf.Type, json: unknown, discardUnknown: 
   return out;
 }
 
-function fieldFromJson(field: protobuf.Field, v: unknown, discardUnknown: boolean, at: string): unknown {
+function fieldFromJson(
+  field: protobuf.Field,
+  v: unknown,
+  discardUnknown: boolean,
+  at: string,
+): unknown {
   const rt = field.resolvedType;
   if (rt instanceof protobuf.Type) return jsonToPlain(rt, v, discardUnknown, at);
   if (rt instanceof protobuf.Enum) {
@@ -308,37 +362,54 @@ function scalarFromJson(type: string, v: unknown, at: string): unknown {
     if (v === 'Infinity') return Infinity;
     if (v === '-Infinity') return -Infinity;
     const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
-    if (typeof n !== 'number' || Number.isNaN(n)) throw new JsonInputError(`${at}: expected a number`);
+    if (typeof n !== 'number' || Number.isNaN(n))
+      throw new JsonInputError(`${at}: expected a number`);
     return n;
   }
   if (INT64.has(type)) {
     const s = typeof v === 'number' && Number.isInteger(v) ? String(v) : v;
-    if (typeof s !== 'string' || !/^-?\d+$/.test(s)) throw new JsonInputError(`${at}: expected an integer`);
+    if (typeof s !== 'string' || !/^-?\d+$/.test(s))
+      throw new JsonInputError(`${at}: expected an integer`);
     const unsigned = type.startsWith('u') || type === 'fixed64';
-    if (unsigned && s.startsWith('-')) throw new JsonInputError(`${at}: expected a non-negative integer`);
+    if (unsigned && s.startsWith('-'))
+      throw new JsonInputError(`${at}: expected a non-negative integer`);
     // protobufjs would silently wrap a value outside 64 bits.
     const n = BigInt(s);
-    if (unsigned ? n > UINT64_MAX : n < INT64_MIN || n > INT64_MAX) throw new JsonInputError(`${at}: ${s} is out of range for ${type}`);
+    if (unsigned ? n > UINT64_MAX : n < INT64_MIN || n > INT64_MAX)
+      throw new JsonInputError(`${at}: ${s} is out of range for ${type}`);
     return s;
   }
   if (INT32.has(type)) {
     const n = typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v;
-    if (typeof n !== 'number' || !Number.isInteger(n)) throw new JsonInputError(`${at}: expected an integer`);
+    if (typeof n !== 'number' || !Number.isInteger(n))
+      throw new JsonInputError(`${at}: expected an integer`);
     const unsigned = type.startsWith('u') || type === 'fixed32';
-    if (unsigned ? n < 0 || n > 0xffffffff : n < -0x80000000 || n > 0x7fffffff) throw new JsonInputError(`${at}: ${n} is out of range for ${type}`);
+    if (unsigned ? n < 0 || n > 0xffffffff : n < -0x80000000 || n > 0x7fffffff)
+      throw new JsonInputError(`${at}: ${n} is out of range for ${type}`);
     return n;
   }
   throw new JsonInputError(`${at}: unsupported type ${type}`);
 }
 
-function wktFromJson(type: protobuf.Type, name: string, json: unknown, discardUnknown: boolean, at: string): unknown {
+function wktFromJson(
+  type: protobuf.Type,
+  name: string,
+  json: unknown,
+  discardUnknown: boolean,
+  at: string,
+): unknown {
   switch (name) {
     case 'google.protobuf.Timestamp': {
-      if (typeof json !== 'string') throw new JsonInputError(`${at}: expected an RFC 3339 timestamp`);
+      if (typeof json !== 'string')
+        throw new JsonInputError(`${at}: expected an RFC 3339 timestamp`);
       const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d{1,9})?(Z|[+-]\d\d:\d\d)$/.exec(json);
       const ms = m ? Date.parse(`${m[1]}${m[3]}`) : NaN;
-      if (!m || Number.isNaN(ms)) throw new JsonInputError(`${at}: "${json}" is not an RFC 3339 timestamp`);
-      return { seconds: String(Math.floor(ms / 1000)), nanos: m[2] ? Number(m[2].slice(1).padEnd(9, '0')) : 0 };
+      if (!m || Number.isNaN(ms))
+        throw new JsonInputError(`${at}: "${json}" is not an RFC 3339 timestamp`);
+      return {
+        seconds: String(Math.floor(ms / 1000)),
+        nanos: m[2] ? Number(m[2].slice(1).padEnd(9, '0')) : 0,
+      };
     }
     case 'google.protobuf.Duration': {
       const m = typeof json === 'string' ? /^(-)?(\d+)(?:\.(\d{1,9}))?s$/.exec(json) : null;
@@ -347,14 +418,25 @@ function wktFromJson(type: protobuf.Type, name: string, json: unknown, discardUn
       return { seconds: `${m[1] ?? ''}${m[2]}`, nanos: sign * Number((m[3] ?? '').padEnd(9, '0')) };
     }
     case 'google.protobuf.FieldMask':
-      if (typeof json !== 'string') throw new JsonInputError(`${at}: expected a comma-separated field mask`);
-      return { paths: json === '' ? [] : json.split(',').map((p) => p.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)) };
+      if (typeof json !== 'string')
+        throw new JsonInputError(`${at}: expected a comma-separated field mask`);
+      return {
+        paths:
+          json === ''
+            ? []
+            : json.split(',').map((p) => p.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)),
+      };
     case 'google.protobuf.Empty':
       return {};
     case 'google.protobuf.Struct': {
-      if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new JsonInputError(`${at}: expected a JSON object`);
+      if (json === null || typeof json !== 'object' || Array.isArray(json))
+        throw new JsonInputError(`${at}: expected a JSON object`);
       const valueType = type.fields['fields']!.resolvedType as protobuf.Type;
-      return { fields: Object.fromEntries(Object.entries(json as Plain).map(([k, v]) => [k, valueFromJson(valueType, v)])) };
+      return {
+        fields: Object.fromEntries(
+          Object.entries(json as Plain).map(([k, v]) => [k, valueFromJson(valueType, v)]),
+        ),
+      };
     }
     case 'google.protobuf.ListValue': {
       if (!Array.isArray(json)) throw new JsonInputError(`${at}: expected a JSON array`);
@@ -366,7 +448,8 @@ function wktFromJson(type: protobuf.Type, name: string, json: unknown, discardUn
     case 'google.protobuf.Any':
       return anyFromJson(type, json, discardUnknown, at);
     default:
-      if (WRAPPERS.has(name)) return { value: fieldFromJson(type.fields['value']!, json, discardUnknown, at) };
+      if (WRAPPERS.has(name))
+        return { value: fieldFromJson(type.fields['value']!, json, discardUnknown, at) };
       return undefined;
   }
 }
@@ -376,8 +459,15 @@ function wktFromJson(type: protobuf.Type, name: string, json: unknown, discardUn
  * `value` (protojson).
  */
 export const WKT_WITH_JSON_MAPPING = new Set([
-  'google.protobuf.Duration', 'google.protobuf.Timestamp', 'google.protobuf.FieldMask', 'google.protobuf.Struct',
-  'google.protobuf.Value', 'google.protobuf.ListValue', 'google.protobuf.Empty', 'google.protobuf.Any', ...WRAPPERS,
+  'google.protobuf.Duration',
+  'google.protobuf.Timestamp',
+  'google.protobuf.FieldMask',
+  'google.protobuf.Struct',
+  'google.protobuf.Value',
+  'google.protobuf.ListValue',
+  'google.protobuf.Empty',
+  'google.protobuf.Any',
+  ...WRAPPERS,
 ]);
 
 /**
@@ -385,14 +475,28 @@ export const WKT_WITH_JSON_MAPPING = new Set([
  * well-known type): the packed type is looked up in the Any's own root, its JSON converted like
  * any message and encoded into `value`.
  */
-function anyFromJson(type: protobuf.Type, json: unknown, discardUnknown: boolean, at: string): unknown {
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new JsonInputError(`${at || 'google.protobuf.Any'}: expected a JSON object for google.protobuf.Any`);
+function anyFromJson(
+  type: protobuf.Type,
+  json: unknown,
+  discardUnknown: boolean,
+  at: string,
+): unknown {
+  if (json === null || typeof json !== 'object' || Array.isArray(json))
+    throw new JsonInputError(
+      `${at || 'google.protobuf.Any'}: expected a JSON object for google.protobuf.Any`,
+    );
   const obj = json as Plain;
   const url = obj['@type'];
   if (url === undefined && Object.keys(obj).length === 0) return {};
-  if (typeof url !== 'string' || url === '') throw new JsonInputError(`${at || 'google.protobuf.Any'}: a google.protobuf.Any needs its "@type"`);
+  if (typeof url !== 'string' || url === '')
+    throw new JsonInputError(
+      `${at || 'google.protobuf.Any'}: a google.protobuf.Any needs its "@type"`,
+    );
   const inner = type.root.lookup(url.slice(url.lastIndexOf('/') + 1));
-  if (!(inner instanceof protobuf.Type)) throw new JsonInputError(`${at || 'google.protobuf.Any'}: unable to resolve ${JSON.stringify(url)}: no loaded proto defines it`);
+  if (!(inner instanceof protobuf.Type))
+    throw new JsonInputError(
+      `${at || 'google.protobuf.Any'}: unable to resolve ${JSON.stringify(url)}: no loaded proto defines it`,
+    );
   let payload: unknown;
   if (WKT_WITH_JSON_MAPPING.has(fullName(inner))) payload = obj['value'];
   else {
@@ -407,7 +511,10 @@ function anyFromJson(type: protobuf.Type, json: unknown, discardUnknown: boolean
   } catch (err) {
     throw new JsonInputError(`${at || 'google.protobuf.Any'}: ${(err as Error).message}`);
   }
-  return { [fieldByAnyName(type, 'type_url')!.name]: url, [fieldByAnyName(type, 'value')!.name]: bytes };
+  return {
+    [fieldByAnyName(type, 'type_url')!.name]: url,
+    [fieldByAnyName(type, 'value')!.name]: bytes,
+  };
 }
 
 /** A JSON value as a google.protobuf.Value object, with the field names `valueType` uses. */
@@ -417,6 +524,13 @@ function valueFromJson(valueType: protobuf.Type, v: unknown): Plain {
   if (typeof v === 'number') return { [name('number_value')]: v };
   if (typeof v === 'string') return { [name('string_value')]: v };
   if (typeof v === 'boolean') return { [name('bool_value')]: v };
-  if (Array.isArray(v)) return { [name('list_value')]: { values: v.map((x) => valueFromJson(valueType, x)) } };
-  return { [name('struct_value')]: { fields: Object.fromEntries(Object.entries(v as Plain).map(([k, x]) => [k, valueFromJson(valueType, x)])) } };
+  if (Array.isArray(v))
+    return { [name('list_value')]: { values: v.map((x) => valueFromJson(valueType, x)) } };
+  return {
+    [name('struct_value')]: {
+      fields: Object.fromEntries(
+        Object.entries(v as Plain).map(([k, x]) => [k, valueFromJson(valueType, x)]),
+      ),
+    },
+  };
 }

@@ -1,6 +1,15 @@
 import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from './json-depth.js';
 import protobuf from 'protobufjs';
-import { ParseError, parseBool, parseBytes, parseFloat, parseGoDuration, parseInt, parseRfc3339, parseUint } from './goparse.js';
+import {
+  ParseError,
+  parseBool,
+  parseBytes,
+  parseFloat,
+  parseGoDuration,
+  parseInt,
+  parseRfc3339,
+  parseUint,
+} from './goparse.js';
 import { PlainValue, WRAPPERS, fieldByAnyName, fullName, jsonName } from './json.js';
 
 /**
@@ -25,7 +34,11 @@ function present(obj: Obj, field: protobuf.Field): boolean {
 function realOneof(field: protobuf.Field): protobuf.OneOf | undefined {
   const of = field.partOf;
   if (!of) return undefined;
-  if ((field.options as Obj | undefined)?.['proto3_optional'] === true || (of.oneof.length === 1 && of.name === `_${field.name}`)) return undefined;
+  if (
+    (field.options as Obj | undefined)?.['proto3_optional'] === true ||
+    (of.oneof.length === 1 && of.name === `_${field.name}`)
+  )
+    return undefined;
   return of;
 }
 
@@ -33,7 +46,13 @@ function realOneof(field: protobuf.Field): protobuf.OneOf | undefined {
 function childObject(obj: Obj, field: protobuf.Field): Obj {
   const j = jsonName(field);
   const existing = obj[field.name] ?? (j !== field.name ? obj[j] : undefined);
-  if (existing !== null && typeof existing === 'object' && !Array.isArray(existing) && !(existing instanceof PlainValue)) return existing as Obj;
+  if (
+    existing !== null &&
+    typeof existing === 'object' &&
+    !Array.isArray(existing) &&
+    !(existing instanceof PlainValue)
+  )
+    return existing as Obj;
   const made: Obj = {};
   obj[field.name] = made;
   if (j !== field.name && j in obj) delete obj[j];
@@ -41,7 +60,10 @@ function childObject(obj: Obj, field: protobuf.Field): Obj {
 }
 
 /** The field path with proto names, or `path` unchanged when a step is not a singular message field (normalizeFieldPath). */
-export function normalizeFieldPath(type: protobuf.Type, path: readonly string[]): readonly string[] {
+export function normalizeFieldPath(
+  type: protobuf.Type,
+  path: readonly string[],
+): readonly string[] {
   const out: string[] = [];
   let t = type;
   for (let i = 0; i < path.length; i++) {
@@ -71,7 +93,12 @@ const MAP_KEY = /^(.*)\[(.*)\]$/;
  * DefaultQueryParser.Parse: each key (`a.b`, `map[key]`) into the tree; keys under a bound path
  * (`filter`, proto names) are skipped; unknown names are ignored.
  */
-export function applyQuery(type: protobuf.Type, obj: Obj, params: ReadonlyMap<string, string[]>, filter: readonly (readonly string[])[]): void {
+export function applyQuery(
+  type: protobuf.Type,
+  obj: Obj,
+  params: ReadonlyMap<string, string[]>,
+  filter: readonly (readonly string[])[],
+): void {
   for (const [rawKey, rawValues] of params) {
     let key = rawKey;
     let values = rawValues;
@@ -89,7 +116,12 @@ export function applyQuery(type: protobuf.Type, obj: Obj, params: ReadonlyMap<st
 }
 
 /** populateFieldValueFromPath: sets `path` (proto or JSON names) from text values. */
-export function populate(type: protobuf.Type, root: Obj, path: readonly string[], values: readonly string[]): void {
+export function populate(
+  type: protobuf.Type,
+  root: Obj,
+  path: readonly string[],
+  values: readonly string[],
+): void {
   let t = type;
   let obj = root;
   let field: protobuf.Field | undefined;
@@ -112,9 +144,14 @@ export function populate(type: protobuf.Type, root: Obj, path: readonly string[]
   }
   const f = field!;
   if (f.map) {
-    if (values.length !== 2) throw new ParamError(`more than one value provided for key "${values[0]}" in map "${fullName(f).replace(/^\./, '')}"`);
+    if (values.length !== 2)
+      throw new ParamError(
+        `more than one value provided for key "${values[0]}" in map "${fullName(f).replace(/^\./, '')}"`,
+      );
     const mapField = f as unknown as protobuf.MapField;
-    const k = wrap(`parsing map key "${f.name}"`, () => parseQueryScalar(mapField.keyType, undefined, values[0]!));
+    const k = wrap(`parsing map key "${f.name}"`, () =>
+      parseQueryScalar(mapField.keyType, undefined, values[0]!),
+    );
     const v = wrap(`parsing map value "${f.name}"`, () => parseQueryValue(f, values[1]!));
     const m = childObject(obj, f);
     m[String(k)] = v;
@@ -124,12 +161,14 @@ export function populate(type: protobuf.Type, root: Obj, path: readonly string[]
     const j = jsonName(f);
     const existing = obj[f.name] ?? obj[j];
     const list = Array.isArray(existing) ? (existing as unknown[]) : [];
-    for (const s of values) list.push(wrap(`parsing list "${f.name}"`, () => parseQueryValue(f, s)));
+    for (const s of values)
+      list.push(wrap(`parsing list "${f.name}"`, () => parseQueryValue(f, s)));
     obj[f.name] = list;
     if (j !== f.name && j in obj) delete obj[j];
     return;
   }
-  if (values.length > 1) throw new ParamError(`too many values for field "${f.name}": ${values.join(', ')}`);
+  if (values.length > 1)
+    throw new ParamError(`too many values for field "${f.name}": ${values.join(', ')}`);
   const j = jsonName(f);
   if (j !== f.name && j in obj) delete obj[j];
   obj[f.name] = wrap(`parsing field "${f.name}"`, () => parseQueryValue(f, values[0]!));
@@ -139,7 +178,8 @@ function wrap(what: string, parse: () => unknown): unknown {
   try {
     return parse();
   } catch (err) {
-    if (err instanceof ParseError || err instanceof ParamError) throw new ParamError(`${what}: ${err.message}`);
+    if (err instanceof ParseError || err instanceof ParamError)
+      throw new ParamError(`${what}: ${err.message}`);
     throw err;
   }
 }
@@ -153,7 +193,12 @@ function floatJson(n: number): number | string {
 }
 
 /** runtime/query.go parseField for a scalar kind (`base` 10) or convert.go's converters (`base` 0). */
-function parseQueryScalar(kind: string, enumType: protobuf.Enum | undefined, s: string, base: 0 | 10 = 10): unknown {
+function parseQueryScalar(
+  kind: string,
+  enumType: protobuf.Enum | undefined,
+  s: string,
+  base: 0 | 10 = 10,
+): unknown {
   if (enumType) {
     const byName = enumType.values[s];
     if (byName !== undefined) return byName;
@@ -163,7 +208,8 @@ function parseQueryScalar(kind: string, enumType: protobuf.Enum | undefined, s: 
     } catch {
       throw new ParamError(base === 0 ? `${s} is not valid` : `"${s}" is not a valid value`);
     }
-    if (enumType.valuesById[Number(n)] === undefined) throw new ParamError(base === 0 ? `${s} is not valid` : `"${s}" is not a valid value`);
+    if (enumType.valuesById[Number(n)] === undefined)
+      throw new ParamError(base === 0 ? `${s} is not valid` : `"${s}" is not a valid value`);
     return Number(n);
   }
   switch (kind) {
@@ -225,7 +271,10 @@ function parseMessage(type: protobuf.Type, s: string): unknown {
       } catch (err) {
         throw new ParamError(`proto: syntax error: ${(err as Error).message}`);
       }
-      if (name === 'google.protobuf.Struct' && (v === null || typeof v !== 'object' || Array.isArray(v))) {
+      if (
+        name === 'google.protobuf.Struct' &&
+        (v === null || typeof v !== 'object' || Array.isArray(v))
+      ) {
         throw new ParamError(`proto: invalid value for google.protobuf.Struct: ${s}`);
       }
       return v;
@@ -252,7 +301,12 @@ export function unsupportedPathField(field: protobuf.Field): string | undefined 
   if (rt instanceof protobuf.Type) {
     const name = fullName(rt);
     if (field.repeated) return `it is a repeated ${name} field`;
-    if (name === 'google.protobuf.Timestamp' || name === 'google.protobuf.Duration' || WRAPPERS.has(name)) return undefined;
+    if (
+      name === 'google.protobuf.Timestamp' ||
+      name === 'google.protobuf.Duration' ||
+      WRAPPERS.has(name)
+    )
+      return undefined;
     return `it is a ${name} message field (a path variable can be a scalar, an enum, a wrapper, Timestamp or Duration)`;
   }
   return undefined;
@@ -273,14 +327,20 @@ function convertOne(field: protobuf.Field, s: string): unknown {
   if (rt instanceof protobuf.Type) {
     const name = fullName(rt);
     // runtime.Timestamp / runtime.Duration: protojson on the quoted text.
-    if (name === 'google.protobuf.Timestamp' || name === 'google.protobuf.Duration') return s.replace(/^"+|"+$/g, '');
+    if (name === 'google.protobuf.Timestamp' || name === 'google.protobuf.Duration')
+      return s.replace(/^"+|"+$/g, '');
     return parseQueryScalar(rt.fields['value']!.type, undefined, s, 0);
   }
   return parseQueryScalar(field.type, rt instanceof protobuf.Enum ? rt : undefined, s, 0);
 }
 
 /** Sets a path variable (`name` or `a.b.c`) in the tree, as the generated handler does. */
-export function setPathVariable(type: protobuf.Type, obj: Obj, variable: string, value: string): void {
+export function setPathVariable(
+  type: protobuf.Type,
+  obj: Obj,
+  variable: string,
+  value: string,
+): void {
   try {
     if (variable.includes('.')) {
       populate(type, obj, variable.split('.'), [value]);
@@ -291,7 +351,8 @@ export function setPathVariable(type: protobuf.Type, obj: Obj, variable: string,
     if (j !== field.name && j in obj) delete obj[j];
     obj[field.name] = convertPathValue(field, value);
   } catch (err) {
-    if (err instanceof ParseError || err instanceof ParamError) throw new ParamError(`type mismatch, parameter: ${variable}, error: ${err.message}`);
+    if (err instanceof ParseError || err instanceof ParamError)
+      throw new ParamError(`type mismatch, parameter: ${variable}, error: ${err.message}`);
     throw err;
   }
 }

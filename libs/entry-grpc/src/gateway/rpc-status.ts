@@ -48,7 +48,9 @@ export function rpcTypes(): protobuf.Root {
   if (!rpcRoot) {
     const root = new protobuf.Root();
     for (const file of ['google/protobuf/any.proto', 'google/protobuf/duration.proto']) {
-      root.addJSON((protobuf.common.get(file) as { nested: Record<string, protobuf.AnyNestedObject> }).nested);
+      root.addJSON(
+        (protobuf.common.get(file) as { nested: Record<string, protobuf.AnyNestedObject> }).nested,
+      );
     }
     protobuf.parse(RPC_PROTO, root, { keepCase: true });
     root.resolveAll();
@@ -69,10 +71,16 @@ function typeNameOf(url: string): string {
 export class UnresolvableAny extends Error {}
 
 /** A google.protobuf.Any (type_url, value bytes) as protojson writes it: `{"@type": url, …fields}`. */
-export function anyToJson(typeUrl: string, value: Uint8Array, resolve: TypeResolver, o: MarshalOptions): Record<string, unknown> {
+export function anyToJson(
+  typeUrl: string,
+  value: Uint8Array,
+  resolve: TypeResolver,
+  o: MarshalOptions,
+): Record<string, unknown> {
   const name = typeNameOf(typeUrl);
   const type = resolve(name) ?? (rpcTypes().lookup(name) as protobuf.Type | null) ?? undefined;
-  if (!(type instanceof protobuf.Type)) throw new UnresolvableAny(`unable to resolve ${JSON.stringify(typeUrl)}: not found`);
+  if (!(type instanceof protobuf.Type))
+    throw new UnresolvableAny(`unable to resolve ${JSON.stringify(typeUrl)}: not found`);
   const msg = type.decode(value) as unknown as Record<string, unknown>;
   const json = messageToJson(type, msg, o);
   if (WKT_WITH_JSON_MAPPING.has(name)) return { '@type': typeUrl, value: json };
@@ -80,7 +88,11 @@ export function anyToJson(typeUrl: string, value: Uint8Array, resolve: TypeResol
 }
 
 /** The details of a google.rpc.Status carried in `grpc-status-details-bin`, as JSON Any values. */
-export function detailsFromMetadata(md: Metadata | undefined, resolve: TypeResolver, o: MarshalOptions): unknown[] {
+export function detailsFromMetadata(
+  md: Metadata | undefined,
+  resolve: TypeResolver,
+  o: MarshalOptions,
+): unknown[] {
   if (!md) return [];
   const bin = md.get('grpc-status-details-bin')[0];
   if (bin === undefined || typeof bin === 'string') return [];
@@ -91,12 +103,26 @@ export function detailsFromMetadata(md: Metadata | undefined, resolve: TypeResol
   } catch {
     return [];
   }
-  return (status.details ?? []).map((d) => anyToJson(d.type_url ?? '', d.value ?? new Uint8Array(), resolve, o));
+  return (status.details ?? []).map((d) =>
+    anyToJson(d.type_url ?? '', d.value ?? new Uint8Array(), resolve, o),
+  );
 }
 
 /** grpc-status-details-bin for a status with details: what a handler puts in its error's metadata. */
-export function encodeStatusDetails(code: number, message: string, details: ReadonlyArray<{ typeUrl: string; value: Uint8Array }>): Buffer {
+export function encodeStatusDetails(
+  code: number,
+  message: string,
+  details: ReadonlyArray<{ typeUrl: string; value: Uint8Array }>,
+): Buffer {
   const statusType = rpcTypes().lookupType('google.rpc.Status');
-  const bytes = statusType.encode(statusType.fromObject({ code, message, details: details.map((d) => ({ type_url: d.typeUrl, value: d.value })) })).finish();
+  const bytes = statusType
+    .encode(
+      statusType.fromObject({
+        code,
+        message,
+        details: details.map((d) => ({ type_url: d.typeUrl, value: d.value })),
+      }),
+    )
+    .finish();
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

@@ -53,19 +53,34 @@ function flatten(selector: string, raw: RawRule, source: string, top = true): Ht
     method = str(raw.custom.kind).toUpperCase();
     pathTemplate = str(raw.custom.path);
   }
-  if (!method) throw new Error(`${source}: the HTTP rule for ${selector} has no get/put/post/delete/patch/custom pattern`);
-  out.push({ selector, method, pathTemplate, body: str(raw.body), responseBody: str(raw.response_body ?? raw.responseBody), source });
+  if (!method)
+    throw new Error(
+      `${source}: the HTTP rule for ${selector} has no get/put/post/delete/patch/custom pattern`,
+    );
+  out.push({
+    selector,
+    method,
+    pathTemplate,
+    body: str(raw.body),
+    responseBody: str(raw.response_body ?? raw.responseBody),
+    source,
+  });
   const extra = raw.additional_bindings ?? raw.additionalBindings;
   if (extra && top) {
-    for (const b of Array.isArray(extra) ? extra : [extra]) out.push(...flatten(selector, b, source, false));
+    for (const b of Array.isArray(extra) ? extra : [extra])
+      out.push(...flatten(selector, b, source, false));
   }
   return out;
 }
 
 /** Rules of a `google.api.Service` yaml (`http.rules`). */
 export async function rulesFromMappingFile(file: string): Promise<HttpBinding[]> {
-  const doc = parseYaml(await readFile(file, 'utf8')) as { type?: unknown; http?: { rules?: RawRule[] } } | null;
-  if (!doc || typeof doc !== 'object') throw new Error(`${file}: not a google.api.Service yaml document`);
+  const doc = parseYaml(await readFile(file, 'utf8')) as {
+    type?: unknown;
+    http?: { rules?: RawRule[] };
+  } | null;
+  if (!doc || typeof doc !== 'object')
+    throw new Error(`${file}: not a google.api.Service yaml document`);
   if (doc.type !== undefined && doc.type !== 'google.api.Service') {
     throw new Error(`${file}: type is ${String(doc.type)}, expected google.api.Service`);
   }
@@ -86,7 +101,14 @@ export function rulesFromAnnotations(service: protobuf.Service): HttpBinding[] {
     const parsed = (method.parsedOptions ?? []) as Array<Record<string, unknown>>;
     for (const opt of parsed) {
       const rule = opt['(google.api.http)'] as RawRule | undefined;
-      if (rule) out.push(...flatten(`${serviceName}.${method.name}`, rule, `${serviceName}.${method.name} (google.api.http)`));
+      if (rule)
+        out.push(
+          ...flatten(
+            `${serviceName}.${method.name}`,
+            rule,
+            `${serviceName}.${method.name} (google.api.http)`,
+          ),
+        );
     }
   }
   return out;

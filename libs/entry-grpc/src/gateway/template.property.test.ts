@@ -22,10 +22,16 @@ const value = fc.string({ minLength: 1, maxLength: 6, unit: 'grapheme' });
 const middleSeg: fc.Arbitrary<Seg> = fc.oneof(
   literal.map((text) => ({ kind: 'literal' as const, text })),
   fc.constant({ kind: 'var' as const, field: '' }),
-  fc.array(literal, { minLength: 1, maxLength: 2 }).map((prefix) => ({ kind: 'varPattern' as const, field: '', prefix })),
+  fc
+    .array(literal, { minLength: 1, maxLength: 2 })
+    .map((prefix) => ({ kind: 'varPattern' as const, field: '', prefix })),
   fc.constant({ kind: 'star' as const }),
 );
-const lastSeg: fc.Arbitrary<Seg> = fc.oneof(middleSeg, fc.constant({ kind: 'varRest' as const, field: '' }), fc.constant({ kind: 'rest' as const }));
+const lastSeg: fc.Arbitrary<Seg> = fc.oneof(
+  middleSeg,
+  fc.constant({ kind: 'varRest' as const, field: '' }),
+  fc.constant({ kind: 'rest' as const }),
+);
 
 interface Generated {
   template: string;
@@ -101,7 +107,13 @@ function pathFor(g: Generated, values: string[][]): { path: string; expected: st
 const withValues = template.chain((g) =>
   fc.tuple(
     fc.constant(g),
-    fc.tuple(...g.segs.map((s) => (s.kind === 'rest' || s.kind === 'varRest' ? fc.array(value, { minLength: 1, maxLength: 4 }) : value.map((v) => [v])))),
+    fc.tuple(
+      ...g.segs.map((s) =>
+        s.kind === 'rest' || s.kind === 'varRest'
+          ? fc.array(value, { minLength: 1, maxLength: 4 })
+          : value.map((v) => [v]),
+      ),
+    ),
   ),
 );
 
@@ -110,7 +122,9 @@ describe('HttpRule path templates (properties)', () => {
     fc.assert(
       fc.property(withValues, ([g, values]) => {
         const t = compileTemplate(g.template, 'prop');
-        expect(t.variables).toEqual(g.segs.filter((s) => 'field' in s).map((s) => (s as { field: string }).field));
+        expect(t.variables).toEqual(
+          g.segs.filter((s) => 'field' in s).map((s) => (s as { field: string }).field),
+        );
         const { path, expected } = pathFor(g, values);
         expect(t.match(path)).toEqual(expected);
       }),
@@ -119,20 +133,33 @@ describe('HttpRule path templates (properties)', () => {
   });
 
   it('a path that differs from the template in one literal segment, or in the verb, does not match', () => {
-    const withLiteral = withValues.filter(([g]) => g.segs.some((s) => s.kind === 'literal' || s.kind === 'varPattern') || g.verb !== '');
+    const withLiteral = withValues.filter(
+      ([g]) => g.segs.some((s) => s.kind === 'literal' || s.kind === 'varPattern') || g.verb !== '',
+    );
     fc.assert(
-      fc.property(withLiteral, fc.nat(), fc.stringMatching(/^[a-z0-9]{1,3}$/), ([g, values], pick, extra) => {
-        const spots: Array<() => Generated> = [];
-        g.segs.forEach((s, i) => {
-          const swap = (seg: Seg): Generated => ({ ...g, segs: g.segs.map((x, j) => (j === i ? seg : x)) });
-          if (s.kind === 'literal') spots.push(() => swap({ ...s, text: s.text + extra }));
-          if (s.kind === 'varPattern') spots.push(() => swap({ ...s, prefix: [s.prefix[0]! + extra, ...s.prefix.slice(1)] }));
-        });
-        if (g.verb) spots.push(() => ({ ...g, verb: g.verb + extra }));
-        const changed = spots[pick % spots.length]!();
-        const t = compileTemplate(g.template, 'prop');
-        expect(t.match(pathFor(changed, values).path)).toBeUndefined();
-      }),
+      fc.property(
+        withLiteral,
+        fc.nat(),
+        fc.stringMatching(/^[a-z0-9]{1,3}$/),
+        ([g, values], pick, extra) => {
+          const spots: Array<() => Generated> = [];
+          g.segs.forEach((s, i) => {
+            const swap = (seg: Seg): Generated => ({
+              ...g,
+              segs: g.segs.map((x, j) => (j === i ? seg : x)),
+            });
+            if (s.kind === 'literal') spots.push(() => swap({ ...s, text: s.text + extra }));
+            if (s.kind === 'varPattern')
+              spots.push(() =>
+                swap({ ...s, prefix: [s.prefix[0]! + extra, ...s.prefix.slice(1)] }),
+              );
+          });
+          if (g.verb) spots.push(() => ({ ...g, verb: g.verb + extra }));
+          const changed = spots[pick % spots.length]!();
+          const t = compileTemplate(g.template, 'prop');
+          expect(t.match(pathFor(changed, values).path)).toBeUndefined();
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -167,7 +194,8 @@ describe('HttpRule path templates (properties)', () => {
         expect(rest.match('/v1/')).toBeUndefined();
         const one = pattern.match(`/v1/shelves/${enc[0]}/books`);
         expect(one).toEqual([`shelves/${vs[0]}`]);
-        if (vs.length > 1) expect(pattern.match(`/v1/shelves/${enc.join('/')}/books`)).toBeUndefined();
+        if (vs.length > 1)
+          expect(pattern.match(`/v1/shelves/${enc.join('/')}/books`)).toBeUndefined();
         expect(pattern.match(`/v1/other/${enc[0]}/books`)).toBeUndefined();
         expect(pattern.match(`/v1/shelves/books`)).toBeUndefined();
       }),

@@ -22,11 +22,15 @@ describe('HttpRule path templates', () => {
   });
 
   it('ranks templates by their literal text', () => {
-    expect(compileTemplate('/v1/shelves:search', 't').literalWeight).toBeGreaterThan(compileTemplate('/v1/{name}', 't').literalWeight);
+    expect(compileTemplate('/v1/shelves:search', 't').literalWeight).toBeGreaterThan(
+      compileTemplate('/v1/{name}', 't').literalWeight,
+    );
   });
 
   it('rejects bad templates with the template and where it came from', () => {
-    expect(() => compileTemplate('v1/x', 'gw.yaml')).toThrow(/gw.yaml: path template "v1\/x" must start with "\/"/);
+    expect(() => compileTemplate('v1/x', 'gw.yaml')).toThrow(
+      /gw.yaml: path template "v1\/x" must start with "\/"/,
+    );
     expect(() => compileTemplate('/v1/{name', 'gw.yaml')).toThrow(/unclosed/);
     expect(() => compileTemplate('/v1/{9bad}', 'gw.yaml')).toThrow(/bad field path/);
     expect(() => compileTemplate('/v1//x', 'gw.yaml')).toThrow(/bad path segment/);

@@ -4,7 +4,14 @@
  * Returns milliseconds (0: no deadline, as grpc-gateway sets none for a zero timeout), or
  * undefined when the value is not valid (grpc-gateway answers 400 InvalidArgument).
  */
-const UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 0.001, n: 0.000001 };
+const UNIT_MS: Record<string, number> = {
+  H: 3_600_000,
+  M: 60_000,
+  S: 1000,
+  m: 1,
+  u: 0.001,
+  n: 0.000001,
+};
 
 export function decodeGrpcTimeout(value: string): number | undefined {
   if (value.length < 2) return undefined;

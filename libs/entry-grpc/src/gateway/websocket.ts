@@ -35,7 +35,11 @@ export class WsRequest extends PassThrough {
     super();
     ws.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
       if (this.writableEnded) return;
-      const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+      const bytes = Buffer.isBuffer(data)
+        ? data
+        : Array.isArray(data)
+          ? Buffer.concat(data)
+          : Buffer.from(data);
       if (bytes.length === 0) this.endRequests();
       // The exchange splits concatenated JSON values; a newline keeps frames apart.
       else this.write(Buffer.concat([bytes, NEWLINE]));
@@ -113,7 +117,8 @@ export class WsResponse extends EventEmitter {
       return;
     }
     const line = chunk.endsWith('\n') ? chunk.slice(0, -1) : chunk;
-    if (line.startsWith(RESULT_PREFIX) && line.endsWith('}')) this.send(line.slice(RESULT_PREFIX.length, -1));
+    if (line.startsWith(RESULT_PREFIX) && line.endsWith('}'))
+      this.send(line.slice(RESULT_PREFIX.length, -1));
     else {
       if (line.startsWith(ERROR_PREFIX)) {
         this.failed = true;
@@ -127,19 +132,29 @@ export class WsResponse extends EventEmitter {
     try {
       const s = JSON.parse(statusJson) as { code?: unknown; message?: unknown };
       const text = `code ${String(s.code)}: ${String(s.message)}`;
-      this.reason = Buffer.byteLength(text) <= MAX_REASON ? text : `${Buffer.from(text).subarray(0, MAX_REASON - 3).toString().replace(/\uFFFD$/, '')}...`;
+      this.reason =
+        Buffer.byteLength(text) <= MAX_REASON
+          ? text
+          : `${Buffer.from(text)
+              .subarray(0, MAX_REASON - 3)
+              .toString()
+              .replace(/\uFFFD$/, '')}...`;
     } catch {
       this.reason = '';
     }
   }
 
   private send(data: string | Buffer): void {
-    if (this.ws.readyState === this.ws.OPEN) this.ws.send(data, { binary: typeof data !== 'string' });
+    if (this.ws.readyState === this.ws.OPEN)
+      this.ws.send(data, { binary: typeof data !== 'string' });
   }
 }
 
 /** Upgrade requests not served: a plain HTTP answer on the socket, as Node gives no response object. */
 export function refuseUpgrade(socket: Duplex, status: number, body: string): void {
-  const text = status === 404 ? 'Not Found' : status === 503 ? 'Service Unavailable' : 'Bad Request';
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  const text =
+    status === 404 ? 'Not Found' : status === 503 ? 'Service Unavailable' : 'Bad Request';
+  socket.end(
+    `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }

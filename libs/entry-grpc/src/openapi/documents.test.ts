@@ -1,7 +1,12 @@
 import { boot } from '@svcboot/entry-core';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocuments, grpcEntry, grpcPlugin } from '../index.js';
-import { libraryDefinition, libraryImplementation, libraryProto, protoDir } from '../test-support/library-service.js';
+import {
+  libraryDefinition,
+  libraryImplementation,
+  libraryProto,
+  protoDir,
+} from '../test-support/library-service.js';
 
 // buildOpenApiDocuments against the oracle: an entry booted with the same settings and the
 // proto's service added, serving both documents at /sw/.
@@ -32,7 +37,13 @@ const protos = { files: [libraryProto], includeDirs: [protoDir] };
 
 describe('buildOpenApiDocuments', () => {
   it('builds, with no server, the documents an entry with the same settings serves (defaults)', async () => {
-    const built = await buildOpenApiDocuments({ protos, generateUnboundMethods: true, appName: 'library', appVersion: '1.2.3', appDescription: 'a test library' });
+    const built = await buildOpenApiDocuments({
+      protos,
+      generateUnboundMethods: true,
+      appName: 'library',
+      appVersion: '1.2.3',
+      appDescription: 'a test library',
+    });
     const served = await servedBy('    sw: { enabled: true }\n');
     expect(built.v3Error).toBeUndefined();
     expect(built.v2).toEqual(served.v2);
@@ -40,9 +51,28 @@ describe('buildOpenApiDocuments', () => {
   });
 
   it('applies the sw options and gwOption.allowPatchFeature as the entry does', async () => {
-    const sw = { simpleOperationIds: true, openapiNamingStrategy: 'fqn', enumsAsInts: true, disableDefaultErrors: true };
-    const built = await buildOpenApiDocuments({ protos, generateUnboundMethods: true, gwOption: { allowPatchFeature: false }, sw, appName: 'library', appVersion: '1.2.3', appDescription: 'a test library' });
-    const plain = await buildOpenApiDocuments({ protos, generateUnboundMethods: true, appName: 'library', appVersion: '1.2.3', appDescription: 'a test library' });
+    const sw = {
+      simpleOperationIds: true,
+      openapiNamingStrategy: 'fqn',
+      enumsAsInts: true,
+      disableDefaultErrors: true,
+    };
+    const built = await buildOpenApiDocuments({
+      protos,
+      generateUnboundMethods: true,
+      gwOption: { allowPatchFeature: false },
+      sw,
+      appName: 'library',
+      appVersion: '1.2.3',
+      appDescription: 'a test library',
+    });
+    const plain = await buildOpenApiDocuments({
+      protos,
+      generateUnboundMethods: true,
+      appName: 'library',
+      appVersion: '1.2.3',
+      appDescription: 'a test library',
+    });
     expect(built.v2).not.toEqual(plain.v2);
     const served = await servedBy(
       '    gwOption: { allowPatchFeature: false }\n    sw: { enabled: true, simpleOperationIds: true, openapiNamingStrategy: fqn, enumsAsInts: true, disableDefaultErrors: true }\n',
@@ -52,12 +82,19 @@ describe('buildOpenApiDocuments', () => {
   });
 
   it('rejects sw options the entry would reject, naming the setting', async () => {
-    await expect(buildOpenApiDocuments({ protos, sw: { openapiNamingStrategy: 'camel' }, appName: 'x', configPath: 'grpc[api]' })).rejects.toThrow(
-      /grpc\[api\]\.sw\.openapiNamingStrategy: /,
-    );
+    await expect(
+      buildOpenApiDocuments({
+        protos,
+        sw: { openapiNamingStrategy: 'camel' },
+        appName: 'x',
+        configPath: 'grpc[api]',
+      }),
+    ).rejects.toThrow(/grpc\[api\]\.sw\.openapiNamingStrategy: /);
   });
 
   it('names the protos setting when a file cannot be loaded', async () => {
-    await expect(buildOpenApiDocuments({ protos: { files: ['no/such.proto'] }, appName: 'x' })).rejects.toThrow(/^grpc\.protos: .*no\/such\.proto/);
+    await expect(
+      buildOpenApiDocuments({ protos: { files: ['no/such.proto'] }, appName: 'x' }),
+    ).rejects.toThrow(/^grpc\.protos: .*no\/such\.proto/);
   });
 });

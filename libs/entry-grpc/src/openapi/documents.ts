@@ -64,7 +64,13 @@ export interface OpenApiDocumentsInput {
 }
 
 /** The sections of a grpc entry the documents depend on, validated with the entry's own schema. */
-const documentSchema = grpcSchema.pick({ protos: true, gwMappingFiles: true, generateUnboundMethods: true, gwOption: true, sw: true });
+const documentSchema = grpcSchema.pick({
+  protos: true,
+  gwMappingFiles: true,
+  generateUnboundMethods: true,
+  gwOption: true,
+  sw: true,
+});
 
 /** A grpc-js definition of a service of a loaded root (never served: only its paths and streaming matter). */
 function definitionOf(service: protobuf.Service): ServiceDefinition {
@@ -79,9 +85,11 @@ function definitionOf(service: protobuf.Service): ServiceDefinition {
       originalName: m.name,
       requestStream: m.requestStream ?? false,
       responseStream: m.responseStream ?? false,
-      requestSerialize: (v: unknown) => Buffer.from(req.encode(req.fromObject(v as Record<string, unknown>)).finish()),
+      requestSerialize: (v: unknown) =>
+        Buffer.from(req.encode(req.fromObject(v as Record<string, unknown>)).finish()),
       requestDeserialize: (b: Buffer) => req.decode(b),
-      responseSerialize: (v: unknown) => Buffer.from(res.encode(res.fromObject(v as Record<string, unknown>)).finish()),
+      responseSerialize: (v: unknown) =>
+        Buffer.from(res.encode(res.fromObject(v as Record<string, unknown>)).finish()),
       responseDeserialize: (b: Buffer) => res.decode(b),
     };
   }
@@ -102,7 +110,9 @@ function servicesIn(ns: protobuf.NamespaceBase, out: protobuf.Service[] = []): p
  * Protos and gateway rules are loaded by the entry's own code and the `sw` options are validated
  * by the entry's schema, so the result equals what `<sw.path>swagger.json` serves.
  */
-export async function buildOpenApiDocuments(input: OpenApiDocumentsInput): Promise<OpenApiDocuments> {
+export async function buildOpenApiDocuments(
+  input: OpenApiDocumentsInput,
+): Promise<OpenApiDocuments> {
   const configPath = input.configPath ?? 'grpc';
   const parsed = documentSchema.safeParse({
     protos: input.protos,
@@ -112,14 +122,20 @@ export async function buildOpenApiDocuments(input: OpenApiDocumentsInput): Promi
     sw: input.sw,
   });
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${[configPath, ...i.path.map(String)].join('.')}: ${i.message}`);
+    const issues = parsed.error.issues.map(
+      (i) => `${[configPath, ...i.path.map(String)].join('.')}: ${i.message}`,
+    );
     throw new Error(`invalid grpc entry settings: ${issues.join('; ')}`);
   }
   const c = parsed.data;
   const baseDir = path.resolve(input.baseDir ?? process.cwd());
   let root: protobuf.Root;
   try {
-    root = loadProtoRoot(c.protos.files.map((f) => path.resolve(baseDir, f)), c.protos.includeDirs, baseDir);
+    root = loadProtoRoot(
+      c.protos.files.map((f) => path.resolve(baseDir, f)),
+      c.protos.includeDirs,
+      baseDir,
+    );
   } catch (err) {
     throw new Error(`${configPath}.protos: ${errorMessage(err)}`, { cause: err });
   }
@@ -146,10 +162,16 @@ export async function buildOpenApiDocuments(input: OpenApiDocumentsInput): Promi
     configPath,
     warn: input.warn ?? (() => undefined),
   });
-  const info = { title: input.appName, version: input.appVersion ?? '', description: input.appDescription };
+  const info = {
+    title: input.appName,
+    version: input.appVersion ?? '',
+    description: input.appDescription,
+  };
   try {
     return openApiDocumentsOf(routes, documented, info, c.sw);
   } catch (err) {
-    throw new Error(`${configPath}.sw: cannot build the OpenAPI document: ${errorMessage(err)}`, { cause: err });
+    throw new Error(`${configPath}.sw: cannot build the OpenAPI document: ${errorMessage(err)}`, {
+      cause: err,
+    });
   }
 }

@@ -34,7 +34,11 @@ const trees: Tree[] = [
   { root: path.join(lib, 'src/test-support/protos'), includeDirs: ['.'] },
   { root: path.join(lib, 'src/test-support/descriptor-set'), includeDirs: [], descriptorSet: true },
   { root: path.join(lib, 'src/gateway/conformance/testdata'), includeDirs: ['.'] },
-  { root: path.join(repo, 'apps/demo-grpc'), includeDirs: ['api', 'third-party/googleapis'], under: 'api' },
+  {
+    root: path.join(repo, 'apps/demo-grpc'),
+    includeDirs: ['api', 'third-party/googleapis'],
+    under: 'api',
+  },
 ];
 
 /**
@@ -44,9 +48,12 @@ const trees: Tree[] = [
  * runs out of recursion depth listing its query parameters (template.go's nestedQueryParams).
  */
 const refused: Record<string, RegExp> = {
-  'conformance/v1/bad.proto': /GET \/v1\/bad\/\{nested\} of \/conformance\.v1\.Bad\/Get: path variable "nested" cannot be bound/,
-  'conformance/v1/conformance.proto': /exceeded the recursion depth \(1000\) for query parameter nested\.(child\.)+child of type conformance\.v1\.Nested/,
-  'test/openapi/recursive.proto': /exceeded the recursion depth \(1000\) for query parameter next\.(next\.)+next of type test\.recursive\.Node/,
+  'conformance/v1/bad.proto':
+    /GET \/v1\/bad\/\{nested\} of \/conformance\.v1\.Bad\/Get: path variable "nested" cannot be bound/,
+  'conformance/v1/conformance.proto':
+    /exceeded the recursion depth \(1000\) for query parameter nested\.(child\.)+child of type conformance\.v1\.Nested/,
+  'test/openapi/recursive.proto':
+    /exceeded the recursion depth \(1000\) for query parameter next\.(next\.)+next of type test\.recursive\.Node/,
 };
 
 function protosUnder(dir: string): string[] {
@@ -56,7 +63,8 @@ function protosUnder(dir: string): string[] {
 }
 
 /** A file declaring no service only defines messages or options (annotations.proto, openapiv2.proto...). */
-const hasService = (file: string): boolean => /^\s*service\s+\w+\s*\{/m.test(readFileSync(file, 'utf8'));
+const hasService = (file: string): boolean =>
+  /^\s*service\s+\w+\s*\{/m.test(readFileSync(file, 'utf8'));
 
 const cases = trees.flatMap((t) => {
   const base = t.under ? path.join(t.root, t.under) : t.root;
@@ -65,9 +73,14 @@ const cases = trees.flatMap((t) => {
     .map((f) => ({ tree: t, file: path.relative(t.root, path.join(base, f)) }));
 });
 
-async function expectValid(doc: OpenApiDocument, specification: 'Swagger' | 'OpenAPI', what: string): Promise<void> {
+async function expectValid(
+  doc: OpenApiDocument,
+  specification: 'Swagger' | 'OpenAPI',
+  what: string,
+): Promise<void> {
   const result = await validate(structuredClone(doc) as Parameters<typeof validate>[0]);
-  if (!result.valid) throw new Error(`${what}: not a valid OpenAPI document:\n${compileErrors(result)}`);
+  if (!result.valid)
+    throw new Error(`${what}: not a valid OpenAPI document:\n${compileErrors(result)}`);
   expect(result.specification, what).toBe(specification);
 }
 
@@ -80,16 +93,25 @@ afterAll(async () => {
 });
 
 /** The `protos` section an entry would be given for one proto of a tree. */
-function protosFor(tree: Tree, file: string): { files?: string[]; includeDirs?: string[]; descriptorSets?: string[] } {
+function protosFor(
+  tree: Tree,
+  file: string,
+): { files?: string[]; includeDirs?: string[]; descriptorSets?: string[] } {
   if (!tree.descriptorSet) return { files: [file], includeDirs: tree.includeDirs };
   const set = path.join(tmp, `${file.replaceAll('/', '_')}.binpb`);
-  execFileSync(buf, ['build', tree.root, '--path', path.join(tree.root, file), '-o', set], { stdio: 'pipe' });
+  execFileSync(buf, ['build', tree.root, '--path', path.join(tree.root, file), '-o', set], {
+    stdio: 'pipe',
+  });
   return { descriptorSets: [set] };
 }
 
 describe('OpenAPI documents of every proto the test suites load', () => {
   it('finds the protos of every tree (a moved tree must fail here, not silently test nothing)', () => {
-    for (const t of trees) expect(cases.some((c) => c.tree === t), t.root).toBe(true);
+    for (const t of trees)
+      expect(
+        cases.some((c) => c.tree === t),
+        t.root,
+      ).toBe(true);
     expect(cases.length).toBeGreaterThanOrEqual(8);
   });
 

@@ -1,11 +1,22 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { credentials, loadPackageDefinition, Metadata, type Client, type ServiceError } from '@grpc/grpc-js';
+import {
+  credentials,
+  loadPackageDefinition,
+  Metadata,
+  type Client,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { boot, type App } from '@svcboot/entry-core';
 import { grpcEntry, type GrpcEntry } from '../index.js';
-import { libraryDefinition, libraryImplementation, libraryProto, protoDir } from './library-service.js';
+import {
+  libraryDefinition,
+  libraryImplementation,
+  libraryProto,
+  protoDir,
+} from './library-service.js';
 
 export interface Harness {
   app: App;
@@ -20,7 +31,11 @@ export interface Harness {
 /** Boots a grpc entry serving the test Library on port 0, records as JSON lines in a temp file. */
 export async function startLibrary(
   extraYaml = '',
-  options: { cwd?: string; overrides?: Record<string, unknown>; setup?: (entry: GrpcEntry) => void } = {},
+  options: {
+    cwd?: string;
+    overrides?: Record<string, unknown>;
+    setup?: (entry: GrpcEntry) => void;
+  } = {},
 ): Promise<Harness> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-grpc-'));
   const events = path.join(dir, 'events.log');
@@ -52,16 +67,41 @@ grpc:
     sw: { enabled: true }
     docs: { enabled: true }
 ${extraYaml}`;
-  const app = await boot({ configText: yaml, cwd: options.cwd ?? dir, argv: [], env: { ...process.env, DOMAIN: 'test' } });
+  const app = await boot({
+    configText: yaml,
+    cwd: options.cwd ?? dir,
+    argv: [],
+    env: { ...process.env, DOMAIN: 'test' },
+  });
   const entry = grpcEntry(app, 'lib');
-  entry.addService(libraryDefinition(), { ...libraryImplementation, ...(options.overrides ?? {}) } as typeof libraryImplementation);
+  entry.addService(libraryDefinition(), {
+    ...libraryImplementation,
+    ...(options.overrides ?? {}),
+  } as typeof libraryImplementation);
   options.setup?.(entry);
   await app.bootstrap();
   const port = entry.port;
-  const pkg = loadPackageDefinition(loadSync(libraryProto, { includeDirs: [protoDir], longs: String, enums: String, defaults: true })) as unknown as {
-    test: { v1: { Library: new (addr: string, creds: ReturnType<typeof credentials.createInsecure>, options?: Record<string, unknown>) => Harness['client'] } };
+  const pkg = loadPackageDefinition(
+    loadSync(libraryProto, {
+      includeDirs: [protoDir],
+      longs: String,
+      enums: String,
+      defaults: true,
+    }),
+  ) as unknown as {
+    test: {
+      v1: {
+        Library: new (
+          addr: string,
+          creds: ReturnType<typeof credentials.createInsecure>,
+          options?: Record<string, unknown>,
+        ) => Harness['client'];
+      };
+    };
   };
-  const client = new pkg.test.v1.Library(`127.0.0.1:${port}`, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
+  const client = new pkg.test.v1.Library(`127.0.0.1:${port}`, credentials.createInsecure(), {
+    'grpc.use_local_subchannel_pool': 1,
+  });
   return {
     app,
     entry,
@@ -83,9 +123,27 @@ ${extraYaml}`;
 
 /** One unary call: resolves the response, initial metadata and status (or the error). */
 /** A Library client for another port or with other credentials. */
-export function libraryClient(address: string, creds = credentials.createInsecure()): Harness['client'] {
-  const pkg = loadPackageDefinition(loadSync(libraryProto, { includeDirs: [protoDir], longs: String, enums: String, defaults: true })) as unknown as {
-    test: { v1: { Library: new (addr: string, creds: ReturnType<typeof credentials.createInsecure>, options?: Record<string, unknown>) => Harness['client'] } };
+export function libraryClient(
+  address: string,
+  creds = credentials.createInsecure(),
+): Harness['client'] {
+  const pkg = loadPackageDefinition(
+    loadSync(libraryProto, {
+      includeDirs: [protoDir],
+      longs: String,
+      enums: String,
+      defaults: true,
+    }),
+  ) as unknown as {
+    test: {
+      v1: {
+        Library: new (
+          addr: string,
+          creds: ReturnType<typeof credentials.createInsecure>,
+          options?: Record<string, unknown>,
+        ) => Harness['client'];
+      };
+    };
   };
   return new pkg.test.v1.Library(address, creds, { 'grpc.use_local_subchannel_pool': 1 });
 }
@@ -98,9 +156,13 @@ export function unary(
 ): Promise<{ response?: Record<string, unknown>; headers: Metadata; error?: ServiceError }> {
   return new Promise((resolve) => {
     let headers = new Metadata();
-    const call = client[method]!(request, metadata, (error: ServiceError | null, response: Record<string, unknown>) => {
-      resolve({ response, headers, error: error ?? undefined });
-    }) as { on(ev: 'metadata', f: (md: Metadata) => void): void };
+    const call = client[method]!(
+      request,
+      metadata,
+      (error: ServiceError | null, response: Record<string, unknown>) => {
+        resolve({ response, headers, error: error ?? undefined });
+      },
+    ) as { on(ev: 'metadata', f: (md: Metadata) => void): void };
     call.on('metadata', (md) => {
       headers = md;
     });

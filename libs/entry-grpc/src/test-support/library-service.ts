@@ -8,7 +8,12 @@ export const libraryProto = path.join(protoDir, 'test/v1/library.proto');
 
 /** The test Library service, loaded with proto-loader as users load theirs. */
 export function libraryDefinition(): ServiceDefinition {
-  const pkg = loadSync(libraryProto, { includeDirs: [protoDir], longs: String, enums: String, defaults: true });
+  const pkg = loadSync(libraryProto, {
+    includeDirs: [protoDir],
+    longs: String,
+    enums: String,
+    defaults: true,
+  });
   return pkg['test.v1.Library'] as ServiceDefinition;
 }
 
@@ -31,18 +36,32 @@ interface Readable {
 
 /** Echoes what it received so tests can see how the gateway built each request. */
 export const libraryImplementation = {
-  GetShelf: (call: Unary, cb: Cb) => cb(null, { ...call.request, createdAt: { seconds: 86400, nanos: 500000000 } }),
+  GetShelf: (call: Unary, cb: Cb) =>
+    cb(null, { ...call.request, createdAt: { seconds: 86400, nanos: 500000000 } }),
   CreateBook: (call: Unary, cb: Cb) => {
     const md = new Metadata();
     md.set('x-book-origin', 'create');
     call.sendMetadata(md);
     const r = call.request;
-    cb(null, { id: 'b1', title: r['title'], shelf: r['shelf'], authors: r['authors'], genre: r['genre'], pages: r['pages'], cover: Buffer.from('hi') });
+    cb(null, {
+      id: 'b1',
+      title: r['title'],
+      shelf: r['shelf'],
+      authors: r['authors'],
+      genre: r['genre'],
+      pages: r['pages'],
+      cover: Buffer.from('hi'),
+    });
   },
   UpdateBook: (call: Unary, cb: Cb) => cb(null, { book: call.request['book'], etag: 'e2' }),
-  Search: (call: Unary, cb: Cb) => cb(null, { hits: [String(call.request['path']), String(call.request['q'])] }),
+  Search: (call: Unary, cb: Cb) =>
+    cb(null, { hits: [String(call.request['path']), String(call.request['q'])] }),
   Archive: (call: Unary, cb: Cb) => cb(null, { id: call.request['id'], title: 'archived' }),
-  Fail: (call: Unary, cb: Cb) => cb({ code: Number(call.request['code']), details: `failed with ${String(call.request['code'])}` }),
+  Fail: (call: Unary, cb: Cb) =>
+    cb({
+      code: Number(call.request['code']),
+      details: `failed with ${String(call.request['code'])}`,
+    }),
   ListBooks: (call: Writable & { emit(ev: 'error', e: unknown): void }) => {
     const n = Number(call.request['count'] ?? 0);
     if (n < 0) {

@@ -4,7 +4,12 @@
  */
 import { runApp } from '@svcboot/entry-core';
 import { grpcEntry } from '../index.js';
-import { libraryDefinition, libraryImplementation, libraryProto, protoDir } from './library-service.js';
+import {
+  libraryDefinition,
+  libraryImplementation,
+  libraryProto,
+  protoDir,
+} from './library-service.js';
 
 await runApp(
   (app) => {

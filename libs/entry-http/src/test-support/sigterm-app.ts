@@ -11,5 +11,8 @@ await runApp(
       ctx.body = { ok: true };
     });
   },
-  { configText: `httpserver:\n  - name: api\n    port: ${Number(process.env['PORT'])}\n    host: 127.0.0.1\n`, argv: [] },
+  {
+    configText: `httpserver:\n  - name: api\n    port: ${Number(process.env['PORT'])}\n    host: 127.0.0.1\n`,
+    argv: [],
+  },
 );

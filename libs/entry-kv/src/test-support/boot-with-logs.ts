@@ -19,7 +19,10 @@ export interface LoggedApp {
  * `records` in a temp folder; every item gets `loggerEntry: applog` and `eventEntry: records`
  * unless it sets them. Logs are flushed at shutdown; read them after `app.shutdown()`.
  */
-export async function bootWithLogs(entries: Record<string, Array<Record<string, unknown>>>, options: BootOptions = {}): Promise<LoggedApp> {
+export async function bootWithLogs(
+  entries: Record<string, Array<Record<string, unknown>>>,
+  options: BootOptions = {},
+): Promise<LoggedApp> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-kv-test-'));
   const appLogFile = path.join(dir, 'app.log');
   const recordsFile = path.join(dir, 'records.log');
@@ -31,11 +34,18 @@ export async function bootWithLogs(entries: Record<string, Array<Record<string, 
   for (const [key, items] of Object.entries(entries)) {
     config[key] = items.map((item) => ({ loggerEntry: 'applog', eventEntry: 'records', ...item }));
   }
-  const read = (file: string) => async (): Promise<string> => readFile(file, 'utf8').catch(() => '');
+  const read = (file: string) => async (): Promise<string> =>
+    readFile(file, 'utf8').catch(() => '');
   let app: App;
   try {
     // JSON is YAML.
-    app = await boot({ env: {}, argv: [], cwd: dir, ...options, configText: JSON.stringify(config) });
+    app = await boot({
+      env: {},
+      argv: [],
+      cwd: dir,
+      ...options,
+      configText: JSON.stringify(config),
+    });
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;

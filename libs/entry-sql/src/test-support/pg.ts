@@ -40,11 +40,21 @@ export async function createDatabase(name: string): Promise<void> {
 }
 
 export async function dropDatabase(name: string, addr = PG_ADDR): Promise<void> {
-  await adminQuery(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`, [], 'postgres', addr);
+  await adminQuery(
+    `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`,
+    [],
+    'postgres',
+    addr,
+  );
 }
 
 /** A scratch folder with an app log file, for reading what an app wrote once it has shut down. */
-export async function scratch(): Promise<{ dir: string; file(name: string): string; read(name: string): Promise<string>; cleanup(): Promise<void> }> {
+export async function scratch(): Promise<{
+  dir: string;
+  file(name: string): string;
+  read(name: string): Promise<string>;
+  cleanup(): Promise<void>;
+}> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-sql-'));
   return {
     dir,

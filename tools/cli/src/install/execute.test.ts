@@ -39,7 +39,11 @@ async function tree(dir: string): Promise<string[]> {
 async function svc(args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(args, (l) => out.push(l), (l) => err.push(l));
+  const code = await main(
+    args,
+    (l) => out.push(l),
+    (l) => err.push(l),
+  );
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
@@ -53,23 +57,37 @@ test('buf and protoc install from npm into a folder and run from there', async (
   const buf = await exec(path.join(dir, 'buf'), ['--version']);
   expect(buf.stdout.trim()).toBe(findTool('buf')!.version);
   const protoc = await exec(path.join(dir, 'protoc'), ['--version']);
-  expect(protoc.stdout.trim()).toBe(`libprotoc ${findTool('protobuf')!.version.replace(/\.0$/, '')}`);
+  expect(protoc.stdout.trim()).toBe(
+    `libprotoc ${findTool('protobuf')!.version.replace(/\.0$/, '')}`,
+  );
 
   // Bins are links into the kept package trees; no staging folder is left.
-  expect(await readlink(path.join(dir, 'buf'))).toBe(`.tools/buf@${findTool('buf')!.version}/node_modules/.bin/buf`);
+  expect(await readlink(path.join(dir, 'buf'))).toBe(
+    `.tools/buf@${findTool('buf')!.version}/node_modules/.bin/buf`,
+  );
   expect((await readdir(dir)).sort()).toEqual(['.tools', 'buf', 'protoc']);
 
   // protoc finds the well-known types shipped beside it.
   const protoDir = path.join(root, 'real', 'proto');
   await mkdir(protoDir, { recursive: true });
-  await writeFile(path.join(protoDir, 'a.proto'), 'syntax = "proto3";\nimport "google/protobuf/timestamp.proto";\nmessage A { google.protobuf.Timestamp at = 1; }\n');
-  await exec(path.join(dir, 'protoc'), [`-I${protoDir}`, `--descriptor_set_out=${path.join(protoDir, 'a.pb')}`, 'a.proto']);
+  await writeFile(
+    path.join(protoDir, 'a.proto'),
+    'syntax = "proto3";\nimport "google/protobuf/timestamp.proto";\nmessage A { google.protobuf.Timestamp at = 1; }\n',
+  );
+  await exec(path.join(dir, 'protoc'), [
+    `-I${protoDir}`,
+    `--descriptor_set_out=${path.join(protoDir, 'a.pb')}`,
+    'a.proto',
+  ]);
   expect((await lstat(path.join(protoDir, 'a.pb'))).size).toBeGreaterThan(0);
 
   // Another version replaces the tool, and the old tree goes.
   expect((await svc(['install', 'buf', '--version', '1.74.0', '--dir', dir])).code).toBe(0);
   expect((await exec(path.join(dir, 'buf'), ['--version'])).stdout.trim()).toBe('1.74.0');
-  expect((await readdir(path.join(dir, '.tools'))).sort()).toEqual(['buf@1.74.0', `protobuf@${findTool('protobuf')!.version}`]);
+  expect((await readdir(path.join(dir, '.tools'))).sort()).toEqual([
+    'buf@1.74.0',
+    `protobuf@${findTool('protobuf')!.version}`,
+  ]);
   // Installing the same version again replaces it in place.
   expect((await svc(['install', 'buf', '--version', '1.74.0', '--dir', dir])).code).toBe(0);
   expect((await exec(path.join(dir, 'buf'), ['--version'])).stdout.trim()).toBe('1.74.0');
@@ -111,14 +129,18 @@ test('the Go recipe moves the built binary into the folder', async () => {
   const result = await executePlan(plan, dir);
   expect(result.bins).toEqual([path.join(dir, 'protoc-gen-openapiv2')]);
   const run = await exec(path.join(dir, 'protoc-gen-openapiv2'), ['--version']);
-  expect(run.stdout.trim()).toBe(`built from github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@v${plan.version}`);
+  expect(run.stdout.trim()).toBe(
+    `built from github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@v${plan.version}`,
+  );
   expect(await tree(dir)).toEqual(['protoc-gen-openapiv2']);
 });
 
 test('a failed Go install leaves no partial binary behind', async () => {
   const machine = detectMachine(await fakeGo('go-fails', 1));
   const dir = path.join(root, 'go-fails-bin');
-  await expect(executePlan(planTool('gocov', machine), dir)).rejects.toThrow(/go install github\.com\/axw\/gocov\/gocov@v.*` failed \(exit 1\)/);
+  await expect(executePlan(planTool('gocov', machine), dir)).rejects.toThrow(
+    /go install github\.com\/axw\/gocov\/gocov@v.*` failed \(exit 1\)/,
+  );
   expect(await tree(dir)).toEqual([]);
 });
 
@@ -126,10 +148,15 @@ test('a tool that fails its version check is not installed', async () => {
   const pathDir = path.join(root, 'go-broken');
   await mkdir(pathDir, { recursive: true });
   // Builds a "binary" that cannot run.
-  await writeFile(path.join(pathDir, 'go'), '#!/bin/sh\nmkdir -p "$GOBIN" && printf "#!/bin/sh\\nexit 3\\n" > "$GOBIN/swag" && chmod +x "$GOBIN/swag"\n');
+  await writeFile(
+    path.join(pathDir, 'go'),
+    '#!/bin/sh\nmkdir -p "$GOBIN" && printf "#!/bin/sh\\nexit 3\\n" > "$GOBIN/swag" && chmod +x "$GOBIN/swag"\n',
+  );
   await chmod(path.join(pathDir, 'go'), 0o755);
   const dir = path.join(root, 'go-broken-bin');
-  await expect(executePlan(planTool('swag', detectMachine(pathDir)), dir)).rejects.toThrow(/swag --version` failed \(exit 3\)/);
+  await expect(executePlan(planTool('swag', detectMachine(pathDir)), dir)).rejects.toThrow(
+    /swag --version` failed \(exit 3\)/,
+  );
   expect(await tree(dir)).toEqual([]);
 });
 
@@ -144,25 +171,32 @@ const aptLists = (() => {
 
 // SVC_SKIP_APT=1 skips the test that downloads a .deb (vitest shows it as skipped); otherwise a
 // machine without apt-get, dpkg-deb or package lists fails it, saying what to do.
-test.skipIf(process.env['SVC_SKIP_APT'] === '1')('without Go, the Debian recipe extracts the binary from the .deb (no root, nothing system-wide)', async () => {
-  const real = detectMachine();
-  if (!real.aptGet || !real.dpkgDeb || !aptLists) {
-    throw new Error(
-      'this test downloads a Debian package with `apt-get download` and unpacks it with `dpkg-deb`: ' +
-        (!real.aptGet || !real.dpkgDeb ? 'apt-get or dpkg-deb is not on PATH (a Debian or Ubuntu machine has both)' : 'apt has no package lists (run `apt-get update` as root)') +
-        '; or set SVC_SKIP_APT=1 to skip it',
+test.skipIf(process.env['SVC_SKIP_APT'] === '1')(
+  'without Go, the Debian recipe extracts the binary from the .deb (no root, nothing system-wide)',
+  async () => {
+    const real = detectMachine();
+    if (!real.aptGet || !real.dpkgDeb || !aptLists) {
+      throw new Error(
+        'this test downloads a Debian package with `apt-get download` and unpacks it with `dpkg-deb`: ' +
+          (!real.aptGet || !real.dpkgDeb
+            ? 'apt-get or dpkg-deb is not on PATH (a Debian or Ubuntu machine has both)'
+            : 'apt has no package lists (run `apt-get update` as root)') +
+          '; or set SVC_SKIP_APT=1 to skip it',
+      );
+    }
+    const machine = { ...real, go: undefined };
+    const plan = planTool('cfssljson', machine);
+    expect(plan.recipe).toEqual({ kind: 'deb', package: 'golang-cfssl' });
+    const dir = path.join(root, 'deb-bin');
+    await executePlan(plan, dir);
+    expect(await tree(dir)).toEqual(['cfssljson']);
+    // Debian's (2016) cfssljson has no -version; its usage text shows it runs.
+    const r = await exec(path.join(dir, 'cfssljson'), ['-h'], { encoding: 'utf8' }).catch(
+      (err: { stdout: string; stderr: string }) => err,
     );
-  }
-  const machine = { ...real, go: undefined };
-  const plan = planTool('cfssljson', machine);
-  expect(plan.recipe).toEqual({ kind: 'deb', package: 'golang-cfssl' });
-  const dir = path.join(root, 'deb-bin');
-  await executePlan(plan, dir);
-  expect(await tree(dir)).toEqual(['cfssljson']);
-  // Debian's (2016) cfssljson has no -version; its usage text shows it runs.
-  const r = await exec(path.join(dir, 'cfssljson'), ['-h'], { encoding: 'utf8' }).catch((err: { stdout: string; stderr: string }) => err);
-  expect(`${r.stdout}${r.stderr}`).toMatch(/Usage of .*cfssljson/);
-});
+    expect(`${r.stdout}${r.stderr}`).toMatch(/Usage of .*cfssljson/);
+  },
+);
 
 test('a tool that cannot be installed here fails before anything is done', async () => {
   const dir = path.join(root, 'no-go');
@@ -185,15 +219,36 @@ test('--dry-run prints the steps and installs nothing', async () => {
   const r = await svc(['install', 'buf', '--dry-run', '--dir', dir]);
   expect(r.code).toBe(0);
   expect(r.out).toContain('npm install --ignore-scripts');
-  expect(r.out).toContain(`ln -sfn .tools/buf@${findTool('buf')!.version}/node_modules/.bin/buf ${dir}/buf`);
+  expect(r.out).toContain(
+    `ln -sfn .tools/buf@${findTool('buf')!.version}/node_modules/.bin/buf ${dir}/buf`,
+  );
   await expect(lstat(dir)).rejects.toThrow(/ENOENT/);
 });
 
 test('help and --list', async () => {
   const help = await svc(['install', 'help']);
-  for (const name of ['buf', 'cfssl', 'cfssljson', 'gocov', 'golangci-lint', 'mockgen', 'pkger', 'protobuf', 'protoc-gen-doc', 'protoc-gen-go', 'protoc-gen-go-grpc', 'protoc-gen-grpc-gateway', 'protoc-gen-openapiv2', 'swag', 'rk-std', 'help']) {
+  for (const name of [
+    'buf',
+    'cfssl',
+    'cfssljson',
+    'gocov',
+    'golangci-lint',
+    'mockgen',
+    'pkger',
+    'protobuf',
+    'protoc-gen-doc',
+    'protoc-gen-go',
+    'protoc-gen-go-grpc',
+    'protoc-gen-grpc-gateway',
+    'protoc-gen-openapiv2',
+    'swag',
+    'rk-std',
+    'help',
+  ]) {
     expect(help.out).toMatch(new RegExp(`^  ${name} +\\S`, 'm'));
   }
   const list = await svc(['install', '--list']);
-  expect(list.out).toMatch(/^buf +1\.\d+\.\d+ +npm:@bufbuild\/buf {2}go:github\.com\/bufbuild\/buf\/cmd\/buf$/m);
+  expect(list.out).toMatch(
+    /^buf +1\.\d+\.\d+ +npm:@bufbuild\/buf {2}go:github\.com\/bufbuild\/buf\/cmd\/buf$/m,
+  );
 });

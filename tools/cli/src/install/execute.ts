@@ -1,6 +1,16 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, lstat, mkdir, mkdtemp, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  rename,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { STAGING, type InstallPlan, type Step } from './plan.js';
 
@@ -15,7 +25,12 @@ export class InstallError extends Error {
 }
 
 /** Runs a command in `cwd`; rejects with its output when it fails. */
-function runStep(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
+function runStep(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -24,7 +39,12 @@ function runStep(command: string, args: readonly string[], cwd: string, env: Nod
     child.on('error', (err) => reject(new InstallError(`cannot run ${command}: ${err.message}`)));
     child.on('close', (code, signal) => {
       if (code === 0) resolve(out);
-      else reject(new InstallError(`\`${[command, ...args].join(' ')}\` failed (${signal ?? `exit ${code}`}):\n${out.trim()}`));
+      else
+        reject(
+          new InstallError(
+            `\`${[command, ...args].join(' ')}\` failed (${signal ?? `exit ${code}`}):\n${out.trim()}`,
+          ),
+        );
     });
   });
 }
@@ -39,13 +59,19 @@ async function perform(step: Step, staging: string): Promise<void> {
     case 'run': {
       const env: NodeJS.ProcessEnv = { ...process.env };
       for (const [k, v] of Object.entries(step.env ?? {})) env[k] = sub(v, staging);
-      await runStep(step.command, step.args.map((a) => sub(a, staging)), staging, env);
+      await runStep(
+        step.command,
+        step.args.map((a) => sub(a, staging)),
+        staging,
+        env,
+      );
       return;
     }
     case 'extract-debs': {
       const debs = (await readdir(staging)).filter((f) => f.endsWith('.deb'));
       if (debs.length === 0) throw new InstallError('apt-get download produced no .deb file');
-      for (const deb of debs) await runStep('dpkg-deb', ['-x', deb, step.into], staging, process.env);
+      for (const deb of debs)
+        await runStep('dpkg-deb', ['-x', deb, step.into], staging, process.env);
       return;
     }
     case 'check':
@@ -81,7 +107,11 @@ async function replaceWith(source: string, target: string): Promise<void> {
  * check succeeded are the binaries moved (or linked) into `dir`; on any failure the staging
  * folder is removed and `dir` is as it was.
  */
-export async function executePlan(plan: InstallPlan, dir: string, log: (line: string) => void = () => {}): Promise<InstallResult> {
+export async function executePlan(
+  plan: InstallPlan,
+  dir: string,
+  log: (line: string) => void = () => {},
+): Promise<InstallResult> {
   await mkdir(dir, { recursive: true });
   const staging = await mkdtemp(path.join(dir, `.staging-${plan.tool}-`));
   // mkdtemp makes it private (0700); a kept tool tree should be readable like any install.
@@ -93,7 +123,8 @@ export async function executePlan(plan: InstallPlan, dir: string, log: (line: st
       await perform(step, staging);
     }
     for (const b of plan.bins) {
-      if (!existsSync(path.join(staging, b.from))) throw new InstallError(`the ${plan.recipe.kind} recipe did not produce ${b.from}`);
+      if (!existsSync(path.join(staging, b.from)))
+        throw new InstallError(`the ${plan.recipe.kind} recipe did not produce ${b.from}`);
     }
     if (plan.keepAs) {
       const kept = path.join(dir, plan.keepAs);
@@ -111,7 +142,8 @@ export async function executePlan(plan: InstallPlan, dir: string, log: (line: st
       // Other versions of this tool are no longer linked from anywhere.
       const toolsDir = path.dirname(kept);
       for (const old of await readdir(toolsDir)) {
-        if (old.startsWith(`${plan.tool}@`) && old !== path.basename(kept)) await rm(path.join(toolsDir, old), { recursive: true, force: true });
+        if (old.startsWith(`${plan.tool}@`) && old !== path.basename(kept))
+          await rm(path.join(toolsDir, old), { recursive: true, force: true });
       }
     } else {
       for (const b of plan.bins) {

@@ -43,7 +43,12 @@ test('detectMachine finds executables on the fake PATH only', () => {
   expect(machines.withoutGo.go).toBeUndefined();
   expect(machines.withoutGo.aptGet).toBeUndefined();
   expect(machines.debian.aptGet).toBe(path.join(root, 'debian', 'apt-get'));
-  expect(machines.bare).toEqual({ npm: undefined, go: undefined, aptGet: undefined, dpkgDeb: undefined });
+  expect(machines.bare).toEqual({
+    npm: undefined,
+    go: undefined,
+    aptGet: undefined,
+    dpkgDeb: undefined,
+  });
 });
 
 describe.each(TOOLS.map((t) => [t.name, t] as const))('%s', (name, tool) => {
@@ -56,19 +61,37 @@ describe.each(TOOLS.map((t) => [t.name, t] as const))('%s', (name, tool) => {
     expect(plan.version).toBe(tool.version);
     if (npm?.kind === 'npm') {
       expect(plan.recipe).toBe(npm);
-      expect(plan.steps[0]).toEqual({ kind: 'write', file: 'package.json', text: expect.stringContaining(`"${npm.package}": "${tool.version}"`) });
-      expect(plan.steps[1]).toMatchObject({ kind: 'run', command: machines.withGo.npm, args: expect.arrayContaining(['install', '--ignore-scripts']) });
+      expect(plan.steps[0]).toEqual({
+        kind: 'write',
+        file: 'package.json',
+        text: expect.stringContaining(`"${npm.package}": "${tool.version}"`),
+      });
+      expect(plan.steps[1]).toMatchObject({
+        kind: 'run',
+        command: machines.withGo.npm,
+        args: expect.arrayContaining(['install', '--ignore-scripts']),
+      });
       expect(plan.keepAs).toBe(`.tools/${name}@${tool.version}`);
       expect(plan.bins.map((b) => b.from)).toEqual(tool.bins.map((b) => `node_modules/.bin/${b}`));
     } else if (go?.kind === 'go') {
       expect(plan.recipe).toBe(go);
-      expect(plan.steps[0]).toEqual({ kind: 'run', command: machines.withGo.go, args: ['install', `${go.module}@v${tool.version}`], env: { GOBIN: `${STAGING}/bin` } });
+      expect(plan.steps[0]).toEqual({
+        kind: 'run',
+        command: machines.withGo.go,
+        args: ['install', `${go.module}@v${tool.version}`],
+        env: { GOBIN: `${STAGING}/bin` },
+      });
       expect(plan.keepAs).toBeUndefined();
       expect(plan.bins.map((b) => b.from)).toEqual(tool.bins.map((b) => `bin/${b}`));
     } else {
       throw new Error(`${name} has neither an npm nor a Go recipe`);
     }
-    if (tool.versionArgs) expect(plan.steps.at(-1)).toEqual({ kind: 'check', file: plan.bins[0]!.from, args: tool.versionArgs });
+    if (tool.versionArgs)
+      expect(plan.steps.at(-1)).toEqual({
+        kind: 'check',
+        file: plan.bins[0]!.from,
+        args: tool.versionArgs,
+      });
   });
 
   test('without Go', () => {
@@ -77,7 +100,9 @@ describe.each(TOOLS.map((t) => [t.name, t] as const))('%s', (name, tool) => {
       return;
     }
     expect(() => planTool(name, machines.withoutGo)).toThrow(PlanError);
-    expect(() => planTool(name, machines.withoutGo)).toThrow(/a Go toolchain, `go` \(for `go install .*@v.*`\).*not on PATH|none of them is on PATH/);
+    expect(() => planTool(name, machines.withoutGo)).toThrow(
+      /a Go toolchain, `go` \(for `go install .*@v.*`\).*not on PATH|none of them is on PATH/,
+    );
     expect(() => planTool(name, machines.withoutGo)).toThrow(/go\.dev\/dl/);
   });
 
@@ -103,19 +128,31 @@ describe.each(TOOLS.map((t) => [t.name, t] as const))('%s', (name, tool) => {
 });
 
 test('npm-only tools on a machine without npm name npm', () => {
-  expect(() => planTool('buf', machines.bare)).toThrow(/npm \(to install the npm package @bufbuild\/buf@1\.\d+\.\d+\), or a Go toolchain/);
-  expect(() => planTool('protobuf', machines.bare)).toThrow(/npm \(to install the npm package protoc@/);
+  expect(() => planTool('buf', machines.bare)).toThrow(
+    /npm \(to install the npm package @bufbuild\/buf@1\.\d+\.\d+\), or a Go toolchain/,
+  );
+  expect(() => planTool('protobuf', machines.bare)).toThrow(
+    /npm \(to install the npm package protoc@/,
+  );
 });
 
 test('--version overrides the pin; a Debian --version becomes pkg=version', () => {
-  expect(planTool('buf', machines.withoutGo, { version: '1.50.0' }).steps[0]).toMatchObject({ text: expect.stringContaining('"@bufbuild/buf": "1.50.0"') });
-  expect(planTool('mockgen', machines.withGo, { version: '0.5.0' }).steps[0]).toMatchObject({ args: ['install', 'go.uber.org/mock/mockgen@v0.5.0'] });
-  expect(planTool('mockgen', machines.debian, { version: '1.6.0-2+b6' }).steps[0]).toMatchObject({ args: ['download', 'mockgen=1.6.0-2+b6'] });
+  expect(planTool('buf', machines.withoutGo, { version: '1.50.0' }).steps[0]).toMatchObject({
+    text: expect.stringContaining('"@bufbuild/buf": "1.50.0"'),
+  });
+  expect(planTool('mockgen', machines.withGo, { version: '0.5.0' }).steps[0]).toMatchObject({
+    args: ['install', 'go.uber.org/mock/mockgen@v0.5.0'],
+  });
+  expect(planTool('mockgen', machines.debian, { version: '1.6.0-2+b6' }).steps[0]).toMatchObject({
+    args: ['download', 'mockgen=1.6.0-2+b6'],
+  });
 });
 
 test('protoc is another name for protobuf; unknown names suggest near ones', () => {
   expect(planTool('protoc', machines.withoutGo).tool).toBe('protobuf');
-  expect(() => planTool('bufx', machines.withGo)).toThrow(/unknown tool "bufx" \(did you mean "buf"\?\)/);
+  expect(() => planTool('bufx', machines.withGo)).toThrow(
+    /unknown tool "bufx" \(did you mean "buf"\?\)/,
+  );
 });
 
 describe('bundles', () => {
@@ -134,7 +171,16 @@ describe('bundles', () => {
       message = (err as Error).message;
     }
     expect(message).toMatch(/^cannot install the bundle rk-std here \(nothing was installed\)/);
-    for (const t of ['protoc-gen-go', 'protoc-gen-go-grpc', 'protoc-gen-grpc-gateway', 'protoc-gen-openapiv2', 'protoc-gen-doc', 'golangci-lint', 'gocov', 'swag']) {
+    for (const t of [
+      'protoc-gen-go',
+      'protoc-gen-go-grpc',
+      'protoc-gen-grpc-gateway',
+      'protoc-gen-openapiv2',
+      'protoc-gen-doc',
+      'golangci-lint',
+      'gocov',
+      'swag',
+    ]) {
       expect(message).toContain(`cannot install ${t} here`);
     }
     expect(message).not.toContain('cannot install buf');
@@ -142,11 +188,19 @@ describe('bundles', () => {
   });
 
   test('the ts bundle needs only npm', () => {
-    expect(planInstall('ts', machines.withoutGo).map((p) => p.recipe.kind)).toEqual(['npm', 'npm', 'npm', 'npm', 'npm']);
+    expect(planInstall('ts', machines.withoutGo).map((p) => p.recipe.kind)).toEqual([
+      'npm',
+      'npm',
+      'npm',
+      'npm',
+      'npm',
+    ]);
   });
 
   test('--version is refused for a bundle', () => {
-    expect(() => planInstall('std', machines.withGo, { version: '1.0.0' })).toThrow(/--version applies to one tool/);
+    expect(() => planInstall('std', machines.withGo, { version: '1.0.0' })).toThrow(
+      /--version applies to one tool/,
+    );
   });
 });
 

@@ -1,5 +1,12 @@
 import type { Machine } from './machine.js';
-import { BUNDLES, findBundle, findTool, installableNames, type Recipe, type ToolSpec } from './tools.js';
+import {
+  BUNDLES,
+  findBundle,
+  findTool,
+  installableNames,
+  type Recipe,
+  type ToolSpec,
+} from './tools.js';
 
 /** Stands for the staging folder in a step's arguments until the executor makes one. */
 export const STAGING = '<staging>';
@@ -7,7 +14,12 @@ export const STAGING = '<staging>';
 /** One thing the executor does inside the staging folder (the working folder of every step). */
 export type Step =
   | { kind: 'write'; file: string; text: string }
-  | { kind: 'run'; command: string; args: readonly string[]; env?: Readonly<Record<string, string>> }
+  | {
+      kind: 'run';
+      command: string;
+      args: readonly string[];
+      env?: Readonly<Record<string, string>>;
+    }
   | { kind: 'extract-debs'; into: string }
   | { kind: 'check'; file: string; args: readonly string[] };
 
@@ -75,29 +87,51 @@ function howToGet(recipe: Recipe): string {
   }
 }
 
-function stepsFor(tool: ToolSpec, recipe: Recipe, version: string, m: Machine): { steps: Step[]; keepAs: string | undefined; bins: StagedBin[]; notes: string[] } {
+function stepsFor(
+  tool: ToolSpec,
+  recipe: Recipe,
+  version: string,
+  m: Machine,
+): { steps: Step[]; keepAs: string | undefined; bins: StagedBin[]; notes: string[] } {
   const notes: string[] = [];
   const checkArgs = tool.versionArgs;
   switch (recipe.kind) {
     case 'npm': {
-      const pkg = { name: `svc-tool-${tool.name}`, private: true, dependencies: { [recipe.package]: version } };
+      const pkg = {
+        name: `svc-tool-${tool.name}`,
+        private: true,
+        dependencies: { [recipe.package]: version },
+      };
       const bins = tool.bins.map((name) => ({ name, from: `node_modules/.bin/${name}` }));
       const steps: Step[] = [
         { kind: 'write', file: 'package.json', text: `${JSON.stringify(pkg, null, 2)}\n` },
-        { kind: 'run', command: m.npm!, args: ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'] },
+        {
+          kind: 'run',
+          command: m.npm!,
+          args: ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'],
+        },
       ];
       if (checkArgs) steps.push({ kind: 'check', file: bins[0]!.from, args: checkArgs });
       return { steps, keepAs: `.tools/${tool.name}@${version}`, bins, notes };
     }
     case 'go': {
       const bins = tool.bins.map((name) => ({ name, from: `bin/${name}` }));
-      const steps: Step[] = [{ kind: 'run', command: m.go!, args: ['install', `${recipe.module}@v${version}`], env: { GOBIN: `${STAGING}/bin` } }];
+      const steps: Step[] = [
+        {
+          kind: 'run',
+          command: m.go!,
+          args: ['install', `${recipe.module}@v${version}`],
+          env: { GOBIN: `${STAGING}/bin` },
+        },
+      ];
       if (checkArgs) steps.push({ kind: 'check', file: bins[0]!.from, args: checkArgs });
       return { steps, keepAs: undefined, bins, notes };
     }
     case 'deb': {
       const bins = tool.bins.map((name) => ({ name, from: `root/usr/bin/${name}` }));
-      notes.push(`Debian's version of ${recipe.package} is installed, not the pinned ${tool.version} (pass --version with a Debian version to choose one)`);
+      notes.push(
+        `Debian's version of ${recipe.package} is installed, not the pinned ${tool.version} (pass --version with a Debian version to choose one)`,
+      );
       const spec = version === tool.version ? recipe.package : `${recipe.package}=${version}`;
       const steps: Step[] = [
         { kind: 'run', command: m.aptGet!, args: ['download', spec] },
@@ -112,7 +146,11 @@ function stepsFor(tool: ToolSpec, recipe: Recipe, version: string, m: Machine): 
  * Chooses the first recipe of `toolName` this machine can run and spells out its steps.
  * Pure: the machine is given, nothing is read or run. Throws PlanError naming what is missing.
  */
-export function planTool(toolName: string, machine: Machine, options: PlanOptions = {}): InstallPlan {
+export function planTool(
+  toolName: string,
+  machine: Machine,
+  options: PlanOptions = {},
+): InstallPlan {
   const tool = findTool(toolName);
   if (!tool) throw new PlanError(unknownName(toolName));
   const version = options.version ?? tool.version;
@@ -121,7 +159,9 @@ export function planTool(toolName: string, machine: Machine, options: PlanOption
     const needs = tool.recipes.map((r) => describeNeed(r, version));
     const ways = [...new Set(tool.recipes.map(howToGet))];
     const missing = needs.length === 1 ? 'which is not on PATH' : 'and none of them is on PATH';
-    throw new PlanError(`cannot install ${tool.name} here: it needs ${needs.join(', or ')}, ${missing}. To get it: ${ways.join('; or ')}; then run \`svc install ${tool.name}\` again`);
+    throw new PlanError(
+      `cannot install ${tool.name} here: it needs ${needs.join(', or ')}, ${missing}. To get it: ${ways.join('; or ')}; then run \`svc install ${tool.name}\` again`,
+    );
   }
   const { steps, keepAs, bins, notes } = stepsFor(tool, recipe, version, machine);
   return { tool: tool.name, version, recipe, steps, keepAs, bins, notes };
@@ -131,10 +171,17 @@ export function planTool(toolName: string, machine: Machine, options: PlanOption
  * Plans a tool or a bundle. A bundle is planned whole before anything is installed: if one of
  * its tools cannot be installed here, nothing is, and the error lists every such tool.
  */
-export function planInstall(name: string, machine: Machine, options: PlanOptions = {}): InstallPlan[] {
+export function planInstall(
+  name: string,
+  machine: Machine,
+  options: PlanOptions = {},
+): InstallPlan[] {
   const bundle = findBundle(name);
   if (!bundle) return [planTool(name, machine, options)];
-  if (options.version) throw new PlanError(`--version applies to one tool, not to the bundle ${bundle.name}; install that tool alone to choose its version`);
+  if (options.version)
+    throw new PlanError(
+      `--version applies to one tool, not to the bundle ${bundle.name}; install that tool alone to choose its version`,
+    );
   const plans: InstallPlan[] = [];
   const errors: string[] = [];
   for (const t of bundle.tools) {
@@ -146,7 +193,9 @@ export function planInstall(name: string, machine: Machine, options: PlanOptions
     }
   }
   if (errors.length > 0) {
-    throw new PlanError(`cannot install the bundle ${bundle.name} here (nothing was installed):\n${errors.join('\n')}`);
+    throw new PlanError(
+      `cannot install the bundle ${bundle.name} here (nothing was installed):\n${errors.join('\n')}`,
+    );
   }
   return plans;
 }
@@ -159,7 +208,10 @@ function unknownName(name: string): string {
 
 /** The plan as the shell commands a person would type (STAGING stays symbolic). */
 export function describePlan(plan: InstallPlan, dir: string): string[] {
-  const lines: string[] = [`# ${plan.tool} ${plan.version} via ${plan.recipe.kind}`, `mkdir ${STAGING}   # a new folder inside ${dir}`];
+  const lines: string[] = [
+    `# ${plan.tool} ${plan.version} via ${plan.recipe.kind}`,
+    `mkdir ${STAGING}   # a new folder inside ${dir}`,
+  ];
   for (const note of plan.notes) lines.push(`# note: ${note}`);
   for (const s of plan.steps) {
     switch (s.kind) {
@@ -167,7 +219,9 @@ export function describePlan(plan: InstallPlan, dir: string): string[] {
         lines.push(`cat > ${STAGING}/${s.file} <<'EOF'\n${s.text}EOF`);
         break;
       case 'run': {
-        const env = Object.entries(s.env ?? {}).map(([k, v]) => `${k}=${v} `).join('');
+        const env = Object.entries(s.env ?? {})
+          .map(([k, v]) => `${k}=${v} `)
+          .join('');
         lines.push(`(cd ${STAGING} && ${env}${[s.command, ...s.args].map(quote).join(' ')})`);
         break;
       }

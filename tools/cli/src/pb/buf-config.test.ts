@@ -38,7 +38,9 @@ plugins:
     { name: 'ts_proto', out: 'gen/ts', opts: [] },
     { name: 'python', out: 'gen/py', opts: ['pyi_out=x'] },
   ]);
-  const v1 = await gen('version: v1\nplugins:\n  - name: go\n    out: gen/go\n    opt: paths=source_relative\n  - plugin: go-grpc\n    out: gen/go\n');
+  const v1 = await gen(
+    'version: v1\nplugins:\n  - name: go\n    out: gen/go\n    opt: paths=source_relative\n  - plugin: go-grpc\n    out: gen/go\n',
+  );
   expect(readGenPlugins(v1).map((p) => p.name)).toEqual(['go', 'go-grpc']);
 });
 
@@ -51,11 +53,20 @@ plugins:
     out: gen/ts
 `);
   expect(readGenPlugins(f)).toEqual([
-    { name: 'openapiv2', out: 'gen/openapiv2', opts: [], remote: 'buf.build/grpc-ecosystem/openapiv2' },
+    {
+      name: 'openapiv2',
+      out: 'gen/openapiv2',
+      opts: [],
+      remote: 'buf.build/grpc-ecosystem/openapiv2',
+    },
     { name: 'ts_proto', out: 'gen/ts', opts: [], remote: 'buf.build/community/stephenh-ts-proto' },
   ]);
-  expect(() => readGenPlugins(gen0('  - remote: buf.build/someone/thing\n    out: x\n'))).toThrow(/remote plugin buf\.build\/someone\/thing, which has no local equivalent/);
-  expect(() => readGenPlugins(gen0('  - local: protoc-gen-es\n'))).toThrow(/plugins\[0\] \(es\) has no `out`/);
+  expect(() => readGenPlugins(gen0('  - remote: buf.build/someone/thing\n    out: x\n'))).toThrow(
+    /remote plugin buf\.build\/someone\/thing, which has no local equivalent/,
+  );
+  expect(() => readGenPlugins(gen0('  - local: protoc-gen-es\n'))).toThrow(
+    /plugins\[0\] \(es\) has no `out`/,
+  );
   expect(() => readGenPlugins(gen0(''))).toThrow(/lists no plugins/);
 });
 
@@ -67,7 +78,10 @@ function gen0(items: string): string {
 
 test('proto roots from buf.yaml v2 modules, v1beta1 build.roots, buf.work.yaml, or "."', async () => {
   expect(readProtoRoots(dir)).toEqual(['.']);
-  await writeFile(path.join(dir, 'buf.yaml'), 'version: v1beta1\nbuild:\n  roots:\n    - api\n    - third-party/googleapis\n');
+  await writeFile(
+    path.join(dir, 'buf.yaml'),
+    'version: v1beta1\nbuild:\n  roots:\n    - api\n    - third-party/googleapis\n',
+  );
   expect(readProtoRoots(dir)).toEqual(['api', 'third-party/googleapis']);
   await writeFile(path.join(dir, 'buf.yaml'), 'version: v2\nmodules:\n  - path: proto\n');
   expect(readProtoRoots(dir)).toEqual(['proto']);

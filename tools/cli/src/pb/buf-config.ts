@@ -28,7 +28,8 @@ export const REMOTE_EQUIVALENTS: Readonly<Record<string, string>> = {
 
 type Raw = Record<string, unknown>;
 
-const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]);
+const asList = (v: unknown): unknown[] =>
+  Array.isArray(v) ? v : v === undefined || v === null ? [] : [v];
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 function readYaml(file: string): Raw {
@@ -53,12 +54,16 @@ export function readGenPlugins(file: string): GenPlugin[] {
       const cmd = Array.isArray(local) ? str(local[0]) : str(local);
       name = path.basename(cmd);
     }
-    if (!name) throw new Error(`${where} names no plugin (local, remote, protoc_builtin, name or plugin)`);
+    if (!name)
+      throw new Error(`${where} names no plugin (local, remote, protoc_builtin, name or plugin)`);
     let remote: string | undefined;
     if (name.includes('/')) {
       remote = name.replace(/:[^/]*$/, '');
       const equivalent = REMOTE_EQUIVALENTS[remote];
-      if (!equivalent) throw new Error(`${where} is the remote plugin ${remote}, which has no local equivalent known to svc; run it with buf and network access, or list a local plugin`);
+      if (!equivalent)
+        throw new Error(
+          `${where} is the remote plugin ${remote}, which has no local equivalent known to svc; run it with buf and network access, or list a local plugin`,
+        );
       name = equivalent;
     }
     name = name.replace(/^protoc-gen-/, '');
@@ -84,9 +89,13 @@ export function readProtoRoots(cwd: string): string[] {
   const bufYaml = path.join(cwd, 'buf.yaml');
   if (existsSync(bufYaml)) {
     const doc = readYaml(bufYaml);
-    const modules = asList(doc['modules']).map((m) => str((m as Raw | null)?.['path'])).filter(Boolean);
+    const modules = asList(doc['modules'])
+      .map((m) => str((m as Raw | null)?.['path']))
+      .filter(Boolean);
     if (modules.length) return modules;
-    const roots = asList((doc['build'] as Raw | undefined)?.['roots']).map(str).filter(Boolean);
+    const roots = asList((doc['build'] as Raw | undefined)?.['roots'])
+      .map(str)
+      .filter(Boolean);
     if (roots.length) return roots;
   }
   return ['.'];

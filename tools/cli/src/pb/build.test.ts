@@ -65,8 +65,14 @@ beforeAll(async () => {
   await mkdir(path.join(project, 'proto', 'google', 'api'), { recursive: true });
   await writeFile(path.join(project, 'proto', 'shop', 'v1', 'shop.proto'), SHOP_PROTO);
   await writeFile(path.join(project, 'proto', 'google', 'api', 'http.proto'), HTTP_PROTO);
-  await writeFile(path.join(project, 'proto', 'google', 'api', 'annotations.proto'), ANNOTATIONS_PROTO);
-  await writeFile(path.join(project, 'package.json'), '{ "name": "pb-build-fixture", "private": true, "type": "module" }\n');
+  await writeFile(
+    path.join(project, 'proto', 'google', 'api', 'annotations.proto'),
+    ANNOTATIONS_PROTO,
+  );
+  await writeFile(
+    path.join(project, 'package.json'),
+    '{ "name": "pb-build-fixture", "private": true, "type": "module" }\n',
+  );
   await writeFile(path.join(project, 'buf.yaml'), 'version: v2\nmodules:\n  - path: proto\n');
 });
 
@@ -75,7 +81,11 @@ afterAll(async () => {
 });
 
 function svc(args: readonly string[]): ReturnType<typeof run> {
-  return run(process.execPath, [...SOURCE_NODE_ARGS, binTs, ...args], { cwd: project, env: process.env, allowFailure: true });
+  return run(process.execPath, [...SOURCE_NODE_ARGS, binTs, ...args], {
+    cwd: project,
+    env: process.env,
+    allowFailure: true,
+  });
 }
 
 test('svc pb build without buf or protoc says what to install and writes nothing', async () => {
@@ -84,12 +94,20 @@ test('svc pb build without buf or protoc says what to install and writes nothing
   try {
     await writeFile(path.join(bare, 'buf.yaml'), 'version: v2\n');
     const env = { ...process.env, PATH: path.dirname(process.execPath) };
-    const r = await run(process.execPath, [...SOURCE_NODE_ARGS, binTs, 'pb', 'build'], { cwd: bare, env, allowFailure: true });
+    const r = await run(process.execPath, [...SOURCE_NODE_ARGS, binTs, 'pb', 'build'], {
+      cwd: bare,
+      env,
+      allowFailure: true,
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('neither buf nor protoc is installed here');
     expect(r.stderr).toContain('@bufbuild/buf');
     expect(existsSync(path.join(bare, 'api.binpb'))).toBe(false);
-    const forced = await run(process.execPath, [...SOURCE_NODE_ARGS, binTs, 'pb', 'build', '--runner', 'buf'], { cwd: bare, env, allowFailure: true });
+    const forced = await run(
+      process.execPath,
+      [...SOURCE_NODE_ARGS, binTs, 'pb', 'build', '--runner', 'buf'],
+      { cwd: bare, env, allowFailure: true },
+    );
     expect(forced.stderr).toContain('buf is not installed here');
   } finally {
     await rm(bare, { recursive: true, force: true });
@@ -103,31 +121,60 @@ test('svc pb build writes one FileDescriptorSet with imports, from a file protob
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   expect(r.stdout).toContain('wrote gen/shop.binpb with buf; list it under protos.descriptorSets');
-  const set = fromBinary(FileDescriptorSetSchema, await readFile(path.join(project, 'gen', 'shop.binpb')));
+  const set = fromBinary(
+    FileDescriptorSetSchema,
+    await readFile(path.join(project, 'gen', 'shop.binpb')),
+  );
   const names = set.file.map((f) => f.name);
-  expect(names).toEqual(expect.arrayContaining(['shop/v1/shop.proto', 'google/api/annotations.proto', 'google/protobuf/descriptor.proto', 'google/protobuf/timestamp.proto']));
+  expect(names).toEqual(
+    expect.arrayContaining([
+      'shop/v1/shop.proto',
+      'google/api/annotations.proto',
+      'google/protobuf/descriptor.proto',
+      'google/protobuf/timestamp.proto',
+    ]),
+  );
   const shop = set.file.find((f) => f.name === 'shop/v1/shop.proto');
   expect(shop?.service[0]?.method[0]?.name).toBe('Get');
 });
 
 test('svc pb build --runner protoc writes the same files with protoc --include_imports', async () => {
-  const code = await main(['install', 'protobuf', '--dir', path.join(project, '.svc', 'bin')], () => {}, (l) => console.error(l));
+  const code = await main(
+    ['install', 'protobuf', '--dir', path.join(project, '.svc', 'bin')],
+    () => {},
+    (l) => console.error(l),
+  );
   expect(code).toBe(0);
   const r = await svc(['pb', 'build', '--runner', 'protoc', '-o', 'gen/by-protoc.binpb']);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   expect(r.stdout).toContain('--include_imports --descriptor_set_out=gen/by-protoc.binpb -Iproto');
-  const byProtoc = fromBinary(FileDescriptorSetSchema, await readFile(path.join(project, 'gen', 'by-protoc.binpb')));
-  const byBuf = fromBinary(FileDescriptorSetSchema, await readFile(path.join(project, 'gen', 'shop.binpb')));
+  const byProtoc = fromBinary(
+    FileDescriptorSetSchema,
+    await readFile(path.join(project, 'gen', 'by-protoc.binpb')),
+  );
+  const byBuf = fromBinary(
+    FileDescriptorSetSchema,
+    await readFile(path.join(project, 'gen', 'shop.binpb')),
+  );
   expect(byProtoc.file.map((f) => f.name).sort()).toEqual(byBuf.file.map((f) => f.name).sort());
 });
 
 test("svc pb openapi covers the services and rules of an entry's descriptorSets", async () => {
-  await writeFile(path.join(project, 'boot.yaml'), 'app:\n  name: shop\ngrpc:\n  - name: shop\n    port: 8080\n    protos:\n      descriptorSets: [gen/shop.binpb]\n');
+  await writeFile(
+    path.join(project, 'boot.yaml'),
+    'app:\n  name: shop\ngrpc:\n  - name: shop\n    port: 8080\n    protos:\n      descriptorSets: [gen/shop.binpb]\n',
+  );
   const r = await svc(['pb', 'openapi', '--out', 'gen/openapi']);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
-  const doc = JSON.parse(await readFile(path.join(project, 'gen', 'openapi', 'shop.swagger.json'), 'utf8')) as { paths: Record<string, Record<string, unknown>> };
-  expect(Object.keys(doc.paths).sort()).toEqual(['/v1/items/{id}', '/v1/items/{id}:get', '/v1/shelves/{shelf}/items/{id}']);
+  const doc = JSON.parse(
+    await readFile(path.join(project, 'gen', 'openapi', 'shop.swagger.json'), 'utf8'),
+  ) as { paths: Record<string, Record<string, unknown>> };
+  expect(Object.keys(doc.paths).sort()).toEqual([
+    '/v1/items/{id}',
+    '/v1/items/{id}:get',
+    '/v1/shelves/{shelf}/items/{id}',
+  ]);
   expect(Object.keys(doc.paths['/v1/items/{id}:get'] ?? {})).toEqual(['post']);
 });

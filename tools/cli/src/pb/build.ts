@@ -28,17 +28,28 @@ export async function buildDescriptorSet(o: BuildOptions): Promise<'buf' | 'prot
     await runTool(buf, ['build', '-o', o.output], o.cwd, o.out);
     return 'buf';
   }
-  if (o.runner === 'buf') throw new Error('buf is not installed here; run `svc install buf` or `npm install -D @bufbuild/buf`');
+  if (o.runner === 'buf')
+    throw new Error(
+      'buf is not installed here; run `svc install buf` or `npm install -D @bufbuild/buf`',
+    );
   const protoc = findProjectTool('protoc', o.cwd);
-  if (!protoc) throw new Error('neither buf nor protoc is installed here; run `svc install buf` (or `npm install -D @bufbuild/buf`, or `svc install protobuf`)');
+  if (!protoc)
+    throw new Error(
+      'neither buf nor protoc is installed here; run `svc install buf` (or `npm install -D @bufbuild/buf`, or `svc install protobuf`)',
+    );
   const args = ['--include_imports', `--descriptor_set_out=${o.output}`];
   const files: string[] = [];
   for (const root of readProtoRoots(o.cwd)) {
-    if (!existsSync(path.join(o.cwd, root))) throw new Error(`the proto root ${root} does not exist${root.includes('googleapis') ? '; run `svc pb vendor` first' : ''}`);
+    if (!existsSync(path.join(o.cwd, root)))
+      throw new Error(
+        `the proto root ${root} does not exist${root.includes('googleapis') ? '; run `svc pb vendor` first' : ''}`,
+      );
     args.push(`-I${root}`);
-    for (const f of await protoFiles(path.join(o.cwd, root))) files.push(path.relative(path.join(o.cwd, root), f));
+    for (const f of await protoFiles(path.join(o.cwd, root)))
+      files.push(path.relative(path.join(o.cwd, root), f));
   }
-  if (files.length === 0) throw new Error(`no .proto file under ${readProtoRoots(o.cwd).join(', ')}`);
+  if (files.length === 0)
+    throw new Error(`no .proto file under ${readProtoRoots(o.cwd).join(', ')}`);
   args.push(...files);
   o.out(`protoc ${args.join(' ')}`);
   await runTool(protoc, args, o.cwd, o.out);

@@ -4,7 +4,12 @@ import { buildDescriptorSet } from './build.js';
 import { generateCode } from './gen.js';
 import { writeOpenApi } from './openapi.js';
 import { findProjectTool, runTool } from './tool-path.js';
-import { DEFAULT_VENDOR_DIR, GOOGLEAPIS_PACKAGE, GOOGLEAPIS_VERSION, vendorGoogleapis } from './vendor.js';
+import {
+  DEFAULT_VENDOR_DIR,
+  GOOGLEAPIS_PACKAGE,
+  GOOGLEAPIS_VERSION,
+  vendorGoogleapis,
+} from './vendor.js';
 
 export const PB_USAGE = `svc pb vendor [--out DIR] [--version V]
     Copy google/api/{annotations,http,httpbody}.proto and google/rpc/{code,error_details,status}.proto
@@ -23,12 +28,21 @@ svc pb openapi [--boot boot.yaml] [--out gen/openapi]
 svc pb lint
     buf lint (buf from .svc/bin, node_modules/.bin or PATH).`;
 
-export async function pbCommand(argv: readonly string[], out: (line: string) => void): Promise<void> {
+export async function pbCommand(
+  argv: readonly string[],
+  out: (line: string) => void,
+): Promise<void> {
   const [sub, ...rest] = argv;
   const cwd = process.cwd();
   switch (sub) {
     case 'vendor': {
-      const { values } = parseArgs({ args: [...rest], options: { out: { type: 'string', default: DEFAULT_VENDOR_DIR }, version: { type: 'string', default: GOOGLEAPIS_VERSION } } });
+      const { values } = parseArgs({
+        args: [...rest],
+        options: {
+          out: { type: 'string', default: DEFAULT_VENDOR_DIR },
+          version: { type: 'string', default: GOOGLEAPIS_VERSION },
+        },
+      });
       const files = await vendorGoogleapis(path.resolve(cwd, values.out), values.version);
       for (const f of files) out(`wrote ${path.relative(cwd, f)}`);
       return;
@@ -46,8 +60,15 @@ export async function pbCommand(argv: readonly string[], out: (line: string) => 
         },
       });
       const runner = values.runner;
-      if (runner !== 'auto' && runner !== 'buf' && runner !== 'protoc') throw new Error(`--runner must be auto, buf or protoc, not "${runner}"`);
-      const used = await generateCode({ cwd, template: values.template, runner, skip: values['skip-plugin'], out });
+      if (runner !== 'auto' && runner !== 'buf' && runner !== 'protoc')
+        throw new Error(`--runner must be auto, buf or protoc, not "${runner}"`);
+      const used = await generateCode({
+        cwd,
+        template: values.template,
+        runner,
+        skip: values['skip-plugin'],
+        out,
+      });
       out(`generated code with ${used}`);
       if (!values['no-openapi']) {
         await openApiStep(cwd, values.boot, values['openapi-out'], out);
@@ -57,18 +78,27 @@ export async function pbCommand(argv: readonly string[], out: (line: string) => 
     case 'build': {
       const { values } = parseArgs({
         args: [...rest],
-        options: { output: { type: 'string', short: 'o', default: 'api.binpb' }, runner: { type: 'string', default: 'auto' } },
+        options: {
+          output: { type: 'string', short: 'o', default: 'api.binpb' },
+          runner: { type: 'string', default: 'auto' },
+        },
       });
       const runner = values.runner;
-      if (runner !== 'auto' && runner !== 'buf' && runner !== 'protoc') throw new Error(`--runner must be auto, buf or protoc, not "${runner}"`);
+      if (runner !== 'auto' && runner !== 'buf' && runner !== 'protoc')
+        throw new Error(`--runner must be auto, buf or protoc, not "${runner}"`);
       const used = await buildDescriptorSet({ cwd, output: values.output, runner, out });
-      out(`wrote ${values.output} with ${used}; list it under protos.descriptorSets of the grpc entry`);
+      out(
+        `wrote ${values.output} with ${used}; list it under protos.descriptorSets of the grpc entry`,
+      );
       return;
     }
     case 'openapi': {
       const { values } = parseArgs({
         args: [...rest],
-        options: { boot: { type: 'string', default: 'boot.yaml' }, out: { type: 'string', default: path.join('gen', 'openapi') } },
+        options: {
+          boot: { type: 'string', default: 'boot.yaml' },
+          out: { type: 'string', default: path.join('gen', 'openapi') },
+        },
       });
       await openApiStep(cwd, values.boot, values.out, out);
       return;
@@ -76,7 +106,10 @@ export async function pbCommand(argv: readonly string[], out: (line: string) => 
     case 'lint': {
       parseArgs({ args: [...rest], options: {} });
       const buf = findProjectTool('buf', cwd);
-      if (!buf) throw new Error('buf is not installed here; run `svc install buf` (it lands in .svc/bin, which svc looks in)');
+      if (!buf)
+        throw new Error(
+          'buf is not installed here; run `svc install buf` (it lands in .svc/bin, which svc looks in)',
+        );
       await runTool(buf, ['lint'], cwd, out);
       out('buf lint: no problems');
       return;
@@ -91,8 +124,15 @@ export async function pbCommand(argv: readonly string[], out: (line: string) => 
   }
 }
 
-async function openApiStep(cwd: string, bootFile: string, outDir: string, out: (line: string) => void): Promise<void> {
-  const files = await writeOpenApi(cwd, bootFile, outDir, (line) => process.stderr.write(`warning: ${line}\n`));
+async function openApiStep(
+  cwd: string,
+  bootFile: string,
+  outDir: string,
+  out: (line: string) => void,
+): Promise<void> {
+  const files = await writeOpenApi(cwd, bootFile, outDir, (line) =>
+    process.stderr.write(`warning: ${line}\n`),
+  );
   if (files.length === 0) out(`no enabled grpc entry in ${bootFile}: no OpenAPI document written`);
   for (const f of files) out(`wrote ${path.relative(cwd, f)}`);
 }

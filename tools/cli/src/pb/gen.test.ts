@@ -41,8 +41,19 @@ beforeAll(async () => {
   const parent = path.join(cliDir, '.test-tmp');
   await mkdir(parent, { recursive: true });
   const tmp = await mkdtemp(path.join(parent, 'gen-'));
-  project = await scaffold({ name: 'gen-fixture', features: ['grpc'], parent: tmp, svcbootVersion: '*', tarballs: undefined, vendor: true });
-  const code = await main(['install', 'buf', 'protobuf', 'protoc-gen-es', '--dir', path.join(project, '.svc', 'bin')], () => {}, (l) => console.error(l));
+  project = await scaffold({
+    name: 'gen-fixture',
+    features: ['grpc'],
+    parent: tmp,
+    svcbootVersion: '*',
+    tarballs: undefined,
+    vendor: true,
+  });
+  const code = await main(
+    ['install', 'buf', 'protobuf', 'protoc-gen-es', '--dir', path.join(project, '.svc', 'bin')],
+    () => {},
+    (l) => console.error(l),
+  );
   expect(code).toBe(0);
 });
 
@@ -80,7 +91,11 @@ export const method: string = Greeter.method.hello.name;
   );
   await writeFile(
     path.join(project, 'tsconfig.gen.json'),
-    JSON.stringify({ extends: './tsconfig.json', compilerOptions: { noEmit: true, rootDir: '.' }, include: ['gen/**/*.ts'] }),
+    JSON.stringify({
+      extends: './tsconfig.json',
+      compilerOptions: { noEmit: true, rootDir: '.' },
+      include: ['gen/**/*.ts'],
+    }),
   );
   await run(process.execPath, [tsc, '-p', 'tsconfig.gen.json'], { cwd: project });
   await rm(path.join(project, 'gen', 'use.ts'));
@@ -98,11 +113,21 @@ test('the OpenAPI document svc pb gen writes is the one the running entry serves
   // Nothing is booted (no entry logs in svc's output); the OpenAPI 3.1 document is written beside.
   expect(r.stdout).not.toContain('Bootstrap grpc entry');
   expect(r.stdout).toContain('wrote gen/openapi/greeter.openapi.json');
-  const written = await readFile(path.join(project, 'gen', 'openapi', 'greeter.swagger.json'), 'utf8');
-  expect(JSON.parse(written)).toMatchObject({ swagger: '2.0', info: { title: 'gen-fixture' }, paths: { '/v1/hello': { get: { operationId: 'Greeter_Hello' } } } });
+  const written = await readFile(
+    path.join(project, 'gen', 'openapi', 'greeter.swagger.json'),
+    'utf8',
+  );
+  expect(JSON.parse(written)).toMatchObject({
+    swagger: '2.0',
+    info: { title: 'gen-fixture' },
+    paths: { '/v1/hello': { get: { operationId: 'Greeter_Hello' } } },
+  });
 
   const port = await freePort();
-  const service = Child.start(process.execPath, [...nodeArgs, 'src/main.ts'], { cwd: project, env: { ...process.env, GRPC_PORT: String(port) } });
+  const service = Child.start(process.execPath, [...nodeArgs, 'src/main.ts'], {
+    cwd: project,
+    env: { ...process.env, GRPC_PORT: String(port) },
+  });
   children.push(service);
   const served = await servedOpenApi(port, 'the running service');
   expect(written).toBe(served);
@@ -111,7 +136,10 @@ test('the OpenAPI document svc pb gen writes is the one the running entry serves
 test('svc pb lint runs buf lint', async () => {
   const r = await svc(['pb', 'lint']);
   expect(r.stdout).toContain('buf lint: no problems');
-  await writeFile(path.join(project, 'api', 'v1', 'bad.proto'), 'syntax = "proto3";\npackage api.v1;\nmessage lower_case {}\n');
+  await writeFile(
+    path.join(project, 'api', 'v1', 'bad.proto'),
+    'syntax = "proto3";\npackage api.v1;\nmessage lower_case {}\n',
+  );
   try {
     const bad = await svc(['pb', 'lint']).catch((err: Error) => err);
     expect(String(bad)).toMatch(/lower_case.*PascalCase|should be PascalCase/);
@@ -122,13 +150,25 @@ test('svc pb lint runs buf lint', async () => {
 
 test('svc pb gen without buf.gen.yaml, or without any generator, says what to do', async () => {
   const empty = await mkdtemp(path.join(os.tmpdir(), 'svc-empty-'));
-  const r = await run(process.execPath, [...nodeArgs, binTs, 'pb', 'gen'], { cwd: empty, allowFailure: true });
+  const r = await run(process.execPath, [...nodeArgs, binTs, 'pb', 'gen'], {
+    cwd: empty,
+    allowFailure: true,
+  });
   expect(r.code).toBe(1);
   expect(r.stderr).toContain('buf.gen.yaml not found');
-  await writeFile(path.join(empty, 'buf.gen.yaml'), 'version: v2\nplugins:\n  - local: protoc-gen-es\n    out: gen\n');
-  const noTools = await run(process.execPath, [...nodeArgs, binTs, 'pb', 'gen'], { cwd: empty, allowFailure: true, env: { ...process.env, PATH: path.dirname(process.execPath) } });
+  await writeFile(
+    path.join(empty, 'buf.gen.yaml'),
+    'version: v2\nplugins:\n  - local: protoc-gen-es\n    out: gen\n',
+  );
+  const noTools = await run(process.execPath, [...nodeArgs, binTs, 'pb', 'gen'], {
+    cwd: empty,
+    allowFailure: true,
+    env: { ...process.env, PATH: path.dirname(process.execPath) },
+  });
   expect(noTools.code).toBe(1);
-  expect(noTools.stderr).toContain('neither buf nor protoc is installed here; run `svc install buf`');
+  expect(noTools.stderr).toContain(
+    'neither buf nor protoc is installed here; run `svc install buf`',
+  );
   expect(existsSync(path.join(empty, 'gen'))).toBe(false);
   await rm(empty, { recursive: true, force: true });
 });

@@ -16,7 +16,19 @@ export interface GenOptions {
 }
 
 /** Plugins protoc has built in: they need no protoc-gen-* executable. */
-const PROTOC_BUILTINS = new Set(['cpp', 'csharp', 'java', 'kotlin', 'objc', 'php', 'pyi', 'python', 'ruby', 'rust', 'upb']);
+const PROTOC_BUILTINS = new Set([
+  'cpp',
+  'csharp',
+  'java',
+  'kotlin',
+  'objc',
+  'php',
+  'pyi',
+  'python',
+  'ruby',
+  'rust',
+  'upb',
+]);
 
 /** The .proto files under `dir` (hidden folders and node_modules left out), sorted. */
 export async function protoFiles(dir: string): Promise<string[]> {
@@ -34,15 +46,26 @@ export async function protoFiles(dir: string): Promise<string[]> {
 }
 
 /** The protoc command line equivalent to `buf generate` with this template and workspace. */
-export async function protocArgs(cwd: string, template: string, skip: readonly string[] = [], out: (line: string) => void = () => {}): Promise<{ args: string[]; outDirs: string[] }> {
+export async function protocArgs(
+  cwd: string,
+  template: string,
+  skip: readonly string[] = [],
+  out: (line: string) => void = () => {},
+): Promise<{ args: string[]; outDirs: string[] }> {
   const all = readGenPlugins(path.join(cwd, template));
   const unknown = skip.filter((s) => !all.some((p) => p.name === s));
-  if (unknown.length) throw new Error(`--skip-plugin ${unknown.join(', ')}: ${template} has no such plugin (it has ${all.map((p) => p.name).join(', ')})`);
+  if (unknown.length)
+    throw new Error(
+      `--skip-plugin ${unknown.join(', ')}: ${template} has no such plugin (it has ${all.map((p) => p.name).join(', ')})`,
+    );
   const plugins = all.filter((p) => !skip.includes(p.name));
   const roots = readProtoRoots(cwd);
   const args: string[] = [];
   for (const root of roots) {
-    if (!existsSync(path.join(cwd, root))) throw new Error(`the proto root ${root} does not exist${root.includes('googleapis') ? '; run `svc pb vendor` first' : ''}`);
+    if (!existsSync(path.join(cwd, root)))
+      throw new Error(
+        `the proto root ${root} does not exist${root.includes('googleapis') ? '; run `svc pb vendor` first' : ''}`,
+      );
     args.push(`-I${root}`);
   }
   for (const p of plugins) {
@@ -50,29 +73,39 @@ export async function protocArgs(cwd: string, template: string, skip: readonly s
     const exe = findProjectTool(`protoc-gen-${p.name}`, cwd);
     if (exe) args.push(`--plugin=protoc-gen-${p.name}=${exe}`);
     else if (!PROTOC_BUILTINS.has(p.name)) {
-      throw new Error(`protoc-gen-${p.name} (a plugin in ${template}) is not installed; run \`svc install protoc-gen-${p.name}\` (\`svc install help\` lists what it can install), or leave it out with --skip-plugin ${p.name}`);
+      throw new Error(
+        `protoc-gen-${p.name} (a plugin in ${template}) is not installed; run \`svc install protoc-gen-${p.name}\` (\`svc install help\` lists what it can install), or leave it out with --skip-plugin ${p.name}`,
+      );
     }
     args.push(`--${p.name}_out=${p.out}`);
     if (p.opts.length) args.push(`--${p.name}_opt=${p.opts.join(',')}`);
   }
-  for (const root of roots) for (const f of await protoFiles(path.join(cwd, root))) args.push(path.relative(cwd, f));
+  for (const root of roots)
+    for (const f of await protoFiles(path.join(cwd, root))) args.push(path.relative(cwd, f));
   return { args, outDirs: [...new Set(plugins.map((p) => p.out))] };
 }
 
 /** Runs the project's buf.gen.yaml with buf, or the same with protoc when buf is not installed. */
 export async function generateCode(o: GenOptions): Promise<'buf' | 'protoc'> {
   const templateFile = path.join(o.cwd, o.template);
-  if (!existsSync(templateFile)) throw new Error(`${o.template} not found in ${o.cwd}; \`svc new\` writes one, or pass --template`);
+  if (!existsSync(templateFile))
+    throw new Error(
+      `${o.template} not found in ${o.cwd}; \`svc new\` writes one, or pass --template`,
+    );
   const buf = o.runner === 'protoc' ? undefined : findProjectTool('buf', o.cwd);
   if (buf) {
-    if (o.skip.length) throw new Error('--skip-plugin applies to the protoc run; add --runner protoc');
+    if (o.skip.length)
+      throw new Error('--skip-plugin applies to the protoc run; add --runner protoc');
     o.out(`buf generate --template ${o.template}`);
     await runTool(buf, ['generate', '--template', o.template], o.cwd, o.out);
     return 'buf';
   }
   if (o.runner === 'buf') throw new Error('buf is not installed here; run `svc install buf`');
   const protoc = findProjectTool('protoc', o.cwd);
-  if (!protoc) throw new Error('neither buf nor protoc is installed here; run `svc install buf` (or `svc install protobuf`)');
+  if (!protoc)
+    throw new Error(
+      'neither buf nor protoc is installed here; run `svc install buf` (or `svc install protobuf`)',
+    );
   const { args, outDirs } = await protocArgs(o.cwd, o.template, o.skip, o.out);
   for (const d of outDirs) await mkdir(path.join(o.cwd, d), { recursive: true });
   o.out(`protoc ${args.join(' ')}`);

@@ -100,7 +100,10 @@ beforeAll(async () => {
   project = await mkdtemp(path.join(parent, 'openapi-'));
   port = await freePort();
   await mkdir(path.join(project, 'api', 'v1'), { recursive: true });
-  await writeFile(path.join(project, 'package.json'), JSON.stringify({ name: 'openapi-fixture', version: '1.2.3', private: true, type: 'module' }));
+  await writeFile(
+    path.join(project, 'package.json'),
+    JSON.stringify({ name: 'openapi-fixture', version: '1.2.3', private: true, type: 'module' }),
+  );
   await writeFile(path.join(project, 'api', 'v1', 'greeter.proto'), GREETER_PROTO);
   await writeFile(path.join(project, 'api', 'gateway.yaml'), MAPPING);
   await writeFile(path.join(project, 'boot.yaml'), bootYaml());
@@ -109,10 +112,20 @@ beforeAll(async () => {
   const previous = process.cwd();
   process.chdir(project);
   try {
-    app = await boot({ configFile: path.join(project, 'boot.yaml'), cwd: project, argv: [], env: { PATH: process.env['PATH'] }, plugins: [grpcPlugin] });
+    app = await boot({
+      configFile: path.join(project, 'boot.yaml'),
+      cwd: project,
+      argv: [],
+      env: { PATH: process.env['PATH'] },
+      plugins: [grpcPlugin],
+    });
     const entry = grpcEntry(app, 'greeter');
-    const definitions = loadSync(path.join(project, 'api', 'v1', 'greeter.proto'), { includeDirs: [path.join(project, 'api')], keepCase: true });
-    for (const name of ['fixture.v1.Greeter', 'fixture.v1.Admin']) entry.addService(definitions[name] as never, {});
+    const definitions = loadSync(path.join(project, 'api', 'v1', 'greeter.proto'), {
+      includeDirs: [path.join(project, 'api')],
+      keepCase: true,
+    });
+    for (const name of ['fixture.v1.Greeter', 'fixture.v1.Admin'])
+      entry.addService(definitions[name] as never, {});
     await app.bootstrap();
   } finally {
     process.chdir(previous);
@@ -125,16 +138,25 @@ afterAll(async () => {
 });
 
 async function served(file: string): Promise<string> {
-  return waitFor(`the oracle to serve /sw/${file}`, async () => {
-    const res = await fetch(`http://127.0.0.1:${port}/sw/${file}`);
-    return res.status === 200 ? res.text() : undefined;
-  }, { timeoutMs: 30_000 });
+  return waitFor(
+    `the oracle to serve /sw/${file}`,
+    async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/sw/${file}`);
+      return res.status === 200 ? res.text() : undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
 }
 
 test('the documents svc writes are the ones the booted entry serves, written while its port is taken', async () => {
   const warnings: string[] = [];
-  const files = await writeOpenApi(project, 'boot.yaml', path.join('gen', 'openapi'), (l) => warnings.push(l));
-  expect(files.map((f) => path.relative(project, f))).toEqual([path.join('gen', 'openapi', 'greeter.swagger.json'), path.join('gen', 'openapi', 'greeter.openapi.json')]);
+  const files = await writeOpenApi(project, 'boot.yaml', path.join('gen', 'openapi'), (l) =>
+    warnings.push(l),
+  );
+  expect(files.map((f) => path.relative(project, f))).toEqual([
+    path.join('gen', 'openapi', 'greeter.swagger.json'),
+    path.join('gen', 'openapi', 'greeter.openapi.json'),
+  ]);
   expect(warnings).toEqual([]);
 
   const v2 = await readFile(path.join(project, 'gen', 'openapi', 'greeter.swagger.json'), 'utf8');
@@ -147,10 +169,18 @@ test('the documents svc writes are the ones the booted entry serves, written whi
 
   // What the boot.yaml asked for reached the generator: ${VAR:-default}, the mapping file, unbound
   // methods, the app's name and version from package.json.
-  const doc = JSON.parse(v2) as { info: Record<string, string>; paths: Record<string, Record<string, { operationId: string }>> };
+  const doc = JSON.parse(v2) as {
+    info: Record<string, string>;
+    paths: Record<string, Record<string, { operationId: string }>>;
+  };
   expect(doc.info).toMatchObject({ title: 'openapi-fixture', version: '1.2.3' });
   expect(doc.paths['/v1/hello/{userName}']?.['get']?.operationId).toBe('Hello');
-  expect(Object.keys(doc.paths).sort()).toEqual(['/fixture.v1.Admin/Reset', '/fixture.v1.Greeter/Watch', '/v1/hello', '/v1/hello/{userName}']);
+  expect(Object.keys(doc.paths).sort()).toEqual([
+    '/fixture.v1.Admin/Reset',
+    '/fixture.v1.Greeter/Watch',
+    '/v1/hello',
+    '/v1/hello/{userName}',
+  ]);
   expect((JSON.parse(v3) as { openapi: string }).openapi).toMatch(/^3\.1\./);
 });
 
@@ -161,14 +191,25 @@ test('svc pb openapi honours the environment of ${VAR:-default} and --out', asyn
   process.chdir(project);
   const lines: string[] = [];
   try {
-    expect(await main(['pb', 'openapi', '--out', 'docs'], (l) => lines.push(l), (l) => lines.push(l))).toBe(0);
+    expect(
+      await main(
+        ['pb', 'openapi', '--out', 'docs'],
+        (l) => lines.push(l),
+        (l) => lines.push(l),
+      ),
+    ).toBe(0);
   } finally {
     process.chdir(previous);
     if (before === undefined) delete process.env['SIMPLE_IDS'];
     else process.env['SIMPLE_IDS'] = before;
   }
-  expect(lines).toEqual([`wrote ${path.join('docs', 'greeter.swagger.json')}`, `wrote ${path.join('docs', 'greeter.openapi.json')}`]);
-  const doc = JSON.parse(await readFile(path.join(project, 'docs', 'greeter.swagger.json'), 'utf8')) as { paths: Record<string, Record<string, { operationId: string }>> };
+  expect(lines).toEqual([
+    `wrote ${path.join('docs', 'greeter.swagger.json')}`,
+    `wrote ${path.join('docs', 'greeter.openapi.json')}`,
+  ]);
+  const doc = JSON.parse(
+    await readFile(path.join(project, 'docs', 'greeter.swagger.json'), 'utf8'),
+  ) as { paths: Record<string, Record<string, { operationId: string }>> };
   expect(doc.paths['/v1/hello/{userName}']?.['get']?.operationId).toBe('Greeter_Hello');
 });
 
@@ -177,7 +218,9 @@ test('a project without @svcboot/entry-grpc is told what to install', async () =
   try {
     await writeFile(path.join(outside, 'package.json'), '{"name":"bare"}');
     await writeFile(path.join(outside, 'boot.yaml'), 'grpc:\n  - name: g\n    port: 0\n');
-    await expect(writeOpenApi(outside, 'boot.yaml', 'out')).rejects.toThrow(/cannot load @svcboot\/entry-grpc from .*add it to the project's dependencies and run npm install/);
+    await expect(writeOpenApi(outside, 'boot.yaml', 'out')).rejects.toThrow(
+      /cannot load @svcboot\/entry-grpc from .*add it to the project's dependencies and run npm install/,
+    );
   } finally {
     await rm(outside, { recursive: true, force: true });
   }

@@ -37,7 +37,13 @@ interface GrpcModule {
 interface GrpcEntryLike {
   readonly type: string;
   readonly name: string;
-  readonly config: { protos: unknown; gwMappingFiles: unknown; generateUnboundMethods: unknown; gwOption: unknown; sw: unknown };
+  readonly config: {
+    protos: unknown;
+    gwMappingFiles: unknown;
+    generateUnboundMethods: unknown;
+    gwOption: unknown;
+    sw: unknown;
+  };
 }
 
 interface AppLike {
@@ -46,11 +52,21 @@ interface AppLike {
 }
 
 interface CoreModule {
-  boot(options: { configFile: string; configText: string; cwd: string; argv: string[]; env: Record<string, string | undefined>; plugins: unknown[] }): Promise<AppLike>;
+  boot(options: {
+    configFile: string;
+    configText: string;
+    cwd: string;
+    argv: string[];
+    env: Record<string, string | undefined>;
+    plugins: unknown[];
+  }): Promise<AppLike>;
 }
 
 /** Resolves `specifier` as code in `from` would (honouring --conditions) and imports it. */
-async function importFrom<T>(specifier: string, from: string): Promise<{ module: T; resolved: string }> {
+async function importFrom<T>(
+  specifier: string,
+  from: string,
+): Promise<{ module: T; resolved: string }> {
   const resolved = createRequire(from).resolve(specifier);
   return { module: (await import(pathToFileURL(resolved).href)) as T, resolved };
 }
@@ -86,9 +102,16 @@ export interface EntryDocuments {
 }
 
 /** The documents of every enabled grpc entry of the project's boot.yaml, by entry name. */
-export async function openApiDocuments(cwd: string, bootFile: string, warn: (line: string) => void = () => {}): Promise<Map<string, EntryDocuments>> {
+export async function openApiDocuments(
+  cwd: string,
+  bootFile: string,
+  warn: (line: string) => void = () => {},
+): Promise<Map<string, EntryDocuments>> {
   const file = path.resolve(cwd, bootFile);
-  if (!existsSync(file)) throw new Error(`${bootFile} not found in ${cwd}: the OpenAPI documents come from its grpc entries (pass --boot, or --no-openapi)`);
+  if (!existsSync(file))
+    throw new Error(
+      `${bootFile} not found in ${cwd}: the OpenAPI documents come from its grpc entries (pass --boot, or --no-openapi)`,
+    );
   const configText = grpcOnlyConfig(readFileSync(file, 'utf8'));
   const docs = new Map<string, EntryDocuments>();
   if (!configText) return docs;
@@ -97,11 +120,16 @@ export async function openApiDocuments(cwd: string, bootFile: string, warn: (lin
   try {
     grpc = await importFrom<GrpcModule>('@svcboot/entry-grpc', projectRef);
   } catch (err) {
-    throw new Error(`cannot load @svcboot/entry-grpc from ${cwd} (${(err as Error).message.split('\n')[0]}); add it to the project's dependencies and run npm install`, { cause: err });
+    throw new Error(
+      `cannot load @svcboot/entry-grpc from ${cwd} (${(err as Error).message.split('\n')[0]}); add it to the project's dependencies and run npm install`,
+      { cause: err },
+    );
   }
   const build = grpc.module.buildOpenApiDocuments;
   if (typeof build !== 'function') {
-    throw new Error(`@svcboot/entry-grpc at ${grpc.resolved} has no buildOpenApiDocuments; update it (npm install @svcboot/entry-grpc@latest) to write OpenAPI documents`);
+    throw new Error(
+      `@svcboot/entry-grpc at ${grpc.resolved} has no buildOpenApiDocuments; update it (npm install @svcboot/entry-grpc@latest) to write OpenAPI documents`,
+    );
   }
   // The entry-core entry-grpc itself imports: its plugin is written against that one.
   const core = (await importFrom<CoreModule>('@svcboot/entry-core', grpc.resolved)).module;
@@ -109,8 +137,17 @@ export async function openApiDocuments(cwd: string, bootFile: string, warn: (lin
   const env: Record<string, string | undefined> = { ...process.env };
   // Overrides may name sections this reduced file no longer has.
   delete env['SVC_SET'];
-  const app = await core.boot({ configFile: file, configText, cwd, argv: [], env, plugins: [grpc.module.grpcPlugin] });
-  const entries = app.entries().filter((e): e is GrpcEntryLike => e.type === grpc.module.GRPC_ENTRY_TYPE);
+  const app = await core.boot({
+    configFile: file,
+    configText,
+    cwd,
+    argv: [],
+    env,
+    plugins: [grpc.module.grpcPlugin],
+  });
+  const entries = app
+    .entries()
+    .filter((e): e is GrpcEntryLike => e.type === grpc.module.GRPC_ENTRY_TYPE);
   for (const entry of entries) {
     const c = entry.config;
     const built = await build({
@@ -129,7 +166,10 @@ export async function openApiDocuments(cwd: string, bootFile: string, warn: (lin
     });
     if (built.v3Error) warn(`grpc[${entry.name}].sw: no OpenAPI 3.1 document: ${built.v3Error}`);
     // The entry serves JSON.stringify(document, null, 2): the files are the same bytes.
-    docs.set(entry.name, { v2: JSON.stringify(built.v2, null, 2), v3: built.v3 ? JSON.stringify(built.v3, null, 2) : '' });
+    docs.set(entry.name, {
+      v2: JSON.stringify(built.v2, null, 2),
+      v3: built.v3 ? JSON.stringify(built.v3, null, 2) : '',
+    });
   }
   return docs;
 }
@@ -138,7 +178,12 @@ export async function openApiDocuments(cwd: string, bootFile: string, warn: (lin
  * Writes `<outDir>/<entry>.swagger.json` (OpenAPI 2.0) and `<outDir>/<entry>.openapi.json`
  * (OpenAPI 3.1, when it can be built) for each grpc entry; returns the files written.
  */
-export async function writeOpenApi(cwd: string, bootFile: string, outDir: string, warn: (line: string) => void = () => {}): Promise<string[]> {
+export async function writeOpenApi(
+  cwd: string,
+  bootFile: string,
+  outDir: string,
+  warn: (line: string) => void = () => {},
+): Promise<string[]> {
   const docs = await openApiDocuments(cwd, bootFile, warn);
   const written: string[] = [];
   if (docs.size === 0) return written;

@@ -26,8 +26,12 @@ test('vendors the six googleapis protos a gateway-annotated service imports, fro
     'google/rpc/error_details.proto',
     'google/rpc/status.proto',
   ]);
-  expect(await readFile(path.join(out, 'google/api/annotations.proto'), 'utf8')).toMatch(/package google\.api;[\s\S]*extend google\.protobuf\.MethodOptions/);
-  expect(await readFile(path.join(out, 'google/rpc/status.proto'), 'utf8')).toMatch(/message Status \{/);
+  expect(await readFile(path.join(out, 'google/api/annotations.proto'), 'utf8')).toMatch(
+    /package google\.api;[\s\S]*extend google\.protobuf\.MethodOptions/,
+  );
+  expect(await readFile(path.join(out, 'google/rpc/status.proto'), 'utf8')).toMatch(
+    /message Status \{/,
+  );
   expect((await readdir(path.join(out, 'google'))).sort()).toEqual(['api', 'rpc']);
   // The staging folder is gone.
   expect(await readdir(path.join(root, 'third-party'))).toEqual(['googleapis']);
@@ -37,6 +41,8 @@ test('an unknown package version fails and writes nothing', async () => {
   const parent = path.join(root, 'bad');
   await mkdir(parent, { recursive: true });
   await writeFile(path.join(parent, 'keep.txt'), 'x');
-  await expect(vendorGoogleapis(path.join(parent, 'googleapis'), '0.0.0-nope')).rejects.toThrow(/npm pack google-proto-files@0\.0\.0-nope/);
+  await expect(vendorGoogleapis(path.join(parent, 'googleapis'), '0.0.0-nope')).rejects.toThrow(
+    /npm pack google-proto-files@0\.0\.0-nope/,
+  );
   expect(await readdir(parent)).toEqual(['keep.txt']);
 });

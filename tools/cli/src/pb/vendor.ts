@@ -25,7 +25,11 @@ function run(cmd: string, args: readonly string[], cwd: string): Promise<string>
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
     child.stderr.on('data', (b: Buffer) => (out += b.toString()));
     child.on('error', (err) => reject(new Error(`cannot run ${cmd}: ${err.message}`)));
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`\`${cmd} ${args.join(' ')}\` failed (exit ${code}):\n${out.trim()}`))));
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(out)
+        : reject(new Error(`\`${cmd} ${args.join(' ')}\` failed (exit ${code}):\n${out.trim()}`)),
+    );
   });
 }
 
@@ -33,13 +37,27 @@ function run(cmd: string, args: readonly string[], cwd: string): Promise<string>
  * Fetches the package tarball with `npm pack` (from npm's cache when it is there), extracts
  * only the six files into a staging folder, and moves them into `outDir` when all six are there.
  */
-export async function vendorGoogleapis(outDir: string, version: string = GOOGLEAPIS_VERSION): Promise<string[]> {
+export async function vendorGoogleapis(
+  outDir: string,
+  version: string = GOOGLEAPIS_VERSION,
+): Promise<string[]> {
   const target = path.resolve(outDir);
   const parent = path.dirname(target);
   await mkdir(parent, { recursive: true });
   const staging = await mkdtemp(path.join(parent, '.svc-vendor-'));
   try {
-    await run('npm', ['pack', `${GOOGLEAPIS_PACKAGE}@${version}`, '--ignore-scripts', '--silent', '--pack-destination', staging], staging);
+    await run(
+      'npm',
+      [
+        'pack',
+        `${GOOGLEAPIS_PACKAGE}@${version}`,
+        '--ignore-scripts',
+        '--silent',
+        '--pack-destination',
+        staging,
+      ],
+      staging,
+    );
     const tarball = (await readdir(staging)).find((f) => f.endsWith('.tgz'));
     if (!tarball) throw new Error(`npm pack ${GOOGLEAPIS_PACKAGE}@${version} produced no tarball`);
     await run('tar', ['-xzf', tarball, ...GOOGLEAPIS_FILES.map((f) => `package/${f}`)], staging);

@@ -27,17 +27,27 @@ export interface NewOptions {
 }
 
 export function parseFeatures(text: string): t.Feature[] {
-  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = names.filter((n) => !(t.FEATURES as readonly string[]).includes(n));
-  if (bad.length) throw new Error(`--with: unknown ${bad.map((b) => `"${b}"`).join(', ')}; choose from ${t.FEATURES.join(', ')}`);
-  if (names.length === 0) throw new Error(`--with names no entry kind; choose from ${t.FEATURES.join(', ')}`);
+  if (bad.length)
+    throw new Error(
+      `--with: unknown ${bad.map((b) => `"${b}"`).join(', ')}; choose from ${t.FEATURES.join(', ')}`,
+    );
+  if (names.length === 0)
+    throw new Error(`--with names no entry kind; choose from ${t.FEATURES.join(', ')}`);
   return t.FEATURES.filter((f) => names.includes(f));
 }
 
 /** The folder, inside the service, of the @svcboot tarballs packed from a checkout. */
 export const VENDOR_DIR = 'vendor';
 
-function specFor(o: NewOptions, packed: ReadonlyMap<string, string> | undefined): (pkg: string) => string {
+function specFor(
+  o: NewOptions,
+  packed: ReadonlyMap<string, string> | undefined,
+): (pkg: string) => string {
   if (packed) {
     return (pkg) => {
       const file = packed.get(pkg);
@@ -50,8 +60,14 @@ function specFor(o: NewOptions, packed: ReadonlyMap<string, string> | undefined)
   const files = readdirSync(dir).filter((f) => f.endsWith('.tgz'));
   return (pkg) => {
     const stem = pkg.replace(/^@/, '').replace('/', '-');
-    const match = files.filter((f) => f.startsWith(`${stem}-`) && /^\d/.test(f.slice(stem.length + 1))).sort().pop();
-    if (!match) throw new Error(`--svcboot-tarballs ${o.tarballs}: no ${stem}-<version>.tgz for ${pkg} (make it with \`npm pack\` in that package)`);
+    const match = files
+      .filter((f) => f.startsWith(`${stem}-`) && /^\d/.test(f.slice(stem.length + 1)))
+      .sort()
+      .pop();
+    if (!match)
+      throw new Error(
+        `--svcboot-tarballs ${o.tarballs}: no ${stem}-<version>.tgz for ${pkg} (make it with \`npm pack\` in that package)`,
+      );
     return `file:${path.join(dir, match)}`;
   };
 }
@@ -76,13 +92,25 @@ export function svcbootPackages(o: Pick<NewOptions, 'name' | 'features'>): strin
  * `@svcboot/entry-core: *`) resolve to the root's tarball instead of a registry. `packed`
  * packages that the template did not name (a dependency of one it did) become dependencies.
  */
-export function pinLocalSvcboot(text: string, packed: ReadonlyMap<string, string> | undefined): string {
-  const pkg = JSON.parse(text) as { dependencies: Record<string, string>; devDependencies: Record<string, string>; overrides?: Record<string, string> };
+export function pinLocalSvcboot(
+  text: string,
+  packed: ReadonlyMap<string, string> | undefined,
+): string {
+  const pkg = JSON.parse(text) as {
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+    overrides?: Record<string, string>;
+  };
   for (const [name, file] of packed ?? []) {
-    if (!pkg.dependencies[name] && !pkg.devDependencies[name]) pkg.dependencies[name] = `file:${VENDOR_DIR}/${file}`;
+    if (!pkg.dependencies[name] && !pkg.devDependencies[name])
+      pkg.dependencies[name] = `file:${VENDOR_DIR}/${file}`;
   }
-  pkg.dependencies = Object.fromEntries(Object.entries(pkg.dependencies).sort(([a], [b]) => a.localeCompare(b)));
-  const local = Object.keys(pkg.dependencies).filter((n) => n.startsWith('@svcboot/') && pkg.dependencies[n]!.startsWith('file:'));
+  pkg.dependencies = Object.fromEntries(
+    Object.entries(pkg.dependencies).sort(([a], [b]) => a.localeCompare(b)),
+  );
+  const local = Object.keys(pkg.dependencies).filter(
+    (n) => n.startsWith('@svcboot/') && pkg.dependencies[n]!.startsWith('file:'),
+  );
   if (local.length === 0) return text;
   pkg.overrides = { ...pkg.overrides, ...Object.fromEntries(local.map((n) => [n, `$${n}`])) };
   return `${JSON.stringify(pkg, null, 2)}\n`;
@@ -106,8 +134,15 @@ pack\` in the checkout's libs), delete \`package-lock.json\` and \`node_modules\
 }
 
 /** The relative path and text of every file of the new service; `packed`: the tarballs in vendor/, by package. */
-export function scaffoldFiles(o: NewOptions, packed?: ReadonlyMap<string, string>): Array<[string, string]> {
-  const input: t.ScaffoldInput = { name: o.name, features: o.features, svcbootSpec: specFor(o, packed) };
+export function scaffoldFiles(
+  o: NewOptions,
+  packed?: ReadonlyMap<string, string>,
+): Array<[string, string]> {
+  const input: t.ScaffoldInput = {
+    name: o.name,
+    features: o.features,
+    svcbootSpec: specFor(o, packed),
+  };
   const files: Array<[string, string]> = [
     ['package.json', pinLocalSvcboot(t.packageJson(input), packed)],
     ['tsconfig.json', t.TSCONFIG],
@@ -117,9 +152,15 @@ export function scaffoldFiles(o: NewOptions, packed?: ReadonlyMap<string, string
     ['README.md', t.readme(input) + (packed ? vendorReadme(packed) : '')],
     ['.gitignore', t.GITIGNORE],
   ];
-  if (o.features.includes('grpc') || o.features.includes('httpserver')) files.push(['src/main.test.ts', t.mainTestTs(input)]);
+  if (o.features.includes('grpc') || o.features.includes('httpserver'))
+    files.push(['src/main.test.ts', t.mainTestTs(input)]);
   if (o.features.includes('grpc')) {
-    files.push(['api/v1/greeter.proto', t.GREETER_PROTO], ['api/v1/gw_mapping.yaml', t.GW_MAPPING], ['buf.yaml', t.BUF_YAML], ['buf.gen.yaml', t.BUF_GEN_YAML]);
+    files.push(
+      ['api/v1/greeter.proto', t.GREETER_PROTO],
+      ['api/v1/gw_mapping.yaml', t.GW_MAPPING],
+      ['buf.yaml', t.BUF_YAML],
+      ['buf.gen.yaml', t.BUF_GEN_YAML],
+    );
   }
   return files;
 }
@@ -128,17 +169,26 @@ export function scaffoldFiles(o: NewOptions, packed?: ReadonlyMap<string, string
  * Writes the service into a staging folder and renames it into place when complete. With
  * `checkout`, first builds (what is not built yet) and packs the @svcboot packages into vendor/.
  */
-export async function scaffold(o: NewOptions, log: (line: string) => void = () => {}): Promise<string> {
-  if (!/^[a-z0-9][a-z0-9._-]*$/.test(o.name)) throw new Error(`"${o.name}" is not a valid package name: use lower-case letters, digits, ".", "_" and "-"`);
+export async function scaffold(
+  o: NewOptions,
+  log: (line: string) => void = () => {},
+): Promise<string> {
+  if (!/^[a-z0-9][a-z0-9._-]*$/.test(o.name))
+    throw new Error(
+      `"${o.name}" is not a valid package name: use lower-case letters, digits, ".", "_" and "-"`,
+    );
   const target = path.resolve(o.parent, o.name);
-  if (existsSync(target) && (await readdir(target)).length > 0) throw new Error(`${target} exists and is not empty; choose another name or --dir`);
+  if (existsSync(target) && (await readdir(target)).length > 0)
+    throw new Error(`${target} exists and is not empty; choose another name or --dir`);
   await mkdir(path.dirname(target), { recursive: true });
   const staging = await mkdtemp(path.join(path.dirname(target), `.svc-new-${o.name}-`));
   try {
     let packed: Map<string, string> | undefined;
     if (o.checkout) {
       const wanted = svcbootPackages(o);
-      log(`packing ${wanted.join(', ')} from ${o.checkout} into ${VENDOR_DIR}/ (not on the npm registry)`);
+      log(
+        `packing ${wanted.join(', ')} from ${o.checkout} into ${VENDOR_DIR}/ (not on the npm registry)`,
+      );
       await mkdir(path.join(staging, VENDOR_DIR));
       packed = await packFromCheckout(o.checkout, wanted, path.join(staging, VENDOR_DIR), log);
     }
@@ -148,7 +198,8 @@ export async function scaffold(o: NewOptions, log: (line: string) => void = () =
       await mkdir(path.dirname(f), { recursive: true });
       await writeFile(f, text);
     }
-    if (o.features.includes('grpc') && o.vendor) await vendorGoogleapis(path.join(staging, 'third-party', 'googleapis'));
+    if (o.features.includes('grpc') && o.vendor)
+      await vendorGoogleapis(path.join(staging, 'third-party', 'googleapis'));
     if (existsSync(target)) await rm(target, { recursive: true });
     await rename(staging, target);
     return target;
@@ -158,7 +209,10 @@ export async function scaffold(o: NewOptions, log: (line: string) => void = () =
   }
 }
 
-export async function newCommand(argv: readonly string[], out: (line: string) => void): Promise<void> {
+export async function newCommand(
+  argv: readonly string[],
+  out: (line: string) => void,
+): Promise<void> {
   const { values, positionals } = parseArgs({
     args: [...argv],
     allowPositionals: true,
@@ -179,7 +233,10 @@ export async function newCommand(argv: readonly string[], out: (line: string) =>
   if (!name || extra.length) throw new Error(`expected one name\n${NEW_USAGE}`);
   const tarballs = values['svcboot-tarballs'];
   const version = values['svcboot-version'];
-  if (tarballs && version) throw new Error('--svcboot-tarballs and --svcboot-version exclude each other: choose one source of the @svcboot packages');
+  if (tarballs && version)
+    throw new Error(
+      '--svcboot-tarballs and --svcboot-version exclude each other: choose one source of the @svcboot packages',
+    );
   // From a checkout the packages are packed (they are not on the npm registry); an installed CLI takes them from the registry.
   const checkout = tarballs || version ? undefined : findCheckout();
   const target = await scaffold(
@@ -197,5 +254,7 @@ export async function newCommand(argv: readonly string[], out: (line: string) =>
   const rel = path.relative(process.cwd(), target);
   const where = rel === '' ? '.' : rel.startsWith('..') ? target : rel;
   out(`created ${where}`);
-  out(`next:\n  cd ${where}\n  npm install\n  npm start           # builds (tsc), then boots; Ctrl-C stops it`);
+  out(
+    `next:\n  cd ${where}\n  npm install\n  npm start           # builds (tsc), then boots; Ctrl-C stops it`,
+  );
 }

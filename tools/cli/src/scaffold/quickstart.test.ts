@@ -37,7 +37,9 @@ function groupAlive(pid: number): boolean {
 
 beforeAll(async () => {
   if (!existsSync(path.join(repo, 'node_modules', '.bin', 'svc'))) {
-    throw new Error(`${repo}node_modules/.bin/svc is missing: run \`npm install\` at the repository root (it links tools/cli's bin)`);
+    throw new Error(
+      `${repo}node_modules/.bin/svc is missing: run \`npm install\` at the repository root (it links tools/cli's bin)`,
+    );
   }
   root = await mkdtemp(path.join(os.tmpdir(), 'svc-quickstart-'));
   dir = path.join(root, 'hello');
@@ -51,8 +53,14 @@ afterAll(async () => {
 test(
   'npx svc new from the repository root, npm install, npm start: Hello over gRPC and REST; SIGTERM stops it',
   async () => {
-    const made = await run('npx', ['--no', 'svc', 'new', 'hello', '--with', 'grpc,httpserver', '--dir', root], { cwd: repo });
-    expect(made.stdout).toContain(`packing @svcboot/entry-core, @svcboot/entry-grpc, @svcboot/entry-http, @svcboot/cli from ${repo.replace(/\/$/, '')} into vendor/`);
+    const made = await run(
+      'npx',
+      ['--no', 'svc', 'new', 'hello', '--with', 'grpc,httpserver', '--dir', root],
+      { cwd: repo },
+    );
+    expect(made.stdout).toContain(
+      `packing @svcboot/entry-core, @svcboot/entry-grpc, @svcboot/entry-http, @svcboot/cli from ${repo.replace(/\/$/, '')} into vendor/`,
+    );
     expect(made.stdout).toContain(`created ${dir}\nnext:\n  cd ${dir}\n  npm install\n  npm start`);
 
     const pkg = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8')) as {
@@ -60,36 +68,76 @@ test(
       devDependencies: Record<string, string>;
       overrides: Record<string, string>;
     };
-    expect(pkg.dependencies['@svcboot/entry-core']).toBe('file:vendor/svcboot-entry-core-0.1.0.tgz');
-    expect(pkg.dependencies['@svcboot/entry-grpc']).toBe('file:vendor/svcboot-entry-grpc-0.1.0.tgz');
-    expect(pkg.dependencies['@svcboot/entry-http']).toBe('file:vendor/svcboot-entry-http-0.1.0.tgz');
+    expect(pkg.dependencies['@svcboot/entry-core']).toBe(
+      'file:vendor/svcboot-entry-core-0.1.0.tgz',
+    );
+    expect(pkg.dependencies['@svcboot/entry-grpc']).toBe(
+      'file:vendor/svcboot-entry-grpc-0.1.0.tgz',
+    );
+    expect(pkg.dependencies['@svcboot/entry-http']).toBe(
+      'file:vendor/svcboot-entry-http-0.1.0.tgz',
+    );
     expect(pkg.devDependencies['@svcboot/cli']).toBe('file:vendor/svcboot-cli-0.1.0.tgz');
     expect(pkg.overrides['@svcboot/entry-core']).toBe('$@svcboot/entry-core');
-    expect((await readdir(path.join(dir, 'vendor'))).sort()).toEqual(['svcboot-cli-0.1.0.tgz', 'svcboot-entry-core-0.1.0.tgz', 'svcboot-entry-grpc-0.1.0.tgz', 'svcboot-entry-http-0.1.0.tgz']);
+    expect((await readdir(path.join(dir, 'vendor'))).sort()).toEqual([
+      'svcboot-cli-0.1.0.tgz',
+      'svcboot-entry-core-0.1.0.tgz',
+      'svcboot-entry-grpc-0.1.0.tgz',
+      'svcboot-entry-http-0.1.0.tgz',
+    ]);
     // No staging folder is left beside it.
     expect(await readdir(root)).toEqual(['hello']);
 
-    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir });
+    await run(
+      'npm',
+      ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'],
+      { cwd: dir },
+    );
     // One entry-core, the vendored one, shared by the service and the libs.
-    const core = JSON.parse(await readFile(path.join(dir, 'node_modules/@svcboot/entry-core/package.json'), 'utf8')) as { version: string };
+    const core = JSON.parse(
+      await readFile(path.join(dir, 'node_modules/@svcboot/entry-core/package.json'), 'utf8'),
+    ) as { version: string };
     expect(core.version).toBe('0.1.0');
-    for (const lib of ['entry-grpc', 'entry-http']) expect(existsSync(path.join(dir, 'node_modules/@svcboot', lib, 'node_modules/@svcboot/entry-core'))).toBe(false);
-    const lock = JSON.parse(await readFile(path.join(dir, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved?: string }> };
-    expect(lock.packages['node_modules/@svcboot/entry-core']?.resolved).toBe('file:vendor/svcboot-entry-core-0.1.0.tgz');
+    for (const lib of ['entry-grpc', 'entry-http'])
+      expect(
+        existsSync(
+          path.join(dir, 'node_modules/@svcboot', lib, 'node_modules/@svcboot/entry-core'),
+        ),
+      ).toBe(false);
+    const lock = JSON.parse(await readFile(path.join(dir, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { resolved?: string }>;
+    };
+    expect(lock.packages['node_modules/@svcboot/entry-core']?.resolved).toBe(
+      'file:vendor/svcboot-entry-core-0.1.0.tgz',
+    );
 
     const grpcPort = await freePort();
     const httpPort = await freePort();
     // Its own process group, as a shell would start it, so the signal reaches npm, sh and node.
-    started = spawn('npm', ['start'], { cwd: dir, env: plainEnv({ GRPC_PORT: String(grpcPort), HTTP_PORT: String(httpPort) }), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    started = spawn('npm', ['start'], {
+      cwd: dir,
+      env: plainEnv({ GRPC_PORT: String(grpcPort), HTTP_PORT: String(httpPort) }),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     started.stdout?.on('data', (b: Buffer) => (output += b.toString()));
     started.stderr?.on('data', (b: Buffer) => (output += b.toString()));
     const service = started;
 
-    const proto = loadPackageDefinition(loadSync('v1/greeter.proto', { includeDirs: [path.join(dir, 'api')], keepCase: true, defaults: true })) as unknown as {
+    const proto = loadPackageDefinition(
+      loadSync('v1/greeter.proto', {
+        includeDirs: [path.join(dir, 'api')],
+        keepCase: true,
+        defaults: true,
+      }),
+    ) as unknown as {
       api: { v1: { Greeter: ServiceClientConstructor } };
     };
-    const client = new proto.api.v1.Greeter(`127.0.0.1:${grpcPort}`, credentials.createInsecure()) as unknown as {
+    const client = new proto.api.v1.Greeter(
+      `127.0.0.1:${grpcPort}`,
+      credentials.createInsecure(),
+    ) as unknown as {
       Hello(req: object, cb: (err: Error | null, res: unknown) => void): void;
       close(): void;
     };
@@ -98,8 +146,11 @@ test(
       const reply = await waitFor(
         'Hello over gRPC from npm start',
         () => {
-          if (service.exitCode !== null) throw new Error(`npm start exited with ${service.exitCode}:\n${output}`);
-          return new Promise<unknown>((resolve, reject) => client.Hello({}, (err, res) => (err ? reject(err) : resolve(res))));
+          if (service.exitCode !== null)
+            throw new Error(`npm start exited with ${service.exitCode}:\n${output}`);
+          return new Promise<unknown>((resolve, reject) =>
+            client.Hello({}, (err, res) => (err ? reject(err) : resolve(res))),
+          );
         },
         { timeoutMs: 120_000, intervalMs: 200 },
       ).catch((err: Error) => {
@@ -116,7 +167,11 @@ test(
     }
 
     process.kill(-service.pid!, 'SIGTERM');
-    await waitFor('every process of npm start to end after SIGTERM', () => !groupAlive(service.pid!), { timeoutMs: 30_000, intervalMs: 50 });
+    await waitFor(
+      'every process of npm start to end after SIGTERM',
+      () => !groupAlive(service.pid!),
+      { timeoutMs: 30_000, intervalMs: 50 },
+    );
     expect(output).toContain('Shutdown begins (SIGTERM)');
     expect(output).toContain('Shutdown complete');
     expect(await isListening(grpcPort)).toBe(false);
@@ -130,7 +185,12 @@ test(
   async () => {
     const tested = await run('npm', ['test'], { cwd: dir });
     const text = tested.stdout + tested.stderr;
-    for (const name of ['Hello over gRPC', 'Hello over the REST gateway', 'Hello over the HTTP server']) expect(text).toContain(name);
+    for (const name of [
+      'Hello over gRPC',
+      'Hello over the REST gateway',
+      'Hello over the HTTP server',
+    ])
+      expect(text).toContain(name);
     expect(text).toMatch(/\bpass 3\b/);
     expect(text).toMatch(/\bfail 0\b/);
   },
@@ -142,14 +202,24 @@ test(
   async () => {
     // As in a user's shell: not the PATH npm gives this workspace's scripts, whose node_modules/.bin
     // has the workspace's own buf (a devDependency), which svc pb gen would rightly prefer.
-    const env = plainEnv({ PATH: (process.env['PATH'] ?? '').split(path.delimiter).filter((d) => !d.includes(`${path.sep}node_modules${path.sep}.bin`)).join(path.delimiter) });
-    const installed = await run('npx', ['--no', 'svc', 'install', 'protobuf', 'protoc-gen-es'], { cwd: dir, env });
+    const env = plainEnv({
+      PATH: (process.env['PATH'] ?? '')
+        .split(path.delimiter)
+        .filter((d) => !d.includes(`${path.sep}node_modules${path.sep}.bin`))
+        .join(path.delimiter),
+    });
+    const installed = await run('npx', ['--no', 'svc', 'install', 'protobuf', 'protoc-gen-es'], {
+      cwd: dir,
+      env,
+    });
     expect(installed.stdout).toContain('installed .svc/bin/protoc');
     expect(installed.stdout).toContain('installed .svc/bin/protoc-gen-es');
     const gen = await run('npx', ['--no', 'svc', 'pb', 'gen'], { cwd: dir, env });
     expect(gen.stdout).toContain('generated code with protoc');
     expect(existsSync(path.join(dir, 'gen', 'es', 'v1', 'greeter_pb.ts'))).toBe(true);
-    const doc = JSON.parse(await readFile(path.join(dir, 'gen', 'openapi', 'greeter.swagger.json'), 'utf8')) as { paths: Record<string, unknown> };
+    const doc = JSON.parse(
+      await readFile(path.join(dir, 'gen', 'openapi', 'greeter.swagger.json'), 'utf8'),
+    ) as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).toEqual(['/v1/hello']);
   },
   BUDGET_MS,

@@ -24,7 +24,14 @@ beforeAll(async () => {
   const parent = path.join(cliDir, '.test-tmp');
   await mkdir(parent, { recursive: true });
   const tmp = await mkdtemp(path.join(parent, 'all-'));
-  dir = await scaffold({ name: 'all-kinds', features: [...FEATURES], parent: tmp, svcbootVersion: '^0.1.0', tarballs: undefined, vendor: false });
+  dir = await scaffold({
+    name: 'all-kinds',
+    features: [...FEATURES],
+    parent: tmp,
+    svcbootVersion: '^0.1.0',
+    tarballs: undefined,
+    vendor: false,
+  });
 });
 
 afterAll(async () => {
@@ -36,37 +43,66 @@ test('boot.yaml with every kind is valid for the libs and creates one entry of e
   const app = await boot({ configText: text, cwd: dir, argv: [], env: {} });
   const kinds = app.entries().map((e) => e.type);
   expect(kinds).toEqual(expect.arrayContaining(['GrpcEntry', 'HttpEntry']));
-  expect(app.entries().map((e) => e.name).sort()).toEqual(['cache', 'clickhouse', 'db', 'greeter', 'redis', 'web']);
+  expect(
+    app
+      .entries()
+      .map((e) => e.name)
+      .sort(),
+  ).toEqual(['cache', 'clickhouse', 'db', 'greeter', 'redis', 'web']);
   expect(app.info.name).toBe('all-kinds');
 });
 
 test('main.ts with every kind compiles against the libs', async () => {
   await writeFile(
     path.join(dir, 'tsconfig.check.json'),
-    JSON.stringify({ extends: './tsconfig.json', compilerOptions: { noEmit: true, customConditions: ['svcboot-source'] } }),
+    JSON.stringify({
+      extends: './tsconfig.json',
+      compilerOptions: { noEmit: true, customConditions: ['svcboot-source'] },
+    }),
   );
-  const r = await run(process.execPath, [tsc, '-p', 'tsconfig.check.json'], { cwd: dir, allowFailure: true });
+  const r = await run(process.execPath, [tsc, '-p', 'tsconfig.check.json'], {
+    cwd: dir,
+    allowFailure: true,
+  });
   expect(r.stdout + r.stderr).toBe('');
   expect(r.code).toBe(0);
 });
 
 test('the files follow the chosen kinds', () => {
-  const opts = { name: 'x', parent: '.', svcbootVersion: '^0.1.0', tarballs: undefined, vendor: false };
+  const opts = {
+    name: 'x',
+    parent: '.',
+    svcbootVersion: '^0.1.0',
+    tarballs: undefined,
+    vendor: false,
+  };
   const kv = new Map(scaffoldFiles({ ...opts, features: ['kvstore'] }));
   expect([...kv.keys()]).not.toContain('api/v1/greeter.proto');
   expect([...kv.keys()]).not.toContain('src/main.test.ts');
   expect(kv.get('boot.yaml')).toContain('kvstore:\n  - name: redis');
   expect(kv.get('boot.yaml')).not.toContain('grpc:');
-  expect(JSON.parse(kv.get('package.json')!).dependencies).toEqual({ '@svcboot/entry-core': '^0.1.0', '@svcboot/entry-kv': '^0.1.0' });
+  expect(JSON.parse(kv.get('package.json')!).dependencies).toEqual({
+    '@svcboot/entry-core': '^0.1.0',
+    '@svcboot/entry-kv': '^0.1.0',
+  });
 
   const grpc = new Map(scaffoldFiles({ ...opts, features: ['grpc'] }));
-  expect(grpc.get('api/v1/greeter.proto')).toMatch(/package api\.v1;[\s\S]*service Greeter \{\s*rpc Hello \(HelloRequest\) returns \(HelloResponse\)[\s\S]*message HelloRequest \{\}[\s\S]*string message = 1;/);
-  expect(grpc.get('api/v1/gw_mapping.yaml')).toBe('type: google.api.Service\nconfig_version: 3\n\nhttp:\n  rules:\n    - selector: api.v1.Greeter.Hello\n      get: /v1/hello\n');
+  expect(grpc.get('api/v1/greeter.proto')).toMatch(
+    /package api\.v1;[\s\S]*service Greeter \{\s*rpc Hello \(HelloRequest\) returns \(HelloResponse\)[\s\S]*message HelloRequest \{\}[\s\S]*string message = 1;/,
+  );
+  expect(grpc.get('api/v1/gw_mapping.yaml')).toBe(
+    'type: google.api.Service\nconfig_version: 3\n\nhttp:\n  rules:\n    - selector: api.v1.Greeter.Hello\n      get: /v1/hello\n',
+  );
   expect(grpc.get('README.md')).toContain('npm install\nnpm start            # builds (tsc)');
-  const scripts = (JSON.parse(grpc.get('package.json')!) as { scripts: Record<string, string> }).scripts;
+  const scripts = (JSON.parse(grpc.get('package.json')!) as { scripts: Record<string, string> })
+    .scripts;
   expect(scripts['prestart']).toBe('tsc -p tsconfig.build.json');
   expect(scripts['test']).toBe('tsc -p tsconfig.json && node --test dist/main.test.js');
-  expect(Object.keys(JSON.parse(grpc.get('package.json')!).devDependencies)).toEqual(['@svcboot/cli', '@types/node', 'typescript']);
+  expect(Object.keys(JSON.parse(grpc.get('package.json')!).devDependencies)).toEqual([
+    '@svcboot/cli',
+    '@types/node',
+    'typescript',
+  ]);
   expect(JSON.parse(kv.get('package.json')!).scripts.test).toBeUndefined();
 });
 

@@ -1,6 +1,13 @@
 /** The files of a new service, as text, from the chosen entry kinds. */
 
-export const FEATURES = ['grpc', 'httpserver', 'kvstore', 'cache', 'relationaldb', 'columnardb'] as const;
+export const FEATURES = [
+  'grpc',
+  'httpserver',
+  'kvstore',
+  'cache',
+  'relationaldb',
+  'columnardb',
+] as const;
 export type Feature = (typeof FEATURES)[number];
 
 /**
@@ -9,14 +16,19 @@ export type Feature = (typeof FEATURES)[number];
  * (`svcboot.entryKey` in its package.json, checked by feature-packages.test.ts); entry-core keeps
  * no such table.
  */
-export const FEATURE_PACKAGES: Record<Feature, { pkg: string; getter: string; entryName: string }> = {
-  grpc: { pkg: '@svcboot/entry-grpc', getter: 'grpcEntry', entryName: 'greeter' },
-  httpserver: { pkg: '@svcboot/entry-http', getter: 'httpEntry', entryName: 'web' },
-  kvstore: { pkg: '@svcboot/entry-kv', getter: 'kvEntry', entryName: 'redis' },
-  cache: { pkg: '@svcboot/entry-cache', getter: 'cacheEntry', entryName: 'cache' },
-  relationaldb: { pkg: '@svcboot/entry-sql', getter: 'relationalDbEntry', entryName: 'db' },
-  columnardb: { pkg: '@svcboot/entry-columnar', getter: 'columnarEntry', entryName: 'clickhouse' },
-};
+export const FEATURE_PACKAGES: Record<Feature, { pkg: string; getter: string; entryName: string }> =
+  {
+    grpc: { pkg: '@svcboot/entry-grpc', getter: 'grpcEntry', entryName: 'greeter' },
+    httpserver: { pkg: '@svcboot/entry-http', getter: 'httpEntry', entryName: 'web' },
+    kvstore: { pkg: '@svcboot/entry-kv', getter: 'kvEntry', entryName: 'redis' },
+    cache: { pkg: '@svcboot/entry-cache', getter: 'cacheEntry', entryName: 'cache' },
+    relationaldb: { pkg: '@svcboot/entry-sql', getter: 'relationalDbEntry', entryName: 'db' },
+    columnardb: {
+      pkg: '@svcboot/entry-columnar',
+      getter: 'columnarEntry',
+      entryName: 'clickhouse',
+    },
+  };
 
 export interface ScaffoldInput {
   name: string;
@@ -27,11 +39,15 @@ export interface ScaffoldInput {
 
 const has = (i: ScaffoldInput, f: Feature): boolean => i.features.includes(f);
 /** src/main.test.ts is written: it calls Hello, served by gRPC or the HTTP server. */
-export const hasTest = (i: Pick<ScaffoldInput, 'features'>): boolean => i.features.includes('grpc') || i.features.includes('httpserver');
+export const hasTest = (i: Pick<ScaffoldInput, 'features'>): boolean =>
+  i.features.includes('grpc') || i.features.includes('httpserver');
 
 export function packageJson(i: ScaffoldInput): string {
-  const deps: Record<string, string> = { '@svcboot/entry-core': i.svcbootSpec('@svcboot/entry-core') };
-  for (const f of i.features) deps[FEATURE_PACKAGES[f].pkg] = i.svcbootSpec(FEATURE_PACKAGES[f].pkg);
+  const deps: Record<string, string> = {
+    '@svcboot/entry-core': i.svcbootSpec('@svcboot/entry-core'),
+  };
+  for (const f of i.features)
+    deps[FEATURE_PACKAGES[f].pkg] = i.svcbootSpec(FEATURE_PACKAGES[f].pkg);
   // Light on purpose (a first npm install in seconds): tests run on node:test, and protoc-gen-es
   // comes with `svc install` when the protos are generated.
   const devDeps: Record<string, string> = { '@types/node': '^20.19.0', typescript: '~5.9.3' };
@@ -98,7 +114,12 @@ export const TSCONFIG_BUILD = `{
 `;
 
 export function bootYaml(i: ScaffoldInput): string {
-  const parts: string[] = [`# ${i.name}: the entries this service boots. \${VAR:-default} reads the environment.`, 'app:', `  name: ${i.name}`, '  version: 0.1.0'];
+  const parts: string[] = [
+    `# ${i.name}: the entries this service boots. \${VAR:-default} reads the environment.`,
+    'app:',
+    `  name: ${i.name}`,
+    '  version: 0.1.0',
+  ];
   if (has(i, 'grpc')) {
     parts.push(
       'grpc:',
@@ -120,10 +141,24 @@ export function bootYaml(i: ScaffoldInput): string {
     );
   }
   if (has(i, 'httpserver')) {
-    parts.push('httpserver:', '  - name: web', '    enabled: true', '    port: ${HTTP_PORT:-8081}', '    middleware:', '      logging: { enabled: true }', '      meta: { enabled: true }');
+    parts.push(
+      'httpserver:',
+      '  - name: web',
+      '    enabled: true',
+      '    port: ${HTTP_PORT:-8081}',
+      '    middleware:',
+      '      logging: { enabled: true }',
+      '      meta: { enabled: true }',
+    );
   }
   if (has(i, 'kvstore')) {
-    parts.push('kvstore:', '  - name: redis', '    enabled: true', '    addrs: ["${REDIS_ADDR:-localhost:6379}"]', '    pass: ${REDIS_PASS:-}');
+    parts.push(
+      'kvstore:',
+      '  - name: redis',
+      '    enabled: true',
+      '    addrs: ["${REDIS_ADDR:-localhost:6379}"]',
+      '    pass: ${REDIS_PASS:-}',
+    );
   }
   if (has(i, 'cache')) {
     parts.push(
@@ -215,12 +250,18 @@ export function mainTs(i: ScaffoldInput): string {
   const lines: string[] = [];
   lines.push(`import { runApp } from '@svcboot/entry-core';`);
   if (has(i, 'grpc')) {
-    lines.push(`import type { ServiceDefinition, handleUnaryCall } from '@grpc/grpc-js';`, `import { loadSync } from '@grpc/proto-loader';`);
+    lines.push(
+      `import type { ServiceDefinition, handleUnaryCall } from '@grpc/grpc-js';`,
+      `import { loadSync } from '@grpc/proto-loader';`,
+    );
   }
   for (const f of i.features) {
     const { pkg, getter } = FEATURE_PACKAGES[f];
     if (f === 'grpc' || f === 'httpserver') lines.push(`import { ${getter} } from '${pkg}';`);
-    else lines.push(`import '${pkg}'; // registers the \`${f}\` key; ${getter}(app, name) gets the entry`);
+    else
+      lines.push(
+        `import '${pkg}'; // registers the \`${f}\` key; ${getter}(app, name) gets the entry`,
+      );
   }
   lines.push('');
   if (has(i, 'grpc')) {
@@ -241,10 +282,18 @@ export function mainTs(i: ScaffoldInput): string {
   } else {
     lines.push(`export const GREETING = { message: 'Hello from ${i.name}' };`, '');
   }
-  lines.push('// Boots ./boot.yaml, registers the handlers, and serves until SIGINT or SIGTERM.', 'await runApp((app) => {');
-  if (has(i, 'grpc')) lines.push(`  grpcEntry(app, 'greeter').addService(greeterService, { Hello: hello });`);
+  lines.push(
+    '// Boots ./boot.yaml, registers the handlers, and serves until SIGINT or SIGTERM.',
+    'await runApp((app) => {',
+  );
+  if (has(i, 'grpc'))
+    lines.push(`  grpcEntry(app, 'greeter').addService(greeterService, { Hello: hello });`);
   if (has(i, 'httpserver')) {
-    lines.push(`  httpEntry(app, 'web').router.get('/v1/hello', (ctx) => {`, '    ctx.body = GREETING;', '  });');
+    lines.push(
+      `  httpEntry(app, 'web').router.get('/v1/hello', (ctx) => {`,
+      '    ctx.body = GREETING;',
+      '  });',
+    );
   }
   lines.push('});');
   return `${lines.join('\n')}\n`;
@@ -339,22 +388,25 @@ test('Hello over the REST gateway', { timeout }, async () => {
 `
     : ''
 }${
-    http
-      ? `
+  http
+    ? `
 test('Hello over the HTTP server', { timeout }, async () => {
   assert.deepEqual(await getHello(ports.http), { message: 'Hello from ${i.name}' });
 });
 `
-      : ''
-  }`;
+    : ''
+}`;
 }
 
 export function readme(i: ScaffoldInput): string {
   const grpc = has(i, 'grpc');
   const needs: string[] = [];
-  if (has(i, 'kvstore') || has(i, 'cache')) needs.push('Redis at `$REDIS_ADDR` (default localhost:6379)');
-  if (has(i, 'relationaldb')) needs.push('PostgreSQL at `$PG_ADDR` (default localhost:5432, user postgres)');
-  if (has(i, 'columnardb')) needs.push('ClickHouse HTTP at `$CLICKHOUSE_ADDR` (default localhost:8123)');
+  if (has(i, 'kvstore') || has(i, 'cache'))
+    needs.push('Redis at `$REDIS_ADDR` (default localhost:6379)');
+  if (has(i, 'relationaldb'))
+    needs.push('PostgreSQL at `$PG_ADDR` (default localhost:5432, user postgres)');
+  if (has(i, 'columnardb'))
+    needs.push('ClickHouse HTTP at `$CLICKHOUSE_ADDR` (default localhost:8123)');
   return `# ${i.name}
 
 A svcboot service with: ${i.features.join(', ')}. Made by \`svc new\`.

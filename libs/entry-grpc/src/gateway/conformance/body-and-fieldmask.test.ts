@@ -15,22 +15,46 @@ const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 describe('field masks (runtime/fieldmask.go)', () => {
   it('runtime/fieldmask.go FieldMaskFromRequestBody: a PATCH fills update_mask from the body keys (nested paths, lists and maps end a path, Struct walked by key), sorted', async () => {
-    const body = { int32Value: 3, nested: { name: 'n', child: {} }, strings: ['a'], labels: { k: 'v' }, structValue: { a: { b: 1 }, c: 2 } };
+    const body = {
+      int32Value: 3,
+      nested: { name: 'n', child: {} },
+      strings: ['a'],
+      labels: { k: 'v' },
+      structValue: { a: { b: 1 }, c: 2 },
+    };
     const r = await request(c, 'PATCH', '/v1/items/i1', JSON.stringify(body));
     expect(r.status, r.text).toBe(200);
     expect(r.json).toEqual({
-      item: { id: 'i1', int32Value: 3, nested: { name: 'n', child: {} }, strings: ['a'], labels: { k: 'v' }, structValue: { a: { b: 1 }, c: 2 } },
-      updateMask: 'int32Value,labels,nested.child,nested.name,strings,structValue.a.b,structValue.c',
+      item: {
+        id: 'i1',
+        int32Value: 3,
+        nested: { name: 'n', child: {} },
+        strings: ['a'],
+        labels: { k: 'v' },
+        structValue: { a: { b: 1 }, c: 2 },
+      },
+      updateMask:
+        'int32Value,labels,nested.child,nested.name,strings,structValue.a.b,structValue.c',
     });
   });
 
   it('generated PATCH handler: update_mask given in the query wins over the body keys', async () => {
-    const r = await request(c, 'PATCH', '/v1/items/i1?update_mask=int32_value', JSON.stringify({ int32Value: 3, strings: ['a'] }));
+    const r = await request(
+      c,
+      'PATCH',
+      '/v1/items/i1?update_mask=int32_value',
+      JSON.stringify({ int32Value: 3, strings: ['a'] }),
+    );
     expect(r.json).toMatchObject({ updateMask: 'int32Value' });
   });
 
   it('runtime/fieldmask.go FieldMaskFromRequestBody: proto names in the body give the same paths', async () => {
-    const r = await request(c, 'PATCH', '/v1/items/i1', JSON.stringify({ double_value: 1, wrapped_int32: 2 }));
+    const r = await request(
+      c,
+      'PATCH',
+      '/v1/items/i1',
+      JSON.stringify({ double_value: 1, wrapped_int32: 2 }),
+    );
     expect(r.json).toMatchObject({ updateMask: 'doubleValue,wrappedInt32' });
   });
 
@@ -59,7 +83,12 @@ describe('bodies (marshal_jsonpb.go, mux.go)', () => {
     expect(r.json).toMatchObject({ code: 3 });
     const d = await startConformance('    gwOption:\n      unmarshal: { discardUnknown: true }\n');
     try {
-      const ok = await request(d, 'POST', '/v1/echo/x/body', JSON.stringify({ nope: 1, int32Value: 2 }));
+      const ok = await request(
+        d,
+        'POST',
+        '/v1/echo/x/body',
+        JSON.stringify({ nope: 1, int32Value: 2 }),
+      );
       expect(ok.status).toBe(200);
       expect(ok.json).toEqual({ id: 'x', int32Value: 2 });
     } finally {
@@ -68,14 +97,30 @@ describe('bodies (marshal_jsonpb.go, mux.go)', () => {
   });
 
   it('generated handler: path variables override the body; a body field rule filters the query under it', async () => {
-    const r = await request(c, 'POST', '/v1/echo/x/body', JSON.stringify({ id: 'from-body', int32Value: 1 }));
+    const r = await request(
+      c,
+      'POST',
+      '/v1/echo/x/body',
+      JSON.stringify({ id: 'from-body', int32Value: 1 }),
+    );
     expect(r.json).toEqual({ id: 'x', int32Value: 1 });
-    const n = await request(c, 'POST', '/v1/echo/x/nested?nested.amount=5&int32_value=3', JSON.stringify({ name: 'n' }));
+    const n = await request(
+      c,
+      'POST',
+      '/v1/echo/x/nested?nested.amount=5&int32_value=3',
+      JSON.stringify({ name: 'n' }),
+    );
     expect(n.json).toEqual({ id: 'x', nested: { name: 'n' }, int32Value: 3 });
   });
 
   it('generated handler (Request.ParseForm): a form body on a rule without body gives parameters, before the query values', async () => {
-    const r = await request(c, 'PUT', '/v1/echo/x?strings=q', 'int32_value=7&strings=f&color=RED', FORM);
+    const r = await request(
+      c,
+      'PUT',
+      '/v1/echo/x?strings=q',
+      'int32_value=7&strings=f&color=RED',
+      FORM,
+    );
     expect(r.status, r.text).toBe(200);
     expect(r.json).toEqual({ id: 'x', int32Value: 7, strings: ['f', 'q'], color: 'RED' });
   });
@@ -85,11 +130,16 @@ describe('bodies (marshal_jsonpb.go, mux.go)', () => {
     expect(r.status, r.text).toBe(200);
     expect(r.json).toEqual({ id: 'q', int32Value: 8 });
     // Not a form: no fallback (the path has no POST binding).
-    expect((await request(c, 'POST', '/v1/echo', '{}', { 'content-type': 'application/json' })).status).toBe(501);
+    expect(
+      (await request(c, 'POST', '/v1/echo', '{}', { 'content-type': 'application/json' })).status,
+    ).toBe(501);
   });
 
   it('runtime/mux.go ServeHTTP: X-HTTP-Method-Override on a form POST picks the method', async () => {
-    const r = await request(c, 'POST', '/v1/echo/x', 'int32_value=9', { ...FORM, 'x-http-method-override': 'put' });
+    const r = await request(c, 'POST', '/v1/echo/x', 'int32_value=9', {
+      ...FORM,
+      'x-http-method-override': 'put',
+    });
     expect(r.status, r.text).toBe(200);
     expect(r.json).toEqual({ id: 'x', int32Value: 9 });
   });
@@ -145,21 +195,34 @@ describe('google.api.HttpBody (runtime/marshal_httpbodyproto.go)', () => {
   it('an HttpBody request takes the raw body and its Content-Type (as Envoy and ESP transcode it; grpc-gateway decodes JSON)', async () => {
     const r = await request(c, 'POST', '/v1/upload', 'a,b\n1,2', { 'content-type': 'text/csv' });
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toEqual({ contentType: 'text/csv', data: Buffer.from('a,b\n1,2').toString('base64') });
+    expect(r.json).toEqual({
+      contentType: 'text/csv',
+      data: Buffer.from('a,b\n1,2').toString('base64'),
+    });
   });
 });
 
 describe('google.protobuf.Any (protojson)', () => {
   it('protojson: an Any in a request body takes the packed message in its JSON form (JSON names, well-known types under "value")', async () => {
     const url = 'type.googleapis.com/conformance.v1.Everything';
-    const sent = { '@type': url, int64Value: '7', timestamp: '2024-01-02T03:04:05Z', nested: { name: 'n' } };
+    const sent = {
+      '@type': url,
+      int64Value: '7',
+      timestamp: '2024-01-02T03:04:05Z',
+      nested: { name: 'n' },
+    };
     const r = await request(c, 'POST', '/v1/echo/x/body', JSON.stringify({ anyValue: sent }));
     expect(r.status, r.text).toBe(200);
     expect(r.json).toEqual({ id: 'x', anyValue: sent });
     const wkt = { '@type': 'type.googleapis.com/google.protobuf.Duration', value: '1.500s' };
     const d = await request(c, 'POST', '/v1/echo/x/body', JSON.stringify({ anyValue: wkt }));
     expect(d.json).toEqual({ id: 'x', anyValue: wkt });
-    const unknown = await request(c, 'POST', '/v1/echo/x/body', JSON.stringify({ anyValue: { '@type': 'type.googleapis.com/no.Such' } }));
+    const unknown = await request(
+      c,
+      'POST',
+      '/v1/echo/x/body',
+      JSON.stringify({ anyValue: { '@type': 'type.googleapis.com/no.Such' } }),
+    );
     expect(unknown.status).toBe(400);
   });
 
@@ -168,6 +231,9 @@ describe('google.protobuf.Any (protojson)', () => {
     const sent = { '@type': url, int64_value: '5', bytes_value: 'aGk=', color: 'GREEN' };
     const r = await request(c, 'POST', '/v1/echo/x/body', JSON.stringify({ anyValue: sent }));
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toEqual({ id: 'x', anyValue: { '@type': url, int64Value: '5', bytesValue: 'aGk=', color: 'GREEN' } });
+    expect(r.json).toEqual({
+      id: 'x',
+      anyValue: { '@type': url, int64Value: '5', bytesValue: 'aGk=', color: 'GREEN' },
+    });
   });
 });

@@ -51,16 +51,28 @@ describe('deadlines (runtime/context.go)', () => {
   });
 
   it('runtime/handler.go ForwardResponseStream: a stream past its deadline ends with an {"error"} line, code 4', async () => {
-    const r = await request(c, 'GET', '/v1/stream?count=100000&wait=20', undefined, { 'grpc-timeout': '300m' });
+    const r = await request(c, 'GET', '/v1/stream?count=100000&wait=20', undefined, {
+      'grpc-timeout': '300m',
+    });
     expect(r.status).toBe(200);
-    const lines = r.text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.at(-1)).toEqual({ error: { code: 4, message: 'context deadline exceeded', details: [] } });
+    const lines = r.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.at(-1)).toEqual({
+      error: { code: 4, message: 'context deadline exceeded', details: [] },
+    });
     expect(lines.slice(0, -1).every((l) => 'result' in l)).toBe(true);
   });
 });
 
 describe('trailers (runtime/handler.go, runtime/errors.go)', () => {
-  const failing = { code: 5, message: 'not found', header: { uuid: 'u1' }, trailer: { foo: 'foo2', bar: 'bar2' } };
+  const failing = {
+    code: 5,
+    message: 'not found',
+    header: { uuid: 'u1' },
+    trailer: { foo: 'foo2', bar: 'bar2' },
+  };
 
   it('examples/internal/integration testABELookupNotFound (useTrailers): with TE: trailers, trailer metadata as HTTP trailers Grpc-Trailer-<key>', async () => {
     const r = await request(c, 'POST', '/v1/fail', JSON.stringify(failing), { te: 'trailers' });
@@ -79,7 +91,13 @@ describe('trailers (runtime/handler.go, runtime/errors.go)', () => {
   });
 
   it('runtime/handler.go ForwardResponseMessage: a success with trailer metadata and TE: trailers', async () => {
-    const r = await request(c, 'POST', '/v1/fail', JSON.stringify({ code: 0, trailer: { foo: 'f' } }), { te: 'trailers' });
+    const r = await request(
+      c,
+      'POST',
+      '/v1/fail',
+      JSON.stringify({ code: 0, trailer: { foo: 'f' } }),
+      { te: 'trailers' },
+    );
     expect(r.status).toBe(200);
     expect(r.json).toEqual({});
     expect(r.trailers).toMatchObject({ 'grpc-trailer-foo': 'f' });

@@ -11,13 +11,28 @@ afterAll(async () => {
   await c.stop();
 });
 
-const fail = (body: Record<string, unknown>, headers: Record<string, string> = {}) => request(c, 'POST', '/v1/fail', JSON.stringify(body), headers);
+const fail = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  request(c, 'POST', '/v1/fail', JSON.stringify(body), headers);
 
 describe('errors (runtime/errors.go)', () => {
   // HTTPStatusFromCode, every code: 1..16 (0 is a success).
   const expected: Array<[number, number]> = [
-    [1, 499], [2, 500], [3, 400], [4, 504], [5, 404], [6, 409], [7, 403], [8, 429],
-    [9, 400], [10, 409], [11, 400], [12, 501], [13, 500], [14, 503], [15, 500], [16, 401],
+    [1, 499],
+    [2, 500],
+    [3, 400],
+    [4, 504],
+    [5, 404],
+    [6, 409],
+    [7, 403],
+    [8, 429],
+    [9, 400],
+    [10, 409],
+    [11, 400],
+    [12, 501],
+    [13, 500],
+    [14, 503],
+    [15, 500],
+    [16, 401],
   ];
   for (const [code, httpStatus] of expected) {
     it(`runtime/errors.go HTTPStatusFromCode: code ${code} → HTTP ${httpStatus}, body google.rpc.Status`, async () => {
@@ -42,7 +57,12 @@ describe('errors (runtime/errors.go)', () => {
     expect(r.json).toEqual({
       code: 3,
       message: 'bad',
-      details: [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'id', description: 'must not be empty' }] }],
+      details: [
+        {
+          '@type': 'type.googleapis.com/google.rpc.BadRequest',
+          fieldViolations: [{ field: 'id', description: 'must not be empty' }],
+        },
+      ],
     });
   });
 
@@ -71,7 +91,9 @@ describe('errors (runtime/errors.go)', () => {
   });
 
   it('gwOption.routing.methodNotAllowed405: 405 with Allow listing the bound methods (a custom RoutingErrorHandler in grpc-gateway)', async () => {
-    const d = await startConformance('    gwOption:\n      routing: { methodNotAllowed405: true }\n');
+    const d = await startConformance(
+      '    gwOption:\n      routing: { methodNotAllowed405: true }\n',
+    );
     try {
       const r = await request(d, 'DELETE', '/v1/echo/x');
       expect(r.status).toBe(405);

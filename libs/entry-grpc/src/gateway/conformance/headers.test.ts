@@ -20,7 +20,12 @@ const seen = async (headers: Record<string, string>) => {
 
 describe('headers (runtime/context.go, runtime/handler.go)', () => {
   it('runtime/context.go annotateContext: Grpc-Metadata-* without prefix, Authorization, permanent headers as grpcgateway-*, x-forwarded-host and x-forwarded-for added', async () => {
-    const { labels } = await seen({ 'grpc-metadata-foo': 'bar', authorization: 'Bearer t', 'user-agent': 'ua/1', 'x-other': 'dropped' });
+    const { labels } = await seen({
+      'grpc-metadata-foo': 'bar',
+      authorization: 'Bearer t',
+      'user-agent': 'ua/1',
+      'x-other': 'dropped',
+    });
     expect(labels['foo']).toBe('bar');
     expect(labels['authorization']).toBe('Bearer t');
     expect(labels['grpcgateway-user-agent']).toBe('ua/1');
@@ -33,7 +38,10 @@ describe('headers (runtime/context.go, runtime/handler.go)', () => {
   });
 
   it('runtime/context.go decodeBinHeader: Grpc-Metadata-*-Bin is base64 (padded or not) decoded into binary metadata', async () => {
-    const { labels } = await seen({ 'grpc-metadata-blob-bin': Buffer.from([1, 2, 255]).toString('base64'), 'grpc-metadata-raw-bin': 'AQI' });
+    const { labels } = await seen({
+      'grpc-metadata-blob-bin': Buffer.from([1, 2, 255]).toString('base64'),
+      'grpc-metadata-raw-bin': 'AQI',
+    });
     expect(labels['blob-bin']).toBe('bin:0102ff');
     expect(labels['raw-bin']).toBe('bin:0102');
   });
@@ -46,10 +54,20 @@ describe('headers (runtime/context.go, runtime/handler.go)', () => {
       socket.on('data', (d: Buffer) => chunks.push(d));
       socket.once('error', reject);
       socket.once('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
-      socket.write(Buffer.concat([Buffer.from('GET /v1/headers HTTP/1.1\r\nHost: t\r\nConnection: close\r\nGrpc-Metadata-Ok: yes\r\nGrpc-Metadata-Bad: caf'), Buffer.from([0xe9]), Buffer.from('\r\n\r\n')]));
+      socket.write(
+        Buffer.concat([
+          Buffer.from(
+            'GET /v1/headers HTTP/1.1\r\nHost: t\r\nConnection: close\r\nGrpc-Metadata-Ok: yes\r\nGrpc-Metadata-Bad: caf',
+          ),
+          Buffer.from([0xe9]),
+          Buffer.from('\r\n\r\n'),
+        ]),
+      );
     });
     expect(text.startsWith('HTTP/1.1 200 ')).toBe(true);
-    const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { labels: Record<string, string> };
+    const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as {
+      labels: Record<string, string>;
+    };
     expect(body.labels['ok']).toBe('yes');
     expect(body.labels['bad']).toBeUndefined();
   });

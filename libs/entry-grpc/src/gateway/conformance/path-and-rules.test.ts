@@ -24,9 +24,22 @@ describe('path parameters (generated handlers + runtime/convert.go)', () => {
   it('runtime/convert.go Int64/Uint32/Bool/Float64/Enum/Bytes: top-level path variables (integers with Go base prefixes)', async () => {
     const r = await get('/v1/scalars/0x10/0o17/T/1.5e1/2/aGk=');
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toEqual({ int64Value: '16', uint32Value: 15, boolValue: true, doubleValue: 15, color: 'GREEN', bytesValue: 'aGk=' });
+    expect(r.json).toEqual({
+      int64Value: '16',
+      uint32Value: 15,
+      boolValue: true,
+      doubleValue: 15,
+      color: 'GREEN',
+      bytesValue: 'aGk=',
+    });
     const underscores = await get('/v1/scalars/1_000/0b101/false/-0.5/RED/aGk=');
-    expect(underscores.json).toEqual({ int64Value: '1000', uint32Value: 5, doubleValue: -0.5, color: 'RED', bytesValue: 'aGk=' });
+    expect(underscores.json).toEqual({
+      int64Value: '1000',
+      uint32Value: 5,
+      doubleValue: -0.5,
+      color: 'RED',
+      bytesValue: 'aGk=',
+    });
   });
 
   it('runtime/convert.go *Slice: repeated fields bound in a path are split on commas', async () => {
@@ -38,7 +51,9 @@ describe('path parameters (generated handlers + runtime/convert.go)', () => {
   it('generated handler: a badly typed path variable → 400 "type mismatch, parameter: <name>"', async () => {
     const r = await get('/v1/scalars/abc/1/true/1/RED/aGk=');
     expect(r.status).toBe(400);
-    expect((r.json as { message: string }).message).toMatch(/^type mismatch, parameter: int64_value, error: /);
+    expect((r.json as { message: string }).message).toMatch(
+      /^type mismatch, parameter: int64_value, error: /,
+    );
     expect((await get('/v1/scalars/1/1/true/1/9/aGk=')).status).toBe(400);
     expect((await get('/v1/repeated/1.5,x/RED/a')).status).toBe(400);
   });
@@ -46,7 +61,11 @@ describe('path parameters (generated handlers + runtime/convert.go)', () => {
   it('runtime/convert.go Timestamp/Duration/Int64Value: well-known types in a path', async () => {
     const r = await get('/v1/wkt/2024-01-02T03:04:05Z/1.5s/42');
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toEqual({ timestamp: '2024-01-02T03:04:05Z', duration: '1.500s', wrappedInt64: '42' });
+    expect(r.json).toEqual({
+      timestamp: '2024-01-02T03:04:05Z',
+      duration: '1.500s',
+      wrappedInt64: '42',
+    });
     expect((await get('/v1/wkt/2024-01-02T03:04:05Z/1h/42')).status).toBe(400);
   });
 
@@ -83,7 +102,9 @@ describe('rules (internal/httprule, generator)', () => {
     const app = await boot({ configText: yaml, cwd: dir, argv: [], env: { ...process.env } });
     try {
       const pkg = loadSync(bad, { includeDirs: [testdata], keepCase: true });
-      grpcEntry(app, 'gw').addService(pkg['conformance.v1.Bad'] as ServiceDefinition, { Get: (_: unknown, cb: (e: null, v: object) => void) => cb(null, {}) });
+      grpcEntry(app, 'gw').addService(pkg['conformance.v1.Bad'] as ServiceDefinition, {
+        Get: (_: unknown, cb: (e: null, v: object) => void) => cb(null, {}),
+      });
       const started = app.bootstrap();
       await expect(started).rejects.toThrow(/conformance\.v1\.Bad\/Get/);
       await expect(started).rejects.toThrow(/GET \/v1\/bad\/\{nested\}/);

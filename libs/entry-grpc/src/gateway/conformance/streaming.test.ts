@@ -1,5 +1,11 @@
 import http from 'node:http';
-import { ResponderBuilder, ServerInterceptingCall, ServerListenerBuilder, status, type ServerInterceptor } from '@grpc/grpc-js';
+import {
+  ResponderBuilder,
+  ServerInterceptingCall,
+  ServerListenerBuilder,
+  status,
+  type ServerInterceptor,
+} from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request, startConformance, type Conformance } from './test-support/harness.js';
 
@@ -13,11 +19,20 @@ afterAll(async () => {
   await c.stop();
 });
 
-const lines = (text: string) => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown);
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as unknown);
 
 describe('streaming requests (client- and bidi-streaming request funcs)', () => {
   it('client streaming: the body is newline-delimited or concatenated JSON values, one message each; one JSON answer', async () => {
-    const r = await request(c, 'POST', '/v1/collect', '{"name":"a"}\n{"name":"b","amount":2}{"name":"c"}');
+    const r = await request(
+      c,
+      'POST',
+      '/v1/collect',
+      '{"name":"a"}\n{"name":"b","amount":2}{"name":"c"}',
+    );
     expect(r.status, r.text).toBe(200);
     expect(r.json).toEqual({ nesteds: [{ name: 'a' }, { name: 'b', amount: 2 }, { name: 'c' }] });
   });
@@ -39,16 +54,28 @@ describe('streaming requests (client- and bidi-streaming request funcs)', () => 
     const r = await request(c, 'POST', '/v1/chat', '{"name":"a"}\n{"name":"b","amount":1}\n');
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('application/x-ndjson');
-    expect(lines(r.text)).toEqual([{ result: { name: 'a', amount: 1 } }, { result: { name: 'b', amount: 2 } }]);
+    expect(lines(r.text)).toEqual([
+      { result: { name: 'a', amount: 1 } },
+      { result: { name: 'b', amount: 2 } },
+    ]);
   });
 
   it('examples/internal/integration testABEBulkEchoZeroLength: an empty chunked body gives 200 with no items', async () => {
     const r = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port: c.port, method: 'POST', path: '/v1/chat', headers: { 'transfer-encoding': 'chunked' } }, (res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      });
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: c.port,
+          method: 'POST',
+          path: '/v1/chat',
+          headers: { 'transfer-encoding': 'chunked' },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -59,24 +86,36 @@ describe('streaming requests (client- and bidi-streaming request funcs)', () => 
   it('bidi streaming: responses are written while the request is still open', async () => {
     const got: unknown[] = [];
     await new Promise<void>((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port: c.port, method: 'POST', path: '/v1/chat', headers: { 'transfer-encoding': 'chunked' } }, (res) => {
-        let buf = '';
-        res.on('data', (d: Buffer) => {
-          buf += d.toString();
-          let nl: number;
-          while ((nl = buf.indexOf('\n')) >= 0) {
-            got.push(JSON.parse(buf.slice(0, nl)));
-            buf = buf.slice(nl + 1);
-            // The first answer came before the second message was sent.
-            if (got.length === 1) req.end('{"name":"second"}\n');
-          }
-        });
-        res.on('end', () => resolve());
-      });
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: c.port,
+          method: 'POST',
+          path: '/v1/chat',
+          headers: { 'transfer-encoding': 'chunked' },
+        },
+        (res) => {
+          let buf = '';
+          res.on('data', (d: Buffer) => {
+            buf += d.toString();
+            let nl: number;
+            while ((nl = buf.indexOf('\n')) >= 0) {
+              got.push(JSON.parse(buf.slice(0, nl)));
+              buf = buf.slice(nl + 1);
+              // The first answer came before the second message was sent.
+              if (got.length === 1) req.end('{"name":"second"}\n');
+            }
+          });
+          res.on('end', () => resolve());
+        },
+      );
       req.on('error', reject);
       req.write('{"name":"first"}\n');
     });
-    expect(got).toEqual([{ result: { name: 'first', amount: 1 } }, { result: { name: 'second', amount: 1 } }]);
+    expect(got).toEqual([
+      { result: { name: 'first', amount: 1 } },
+      { result: { name: 'second', amount: 1 } },
+    ]);
   });
 
   it('bidi-streaming-request-func: a value that does not decode ends the request stream (CloseSend); what came before is answered', async () => {
@@ -108,7 +147,9 @@ describe('streaming requests (client- and bidi-streaming request funcs)', () => 
                   }
                   mdNext(md);
                 })
-                .withOnReceiveMessage((msg: Record<string, unknown>, msgNext) => msgNext({ ...msg, name: `${String(msg['name'])}!` }))
+                .withOnReceiveMessage((msg: Record<string, unknown>, msgNext) =>
+                  msgNext({ ...msg, name: `${String(msg['name'])}!` }),
+                )
                 .build(),
             );
           })
@@ -120,11 +161,16 @@ describe('streaming requests (client- and bidi-streaming request funcs)', () => 
       expect(collected.status, collected.text).toBe(200);
       expect(collected.json).toEqual({ nesteds: [{ name: 'a!' }, { name: 'b!' }] });
       const chat = await request(d, 'POST', '/v1/chat', '{"name":"a"}\n{"name":"b"}\n');
-      expect(lines(chat.text)).toEqual([{ result: { name: 'a!', amount: 1 } }, { result: { name: 'b!', amount: 1 } }]);
+      expect(lines(chat.text)).toEqual([
+        { result: { name: 'a!', amount: 1 } },
+        { result: { name: 'b!', amount: 1 } },
+      ]);
       const failing = await request(d, 'POST', '/v1/chat', '{"name":"fail"}\n');
       expect(failing.status).toBe(400);
       expect(failing.json).toMatchObject({ code: 9 });
-      const denied = await request(d, 'POST', '/v1/collect', '{"name":"a"}', { 'grpc-metadata-x-deny': '1' });
+      const denied = await request(d, 'POST', '/v1/collect', '{"name":"a"}', {
+        'grpc-metadata-x-deny': '1',
+      });
       expect(denied.status).toBe(401);
       expect(denied.json).toEqual({ code: 16, message: 'denied', details: [] });
       const empty = await request(d, 'POST', '/v1/chat', '');

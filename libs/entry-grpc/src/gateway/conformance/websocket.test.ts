@@ -14,14 +14,22 @@ interface Session {
   ws: WebSocket;
 }
 
-function connect(c: Conformance, path: string, headers: Record<string, string> = {}): Promise<Session> {
+function connect(
+  c: Conformance,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<Session> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`ws://127.0.0.1:${c.port}${path}`, { headers });
     const frames: unknown[] = [];
     ws.on('message', (data) => frames.push(JSON.parse(String(data)) as unknown));
-    const closed = new Promise<{ code: number; reason: string }>((res) => ws.once('close', (code, reason) => res({ code, reason: reason.toString() })));
+    const closed = new Promise<{ code: number; reason: string }>((res) =>
+      ws.once('close', (code, reason) => res({ code, reason: reason.toString() })),
+    );
     ws.once('open', () => resolve({ frames, closed, ws }));
-    ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
+    ws.once('unexpected-response', (_req, res) =>
+      reject(new Error(`upgrade refused: ${res.statusCode}`)),
+    );
     ws.once('error', reject);
   });
 }
@@ -47,13 +55,18 @@ describe('WebSocket binding of bidi-streaming rules', () => {
     const s = await connect(c, '/v1/chat');
     s.ws.send(JSON.stringify({ name: 'a' }));
     // Answered before the next request is sent: the stream is live, not collected.
-    await waitFor('the first answer', () => (s.frames.length === 1 ? true : undefined), { timeoutMs: 10_000 });
+    await waitFor('the first answer', () => (s.frames.length === 1 ? true : undefined), {
+      timeoutMs: 10_000,
+    });
     expect(s.frames).toEqual([{ name: 'a', amount: 1 }]);
     s.ws.send(JSON.stringify({ name: 'b', amount: 2, color: 'GREEN' }));
     s.ws.send('');
     const closed = await s.closed;
     expect(closed.code).toBe(1000);
-    expect(s.frames).toEqual([{ name: 'a', amount: 1 }, { name: 'b', amount: 3, color: 'GREEN' }]);
+    expect(s.frames).toEqual([
+      { name: 'a', amount: 1 },
+      { name: 'b', amount: 3, color: 'GREEN' },
+    ]);
     expect(seen).toContain('/conformance.v1.Conformance/Chat');
   });
 
@@ -63,7 +76,10 @@ describe('WebSocket binding of bidi-streaming rules', () => {
     s.ws.send(JSON.stringify({ name: 'fail now' }));
     const closed = await s.closed;
     expect(closed).toEqual({ code: 1011, reason: 'code 9: asked to fail' });
-    expect(s.frames).toEqual([{ name: 'ok', amount: 1 }, { error: { code: 9, message: 'asked to fail', details: [] } }]);
+    expect(s.frames).toEqual([
+      { name: 'ok', amount: 1 },
+      { error: { code: 9, message: 'asked to fail', details: [] } },
+    ]);
   });
 
   it('bidi-streaming-request-func: a frame that does not decode ends the requests only; answers so far stand', async () => {
@@ -81,7 +97,9 @@ describe('WebSocket binding of bidi-streaming rules', () => {
     try {
       const s = await connect(other, '/v1/chat');
       s.ws.send(JSON.stringify({ name: 'a' }));
-      await waitFor('the first answer', () => (s.frames.length === 1 ? true : undefined), { timeoutMs: 10_000 });
+      await waitFor('the first answer', () => (s.frames.length === 1 ? true : undefined), {
+        timeoutMs: 10_000,
+      });
       await other.stop();
       stopped = true;
       expect((await s.closed).code).toBe(1001);
@@ -110,13 +128,20 @@ describe('WebSocket binding of bidi-streaming rules', () => {
     const s = await connect(c, '/v1/chat', { 'Grpc-Timeout': 'soon' });
     const closed = await s.closed;
     expect(closed.code).toBe(1011);
-    expect(s.frames).toEqual([{ error: { code: 3, message: 'invalid grpc-timeout: soon', details: [] } }]);
+    expect(s.frames).toEqual([
+      { error: { code: 3, message: 'invalid grpc-timeout: soon', details: [] } },
+    ]);
   });
 
   it('refuses upgrades on paths with no bidi-streaming rule (404), leaving HTTP requests there as they were', async () => {
     await expect(connect(c, '/v1/collect')).rejects.toThrow('upgrade refused: 404');
     await expect(connect(c, '/v1/nowhere')).rejects.toThrow('upgrade refused: 404');
-    const http = await fetch(`${c.base}/v1/chat`, { method: 'POST', body: '{"name":"h"}{"name":"i"}' });
-    expect(await http.text()).toBe('{"result":{"name":"h","amount":1}}\n{"result":{"name":"i","amount":1}}\n');
+    const http = await fetch(`${c.base}/v1/chat`, {
+      method: 'POST',
+      body: '{"name":"h"}{"name":"i"}',
+    });
+    expect(await http.text()).toBe(
+      '{"result":{"name":"h","amount":1}}\n{"result":{"name":"i","amount":1}}\n',
+    );
   });
 });

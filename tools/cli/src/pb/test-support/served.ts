@@ -3,7 +3,11 @@ import { pathToFileURL } from 'node:url';
 import { waitFor } from '@svcboot/testkit';
 
 /** Node flags that run TypeScript sources of the workspace; tsx by URL, so any cwd works. */
-export const SOURCE_NODE_ARGS = ['--conditions=svcboot-source', '--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href];
+export const SOURCE_NODE_ARGS = [
+  '--conditions=svcboot-source',
+  '--import',
+  pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href,
+];
 
 /** The text a running gRPC entry serves at /sw/swagger.json, once it answers. */
 export function servedOpenApi(port: number, what: string): Promise<string> {

@@ -29,7 +29,11 @@ interface Writable extends Call {
 }
 
 /** google.rpc.Status{code, message, details: [Any{type_url, value}]} encoded by hand (independent of the gateway's own types). */
-export function statusDetailsBin(code: number, message: string, details: Array<{ typeUrl: string; value: Uint8Array }>): Buffer {
+export function statusDetailsBin(
+  code: number,
+  message: string,
+  details: Array<{ typeUrl: string; value: Uint8Array }>,
+): Buffer {
   const w = protobuf.Writer.create();
   w.uint32((1 << 3) | 0).int32(code);
   w.uint32((2 << 3) | 2).string(message);
@@ -66,7 +70,14 @@ const implementation = {
     cb(null, { seconds: String(total / 1_000_000_000n), nanos: Number(total % 1_000_000_000n) });
   },
   Fail: (call: Call, cb: Cb) => {
-    const r = call.request as { code?: number; message?: string; with_details?: boolean; with_unknown_detail?: boolean; header?: Record<string, string>; trailer?: Record<string, string> };
+    const r = call.request as {
+      code?: number;
+      message?: string;
+      with_details?: boolean;
+      with_unknown_detail?: boolean;
+      header?: Record<string, string>;
+      trailer?: Record<string, string>;
+    };
     const header = new Metadata();
     for (const [k, v] of Object.entries(r.header ?? {})) header.set(k, v);
     if (Object.keys(r.header ?? {}).length > 0) call.sendMetadata(header);
@@ -75,25 +86,39 @@ const implementation = {
     const code = r.code ?? 0;
     const message = r.message ?? '';
     const details: Array<{ typeUrl: string; value: Uint8Array }> = [];
-    if (r.with_details) details.push({ typeUrl: 'type.googleapis.com/google.rpc.BadRequest', value: badRequestBytes('id', 'must not be empty') });
-    if (r.with_unknown_detail) details.push({ typeUrl: 'type.googleapis.com/nowhere.Unknown', value: new Uint8Array() });
-    if (details.length > 0) trailer.set('grpc-status-details-bin', statusDetailsBin(code, message, details));
+    if (r.with_details)
+      details.push({
+        typeUrl: 'type.googleapis.com/google.rpc.BadRequest',
+        value: badRequestBytes('id', 'must not be empty'),
+      });
+    if (r.with_unknown_detail)
+      details.push({ typeUrl: 'type.googleapis.com/nowhere.Unknown', value: new Uint8Array() });
+    if (details.length > 0)
+      trailer.set('grpc-status-details-bin', statusDetailsBin(code, message, details));
     if (code === 0) cb(null, {}, trailer);
     else cb({ code, details: message, metadata: trailer });
   },
   Slow: (call: Call, cb: Cb) => {
     const wait = Number(call.request['wait'] ?? 0);
-    const timer = setTimeout(() => cb(null, { deadline: deadlineOf(call), cancelled: false }), wait);
+    const timer = setTimeout(
+      () => cb(null, { deadline: deadlineOf(call), cancelled: false }),
+      wait,
+    );
     call.signal?.addEventListener('abort', () => {
       clearTimeout(timer);
-      aborted.push({ deadline: deadlineOf(call), reason: String((call.signal?.reason as Error | undefined)?.message ?? '') });
+      aborted.push({
+        deadline: deadlineOf(call),
+        reason: String((call.signal?.reason as Error | undefined)?.message ?? ''),
+      });
       cb(null, { deadline: deadlineOf(call), cancelled: true });
     });
   },
   Headers: (call: Call, cb: Cb) => {
     const labels: Record<string, string> = {};
     for (const [k, values] of Object.entries(call.metadata.toJSON())) {
-      labels[k] = values.map((v) => (typeof v === 'string' ? v : `bin:${Buffer.from(v).toString('hex')}`)).join('|');
+      labels[k] = values
+        .map((v) => (typeof v === 'string' ? v : `bin:${Buffer.from(v).toString('hex')}`))
+        .join('|');
     }
     const md = new Metadata();
     md.add('multi', 'a');
@@ -101,24 +126,37 @@ const implementation = {
     call.sendMetadata(md);
     cb(null, { labels });
   },
-  Collect: (call: Call & { on(ev: 'data', f: (m: Req) => void): void; on(ev: 'end', f: () => void): void }, cb: Cb) => {
+  Collect: (
+    call: Call & { on(ev: 'data', f: (m: Req) => void): void; on(ev: 'end', f: () => void): void },
+    cb: Cb,
+  ) => {
     const nesteds: Req[] = [];
     call.on('data', (m) => nesteds.push(m));
     call.on('end', () => cb(null, { nesteds }));
   },
-  Chat: (call: Writable & { on(ev: 'data', f: (m: Req) => void): void; on(ev: 'end', f: () => void): void; emit(ev: 'error', e: unknown): void }) => {
+  Chat: (
+    call: Writable & {
+      on(ev: 'data', f: (m: Req) => void): void;
+      on(ev: 'end', f: () => void): void;
+      emit(ev: 'error', e: unknown): void;
+    },
+  ) => {
     call.on('data', (m) => {
-      if (String(m['name']).startsWith('fail')) call.emit('error', { code: 9, details: 'asked to fail' });
+      if (String(m['name']).startsWith('fail'))
+        call.emit('error', { code: 9, details: 'asked to fail' });
       else call.write({ ...m, amount: Number(m['amount'] ?? 0) + 1 });
     });
     call.on('end', () => call.end());
   },
-  Page: (_call: Call, cb: Cb) => cb(null, { content_type: 'text/html', data: Buffer.from('<p>hi</p>') }),
-  Upload: (call: Call, cb: Cb) => cb(null, { content_type: call.request['content_type'], data: call.request['data'] }),
+  Page: (_call: Call, cb: Cb) =>
+    cb(null, { content_type: 'text/html', data: Buffer.from('<p>hi</p>') }),
+  Upload: (call: Call, cb: Cb) =>
+    cb(null, { content_type: call.request['content_type'], data: call.request['data'] }),
   Download: (call: Writable & { emit(ev: 'error', e: unknown): void }) => {
     call.write({ content_type: 'text/html', data: Buffer.from('Hello 1') });
     call.write({ content_type: 'text/html', data: Buffer.from('Hello 2') });
-    if (Number(call.request['count'] ?? 0) < 0) setImmediate(() => call.emit('error', { code: 3, details: 'error' }));
+    if (Number(call.request['count'] ?? 0) < 0)
+      setImmediate(() => call.emit('error', { code: 3, details: 'error' }));
     else call.end();
   },
   Stream: (call: Writable) => {
@@ -151,7 +189,10 @@ export interface Conformance {
 }
 
 /** Boots a grpc entry serving the conformance service on port 0 (grpc-gateway's defaults unless `extraYaml` says otherwise). */
-export async function startConformance(extraYaml = '', setup?: (entry: ReturnType<typeof grpcEntry>) => void): Promise<Conformance> {
+export async function startConformance(
+  extraYaml = '',
+  setup?: (entry: ReturnType<typeof grpcEntry>) => void,
+): Promise<Conformance> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-conformance-'));
   const yaml = `app:
   name: conformance
@@ -169,7 +210,14 @@ grpc:
 ${extraYaml}`;
   const app = await boot({ configText: yaml, cwd: dir, argv: [], env: { ...process.env } });
   const entry = grpcEntry(app, 'gw');
-  const pkg = loadSync(conformanceProto, { includeDirs: [testdata], keepCase: true, longs: String, enums: String, defaults: false, oneofs: true });
+  const pkg = loadSync(conformanceProto, {
+    includeDirs: [testdata],
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: false,
+    oneofs: true,
+  });
   entry.addService(pkg['conformance.v1.Conformance'] as ServiceDefinition, implementation as never);
   setup?.(entry);
   try {
@@ -200,23 +248,47 @@ export interface Reply {
 }
 
 /** One HTTP/1.1 request with node:http (which, unlike fetch, shows trailers). */
-export function request(c: Conformance, method: string, target: string, body?: string, headers: Record<string, string> = {}): Promise<Reply> {
+export function request(
+  c: Conformance,
+  method: string,
+  target: string,
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: c.port, method, path: target, headers: { ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(text) as unknown;
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, trailers: res.trailers, text, json });
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port: c.port,
+        method,
+        path: target,
+        headers: {
+          ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}),
+          ...headers,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = JSON.parse(text) as unknown;
+          } catch {
+            json = undefined;
+          }
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            trailers: res.trailers,
+            text,
+            json,
+          });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
