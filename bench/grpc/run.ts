@@ -116,7 +116,7 @@ async function h2load(name: string, port: number, pid: number, dir: string): Pro
     );
   const lines = (await readFile(log, 'utf8')).trim().split('\n');
   const lat = new Float64Array(lines.length);
-  lines.forEach((l, i) => (lat[i] = Number(l.split('\t')[2]) / 1000));
+  for (const [i, l] of lines.entries()) lat[i] = Number(l.split('\t')[2]) / 1000;
   lat.sort();
   return {
     name,

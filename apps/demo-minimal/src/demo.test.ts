@@ -41,7 +41,7 @@ it('boots its boot.yaml as a real process, logs the Bootstrap record, and exits 
   try {
     await until(
       'the Bootstrap record',
-      () => /\noperation=Bootstrap\n[^]*?\nEOE\n/.test(out),
+      () => /\noperation=Bootstrap\n[\s\S]*?\nEOE\n/.test(out),
       () => out + err,
     );
     expect(out).toMatch(/^\S+\tINFO\tdemo-minimal 0\.1\.0 is booting; press Ctrl-C to stop\n/);

@@ -102,7 +102,10 @@ export function compile(statement: Sql | string, mode: BindMode): CompiledSql {
       out.shape += chunk;
       if (i >= s.args.length) return;
       const arg = s.args[i]!;
-      if (arg instanceof Sql) return walk(arg);
+      if (arg instanceof Sql) {
+        walk(arg);
+        return;
+      }
       if (arg instanceof Identifier) {
         const quoted = renderIdentifier(arg);
         out.text += quoted;

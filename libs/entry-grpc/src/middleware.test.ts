@@ -100,9 +100,11 @@ describe('middleware on gRPC and gateway calls', () => {
       s.on('error', reject);
     });
     await new Promise<void>((resolve, reject) => {
-      const s = h.client['Collect']!((err: ServiceError | null, resp: { hits: string[] }) =>
-        err ? reject(err) : (expect(resp.hits).toEqual(['a', 'b']), resolve()),
-      ) as {
+      const s = h.client['Collect']!((err: ServiceError | null, resp: { hits: string[] }) => {
+        if (err) return reject(err);
+        expect(resp.hits).toEqual(['a', 'b']);
+        resolve();
+      }) as {
         write(m: unknown): void;
         end(): void;
         on(e: 'metadata', f: (m: Metadata) => void): void;

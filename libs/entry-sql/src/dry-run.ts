@@ -1,5 +1,5 @@
 import {
-  CompiledQuery,
+  type CompiledQuery,
   PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
@@ -20,6 +20,7 @@ class DryRunConnection implements DatabaseConnection {
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     return WRITES.test(query.sql) ? { rows: [], numAffectedRows: 0n } : { rows: [] };
   }
+  // biome-ignore lint/correctness/useYield: a dry run streams no rows
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     return;
   }

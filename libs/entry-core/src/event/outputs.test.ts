@@ -93,7 +93,7 @@ describe('OutputSet', () => {
     expect(writes).toHaveBeenCalledTimes(1);
     await set.flush();
     expect(await readFile(file, 'utf8')).toBe(
-      'opened\n' + Array.from({ length: 20 }, (_, i) => record('a', i)).join(''),
+      `opened\n${Array.from({ length: 20 }, (_, i) => record('a', i)).join('')}`,
     );
   });
 
@@ -115,7 +115,7 @@ describe('OutputSet', () => {
   it('writes large volumes past the size threshold, from many turns, completely', async () => {
     const out = set.get(file);
     let expectedBytes = 0;
-    const big = 'z'.repeat(300_000) + '\n'; // a record larger than a batch
+    const big = `${'z'.repeat(300_000)}\n`; // a record larger than a batch
     for (let turn = 0; turn < 20; turn++) {
       for (let i = 0; i < 500; i++) {
         const r = i === 250 ? big : record('v', i);
@@ -393,7 +393,7 @@ describe('OutputSet', () => {
     expect(result.code).toBe(4);
     expect(result.stdout).toBe('stdout bye\n');
     expect(await readFile(file, 'utf8')).toBe('one\ntwo\nbye 4\nbye again\n');
-    expect(await readFile(file + '.late', 'utf8')).toBe('late\n');
+    expect(await readFile(`${file}.late`, 'utf8')).toBe('late\n');
   });
 
   it('does not block in the exit hook on a blocking pipe whose reader stopped, and says nothing', async () => {

@@ -148,7 +148,10 @@ class BatchedOutput implements Output {
   }
 
   write(chunk: string): void {
-    if (this.bypass) return this.writeBypassed(chunk);
+    if (this.bypass) {
+      this.writeBypassed(chunk);
+      return;
+    }
     if (this.pendingChars >= MAX_PENDING_CHARS) {
       this.droppedRecords++;
       return;
@@ -368,7 +371,7 @@ class BatchedOutput implements Output {
     }
     const text = records.length === 1 ? records[0]! : records.join('');
     // After a batch was cut off by an error, start on a new line rather than finish someone else's record.
-    this.inFlight = Buffer.from(this.lineOpen ? '\n' + text : text, 'utf8');
+    this.inFlight = Buffer.from(this.lineOpen ? `\n${text}` : text, 'utf8');
     this.inFlightRecords = records.length;
     this.writeInFlight();
   }

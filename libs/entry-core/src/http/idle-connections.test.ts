@@ -58,19 +58,19 @@ describe('IdleConnections (which keep-alive connections shutdown may close)', ()
     expect(connections.closeIdle(60_000)).toBe(2);
     // Far in the future: the idle one goes, the one with a request on its way stays.
     const later = Date.now() + 120_000;
-    await waitFor(
-      'the idle connection to be closed',
-      () => (connections.closeIdle(60_000, later), idle.closed()),
-    );
+    await waitFor('the idle connection to be closed', () => {
+      connections.closeIdle(60_000, later);
+      return idle.closed();
+    });
     expect(partial.closed()).toBe(false);
     expect(connections.size).toBe(1);
     // Once answered, it is idle too.
     partial.socket.write('\r\n');
     await waitFor('the second answer', () => partial.text().includes('ok'));
-    await waitFor(
-      'the answered connection to be closed',
-      () => (connections.closeIdle(60_000, Date.now() + 120_000), partial.closed()),
-    );
+    await waitFor('the answered connection to be closed', () => {
+      connections.closeIdle(60_000, Date.now() + 120_000);
+      return partial.closed();
+    });
     expect(connections.size).toBe(0);
   });
 });

@@ -39,7 +39,7 @@ export interface StreamBase extends CallBase {
 }
 
 // TypeScript's mixin rule wants `any[]` constructor arguments; internal to this module.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: TypeScript's mixin rule wants any[] constructor arguments
 type EmitterClass = new (...args: any[]) => EventEmitter;
 
 /**

@@ -2,7 +2,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { Metadata, type MethodDefinition, type ServerInterceptor } from '@grpc/grpc-js';
+import type { Metadata, MethodDefinition, ServerInterceptor } from '@grpc/grpc-js';
 import { CallContext, type CallChain, type CallInfo } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
 import { WebSocketServer, type WebSocket } from 'ws';

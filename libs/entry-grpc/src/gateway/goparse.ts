@@ -106,7 +106,7 @@ function parseMagnitude(s: string, base: 0 | 10): bigint | undefined {
 }
 
 /** strconv.ParseInt(s, base, bits) as a bigint. */
-export function parseInt(s: string, base: 0 | 10, bits: 32 | 64): bigint {
+export function goParseInt(s: string, base: 0 | 10, bits: 32 | 64): bigint {
   let body = s;
   let negative = false;
   if (s[0] === '+' || s[0] === '-') {
@@ -133,7 +133,7 @@ const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 const HEX_FLOAT = /^([+-]?)0[xX]([0-9a-fA-F_]*)(?:\.([0-9a-fA-F_]*))?[pP]([+-]?\d+)$/;
 
 /** strconv.ParseFloat(s, bits); NaN and ±Infinity as JS numbers. */
-export function parseFloat(s: string, bits: 32 | 64): number {
+export function goParseFloat(s: string, bits: 32 | 64): number {
   const lower = s.toLowerCase();
   const unsigned = lower[0] === '+' || lower[0] === '-' ? lower.slice(1) : lower;
   if (unsigned === 'inf' || unsigned === 'infinity') return lower[0] === '-' ? -Infinity : Infinity;

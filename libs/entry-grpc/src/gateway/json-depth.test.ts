@@ -9,7 +9,7 @@ describe('checkJsonDepth (request JSON nested too deep is refused before it is p
   it('accepts up to the bound and refuses one level more, arrays and objects alike', () => {
     expect(() => checkJsonDepth(nested(100), 100, 'body')).not.toThrow();
     expect(() => checkJsonDepth(nested(101), 100, 'body')).toThrow(JsonDepthError);
-    const objects = '{"a":'.repeat(101) + '1' + '}'.repeat(101);
+    const objects = `${'{"a":'.repeat(101)}1${'}'.repeat(101)}`;
     expect(() => checkJsonDepth(objects, 101, 'body')).not.toThrow();
     expect(() => checkJsonDepth(objects, 100, 'body')).toThrow(
       /more than 100 deep.*gwOption\.maxJsonDepth/,
@@ -17,7 +17,7 @@ describe('checkJsonDepth (request JSON nested too deep is refused before it is p
   });
 
   it('counts nesting, not brackets: siblings and brackets inside strings (escaped quotes too) do not add up', () => {
-    expect(() => checkJsonDepth('[' + '[],'.repeat(10_000) + '[]]', 2, 'body')).not.toThrow();
+    expect(() => checkJsonDepth(`[${'[],'.repeat(10_000)}[]]`, 2, 'body')).not.toThrow();
     expect(() => checkJsonDepth(JSON.stringify({ s: '['.repeat(1000) }), 1, 'body')).not.toThrow();
     expect(() => checkJsonDepth(JSON.stringify({ s: '\\"[[[[' + '\\' }), 1, 'body')).not.toThrow();
     // After an escaped backslash the quote does end the string, so what follows counts.
@@ -28,7 +28,7 @@ describe('checkJsonDepth (request JSON nested too deep is refused before it is p
     expect(new JsonValueSplitter(1_000_000, 100).end(nested(100))).toHaveLength(1);
     expect(() => new JsonValueSplitter(1_000_000, 100).push(nested(101))).toThrow(JsonDepthError);
     expect(() =>
-      new JsonValueSplitter(1_000_000, 100).push('{"a":"[[[["}' + nested(50)),
+      new JsonValueSplitter(1_000_000, 100).push(`{"a":"[[[["}${nested(50)}`),
     ).not.toThrow();
   });
 });

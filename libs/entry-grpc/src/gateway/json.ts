@@ -122,11 +122,7 @@ export function messageToJson(type: protobuf.Type, msg: Plain, o: MarshalOptions
       if (arr.length === 0 && !o.emitUnpopulated) continue;
       out[key] = arr.map((v) => valueToJson(field, v, o));
     } else if (inOneof) {
-      if (
-        Object.prototype.hasOwnProperty.call(msg, field.name) &&
-        value !== null &&
-        value !== undefined
-      ) {
+      if (Object.hasOwn(msg, field.name) && value !== null && value !== undefined) {
         out[key] = valueToJson(field, value, o);
       }
     } else if (field.resolvedType instanceof protobuf.Type) {
@@ -212,8 +208,7 @@ function wktToJson(type: protobuf.Type, msg: Plain, o: MarshalOptions): Json | u
     case 'google.protobuf.Value': {
       // protobufjs's bundled struct.proto names these fields in camelCase, a .proto file in snake_case.
       const f = (n: string): protobuf.Field => fieldByAnyName(type, n)!;
-      const set = (n: string): boolean =>
-        Object.prototype.hasOwnProperty.call(msg, f(n).name) && msg[f(n).name] != null;
+      const set = (n: string): boolean => Object.hasOwn(msg, f(n).name) && msg[f(n).name] != null;
       if (set('struct_value'))
         return messageToJson(
           f('struct_value').resolvedType as protobuf.Type,

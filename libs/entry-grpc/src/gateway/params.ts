@@ -4,9 +4,9 @@ import {
   ParseError,
   parseBool,
   parseBytes,
-  parseFloat,
+  goParseFloat,
   parseGoDuration,
-  parseInt,
+  goParseInt,
   parseRfc3339,
   parseUint,
 } from './goparse.js';
@@ -204,7 +204,7 @@ function parseQueryScalar(
     if (byName !== undefined) return byName;
     let n: bigint;
     try {
-      n = parseInt(s, base, base === 0 ? 32 : 64);
+      n = goParseInt(s, base, base === 0 ? 32 : 64);
     } catch {
       throw new ParamError(base === 0 ? `${s} is not valid` : `"${s}" is not a valid value`);
     }
@@ -218,11 +218,11 @@ function parseQueryScalar(
     case 'int32':
     case 'sint32':
     case 'sfixed32':
-      return Number(parseInt(s, base, 32));
+      return Number(goParseInt(s, base, 32));
     case 'int64':
     case 'sint64':
     case 'sfixed64':
-      return String(parseInt(s, base, 64));
+      return String(goParseInt(s, base, 64));
     case 'uint32':
     case 'fixed32':
       return Number(parseUint(s, base, 32));
@@ -230,9 +230,9 @@ function parseQueryScalar(
     case 'fixed64':
       return String(parseUint(s, base, 64));
     case 'float':
-      return floatJson(parseFloat(s, 32));
+      return floatJson(goParseFloat(s, 32));
     case 'double':
-      return floatJson(parseFloat(s, 64));
+      return floatJson(goParseFloat(s, 64));
     case 'string':
       return s;
     case 'bytes':

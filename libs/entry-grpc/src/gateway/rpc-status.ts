@@ -1,4 +1,4 @@
-import { Metadata } from '@grpc/grpc-js';
+import type { Metadata } from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { WKT_WITH_JSON_MAPPING, messageToJson, type MarshalOptions } from './json.js';
 

@@ -64,6 +64,7 @@ const template: fc.Arbitrary<Generated> = fc
           case 'rest':
             return '**';
         }
+        throw new Error('unknown segment kind');
       })
       .join('/');
     return { template: `/${text}${verb ? `:${verb}` : ''}`, segs, verb };

@@ -62,11 +62,11 @@ export function installTable(): string[] {
 /** Plans every name first (so nothing is installed when one cannot be), then installs in order. */
 export async function installCommand(o: InstallOptions): Promise<void> {
   if (o.list) {
-    installTable().forEach((l) => o.out(l));
+    for (const l of installTable()) o.out(l);
     return;
   }
   if (o.names.length === 0 || o.names.includes('help')) {
-    installHelp().forEach((l) => o.out(l));
+    for (const l of installHelp()) o.out(l);
     return;
   }
   if (o.version && o.names.length > 1)
@@ -75,7 +75,7 @@ export async function installCommand(o: InstallOptions): Promise<void> {
   const plans = o.names.flatMap((n) => planInstall(n, machine, { version: o.version }));
   const dir = path.resolve(o.dir);
   if (o.dryRun) {
-    for (const p of plans) describePlan(p, dir).forEach((l) => o.out(l));
+    for (const p of plans) for (const l of describePlan(p, dir)) o.out(l);
     return;
   }
   for (const p of plans) {
