@@ -4,6 +4,11 @@ import { fileURLToPath } from 'node:url';
 import { parseConsoleRecord, SEPARATOR } from '@svcboot/entry-core';
 import { expect, it } from 'vitest';
 
+function withoutForceColor(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  delete env['FORCE_COLOR'];
+  return env;
+}
+
 const appDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Polls `check` every 20 ms until it is true, or fails at the deadline with what was seen. */
@@ -29,7 +34,9 @@ it('boots its boot.yaml as a real process, logs the Bootstrap record, and exits 
     ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
     {
       cwd: appDir,
-      env: { ...process.env, NO_COLOR: '1' },
+      // Not FORCE_COLOR (vitest or a terminal may set it): with NO_COLOR beside it, Node 24
+      // warns on stderr, which this test requires to be empty.
+      env: withoutForceColor({ ...process.env, NO_COLOR: '1' }),
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
