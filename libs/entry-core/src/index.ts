@@ -152,6 +152,7 @@ export {
   middlewareSchema,
   promEndpointSchema,
   buildCallChain,
+  type OrderedMiddleware,
   type MiddlewareConfig,
   type PromEndpointConfig,
 } from './middleware/options.js';

@@ -1,4 +1,5 @@
 import { status as Status } from '@grpc/grpc-js';
+import type { RejectStatus } from '@svcboot/entry-core';
 
 /** gRPC code names as grpc-go's `codes.Code.String()` spells them, by number. */
 export const CODE_NAMES: readonly string[] = [
@@ -20,6 +21,12 @@ export const CODE_NAMES: readonly string[] = [
   'DataLoss',
   'Unauthenticated',
 ];
+
+/** The gRPC code of a CallRejection's status (its names are gRPC's code names). */
+export function codeOfRejection(status: RejectStatus): number {
+  const code = CODE_NAMES.indexOf(status);
+  return code < 0 ? 2 : code;
+}
 
 export function codeName(code: number): string {
   return CODE_NAMES[code] ?? `Code(${code})`;

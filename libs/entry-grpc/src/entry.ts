@@ -18,9 +18,11 @@ import {
   HealthRoutes,
   IdleConnections,
   type CallChain,
+  type CallMiddleware,
   type Entry,
   type EntryContext,
   type LifecycleContext,
+  type OrderedMiddleware,
 } from '@svcboot/entry-core';
 import Koa from 'koa';
 import { Registry } from 'prom-client';
@@ -79,7 +81,8 @@ export class GrpcEntry implements Entry {
   readonly registry = new Registry();
   private readonly services = new ServiceSet();
   private readonly interceptors: ServerInterceptor[] = [];
-  private readonly chain: CallChain;
+  private builtChain: CallChain | undefined;
+  private readonly added: OrderedMiddleware[] = [];
   private readonly health: HealthService;
   private gateway: Gateway | undefined;
   private openApi = '';
@@ -94,12 +97,6 @@ export class GrpcEntry implements Entry {
     readonly config: GrpcEntryConfig,
     private readonly ctx: EntryContext,
   ) {
-    this.chain = buildCallChain(config.middleware, ctx, {
-      entryName: config.name,
-      entryType: GRPC_ENTRY_TYPE,
-      registry: this.registry,
-      transport: grpcTransport,
-    });
     if (config.prom.enabled || config.middleware.prom.enabled) collectProcessMetrics(this.registry);
     this.health = new HealthService(
       () => ctx.isReady() && !this.draining,
@@ -134,6 +131,32 @@ export class GrpcEntry implements Entry {
     this.beforeBootstrap('addService');
     this.services.add(definition as ServiceDefinition, implementation);
     return this;
+  }
+
+  /**
+   * Adds a middleware to the entry's chain at `order` (MiddlewareOrder; e.g. Guard for one that
+   * may refuse calls by throwing a CallRejection): it runs on gRPC and gateway calls alike.
+   */
+  useMiddleware(order: number, middleware: CallMiddleware): this {
+    this.beforeBootstrap('useMiddleware');
+    if (this.builtChain)
+      throw new Error(
+        `grpc entry "${this.config.name}": useMiddleware after the middleware chain was built; add middlewares before bootstrap`,
+      );
+    this.added.push({ order, middleware });
+    return this;
+  }
+
+  /** The middleware chain, built on first use (at bootstrap), with the middlewares added by then. */
+  private get chain(): CallChain {
+    this.builtChain ??= buildCallChain(this.config.middleware, this.ctx, {
+      entryName: this.config.name,
+      entryType: GRPC_ENTRY_TYPE,
+      registry: this.registry,
+      transport: grpcTransport,
+      added: this.added,
+    });
+    return this.builtChain;
   }
 
   /** Adds a grpc-js server interceptor; it runs inside the entry's middleware, for gRPC calls only. */

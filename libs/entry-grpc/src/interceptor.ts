@@ -5,8 +5,14 @@ import {
   type ServerInterceptingCallInterface,
   type ServerInterceptor,
 } from '@grpc/grpc-js';
-import { CallContext, type CallChain, type CallHeaders, type CallInfo } from '@svcboot/entry-core';
-import { codeName } from './codes.js';
+import {
+  CallContext,
+  CallRejection,
+  type CallChain,
+  type CallHeaders,
+  type CallInfo,
+} from '@svcboot/entry-core';
+import { codeName, codeOfRejection } from './codes.js';
 import { grpcCallInfo, grpcTypeOf, plainPeer } from './call-info.js';
 
 /** Where a handler finds its call's context: `callContextOf(call)`. */
@@ -181,6 +187,8 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
   private headers: MetadataHeaders | undefined;
   private metadataSent = false;
   private cancelled = false;
+  /** A middleware's `before` refused the call (see reject). */
+  private rejected = false;
   private done = false;
   /** Whether the status grpc-js sends is seen where it is sent (see watchSentStatus). */
   private readonly watched: boolean;
@@ -206,16 +214,40 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
     this.headers = headers;
     this.ctx = ctx;
     attachContext(md, ctx);
-    this.chain.before(ctx);
+    try {
+      this.chain.before(ctx);
+    } catch (err) {
+      if (!(err instanceof CallRejection)) throw err;
+      this.reject(err);
+      return;
+    }
     this.listener!.onReceiveMetadata(md);
   }
 
   onReceiveMessage(message: unknown): void {
-    if (!this.cancelled) this.listener!.onReceiveMessage(message);
+    if (!this.cancelled && !this.rejected) this.listener!.onReceiveMessage(message);
   }
 
   onReceiveHalfClose(): void {
-    if (!this.cancelled) this.listener!.onReceiveHalfClose();
+    if (!this.cancelled && !this.rejected) this.listener!.onReceiveHalfClose();
+  }
+
+  /**
+   * A middleware refused the call: it ends with the rejection's code, message and headers (as
+   * trailers, with the meta headers) and the layers above never hear of it. A header gRPC
+   * metadata cannot carry is left out.
+   */
+  private reject(err: CallRejection): void {
+    this.rejected = true;
+    const md = new Metadata();
+    for (const name of Object.keys(err.headers)) {
+      try {
+        this.headers!.set(name, err.headers[name]!);
+      } catch {
+        // not a legal metadata key or value: the status still goes out
+      }
+    }
+    this.sendStatus({ code: codeOfRejection(err.status), details: err.message, metadata: md });
   }
 
   onCancel(): void {

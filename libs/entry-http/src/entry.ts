@@ -9,9 +9,11 @@ import {
   collectProcessMetrics,
   HealthRoutes,
   IdleConnections,
+  type CallMiddleware,
   type Entry,
   type EntryContext,
   type LifecycleContext,
+  type OrderedMiddleware,
 } from '@svcboot/entry-core';
 import type { HttpEntryConfig } from './schema.js';
 import { httpError } from './errors.js';
@@ -36,6 +38,8 @@ export class HttpEntry implements Entry {
   private connections: IdleConnections | undefined;
   private boundPort = -1;
   private draining = false;
+  private readonly added: OrderedMiddleware[] = [];
+  private chainBuilt = false;
 
   constructor(
     private readonly config: HttpEntryConfig,
@@ -60,9 +64,24 @@ export class HttpEntry implements Entry {
     return this.server;
   }
 
+  /**
+   * Adds a middleware to the entry's chain at `order` (MiddlewareOrder; e.g. Guard for one that
+   * may refuse calls by throwing a CallRejection). Before bootstrap only.
+   */
+  useMiddleware(order: number, middleware: CallMiddleware): this {
+    if (this.chainBuilt)
+      throw new Error(
+        `http entry "${this.name}": useMiddleware after bootstrap; add middlewares before the app bootstraps`,
+      );
+    this.added.push({ order, middleware });
+    return this;
+  }
+
   async bootstrap(): Promise<void> {
     const { config, ctx } = this;
+    this.chainBuilt = true;
     const chain = buildCallChain(config.middleware, ctx, {
+      added: this.added,
       entryName: config.name,
       entryType: HTTP_ENTRY_TYPE,
       registry: this.registry,

@@ -1,14 +1,22 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import {
+  boot,
   CallChain,
   CallRejection,
+  isIgnored,
+  MiddlewareOrder,
+  parseConsoleRecord,
   type CallContext,
   type CallMiddleware,
 } from '@svcboot/entry-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callMiddleware } from './call-adapter.js';
+import { httpEntry } from './index.js';
 
 const servers: http.Server[] = [];
 afterEach(async () => {
@@ -53,5 +61,79 @@ describe('a CallRejection on an httpserver call', () => {
     const allowed = await fetch(`${base}/v1/secret`, { headers: { authorization: 'Bearer x' } });
     expect([allowed.status, await allowed.json()]).toEqual([200, { handled: true }]);
     expect(seen).toEqual(['GET /v1/secret 401', 'GET /v1/secret 200']);
+  });
+});
+
+describe('a middleware added with useMiddleware on an httpserver entry', () => {
+  it('refuses calls without a token (401, WWW-Authenticate, {"error"}), skips its ignore list, and the record and metrics say 401', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-http-reject-'));
+    const events = path.join(dir, 'events.log');
+    const app = await boot({
+      argv: [],
+      env: {},
+      configText: [
+        'app: { name: httpdemo, version: 1.2.3 }',
+        'event:',
+        `  - name: ev\n    outputPaths: ["${events}"]`,
+        'httpserver:',
+        '  - name: api',
+        '    port: 0',
+        '    host: 127.0.0.1',
+        '    eventEntry: ev',
+        '    prom: { enabled: true }',
+        '    middleware: { logging: { enabled: true }, prom: { enabled: true }, meta: { enabled: true } }',
+      ].join('\n'),
+    });
+    try {
+      const handled: string[] = [];
+      const entry = httpEntry(app, 'api');
+      entry.router.get('/v1/secret', (ctx) => {
+        handled.push('secret');
+        ctx.body = { handled: true };
+      });
+      entry.router.get('/v1/public/hello', (ctx) => {
+        handled.push('public');
+        ctx.body = { handled: true };
+      });
+      const ignore = ['/v1/public/', '/metrics'];
+      entry.useMiddleware(MiddlewareOrder.Guard, {
+        before(call: CallContext) {
+          if (isIgnored(ignore, call.info)) return;
+          if (call.headers.get('authorization') === undefined)
+            throw new CallRejection('Unauthenticated', 'missing token', {
+              'WWW-Authenticate': 'Bearer realm="library"',
+            });
+        },
+      });
+      await app.bootstrap();
+      const base = `http://127.0.0.1:${entry.port}`;
+      const refused = await fetch(`${base}/v1/secret`);
+      expect([
+        refused.status,
+        refused.headers.get('www-authenticate'),
+        await refused.json(),
+      ]).toEqual([401, 'Bearer realm="library"', { error: 'missing token' }]);
+      const requestId = refused.headers.get('x-request-id');
+      const open = await fetch(`${base}/v1/public/hello`);
+      expect(open.status).toBe(200);
+      await open.arrayBuffer();
+      expect(handled).toEqual(['public']);
+      const metrics = await (await fetch(`${base}/metrics`)).text();
+      // Refused before routing: no route template, so rest_path is empty.
+      expect(metrics).toMatch(
+        /svc_call_res_code_total\{[^}]*rest_method="GET",rest_path="",res_code="401"\} 1/,
+      );
+      expect(() => entry.useMiddleware(MiddlewareOrder.Guard, {})).toThrow(/after bootstrap/);
+      await app.shutdown();
+      const recs = (await readFile(events, 'utf8'))
+        .split(/(?<=\nEOE\n)/)
+        .filter((c) => c.trim() !== '')
+        .map((c) => Object.fromEntries(parseConsoleRecord(c)));
+      const rec = recs.find((r) => (r['ids'] ?? '').includes(requestId ?? 'none'));
+      expect(rec).toMatchObject({ operation: 'GET /v1/secret', resCode: '401' });
+    } finally {
+      await app.shutdown().catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

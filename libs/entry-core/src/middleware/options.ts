@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Registry } from 'prom-client';
 import type { EntryContext } from '../entry.js';
 import { CallChain, type CallMiddleware } from './call.js';
+import { MiddlewareOrder } from './definition.js';
 import { LoggingMiddleware } from './logging.js';
 import { MetaMiddleware } from './meta.js';
 import { PromMiddleware } from './prom.js';
@@ -29,22 +30,37 @@ export const promEndpointSchema = z
   .prefault({});
 export type PromEndpointConfig = z.output<typeof promEndpointSchema>;
 
+/** A middleware an app adds to an entry, at its place in the chain (see MiddlewareOrder). */
+export interface OrderedMiddleware {
+  readonly order: number;
+  readonly middleware: CallMiddleware;
+}
+
 /**
- * Builds an entry's chain, in the order meta → prom → logging (their `after`s run in reverse).
- * `transport` adds the transport's record payloads and metric families (default: the basic
- * payloads, no families of its own).
+ * Builds an entry's chain, in the order meta → prom → logging (their `after`s run in reverse),
+ * with `added` middlewares put in by their `order` (MiddlewareOrder; after the built-ins of the
+ * same order). `transport` adds the transport's record payloads and metric families (default:
+ * the basic payloads, no families of its own).
  */
 export function buildCallChain(
   config: MiddlewareConfig,
   ctx: EntryContext,
-  options: { entryName: string; entryType: string; registry: Registry; transport?: CallTransport },
+  options: {
+    entryName: string;
+    entryType: string;
+    registry: Registry;
+    transport?: CallTransport;
+    added?: readonly OrderedMiddleware[];
+  },
 ): CallChain {
   const transport = options.transport ?? basicTransport;
-  const list: CallMiddleware[] = [];
-  if (config.meta.enabled) list.push(new MetaMiddleware(ctx.app, ctx.env));
+  const list: OrderedMiddleware[] = [];
+  if (config.meta.enabled)
+    list.push({ order: MiddlewareOrder.Meta, middleware: new MetaMiddleware(ctx.app, ctx.env) });
   if (config.prom.enabled) {
-    list.push(
-      new PromMiddleware({
+    list.push({
+      order: MiddlewareOrder.Prom,
+      middleware: new PromMiddleware({
         registry: options.registry,
         entryName: options.entryName,
         entryType: options.entryType,
@@ -52,8 +68,15 @@ export function buildCallChain(
         instance: os.hostname(),
         ...(transport.metrics ? { transport: transport.metrics(options.registry) } : {}),
       }),
-    );
+    });
   }
-  if (config.logging.enabled) list.push(new LoggingMiddleware(ctx.events, transport.payloads));
-  return new CallChain(list);
+  if (config.logging.enabled)
+    list.push({
+      order: MiddlewareOrder.Logging,
+      middleware: new LoggingMiddleware(ctx.events, transport.payloads),
+    });
+  if (options.added) list.push(...options.added);
+  // Array.prototype.sort is stable: equal orders keep built-ins first, then the order added.
+  list.sort((a, b) => a.order - b.order);
+  return new CallChain(list.map((m) => m.middleware));
 }

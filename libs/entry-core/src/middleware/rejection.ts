@@ -39,7 +39,9 @@ export function httpStatusOf(status: RejectStatus): number {
  * The contract for transports: catch a CallRejection around `chain.before`, set `call.resCode`
  * and `call.error`, run `chain.after`, and render it (gRPC: the status code and message as
  * trailers; HTTP: `httpStatusOf(status)` with `{"error": message}`). entry-http implements it
- * (src/call-adapter.ts); the grpc entry and its gateway are still to.
+ * in src/call-adapter.ts; entry-grpc in src/interceptor.ts (gRPC: code, message and headers as
+ * trailers) and src/gateway/gateway.ts (grpc-gateway's HTTP status for the code and its
+ * google.rpc.Status body, `{"code", "message", "details": []}`).
  */
 export class CallRejection extends Error {
   constructor(

@@ -3,11 +3,11 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { Metadata, MethodDefinition, ServerInterceptor } from '@grpc/grpc-js';
-import { CallContext, type CallChain, type CallInfo } from '@svcboot/entry-core';
+import { CallContext, CallRejection, type CallChain, type CallInfo } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { grpcTypeOf, plainPeer } from '../call-info.js';
-import { codeName, httpStatusFromCode } from '../codes.js';
+import { codeName, codeOfRejection, httpStatusFromCode } from '../codes.js';
 import { attachContext } from '../interceptor.js';
 import type { RegisteredMethod } from '../services.js';
 import {
@@ -15,6 +15,7 @@ import {
   addMetadataHeaders,
   headerListError,
   metadataFromHeaders,
+  hasHeader,
   putHeader,
 } from './headers.js';
 import {
@@ -523,7 +524,14 @@ export class Gateway {
       restPath: r.restPath,
     };
     const x = new Exchange(this, route, values, query, req, res, info);
-    this.chain.before(x.ctx);
+    try {
+      this.chain.before(x.ctx);
+    } catch (err) {
+      if (!(err instanceof CallRejection)) throw err;
+      if (!req.complete) req.resume();
+      x.reject(err);
+      return;
+    }
     const rawTimeout = req.headers['grpc-timeout'];
     if (rawTimeout !== undefined) {
       const timeout = Array.isArray(rawTimeout) ? rawTimeout.join(',') : rawTimeout;
@@ -803,6 +811,17 @@ class Exchange implements StreamBase {
     this.finish(
       this.writeError(status, err instanceof GatewayRejection ? err.httpStatus : undefined),
     );
+  }
+
+  /**
+   * A middleware refused the call: grpc-gateway's error answer for the rejection's code (HTTP
+   * status from the code, a google.rpc.Status body), with the rejection's headers; its
+   * `WWW-Authenticate`, if it has one, stands instead of the gateway's.
+   */
+  reject(err: CallRejection): void {
+    const out = this.headers.out;
+    for (const name of Object.keys(err.headers)) putHeader(out, name, err.headers[name]!);
+    this.finish(this.writeError({ code: codeOfRejection(err.status), message: err.message }));
   }
 
   /**
@@ -1310,7 +1329,8 @@ class Exchange implements StreamBase {
       this.trailers = undefined;
       return this.respond(500, JSON_TYPE, MARSHAL_FALLBACK, status);
     }
-    if (status.code === 16) putHeader(this.headers.out, 'WWW-Authenticate', status.message);
+    if (status.code === 16 && !hasHeader(this.headers.out, 'WWW-Authenticate'))
+      putHeader(this.headers.out, 'WWW-Authenticate', status.message);
     return this.respond(httpStatus ?? httpStatusFromCode(status.code), JSON_TYPE, body, status);
   }
 

@@ -171,7 +171,7 @@ export function addMetadataHeaders(
 }
 
 /** Whether a flat header list has `name` (any case). */
-function hasHeader(out: readonly string[], name: string): boolean {
+export function hasHeader(out: readonly string[], name: string): boolean {
   for (let i = 0; i < out.length; i += 2) if (sameName(out[i]!, name)) return true;
   return false;
 }

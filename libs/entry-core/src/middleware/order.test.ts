@@ -1,0 +1,57 @@
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import type { EntryContext } from '../entry.js';
+import { CallContext, type CallHeaders, type CallInfo } from './call.js';
+import { MiddlewareOrder } from './definition.js';
+import { buildCallChain, middlewareSchema } from './options.js';
+
+const info: CallInfo = {
+  operation: 'GET /v1/x',
+  remoteAddr: '127.0.0.1:1',
+  apiMethod: 'GET',
+  apiPath: '/v1/x',
+  apiProtocol: 'HTTP/1.1',
+  apiQuery: '',
+  userAgent: 'test',
+};
+
+describe('buildCallChain with added middlewares', () => {
+  it('puts each at its MiddlewareOrder around the built-in meta, befores in order and afters in reverse', () => {
+    const seen: string[] = [];
+    const set = new Map<string, string>();
+    const headers: CallHeaders = {
+      get: () => undefined,
+      set: (name, value) => void set.set(name, value),
+    };
+    const probe = (name: string) => ({
+      before: () => void seen.push(`${name} before, meta ran: ${set.has('X-Request-Id')}`),
+      after: () => void seen.push(`${name} after`),
+    });
+    // meta is the only built-in on: it reads ctx.app and ctx.env alone.
+    const ctx = {
+      app: { name: 'demo', version: '1.0.0', description: '' },
+      env: { arch: 'x64', domain: 'test', hostname: 'h', localIP: '1.2.3.4', os: 'linux' },
+    } as unknown as EntryContext;
+    const chain = buildCallChain(middlewareSchema.parse({ meta: { enabled: true } }), ctx, {
+      entryName: 'e',
+      entryType: 'T',
+      registry: new Registry(),
+      added: [
+        { order: MiddlewareOrder.Guard, middleware: probe('guard') },
+        { order: 50, middleware: probe('first') },
+        { order: MiddlewareOrder.Guard, middleware: probe('guard2') },
+      ],
+    });
+    const call = new CallContext(info, headers);
+    chain.before(call);
+    chain.after(call);
+    expect(seen).toEqual([
+      'first before, meta ran: false',
+      'guard before, meta ran: true',
+      'guard2 before, meta ran: true',
+      'guard2 after',
+      'guard after',
+      'first after',
+    ]);
+  });
+});
