@@ -32,6 +32,7 @@ import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
 import { Gateway } from './gateway/gateway.js';
 import { refuseUpgrade } from './gateway/websocket.js';
 import { grpcTransport } from './call-transport.js';
+import { grpcError } from './errors.js';
 import { HealthService } from './health.js';
 import { middlewareInterceptor } from './interceptor.js';
 import { recordRefusedCalls } from './refused-calls.js';
@@ -118,8 +119,7 @@ export class GrpcEntry implements Entry {
 
   /** The port the entry listens on (the chosen one when `port` is 0). Throws before bootstrap. */
   get port(): number {
-    if (!this.running)
-      throw new Error(`${this.ctx.configPath}: port is known only after bootstrap`);
+    if (!this.running) throw grpcError('SVC_GRPC_NOT_BOOTSTRAPPED', [this.ctx.configPath]);
     return this.running.port;
   }
 
@@ -215,10 +215,12 @@ export class GrpcEntry implements Entry {
       if (docs.v3Error)
         this.ctx.logger.warn(`${this.ctx.configPath}.sw: no OpenAPI 3.1 document: ${docs.v3Error}`);
     } catch (err) {
-      const message = `${this.ctx.configPath}.sw: cannot build the OpenAPI document: ${errorMessage(err)}`;
+      const error = grpcError('SVC_GRPC_OPENAPI_FAILED', [this.ctx.configPath, errorMessage(err)], {
+        cause: err,
+      });
       // Only an entry that serves the document fails for it.
-      if (c.sw.enabled || c.docs.enabled) throw new Error(message, { cause: err });
-      this.ctx.logger.warn(message);
+      if (c.sw.enabled || c.docs.enabled) throw error;
+      this.ctx.logger.warn(error.message);
     }
 
     const interceptors = this.chain.empty
@@ -326,10 +328,9 @@ export class GrpcEntry implements Entry {
       injector.destroy();
       server.forceShutdown();
       httpServer.close();
-      throw new Error(
-        `${this.ctx.configPath}: cannot listen on port ${c.port}: ${errorMessage(err)}; choose a free port (port: 0 lets the OS pick)`,
-        { cause: err },
-      );
+      throw grpcError('SVC_GRPC_LISTEN_FAILED', [this.ctx.configPath, c.port, errorMessage(err)], {
+        cause: err,
+      });
     }
     this.running = { server, injector, httpServer, connections, listener, port };
     this.logAddresses(port);
@@ -374,8 +375,7 @@ export class GrpcEntry implements Entry {
   }
 
   private beforeBootstrap(what: string): void {
-    if (this.bootstrapped)
-      throw new Error(`${this.ctx.configPath}: ${what}() must be called before bootstrap`);
+    if (this.bootstrapped) throw grpcError('SVC_GRPC_TOO_LATE', [this.ctx.configPath, what]);
   }
 
   private tlsMaterial(): { cert: Buffer; key: Buffer } | undefined {
@@ -383,21 +383,18 @@ export class GrpcEntry implements Entry {
     if (t.certEntry) {
       const { cert, key } = this.ctx.cert(t.certEntry);
       if (!cert || !key)
-        throw new Error(
-          `${this.ctx.configPath}.tls.certEntry: cert entry "${t.certEntry}" needs both certPemPath and keyPemPath`,
-        );
+        throw grpcError('SVC_GRPC_TLS_CERT_ENTRY', [this.ctx.configPath, t.certEntry]);
       return { cert, key };
     }
     if (!t.certFile && !t.keyFile) return undefined;
     if (!t.certFile || !t.keyFile)
-      throw new Error(`${this.ctx.configPath}.tls: set both certFile and keyFile`);
+      throw grpcError('SVC_GRPC_TLS_INCOMPLETE', [this.ctx.configPath]);
     try {
       return { cert: readFileSync(t.certFile), key: readFileSync(t.keyFile) };
     } catch (err) {
-      throw new Error(
-        `${this.ctx.configPath}.tls: cannot read the certificate or key: ${errorMessage(err)}`,
-        { cause: err },
-      );
+      throw grpcError('SVC_GRPC_TLS_UNREADABLE', [this.ctx.configPath, errorMessage(err)], {
+        cause: err,
+      });
     }
   }
 
@@ -408,8 +405,9 @@ export class GrpcEntry implements Entry {
     try {
       root = loadProtoRoot(c.protos.files, c.protos.includeDirs, cwd);
     } catch (err) {
-      throw new Error(
-        `${this.ctx.configPath}.protos.files: ${errorMessage(err)}${parseHint(err)}`,
+      throw grpcError(
+        'SVC_GRPC_PROTOS',
+        [`${this.ctx.configPath}.protos.files`, `${errorMessage(err)}${parseHint(err)}`],
         { cause: err },
       );
     }
@@ -417,7 +415,7 @@ export class GrpcEntry implements Entry {
     try {
       sets = loadDescriptorSets(c.protos.descriptorSets, cwd);
     } catch (err) {
-      throw new Error(`${this.ctx.configPath}.protos.descriptorSets: ${errorMessage(err)}`, {
+      throw grpcError('SVC_GRPC_DESCRIPTOR_SETS', [this.ctx.configPath, errorMessage(err)], {
         cause: err,
       });
     }

@@ -31,3 +31,4 @@ export {
   type OpenApiDocumentsInput,
 } from './openapi/documents.js';
 export type { OpenApiDocument } from './openapi/v2.js';
+export { grpcErrors } from './errors.js';

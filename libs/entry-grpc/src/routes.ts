@@ -7,6 +7,7 @@ import {
   type GatewayRoute,
 } from './gateway/gateway.js';
 import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './gateway/rules.js';
+import { grpcError } from './errors.js';
 import type { ServiceSet } from './services.js';
 
 export interface RouteInput {
@@ -41,7 +42,7 @@ export async function routesOf(input: RouteInput): Promise<Routes> {
     try {
       bindings.push(...(await rulesFromMappingFile(file)));
     } catch (err) {
-      throw new Error(`${configPath}.gwMappingFiles: ${errorMessage(err)}`, { cause: err });
+      throw grpcError('SVC_GRPC_MAPPING_FILE', [configPath, errorMessage(err)], { cause: err });
     }
   }
   const documented: protobuf.Service[] = [];
@@ -61,10 +62,7 @@ export async function routesOf(input: RouteInput): Promise<Routes> {
       continue;
     }
     const r = rootFor(method.service);
-    if (!r)
-      throw new Error(
-        `${configPath}: no descriptor for ${method.service}; list its .proto file under protos.files or its descriptor set under protos.descriptorSets`,
-      );
+    if (!r) throw grpcError('SVC_GRPC_NO_DESCRIPTOR', [configPath, method.service]);
     routes.push(buildRoute(b, method, r, input.options));
     bound.add(method.path);
   }

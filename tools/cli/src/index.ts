@@ -21,3 +21,4 @@ export {
   type StagedBin,
 } from './install/plan.js';
 export { executePlan, InstallError, type InstallResult } from './install/execute.js';
+export { CliError, cliErrors, type CliErrorCode } from './errors.js';

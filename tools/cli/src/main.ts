@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_BIN_DIR, installCommand } from './install/command.js';
 import { pbCommand } from './pb/command.js';
 import { newCommand } from './scaffold/command.js';
+import { cliErrors } from './errors.js';
 
 export const USAGE = `svc: tooling for svcboot services
 
@@ -59,7 +60,7 @@ export async function main(
         out(USAGE);
         return 0;
       default:
-        err(`svc: unknown command "${command}"\n\n${USAGE}`);
+        err(cliErrors.SVC_CLI_UNKNOWN_COMMAND.message(command, USAGE));
         return 2;
     }
   } catch (e) {

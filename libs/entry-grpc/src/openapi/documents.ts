@@ -4,6 +4,7 @@ import { errorMessage } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
 import type { GatewayRoute } from '../gateway/gateway.js';
 import { loadDescriptorSets } from '../descriptor-set.js';
+import { grpcError } from '../errors.js';
 import { loadProtoRoot } from '../protos.js';
 import { routesOf } from '../routes.js';
 import { grpcSchema, type GrpcEntryConfig } from '../schema.js';
@@ -125,7 +126,7 @@ export async function buildOpenApiDocuments(
     const issues = parsed.error.issues.map(
       (i) => `${[configPath, ...i.path.map(String)].join('.')}: ${i.message}`,
     );
-    throw new Error(`invalid grpc entry settings: ${issues.join('; ')}`);
+    throw grpcError('SVC_GRPC_SETTINGS_INVALID', [issues]);
   }
   const c = parsed.data;
   const baseDir = path.resolve(input.baseDir ?? process.cwd());
@@ -137,13 +138,13 @@ export async function buildOpenApiDocuments(
       baseDir,
     );
   } catch (err) {
-    throw new Error(`${configPath}.protos: ${errorMessage(err)}`, { cause: err });
+    throw grpcError('SVC_GRPC_PROTOS', [`${configPath}.protos`, errorMessage(err)], { cause: err });
   }
   let sets: protobuf.Root | undefined;
   try {
     sets = loadDescriptorSets(c.protos.descriptorSets, baseDir);
   } catch (err) {
-    throw new Error(`${configPath}.protos.descriptorSets: ${errorMessage(err)}`, { cause: err });
+    throw grpcError('SVC_GRPC_DESCRIPTOR_SETS', [configPath, errorMessage(err)], { cause: err });
   }
   // As the entry: a service of protos.files wins over the same name in a descriptor set.
   const services = new ServiceSet();
@@ -170,8 +171,6 @@ export async function buildOpenApiDocuments(
   try {
     return openApiDocumentsOf(routes, documented, info, c.sw);
   } catch (err) {
-    throw new Error(`${configPath}.sw: cannot build the OpenAPI document: ${errorMessage(err)}`, {
-      cause: err,
-    });
+    throw grpcError('SVC_GRPC_OPENAPI_FAILED', [configPath, errorMessage(err)], { cause: err });
   }
 }

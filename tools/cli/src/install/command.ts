@@ -3,6 +3,7 @@ import { executePlan } from './execute.js';
 import { detectMachine, type Machine } from './machine.js';
 import { describePlan, planInstall } from './plan.js';
 import { BUNDLES, TOOLS } from './tools.js';
+import { cliError } from '../errors.js';
 
 export interface InstallOptions {
   names: readonly string[];
@@ -70,7 +71,7 @@ export async function installCommand(o: InstallOptions): Promise<void> {
     return;
   }
   if (o.version && o.names.length > 1)
-    throw new Error('--version applies to one tool; name only that tool');
+    throw cliError('SVC_CLI_BAD_FLAG', ['--version applies to one tool; name only that tool']);
   const machine = o.machine ?? detectMachine();
   const plans = o.names.flatMap((n) => planInstall(n, machine, { version: o.version }));
   const dir = path.resolve(o.dir);

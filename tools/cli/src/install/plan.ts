@@ -1,3 +1,4 @@
+import { CliError } from '../errors.js';
 import type { Machine } from './machine.js';
 import {
   BUNDLES,
@@ -50,7 +51,8 @@ export interface PlanOptions {
   version?: string | undefined;
 }
 
-export class PlanError extends Error {
+/** An install that cannot be planned here; `code` says why (see README.md, "Errors"). */
+export class PlanError extends CliError {
   override name = 'PlanError';
 }
 
@@ -152,7 +154,7 @@ export function planTool(
   options: PlanOptions = {},
 ): InstallPlan {
   const tool = findTool(toolName);
-  if (!tool) throw new PlanError(unknownName(toolName));
+  if (!tool) throw new PlanError('SVC_CLI_UNKNOWN_TOOL', unknownName(toolName));
   const version = options.version ?? tool.version;
   const recipe = tool.recipes.find((r) => recipeRunnable(r, machine));
   if (!recipe) {
@@ -160,6 +162,7 @@ export function planTool(
     const ways = [...new Set(tool.recipes.map(howToGet))];
     const missing = needs.length === 1 ? 'which is not on PATH' : 'and none of them is on PATH';
     throw new PlanError(
+      'SVC_CLI_CANNOT_INSTALL',
       `cannot install ${tool.name} here: it needs ${needs.join(', or ')}, ${missing}. To get it: ${ways.join('; or ')}; then run \`svc install ${tool.name}\` again`,
     );
   }
@@ -180,6 +183,7 @@ export function planInstall(
   if (!bundle) return [planTool(name, machine, options)];
   if (options.version)
     throw new PlanError(
+      'SVC_CLI_BAD_FLAG',
       `--version applies to one tool, not to the bundle ${bundle.name}; install that tool alone to choose its version`,
     );
   const plans: InstallPlan[] = [];
@@ -194,6 +198,7 @@ export function planInstall(
   }
   if (errors.length > 0) {
     throw new PlanError(
+      'SVC_CLI_CANNOT_INSTALL',
       `cannot install the bundle ${bundle.name} here (nothing was installed):\n${errors.join('\n')}`,
     );
   }

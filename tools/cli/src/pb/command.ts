@@ -10,6 +10,7 @@ import {
   GOOGLEAPIS_VERSION,
   vendorGoogleapis,
 } from './vendor.js';
+import { cliError } from '../errors.js';
 
 export const PB_USAGE = `svc pb vendor [--out DIR] [--version V]
     Copy google/api/{annotations,http,httpbody}.proto and google/rpc/{code,error_details,status}.proto
@@ -61,7 +62,9 @@ export async function pbCommand(
       });
       const runner = values.runner;
       if (runner !== 'auto' && runner !== 'buf' && runner !== 'protoc')
-        throw new Error(`--runner must be auto, buf or protoc, not "${runner}"`);
+        throw cliError('SVC_CLI_BAD_FLAG', [
+          `--runner must be auto, buf or protoc, not "${runner}"`,
+        ]);
       const used = await generateCode({
         cwd,
         template: values.template,
@@ -85,7 +88,9 @@ export async function pbCommand(
       });
       const runner = values.runner;
       if (runner !== 'auto' && runner !== 'buf' && runner !== 'protoc')
-        throw new Error(`--runner must be auto, buf or protoc, not "${runner}"`);
+        throw cliError('SVC_CLI_BAD_FLAG', [
+          `--runner must be auto, buf or protoc, not "${runner}"`,
+        ]);
       const used = await buildDescriptorSet({ cwd, output: values.output, runner, out });
       out(
         `wrote ${values.output} with ${used}; list it under protos.descriptorSets of the grpc entry`,
@@ -107,9 +112,9 @@ export async function pbCommand(
       parseArgs({ args: [...rest], options: {} });
       const buf = findProjectTool('buf', cwd);
       if (!buf)
-        throw new Error(
+        throw cliError('SVC_CLI_TOOL_MISSING', [
           'buf is not installed here; run `svc install buf` (it lands in .svc/bin, which svc looks in)',
-        );
+        ]);
       await runTool(buf, ['lint'], cwd, out);
       out('buf lint: no problems');
       return;
@@ -120,7 +125,7 @@ export async function pbCommand(
       out(PB_USAGE);
       return;
     default:
-      throw new Error(`unknown subcommand "${sub}"\n${PB_USAGE}`);
+      throw cliError('SVC_CLI_UNKNOWN_SUBCOMMAND', [sub, PB_USAGE]);
   }
 }
 

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isMap, isSeq, parseDocument } from 'yaml';
+import { cliError } from '../errors.js';
 
 /*
  * The OpenAPI documents are made by @svcboot/entry-grpc itself, not by a copy of its generator:
@@ -108,10 +109,7 @@ export async function openApiDocuments(
   warn: (line: string) => void = () => {},
 ): Promise<Map<string, EntryDocuments>> {
   const file = path.resolve(cwd, bootFile);
-  if (!existsSync(file))
-    throw new Error(
-      `${bootFile} not found in ${cwd}: the OpenAPI documents come from its grpc entries (pass --boot, or --no-openapi)`,
-    );
+  if (!existsSync(file)) throw cliError('SVC_CLI_BOOT_YAML_MISSING', [bootFile, cwd]);
   const configText = grpcOnlyConfig(readFileSync(file, 'utf8'));
   const docs = new Map<string, EntryDocuments>();
   if (!configText) return docs;
@@ -120,16 +118,19 @@ export async function openApiDocuments(
   try {
     grpc = await importFrom<GrpcModule>('@svcboot/entry-grpc', projectRef);
   } catch (err) {
-    throw new Error(
-      `cannot load @svcboot/entry-grpc from ${cwd} (${(err as Error).message.split('\n')[0]}); add it to the project's dependencies and run npm install`,
+    throw cliError(
+      'SVC_CLI_ENTRY_GRPC_MISSING',
+      [
+        `cannot load @svcboot/entry-grpc from ${cwd} (${(err as Error).message.split('\n')[0]}); add it to the project's dependencies and run npm install`,
+      ],
       { cause: err },
     );
   }
   const build = grpc.module.buildOpenApiDocuments;
   if (typeof build !== 'function') {
-    throw new Error(
+    throw cliError('SVC_CLI_ENTRY_GRPC_MISSING', [
       `@svcboot/entry-grpc at ${grpc.resolved} has no buildOpenApiDocuments; update it (npm install @svcboot/entry-grpc@latest) to write OpenAPI documents`,
-    );
+    ]);
   }
   // The entry-core entry-grpc itself imports: its plugin is written against that one.
   const core = (await importFrom<CoreModule>('@svcboot/entry-core', grpc.resolved)).module;

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { vendorGoogleapis } from '../pb/vendor.js';
 import * as t from './templates.js';
 import { findCheckout, packFromCheckout } from './workspace-packs.js';
+import { cliError } from '../errors.js';
 
 export const NEW_USAGE = `svc new <name> [--with grpc,httpserver,kvstore,cache,relationaldb,columnardb] [--dir PARENT]
                [--svcboot-version RANGE] [--svcboot-tarballs DIR] [--no-vendor]
@@ -33,11 +34,13 @@ export function parseFeatures(text: string): t.Feature[] {
     .filter(Boolean);
   const bad = names.filter((n) => !(t.FEATURES as readonly string[]).includes(n));
   if (bad.length)
-    throw new Error(
+    throw cliError('SVC_CLI_BAD_FLAG', [
       `--with: unknown ${bad.map((b) => `"${b}"`).join(', ')}; choose from ${t.FEATURES.join(', ')}`,
-    );
+    ]);
   if (names.length === 0)
-    throw new Error(`--with names no entry kind; choose from ${t.FEATURES.join(', ')}`);
+    throw cliError('SVC_CLI_BAD_FLAG', [
+      `--with names no entry kind; choose from ${t.FEATURES.join(', ')}`,
+    ]);
   return t.FEATURES.filter((f) => names.includes(f));
 }
 
@@ -174,12 +177,14 @@ export async function scaffold(
   log: (line: string) => void = () => {},
 ): Promise<string> {
   if (!/^[a-z0-9][a-z0-9._-]*$/.test(o.name))
-    throw new Error(
+    throw cliError('SVC_CLI_NEW_REFUSED', [
       `"${o.name}" is not a valid package name: use lower-case letters, digits, ".", "_" and "-"`,
-    );
+    ]);
   const target = path.resolve(o.parent, o.name);
   if (existsSync(target) && (await readdir(target)).length > 0)
-    throw new Error(`${target} exists and is not empty; choose another name or --dir`);
+    throw cliError('SVC_CLI_NEW_REFUSED', [
+      `${target} exists and is not empty; choose another name or --dir`,
+    ]);
   await mkdir(path.dirname(target), { recursive: true });
   const staging = await mkdtemp(path.join(path.dirname(target), `.svc-new-${o.name}-`));
   try {
@@ -230,13 +235,14 @@ export async function newCommand(
     return;
   }
   const [name, ...extra] = positionals;
-  if (!name || extra.length) throw new Error(`expected one name\n${NEW_USAGE}`);
+  if (!name || extra.length)
+    throw cliError('SVC_CLI_NEW_REFUSED', [`expected one name\n${NEW_USAGE}`]);
   const tarballs = values['svcboot-tarballs'];
   const version = values['svcboot-version'];
   if (tarballs && version)
-    throw new Error(
+    throw cliError('SVC_CLI_BAD_FLAG', [
       '--svcboot-tarballs and --svcboot-version exclude each other: choose one source of the @svcboot packages',
-    );
+    ]);
   // From a checkout the packages are packed (they are not on the npm registry); an installed CLI takes them from the registry.
   const checkout = tarballs || version ? undefined : findCheckout();
   const target = await scaffold(
