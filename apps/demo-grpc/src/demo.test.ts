@@ -96,15 +96,30 @@ function records(stdout: string): Array<Record<string, string>> {
 }
 
 beforeAll(async () => {
-  port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  demo = Child.start(
-    process.execPath,
-    ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
-    { cwd: appDir, env: plainEnv({ PORT: String(port) }) },
-  );
-  await waitFor('the demo to listen', () => isListening(port), { timeoutMs: 30_000 });
-});
+  // A free port can be taken by another test process between freePort() and the demo's listen:
+  // the demo then exits (EADDRINUSE) while the port answers for someone else. So the demo counts
+  // as up only once it says it listens on that port, and one that exited is started again.
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    demo = Child.start(
+      process.execPath,
+      ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
+      { cwd: appDir, env: plainEnv({ PORT: String(port) }) },
+    );
+    let exited = false;
+    void demo.exited.then(() => (exited = true));
+    await waitFor(
+      'the demo to listen',
+      async () =>
+        exited || (demo.stdout.includes(`listening on port ${port}`) && (await isListening(port))),
+      { timeoutMs: 60_000 },
+    );
+    if (!exited) break;
+    if (attempt === 3)
+      throw new Error(`the demo exited three times before listening:\n${demo.stdout}`);
+  }
+}, 200_000);
 
 afterAll(() => demo.kill());
 
