@@ -210,12 +210,14 @@ describe(`ClickHouse literal escaping against the server at ${CLICKHOUSE_ADDR}`,
     expect(await serverHex(['', "it's", '\0'])).toEqual(['', '69742773', '00']);
     let checked = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(wellFormed, { minLength: 5, maxLength: 30 }), async (values) => {
+      fc.asyncProperty(fc.array(wellFormed, { minLength: 10, maxLength: 30 }), async (values) => {
         expect(await serverHex(values)).toEqual(values.map(utf8Hex));
         checked += values.length;
       }),
       { numRuns: 30 },
     );
-    expect(checked).toBeGreaterThan(300);
+    // 30 runs of at least 10 strings: every run reached the server (with minLength 5 and
+    // fast-check's bias toward short arrays, 'more than 300' failed once at 299).
+    expect(checked).toBeGreaterThanOrEqual(300);
   });
 });
