@@ -101,14 +101,19 @@ describe('every call is recorded with the status its client got', () => {
   });
 
   it('a deadline that passes: DeadlineExceeded', async () => {
+    // The deadline must pass while the server holds the call: with 100 ms, a loaded machine let
+    // the client's own timer expire before the request reached the server, which then had no
+    // call to record. 2 s is far more than the request needs, and the test checks it arrived.
+    const before = held.length;
     const err = await new Promise<ServiceError>((resolve) => {
       h.client['Search']!(
         { query: 'slow' },
         new Metadata(),
-        { deadline: Date.now() + 100 },
+        { deadline: Date.now() + 2_000 },
         (e: ServiceError | null) => resolve(e!),
       );
     });
+    expect(held.length, 'the call reached the handler before its deadline').toBeGreaterThan(before);
     expect(err.code).toBe(status.DEADLINE_EXCEEDED);
     got['DeadlineExceeded'] = 1;
   });
@@ -139,7 +144,7 @@ describe('every call is recorded with the status its client got', () => {
         metricsText = await (await fetch(`${h.base}/metrics`)).text();
         return /grpc_server_handled_total\{[^}]*grpc_code="Canceled"[^}]*\} 1/.test(metricsText);
       },
-      { timeoutMs: 10_000 },
+      { timeoutMs: 30_000 },
     );
     for (const [code, n] of Object.entries(got)) {
       const handled = [
