@@ -278,32 +278,7 @@ class V3Builder {
       );
     const name = prefix + protoJsonName(f);
     const deprecated = parentDeprecated || this.fieldDeprecated(f);
-    const r = resolvedOf(f);
-    if (r instanceof protobuf.Type && !wellKnown(fqn(r))) {
-      if (f.map) {
-        const key = (f as unknown as protobuf.MapField).keyType;
-        const keyType =
-          key === 'string'
-            ? 'string'
-            : key === 'bool'
-              ? 'boolean'
-              : /int|fixed/.test(key)
-                ? 'integer'
-                : undefined;
-        if (!keyType) return [];
-        return [this.param(`${name}[${keyType}]`, this.scalarOrRef(f), f, deprecated)];
-      }
-      if (f.repeated) return [];
-      const key = fqn(r);
-      if ((depth.get(key) ?? 0) >= this.opts.recursiveDepth) return [];
-      depth.set(key, (depth.get(key) ?? 0) + 1);
-      const out: Schema[] = [];
-      for (const nested of r.fieldsArray)
-        if (this.fieldVisible(nested))
-          out.push(...this.queryParameters(nested, `${name}.`, deprecated, depth));
-      depth.set(key, depth.get(key)! - 1);
-      return out;
-    }
+    // A map is one `name[key]` parameter whatever its value type.
     if (f.map) {
       const key = (f as unknown as protobuf.MapField).keyType;
       const keyType =
@@ -316,6 +291,19 @@ class V3Builder {
               : undefined;
       if (!keyType) return [];
       return [this.param(`${name}[${keyType}]`, this.scalarOrRef(f), f, deprecated)];
+    }
+    const r = resolvedOf(f);
+    if (r instanceof protobuf.Type && !wellKnown(fqn(r))) {
+      if (f.repeated) return [];
+      const key = fqn(r);
+      if ((depth.get(key) ?? 0) >= this.opts.recursiveDepth) return [];
+      depth.set(key, (depth.get(key) ?? 0) + 1);
+      const out: Schema[] = [];
+      for (const nested of r.fieldsArray)
+        if (this.fieldVisible(nested))
+          out.push(...this.queryParameters(nested, `${name}.`, deprecated, depth));
+      depth.set(key, depth.get(key)! - 1);
+      return out;
     }
     return [this.param(name, this.fieldSchema(f), f, deprecated)];
   }
