@@ -1,11 +1,7 @@
 import { errorMessage } from '@svcboot/entry-core';
 import type protobuf from 'protobufjs';
-import {
-  buildRoute,
-  unboundBinding,
-  type GatewayOptions,
-  type GatewayRoute,
-} from './gateway/gateway.js';
+import type { GatewayOptions } from './gateway/gateway.js';
+import { buildRoute, unboundBinding, type GatewayRoute } from './gateway/route.js';
 import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './gateway/rules.js';
 import { grpcError } from './errors.js';
 import type { ServiceSet } from './services.js';

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
 import { errorMessage } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
-import type { GatewayRoute } from '../gateway/gateway.js';
+import type { GatewayRoute } from '../gateway/route.js';
 import { loadDescriptorSets } from '../descriptor-set.js';
 import { grpcError } from '../errors.js';
 import { loadProtoRoot } from '../protos.js';

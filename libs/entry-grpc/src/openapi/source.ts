@@ -1,5 +1,5 @@
 import type protobuf from 'protobufjs';
-import type { GatewayRoute } from '../gateway/gateway.js';
+import type { GatewayRoute } from '../gateway/route.js';
 import type { OpenApiRoute, OpenApiSource } from './v2.js';
 
 /**

@@ -1,0 +1,749 @@
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
+import type { Metadata } from '@grpc/grpc-js';
+import { CallContext, CallRejection, type CallInfo } from '@svcboot/entry-core';
+import { codeOfRejection, httpStatusFromCode } from '../codes.js';
+import { attachContext } from '../interceptor.js';
+import {
+  GatewayHeaders,
+  addMetadataHeaders,
+  headerListError,
+  metadataFromHeaders,
+  hasHeader,
+  putHeader,
+} from './headers.js';
+import {
+  GatewayDuplexCall,
+  GatewayReadableCall,
+  GatewayUnaryCall,
+  GatewayWritableCall,
+  statusFromError,
+  type GatewayStatus,
+  type StreamBase,
+} from './fake-call.js';
+import { DEFAULT_MAX_JSON_DEPTH } from './json-depth.js';
+import { JsonValueSplitter } from './json-stream.js';
+import {
+  admittedBase,
+  runIntercepted,
+  runInterceptedStream,
+  sentStatusOf,
+  type Admitted,
+  type InterceptedTarget,
+  type SentStatus,
+} from './intercepted.js';
+import { JsonInputError } from './json.js';
+import { ParamError } from './params.js';
+import { UnresolvableAny } from './rpc-status.js';
+import type { Gateway } from './gateway.js';
+import { GatewayRejection } from './request.js';
+import type { GatewayRoute } from './route.js';
+
+const OK: GatewayStatus = { code: 0, message: '' };
+
+/** grpc-js's handler shapes, as the gateway calls them with its stand-in calls. */
+type UnaryHandler = (
+  call: GatewayUnaryCall,
+  callback: (err: unknown, value?: unknown, trailer?: Metadata) => void,
+) => void;
+type StreamHandler = (call: GatewayWritableCall) => void;
+type ReadableHandler = (
+  call: GatewayReadableCall,
+  callback: (err: unknown, value?: unknown, trailer?: Metadata) => void,
+) => void;
+type DuplexHandler = (call: GatewayDuplexCall) => void;
+
+/** Where a streamed request's decoded messages go: the handler's call, or the bottom of the interceptor stack. */
+interface StreamSink {
+  deliver(message: unknown): void;
+  end(): void;
+  cancel(): void;
+}
+
+export const JSON_TYPE = 'application/json';
+const NEWLINE = Buffer.from('\n');
+const NDJSON_TYPE = 'application/x-ndjson';
+
+/**
+ * One gateway call from matching to its response: builds the request message, hands the handler a
+ * grpc-js-like call, collects the response headers (the middleware's, the handler's metadata and
+ * trailers) and writes them with the status line in one `res.writeHead`, then reports the outcome
+ * to the middleware once. A class with methods rather than closures, since one is made per request.
+ */
+export class Exchange implements StreamBase {
+  readonly ctx: CallContext;
+  readonly peer: string;
+  readonly path: string;
+  request: unknown;
+  private readonly headers: GatewayHeaders;
+  private readonly svc: boolean;
+  /** The outcome went to the middleware: nothing more is written or reported. */
+  private settled = false;
+  private call: GatewayUnaryCall | GatewayWritableCall | undefined;
+  /** The bottom of the user's interceptor stack, when the entry has interceptors. */
+  private stack: { cancel(): void } | undefined;
+  /** The call's deadline (ms since the epoch) from `Grpc-Timeout`; Infinity without one. */
+  deadline = Infinity;
+  private timer: NodeJS.Timeout | undefined;
+  /** Trailer metadata to send as HTTP trailers (the request said `TE: trailers`), flat name/value list. */
+  private trailers: string[] | undefined;
+
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly route: GatewayRoute,
+    private readonly values: string[],
+    private readonly query: string,
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+    info: CallInfo,
+  ) {
+    this.svc = gateway.options.svcStyle;
+    this.headers = new GatewayHeaders(req.headers, this.svc ? '' : 'Grpc-Metadata-');
+    this.ctx = new CallContext(info, this.headers);
+    this.peer = info.remoteAddr;
+    this.path = route.method.path;
+  }
+
+  metadata(): Metadata {
+    const ip = this.req.socket.remoteAddress ?? '';
+    const md = metadataFromHeaders(
+      this.req.headers,
+      this.svc,
+      ip.startsWith('::ffff:') ? ip.slice(7) : ip,
+    );
+    attachContext(md, this.ctx);
+    return md;
+  }
+
+  onMetadata(md: Metadata): void {
+    addMetadataHeaders(this.headers.out, md, this.svc, false);
+  }
+
+  /** A request rejected before the handler (too big, bad JSON, badly typed values). */
+  fail(err: unknown): void {
+    if (this.settled) return;
+    let status: GatewayStatus;
+    if (err instanceof GatewayRejection) status = { code: err.code, message: err.message };
+    else if (err instanceof JsonInputError || err instanceof ParamError)
+      status = { code: 3, message: err.message };
+    else status = statusFromError(err);
+    this.finish(
+      this.writeError(status, err instanceof GatewayRejection ? err.httpStatus : undefined),
+    );
+  }
+
+  /**
+   * A middleware refused the call: grpc-gateway's error answer for the rejection's code (HTTP
+   * status from the code, a google.rpc.Status body), with the rejection's headers; its
+   * `WWW-Authenticate`, if it has one, stands instead of the gateway's.
+   */
+  reject(err: CallRejection): void {
+    const out = this.headers.out;
+    for (const name of Object.keys(err.headers)) putHeader(out, name, err.headers[name]!);
+    this.finish(this.writeError({ code: codeOfRejection(err.status), message: err.message }));
+  }
+
+  /**
+   * A `Grpc-Timeout` deadline: at it a call still running is cancelled (its AbortSignal aborts)
+   * and answered 504 DeadlineExceeded, as grpc-gateway's expired context answers.
+   */
+  startDeadline(ms: number): void {
+    this.deadline = Date.now() + ms;
+    // Beyond setTimeout's range (~24.8 days) the call simply has no timer.
+    if (ms <= 2_147_483_647) this.timer = setTimeout(() => this.expire(), Math.max(0, ms));
+  }
+
+  private expire(): void {
+    this.timer = undefined;
+    if (this.settled) return;
+    const status: GatewayStatus = { code: 4, message: 'context deadline exceeded' };
+    if (this.res.headersSent) {
+      this.res.end(`${JSON.stringify({ error: this.gateway.statusJson(status) })}\n`);
+      this.finish(status);
+    } else this.finish(this.writeError(status));
+    // Answered first: whatever the handler does on hearing of the cancellation comes too late.
+    this.stack?.cancel();
+    this.call?.cancel();
+  }
+
+  dispatch(body: Buffer | undefined, form: Buffer | undefined): void {
+    if (this.settled) return;
+    const { gateway, route } = this;
+    try {
+      this.request = gateway.requestMessage(
+        route,
+        this.values,
+        this.query,
+        body,
+        form,
+        route.httpBodyRequest ? this.req.headers['content-type'] : undefined,
+      );
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    if (gateway.interceptors.length > 0) this.intercepted();
+    else if (route.method.definition.responseStream) this.serverStream();
+    else this.unary();
+  }
+
+  /**
+   * A client- or bidi-streaming call: the request body is a stream of JSON values (newline-
+   * delimited or concatenated), each handed to the handler as it arrives, as grpc-gateway's
+   * generated handlers feed `stream.Send`; the answer is a unary reply or an NDJSON stream.
+   */
+  streamRequests(): void {
+    const def = this.route.method.definition;
+    const bidi = def.responseStream;
+    this.res.once('close', () => this.closedEarly());
+    const sink =
+      this.gateway.interceptors.length > 0 ? this.interceptedStreamSink() : this.directStreamSink();
+    const splitter = new JsonValueSplitter(
+      this.gateway.options.maxBodyBytes,
+      this.gateway.options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
+    );
+    const decoder = new StringDecoder('utf8');
+    const req = this.req;
+    let failed = false;
+    const feed = (values: () => unknown[]): boolean => {
+      if (failed) return false;
+      try {
+        for (const v of values()) sink.deliver(this.gateway.streamedMessage(this.route, v));
+        return true;
+      } catch (err) {
+        failed = true;
+        req.resume();
+        const message = err instanceof Error ? err.message : String(err);
+        if (bidi && !(err instanceof RangeError)) {
+          // bidi-streaming-request-func: a value that does not decode ends the sending side only.
+          sink.end();
+          return false;
+        }
+        // client-streaming-request-func: a request that does not decode ends the call with InvalidArgument.
+        this.fail(
+          err instanceof RangeError
+            ? new GatewayRejection(8, message, 413)
+            : new GatewayRejection(3, `cannot decode a request message: ${message}`, 400),
+        );
+        sink.cancel();
+        return false;
+      }
+    };
+    req.on('data', (chunk: Buffer) => {
+      feed(() => splitter.push(decoder.write(chunk)));
+    });
+    req.once('end', () => {
+      if (feed(() => splitter.end(decoder.end()))) sink.end();
+    });
+  }
+
+  /** Without interceptors: the handler's call takes the messages directly. */
+  private directStreamSink(): StreamSink {
+    const def = this.route.method.definition;
+    const handler = this.route.method.handler;
+    const call = def.responseStream ? new GatewayDuplexCall(this) : new GatewayReadableCall(this);
+    this.call = call;
+    const sink: StreamSink = {
+      deliver: (m) => call.push(m),
+      end: () => call.push(null),
+      cancel: () => call.cancel(),
+    };
+    if (call instanceof GatewayDuplexCall) {
+      call.once('error', (err: unknown) => this.streamFailed(err));
+      call.once('finish', () => this.streamEnded(call.trailer));
+    }
+    if (!handler) {
+      const unimplemented = {
+        code: 12,
+        details: `method ${this.route.method.path} is not implemented`,
+      };
+      if (def.responseStream) this.streamFailed(unimplemented);
+      else this.reply(unimplemented);
+      return sink;
+    }
+    try {
+      if (call instanceof GatewayDuplexCall) (handler as unknown as DuplexHandler)(call);
+      else
+        (handler as unknown as ReadableHandler)(call, (err, value, trailer) =>
+          this.reply(err, value, trailer),
+        );
+    } catch (err) {
+      if (def.responseStream) this.streamFailed(err);
+      else this.reply(err);
+    }
+    return sink;
+  }
+
+  /**
+   * Through the user's interceptors, as grpc-js runs a client- or bidi-streaming HTTP/2 call: the
+   * handler starts once the metadata has passed them, reads the messages they hand up, and its
+   * answer goes back down through them.
+   */
+  private interceptedStreamSink(): StreamSink {
+    const def = this.route.method.definition;
+    const bidi = def.responseStream;
+    const handler = this.route.method.handler;
+    let response: unknown;
+    let handlerCall: GatewayReadableCall | GatewayDuplexCall | undefined;
+    const target: InterceptedTarget = {
+      peer: this.peer,
+      request: undefined,
+      metadata: () => this.metadata(),
+      onMetadata: (md) => this.onMetadata(md),
+      onMessage: (msg) => {
+        if (bidi) this.onMessage(msg);
+        else response = msg;
+      },
+      onStatus: (st) => this.interceptedStatus(st, bidi, response),
+    };
+    const method = {
+      path: this.path,
+      requestStream: true,
+      responseStream: bidi,
+      requestDeserialize: def.requestDeserialize,
+      responseSerialize: def.responseSerialize,
+    };
+    const base = runInterceptedStream(this.gateway.interceptors, method, target, {
+      admit: (a) => {
+        if (!handler) {
+          a.top.sendStatus({
+            code: 12,
+            details: `method ${this.route.method.path} is not implemented`,
+            metadata: null,
+          });
+          return;
+        }
+        attachContext(a.metadata, this.ctx);
+        const callBase: StreamBase = {
+          metadata: () => a.metadata,
+          request: undefined,
+          peer: this.peer,
+          path: this.path,
+          deadline: this.deadline,
+          onMetadata: (md) => a.top.sendMetadata(md),
+          onMessage: (msg) => a.top.sendMessage(msg, () => undefined),
+          startRead: () => a.top.startRead(),
+        };
+        if (bidi) {
+          const c = new GatewayDuplexCall(callBase);
+          handlerCall = c;
+          this.call = c;
+          c.once('error', (err: unknown) => a.top.sendStatus(sentStatusOf(err)));
+          c.once('finish', () =>
+            a.top.sendStatus({ code: 0, details: 'OK', metadata: c.trailer ?? null }),
+          );
+          (handler as unknown as DuplexHandler)(c);
+        } else {
+          const c = new GatewayReadableCall(callBase);
+          handlerCall = c;
+          this.call = c;
+          (handler as unknown as ReadableHandler)(c, (err, value, trailer) => {
+            if (err) a.top.sendStatus(sentStatusOf(err));
+            else
+              a.top.sendMessage(value, () =>
+                a.top.sendStatus({ code: 0, details: 'OK', metadata: trailer ?? null }),
+              );
+          });
+        }
+      },
+      onMessage: (msg) => handlerCall?.push(msg),
+      onEnd: () => handlerCall?.push(null),
+      onCancel: () => handlerCall?.cancel(),
+    });
+    this.stack = base;
+    return {
+      deliver: (m) => base.deliver(m),
+      end: () => base.endRequests(),
+      cancel: () => base.cancel(),
+    };
+  }
+
+  /** A status that reached the bottom of the interceptor stack: the end of the call. */
+  private interceptedStatus(st: SentStatus, stream: boolean, response: unknown): void {
+    const failure =
+      st.code === 0
+        ? undefined
+        : { code: st.code, details: st.details, metadata: st.metadata ?? undefined };
+    if (stream) {
+      if (failure) this.streamFailed(failure);
+      else this.streamEnded(st.metadata ?? undefined);
+    } else if (failure) this.reply(failure);
+    else this.reply(null, response, st.metadata ?? undefined);
+  }
+
+  /**
+   * Through the user's interceptors, as grpc-js runs an HTTP/2 call: the handler is called with
+   * what they hand on, and its answer goes back down through them to the HTTP response.
+   */
+  private intercepted(): void {
+    const def = this.route.method.definition;
+    const stream = def.responseStream;
+    let response: unknown;
+    const target: InterceptedTarget = {
+      peer: this.peer,
+      request: this.request,
+      metadata: () => this.metadata(),
+      onMetadata: (md) => this.onMetadata(md),
+      onMessage: (msg) => {
+        if (stream) this.onMessage(msg);
+        else response = msg;
+      },
+      onStatus: (s) => {
+        const failure =
+          s.code === 0
+            ? undefined
+            : { code: s.code, details: s.details, metadata: s.metadata ?? undefined };
+        if (stream) {
+          if (failure) this.streamFailed(failure);
+          else this.streamEnded(s.metadata ?? undefined);
+        } else if (failure) this.reply(failure);
+        else this.reply(null, response, s.metadata ?? undefined);
+      },
+    };
+    const method = {
+      path: this.path,
+      requestStream: false,
+      responseStream: stream,
+      requestDeserialize: def.requestDeserialize,
+      responseSerialize: def.responseSerialize,
+    };
+    this.stack = runIntercepted(this.gateway.interceptors, method, target, (a) =>
+      this.admit(a, stream),
+    );
+    if (!this.settled) this.res.once('close', () => this.closedEarly());
+  }
+
+  /** The interceptors let the call through: the handler runs, its sends go down the stack. */
+  private admit(a: Admitted, stream: boolean): void {
+    const handler = this.route.method.handler;
+    if (!handler) {
+      a.top.sendStatus({
+        code: 12,
+        details: `method ${this.route.method.path} is not implemented`,
+        metadata: null,
+      });
+      return;
+    }
+    attachContext(a.metadata, this.ctx);
+    if (!stream) {
+      const call = new GatewayUnaryCall(
+        admittedBase(a, this.peer, this.path, undefined, this.deadline),
+      );
+      this.call = call;
+      (handler as unknown as UnaryHandler)(call, (err, value, trailer) => {
+        if (err) a.top.sendStatus(sentStatusOf(err));
+        else
+          a.top.sendMessage(value, () =>
+            a.top.sendStatus({ code: 0, details: 'OK', metadata: trailer ?? null }),
+          );
+      });
+      return;
+    }
+    const call = new GatewayWritableCall(
+      admittedBase(
+        a,
+        this.peer,
+        this.path,
+        (msg) => a.top.sendMessage(msg, () => undefined),
+        this.deadline,
+      ),
+    );
+    this.call = call;
+    call.once('error', (err: unknown) => a.top.sendStatus(sentStatusOf(err)));
+    call.once('finish', () =>
+      a.top.sendStatus({ code: 0, details: 'OK', metadata: call.trailer ?? null }),
+    );
+    (handler as unknown as StreamHandler)(call);
+  }
+
+  private unary(): void {
+    const call = new GatewayUnaryCall(this);
+    this.call = call;
+    const handler = this.route.method.handler;
+    if (!handler) {
+      this.reply({ code: 12, details: `method ${this.route.method.path} is not implemented` });
+      return;
+    }
+    try {
+      (handler as unknown as UnaryHandler)(call, (err, value, trailer) =>
+        this.reply(err, value, trailer),
+      );
+    } catch (err) {
+      this.reply(err);
+    }
+    // Most handlers answer at once; only a call still open needs to hear of the client leaving
+    // (the response cannot close while the handler runs synchronously).
+    if (!this.settled) this.res.once('close', () => this.closedEarly());
+  }
+
+  /**
+   * Trailer metadata: with `TE: trailers` in the request, HTTP trailers (`Grpc-Trailer-<key>`, plain
+   * names in svc style); without it grpc-gateway sends none, and the svc style adds them to the
+   * headers where no header metadata has the name (a trailer never overwrites a header).
+   */
+  private addTrailer(md: Metadata): void {
+    const te = this.req.headers.te;
+    if (typeof te === 'string' && te.toLowerCase().includes('trailers'))
+      addMetadataHeaders((this.trailers ??= []), md, this.svc, true);
+    else if (this.svc) addMetadataHeaders(this.headers.out, md, true, true, true);
+  }
+
+  /** The unary handler's callback. */
+  private reply(err: unknown, value?: unknown, trailer?: Metadata): void {
+    if (this.settled) return;
+    if (err) {
+      const status = statusFromError(err);
+      if (status.trailer) this.addTrailer(status.trailer);
+      this.finish(this.writeError(status));
+      return;
+    }
+    if (trailer) this.addTrailer(trailer);
+    const hb = this.route.httpBodyResponse;
+    if (hb) {
+      // HTTPBodyMarshaler: the body's bytes with its content type.
+      const { contentType, data } = this.gateway.httpBody(this.route, value, hb);
+      this.finish(this.respond(200, contentType, data, OK));
+      return;
+    }
+    let body: string;
+    try {
+      body = JSON.stringify(
+        this.gateway.toJson(this.route, value),
+        null,
+        this.gateway.options.indent,
+      );
+    } catch (e) {
+      this.finish(
+        this.writeError({
+          code: 13,
+          message: `cannot serialize the response: ${(e as Error).message}`,
+        }),
+      );
+      return;
+    }
+    this.finish(this.respond(200, JSON_TYPE, body, OK));
+  }
+
+  /** Server streaming as newline-delimited JSON: `{"result":…}` per message, `{"error":…}` on failure. */
+  private serverStream(): void {
+    const call = new GatewayWritableCall(this);
+    this.call = call;
+    this.res.once('close', () => this.closedEarly());
+    call.once('error', (err: unknown) => this.streamFailed(err));
+    call.once('finish', () => this.streamEnded(call.trailer));
+    const handler = this.route.method.handler;
+    if (!handler) {
+      this.streamFailed({
+        code: 12,
+        details: `method ${this.route.method.path} is not implemented`,
+      });
+      return;
+    }
+    try {
+      (handler as unknown as StreamHandler)(call);
+    } catch (err) {
+      this.streamFailed(err);
+    }
+  }
+
+  /** A message the streaming handler wrote: the head goes out with the first one. */
+  onMessage(msg: unknown): void {
+    if (this.settled) return;
+    const hb = this.route.httpBodyResponse;
+    let line: string | Buffer;
+    let contentType = NDJSON_TYPE;
+    if (hb) {
+      // ForwardResponseStream with HttpBody: each message's bytes, then the "\n" delimiter; the
+      // first message's content type is the response's.
+      const body = this.gateway.httpBody(this.route, msg, hb);
+      line = Buffer.concat([body.data, NEWLINE]);
+      contentType = body.contentType;
+    } else line = `${JSON.stringify({ result: this.gateway.toJson(this.route, msg) })}\n`;
+    const res = this.res;
+    if (!res.headersSent) {
+      const out = this.headers.out;
+      putHeader(out, 'Content-Type', contentType);
+      const failed = this.writeHead(200, out, false);
+      if (failed) {
+        this.call?.cancel();
+        this.finish(failed);
+        return;
+      }
+    }
+    res.write(line);
+  }
+
+  private streamEnded(trailer: Metadata | undefined): void {
+    if (this.settled) return;
+    const res = this.res;
+    let status = OK;
+    if (!res.headersSent) {
+      // No message: in svc style trailers still fit in the head (grpc-gateway sends none for a stream).
+      const out = this.headers.out;
+      if (trailer && this.svc) addMetadataHeaders(out, trailer, true, true, true);
+      putHeader(out, 'Content-Type', NDJSON_TYPE);
+      putHeader(out, 'Content-Length', '0');
+      status = this.writeHead(200, out, true) ?? OK;
+    }
+    if (!res.writableEnded) res.end();
+    this.finish(status);
+  }
+
+  private streamFailed(err: unknown): void {
+    if (this.settled) return;
+    const status = statusFromError(err);
+    if (!this.res.headersSent) {
+      if (status.trailer && this.svc)
+        addMetadataHeaders(this.headers.out, status.trailer, true, true, true);
+      this.finish(this.writeError(status));
+      return;
+    }
+    let line: string;
+    try {
+      line = `${JSON.stringify({ error: this.gateway.statusJson(status) })}\n`;
+    } catch {
+      line = `${JSON.stringify({ error: { code: status.code, message: status.message, details: [] } })}\n`;
+    }
+    this.res.end(line);
+    this.finish(status);
+  }
+
+  /** The response closed: a call still open is cancelled (a stream reports the client gone). */
+  private closedEarly(): void {
+    if (this.settled || this.res.writableFinished) return;
+    this.stack?.cancel();
+    this.call?.cancel();
+    // A stream ends here; a unary call still ends with the handler's answer.
+    if (this.route.method.definition.responseStream)
+      this.finish({ code: 1, message: 'the client went away' });
+  }
+
+  private finish(status: GatewayStatus): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.gateway.finish(this.ctx, status);
+  }
+
+  /**
+   * A google.rpc.Status body with the HTTP status of its code (or the one given), as
+   * DefaultHTTPErrorHandler writes it: details as Any values, `WWW-Authenticate` for
+   * Unauthenticated; a detail whose type no loaded proto has cannot be written (as protojson
+   * cannot), which gives grpc-gateway's 500 "failed to marshal error message".
+   */
+  private writeError(status: GatewayStatus, httpStatus?: number): GatewayStatus {
+    const res = this.res;
+    if (res.headersSent) {
+      res.end();
+      return status;
+    }
+    let body: string;
+    try {
+      body = JSON.stringify(this.gateway.statusJson(status), null, this.gateway.options.indent);
+    } catch (err) {
+      if (!(err instanceof UnresolvableAny)) throw err;
+      this.trailers = undefined;
+      return this.respond(500, JSON_TYPE, MARSHAL_FALLBACK, status);
+    }
+    if (status.code === 16 && !hasHeader(this.headers.out, 'WWW-Authenticate'))
+      putHeader(this.headers.out, 'WWW-Authenticate', status.message);
+    return this.respond(httpStatus ?? httpStatusFromCode(status.code), JSON_TYPE, body, status);
+  }
+
+  /**
+   * The whole response: status line and every header in one `writeHead` (Content-Length given,
+   * so Node sends the body as is rather than chunked), then the body. Returns the status to
+   * report: `status`, or Internal when Node refused a header.
+   */
+  private respond(
+    httpStatus: number,
+    contentType: string,
+    body: string | Buffer,
+    status: GatewayStatus,
+  ): GatewayStatus {
+    const out = this.headers.out;
+    putHeader(out, 'Content-Type', contentType);
+    const trailers = this.trailers;
+    if (trailers !== undefined && trailers.length > 0) {
+      // HTTP trailers need a chunked body: announced in `Trailer`, sent after it.
+      const names: string[] = [];
+      const pairs: Array<[string, string]> = [];
+      for (let i = 0; i < trailers.length; i += 2) {
+        names.push(trailers[i]!);
+        pairs.push([trailers[i]!, trailers[i + 1]!]);
+      }
+      putHeader(out, 'Trailer', names.join(', '));
+      const failed = this.writeHead(httpStatus, out, false);
+      if (failed) return failed;
+      const refused = headerListError(trailers, false);
+      if (refused === undefined) this.res.addTrailers(pairs);
+      this.res.end(body);
+      return status;
+    }
+    putHeader(out, 'Content-Length', String(Buffer.byteLength(body)));
+    const failed = this.writeHead(httpStatus, out, true);
+    if (failed) return failed;
+    this.res.end(body);
+    return status;
+  }
+
+  /**
+   * `res.writeHead(httpStatus, reason, headers)` (`fixedLength`: the headers give Content-Length);
+   * undefined when written. The reason phrase is always given: `writeHead` otherwise keeps a
+   * status message set earlier on `res` (by Koa middleware, say), which would give `404 OK`. The list is checked before `writeHead` is called,
+   * since a `writeHead` that throws has already changed `res`. When a header is refused (a
+   * middleware or handler set a value with a control character, say), the client gets
+   * `500 Internal Server Error` with a google.rpc.Status body and only Content-Type and
+   * Content-Length besides what was on `res` before (none of the list), and the returned Internal
+   * status is what the middleware should hear.
+   */
+  private writeHead(
+    httpStatus: number,
+    headers: string[],
+    fixedLength: boolean,
+  ): GatewayStatus | undefined {
+    const refused = headerListError(headers, fixedLength);
+    if (refused === undefined) {
+      try {
+        this.res.writeHead(httpStatus, STATUS_CODES[httpStatus] ?? 'unknown', headers);
+        return undefined;
+      } catch (err) {
+        // Not expected once the list passed the check; answered the same way.
+        return this.headFailed(err);
+      }
+    }
+    return this.headFailed(refused);
+  }
+
+  /** The 500 for a head Node refused (see writeHead). */
+  private headFailed(err: unknown): GatewayStatus {
+    const res = this.res;
+    const status: GatewayStatus = {
+      code: 13,
+      message: `cannot write the gateway response's headers: ${err instanceof Error ? err.message : String(err)}`,
+    };
+    if (res.headersSent) {
+      res.end();
+      return status;
+    }
+    const body = JSON.stringify(
+      { code: status.code, message: status.message, details: [] },
+      null,
+      this.gateway.options.indent,
+    );
+    res.writeHead(500, 'Internal Server Error', [
+      'Content-Type',
+      JSON_TYPE,
+      'Content-Length',
+      String(Buffer.byteLength(body)),
+    ]);
+    res.end(body);
+    return status;
+  }
+}
+
+/** grpc-gateway's answer when the error itself cannot be marshalled. */
+const MARSHAL_FALLBACK = '{"code": 13, "message": "failed to marshal error message"}';
