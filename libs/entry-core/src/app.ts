@@ -372,6 +372,7 @@ export class App {
       events,
       cert: (name) => this.builtin(CertEntry, 'cert', name).bundle,
       namedLogger: (name) => this.builtin(LoggerEntry, 'logger', name).logger,
+      entry: (name, key) => this.entry(name, key),
       redact: (text) => this.redact(text),
       isReady: () => this.isReady(),
       output: (p) => this.outputs.get(p),

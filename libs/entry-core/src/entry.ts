@@ -57,6 +57,12 @@ export interface EntryContext {
   readonly events: EventFactory;
   /** A `cert` entry's PEM material, by name. */
   cert(name: string): CertBundle;
+  /**
+   * Another entry of this app by name (and boot.yaml key), e.g. the `kvstore` a shared rate limit
+   * uses. Throws an SvcError naming the config path when there is none. Entries of earlier phases
+   * are bootstrapped by the time this entry's bootstrap runs.
+   */
+  entry(name: string, key?: string): Entry;
   /** A named logger entry's logger, for options like `logger.entry`. */
   namedLogger(name: string): Logger;
   /** Removes secrets of this app's config from text (e.g. a driver's error). */

@@ -122,6 +122,7 @@ export {
   type CallInfo,
   type CallHeaders,
   type CallMiddleware,
+  type CallPrincipal,
 } from './middleware/call.js';
 export { LoggingMiddleware } from './middleware/logging.js';
 export { MetaMiddleware, META_HEADERS } from './middleware/meta.js';
@@ -133,12 +134,20 @@ export {
   type CallTransport,
   type TransportMetrics,
 } from './middleware/transport.js';
-export { CallRejection, httpStatusOf, type RejectStatus } from './middleware/rejection.js';
+export {
+  CallRejection,
+  httpStatusOf,
+  type RejectStatus,
+  type RejectionSource,
+} from './middleware/rejection.js';
+export { middlewareDefinitions } from './middleware/definitions.js';
 export {
   MiddlewareOrder,
   isIgnored,
   type MiddlewareDefinition,
   type MiddlewareOptionsBase,
+  type MiddlewareEntryInfo,
+  type AnyMiddlewareDefinition,
 } from './middleware/definition.js';
 export { quote as jsonString } from './event/json.js';
 export {

@@ -181,6 +181,9 @@ export function watchSentStatus(
   return true;
 }
 
+/** Marks the half-close among held messages. */
+const HALF_CLOSE = Symbol('half-close');
+
 class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingServerListener {
   private listener: InterceptingServerListener | undefined;
   private ctx: CallContext | undefined;
@@ -214,22 +217,57 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
     this.headers = headers;
     this.ctx = ctx;
     attachContext(md, ctx);
+    let pending: void | Promise<void>;
     try {
-      this.chain.before(ctx);
+      pending = this.chain.before(ctx);
     } catch (err) {
       if (!(err instanceof CallRejection)) throw err;
       this.reject(err);
       return;
     }
+    if (pending === undefined) {
+      this.listener!.onReceiveMetadata(md);
+      return;
+    }
+    // A middleware is still deciding (a JWKS fetch, a shared rate limit): what arrives meanwhile
+    // waits, in order, and goes up once it has said yes.
+    this.held = [];
+    pending.then(
+      () => this.release(md),
+      (err: unknown) => {
+        this.held = undefined;
+        if (this.cancelled) return;
+        if (err instanceof CallRejection) this.reject(err);
+        else this.sendStatus({ code: 13, details: 'internal error', metadata: new Metadata() });
+      },
+    );
+  }
+
+  /** Messages and the half-close that arrived while an asynchronous `before` ran. */
+  private held: Array<unknown | typeof HALF_CLOSE> | undefined;
+
+  private release(md: Metadata): void {
+    const held = this.held!;
+    this.held = undefined;
+    if (this.cancelled) return;
     this.listener!.onReceiveMetadata(md);
+    for (const item of held) {
+      if (this.cancelled) return;
+      if (item === HALF_CLOSE) this.listener!.onReceiveHalfClose();
+      else this.listener!.onReceiveMessage(item);
+    }
   }
 
   onReceiveMessage(message: unknown): void {
-    if (!this.cancelled && !this.rejected) this.listener!.onReceiveMessage(message);
+    if (this.cancelled || this.rejected) return;
+    if (this.held) this.held.push(message);
+    else this.listener!.onReceiveMessage(message);
   }
 
   onReceiveHalfClose(): void {
-    if (!this.cancelled && !this.rejected) this.listener!.onReceiveHalfClose();
+    if (this.cancelled || this.rejected) return;
+    if (this.held) this.held.push(HALF_CLOSE);
+    else this.listener!.onReceiveHalfClose();
   }
 
   /**
@@ -253,7 +291,8 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
   onCancel(): void {
     this.cancelled = true;
     this.finish('Canceled', 'the client cancelled the call');
-    this.listener!.onCancel();
+    // Held, the layers above have not heard of the call yet.
+    if (this.held === undefined) this.listener!.onCancel();
   }
 
   // … and the layers above call us.

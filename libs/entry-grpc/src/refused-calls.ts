@@ -65,11 +65,21 @@ export function recordRefusedCalls(server: Server, chain: CallChain): number {
         unknownMethodInfo(String(headers[':path'] ?? ''), remote, ua),
         new RefusedHeaders(headers),
       );
-      chain.before(ctx);
-      ctx.resCode = codeName(Number(status));
-      const message = stream.sentHeaders['grpc-message'];
-      if (message !== undefined) ctx.error = safeDecode(String(message));
-      chain.after(ctx);
+      const finish = (): void => {
+        ctx.resCode = codeName(Number(status));
+        const message = stream.sentHeaders['grpc-message'];
+        if (message !== undefined) ctx.error = safeDecode(String(message));
+        chain.after(ctx);
+      };
+      // A guard may refuse this call too (it has no credentials): the status grpc-js sent stands.
+      let pending: void | Promise<void>;
+      try {
+        pending = chain.before(ctx);
+      } catch {
+        pending = undefined;
+      }
+      if (pending) pending.then(finish, finish);
+      else finish();
     });
   }
   return servers.size;

@@ -48,7 +48,9 @@ export function callMiddleware(chain: CallChain) {
     const call = new CallContext(info, new KoaHeaders(ctx));
     ctx.state.call = call;
     try {
-      if (!refused(chain, call, ctx)) await next();
+      let refusedCall = refused(chain, call, ctx);
+      if (refusedCall !== true && refusedCall !== false) refusedCall = await refusedCall;
+      if (!refusedCall) await next();
     } finally {
       call.error = ctx.state.error;
       // The route template is known only once the router has matched.
@@ -62,19 +64,31 @@ export function callMiddleware(chain: CallChain) {
   };
 }
 
-/** Runs the chain's `before`s; on a CallRejection answers it and returns true. */
-function refused(chain: CallChain, call: CallContext, ctx: Context): boolean {
+/**
+ * Runs the chain's `before`s; on a CallRejection answers it and returns true. A promise when a
+ * `before` is asynchronous.
+ */
+function refused(chain: CallChain, call: CallContext, ctx: Context): boolean | Promise<boolean> {
+  let pending: void | Promise<void>;
   try {
-    chain.before(call);
-    return false;
+    pending = chain.before(call);
   } catch (err) {
-    if (!(err instanceof CallRejection)) throw err;
-    ctx.state.error = err;
-    ctx.status = rejectionStatus(err.status);
-    ctx.set(err.headers);
-    ctx.body = { error: err.message };
-    return true;
+    return refuse(err, ctx);
   }
+  if (pending === undefined) return false;
+  return pending.then(
+    () => false,
+    (err: unknown) => refuse(err, ctx),
+  );
+}
+
+function refuse(err: unknown, ctx: Context): true {
+  if (!(err instanceof CallRejection)) throw err;
+  ctx.state.error = err;
+  ctx.status = rejectionStatus(err.status);
+  ctx.set(err.headers);
+  ctx.body = { error: err.message };
+  return true;
 }
 
 /** Turns an error thrown by a handler into a JSON response; 5xx details go to the log, not the client. */

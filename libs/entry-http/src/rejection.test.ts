@@ -24,15 +24,20 @@ afterEach(async () => {
 });
 
 /** A guard that refuses calls without a token, and a middleware that sees every call's end. */
-function serve(seen: string[]): Promise<string> {
-  const guard: CallMiddleware = {
-    before(call: CallContext) {
-      if (call.headers.get('authorization') === undefined)
-        throw new CallRejection('Unauthenticated', 'missing token', {
-          'WWW-Authenticate': 'Bearer',
-        });
-    },
+function serve(seen: string[], mode: 'sync' | 'async'): Promise<string> {
+  const check = (call: CallContext): void => {
+    if (call.headers.get('authorization') === undefined)
+      throw new CallRejection('Unauthenticated', 'missing token', {
+        'WWW-Authenticate': 'Bearer',
+      });
   };
+  const guard: CallMiddleware =
+    mode === 'sync'
+      ? { before: check }
+      : {
+          before: (call) =>
+            new Promise<void>((resolve) => setTimeout(resolve, 20)).then(() => check(call)),
+        };
   const observer: CallMiddleware = {
     after: (call) => void seen.push(`${call.info.operation} ${call.resCode}`),
   };
@@ -50,19 +55,24 @@ function serve(seen: string[]): Promise<string> {
   );
 }
 
-describe('a CallRejection on an httpserver call', () => {
-  it('answers its HTTP status, headers and {"error": message} without running the handler; the afters still run', async () => {
-    const seen: string[] = [];
-    const base = await serve(seen);
-    const refused = await fetch(`${base}/v1/secret`);
-    expect([refused.status, refused.headers.get('www-authenticate'), await refused.json()]).toEqual(
-      [401, 'Bearer', { error: 'missing token' }],
-    );
-    const allowed = await fetch(`${base}/v1/secret`, { headers: { authorization: 'Bearer x' } });
-    expect([allowed.status, await allowed.json()]).toEqual([200, { handled: true }]);
-    expect(seen).toEqual(['GET /v1/secret 401', 'GET /v1/secret 200']);
-  });
-});
+describe.each(['sync', 'async'] as const)(
+  'a CallRejection from a %s middleware on an httpserver call',
+  (mode) => {
+    it('answers its HTTP status, headers and {"error": message} without running the handler; the afters still run', async () => {
+      const seen: string[] = [];
+      const base = await serve(seen, mode);
+      const refused = await fetch(`${base}/v1/secret`);
+      expect([
+        refused.status,
+        refused.headers.get('www-authenticate'),
+        await refused.json(),
+      ]).toEqual([401, 'Bearer', { error: 'missing token' }]);
+      const allowed = await fetch(`${base}/v1/secret`, { headers: { authorization: 'Bearer x' } });
+      expect([allowed.status, await allowed.json()]).toEqual([200, { handled: true }]);
+      expect(seen).toEqual(['GET /v1/secret 401', 'GET /v1/secret 200']);
+    });
+  },
+);
 
 describe('a middleware added with useMiddleware on an httpserver entry', () => {
   it('refuses calls without a token (401, WWW-Authenticate, {"error"}), skips its ignore list, and the record and metrics say 401', async () => {

@@ -66,6 +66,11 @@ export class CallContext {
   error: unknown;
   /** Set by the logging middleware; handlers reach it as `event`. */
   record: Event | undefined;
+  /**
+   * Who the call is from, once a guard (auth, JWT) has verified it: handlers read it, rate limits
+   * may key on it. Undefined when no guard ran or the call is on its `ignore` list.
+   */
+  principal: CallPrincipal | undefined;
   private id: string | undefined;
 
   constructor(
@@ -88,15 +93,29 @@ export class CallContext {
   }
 }
 
-/** Transport-neutral middleware: `before` in order, `after` in reverse, once per call. */
+/** Who a call is from, as a guard verified it. */
+export interface CallPrincipal {
+  /** The guard that verified it: `auth` (basic or API key), `jwt`, … */
+  readonly by: string;
+  /** The user name, the API key's label or the JWT `sub`. */
+  readonly subject: string;
+  /** The verified JWT claims (empty for basic and API-key auth). */
+  readonly claims: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Transport-neutral middleware: `before` in order, `after` in reverse, once per call. A `before`
+ * may return a promise (a JWKS fetch, a shared rate limit in Redis): the chain waits for it before
+ * the next one. Synchronous ones cost no promise.
+ */
 export interface CallMiddleware {
-  before?(call: CallContext): void;
+  before?(call: CallContext): void | Promise<void>;
   after?(call: CallContext): void;
 }
 
 /** The middlewares of one entry, run as one. */
 export class CallChain {
-  private readonly befores: Array<(c: CallContext) => void>;
+  private readonly befores: Array<(c: CallContext) => void | Promise<void>>;
   private readonly afters: Array<(c: CallContext) => void>;
 
   constructor(middlewares: readonly CallMiddleware[]) {
@@ -111,8 +130,27 @@ export class CallChain {
     return this.befores.length === 0 && this.afters.length === 0;
   }
 
-  before(call: CallContext): void {
-    for (let i = 0; i < this.befores.length; i++) this.befores[i]!(call);
+  /**
+   * Runs the `before`s in order. Returns undefined when all were synchronous; else a promise that
+   * settles once the rest have run (rejected with what a `before` threw, e.g. a CallRejection).
+   * Transports: `const p = chain.before(call); if (p) p.then(go, refuse); else go();`.
+   */
+  before(call: CallContext): void | Promise<void> {
+    const befores = this.befores;
+    for (let i = 0; i < befores.length; i++) {
+      const r = befores[i]!(call);
+      if (r !== undefined) return this.beforeFrom(r, i + 1, call);
+    }
+    return undefined;
+  }
+
+  private async beforeFrom(pending: Promise<void>, from: number, call: CallContext): Promise<void> {
+    await pending;
+    const befores = this.befores;
+    for (let i = from; i < befores.length; i++) {
+      const r = befores[i]!(call);
+      if (r !== undefined) await r;
+    }
   }
 
   after(call: CallContext): void {

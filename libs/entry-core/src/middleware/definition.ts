@@ -7,9 +7,20 @@ import type { CallInfo, CallMiddleware } from './call.js';
 export const MiddlewareOrder = {
   Meta: 100,
   Prom: 200,
+  /** Tracing: the span is open before the record begins, so the record can carry its ids. */
+  Trace: 250,
   Logging: 300,
+  /** Secure headers: set before any guard, so that rejections carry them too. */
+  Secure: 360,
+  /** CORS: a preflight carries no credentials, and a browser reads a 401 only with CORS headers. */
+  Cors: 370,
   /** Middlewares that may refuse a call (auth, JWT, CSRF, rate limit) come after the record is begun. */
   Guard: 400,
+  Auth: 400,
+  Jwt: 410,
+  Csrf: 420,
+  /** Rate limits after authentication: a limit may be keyed by the API key or the JWT subject. */
+  RateLimit: 450,
   Timeout: 500,
 } as const;
 
@@ -24,7 +35,9 @@ export interface MiddlewareOptionsBase {
  * A middleware kind, the unit a new one is written as (one file plus its schema): registered
  * once, it runs on gRPC, gateway and httpserver calls alike, against the call model (CallInfo,
  * CallContext). To refuse a call, `before` throws a `CallRejection`; each transport renders it.
- * (The built-in meta, prom and logging are still assembled by `buildCallChain`.)
+ * Definitions are listed in `definitions.ts`; `middlewareSchema` takes each one's `key` and
+ * schema, and `buildCallChain` creates the enabled ones. (The built-in meta, prom and logging
+ * predate definitions and are still assembled by `buildCallChain` itself.)
  */
 export interface MiddlewareDefinition<C extends MiddlewareOptionsBase = MiddlewareOptionsBase> {
   /** The key under `middleware:` in boot.yaml, e.g. `auth`. */
@@ -32,12 +45,22 @@ export interface MiddlewareDefinition<C extends MiddlewareOptionsBase = Middlewa
   readonly order: number;
   /** Options of `middleware.<key>`, strict, with defaults; includes `enabled` and `ignore`. */
   readonly schema: z.ZodType<C>;
-  create(
-    config: C,
-    ctx: EntryContext,
-    entry: { entryName: string; entryType: string; registry: Registry },
-  ): CallMiddleware;
+  create(config: C, ctx: EntryContext, entry: MiddlewareEntryInfo): CallMiddleware;
 }
+
+/** The entry a middleware is created for. */
+export interface MiddlewareEntryInfo {
+  entryName: string;
+  entryType: string;
+  /** The entry's own registry, for the middleware's metric families. */
+  registry: Registry;
+  /** `grpc[greeter].middleware.auth`: where its options are in boot.yaml, for messages. */
+  configPath: string;
+}
+
+/** A definition whatever its options' type, as lists of them hold it. */
+// biome-ignore lint/suspicious/noExplicitAny: a list of definitions of different option types
+export type AnyMiddlewareDefinition = MiddlewareDefinition<any>;
 
 /** True when `info` is on the `ignore` list: equal to its operation, or its path under a prefix. */
 export function isIgnored(ignore: readonly string[], info: CallInfo): boolean {

@@ -1,5 +1,6 @@
 import type { EventFactory } from '../event/event-factory.js';
 import type { CallContext, CallInfo, CallMiddleware } from './call.js';
+import { CallRejection } from './rejection.js';
 import { basicCallPayloads, type CallPayloads } from './transport.js';
 
 /** One record per call (ARCHITECTURE.md §5.1): begun in `before`, written in `after`. */
@@ -40,7 +41,14 @@ export class LoggingMiddleware implements CallMiddleware {
       for (const k of this.payloads.keys) merged[k] = info[k] ?? '';
       e.payloads = Object.assign(merged, added);
     }
-    if (call.error !== undefined && call.error !== null) e.setError(call.error);
+    const error = call.error;
+    if (error !== undefined && error !== null) {
+      e.setError(error);
+      if (error instanceof CallRejection && error.source) {
+        e.addPair('rejectedBy', error.source.middleware);
+        e.addPair('rejectReason', error.source.reason);
+      }
+    }
     this.events.write(e.finish(call.resCode));
   }
 }

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { Registry } from 'prom-client';
 import type { EntryContext } from '../entry.js';
 import { CallChain, type CallMiddleware } from './call.js';
-import { MiddlewareOrder } from './definition.js';
+import { MiddlewareOrder, type MiddlewareOptionsBase } from './definition.js';
+import { middlewareDefinitions } from './definitions.js';
 import { LoggingMiddleware } from './logging.js';
 import { MetaMiddleware } from './meta.js';
 import { PromMiddleware } from './prom.js';
@@ -11,15 +12,28 @@ import { basicTransport, type CallTransport } from './transport.js';
 
 const toggle = z.strictObject({ enabled: z.boolean().default(false) }).prefault({});
 
-/** `middleware.logging|prom|meta.enabled`, shared by the gRPC and HTTP entries. */
+const builtinShape = { logging: toggle, prom: toggle, meta: toggle };
+const definedShape: Record<string, z.ZodType> = {};
+for (const d of middlewareDefinitions) {
+  if (d.key in builtinShape || d.key in definedShape)
+    throw new Error(`middleware definition "${d.key}" is listed twice`);
+  definedShape[d.key] = (d.schema as z.ZodType<MiddlewareOptionsBase>).prefault({});
+}
+
+/**
+ * `middleware.*` of the gRPC and HTTP entries: the built-in `logging|prom|meta.enabled` and the
+ * options of every middleware in `middlewareDefinitions` under its key.
+ */
 export const middlewareSchema = z
-  .strictObject({
-    logging: toggle,
-    prom: toggle,
-    meta: toggle,
-  })
-  .prefault({});
-export type MiddlewareConfig = z.output<typeof middlewareSchema>;
+  .strictObject({ ...builtinShape, ...definedShape })
+  .prefault({}) as unknown as z.ZodType<MiddlewareConfig, unknown>;
+export interface MiddlewareConfig {
+  logging: { enabled: boolean };
+  prom: { enabled: boolean };
+  meta: { enabled: boolean };
+  /** A definition's options (see `middlewareDefinitions`), by its key. */
+  readonly [key: string]: { enabled: boolean } | undefined;
+}
 
 /** `prom.enabled` and `prom.path`: the scrape endpoint. */
 export const promEndpointSchema = z
@@ -53,6 +67,32 @@ export function buildCallChain(
     added?: readonly OrderedMiddleware[];
   },
 ): CallChain {
+  const list = builtinMiddlewares(config, ctx, options);
+  for (const d of middlewareDefinitions) {
+    const options_ = config[d.key] as MiddlewareOptionsBase | undefined;
+    if (!options_?.enabled) continue;
+    list.push({
+      order: d.order,
+      middleware: d.create(options_, ctx, {
+        entryName: options.entryName,
+        entryType: options.entryType,
+        registry: options.registry,
+        configPath: `${ctx.configPath}.middleware.${d.key}`,
+      }),
+    });
+  }
+  if (options.added) list.push(...options.added);
+  // Array.prototype.sort is stable: equal orders keep built-ins first, then definitions in their
+  // list's order, then the order added.
+  list.sort((a, b) => a.order - b.order);
+  return new CallChain(list.map((m) => m.middleware));
+}
+
+function builtinMiddlewares(
+  config: MiddlewareConfig,
+  ctx: EntryContext,
+  options: { entryName: string; entryType: string; registry: Registry; transport?: CallTransport },
+): OrderedMiddleware[] {
   const transport = options.transport ?? basicTransport;
   const list: OrderedMiddleware[] = [];
   if (config.meta.enabled)
@@ -75,8 +115,5 @@ export function buildCallChain(
       order: MiddlewareOrder.Logging,
       middleware: new LoggingMiddleware(ctx.events, transport.payloads),
     });
-  if (options.added) list.push(...options.added);
-  // Array.prototype.sort is stable: equal orders keep built-ins first, then the order added.
-  list.sort((a, b) => a.order - b.order);
-  return new CallChain(list.map((m) => m.middleware));
+  return list;
 }

@@ -1,7 +1,8 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { EntryContext } from '../entry.js';
-import { CallContext, type CallHeaders, type CallInfo } from './call.js';
+import { CallChain, CallContext, type CallHeaders, type CallInfo } from './call.js';
+import { CallRejection } from './rejection.js';
 import { MiddlewareOrder } from './definition.js';
 import { buildCallChain, middlewareSchema } from './options.js';
 
@@ -53,5 +54,65 @@ describe('buildCallChain with added middlewares', () => {
       'guard after',
       'first after',
     ]);
+  });
+});
+
+describe('CallChain with asynchronous befores', () => {
+  const call = (): CallContext => new CallContext(info, { get: () => undefined, set: () => {} });
+
+  it('returns undefined when every before is synchronous (no promise on the common path)', () => {
+    const seen: string[] = [];
+    const chain = new CallChain([
+      { before: () => void seen.push('a') },
+      { before: () => void seen.push('b') },
+    ]);
+    expect(chain.before(call())).toBeUndefined();
+    expect(seen).toEqual(['a', 'b']);
+  });
+
+  it('waits for an asynchronous before, then runs the rest in order', async () => {
+    const seen: string[] = [];
+    const chain = new CallChain([
+      { before: () => void seen.push('sync 1') },
+      {
+        before: () =>
+          new Promise<void>((resolve) => setTimeout(resolve, 10)).then(
+            () => void seen.push('async 2'),
+          ),
+      },
+      { before: () => void seen.push('sync 3') },
+      { before: async () => void seen.push('async 4') },
+      { before: () => void seen.push('sync 5') },
+    ]);
+    const pending = chain.before(call());
+    expect(pending).toBeInstanceOf(Promise);
+    expect(seen).toEqual(['sync 1']);
+    await pending;
+    expect(seen).toEqual(['sync 1', 'async 2', 'sync 3', 'async 4', 'sync 5']);
+  });
+
+  it('rejects with what an asynchronous before threw and runs none after it', async () => {
+    const seen: string[] = [];
+    const chain = new CallChain([
+      {
+        before: async () => {
+          throw new CallRejection(
+            'Unauthenticated',
+            'invalid token',
+            {},
+            {
+              middleware: 'jwt',
+              reason: 'invalid_token',
+            },
+          );
+        },
+      },
+      { before: () => void seen.push('not reached') },
+    ]);
+    await expect(chain.before(call())).rejects.toMatchObject({
+      status: 'Unauthenticated',
+      source: { middleware: 'jwt', reason: 'invalid_token' },
+    });
+    expect(seen).toEqual([]);
   });
 });

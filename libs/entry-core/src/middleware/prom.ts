@@ -6,6 +6,7 @@ import {
   type ObserverChild,
 } from './call-metrics.js';
 import type { CallContext, CallInfo, CallMiddleware } from './call.js';
+import { CallRejection } from './rejection.js';
 import type { TransportMetrics } from './transport.js';
 
 interface CallChildren {
@@ -46,6 +47,8 @@ export class PromMiddleware implements CallMiddleware {
   private readonly elapsed: RecentSummary<(typeof CALL_LABELS)[number]>;
   private readonly resCodes: CallCounter<(typeof CALL_LABELS)[number]>;
   private readonly transport: TransportMetrics | undefined;
+  private readonly rejections: CallCounter<'entry_name' | 'middleware' | 'reason'>;
+  private readonly rejectionChildren = new Map<string, CounterChild>();
   // A call's children: by RPC (a gRPC call's operation) or by route (method and template, for
   // HTTP and gateway calls; bounded, unlike paths), then by result code.
   private readonly children = new Map<string, Map<string, CallChildren>>();
@@ -66,6 +69,12 @@ export class PromMiddleware implements CallMiddleware {
       registry,
     );
     this.transport = options.transport;
+    this.rejections = new CallCounter(
+      'svc_call_rejections_total',
+      'Calls a middleware refused before the handler, by entry, middleware and reason.',
+      ['entry_name', 'middleware', 'reason'],
+      registry,
+    );
   }
 
   before(call: CallContext): void {
@@ -83,7 +92,20 @@ export class PromMiddleware implements CallMiddleware {
     if (!child) byCode.set(call.resCode, (child = this.newChildren(i, call.resCode)));
     child.elapsed.observe(seconds);
     child.resCode.inc();
+    const error = call.error;
+    if (error instanceof CallRejection && error.source) this.countRejection(error);
     this.transport?.after(call, seconds);
+  }
+
+  private countRejection(error: CallRejection): void {
+    const { middleware, reason } = error.source!;
+    const key = `${middleware} ${reason}`;
+    let child = this.rejectionChildren.get(key);
+    if (!child) {
+      child = this.rejections.labels({ entry_name: this.options.entryName, middleware, reason });
+      this.rejectionChildren.set(key, child);
+    }
+    child.inc();
   }
 
   private newChildren(i: CallInfo, resCode: string): CallChildren {

@@ -48,8 +48,18 @@ export class CallRejection extends Error {
     readonly status: RejectStatus,
     message: string,
     readonly headers: Readonly<Record<string, string>> = {},
+    /** Which middleware refused and a short, stable reason (`missing_token`): for the record and `svc_call_rejections_total`. */
+    readonly source?: RejectionSource,
   ) {
     super(message);
     this.name = 'CallRejection';
   }
+}
+
+/** Who refused a call and why, in a word each: the record's `rejectedBy`/`rejectReason` pairs. */
+export interface RejectionSource {
+  /** The middleware's key: `auth`, `jwt`, `rateLimit`, … */
+  readonly middleware: string;
+  /** snake_case, stable, few values (it is a metric label): `missing_credentials`, `expired`, `over_limit`. */
+  readonly reason: string;
 }

@@ -233,14 +233,34 @@ export class Gateway {
       restPath: r.restPath,
     };
     const x = new Exchange(this, route, values, query, req, res, info);
+    let pending: void | Promise<void>;
     try {
-      this.chain.before(x.ctx);
+      pending = this.chain.before(x.ctx);
     } catch (err) {
       if (!(err instanceof CallRejection)) throw err;
-      if (!req.complete) req.resume();
-      x.reject(err);
+      this.refuse(x, req, err);
       return;
     }
+    if (pending === undefined) this.proceed(x, route, req);
+    else
+      pending.then(
+        () => this.proceed(x, route, req),
+        (err: unknown) =>
+          this.refuse(
+            x,
+            req,
+            err instanceof CallRejection ? err : new CallRejection('Internal', 'internal error'),
+          ),
+      );
+  }
+
+  private refuse(x: Exchange, req: IncomingMessage, err: CallRejection): void {
+    if (!req.complete) req.resume();
+    x.reject(err);
+  }
+
+  /** The call once every middleware's `before` let it through: deadline, body, dispatch. */
+  private proceed(x: Exchange, route: GatewayRoute, req: IncomingMessage): void {
     const rawTimeout = req.headers['grpc-timeout'];
     if (rawTimeout !== undefined) {
       const timeout = Array.isArray(rawTimeout) ? rawTimeout.join(',') : rawTimeout;
