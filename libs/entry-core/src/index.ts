@@ -142,6 +142,14 @@ export {
 } from './middleware/rejection.js';
 export { middlewareDefinitions } from './middleware/definitions.js';
 export {
+  errorModelSchema,
+  errorBody,
+  googleStatusName,
+  grpcStatusOfHttp,
+  type ErrorModel,
+  type HttpErrorInfo,
+} from './middleware/error-model.js';
+export {
   MiddlewareOrder,
   isIgnored,
   type MiddlewareDefinition,

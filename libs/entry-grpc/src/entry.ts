@@ -80,7 +80,13 @@ export class GrpcEntry implements Entry {
   readonly koa = new Koa();
   /** The entry's prom-client registry, served at `prom.path`. */
   readonly registry = new Registry();
-  private readonly services = new ServiceSet();
+  private readonly services = new ServiceSet((err, path, call) =>
+    this.ctx.logger.error(
+      `${path}: handler failed${call ? ` (request id ${call.requestId})` : ''}: ${this.ctx.redact(
+        err instanceof Error ? (err.stack ?? err.message) : String(err),
+      )}`,
+    ),
+  );
   private readonly interceptors: ServerInterceptor[] = [];
   private builtChain: CallChain | undefined;
   private readonly added: OrderedMiddleware[] = [];

@@ -277,6 +277,7 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
    */
   private reject(err: CallRejection): void {
     this.rejected = true;
+    if (this.ctx) this.ctx.error = err;
     const md = new Metadata();
     for (const name of Object.keys(err.headers)) {
       try {
@@ -355,7 +356,8 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
     if (this.done || !ctx) return;
     this.done = true;
     ctx.resCode = code;
-    if (code !== 'OK' && details) ctx.error = details;
+    // A recovered exception is the call's error already (withRecovery): the record keeps it.
+    if (code !== 'OK' && details && ctx.error === undefined) ctx.error = details;
     this.chain.after(ctx);
   }
 }

@@ -5,6 +5,7 @@ import type {
   UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { splitPath } from './call-info.js';
+import { withRecovery, type RecoveredListener } from './recovery.js';
 
 /** One RPC of a service added to the entry, with the user's handler. */
 export interface RegisteredMethod {
@@ -24,17 +25,24 @@ export class ServiceSet {
   }> = [];
   readonly methods = new Map<string, RegisteredMethod>();
 
+  /** `onRecovered`: told of each exception a handler throws (see withRecovery); none, no wrapping. */
+  constructor(private readonly onRecovered?: RecoveredListener) {}
+
   add(definition: ServiceDefinition, implementation: UntypedServiceImplementation): void {
+    // What the server and the gateway call: the handlers, wrapped for recovery.
+    const served: UntypedServiceImplementation = {};
     for (const [key, def] of Object.entries(definition) as Array<
       [string, MethodDefinition<unknown, unknown>]
     >) {
       if (this.methods.has(def.path))
         throw new Error(`addService: ${def.path} is already registered`);
       const { service, method } = splitPath(def.path);
-      const handler = (implementation[key] ??
+      const own = (implementation[key] ??
         (def.originalName ? implementation[def.originalName] : undefined)) as
         | UntypedHandleCall
         | undefined;
+      const handler = own && this.onRecovered ? withRecovery(own, def, this.onRecovered) : own;
+      if (handler) served[key] = handler;
       this.methods.set(def.path, {
         path: def.path,
         service,
@@ -43,7 +51,7 @@ export class ServiceSet {
         handler,
       });
     }
-    this.definitions.push({ definition, implementation });
+    this.definitions.push({ definition, implementation: served });
   }
 
   /** `api.v1.Greeter.Hello` (a rule selector) → the method. */

@@ -1,8 +1,15 @@
 import type { Context, Next } from 'koa';
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
 import {
   CallContext,
   CallRejection,
+  acceptableRequestId,
+  errorBody,
+  googleStatusName,
+  grpcStatusOfHttp,
   httpStatusOf as rejectionStatus,
+  type ErrorModel,
   type CallChain,
   type CallHeaders,
   type CallInfo,
@@ -33,7 +40,7 @@ class KoaHeaders implements CallHeaders {
  * A middleware that refuses the call (throws a CallRejection in `before`) gets its HTTP status,
  * its headers and `{"error": message}`; the handlers do not run, the `after`s do.
  */
-export function callMiddleware(chain: CallChain) {
+export function callMiddleware(chain: CallChain, model: ErrorModel = 'google') {
   return async function svcCall(ctx: Context, next: Next): Promise<void> {
     const req = ctx.req;
     const info: CallInfo = {
@@ -48,7 +55,7 @@ export function callMiddleware(chain: CallChain) {
     const call = new CallContext(info, new KoaHeaders(ctx));
     ctx.state.call = call;
     try {
-      let refusedCall = refused(chain, call, ctx);
+      let refusedCall = refused(chain, call, ctx, model);
       if (refusedCall !== true && refusedCall !== false) refusedCall = await refusedCall;
       if (!refusedCall) await next();
     } finally {
@@ -68,43 +75,83 @@ export function callMiddleware(chain: CallChain) {
  * Runs the chain's `before`s; on a CallRejection answers it and returns true. A promise when a
  * `before` is asynchronous.
  */
-function refused(chain: CallChain, call: CallContext, ctx: Context): boolean | Promise<boolean> {
+function refused(
+  chain: CallChain,
+  call: CallContext,
+  ctx: Context,
+  model: ErrorModel,
+): boolean | Promise<boolean> {
   let pending: void | Promise<void>;
   try {
     pending = chain.before(call);
   } catch (err) {
-    return refuse(err, ctx);
+    return refuse(err, ctx, call, model);
   }
   if (pending === undefined) return false;
   return pending.then(
     () => false,
-    (err: unknown) => refuse(err, ctx),
+    (err: unknown) => refuse(err, ctx, call, model),
   );
 }
 
-function refuse(err: unknown, ctx: Context): true {
+function refuse(err: unknown, ctx: Context, call: CallContext, model: ErrorModel): true {
   if (!(err instanceof CallRejection)) throw err;
   ctx.state.error = err;
-  ctx.status = rejectionStatus(err.status);
+  const httpStatus = rejectionStatus(err.status);
+  ctx.status = httpStatus;
   ctx.set(err.headers);
-  ctx.body = { error: err.message };
+  ctx.body = errorBody(model, {
+    httpStatus,
+    grpcStatus: googleStatusName(err.status),
+    message: err.message,
+    requestId: call.requestId,
+  });
   return true;
 }
 
-/** Turns an error thrown by a handler into a JSON response; 5xx details go to the log, not the client. */
-export async function errorResponder(ctx: Context, next: Next): Promise<void> {
-  try {
-    await next();
-  } catch (err) {
-    ctx.state.error = err;
-    const status = httpStatusOf(err);
-    ctx.status = status;
-    ctx.body =
-      status >= 500 || (err as { expose?: boolean }).expose === false
-        ? { error: 'internal server error' }
-        : { error: (err as Error).message };
-    if (status >= 500) ctx.app.emit('error', err, ctx);
-  }
+/** The call's request id; without a chain, the client's (when acceptable) or a new one. */
+function requestIdOf(ctx: Context): string {
+  const call = ctx.state.call;
+  if (call) return call.requestId;
+  const incoming = ctx.get('x-request-id');
+  return acceptableRequestId(incoming) ? incoming : randomUUID();
+}
+
+/**
+ * Turns an error thrown by a handler into a JSON error body in the entry's error model; 5xx
+ * details go to the log, never to the client (who gets the request id). A 4xx or 5xx answered
+ * without a body (the router's 404 and 405, a handler's bare `ctx.status = 404`) gets one too.
+ */
+export function errorResponder(model: ErrorModel) {
+  return async function svcErrors(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+    } catch (err) {
+      ctx.state.error = err;
+      const status = httpStatusOf(err);
+      ctx.status = status;
+      const hidden = status >= 500 || (err as { expose?: boolean }).expose === false;
+      ctx.body = errorBody(model, {
+        httpStatus: status,
+        grpcStatus: grpcStatusOfHttp(status),
+        message: hidden ? 'internal error' : (err as Error).message,
+        requestId: requestIdOf(ctx),
+      });
+      if (status >= 500) ctx.app.emit('error', err, ctx);
+      return;
+    }
+    const status = ctx.status;
+    if (status >= 400 && (ctx.body === undefined || ctx.body === null) && ctx.method !== 'HEAD') {
+      ctx.body = errorBody(model, {
+        httpStatus: status,
+        grpcStatus: grpcStatusOfHttp(status),
+        message: (STATUS_CODES[status] ?? 'error').toLowerCase(),
+        requestId: requestIdOf(ctx),
+      });
+      // Koa makes a body's status 200 unless one was set explicitly (the router's 404 was not).
+      ctx.status = status;
+    }
+  };
 }
 
 function httpStatusOf(err: unknown): number {

@@ -90,8 +90,8 @@ export class HttpEntry implements Entry {
     });
     // User middleware added with koa.use() before bootstrap runs inside ours.
     const userMiddleware = this.koa.middleware.splice(0);
-    if (!chain.empty) this.koa.use(callMiddleware(chain));
-    this.koa.use(errorResponder);
+    if (!chain.empty) this.koa.use(callMiddleware(chain, config.errorModel));
+    this.koa.use(errorResponder(config.errorModel));
     this.koa.use(this.closeWhileDraining());
     this.koa.use(this.builtinRoutes());
     this.koa.use(readBody(config.bodyLimitBytes));

@@ -18,6 +18,20 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { callMiddleware } from './call-adapter.js';
 import { httpEntry } from './index.js';
 
+/** The google error model's body (the default), any request id. */
+function googleError(code: number, status: string, message: string): unknown {
+  return {
+    error: {
+      code,
+      status,
+      message,
+      details: [
+        { '@type': 'type.googleapis.com/google.rpc.RequestInfo', requestId: expect.any(String) },
+      ],
+    },
+  };
+}
+
 const servers: http.Server[] = [];
 afterEach(async () => {
   for (const s of servers.splice(0)) await new Promise((resolve) => s.close(resolve));
@@ -58,7 +72,7 @@ function serve(seen: string[], mode: 'sync' | 'async'): Promise<string> {
 describe.each(['sync', 'async'] as const)(
   'a CallRejection from a %s middleware on an httpserver call',
   (mode) => {
-    it('answers its HTTP status, headers and {"error": message} without running the handler; the afters still run', async () => {
+    it('answers its HTTP status, headers and an error body without running the handler; the afters still run', async () => {
       const seen: string[] = [];
       const base = await serve(seen, mode);
       const refused = await fetch(`${base}/v1/secret`);
@@ -66,7 +80,7 @@ describe.each(['sync', 'async'] as const)(
         refused.status,
         refused.headers.get('www-authenticate'),
         await refused.json(),
-      ]).toEqual([401, 'Bearer', { error: 'missing token' }]);
+      ]).toEqual([401, 'Bearer', googleError(401, 'UNAUTHENTICATED', 'missing token')]);
       const allowed = await fetch(`${base}/v1/secret`, { headers: { authorization: 'Bearer x' } });
       expect([allowed.status, await allowed.json()]).toEqual([200, { handled: true }]);
       expect(seen).toEqual(['GET /v1/secret 401', 'GET /v1/secret 200']);
@@ -75,7 +89,7 @@ describe.each(['sync', 'async'] as const)(
 );
 
 describe('a middleware added with useMiddleware on an httpserver entry', () => {
-  it('refuses calls without a token (401, WWW-Authenticate, {"error"}), skips its ignore list, and the record and metrics say 401', async () => {
+  it('refuses calls without a token (401, WWW-Authenticate, error body), skips its ignore list, and the record and metrics say 401', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-http-reject-'));
     const events = path.join(dir, 'events.log');
     const app = await boot({
@@ -122,7 +136,11 @@ describe('a middleware added with useMiddleware on an httpserver entry', () => {
         refused.status,
         refused.headers.get('www-authenticate'),
         await refused.json(),
-      ]).toEqual([401, 'Bearer realm="library"', { error: 'missing token' }]);
+      ]).toEqual([
+        401,
+        'Bearer realm="library"',
+        googleError(401, 'UNAUTHENTICATED', 'missing token'),
+      ]);
       const requestId = refused.headers.get('x-request-id');
       const open = await fetch(`${base}/v1/public/hello`);
       expect(open.status).toBe(200);

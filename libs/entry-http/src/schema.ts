@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   entryBaseShape,
+  errorModelSchema,
   middlewareSchema,
   msSchema,
   observabilityShape,
@@ -16,6 +17,8 @@ export const httpEntrySchema = z.strictObject({
   /** Interface to listen on; empty means all. */
   host: z.string().default(''),
   middleware: middlewareSchema,
+  /** The JSON error body of rejections, recovered exceptions, 404s and 405s: `google` or `amazon`. */
+  errorModel: errorModelSchema.default('google'),
   prom: promEndpointSchema,
   /** Largest request body accepted; larger ones get 413. */
   bodyLimitBytes: z
