@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -12,6 +13,7 @@ import {
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import {
+  acceptableRequestId,
   buildCallChain,
   collectProcessMetrics,
   errorMessage,
@@ -29,7 +31,7 @@ import { Registry } from 'prom-client';
 import type protobuf from 'protobufjs';
 import { loadDescriptorSets } from './descriptor-set.js';
 import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
-import { Gateway } from './gateway/gateway.js';
+import { Gateway, gatewayErrorBody } from './gateway/gateway.js';
 import { refuseUpgrade } from './gateway/websocket.js';
 import { grpcTransport } from './call-transport.js';
 import { grpcError } from './errors.js';
@@ -448,6 +450,7 @@ export class GrpcEntry implements Entry {
         disableHttpMethodOverride: c.gwOption.routing.disableHttpMethodOverride,
         allowPatchFeature: c.gwOption.allowPatchFeature,
         maxJsonDepth: c.gwOption.maxJsonDepth,
+        errorModel: c.errorModel,
         maxQueryParams: c.gwOption.maxQueryParams,
       },
       this.interceptors,
@@ -548,15 +551,36 @@ export class GrpcEntry implements Entry {
         const allowed = this.gateway?.methodsFor(pathname) ?? [];
         if (allowed.length > 0) {
           const use405 = c.gwOption.routing.methodNotAllowed405;
-          kctx.status = use405 ? 405 : 501;
+          const status = use405 ? 405 : 501;
           if (use405) kctx.set('Allow', allowed.join(', '));
-          kctx.body = { code: 12, message: 'Method Not Allowed', details: [] };
+          kctx.body = this.routingError(12, 'Method Not Allowed', status, req);
+          kctx.status = status;
         } else {
+          kctx.body = this.routingError(5, 'Not Found', 404, req);
           kctx.status = 404;
-          kctx.body = { code: 5, message: 'Not Found', details: [] };
         }
       }
     };
+  }
+
+  /** A routing error's body in the entry's error model (grpc-gateway's Status by default). */
+  private routingError(
+    code: number,
+    message: string,
+    httpStatus: number,
+    req: http.IncomingMessage,
+  ): unknown {
+    return gatewayErrorBody(
+      this.config.errorModel,
+      { code, message, details: [] },
+      httpStatus,
+      () => {
+        const incoming = req.headers['x-request-id'];
+        return typeof incoming === 'string' && acceptableRequestId(incoming)
+          ? incoming
+          : randomUUID();
+      },
+    );
   }
 
   private logAddresses(port: number): void {

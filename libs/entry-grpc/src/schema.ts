@@ -55,6 +55,11 @@ export const grpcSchema = z.strictObject({
   docs: uiSchema('/docs/'),
   prom: promEndpointSchema,
   middleware: middlewareSchema,
+  /**
+   * The JSON error body of the gateway's errors: `grpcGateway` (google.rpc.Status as grpc-gateway
+   * writes it, `{code, message, details}`), `google` (Google's JSON API error) or `amazon`.
+   */
+  errorModel: z.enum(['grpcGateway', 'google', 'amazon']).default('grpcGateway'),
   gwOption: z
     .strictObject({
       marshal: z

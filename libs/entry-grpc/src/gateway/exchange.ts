@@ -35,7 +35,7 @@ import {
 import { JsonInputError } from './json.js';
 import { ParamError } from './params.js';
 import { UnresolvableAny } from './rpc-status.js';
-import type { Gateway } from './gateway.js';
+import { gatewayErrorBody, type Gateway } from './gateway.js';
 import { GatewayRejection } from './request.js';
 import type { GatewayRoute } from './route.js';
 
@@ -641,9 +641,18 @@ export class Exchange implements StreamBase {
       res.end();
       return status;
     }
+    const http = httpStatus ?? httpStatusFromCode(status.code);
     let body: string;
     try {
-      body = JSON.stringify(this.gateway.statusJson(status), null, this.gateway.options.indent);
+      const json = this.gateway.statusJson(status);
+      const model = this.gateway.options.errorModel ?? 'grpcGateway';
+      body = JSON.stringify(
+        model === 'grpcGateway'
+          ? json
+          : gatewayErrorBody(model, json, http, () => this.ctx.requestId),
+        null,
+        this.gateway.options.indent,
+      );
     } catch (err) {
       if (!(err instanceof UnresolvableAny)) throw err;
       this.trailers = undefined;
@@ -651,7 +660,7 @@ export class Exchange implements StreamBase {
     }
     if (status.code === 16 && !hasHeader(this.headers.out, 'WWW-Authenticate'))
       putHeader(this.headers.out, 'WWW-Authenticate', status.message);
-    return this.respond(httpStatus ?? httpStatusFromCode(status.code), JSON_TYPE, body, status);
+    return this.respond(http, JSON_TYPE, body, status);
   }
 
   /**

@@ -1,7 +1,15 @@
 import { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ServerInterceptor } from '@grpc/grpc-js';
-import { CallContext, CallRejection, type CallChain, type CallInfo } from '@svcboot/entry-core';
+import {
+  CallContext,
+  CallRejection,
+  errorBody,
+  googleStatusName,
+  type CallChain,
+  type CallInfo,
+  type ErrorModel,
+} from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { codeName } from '../codes.js';
@@ -44,6 +52,26 @@ export interface GatewayOptions {
   disableHttpMethodOverride?: boolean;
   /** protoc-gen-grpc-gateway's allow_patch_feature: a PATCH fills its FieldMask from the body's keys. */
   allowPatchFeature?: boolean;
+  /** The error body: grpc-gateway's google.rpc.Status (default), or entry-core's google/amazon models. */
+  errorModel?: GatewayErrorModel;
+}
+
+export type GatewayErrorModel = 'grpcGateway' | ErrorModel;
+
+/** An error's body in `model`: grpc-gateway's `{code, message, details}` or an entry-core model. */
+export function gatewayErrorBody(
+  model: GatewayErrorModel,
+  status: { code: number; message: string; details: unknown[] },
+  httpStatus: number,
+  requestId: () => string,
+): unknown {
+  if (model === 'grpcGateway') return status;
+  return errorBody(model, {
+    httpStatus,
+    grpcStatus: googleStatusName(codeName(status.code)),
+    message: status.message,
+    requestId: requestId(),
+  });
 }
 
 /**
