@@ -91,6 +91,15 @@ export { createAppLogger, type LogLevel, type LogEncoding } from './logger.js';
 export { withTimeout } from './lifecycle.js';
 export { IdleConnections, DRAIN_IDLE_CLOSE_MS } from './http/idle-connections.js';
 export {
+  compressionSchema,
+  compressBody,
+  isCompressible,
+  negotiateEncoding,
+  varyAcceptEncoding,
+  type CompressionConfig,
+  type ContentEncoding,
+} from './http/compression.js';
+export {
   HealthRoutes,
   collectProcessMetrics,
   type RouteAnswer,

@@ -31,7 +31,8 @@ import { Registry } from 'prom-client';
 import type protobuf from 'protobufjs';
 import { loadDescriptorSets } from './descriptor-set.js';
 import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
-import { Gateway, gatewayErrorBody } from './gateway/gateway.js';
+import { gatewayErrorBody } from './gateway/error-body.js';
+import { Gateway } from './gateway/gateway.js';
 import { refuseUpgrade } from './gateway/websocket.js';
 import { grpcTransport } from './call-transport.js';
 import { grpcError } from './errors.js';
@@ -451,6 +452,7 @@ export class GrpcEntry implements Entry {
         allowPatchFeature: c.gwOption.allowPatchFeature,
         maxJsonDepth: c.gwOption.maxJsonDepth,
         errorModel: c.errorModel,
+        compression: c.compression,
         maxQueryParams: c.gwOption.maxQueryParams,
       },
       this.interceptors,

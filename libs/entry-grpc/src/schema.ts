@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  compressionSchema,
   entryBaseShape,
   middlewareSchema,
   msSchema,
@@ -60,6 +61,8 @@ export const grpcSchema = z.strictObject({
    * writes it, `{code, message, details}`), `google` (Google's JSON API error) or `amazon`.
    */
   errorModel: z.enum(['grpcGateway', 'google', 'amazon']).default('grpcGateway'),
+  /** gzip/brotli for gateway (and UI) responses by Accept-Encoding; `grpc` for gRPC messages. */
+  compression: compressionSchema,
   gwOption: z
     .strictObject({
       marshal: z

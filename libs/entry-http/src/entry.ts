@@ -19,6 +19,7 @@ import type { HttpEntryConfig } from './schema.js';
 import { httpError } from './errors.js';
 import { readBody } from './body.js';
 import { callMiddleware, errorResponder } from './call-adapter.js';
+import { compression } from './compression.js';
 
 export const HTTP_ENTRY_TYPE = 'HttpEntry';
 
@@ -91,6 +92,7 @@ export class HttpEntry implements Entry {
     // User middleware added with koa.use() before bootstrap runs inside ours.
     const userMiddleware = this.koa.middleware.splice(0);
     if (!chain.empty) this.koa.use(callMiddleware(chain, config.errorModel));
+    if (config.compression.enabled) this.koa.use(compression(config.compression));
     this.koa.use(errorResponder(config.errorModel));
     this.koa.use(this.closeWhileDraining());
     this.koa.use(this.builtinRoutes());

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  compressionSchema,
   entryBaseShape,
   errorModelSchema,
   middlewareSchema,
@@ -19,6 +20,8 @@ export const httpEntrySchema = z.strictObject({
   middleware: middlewareSchema,
   /** The JSON error body of rejections, recovered exceptions, 404s and 405s: `google` or `amazon`. */
   errorModel: errorModelSchema.default('google'),
+  /** gzip/brotli for responses, negotiated by Accept-Encoding (off by default). */
+  compression: compressionSchema,
   prom: promEndpointSchema,
   /** Largest request body accepted; larger ones get 413. */
   bodyLimitBytes: z

@@ -1,10 +1,21 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import type { Metadata } from '@grpc/grpc-js';
-import { CallContext, CallRejection, type CallInfo } from '@svcboot/entry-core';
+import {
+  CallContext,
+  CallRejection,
+  compressBody,
+  isCompressible,
+  negotiateEncoding,
+  varyAcceptEncoding,
+  type CallInfo,
+  type CompressionConfig,
+  type ContentEncoding,
+} from '@svcboot/entry-core';
 import { codeOfRejection, httpStatusFromCode } from '../codes.js';
 import { attachContext } from '../interceptor.js';
 import {
+  headerValue,
   GatewayHeaders,
   addMetadataHeaders,
   headerListError,
@@ -35,7 +46,8 @@ import {
 import { JsonInputError } from './json.js';
 import { ParamError } from './params.js';
 import { UnresolvableAny } from './rpc-status.js';
-import { gatewayErrorBody, type Gateway } from './gateway.js';
+import type { Gateway } from './gateway.js';
+import { gatewayErrorBody } from './error-body.js';
 import { GatewayRejection } from './request.js';
 import type { GatewayRoute } from './route.js';
 
@@ -693,11 +705,52 @@ export class Exchange implements StreamBase {
       this.res.end(body);
       return status;
     }
-    putHeader(out, 'Content-Length', String(Buffer.byteLength(body)));
+    const length = Buffer.byteLength(body);
+    const compression = this.gateway.options.compression;
+    if (
+      compression?.enabled &&
+      length >= compression.minBytes &&
+      isCompressible(contentType) &&
+      !hasHeader(out, 'Content-Encoding')
+    ) {
+      putHeader(out, 'Vary', varyAcceptEncoding(headerValue(out, 'Vary')));
+      const encoding = negotiateEncoding(
+        this.req.headers['accept-encoding'],
+        compression.encodings,
+      );
+      if (encoding !== undefined) {
+        const refused = headerListError(out, true);
+        if (refused === undefined) {
+          this.respondCompressed(httpStatus, out, body, encoding, compression);
+          return status;
+        }
+      }
+    }
+    putHeader(out, 'Content-Length', String(length));
     const failed = this.writeHead(httpStatus, out, true);
     if (failed) return failed;
     this.res.end(body);
     return status;
+  }
+
+  /** The body compressed off the main thread, then the head and the body (the headers are checked). */
+  private respondCompressed(
+    httpStatus: number,
+    out: string[],
+    body: string | Buffer,
+    encoding: ContentEncoding,
+    compression: CompressionConfig,
+  ): void {
+    const send = (data: string | Buffer, enc: ContentEncoding | undefined): void => {
+      if (this.res.destroyed) return;
+      if (enc) putHeader(out, 'Content-Encoding', enc);
+      putHeader(out, 'Content-Length', String(Buffer.byteLength(data)));
+      if (!this.writeHead(httpStatus, out, true)) this.res.end(data);
+    };
+    compressBody(body, encoding, compression).then(
+      (compressed) => send(compressed, encoding),
+      () => send(body, undefined),
+    );
   }
 
   /**

@@ -4,12 +4,11 @@ import type { ServerInterceptor } from '@grpc/grpc-js';
 import {
   CallContext,
   CallRejection,
-  errorBody,
-  googleStatusName,
   type CallChain,
   type CallInfo,
-  type ErrorModel,
+  type CompressionConfig,
 } from '@svcboot/entry-core';
+import type { GatewayErrorModel } from './error-body.js';
 import protobuf from 'protobufjs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { codeName } from '../codes.js';
@@ -54,24 +53,8 @@ export interface GatewayOptions {
   allowPatchFeature?: boolean;
   /** The error body: grpc-gateway's google.rpc.Status (default), or entry-core's google/amazon models. */
   errorModel?: GatewayErrorModel;
-}
-
-export type GatewayErrorModel = 'grpcGateway' | ErrorModel;
-
-/** An error's body in `model`: grpc-gateway's `{code, message, details}` or an entry-core model. */
-export function gatewayErrorBody(
-  model: GatewayErrorModel,
-  status: { code: number; message: string; details: unknown[] },
-  httpStatus: number,
-  requestId: () => string,
-): unknown {
-  if (model === 'grpcGateway') return status;
-  return errorBody(model, {
-    httpStatus,
-    grpcStatus: googleStatusName(codeName(status.code)),
-    message: status.message,
-    requestId: requestId(),
-  });
+  /** Compression of unary responses (entry-core's `compression` options); off when absent. */
+  compression?: CompressionConfig;
 }
 
 /**

@@ -170,6 +170,12 @@ export function addMetadataHeaders(
   }
 }
 
+/** The value of `name` (any case) in a flat header list, or undefined. */
+export function headerValue(out: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < out.length; i += 2) if (sameName(out[i]!, name)) return out[i + 1];
+  return undefined;
+}
+
 /** Whether a flat header list has `name` (any case). */
 export function hasHeader(out: readonly string[], name: string): boolean {
   for (let i = 0; i < out.length; i += 2) if (sameName(out[i]!, name)) return true;
