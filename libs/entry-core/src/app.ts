@@ -18,6 +18,8 @@ import {
 } from './errors.js';
 import { defaultRegistry, PluginRegistry, type AnyEntryPlugin } from './registry.js';
 import { builtinPlugins } from './builtin/plugins.js';
+import type { AnyMiddlewareDefinition } from './middleware/definition.js';
+import { registerMiddleware } from './middleware/definitions.js';
 import { loadConfig, type LoadedEntry } from './config/load.js';
 import { locateConfig } from './config/locate.js';
 import { findInstalledKinds, type InstalledKind } from './config/installed-kinds.js';
@@ -54,6 +56,11 @@ export interface BootOptions {
    * uses `registry`, else every kind imported so far (`defaultRegistry`).
    */
   plugins?: readonly AnyEntryPlugin[];
+  /**
+   * Middlewares of other packages, made configurable as `middleware.<key>` on every grpc and
+   * httpserver entry (see `registerMiddleware`; svcboot's own need not be listed).
+   */
+  middlewares?: readonly AnyMiddlewareDefinition[];
   /** The registry to read kinds from (default: `defaultRegistry`, which imports fill). */
   registry?: PluginRegistry;
   /** Time each entry's bootstrap may take before it fails (default 60 s). */
@@ -88,6 +95,7 @@ type State = 'created' | 'starting' | 'running' | 'stopping' | 'stopped' | 'fail
 
 /** Loads and validates boot.yaml (every error at once) and creates its enabled entries. */
 export async function boot(options: BootOptions = {}): Promise<App> {
+  for (const m of options.middlewares ?? []) registerMiddleware(m);
   const argv = options.argv ?? process.argv.slice(2);
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();

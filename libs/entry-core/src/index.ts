@@ -149,7 +149,11 @@ export {
   type RejectStatus,
   type RejectionSource,
 } from './middleware/rejection.js';
-export { middlewareDefinitions } from './middleware/definitions.js';
+export {
+  middlewareDefinitions,
+  registerMiddleware,
+  registeredMiddlewares,
+} from './middleware/definitions.js';
 export {
   errorModelSchema,
   errorBody,

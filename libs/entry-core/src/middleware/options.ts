@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 import type { EntryContext } from '../entry.js';
 import { CallChain, type CallMiddleware } from './call.js';
 import { MiddlewareOrder, type MiddlewareOptionsBase } from './definition.js';
-import { middlewareDefinitions } from './definitions.js';
+import { middlewareRegistryVersion, registeredMiddlewares } from './definitions.js';
 import { LoggingMiddleware } from './logging.js';
 import { MetaMiddleware } from './meta.js';
 import { PromMiddleware } from './prom.js';
@@ -13,20 +13,31 @@ import { basicTransport, type CallTransport } from './transport.js';
 const toggle = z.strictObject({ enabled: z.boolean().default(false) }).prefault({});
 
 const builtinShape = { logging: toggle, prom: toggle, meta: toggle };
-const definedShape: Record<string, z.ZodType> = {};
-for (const d of middlewareDefinitions) {
-  if (d.key in builtinShape || d.key in definedShape)
-    throw new Error(`middleware definition "${d.key}" is listed twice`);
-  definedShape[d.key] = (d.schema as z.ZodType<MiddlewareOptionsBase>).prefault({});
+
+let cached: { version: number; schema: z.ZodType } | undefined;
+
+/** The `middleware:` object schema for the definitions registered now (cached until one is added). */
+function currentSchema(): z.ZodType {
+  const version = middlewareRegistryVersion();
+  if (cached?.version !== version) {
+    const shape: Record<string, z.ZodType> = { ...builtinShape };
+    for (const d of registeredMiddlewares())
+      shape[d.key] = (d.schema as z.ZodType<MiddlewareOptionsBase>).prefault({});
+    cached = { version, schema: z.strictObject(shape).prefault({}) };
+  }
+  return cached.schema;
 }
 
 /**
  * `middleware.*` of the gRPC and HTTP entries: the built-in `logging|prom|meta.enabled` and the
- * options of every middleware in `middlewareDefinitions` under its key.
+ * options of every registered middleware definition under its key (svcboot's, in
+ * `middlewareDefinitions`, and those given to `boot({ middlewares })`), read when boot.yaml is
+ * parsed: an unknown key is a config error naming its path.
  */
-export const middlewareSchema = z
-  .strictObject({ ...builtinShape, ...definedShape })
-  .prefault({}) as unknown as z.ZodType<MiddlewareConfig, unknown>;
+export const middlewareSchema = z.lazy(currentSchema) as unknown as z.ZodType<
+  MiddlewareConfig,
+  unknown
+>;
 export interface MiddlewareConfig {
   logging: { enabled: boolean };
   prom: { enabled: boolean };
@@ -68,7 +79,7 @@ export function buildCallChain(
   },
 ): CallChain {
   const list = builtinMiddlewares(config, ctx, options);
-  for (const d of middlewareDefinitions) {
+  for (const d of registeredMiddlewares()) {
     const options_ = config[d.key] as MiddlewareOptionsBase | undefined;
     if (!options_?.enabled) continue;
     list.push({
