@@ -33,6 +33,8 @@ import { loadDescriptorSets } from './descriptor-set.js';
 import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
 import { gatewayErrorBody } from './gateway/error-body.js';
 import { Gateway } from './gateway/gateway.js';
+import { GrpcWebBridge } from './grpc-web.js';
+import { plainPeer } from './call-info.js';
 import { refuseUpgrade } from './gateway/websocket.js';
 import { grpcTransport } from './call-transport.js';
 import { grpcError } from './errors.js';
@@ -67,6 +69,7 @@ function parseHint(err: unknown): string {
 interface Running {
   server: Server;
   injector: ConnectionInjector;
+  grpcWeb: GrpcWebBridge | undefined;
   httpServer: http.Server;
   connections: IdleConnections;
   listener: OnePortListener;
@@ -273,6 +276,9 @@ export class GrpcEntry implements Entry {
       this.ctx.logger.warn(`HTTP request failed: ${this.ctx.redact(errorMessage(err))}`),
     );
     const viaKoa = this.koa.callback();
+    const grpcWeb = c.grpcWeb.enabled
+      ? new GrpcWebBridge({ inject: (socket) => injector.injectConnection(socket) })
+      : undefined;
     const httpServer = http.createServer(
       {
         headersTimeout: this.config.headersTimeoutMs,
@@ -297,6 +303,14 @@ export class GrpcEntry implements Entry {
         // Responses sent while draining (from the app's shutdown on: readiness is false through
         // the drain delay) ask HTTP/1.1 clients to close their connection.
         if (this.draining || !this.ctx.isReady()) res.setHeader('Connection', 'close');
+        if (
+          grpcWeb?.serve(
+            req,
+            res,
+            plainPeer(`${req.socket.remoteAddress}:${req.socket.remotePort}`),
+          )
+        )
+          return;
         if (direct && this.serveGateway(gateway, req, res)) return;
         void viaKoa(req, res);
       },
@@ -341,7 +355,7 @@ export class GrpcEntry implements Entry {
         cause: err,
       });
     }
-    this.running = { server, injector, httpServer, connections, listener, port };
+    this.running = { server, injector, httpServer, connections, listener, port, grpcWeb };
     this.logAddresses(port);
   }
 
@@ -357,6 +371,7 @@ export class GrpcEntry implements Entry {
     // Leave a little of the budget for closing what will not drain by itself.
     const graceMs = Math.max(0, Math.min(lc.timeoutMs, this.config.shutdownTimeoutMs) - 500);
     // HTTP/2: GOAWAY naming the last stream taken; those calls complete, later ones go elsewhere.
+    r.grpcWeb?.close();
     r.injector.drain(graceMs);
     // HTTP/1.1: a keep-alive connection is closed only once it has been idle a while with
     // nothing received (closeIdleConnections would reset a request just sent on one).

@@ -14,6 +14,7 @@ import {
 } from '@svcboot/entry-core';
 import { codeName, codeOfRejection } from './codes.js';
 import { grpcCallInfo, grpcTypeOf, plainPeer } from './call-info.js';
+import { GRPC_WEB_PEER_HEADER, grpcWebPeerOf } from './grpc-web.js';
 
 /** Where a handler finds its call's context: `callContextOf(call)`. */
 export const CALL_CONTEXT: unique symbol = Symbol.for('svcboot.grpc.callContext');
@@ -210,10 +211,25 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
   onReceiveMetadata(md: Metadata): void {
     if (this.cancelled) return;
     const headers = new MetadataHeaders(md);
-    const ctx = new CallContext(
-      { ...this.info, remoteAddr: peerOf(this.next), userAgent: firstValue(md, 'user-agent') },
-      headers,
-    );
+    const info: CallInfo = {
+      ...this.info,
+      remoteAddr: peerOf(this.next),
+      userAgent: firstValue(md, 'user-agent'),
+    };
+    const webPeer = md.get(GRPC_WEB_PEER_HEADER);
+    if (webPeer.length > 0) {
+      // A gRPC-Web call (grpc-web.ts): the browser's address, and a browser's call for the
+      // middlewares that only concern those (CORS).
+      md.remove(GRPC_WEB_PEER_HEADER);
+      const peer = grpcWebPeerOf(webPeer[0]);
+      if (peer !== undefined) {
+        info.remoteAddr = peer;
+        info.apiProtocol = 'gRPC-Web';
+        info.gwMethod = 'POST';
+        info.gwPath = info.apiPath;
+      }
+    }
+    const ctx = new CallContext(info, headers);
     this.headers = headers;
     this.ctx = ctx;
     attachContext(md, ctx);

@@ -102,6 +102,8 @@ export const grpcSchema = z.strictObject({
     .prefault({}),
   gwMappingFiles: z.array(z.string().min(1)).default([]),
   generateUnboundMethods: z.boolean().default(false),
+  /** gRPC-Web (binary and text) over HTTP/1.1 on the entry's port, answered by the same handlers. */
+  grpcWeb: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
   tls: z
     .strictObject({
       certFile: z.string().default(''),

@@ -1,0 +1,172 @@
+import {
+  createFileRegistry,
+  fromBinary,
+  type DescFile,
+  type DescService,
+} from '@bufbuild/protobuf';
+import {
+  FileDescriptorProtoSchema,
+  file_google_protobuf_timestamp,
+  file_google_protobuf_wrappers,
+} from '@bufbuild/protobuf/wkt';
+import { Code, ConnectError, createClient } from '@connectrpc/connect';
+import { createGrpcWebTransport } from '@connectrpc/connect-web';
+import { loadSync } from '@grpc/proto-loader';
+import { afterEach, describe, expect, it } from 'vitest';
+import { libraryProto, protoDir } from './test-support/library-service.js';
+import { startLibrary, type Harness } from './test-support/harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+/** test.v1.Library as @bufbuild/protobuf sees it, from the descriptors proto-loader builds. */
+function libraryService(): DescService {
+  const pkg = loadSync(libraryProto, { includeDirs: [protoDir] });
+  const protos = new Map<string, Uint8Array>();
+  for (const def of Object.values(pkg)) {
+    for (const bytes of (def as { fileDescriptorProtos?: Buffer[] }).fileDescriptorProtos ?? []) {
+      const file = fromBinary(FileDescriptorProtoSchema, bytes);
+      protos.set(file.name, bytes);
+    }
+  }
+  const files = [...protos.values()].map((b) => {
+    const file = fromBinary(FileDescriptorProtoSchema, b);
+    // protobufjs writes type names as the .proto spells them (`Genre`, `google.protobuf.Timestamp`);
+    // descriptors want them fully qualified (`.test.v1.Genre`). Enough for these test files.
+    const qualify = (messages: typeof file.messageType): void => {
+      for (const m of messages) {
+        for (const f of m.field)
+          if (f.typeName && !f.typeName.startsWith('.'))
+            f.typeName = f.typeName.includes('.')
+              ? `.${f.typeName}`
+              : `.${file.package}.${f.typeName}`;
+        qualify(m.nestedType);
+      }
+    };
+    qualify(file.messageType);
+    for (const s of file.service)
+      for (const m of s.method)
+        for (const k of ['inputType', 'outputType'] as const)
+          if (!m[k].startsWith('.'))
+            m[k] = m[k].includes('.') ? `.${m[k]}` : `.${file.package}.${m[k]}`;
+    return file;
+  });
+  const wkt: Record<string, DescFile> = {
+    'google/protobuf/wrappers.proto': file_google_protobuf_wrappers,
+    'google/protobuf/timestamp.proto': file_google_protobuf_timestamp,
+  };
+  // protobufjs names its files by package (`test_v1.proto`) and leaves the imports out.
+  const lib = files.find((f) => f.package === 'test.v1');
+  if (!lib) throw new Error('no test.v1 file among the descriptors');
+  lib.dependency = Object.keys(wkt);
+  const registry = createFileRegistry(lib, (name) => wkt[name]);
+  const service = registry.getService('test.v1.Library');
+  if (!service) throw new Error('test.v1.Library not in the registry');
+  return service;
+}
+
+type Library = Record<string, (...args: unknown[]) => unknown>;
+
+function client(base: string, useBinaryFormat = true): Library {
+  const transport = createGrpcWebTransport({ baseUrl: base, useBinaryFormat });
+  return createClient(libraryService(), transport) as unknown as Library;
+}
+
+describe('gRPC-Web on the entry port (connect-web grpc-web transport, in Node)', () => {
+  it('answers unary and server-streaming calls through the same handlers and middleware, with the record', async () => {
+    h = await startLibrary('    grpcWeb: { enabled: true }\n');
+    const lib = client(h.base);
+    let responseHeader: Headers | undefined;
+    const pong = (await lib['ping']!(
+      { text: 'web' },
+      {
+        headers: { 'x-request-id': 'web-1' },
+        onHeader: (hd: Headers) => void (responseHeader = hd),
+      },
+    )) as { text: string };
+    expect(pong.text).toBe('pong web');
+    expect(responseHeader?.get('x-request-id')).toBe('web-1');
+
+    const books: string[] = [];
+    for await (const b of lib['listBooks']!({ shelf: 's1', count: 3 }) as AsyncIterable<{
+      id: string;
+      shelf: string;
+    }>)
+      books.push(`${b.id}@${b.shelf}`);
+    expect(books).toEqual(['b0@s1', 'b1@s1', 'b2@s1']);
+
+    const failed = await (lib['fail']!({ code: 5 }) as Promise<unknown>).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(ConnectError);
+    expect([(failed as ConnectError).code, (failed as ConnectError).rawMessage]).toEqual([
+      Code.NotFound,
+      'failed with 5',
+    ]);
+
+    // an error after a message: the status comes in the trailer frame
+    const partial: string[] = [];
+    const streamError = await (async () => {
+      try {
+        for await (const b of lib['listBooks']!({ shelf: 's2', count: -1 }) as AsyncIterable<{
+          id: string;
+        }>)
+          partial.push(b.id);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(partial).toEqual(['first']);
+    expect((streamError as ConnectError).code).toBe(Code.FailedPrecondition);
+
+    const records = await h.stop();
+    h = undefined;
+    const rec = records.find(
+      (r) => (r['ids'] as Record<string, string> | undefined)?.['requestId'] === 'web-1',
+    );
+    expect(rec).toMatchObject({ operation: '/test.v1.Library/Ping', resCode: 'OK' });
+    const payloads = rec?.['payloads'] as Record<string, string>;
+    expect(payloads['apiProtocol']).toBe('gRPC-Web');
+    expect(payloads['remoteAddr'] ?? rec?.['remoteAddr']).toMatch(/^127\.0\.0\.1:\d+$/);
+  });
+
+  it('answers grpc-web-text (base64) requests', async () => {
+    h = await startLibrary('    grpcWeb: { enabled: true }\n');
+    const frame = Buffer.alloc(5 + 5);
+    // PingRequest { text: "abc" }: field 1, length 3
+    frame.writeUInt8(0, 0);
+    frame.writeUInt32BE(5, 1);
+    Buffer.from([0x0a, 0x03, 0x61, 0x62, 0x63]).copy(frame, 5);
+    const res = await fetch(`${h.base}/test.v1.Library/Ping`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/grpc-web-text', 'x-grpc-web': '1' },
+      body: frame.toString('base64'),
+    });
+    const text = await res.clone().text();
+    expect([res.status, res.headers.get('content-type'), text.slice(0, 200)]).toEqual([
+      200,
+      'application/grpc-web-text+proto',
+      expect.any(String),
+    ]);
+    const body = Buffer.from(await res.text(), 'base64');
+    // a message frame ("pong abc"), then the trailer frame with grpc-status 0
+    expect(body[0]).toBe(0);
+    const len = body.readUInt32BE(1);
+    expect(body.subarray(5, 5 + len).toString('latin1')).toContain('pong abc');
+    const trailer = body.subarray(5 + len);
+    expect(trailer[0]).toBe(0x80);
+    expect(trailer.subarray(5).toString('latin1')).toMatch(/grpc-status:0\r\n/);
+  });
+
+  it('is off by default: a gRPC-Web request is not answered as one', async () => {
+    h = await startLibrary();
+    const res = await fetch(`${h.base}/test.v1.Library/Ping`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/grpc-web+proto' },
+      body: new Uint8Array([0, 0, 0, 0, 0]),
+    });
+    expect(res.headers.get('content-type')).not.toMatch(/grpc-web/);
+  });
+});

@@ -1,0 +1,275 @@
+import { randomBytes } from 'node:crypto';
+import http2 from 'node:http2';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Duplex } from 'node:stream';
+
+/**
+ * gRPC-Web (`application/grpc-web[+proto]` and `application/grpc-web-text[+proto]`) on the entry's
+ * HTTP/1.1 side, answered by the entry's own gRPC server: each request becomes a gRPC call on an
+ * in-memory HTTP/2 connection handed to grpc-js (the connection injector the port already uses),
+ * so it meets the same handlers, interceptors, middleware chain, limits and statuses as a native
+ * call. The message frames of gRPC-Web and gRPC are the same bytes; what differs is the trailers,
+ * which gRPC-Web sends as a last frame of the body (flag 0x80), and the text mode's base64.
+ */
+
+/**
+ * Request header carrying `<token> <ip:port>` of the browser over the in-memory connection. The
+ * bridge drops any a client sends; the interceptor trusts one only with this process's token.
+ */
+export const GRPC_WEB_PEER_HEADER = 'x-svc-grpc-web-peer';
+
+/** A per-process secret that marks what the bridge itself sent. */
+const TOKEN = randomBytes(16).toString('hex');
+
+/**
+ * The browser's `ip:port` when `value` (a GRPC_WEB_PEER_HEADER) was written by this process's
+ * bridge, else undefined.
+ */
+export function grpcWebPeerOf(value: unknown): string | undefined {
+  if (typeof value !== 'string' || !value.startsWith(TOKEN) || value[TOKEN.length] !== ' ')
+    return undefined;
+  return value.slice(TOKEN.length + 1);
+}
+
+/** Whether `contentType` is a gRPC-Web one, and in which mode. */
+export function grpcWebMode(contentType: string | undefined): 'binary' | 'text' | undefined {
+  if (contentType === undefined) return undefined;
+  const ct = contentType.toLowerCase();
+  if (ct.startsWith('application/grpc-web-text')) return 'text';
+  if (ct.startsWith('application/grpc-web')) return 'binary';
+  return undefined;
+}
+
+/** Two connected in-memory streams: what one writes, the other reads. */
+function duplexPair(): [Duplex, Duplex] {
+  let a: Duplex;
+  let b: Duplex;
+  const make = (other: () => Duplex): Duplex =>
+    new Duplex({
+      read() {},
+      write(chunk: Buffer, _enc, cb) {
+        other().push(chunk);
+        cb();
+      },
+      final(cb) {
+        other().push(null);
+        cb();
+      },
+      destroy(err, cb) {
+        const o = other();
+        if (!o.destroyed) o.destroy();
+        cb(err);
+      },
+    });
+  a = make(() => b);
+  b = make(() => a);
+  return [a, b];
+}
+
+/** Request headers that describe the HTTP/1.1 hop or that gRPC sets itself. */
+const NOT_FORWARDED = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'content-length',
+  'content-type',
+  'accept',
+  'accept-encoding',
+  'x-grpc-web',
+  'http2-settings',
+  GRPC_WEB_PEER_HEADER,
+]);
+
+/** Response headers of the gRPC side that are not passed on to the gRPC-Web client. */
+const NOT_RETURNED = new Set([
+  ':status',
+  'content-type',
+  'content-length',
+  'date',
+  'grpc-encoding',
+]);
+
+/** Headers a browser may read: the trailers-only status and the request id. */
+const EXPOSED = 'grpc-status, grpc-message, grpc-status-details-bin, x-request-id';
+
+export interface GrpcWebOptions {
+  /** Hands the server end of an in-memory connection to grpc-js. */
+  inject(socket: Duplex): void;
+}
+
+/** Serves gRPC-Web requests through one multiplexed in-memory HTTP/2 connection to grpc-js. */
+export class GrpcWebBridge {
+  private session: http2.ClientHttp2Session | undefined;
+  private closed = false;
+
+  constructor(private readonly options: GrpcWebOptions) {}
+
+  private connect(): http2.ClientHttp2Session {
+    const live = this.session;
+    if (live && !live.closed && !live.destroyed) return live;
+    const [client, server] = duplexPair();
+    this.options.inject(server);
+    const session = http2.connect('http://grpc-web.invalid', {
+      createConnection: () => client,
+      // The server side's own limits apply; this side never needs to hold a call back.
+      settings: { initialWindowSize: 1 << 24 },
+    });
+    session.on('error', () => {});
+    session.on('close', () => {
+      if (this.session === session) this.session = undefined;
+    });
+    this.session = session;
+    return session;
+  }
+
+  /** Answers a gRPC-Web request (true), or false when `req` is not one. */
+  serve(req: IncomingMessage, res: ServerResponse, peer: string): boolean {
+    const mode = grpcWebMode(req.headers['content-type']);
+    if (mode === undefined) return false;
+    if (req.method !== 'POST') {
+      res
+        .writeHead(405, { allow: 'POST', 'content-type': 'text/plain' })
+        .end('gRPC-Web needs POST');
+      return true;
+    }
+    if (this.closed) {
+      res
+        .writeHead(503, { 'content-type': 'text/plain', connection: 'close' })
+        .end('shutting down');
+      return true;
+    }
+    const headers: http2.OutgoingHttpHeaders = {
+      ':method': 'POST',
+      ':path': req.url ?? '/',
+      ':scheme': 'http',
+      ':authority': req.headers.host ?? 'localhost',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+      [GRPC_WEB_PEER_HEADER]: `${TOKEN} ${peer}`,
+    };
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value === undefined || NOT_FORWARDED.has(name)) continue;
+      if (name === 'x-user-agent') {
+        headers['user-agent'] = Array.isArray(value) ? value.join(' ') : value;
+        continue;
+      }
+      headers[name] = value;
+    }
+    let stream: http2.ClientHttp2Stream;
+    try {
+      stream = this.connect().request(headers, { endStream: false });
+    } catch {
+      res.writeHead(503, { 'content-type': 'text/plain' }).end('gRPC server unavailable');
+      return true;
+    }
+    const contentType =
+      mode === 'text' ? 'application/grpc-web-text+proto' : 'application/grpc-web+proto';
+    // The request body: binary frames as they are; text mode decoded from base64 in 4-char units.
+    if (mode === 'binary') req.pipe(stream);
+    else {
+      let pending = '';
+      req.setEncoding('latin1');
+      req.on('data', (chunk: string) => {
+        pending += chunk.replace(/\s+/g, '');
+        const usable = pending.length - (pending.length % 4);
+        if (usable > 0) {
+          stream.write(Buffer.from(pending.slice(0, usable), 'base64'));
+          pending = pending.slice(usable);
+        }
+      });
+      req.on('end', () => {
+        if (pending) stream.write(Buffer.from(pending, 'base64'));
+        stream.end();
+      });
+    }
+    const encode = mode === 'text' ? new Base64Stream() : undefined;
+    const write = (data: Buffer): void => {
+      if (res.destroyed) return;
+      if (encode) {
+        const text = encode.push(data);
+        if (text) res.write(text);
+      } else res.write(data);
+    };
+    let trailersOnly = false;
+    stream.on('response', (h) => {
+      const out: Record<string, string | string[]> = {
+        'content-type': contentType,
+        'access-control-expose-headers': EXPOSED,
+      };
+      for (const [name, value] of Object.entries(h)) {
+        if (value === undefined || NOT_RETURNED.has(name)) continue;
+        out[name] = value as string | string[];
+      }
+      // A trailers-only answer (an error before any message) carries the status in the headers.
+      trailersOnly = h['grpc-status'] !== undefined;
+      if (!res.headersSent && !res.destroyed) res.writeHead(200, out);
+      // Read only now: Node may deliver the first DATA before 'response'.
+      stream.on('data', (chunk: Buffer) => write(chunk));
+    });
+    stream.on('trailers', (t) => {
+      if (trailersOnly) return;
+      write(trailerFrame(t));
+    });
+    stream.on('end', () => {
+      if (res.destroyed) return;
+      if (encode) res.write(encode.flush());
+      res.end();
+    });
+    stream.on('error', () => {
+      if (res.headersSent) res.destroy();
+      else
+        res
+          .writeHead(200, {
+            'content-type': contentType,
+            'grpc-status': '14',
+            'grpc-message': 'unavailable',
+          })
+          .end();
+    });
+    // The browser went away: the call is cancelled on the gRPC side too.
+    res.on('close', () => {
+      if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
+    });
+    return true;
+  }
+
+  /** No new calls; the in-memory connection goes with grpc-js's own shutdown. */
+  close(): void {
+    this.closed = true;
+    this.session?.close();
+  }
+}
+
+/** The trailers as gRPC-Web's last frame: flag 0x80, a 4-byte length, `name:value\r\n` lines. */
+function trailerFrame(trailers: http2.IncomingHttpHeaders): Buffer {
+  let text = '';
+  for (const [name, value] of Object.entries(trailers)) {
+    if (value === undefined || name.startsWith(':')) continue;
+    for (const v of Array.isArray(value) ? value : [value]) text += `${name}:${v}\r\n`;
+  }
+  const body = Buffer.from(text, 'latin1');
+  const head = Buffer.alloc(5);
+  head[0] = 0x80;
+  head.writeUInt32BE(body.length, 1);
+  return Buffer.concat([head, body]);
+}
+
+/** Base64 of a byte stream written in pieces: whole 3-byte groups as they come, the rest at the end. */
+class Base64Stream {
+  private rest: Buffer = Buffer.alloc(0);
+  push(data: Buffer): string {
+    const all = this.rest.length ? Buffer.concat([this.rest, data]) : data;
+    const usable = all.length - (all.length % 3);
+    this.rest = all.subarray(usable);
+    return usable > 0 ? all.subarray(0, usable).toString('base64') : '';
+  }
+  flush(): string {
+    const out = this.rest.toString('base64');
+    this.rest = Buffer.alloc(0);
+    return out;
+  }
+}
