@@ -15,6 +15,63 @@ export class CliError extends Error {
   }
 }
 
+/** What was wrong with a flag (SVC_CLI_BAD_FLAG). */
+export type BadFlag =
+  | { kind: 'runner'; value: string }
+  | { kind: 'skipPluginWithBuf' }
+  | { kind: 'versionWithBundle'; bundle: string }
+  | { kind: 'versionWithSeveral' }
+  | { kind: 'unknownFeature'; unknown: readonly string[]; features: readonly string[] }
+  | { kind: 'noFeature'; features: readonly string[] }
+  | { kind: 'tarballsAndVersion' };
+
+function badFlagMessage(p: BadFlag): string {
+  switch (p.kind) {
+    case 'runner':
+      return `--runner must be auto, buf or protoc, not "${p.value}"`;
+    case 'skipPluginWithBuf':
+      return '--skip-plugin applies to the protoc run; add --runner protoc';
+    case 'versionWithBundle':
+      return `--version applies to one tool, not to the bundle ${p.bundle}; install that tool alone to choose its version`;
+    case 'versionWithSeveral':
+      return '--version applies to one tool; name only that tool';
+    case 'unknownFeature':
+      return `--with: unknown ${p.unknown.map((b) => `"${b}"`).join(', ')}; choose from ${p.features.join(', ')}`;
+    case 'noFeature':
+      return `--with names no entry kind; choose from ${p.features.join(', ')}`;
+    case 'tarballsAndVersion':
+      return '--svcboot-tarballs and --svcboot-version exclude each other: choose one source of the @svcboot packages';
+  }
+}
+
+/** Why `svc install` cannot install (SVC_CLI_CANNOT_INSTALL). */
+export type CannotInstall =
+  | { kind: 'tool'; tool: string; needs: readonly string[]; ways: readonly string[] }
+  | { kind: 'bundle'; bundle: string; reasons: readonly string[] };
+
+/** What `svc pb` is missing (SVC_CLI_TOOL_MISSING). */
+export type MissingTool =
+  | { kind: 'buf'; forLint?: boolean }
+  | { kind: 'bufOrProtoc' }
+  | { kind: 'plugin'; plugin: string; template: string };
+
+function missingToolMessage(m: MissingTool): string {
+  switch (m.kind) {
+    case 'buf':
+      return `buf is not installed here; run \`svc install buf\`${m.forLint ? ' (it lands in .svc/bin, which svc looks in)' : ''}`;
+    case 'bufOrProtoc':
+      return 'neither buf nor protoc is installed here; run `svc install buf` (or `svc install protobuf`)';
+    case 'plugin':
+      return `protoc-gen-${m.plugin} (a plugin in ${m.template}) is not installed; run \`svc install protoc-gen-${m.plugin}\` (\`svc install help\` lists what it can install), or leave it out with --skip-plugin ${m.plugin}`;
+  }
+}
+
+/** Why `svc new` refused (SVC_CLI_NEW_REFUSED). */
+export type NewRefused =
+  | { kind: 'name'; name: string }
+  | { kind: 'notEmpty'; target: string }
+  | { kind: 'count'; usage: string };
+
 export const cliErrors = {
   SVC_CLI_UNKNOWN_COMMAND: {
     when: '`svc` was given a command it does not have (exit code 2)',
@@ -29,32 +86,48 @@ export const cliErrors = {
   SVC_CLI_BAD_FLAG: {
     when: 'a flag has a value the command does not accept, or flags exclude each other (`--runner`, `--with`, `--version` with a bundle, `--skip-plugin` with buf...)',
     fix: 'the message names the flag and the values it takes',
-    message: (problem: string) => problem,
+    message: (problem: BadFlag) => badFlagMessage(problem),
   },
   SVC_CLI_UNKNOWN_TOOL: {
     when: '`svc install` was given a name that is no tool or bundle it knows',
     fix: 'run `svc install help` (or `--list`) for what it can install',
-    message: (text: string) => text,
+    message: (name: string, near: readonly string[], count: number, bundles: readonly string[]) =>
+      `unknown tool "${name}"${near.length ? ` (did you mean ${near.map((n) => `"${n}"`).join(' or ')}?)` : ''}; \`svc install help\` lists the ${count} names (${bundles.join(', ')} are bundles)`,
   },
   SVC_CLI_CANNOT_INSTALL: {
     when: '`svc install` cannot install a tool (or a tool of a bundle) on this machine: what its recipes need is not on PATH',
     fix: 'get what the message names, then run `svc install` again',
-    message: (text: string) => text,
+    message: (what: CannotInstall) =>
+      what.kind === 'tool'
+        ? `cannot install ${what.tool} here: it needs ${what.needs.join(', or ')}, ${what.needs.length === 1 ? 'which is not on PATH' : 'and none of them is on PATH'}. To get it: ${what.ways.join('; or ')}; then run \`svc install ${what.tool}\` again`
+        : `cannot install the bundle ${what.bundle} here (nothing was installed):\n${what.reasons.map((r) => `- ${r}`).join('\n')}`,
   },
   SVC_CLI_TOOL_MISSING: {
     when: '`svc pb` needs buf or protoc (or a protoc plugin) that is not installed in the project',
     fix: 'run the `svc install ...` the message gives (tools land in .svc/bin, where svc looks)',
-    message: (text: string) => text,
+    message: (missing: MissingTool) => missingToolMessage(missing),
   },
   SVC_CLI_NEW_REFUSED: {
     when: '`svc new` will not write the project: the name is not a valid package name, the folder exists and is not empty, or not exactly one name was given',
     fix: 'choose another name, or another folder with `--dir`',
-    message: (text: string) => text,
+    message: (why: NewRefused) =>
+      why.kind === 'name'
+        ? `"${why.name}" is not a valid package name: use lower-case letters, digits, ".", "_" and "-"`
+        : why.kind === 'notEmpty'
+          ? `${why.target} exists and is not empty; choose another name or --dir`
+          : `expected one name\n${why.usage}`,
   },
   SVC_CLI_ENTRY_GRPC_MISSING: {
     when: '`svc pb openapi` (or `svc pb gen`, which writes the documents too) cannot load @svcboot/entry-grpc from the project, or it is too old to build OpenAPI documents',
     fix: "add @svcboot/entry-grpc to the project's dependencies (or update it) and run npm install; or pass --no-openapi",
-    message: (text: string) => text,
+    message: (
+      why:
+        | { kind: 'cannotLoad'; cwd: string; reason: string }
+        | { kind: 'tooOld'; resolved: string },
+    ) =>
+      why.kind === 'cannotLoad'
+        ? `cannot load @svcboot/entry-grpc from ${why.cwd} (${why.reason}); add it to the project's dependencies and run npm install`
+        : `@svcboot/entry-grpc at ${why.resolved} has no buildOpenApiDocuments; update it (npm install @svcboot/entry-grpc@latest) to write OpenAPI documents`,
   },
   SVC_CLI_BOOT_YAML_MISSING: {
     when: '`svc pb openapi` found no boot.yaml, whose grpc entries say what to document',
@@ -66,7 +139,7 @@ export const cliErrors = {
 
 export type CliErrorCode = keyof typeof cliErrors;
 
-/** A catalogued error: `cliError('SVC_CLI_BAD_FLAG', ['--runner must be ...'])`. */
+/** A catalogued error: `cliError('SVC_CLI_BAD_FLAG', [{ kind: 'runner', value }])`. */
 export function cliError<K extends CliErrorCode>(
   code: K,
   args: Parameters<(typeof cliErrors)[K]['message']>,

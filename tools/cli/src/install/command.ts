@@ -71,7 +71,7 @@ export async function installCommand(o: InstallOptions): Promise<void> {
     return;
   }
   if (o.version && o.names.length > 1)
-    throw cliError('SVC_CLI_BAD_FLAG', ['--version applies to one tool; name only that tool']);
+    throw cliError('SVC_CLI_BAD_FLAG', [{ kind: 'versionWithSeveral' }]);
   const machine = o.machine ?? detectMachine();
   const plans = o.names.flatMap((n) => planInstall(n, machine, { version: o.version }));
   const dir = path.resolve(o.dir);

@@ -1,4 +1,4 @@
-import { CliError } from '../errors.js';
+import { CliError, cliErrors, type CliErrorCode } from '../errors.js';
 import type { Machine } from './machine.js';
 import {
   BUNDLES,
@@ -154,17 +154,13 @@ export function planTool(
   options: PlanOptions = {},
 ): InstallPlan {
   const tool = findTool(toolName);
-  if (!tool) throw new PlanError('SVC_CLI_UNKNOWN_TOOL', unknownName(toolName));
+  if (!tool) throw unknownTool(toolName);
   const version = options.version ?? tool.version;
   const recipe = tool.recipes.find((r) => recipeRunnable(r, machine));
   if (!recipe) {
     const needs = tool.recipes.map((r) => describeNeed(r, version));
     const ways = [...new Set(tool.recipes.map(howToGet))];
-    const missing = needs.length === 1 ? 'which is not on PATH' : 'and none of them is on PATH';
-    throw new PlanError(
-      'SVC_CLI_CANNOT_INSTALL',
-      `cannot install ${tool.name} here: it needs ${needs.join(', or ')}, ${missing}. To get it: ${ways.join('; or ')}; then run \`svc install ${tool.name}\` again`,
-    );
+    throw planError('SVC_CLI_CANNOT_INSTALL', [{ kind: 'tool', tool: tool.name, needs, ways }]);
   }
   const { steps, keepAs, bins, notes } = stepsFor(tool, recipe, version, machine);
   return { tool: tool.name, version, recipe, steps, keepAs, bins, notes };
@@ -182,10 +178,7 @@ export function planInstall(
   const bundle = findBundle(name);
   if (!bundle) return [planTool(name, machine, options)];
   if (options.version)
-    throw new PlanError(
-      'SVC_CLI_BAD_FLAG',
-      `--version applies to one tool, not to the bundle ${bundle.name}; install that tool alone to choose its version`,
-    );
+    throw planError('SVC_CLI_BAD_FLAG', [{ kind: 'versionWithBundle', bundle: bundle.name }]);
   const plans: InstallPlan[] = [];
   const errors: string[] = [];
   for (const t of bundle.tools) {
@@ -193,22 +186,35 @@ export function planInstall(
       plans.push(planTool(t, machine));
     } catch (err) {
       if (!(err instanceof PlanError)) throw err;
-      errors.push(`- ${err.message}`);
+      errors.push(err.message);
     }
   }
   if (errors.length > 0) {
-    throw new PlanError(
-      'SVC_CLI_CANNOT_INSTALL',
-      `cannot install the bundle ${bundle.name} here (nothing was installed):\n${errors.join('\n')}`,
-    );
+    throw planError('SVC_CLI_CANNOT_INSTALL', [
+      { kind: 'bundle', bundle: bundle.name, reasons: errors },
+    ]);
   }
   return plans;
 }
 
-function unknownName(name: string): string {
+function unknownTool(name: string): PlanError {
   const names = installableNames();
   const near = names.filter((n) => n.includes(name) || name.includes(n));
-  return `unknown tool "${name}"${near.length ? ` (did you mean ${near.map((n) => `"${n}"`).join(' or ')}?)` : ''}; \`svc install help\` lists the ${names.length - 1} names (${BUNDLES.map((b) => b.name).join(', ')} are bundles)`;
+  return planError('SVC_CLI_UNKNOWN_TOOL', [
+    name,
+    near,
+    names.length - 1,
+    BUNDLES.map((b) => b.name),
+  ]);
+}
+
+/** A catalogued error, as a PlanError (what planning throws). */
+function planError<K extends CliErrorCode>(
+  code: K,
+  args: Parameters<(typeof cliErrors)[K]['message']>,
+): PlanError {
+  const message = (cliErrors[code].message as (...a: unknown[]) => string)(...(args as unknown[]));
+  return new PlanError(code, message);
 }
 
 /** The plan as the shell commands a person would type (STAGING stays symbolic). */

@@ -62,9 +62,7 @@ export async function pbCommand(
       });
       const runner = values.runner;
       if (runner !== 'auto' && runner !== 'buf' && runner !== 'protoc')
-        throw cliError('SVC_CLI_BAD_FLAG', [
-          `--runner must be auto, buf or protoc, not "${runner}"`,
-        ]);
+        throw cliError('SVC_CLI_BAD_FLAG', [{ kind: 'runner', value: runner }]);
       const used = await generateCode({
         cwd,
         template: values.template,
@@ -88,9 +86,7 @@ export async function pbCommand(
       });
       const runner = values.runner;
       if (runner !== 'auto' && runner !== 'buf' && runner !== 'protoc')
-        throw cliError('SVC_CLI_BAD_FLAG', [
-          `--runner must be auto, buf or protoc, not "${runner}"`,
-        ]);
+        throw cliError('SVC_CLI_BAD_FLAG', [{ kind: 'runner', value: runner }]);
       const used = await buildDescriptorSet({ cwd, output: values.output, runner, out });
       out(
         `wrote ${values.output} with ${used}; list it under protos.descriptorSets of the grpc entry`,
@@ -111,10 +107,7 @@ export async function pbCommand(
     case 'lint': {
       parseArgs({ args: [...rest], options: {} });
       const buf = findProjectTool('buf', cwd);
-      if (!buf)
-        throw cliError('SVC_CLI_TOOL_MISSING', [
-          'buf is not installed here; run `svc install buf` (it lands in .svc/bin, which svc looks in)',
-        ]);
+      if (!buf) throw cliError('SVC_CLI_TOOL_MISSING', [{ kind: 'buf', forLint: true }]);
       await runTool(buf, ['lint'], cwd, out);
       out('buf lint: no problems');
       return;

@@ -74,9 +74,7 @@ export async function protocArgs(
     const exe = findProjectTool(`protoc-gen-${p.name}`, cwd);
     if (exe) args.push(`--plugin=protoc-gen-${p.name}=${exe}`);
     else if (!PROTOC_BUILTINS.has(p.name)) {
-      throw cliError('SVC_CLI_TOOL_MISSING', [
-        `protoc-gen-${p.name} (a plugin in ${template}) is not installed; run \`svc install protoc-gen-${p.name}\` (\`svc install help\` lists what it can install), or leave it out with --skip-plugin ${p.name}`,
-      ]);
+      throw cliError('SVC_CLI_TOOL_MISSING', [{ kind: 'plugin', plugin: p.name, template }]);
     }
     args.push(`--${p.name}_out=${p.out}`);
     if (p.opts.length) args.push(`--${p.name}_opt=${p.opts.join(',')}`);
@@ -95,21 +93,14 @@ export async function generateCode(o: GenOptions): Promise<'buf' | 'protoc'> {
     );
   const buf = o.runner === 'protoc' ? undefined : findProjectTool('buf', o.cwd);
   if (buf) {
-    if (o.skip.length)
-      throw cliError('SVC_CLI_BAD_FLAG', [
-        '--skip-plugin applies to the protoc run; add --runner protoc',
-      ]);
+    if (o.skip.length) throw cliError('SVC_CLI_BAD_FLAG', [{ kind: 'skipPluginWithBuf' }]);
     o.out(`buf generate --template ${o.template}`);
     await runTool(buf, ['generate', '--template', o.template], o.cwd, o.out);
     return 'buf';
   }
-  if (o.runner === 'buf')
-    throw cliError('SVC_CLI_TOOL_MISSING', ['buf is not installed here; run `svc install buf`']);
+  if (o.runner === 'buf') throw cliError('SVC_CLI_TOOL_MISSING', [{ kind: 'buf' }]);
   const protoc = findProjectTool('protoc', o.cwd);
-  if (!protoc)
-    throw cliError('SVC_CLI_TOOL_MISSING', [
-      'neither buf nor protoc is installed here; run `svc install buf` (or `svc install protobuf`)',
-    ]);
+  if (!protoc) throw cliError('SVC_CLI_TOOL_MISSING', [{ kind: 'bufOrProtoc' }]);
   const { args, outDirs } = await protocArgs(o.cwd, o.template, o.skip, o.out);
   for (const d of outDirs) await mkdir(path.join(o.cwd, d), { recursive: true });
   o.out(`protoc ${args.join(' ')}`);

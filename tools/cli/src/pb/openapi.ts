@@ -120,17 +120,13 @@ export async function openApiDocuments(
   } catch (err) {
     throw cliError(
       'SVC_CLI_ENTRY_GRPC_MISSING',
-      [
-        `cannot load @svcboot/entry-grpc from ${cwd} (${(err as Error).message.split('\n')[0]}); add it to the project's dependencies and run npm install`,
-      ],
+      [{ kind: 'cannotLoad', cwd, reason: (err as Error).message.split('\n')[0] ?? '' }],
       { cause: err },
     );
   }
   const build = grpc.module.buildOpenApiDocuments;
   if (typeof build !== 'function') {
-    throw cliError('SVC_CLI_ENTRY_GRPC_MISSING', [
-      `@svcboot/entry-grpc at ${grpc.resolved} has no buildOpenApiDocuments; update it (npm install @svcboot/entry-grpc@latest) to write OpenAPI documents`,
-    ]);
+    throw cliError('SVC_CLI_ENTRY_GRPC_MISSING', [{ kind: 'tooOld', resolved: grpc.resolved }]);
   }
   // The entry-core entry-grpc itself imports: its plugin is written against that one.
   const core = (await importFrom<CoreModule>('@svcboot/entry-core', grpc.resolved)).module;

@@ -35,12 +35,10 @@ export function parseFeatures(text: string): t.Feature[] {
   const bad = names.filter((n) => !(t.FEATURES as readonly string[]).includes(n));
   if (bad.length)
     throw cliError('SVC_CLI_BAD_FLAG', [
-      `--with: unknown ${bad.map((b) => `"${b}"`).join(', ')}; choose from ${t.FEATURES.join(', ')}`,
+      { kind: 'unknownFeature', unknown: bad, features: t.FEATURES },
     ]);
   if (names.length === 0)
-    throw cliError('SVC_CLI_BAD_FLAG', [
-      `--with names no entry kind; choose from ${t.FEATURES.join(', ')}`,
-    ]);
+    throw cliError('SVC_CLI_BAD_FLAG', [{ kind: 'noFeature', features: t.FEATURES }]);
   return t.FEATURES.filter((f) => names.includes(f));
 }
 
@@ -177,14 +175,10 @@ export async function scaffold(
   log: (line: string) => void = () => {},
 ): Promise<string> {
   if (!/^[a-z0-9][a-z0-9._-]*$/.test(o.name))
-    throw cliError('SVC_CLI_NEW_REFUSED', [
-      `"${o.name}" is not a valid package name: use lower-case letters, digits, ".", "_" and "-"`,
-    ]);
+    throw cliError('SVC_CLI_NEW_REFUSED', [{ kind: 'name', name: o.name }]);
   const target = path.resolve(o.parent, o.name);
   if (existsSync(target) && (await readdir(target)).length > 0)
-    throw cliError('SVC_CLI_NEW_REFUSED', [
-      `${target} exists and is not empty; choose another name or --dir`,
-    ]);
+    throw cliError('SVC_CLI_NEW_REFUSED', [{ kind: 'notEmpty', target }]);
   await mkdir(path.dirname(target), { recursive: true });
   const staging = await mkdtemp(path.join(path.dirname(target), `.svc-new-${o.name}-`));
   try {
@@ -236,13 +230,10 @@ export async function newCommand(
   }
   const [name, ...extra] = positionals;
   if (!name || extra.length)
-    throw cliError('SVC_CLI_NEW_REFUSED', [`expected one name\n${NEW_USAGE}`]);
+    throw cliError('SVC_CLI_NEW_REFUSED', [{ kind: 'count', usage: NEW_USAGE }]);
   const tarballs = values['svcboot-tarballs'];
   const version = values['svcboot-version'];
-  if (tarballs && version)
-    throw cliError('SVC_CLI_BAD_FLAG', [
-      '--svcboot-tarballs and --svcboot-version exclude each other: choose one source of the @svcboot packages',
-    ]);
+  if (tarballs && version) throw cliError('SVC_CLI_BAD_FLAG', [{ kind: 'tarballsAndVersion' }]);
   // From a checkout the packages are packed (they are not on the npm registry); an installed CLI takes them from the registry.
   const checkout = tarballs || version ? undefined : findCheckout();
   const target = await scaffold(
