@@ -1,6 +1,6 @@
-import http from 'node:http';
 import zlib from 'node:zlib';
 import { credentials, Metadata } from '@grpc/grpc-js';
+import { getBytes } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { libraryClient, startLibrary, unary, type Harness } from './test-support/harness.js';
 
@@ -10,39 +10,10 @@ afterEach(async () => {
   h = undefined;
 });
 
-function get(
-  port: number,
-  path: string,
-  acceptEncoding?: string,
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        headers: acceptEncoding ? { 'accept-encoding': acceptEncoding } : {},
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks),
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-  });
-}
-
 describe('compression on a grpc entry', () => {
   it('compresses gateway responses by Accept-Encoding above minBytes, with Vary', async () => {
     h = await startLibrary('    compression: { enabled: true, minBytes: 10 }\n');
-    const br = await get(h.port, '/v1/shelves/1', 'br;q=1, gzip;q=0.5');
+    const br = await getBytes(h.port, '/v1/shelves/1', { 'accept-encoding': 'br;q=1, gzip;q=0.5' });
     expect([br.status, br.headers['content-encoding'], br.headers.vary]).toEqual([
       200,
       'br',
@@ -53,20 +24,20 @@ describe('compression on a grpc entry', () => {
     };
     expect(decoded.name).toBe('shelves/1');
     expect(Number(br.headers['content-length'])).toBe(br.body.length);
-    const gz = await get(h.port, '/v1/shelves/1', 'gzip');
+    const gz = await getBytes(h.port, '/v1/shelves/1', { 'accept-encoding': 'gzip' });
     expect(gz.headers['content-encoding']).toBe('gzip');
     expect(JSON.parse(zlib.gunzipSync(gz.body).toString())).toEqual(decoded);
-    const plain = await get(h.port, '/v1/shelves/1');
+    const plain = await getBytes(h.port, '/v1/shelves/1');
     expect(plain.headers['content-encoding']).toBeUndefined();
     expect(JSON.parse(plain.body.toString())).toEqual(decoded);
     // errors are compressed the same way
-    const missing = await get(h.port, '/v1/nowhere-at-all', 'gzip');
+    const missing = await getBytes(h.port, '/v1/nowhere-at-all', { 'accept-encoding': 'gzip' });
     expect(missing.status).toBe(404);
   });
 
   it('leaves gateway responses alone by default', async () => {
     h = await startLibrary();
-    const res = await get(h.port, '/v1/shelves/1', 'gzip, br');
+    const res = await getBytes(h.port, '/v1/shelves/1', { 'accept-encoding': 'gzip, br' });
     expect(res.headers['content-encoding']).toBeUndefined();
   });
 

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
-import http from 'node:http';
 import zlib from 'node:zlib';
 import { boot, type App } from '@svcboot/entry-core';
+import { getBytes } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { httpEntry } from './index.js';
 
@@ -47,40 +47,10 @@ async function serve(compression: string): Promise<number> {
   return entry.port;
 }
 
-/** A raw GET (fetch would decode the body itself): status, headers and the body's bytes. */
-function get(
-  port: number,
-  path: string,
-  acceptEncoding?: string,
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        headers: acceptEncoding ? { 'accept-encoding': acceptEncoding } : {},
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks),
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-  });
-}
-
 describe('compression on an httpserver entry', () => {
   it('answers br or gzip by Accept-Encoding above minBytes, with Vary; leaves small, binary and unaccepted bodies alone', async () => {
     const port = await serve('{ enabled: true, minBytes: 1024 }');
-    const br = await get(port, '/big', 'gzip, br');
+    const br = await getBytes(port, '/big', { 'accept-encoding': 'gzip, br' });
     expect([br.status, br.headers['content-encoding'], br.headers.vary]).toEqual([
       200,
       'br',
@@ -88,27 +58,27 @@ describe('compression on an httpserver entry', () => {
     ]);
     expect(JSON.parse(zlib.brotliDecompressSync(br.body).toString())).toEqual(big);
     expect(Number(br.headers['content-length'])).toBe(br.body.length);
-    const gz = await get(port, '/big', 'gzip');
+    const gz = await getBytes(port, '/big', { 'accept-encoding': 'gzip' });
     expect(gz.headers['content-encoding']).toBe('gzip');
     expect(JSON.parse(zlib.gunzipSync(gz.body).toString())).toEqual(big);
-    const plain = await get(port, '/big');
+    const plain = await getBytes(port, '/big');
     expect([plain.headers['content-encoding'], plain.headers.vary]).toEqual([
       undefined,
       'Accept-Encoding',
     ]);
     expect(JSON.parse(plain.body.toString())).toEqual(big);
-    const small = await get(port, '/small', 'gzip');
+    const small = await getBytes(port, '/small', { 'accept-encoding': 'gzip' });
     expect(small.headers['content-encoding']).toBeUndefined();
-    const png = await get(port, '/png', 'gzip');
+    const png = await getBytes(port, '/png', { 'accept-encoding': 'gzip' });
     expect([png.headers['content-encoding'], png.body.length]).toEqual([undefined, 4096]);
-    const stream = await get(port, '/stream', 'gzip');
+    const stream = await getBytes(port, '/stream', { 'accept-encoding': 'gzip' });
     expect(stream.headers['content-encoding']).toBe('gzip');
     expect(zlib.gunzipSync(stream.body).toString()).toContain('line 99\n');
   });
 
   it('is off by default', async () => {
     const port = await serve('{}');
-    const res = await get(port, '/big', 'gzip, br');
+    const res = await getBytes(port, '/big', { 'accept-encoding': 'gzip, br' });
     expect(res.headers['content-encoding']).toBeUndefined();
   });
 });

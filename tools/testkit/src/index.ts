@@ -9,6 +9,7 @@ export {
   type InstalledPackage,
 } from './pack.js';
 export { RawHttpConnection, type RawResponse } from './raw-http.js';
+export { getBytes, type BytesResponse } from './http-bytes.js';
 export {
   HttpLoad,
   drainViolations,
