@@ -1,6 +1,6 @@
 import { errorMessage } from '@svcboot/entry-core';
 import type protobuf from 'protobufjs';
-import type { GatewayOptions } from './gateway/gateway.js';
+import type { GatewayOptions } from './gateway/options.js';
 import { buildRoute, unboundBinding, type GatewayRoute } from './gateway/route.js';
 import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './gateway/rules.js';
 import { grpcError } from './errors.js';

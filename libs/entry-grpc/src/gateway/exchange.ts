@@ -1,6 +1,6 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
-import type { Metadata } from '@grpc/grpc-js';
+import type { Metadata, ServerInterceptor } from '@grpc/grpc-js';
 import {
   CallContext,
   CallRejection,
@@ -46,7 +46,8 @@ import {
 import { JsonInputError } from './json.js';
 import { ParamError } from './params.js';
 import { UnresolvableAny } from './rpc-status.js';
-import type { Gateway } from './gateway.js';
+import type { GatewayOptions } from './options.js';
+import type { HttpBodyFields } from './route.js';
 import { gatewayErrorBody } from './error-body.js';
 import { GatewayRejection } from './request.js';
 import type { GatewayRoute } from './route.js';
@@ -76,6 +77,30 @@ export const JSON_TYPE = 'application/json';
 const NEWLINE = Buffer.from('\n');
 const NDJSON_TYPE = 'application/x-ndjson';
 
+/** What an Exchange needs of the gateway that made it (the Gateway class). */
+export interface ExchangeHost {
+  readonly options: GatewayOptions;
+  /** The entry's user interceptors: gateway calls go through them too. */
+  readonly interceptors: readonly ServerInterceptor[];
+  statusJson(status: GatewayStatus): { code: number; message: string; details: unknown[] };
+  finish(ctx: CallContext, status: GatewayStatus): void;
+  streamedMessage(route: GatewayRoute, json: unknown): unknown;
+  httpBody(
+    route: GatewayRoute,
+    message: unknown,
+    hb: HttpBodyFields,
+  ): { contentType: string; data: Buffer };
+  toJson(route: GatewayRoute, message: unknown): unknown;
+  requestMessage(
+    route: GatewayRoute,
+    values: string[],
+    query: string,
+    raw: Buffer | undefined,
+    form: Buffer | undefined,
+    contentType?: string,
+  ): unknown;
+}
+
 /**
  * One gateway call from matching to its response: builds the request message, hands the handler a
  * grpc-js-like call, collects the response headers (the middleware's, the handler's metadata and
@@ -101,7 +126,7 @@ export class Exchange implements StreamBase {
   private trailers: string[] | undefined;
 
   constructor(
-    private readonly gateway: Gateway,
+    private readonly gateway: ExchangeHost,
     private readonly route: GatewayRoute,
     private readonly values: string[],
     private readonly query: string,

@@ -1,14 +1,7 @@
 import { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ServerInterceptor } from '@grpc/grpc-js';
-import {
-  CallContext,
-  CallRejection,
-  type CallChain,
-  type CallInfo,
-  type CompressionConfig,
-} from '@svcboot/entry-core';
-import type { GatewayErrorModel } from './error-body.js';
+import { CallContext, CallRejection, type CallChain, type CallInfo } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { codeName } from '../codes.js';
@@ -29,40 +22,17 @@ import { ParamError, applyQuery, setPathVariable } from './params.js';
 import { anyToJson, detailsFromMetadata, type TypeResolver } from './rpc-status.js';
 import { decodeGrpcTimeout } from './timeout.js';
 import { WsRequest, WsResponse } from './websocket.js';
-import { Exchange } from './exchange.js';
+import { Exchange, type ExchangeHost } from './exchange.js';
+import type { GatewayOptions } from './options.js';
 import { GatewayRejection, isForm, peerOf, readBody } from './request.js';
 import { type GatewayRoute, type HttpBodyFields } from './route.js';
-
-export interface GatewayOptions {
-  marshal: MarshalOptions;
-  indent: string;
-  discardUnknown: boolean;
-  svcStyle: boolean;
-  maxBodyBytes: number;
-  /** How deeply request JSON (bodies, streamed messages) may nest objects and arrays; 400 beyond. Default 100. */
-  maxJsonDepth?: number;
-  /** The most query parameters (and form fields) a request may have; 400 beyond. Default 1000. */
-  maxQueryParams?: number;
-  /** A path bound only for other methods: 405 with `Allow` instead of grpc-gateway's 501 (code 12). */
-  methodNotAllowed405?: boolean;
-  /** grpc-gateway's WithDisablePathLengthFallback: no POST (form) → GET fallback. */
-  disablePathLengthFallback?: boolean;
-  /** grpc-gateway's WithDisableHTTPMethodOverride: `X-HTTP-Method-Override` ignored. */
-  disableHttpMethodOverride?: boolean;
-  /** protoc-gen-grpc-gateway's allow_patch_feature: a PATCH fills its FieldMask from the body's keys. */
-  allowPatchFeature?: boolean;
-  /** The error body: grpc-gateway's google.rpc.Status (default), or entry-core's google/amazon models. */
-  errorModel?: GatewayErrorModel;
-  /** Compression of unary responses (entry-core's `compression` options); off when absent. */
-  compression?: CompressionConfig;
-}
 
 /**
  * The REST gateway: matches a request to a binding, turns path, query and body into the request
  * message, runs the entry's middleware chain once and calls the same handler the gRPC server
  * calls, in process; answers with canonical JSON or a google.rpc.Status body.
  */
-export class Gateway {
+export class Gateway implements ExchangeHost {
   private readonly byMethod = new Map<string, GatewayRoute[]>();
   readonly routes: GatewayRoute[] = [];
 

@@ -2,7 +2,7 @@ import type { MethodDefinition } from '@grpc/grpc-js';
 import { type CallInfo } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
 import { grpcTypeOf } from '../call-info.js';
-import type { GatewayOptions } from './gateway.js';
+import type { GatewayOptions } from './options.js';
 import type { RegisteredMethod } from '../services.js';
 import { fieldByAnyName, fullName } from './json.js';
 import { normalizeFieldPath, unsupportedPathField } from './params.js';

@@ -12,7 +12,7 @@ import {
 } from './annotations.js';
 import { commentToDescription, protoComment } from './comments.js';
 import { type SchemaRenderer, clean, externalDocs, packageOf } from './schema.js';
-import type { OpenApiDocument, OpenApiRoute } from './v2.js';
+import type { OpenApiDocument, OpenApiRoute } from './document.js';
 
 /*
  * The document-level parts of protoc-gen-openapiv2's output: the file's openapiv2_swagger option,

@@ -1,5 +1,4 @@
 import protobuf from 'protobufjs';
-import type { HttpBinding } from '../gateway/rules.js';
 import {
   bool,
   extensions,
@@ -49,22 +48,8 @@ import {
   type Schema,
 } from './schema.js';
 
-/** One HTTP binding of an RPC to document. */
-export interface OpenApiRoute {
-  binding: HttpBinding;
-  method: protobuf.Method;
-}
-
-export interface OpenApiSource {
-  /** The bindings, in the order of the services and their methods (additional bindings after the first). */
-  routes: readonly OpenApiRoute[];
-  /** The documented services (tags), those without bindings included. */
-  services: readonly protobuf.Service[];
-  /** `info` when no `openapiv2_swagger` option sets it. */
-  info: { title: string; version: string; description?: string };
-}
-
-export type OpenApiDocument = Record<string, unknown>;
+export type { OpenApiDocument, OpenApiRoute, OpenApiSource } from './document.js';
+import type { OpenApiDocument, OpenApiSource } from './document.js';
 
 const STATUS = '.google.rpc.Status';
 const ANY = '.google.protobuf.Any';
