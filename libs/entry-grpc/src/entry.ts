@@ -33,7 +33,7 @@ import { loadDescriptorSets } from './descriptor-set.js';
 import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
 import { gatewayErrorBody } from './gateway/error-body.js';
 import { Gateway } from './gateway/gateway.js';
-import { GrpcWebBridge } from './grpc-web.js';
+import { GrpcWebBridge, routeGrpcWebStreams } from './grpc-web.js';
 import { plainPeer } from './call-info.js';
 import { refuseUpgrade } from './gateway/websocket.js';
 import { grpcTransport } from './call-transport.js';
@@ -259,6 +259,10 @@ export class GrpcEntry implements Entry {
     if (c.enableReflection) this.reflection().addToServer(server);
     // TLS, when on, is ended by the listener (ALPN picks the protocol), so grpc-js sees plain HTTP/2.
     const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+    const grpcWeb = c.grpcWeb.enabled
+      ? new GrpcWebBridge({ inject: (socket) => injector.injectConnection(socket) })
+      : undefined;
+    if (grpcWeb) routeGrpcWebStreams(server, grpcWeb);
     // Calls to unknown methods are answered by grpc-js before any interceptor: recorded apart.
     if (!this.chain.empty) recordRefusedCalls(server, this.chain);
     closeConnectionsWithoutStreams(server, c.http2FirstStreamTimeoutMs);
@@ -276,9 +280,6 @@ export class GrpcEntry implements Entry {
       this.ctx.logger.warn(`HTTP request failed: ${this.ctx.redact(errorMessage(err))}`),
     );
     const viaKoa = this.koa.callback();
-    const grpcWeb = c.grpcWeb.enabled
-      ? new GrpcWebBridge({ inject: (socket) => injector.injectConnection(socket) })
-      : undefined;
     const httpServer = http.createServer(
       {
         headersTimeout: this.config.headersTimeoutMs,

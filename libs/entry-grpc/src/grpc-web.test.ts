@@ -11,6 +11,7 @@ import {
 } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createGrpcWebTransport } from '@connectrpc/connect-web';
+import http2 from 'node:http2';
 import { loadSync } from '@grpc/proto-loader';
 import { afterEach, describe, expect, it } from 'vitest';
 import { libraryProto, protoDir } from './test-support/library-service.js';
@@ -158,6 +159,47 @@ describe('gRPC-Web on the entry port (connect-web grpc-web transport, in Node)',
     const trailer = body.subarray(5 + len);
     expect(trailer[0]).toBe(0x80);
     expect(trailer.subarray(5).toString('latin1')).toMatch(/grpc-status:0\r\n/);
+  });
+
+  it('answers gRPC-Web over HTTP/2 too (what a browser negotiates on TLS), while gRPC on the same connection stays gRPC', async () => {
+    h = await startLibrary('    grpcWeb: { enabled: true }\n');
+    const session = http2.connect(h.base);
+    try {
+      const frame = Buffer.from([0, 0, 0, 0, 5, 0x0a, 0x03, 0x68, 0x32, 0x21]); // text: "h2!"
+      const ask = (contentType: string) =>
+        new Promise<{
+          headers: http2.IncomingHttpHeaders;
+          body: Buffer;
+          trailers: http2.IncomingHttpHeaders;
+        }>((resolve, reject) => {
+          const req = session.request({
+            ':method': 'POST',
+            ':path': '/test.v1.Library/Ping',
+            'content-type': contentType,
+            te: 'trailers',
+          });
+          let headers: http2.IncomingHttpHeaders = {};
+          let trailers: http2.IncomingHttpHeaders = {};
+          const chunks: Buffer[] = [];
+          req.on('response', (hd) => void (headers = hd));
+          req.on('trailers', (t) => void (trailers = t));
+          req.on('data', (c: Buffer) => chunks.push(c));
+          req.on('end', () => resolve({ headers, body: Buffer.concat(chunks), trailers }));
+          req.on('error', reject);
+          req.end(frame);
+        });
+      const web = await ask('application/grpc-web+proto');
+      expect(web.headers['content-type']).toBe('application/grpc-web+proto');
+      const len = web.body.readUInt32BE(1);
+      expect(web.body.subarray(5, 5 + len).toString('latin1')).toContain('pong h2!');
+      expect(web.body[5 + len]).toBe(0x80);
+      expect(web.body.subarray(10 + len).toString('latin1')).toContain('grpc-status:0');
+      const native = await ask('application/grpc');
+      expect(native.headers['content-type']).toMatch(/^application\/grpc(\+proto)?$/);
+      expect(native.trailers['grpc-status']).toBe('0');
+    } finally {
+      session.close();
+    }
   });
 
   it('is off by default: a gRPC-Web request is not answered as one', async () => {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import http2 from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Duplex } from 'node:stream';
+import { plainPeer } from './call-info.js';
 
 /**
  * gRPC-Web (`application/grpc-web[+proto]` and `application/grpc-web-text[+proto]`) on the entry's
@@ -96,6 +97,22 @@ const NOT_RETURNED = new Set([
 /** Headers a browser may read: the trailers-only status and the request id. */
 const EXPOSED = 'grpc-status, grpc-message, grpc-status-details-bin, x-request-id';
 
+/** One gRPC-Web request and its response, over HTTP/1.1 or HTTP/2. */
+interface WebExchange {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: NodeJS.ReadableStream;
+  peer: string;
+  readonly destroyed: boolean;
+  readonly headersSent: boolean;
+  respond(status: number, headers: Record<string, string | string[]>, end: boolean): void;
+  write(data: Buffer | string): void;
+  end(): void;
+  destroy(): void;
+  onClose(f: () => void): void;
+}
+
 export interface GrpcWebOptions {
   /** Hands the server end of an in-memory connection to grpc-js. */
   inject(socket: Duplex): void;
@@ -126,33 +143,81 @@ export class GrpcWebBridge {
     return session;
   }
 
-  /** Answers a gRPC-Web request (true), or false when `req` is not one. */
+  /** Answers an HTTP/1.1 gRPC-Web request (true), or false when `req` is not one. */
   serve(req: IncomingMessage, res: ServerResponse, peer: string): boolean {
     const mode = grpcWebMode(req.headers['content-type']);
     if (mode === undefined) return false;
-    if (req.method !== 'POST') {
-      res
-        .writeHead(405, { allow: 'POST', 'content-type': 'text/plain' })
-        .end('gRPC-Web needs POST');
-      return true;
+    this.bridge(mode, {
+      method: req.method ?? '',
+      path: req.url ?? '/',
+      headers: req.headers,
+      body: req,
+      peer,
+      get destroyed() {
+        return res.destroyed;
+      },
+      get headersSent() {
+        return res.headersSent;
+      },
+      respond: (status, headers, end) => {
+        res.writeHead(status, headers);
+        if (end) res.end();
+      },
+      write: (data) => void res.write(data),
+      end: () => void res.end(),
+      destroy: () => void res.destroy(),
+      onClose: (f) => void res.on('close', f),
+    });
+    return true;
+  }
+
+  /** Answers an HTTP/2 gRPC-Web stream (true), or false when it is not one (then gRPC's). */
+  serveStream(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): boolean {
+    const mode = grpcWebMode(headers['content-type']);
+    if (mode === undefined) return false;
+    const socket = stream.session?.socket;
+    const peer = plainPeer(`${socket?.remoteAddress ?? ''}:${socket?.remotePort ?? ''}`);
+    this.bridge(mode, {
+      method: String(headers[':method'] ?? ''),
+      path: String(headers[':path'] ?? '/'),
+      headers: { ...headers, host: String(headers[':authority'] ?? '') },
+      body: stream,
+      peer,
+      get destroyed() {
+        return stream.destroyed || stream.closed;
+      },
+      get headersSent() {
+        return stream.headersSent;
+      },
+      respond: (status, h, end) => stream.respond({ ':status': status, ...h }, { endStream: end }),
+      write: (data) => void stream.write(data),
+      end: () => void stream.end(),
+      destroy: () => void stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR),
+      onClose: (f) => void stream.on('close', f),
+    });
+    return true;
+  }
+
+  private bridge(mode: 'binary' | 'text', web: WebExchange): void {
+    if (web.method !== 'POST') {
+      web.respond(405, { allow: 'POST', 'content-type': 'text/plain' }, true);
+      return;
     }
     if (this.closed) {
-      res
-        .writeHead(503, { 'content-type': 'text/plain', connection: 'close' })
-        .end('shutting down');
-      return true;
+      web.respond(503, { 'content-type': 'text/plain' }, true);
+      return;
     }
     const headers: http2.OutgoingHttpHeaders = {
       ':method': 'POST',
-      ':path': req.url ?? '/',
+      ':path': web.path,
       ':scheme': 'http',
-      ':authority': req.headers.host ?? 'localhost',
+      ':authority': web.headers.host || 'localhost',
       'content-type': 'application/grpc',
       te: 'trailers',
-      [GRPC_WEB_PEER_HEADER]: `${TOKEN} ${peer}`,
+      [GRPC_WEB_PEER_HEADER]: `${TOKEN} ${web.peer}`,
     };
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined || NOT_FORWARDED.has(name)) continue;
+    for (const [name, value] of Object.entries(web.headers)) {
+      if (value === undefined || name.startsWith(':') || NOT_FORWARDED.has(name)) continue;
       if (name === 'x-user-agent') {
         headers['user-agent'] = Array.isArray(value) ? value.join(' ') : value;
         continue;
@@ -163,17 +228,18 @@ export class GrpcWebBridge {
     try {
       stream = this.connect().request(headers, { endStream: false });
     } catch {
-      res.writeHead(503, { 'content-type': 'text/plain' }).end('gRPC server unavailable');
-      return true;
+      web.respond(503, { 'content-type': 'text/plain' }, true);
+      return;
     }
     const contentType =
       mode === 'text' ? 'application/grpc-web-text+proto' : 'application/grpc-web+proto';
+    const body = web.body;
     // The request body: binary frames as they are; text mode decoded from base64 in 4-char units.
-    if (mode === 'binary') req.pipe(stream);
+    if (mode === 'binary') body.pipe(stream);
     else {
       let pending = '';
-      req.setEncoding('latin1');
-      req.on('data', (chunk: string) => {
+      body.setEncoding('latin1');
+      body.on('data', (chunk: string) => {
         pending += chunk.replace(/\s+/g, '');
         const usable = pending.length - (pending.length % 4);
         if (usable > 0) {
@@ -181,18 +247,18 @@ export class GrpcWebBridge {
           pending = pending.slice(usable);
         }
       });
-      req.on('end', () => {
+      body.on('end', () => {
         if (pending) stream.write(Buffer.from(pending, 'base64'));
         stream.end();
       });
     }
     const encode = mode === 'text' ? new Base64Stream() : undefined;
     const write = (data: Buffer): void => {
-      if (res.destroyed) return;
+      if (web.destroyed) return;
       if (encode) {
         const text = encode.push(data);
-        if (text) res.write(text);
-      } else res.write(data);
+        if (text) web.write(text);
+      } else web.write(data);
     };
     let trailersOnly = false;
     stream.on('response', (h) => {
@@ -206,7 +272,7 @@ export class GrpcWebBridge {
       }
       // A trailers-only answer (an error before any message) carries the status in the headers.
       trailersOnly = h['grpc-status'] !== undefined;
-      if (!res.headersSent && !res.destroyed) res.writeHead(200, out);
+      if (!web.headersSent && !web.destroyed) web.respond(200, out, false);
       // Read only now: Node may deliver the first DATA before 'response'.
       stream.on('data', (chunk: Buffer) => write(chunk));
     });
@@ -215,26 +281,23 @@ export class GrpcWebBridge {
       write(trailerFrame(t));
     });
     stream.on('end', () => {
-      if (res.destroyed) return;
-      if (encode) res.write(encode.flush());
-      res.end();
+      if (web.destroyed) return;
+      if (encode) web.write(encode.flush());
+      web.end();
     });
     stream.on('error', () => {
-      if (res.headersSent) res.destroy();
+      if (web.headersSent) web.destroy();
       else
-        res
-          .writeHead(200, {
-            'content-type': contentType,
-            'grpc-status': '14',
-            'grpc-message': 'unavailable',
-          })
-          .end();
+        web.respond(
+          200,
+          { 'content-type': contentType, 'grpc-status': '14', 'grpc-message': 'unavailable' },
+          true,
+        );
     });
     // The browser went away: the call is cancelled on the gRPC side too.
-    res.on('close', () => {
+    web.onClose(() => {
       if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
     });
-    return true;
   }
 
   /** No new calls; the in-memory connection goes with grpc-js's own shutdown. */
@@ -272,4 +335,29 @@ class Base64Stream {
     this.rest = Buffer.alloc(0);
     return out;
   }
+}
+
+/**
+ * Puts the bridge in front of grpc-js on the HTTP/2 servers grpc-js made for `server`'s connection
+ * injectors (a private map, as refused-calls.ts reads it): a gRPC-Web stream (a browser on TLS
+ * negotiates HTTP/2) goes to the bridge, every other stream to grpc-js's own handlers, which
+ * would otherwise take `application/grpc-web` for gRPC. Returns how many servers it wrapped.
+ */
+export function routeGrpcWebStreams(server: object, bridge: GrpcWebBridge): number {
+  const servers = (server as { http2Servers?: unknown }).http2Servers;
+  if (!(servers instanceof Map)) return 0;
+  let n = 0;
+  for (const h2 of servers.keys() as Iterable<http2.Http2Server>) {
+    const grpcHandlers = h2.listeners('stream') as Array<(...args: unknown[]) => void>;
+    h2.removeAllListeners('stream');
+    h2.on(
+      'stream',
+      (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
+        if (bridge.serveStream(stream, headers)) return;
+        for (const handle of grpcHandlers) handle.call(h2, stream, headers, ...rest);
+      },
+    );
+    n++;
+  }
+  return n;
 }
