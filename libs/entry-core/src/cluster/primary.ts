@@ -327,6 +327,9 @@ export async function runPrimary(
     encoding: 'console',
     outputs: [outputs.get('stdout')],
   }).child({ entryName: 'workers' });
+  // Signal listeners do not hold the event loop open, nor does a retry on a full stdout pipe.
+  const keepAlive = setInterval(() => undefined, 1 << 30);
   const code = await superviseWorkers({ ...options, logger, outputs });
+  clearInterval(keepAlive);
   process.exit(code);
 }

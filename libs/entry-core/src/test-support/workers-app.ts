@@ -4,20 +4,24 @@
  * `X-Worker-Pid`), writes one event record per request (with the pid as a pair) and counts
  * requests in its registry; `/crash` answers, then throws an uncaught exception; `/livez`,
  * `/readyz` and `/metrics` are entry-core's HealthRoutes over `workersRegistry`. With
- * $FAIL_BOOT set, its bootstrap fails (a crash loop at startup).
+ * $FAIL_BOOT set, its bootstrap fails (a crash loop at startup); with $HOLD_FILE set, worker 2's
+ * bootstrap waits until that file exists (a worker slow to start).
  */
+import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
 import { Counter, Registry } from 'prom-client';
 import { z } from 'zod';
 import {
   HealthRoutes,
+  collectProcessMetrics,
   Phase,
   entryBaseShape,
   observabilityShape,
   registerEntryKind,
   runApp,
   workersRegistry,
+  WORKER_ENV,
   type Entry,
   type EntryContext,
   type EntryPlugin,
@@ -41,6 +45,7 @@ class PidEntry implements Entry {
       help: 'Requests to /pid',
       registers: [this.registry],
     });
+    collectProcessMetrics(this.registry);
     const routes = new HealthRoutes({
       isReady: () => ctx.isReady(),
       isDraining: () => this.draining,
@@ -83,6 +88,9 @@ class PidEntry implements Entry {
   }
   async bootstrap(): Promise<void> {
     if (process.env['FAIL_BOOT']) throw new Error('bootstrap fails on purpose (FAIL_BOOT)');
+    const hold = process.env['HOLD_FILE'];
+    if (hold && process.env[WORKER_ENV] === '2')
+      while (!existsSync(hold)) await new Promise((r) => setTimeout(r, 20));
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject);
       this.server.listen(this.config.port, '127.0.0.1', () => resolve());
