@@ -10,8 +10,13 @@ import fs from 'node:fs';
 import type { Output } from '../event/outputs.js';
 import { sendToPrimary } from './worker.js';
 
-/** Pending characters past which a batch is sent at once instead of at the end of the turn. */
+/** Pending characters past which a batch is sent at once instead of at the end of the window. */
 const BATCH_CHARS = 64 * 1024;
+/**
+ * How long records gather before they are sent: fewer, bigger messages, so the primary spends
+ * little per record (one message and one write per window instead of per event-loop turn).
+ */
+export const FORWARD_WINDOW_MS = 5;
 /** Characters queued or sent but not yet taken by the channel, past which records are dropped and counted. */
 const MAX_PENDING_CHARS = 64 * 1024 * 1024;
 /** flush() stops waiting after this long. */
@@ -20,8 +25,8 @@ const FLUSH_LIMIT_MS = 5000;
 const live = new Set<ForwardedOutput>();
 
 /**
- * Queues records like the batched output does (one message per event-loop turn, or per 64 KiB),
- * and sends each batch as a list of whole records. Without a channel (the primary is gone), and
+ * Queues records and sends them as one message per FORWARD_WINDOW_MS (or per 64 KiB), a list
+ * of whole records. Without a channel (the primary is gone), and
  * at process exit for what is still queued, records are written to the target directly and
  * synchronously, best effort.
  */
@@ -29,7 +34,7 @@ export class ForwardedOutput implements Output {
   private pending: string[] = [];
   private pendingChars = 0;
   private unsentChars = 0;
-  private turn: NodeJS.Immediate | undefined;
+  private window: NodeJS.Timeout | undefined;
   private sent = 0;
   private taken = 0;
   private waiters: { target: number; resolve: () => void }[] = [];
@@ -56,7 +61,7 @@ export class ForwardedOutput implements Output {
     }
     this.pending.push(chunk);
     if ((this.pendingChars += chunk.length) >= BATCH_CHARS) this.send();
-    else this.turn ??= setImmediate(this.send);
+    else this.window ??= setTimeout(this.send, FORWARD_WINDOW_MS);
   }
 
   /** Resolves once every record so far was taken by the channel (or written directly), or after FLUSH_LIMIT_MS. */
@@ -84,9 +89,9 @@ export class ForwardedOutput implements Output {
   }
 
   private readonly send = (): void => {
-    if (this.turn) {
-      clearImmediate(this.turn);
-      this.turn = undefined;
+    if (this.window) {
+      clearTimeout(this.window);
+      this.window = undefined;
     }
     if (this.pending.length === 0) return;
     const records = this.pending;
