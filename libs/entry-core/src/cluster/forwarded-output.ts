@@ -23,6 +23,7 @@ const MAX_PENDING_CHARS = 64 * 1024 * 1024;
 const FLUSH_LIMIT_MS = 5000;
 
 const live = new Set<ForwardedOutput>();
+let exitHooked = false;
 
 /**
  * Queues records and sends them as one message per FORWARD_WINDOW_MS (or per 64 KiB), a list
@@ -42,7 +43,8 @@ export class ForwardedOutput implements Output {
   private closed = false;
 
   constructor(private readonly outputPath: string) {
-    if (live.size === 0) process.on('exit', writeAllAtExit);
+    if (!exitHooked) process.on('exit', writeAllAtExit);
+    exitHooked = true;
     live.add(this);
   }
 

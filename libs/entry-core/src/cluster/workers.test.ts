@@ -193,7 +193,7 @@ describe('app.workers option', () => {
     expect(workerCount(3)).toBe(3);
   });
 
-  it('is 1 by default and refuses 0 and words other than auto', async () => {
+  it('takes 1 (the app runs in this process) and refuses 0, fractions and words other than auto', async () => {
     const app = await boot({ env: {}, argv: [], configText: 'app:\n  workers: 1\n' });
     expect(app.isReady()).toBe(false);
     for (const bad of ['0', 'many', '1.5']) {
