@@ -9,7 +9,8 @@
 # Records go to /dev/null (the primary writes them; with one worker the app does).
 #
 # Usage: tools/scripts/workers-bench.sh [seconds per run, default 10] [connections, default 16]
-# Env: WORKERS="1 2" (the counts to run), H2LOAD_THREADS=1, STREAMS=8 (gRPC streams per connection).
+# Env: WORKERS="1 2" (the counts to run, in order), H2LOAD_THREADS=1, STREAMS=8 (gRPC streams per
+# connection), EXTRA_SET="grpc.greeter.middleware.logging.enabled=false" (more SVC_SET overrides).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -78,9 +79,9 @@ run_load() { # name, h2load arguments...
 }
 
 echo "# $(date -u +%FT%TZ) $(uname -srm), $cpus cores, node $(node --version), $(h2load --version | head -1)"
-echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg); ${duration}s per run (after 1 s warm-up), $connections connections"
+echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg); ${duration}s per run (after 1 s warm-up), $connections connections${EXTRA_SET:+; $EXTRA_SET}"
 for workers in $workers_list; do
-  (cd "$app" && SVC_SET="app.workers=$workers,app.drainDelayMs=0" PORT="$port" \
+  (cd "$app" && SVC_SET="app.workers=$workers,app.drainDelayMs=0${EXTRA_SET:+,$EXTRA_SET}" PORT="$port" \
     exec node --conditions=svcboot-source --import tsx src/main.ts > /dev/null 2> "$tmp/server.err") &
   server=$!
   for _ in $(seq 1 300); do
