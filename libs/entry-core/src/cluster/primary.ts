@@ -188,7 +188,8 @@ class Supervisor {
     const id = this.nextCollection++;
     const workers = this.slots
       .map((s) => s.worker)
-      .filter((w): w is Worker => w?.isConnected() === true);
+      // A worker still starting has no listener yet: asking it would only wait for the time limit.
+      .filter((w): w is Worker => w?.isConnected() === true && this.attached.has(w));
     const c: Collection = {
       parts: [],
       waiting: new Set(workers.map((w) => w.id)),
