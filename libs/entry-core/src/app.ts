@@ -37,6 +37,10 @@ import { withTimeout } from './lifecycle.js';
 import { LoggerEntry } from './builtin/logger-entry.js';
 import { EventEntry } from './builtin/event-entry.js';
 import { CertEntry } from './builtin/cert-entry.js';
+import { inSvcbootWorker } from './cluster/protocol.js';
+import { runPrimary, workerCount } from './cluster/primary.js';
+import { attachWorker, onPrimaryShutdown, reportWorkerReady } from './cluster/worker.js';
+import { allWorkersReady } from './cluster/readiness.js';
 
 export interface BootOptions {
   /** boot.yaml's path; otherwise `--config`, `$SVC_BOOT_CONFIG`, then `./boot.yaml` under `cwd`. */
@@ -132,6 +136,16 @@ export async function boot(options: BootOptions = {}): Promise<App> {
     installedKinds: () => (installed ??= findInstalledKinds([appDir, cwd])),
     appDefaults: packageDefaults(appDir),
   });
+  const workers = workerCount(loaded.workers);
+  if (workers > 1 && !inSvcbootWorker) {
+    // The primary: it forks the workers (each runs this same script and boots this same file)
+    // and supervises them until they stop; it runs no entry and never returns (README, Workers).
+    return runPrimary({
+      workers,
+      drainDelayMs: loaded.drainDelayMs ?? options.drainDelayMs,
+      defaultSigtermDrainMs: DEFAULT_SIGTERM_DRAIN_DELAY_MS,
+    });
+  }
   return new App(
     loaded.app,
     readEnvInfo(env),
@@ -185,6 +199,7 @@ export class App {
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
     this.drainDelayMs = options.drainDelayMs;
     this.servesTraffic = entries.some((e) => e.enabled && e.plugin.phase >= Phase.Server);
+    attachWorker();
     this.logger = createAppLogger({
       level: 'info',
       encoding: 'console',
@@ -255,9 +270,12 @@ export class App {
     return this.running.map((r) => r.entry);
   }
 
-  /** True once every entry has bootstrapped, until shutdown begins. */
+  /**
+   * True once every entry has bootstrapped, until shutdown begins. In a worker of
+   * `app.workers` > 1, only while every worker is ready.
+   */
   isReady(): boolean {
-    return this.state === 'running';
+    return this.state === 'running' && allWorkersReady();
   }
 
   /** Removes this app's secrets from text. */
@@ -296,6 +314,7 @@ export class App {
       this.started.push(r);
     }
     this.state = 'running';
+    reportWorkerReady(true);
   }
 
   /**
@@ -308,6 +327,7 @@ export class App {
     this.stopping ??= (async () => {
       const wasRunning = this.state === 'running';
       this.state = 'stopping';
+      reportWorkerReady(false);
       this.logger.info(`Shutdown begins (${reason})`);
       if (wasRunning && drainDelayMs > 0) {
         this.logger.info(`Not ready; entries stop in ${drainDelayMs} ms`);
@@ -334,22 +354,41 @@ export class App {
       // Signal listeners do not hold the event loop open: an app with no server would exit at once.
       const keepAlive = setInterval(() => undefined, 1 << 30);
       let received = false;
+      // In a worker of `app.workers` > 1 the primary gets the signal and asks for the shutdown;
+      // a terminal's Ctrl-C also reaches the workers, and that copy is not a second signal.
+      let byPrimary = false;
+      const stop = (signal: NodeJS.Signals, drainDelayMs?: number): void => {
+        const delay =
+          drainDelayMs ??
+          this.drainDelayMs ??
+          (signal === 'SIGTERM' && this.servesTraffic ? DEFAULT_SIGTERM_DRAIN_DELAY_MS : 0);
+        void this.shutdown(signal, delay).then((clean) => {
+          for (const s of signals) process.off(s, onSignal);
+          offPrimary();
+          clearInterval(keepAlive);
+          resolve(clean ? 0 : 1);
+        });
+      };
       const onSignal = (signal: NodeJS.Signals): void => {
+        if (received && byPrimary) {
+          byPrimary = false;
+          this.logger.info(`Received ${signal}; already shutting down as the primary asked`);
+          return;
+        }
         if (received) {
           this.logger.error(`Received ${signal} again during shutdown; exiting now`);
           process.exit(1);
         }
         received = true;
-        const delay =
-          this.drainDelayMs ??
-          (signal === 'SIGTERM' && this.servesTraffic ? DEFAULT_SIGTERM_DRAIN_DELAY_MS : 0);
-        void this.shutdown(signal, delay).then((clean) => {
-          for (const s of signals) process.off(s, onSignal);
-          clearInterval(keepAlive);
-          resolve(clean ? 0 : 1);
-        });
+        stop(signal);
       };
       for (const s of signals) process.on(s, onSignal);
+      const offPrimary = onPrimaryShutdown((signal, drainDelayMs) => {
+        if (received) return;
+        received = true;
+        byPrimary = true;
+        stop(signal, drainDelayMs);
+      });
     });
   }
 

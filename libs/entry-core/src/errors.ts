@@ -142,6 +142,12 @@ export const coreErrors = {
     fix: 'use a 0-based number or an entry name in the brackets',
     message: (segment: string) => `"${segment}" is not a list index`,
   },
+  SVC_WORKERS_CRASH_LOOP: {
+    when: 'with `app.workers` > 1, workers kept exiting before they were ready (the primary process gives up, stops the others and exits 1)',
+    fix: "read the workers' own errors above it in the output (stderr), or run with `--set app.workers=1` to see the app fail in one process",
+    message: (failures: number, last: string) =>
+      `workers crash at startup: ${failures} exited in a row before they were ready (last: ${last}); giving up. Read the workers' errors above, or run with --set app.workers=1`,
+  },
 } satisfies ErrorCatalogue;
 
 /** Throws entry-core's catalogued errors. */

@@ -89,6 +89,9 @@ export {
 export type { Output } from './event/outputs.js';
 export { createAppLogger, type LogLevel, type LogEncoding } from './logger.js';
 export { withTimeout } from './lifecycle.js';
+export { workersRegistry, aggregateWorkerMetrics } from './cluster/metrics.js';
+export { allWorkersReady } from './cluster/readiness.js';
+export { WORKER_ENV } from './cluster/protocol.js';
 export { IdleConnections, DRAIN_IDLE_CLOSE_MS } from './http/idle-connections.js';
 export {
   compressionSchema,

@@ -18,6 +18,7 @@ import {
   collectProcessMetrics,
   errorMessage,
   HealthRoutes,
+  workersRegistry,
   IdleConnections,
   type CallChain,
   type CallMiddleware,
@@ -538,7 +539,13 @@ export class GrpcEntry implements Entry {
     const health = new HealthRoutes({
       isReady: () => this.ctx.isReady(),
       isDraining: () => this.draining,
-      ...(c.prom.enabled ? { registry: this.registry, metricsPath: c.prom.path } : {}),
+      // With app.workers > 1, the sum over every worker's registry (entry-core cluster/metrics.ts).
+      ...(c.prom.enabled
+        ? {
+            registry: workersRegistry(this.ctx.configPath, this.registry),
+            metricsPath: c.prom.path,
+          }
+        : {}),
     });
     return async (kctx, next) => {
       const { req, res } = kctx;

@@ -8,6 +8,7 @@ import {
   buildCallChain,
   collectProcessMetrics,
   HealthRoutes,
+  workersRegistry,
   IdleConnections,
   type CallMiddleware,
   type Entry,
@@ -201,7 +202,10 @@ export class HttpEntry implements Entry {
     const routes = new HealthRoutes({
       isReady: () => this.ctx.isReady(),
       isDraining: () => this.draining,
-      ...(prom.enabled ? { registry: this.registry, metricsPath: prom.path } : {}),
+      // With app.workers > 1, the sum over every worker's registry (entry-core cluster/metrics.ts).
+      ...(prom.enabled
+        ? { registry: workersRegistry(this.ctx.configPath, this.registry), metricsPath: prom.path }
+        : {}),
     });
     return async (ctx, next) => {
       const answer = await routes.answer(ctx.method, ctx.path);

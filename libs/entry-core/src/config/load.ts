@@ -47,6 +47,8 @@ export interface LoadedConfig {
   app: { name: string; version: string; description: string };
   /** `app.drainDelayMs`, when set. */
   drainDelayMs: number | undefined;
+  /** `app.workers`: processes serving the entries (1: this one; see cluster/). */
+  workers: WorkersSetting;
   /** The entries selected for this domain, in file order. */
   entries: LoadedEntry[];
   secrets: Set<string>;
@@ -60,7 +62,12 @@ const appSchema = z.strictObject({
   description: text.optional(),
   /** After SIGTERM, how long readiness stays false before entries stop (for load balancers to notice). */
   drainDelayMs: z.number().int().nonnegative().optional(),
+  /** Worker processes sharing the entries' ports (`auto`: one per available CPU). */
+  workers: z.union([z.number().int().min(1).max(1024), z.literal('auto')]).optional(),
 });
+
+/** `app.workers`: a count, or `auto` (os.availableParallelism()). */
+export type WorkersSetting = number | 'auto';
 
 interface RawItem {
   key: string;
@@ -182,6 +189,7 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
   // 5. The app section.
   let appInfo = input.appDefaults;
   let drainDelayMs: number | undefined;
+  let workers: WorkersSetting = 1;
   if (!isMap(app)) {
     issues.push(at(['app'], 'must be a map with name, version and description'));
   } else {
@@ -190,9 +198,10 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
     if (!result.success)
       issues.push(...toConfigIssues(result.error, appSchema, value, ['app'], undefined, source));
     else {
-      const { drainDelayMs: delay, ...info } = result.data;
+      const { drainDelayMs: delay, workers: count, ...info } = result.data;
       appInfo = { ...input.appDefaults, ...stripUndefined(info) };
       drainDelayMs = delay;
+      workers = count ?? 1;
     }
   }
 
@@ -219,7 +228,7 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
 
   if (issues.length > 0) throw new ConfigError(input.file, sortByPosition(issues));
   const secrets = collectSecrets(entries.map((e) => e.config));
-  return { file: input.file, app: appInfo, drainDelayMs, entries, secrets };
+  return { file: input.file, app: appInfo, drainDelayMs, workers, entries, secrets };
 }
 
 type KindSources = Pick<LoadConfigInput, 'registry' | 'installedKinds'>;

@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { ForwardedOutput } from '../cluster/forwarded-output.js';
+import { inSvcbootWorker } from '../cluster/protocol.js';
 
 /** A buffered, asynchronous write target. */
 export interface Output {
@@ -40,14 +42,15 @@ const dropped: Output = { write: () => undefined };
  * the end of the turn (or sooner once 64 KiB are pending). See {@link BatchedOutput}.
  */
 export class OutputSet {
-  private readonly outputs = new Map<string, BatchedOutput>();
+  private readonly outputs = new Map<string, BatchedOutput | ForwardedOutput>();
   private closed = false;
 
   get(outputPath: string): Output {
     if (this.closed) return dropped;
     let output = this.outputs.get(outputPath);
     if (!output) {
-      output = new BatchedOutput(outputPath);
+      // In a worker of `app.workers` > 1 the primary writes every output (cluster/forwarded-output.ts).
+      output = inSvcbootWorker ? new ForwardedOutput(outputPath) : new BatchedOutput(outputPath);
       this.outputs.set(outputPath, output);
     }
     return output;
