@@ -90,10 +90,12 @@ export class HttpEntry implements Entry {
     });
     // User middleware added with koa.use() before bootstrap runs inside ours.
     const userMiddleware = this.koa.middleware.splice(0);
-    if (!chain.empty) this.koa.use(callMiddleware(chain));
+    const routes = this.healthRoutes();
+    if (!chain.empty)
+      this.koa.use(callMiddleware(chain, (method, path) => routes.serves(method, path)));
     this.koa.use(errorResponder);
     this.koa.use(this.closeWhileDraining());
-    this.koa.use(this.builtinRoutes());
+    this.koa.use(this.builtinRoutes(routes));
     this.koa.use(readBody(config.bodyLimitBytes));
     for (const m of userMiddleware) this.koa.use(m);
     this.koa.use(this.router.routes());
@@ -192,15 +194,19 @@ export class HttpEntry implements Entry {
     };
   }
 
-  /** /livez, /readyz and `prom.path`: entry-core's HealthRoutes, rendered on Koa. */
-  private builtinRoutes(): Koa.Middleware {
+  /** /livez, /readyz and `prom.path`: entry-core's HealthRoutes. */
+  private healthRoutes(): HealthRoutes {
     const { prom } = this.config;
     if (prom.enabled) collectProcessMetrics(this.registry);
-    const routes = new HealthRoutes({
+    return new HealthRoutes({
       isReady: () => this.ctx.isReady(),
       isDraining: () => this.draining,
       ...(prom.enabled ? { registry: this.registry, metricsPath: prom.path } : {}),
     });
+  }
+
+  /** The HealthRoutes rendered on Koa. */
+  private builtinRoutes(routes: HealthRoutes): Koa.Middleware {
     return async (ctx, next) => {
       const answer = await routes.answer(ctx.method, ctx.path);
       if (!answer) return next();
