@@ -87,17 +87,17 @@ function publicKeyFor(
   const details = key.asymmetricKeyDetails;
   if (algorithm.startsWith('RS') || algorithm.startsWith('PS')) {
     if (type !== 'rsa' && !(type === 'rsa-pss' && algorithm.startsWith('PS')))
-      throw invalid(`is a ${type} key; ${algorithm} needs an RSA key`);
+      throw invalid(`is a key of type ${type}; ${algorithm} needs an RSA key`);
     if ((details?.modulusLength ?? 0) < 2048)
       throw invalid(
         `is a ${details?.modulusLength}-bit RSA key; ${algorithm} needs 2048 bits or more`,
       );
   } else if (algorithm === 'EdDSA') {
     if (type !== 'ed25519' && type !== 'ed448')
-      throw invalid(`is a ${type} key; EdDSA needs an Ed25519 or Ed448 key`);
+      throw invalid(`is a key of type ${type}; EdDSA needs an Ed25519 or Ed448 key`);
   } else if (type !== 'ec' || details?.namedCurve !== CURVE[algorithm]) {
     throw invalid(
-      `is a ${type}${details?.namedCurve ? ` ${details.namedCurve}` : ''} key; ${algorithm} needs an EC ${CURVE[algorithm]} key`,
+      `is a key of type ${type}${details?.namedCurve ? ` (${details.namedCurve})` : ''}; ${algorithm} needs an EC ${CURVE[algorithm]} key`,
     );
   }
   return key;
