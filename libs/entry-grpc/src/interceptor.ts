@@ -277,6 +277,8 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
    */
   private reject(err: CallRejection): void {
     this.rejected = true;
+    // The record and svc_call_rejections_total read who refused and why from the rejection itself.
+    this.ctx!.error = err;
     const md = new Metadata();
     for (const name of Object.keys(err.headers)) {
       try {
@@ -355,7 +357,7 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
     if (this.done || !ctx) return;
     this.done = true;
     ctx.resCode = code;
-    if (code !== 'OK' && details) ctx.error = details;
+    if (code !== 'OK' && details && ctx.error === undefined) ctx.error = details;
     this.chain.after(ctx);
   }
 }

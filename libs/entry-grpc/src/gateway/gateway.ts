@@ -299,7 +299,7 @@ export class Gateway {
   /** Runs the middleware's `after` for a finished gateway call. */
   finish(ctx: CallContext, status: GatewayStatus): void {
     ctx.resCode = codeName(status.code);
-    if (status.code !== 0) ctx.error = status.message;
+    if (status.code !== 0 && ctx.error === undefined) ctx.error = status.message;
     this.chain.after(ctx);
   }
 
