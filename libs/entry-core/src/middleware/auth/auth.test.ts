@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CallContext, type CallInfo } from '../call.js';
 import { CallRejection } from '../rejection.js';
 import { middlewareSchema } from '../options.js';
+import { collectSecrets, redactConfig, REDACTED } from '../../config/secrets.js';
 import { AuthMiddleware } from './auth.js';
 import { authSchema } from './schema.js';
 
@@ -200,5 +201,17 @@ describe('middleware.auth options', () => {
       basic: [],
       apiKey: [],
     });
+  });
+});
+
+describe('auth credentials in the config', () => {
+  it('are secrets: collected for scrubbing (pairs, passwords, keys; not labels) and redacted when printed', () => {
+    const config = {
+      middleware: {
+        auth: { basic: ['alice:pw-1'], apiKey: ['key-2', { name: 'ci', key: 'key-3' }] },
+      },
+    };
+    expect([...collectSecrets(config)].sort()).toEqual(['alice:pw-1', 'key-2', 'key-3', 'pw-1']);
+    expect(redactConfig(config).middleware.auth).toEqual({ basic: REDACTED, apiKey: REDACTED });
   });
 });
