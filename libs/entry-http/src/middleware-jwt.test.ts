@@ -81,6 +81,22 @@ describe('middleware.jwt on an httpserver entry (boot.yaml)', () => {
     expect(s.handled).toEqual(['GET /v1/secret jwt:bob:reader', 'GET /v1/public/hello nobody']);
   });
 
+  it('with auth enabled too, a call needs both (X-API-Key and a Bearer token); jwt sets the principal', async () => {
+    s = await startGuardedHttp(`      auth: { enabled: true, apiKey: ["\${KEY}"] }\n${jwtYaml()}`, {
+      KEY: 'k-both-1234',
+    });
+    const token = await sign({});
+    expect((await get('/v1/secret', { 'x-api-key': 'k-both-1234' })).text).toBe(
+      JSON.stringify({ error: 'missing token: send Authorization: Bearer <token>' }),
+    );
+    expect((await get('/v1/secret', { authorization: `Bearer ${token}` })).text).toBe(
+      JSON.stringify({ error: 'missing credentials: send X-API-Key: <key>' }),
+    );
+    expect(
+      await get('/v1/secret', { 'x-api-key': 'k-both-1234', authorization: `Bearer ${token}` }),
+    ).toEqual({ status: 200, challenge: null, text: '{"who":"jwt:bob:reader"}' });
+  });
+
   it('is a config error naming the path without a key, and refuses skipVerify outside dev at bootstrap', async () => {
     const noKey = await startGuardedHttp('      jwt: { enabled: true }\n', {}).catch(
       (e: unknown) => e,
