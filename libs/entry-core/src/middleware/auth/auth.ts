@@ -49,8 +49,8 @@ export class AuthMiddleware implements CallMiddleware {
   private readonly basic: Known[];
   private readonly keys: Known[];
   private readonly skip: GuardSkip;
-  private readonly challenge: Readonly<Record<string, string>>;
-  private readonly missingMessage: string;
+  /** The three refusals, made once (their messages and headers never change). */
+  private readonly refusals: Readonly<Record<Reason, CallRejection>>;
 
   constructor(config: AuthOptions, realm: string) {
     this.skip = new GuardSkip(config.ignore);
@@ -74,8 +74,20 @@ export class AuthMiddleware implements CallMiddleware {
       challenges.push(`ApiKey realm=${quoted}`);
       ways.push('X-API-Key: <key>');
     }
-    this.challenge = { 'WWW-Authenticate': challenges.join(', ') };
-    this.missingMessage = `missing credentials: send ${ways.join(' or ')}`;
+    const challenge = { 'WWW-Authenticate': challenges.join(', ') };
+    const refusal = (reason: Reason, message: string) =>
+      new CallRejection('Unauthenticated', message, challenge, { middleware: 'auth', reason });
+    this.refusals = {
+      missing_credentials: refusal(
+        'missing_credentials',
+        `missing credentials: send ${ways.join(' or ')}`,
+      ),
+      malformed_credentials: refusal(
+        'malformed_credentials',
+        'malformed Authorization header: expected Basic <base64 of user:password>',
+      ),
+      invalid_credentials: refusal('invalid_credentials', 'invalid credentials'),
+    };
   }
 
   before(call: CallContext): void {
@@ -102,21 +114,17 @@ export class AuthMiddleware implements CallMiddleware {
         }
       }
     }
-    if (basic === Basic.Malformed)
-      this.refuse(
-        'malformed_credentials',
-        'malformed Authorization header: expected Basic <base64 of user:password>',
-      );
-    if (basic === Basic.Unknown || apiKey !== undefined)
-      this.refuse('invalid_credentials', 'invalid credentials');
-    this.refuse('missing_credentials', this.missingMessage);
+    const r = this.refusals;
+    if (basic === Basic.Malformed) throw r.malformed_credentials;
+    if (basic === Basic.Unknown || apiKey !== undefined) throw r.invalid_credentials;
+    throw r.missing_credentials;
   }
 
   /** The index of the Basic credential `value` carries, or a `Basic` outcome. */
   private checkBasic(value: string): number {
     // auth-scheme is case-insensitive (RFC 9110 §11.1), then one or more spaces, then token68.
     if (value.length < 6 || value.slice(0, 6).toLowerCase() !== 'basic ')
-      return value.toLowerCase() === 'basic' ? Basic.Malformed : Basic.Absent;
+      return value.length === 5 && value.toLowerCase() === 'basic' ? Basic.Malformed : Basic.Absent;
     if (value.length > MAX_CREDENTIAL_CHARS) return Basic.Malformed;
     let start = 6;
     while (start < value.length && value.charCodeAt(start) === 32) start++;
@@ -127,13 +135,6 @@ export class AuthMiddleware implements CallMiddleware {
     if (decoded.indexOf(0x3a) <= 0) return Basic.Malformed;
     const i = find(this.basic, digestOf(decoded));
     return i >= 0 ? i : Basic.Unknown;
-  }
-
-  private refuse(reason: Reason, message: string): never {
-    throw new CallRejection('Unauthenticated', message, this.challenge, {
-      middleware: 'auth',
-      reason,
-    });
   }
 }
 
