@@ -277,8 +277,7 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
    */
   private reject(err: CallRejection): void {
     this.rejected = true;
-    // The record and svc_call_rejections_total read who refused and why from the rejection itself.
-    this.ctx!.error = err;
+    if (this.ctx) this.ctx.error = err;
     const md = new Metadata();
     for (const name of Object.keys(err.headers)) {
       try {
@@ -357,6 +356,7 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
     if (this.done || !ctx) return;
     this.done = true;
     ctx.resCode = code;
+    // A recovered exception is the call's error already (withRecovery): the record keeps it.
     if (code !== 'OK' && details && ctx.error === undefined) ctx.error = details;
     this.chain.after(ctx);
   }

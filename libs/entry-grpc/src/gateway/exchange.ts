@@ -138,7 +138,6 @@ export class Exchange implements StreamBase {
    * `WWW-Authenticate`, if it has one, stands instead of the gateway's.
    */
   reject(err: CallRejection): void {
-    // The record and svc_call_rejections_total read who refused and why from the rejection itself.
     this.ctx.error = err;
     const out = this.headers.out;
     for (const name of Object.keys(err.headers)) putHeader(out, name, err.headers[name]!);
