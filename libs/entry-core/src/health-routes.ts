@@ -39,6 +39,19 @@ const NOT_READY = json(503, { status: 'not ready' });
 export class HealthRoutes {
   constructor(private readonly options: HealthRoutesOptions) {}
 
+  /**
+   * Whether `method path` is one of these routes (answered by `answer`): the transport marks the
+   * call `CallInfo.builtin`, so that guards let probes and scrapes through.
+   */
+  serves(method: string | undefined, path: string): boolean {
+    if (method !== 'GET' && method !== 'HEAD') return false;
+    return (
+      path === '/livez' ||
+      path === '/readyz' ||
+      (this.options.registry !== undefined && path === this.options.metricsPath)
+    );
+  }
+
   /** The answer for `method path`, or undefined when it is none of these routes (the caller goes on). */
   answer(method: string | undefined, path: string): RouteAnswer | Promise<RouteAnswer> | undefined {
     if (method !== 'GET' && method !== 'HEAD') return undefined;

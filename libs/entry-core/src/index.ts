@@ -166,6 +166,22 @@ export {
   type HttpErrorInfo,
 } from './middleware/error-model.js';
 export {
+  authDefinition,
+  authSchema,
+  AuthMiddleware,
+  GuardSkip,
+  type AuthOptions,
+} from './middleware/auth/index.js';
+export {
+  jwtDefinition,
+  jwtSchema,
+  JwtMiddleware,
+  SKIP_VERIFY_DOMAINS,
+  type JwtOptions,
+  type JwtReason,
+  type JwtVerifier,
+} from './middleware/jwt/index.js';
+export {
   MiddlewareOrder,
   isIgnored,
   type MiddlewareDefinition,

@@ -389,6 +389,8 @@ export function middlewareInterceptor(chain: CallChain): ServerInterceptor {
     let info = infos.get(desc.path);
     if (!info) {
       info = grpcCallInfo(desc.path, grpcTypeOf(desc.requestStream, desc.responseStream));
+      // The entry's own health service: probes pass guards without credentials (CallInfo.builtin).
+      if (desc.path.startsWith('/grpc.health.v1.Health/')) info.builtin = true;
       infos.set(desc.path, info);
     }
     // grpc-js types an interceptor's result as its ServerInterceptingCall class but only uses

@@ -40,7 +40,12 @@ class KoaHeaders implements CallHeaders {
  * A middleware that refuses the call (throws a CallRejection in `before`) gets its HTTP status,
  * its headers and `{"error": message}`; the handlers do not run, the `after`s do.
  */
-export function callMiddleware(chain: CallChain, model: ErrorModel = 'google') {
+export function callMiddleware(
+  chain: CallChain,
+  model: ErrorModel = 'google',
+  /** The entry's own routes (`/livez`, …): their calls are marked `CallInfo.builtin`. */
+  builtin?: (method: string, path: string) => boolean,
+) {
   return async function svcCall(ctx: Context, next: Next): Promise<void> {
     const req = ctx.req;
     const info: CallInfo = {
@@ -52,6 +57,7 @@ export function callMiddleware(chain: CallChain, model: ErrorModel = 'google') {
       apiQuery: ctx.querystring,
       userAgent: ctx.get('user-agent'),
     };
+    if (builtin?.(ctx.method, ctx.path)) info.builtin = true;
     const call = new CallContext(info, new KoaHeaders(ctx));
     ctx.state.call = call;
     try {

@@ -92,11 +92,15 @@ export class HttpEntry implements Entry {
     });
     // User middleware added with koa.use() before bootstrap runs inside ours.
     const userMiddleware = this.koa.middleware.splice(0);
-    if (!chain.empty) this.koa.use(callMiddleware(chain, config.errorModel));
+    const routes = this.healthRoutes();
+    if (!chain.empty)
+      this.koa.use(
+        callMiddleware(chain, config.errorModel, (method, path) => routes.serves(method, path)),
+      );
     if (config.compression.enabled) this.koa.use(compression(config.compression));
     this.koa.use(errorResponder(config.errorModel));
     this.koa.use(this.closeWhileDraining());
-    this.koa.use(this.builtinRoutes());
+    this.koa.use(this.builtinRoutes(routes));
     this.koa.use(readBody(config.bodyLimitBytes));
     for (const m of userMiddleware) this.koa.use(m);
     this.koa.use(this.router.routes());
@@ -195,11 +199,11 @@ export class HttpEntry implements Entry {
     };
   }
 
-  /** /livez, /readyz and `prom.path`: entry-core's HealthRoutes, rendered on Koa. */
-  private builtinRoutes(): Koa.Middleware {
+  /** /livez, /readyz and `prom.path`: entry-core's HealthRoutes. */
+  private healthRoutes(): HealthRoutes {
     const { prom } = this.config;
     if (prom.enabled) collectProcessMetrics(this.registry);
-    const routes = new HealthRoutes({
+    return new HealthRoutes({
       isReady: () => this.ctx.isReady(),
       isDraining: () => this.draining,
       // With app.workers > 1, the sum over every worker's registry (entry-core cluster/metrics.ts).
@@ -207,6 +211,10 @@ export class HttpEntry implements Entry {
         ? { registry: workersRegistry(this.ctx.configPath, this.registry), metricsPath: prom.path }
         : {}),
     });
+  }
+
+  /** The HealthRoutes rendered on Koa. */
+  private builtinRoutes(routes: HealthRoutes): Koa.Middleware {
     return async (ctx, next) => {
       const answer = await routes.answer(ctx.method, ctx.path);
       if (!answer) return next();

@@ -1,6 +1,7 @@
 /** Keys whose values are secrets: never logged, never echoed in an error. */
 // Over-matching (say, `bypass`) only hides a value; under-matching would leak one.
-const SECRET_KEY = /(pass|password|passwd|secret|token|apikey)$/i;
+// `basic` is the auth middleware's list of user:password pairs.
+const SECRET_KEY = /(pass|password|passwd|secret|token|apikey)$|^basic$/i;
 
 export function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key);
@@ -19,7 +20,9 @@ export function collectSecrets(value: unknown, into: Set<string> = new Set()): S
     for (const item of value) collectSecrets(item, into);
   } else if (value !== null && typeof value === 'object') {
     for (const [key, child] of Object.entries(value)) {
-      if (
+      if (isSecretKey(key) && Array.isArray(child)) {
+        collectSecretList(key, child, into);
+      } else if (
         isSecretKey(key) &&
         (typeof child === 'string' || typeof child === 'number') &&
         String(child) !== ''
@@ -34,6 +37,24 @@ export function collectSecrets(value: unknown, into: Set<string> = new Set()): S
     if (m?.[1]) into.add(m[1]);
   }
   return into;
+}
+
+/**
+ * The items of a list under a secret key (the auth middleware's `apiKey` and `basic`): each
+ * string, the password of a `user:password` pair, and the `key` of a `{name, key}` item.
+ */
+function collectSecretList(key: string, list: readonly unknown[], into: Set<string>): void {
+  for (const item of list) {
+    if (typeof item === 'string' && item !== '') {
+      into.add(item);
+      const colon = item.indexOf(':');
+      if (key.toLowerCase() === 'basic' && colon > 0 && colon < item.length - 1)
+        into.add(item.slice(colon + 1));
+    } else if (item !== null && typeof item === 'object') {
+      const k = (item as { key?: unknown }).key;
+      if (typeof k === 'string' && k !== '') into.add(k);
+    }
+  }
 }
 
 /** A copy of a config tree safe to print: secret values replaced. */

@@ -21,6 +21,12 @@ export interface CallInfo {
   gwUserAgent?: string;
   /** The route template (`/v1/user/:id`), for metric labels. */
   restPath?: string;
+  /**
+   * True on a route the entry serves itself for probes and scraping (`/livez`, `/readyz`, the
+   * metrics path, `grpc.health.v1.Health`), not on the app's own: guards (auth, jwt) let it pass
+   * without credentials. Not a record payload.
+   */
+  builtin?: boolean;
 }
 
 /** Request and response headers as the transport exposes them. Names are case-insensitive. */

@@ -1,0 +1,112 @@
+import fc from 'fast-check';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import type { EntryContext } from '../../entry.js';
+import { CallContext, type CallInfo } from '../call.js';
+import { CallRejection } from '../rejection.js';
+import { middlewareSchema } from '../options.js';
+import { jwtDefinition } from '../jwt/index.js';
+import { authDefinition } from './index.js';
+
+const info: CallInfo = {
+  operation: 'GET /v1/x',
+  remoteAddr: '127.0.0.1:1',
+  apiMethod: 'GET',
+  apiPath: '/v1/x',
+  apiProtocol: 'HTTP/1.1',
+  apiQuery: '',
+  userAgent: 'test',
+};
+const ctx = { env: { domain: 'prod' }, logger: { warn() {} } } as unknown as EntryContext;
+const entry = { entryName: 'e', entryType: 'T', registry: new Registry(), configPath: 'x' };
+const create = (key: 'auth' | 'jwt', options: object) =>
+  (key === 'auth' ? authDefinition : jwtDefinition).create(
+    middlewareSchema.parse({ [key]: { enabled: true, ...options } })[key] as never,
+    ctx,
+    entry,
+  );
+const callWith = (headers: Record<string, string>, apiQuery = '') =>
+  new CallContext({ ...info, apiQuery }, { get: (n) => headers[n.toLowerCase()], set() {} });
+
+/** What a guard's `before` did: `pass`, a rejection's reason, or `threw <something else>`. */
+async function outcome(before: () => void | Promise<void>): Promise<string> {
+  try {
+    await before();
+    return 'pass';
+  } catch (err) {
+    return err instanceof CallRejection && err.status !== 'Internal'
+      ? `${err.status} ${err.source?.reason}`
+      : `threw ${String(err)}`;
+  }
+}
+
+// Header-ish text: printable ASCII (what HTTP and gRPC metadata carry), base64 and JWT alphabets.
+const printable = fc.string({
+  unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+  maxLength: 200,
+});
+const base64ish = fc.string({
+  unit: fc.constantFrom(...'ABCabc0123+/=:.-_ '.split('')),
+  maxLength: 120,
+});
+
+describe('guards on arbitrary input', () => {
+  it('auth refuses any Authorization / X-API-Key that is not configured, as Unauthenticated, never otherwise', async () => {
+    const m = create('auth', { basic: ['alice:s3cret'], apiKey: ['k-0123456789'] });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          printable,
+          base64ish,
+          base64ish.map((s) => `Basic ${s}`),
+          printable.map((s) => `Basic ${Buffer.from(s).toString('base64')}`),
+        ),
+        fc.option(printable, { nil: undefined }),
+        async (authorization, apiKey) => {
+          const headers: Record<string, string> = { authorization };
+          if (apiKey !== undefined) headers['x-api-key'] = apiKey;
+          const r = await outcome(() => m.before!(callWith(headers)));
+          const known =
+            authorization.trim() === `Basic ${Buffer.from('alice:s3cret').toString('base64')}` ||
+            apiKey === 'k-0123456789';
+          if (!known)
+            expect(r).toMatch(/^Unauthenticated (missing|malformed|invalid)_credentials$/);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('jwt refuses any token it did not sign, as Unauthenticated, never otherwise', async () => {
+    const m = create('jwt', {
+      symmetric: { token: 'a-shared-secret-of-at-least-32-bytes!' },
+      tokenLookup: 'header:Authorization,query:token,cookie:jwt',
+    });
+    const segment = fc.string({
+      unit: fc.constantFrom(...'eyJABCxyz019-_.='.split('')),
+      maxLength: 80,
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          printable,
+          segment,
+          fc.tuple(segment, segment, segment).map((p) => p.join('.')),
+        ),
+        fc.constantFrom('header', 'query', 'cookie'),
+        async (token, where) => {
+          const call =
+            where === 'header'
+              ? callWith({ authorization: `Bearer ${token}` })
+              : where === 'query'
+                ? callWith({}, `token=${encodeURIComponent(token)}`)
+                : callWith({ cookie: `jwt=${token}` });
+          expect(await outcome(() => m.before!(call))).toMatch(
+            /^Unauthenticated (missing_token|invalid_token|bad_signature|wrong_algorithm)$/,
+          );
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
