@@ -37,6 +37,9 @@ import { withTimeout } from './lifecycle.js';
 import { LoggerEntry } from './builtin/logger-entry.js';
 import { EventEntry } from './builtin/event-entry.js';
 import { CertEntry } from './builtin/cert-entry.js';
+import type { DependencyDown } from './entry.js';
+import type { Event } from './event/event.js';
+import { DEPENDENCIES_DOWN_PAIR, dependenciesDown, describeDown, failed } from './dependencies.js';
 
 export interface BootOptions {
   /** boot.yaml's path; otherwise `--config`, `$SVC_BOOT_CONFIG`, then `./boot.yaml` under `cwd`. */
@@ -213,6 +216,7 @@ export class App {
           },
           sortedEnv(env),
         ),
+        this.nameDependenciesDown,
       );
       let entry: Entry;
       try {
@@ -259,6 +263,25 @@ export class App {
   isReady(): boolean {
     return this.state === 'running';
   }
+
+  /**
+   * Entries whose `backendHealth()` is not ok now (`'readiness'`: those with `readinessCheck` not
+   * false). Servers' /readyz answers 503 while the `'readiness'` list is not empty.
+   */
+  dependenciesDown(scope: 'readiness' | 'all' = 'readiness'): DependencyDown[] {
+    return dependenciesDown(this.keyed, scope);
+  }
+
+  private get keyed(): { key: string; entry: Entry }[] {
+    return this.running.map((r) => ({ key: r.loaded.key, entry: r.entry }));
+  }
+
+  /** A failed call's record gets `dependenciesDown` when some dependency is down. */
+  private readonly nameDependenciesDown = (event: Event): void => {
+    if (!failed(event)) return;
+    const down = dependenciesDown(this.keyed, 'all');
+    if (down.length > 0) event.addPair(DEPENDENCIES_DOWN_PAIR, describeDown(down));
+  };
 
   /** Removes this app's secrets from text. */
   redact(text: string): string {
@@ -383,6 +406,7 @@ export class App {
       entry: (name, key) => this.entry(name, key),
       redact: (text) => this.redact(text),
       isReady: () => this.isReady(),
+      dependenciesDown: (scope) => this.dependenciesDown(scope),
       output: (p) => this.outputs.get(p),
       makeLogger: (o) =>
         createAppLogger({

@@ -112,7 +112,7 @@ export class GrpcEntry implements Entry {
   ) {
     if (config.prom.enabled || config.middleware.prom.enabled) collectProcessMetrics(this.registry);
     this.health = new HealthService(
-      () => ctx.isReady() && !this.draining,
+      () => ctx.isReady() && !this.draining && ctx.dependenciesDown('readiness').length === 0,
       (name) => name === 'grpc.health.v1.Health' || this.services.serviceNames().includes(name),
     );
   }
@@ -537,6 +537,7 @@ export class GrpcEntry implements Entry {
     const health = new HealthRoutes({
       isReady: () => this.ctx.isReady(),
       isDraining: () => this.draining,
+      dependenciesDown: () => this.ctx.dependenciesDown('readiness'),
       ...(c.prom.enabled ? { registry: this.registry, metricsPath: c.prom.path } : {}),
     });
     return async (kctx, next) => {

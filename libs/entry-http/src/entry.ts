@@ -201,6 +201,7 @@ export class HttpEntry implements Entry {
     const routes = new HealthRoutes({
       isReady: () => this.ctx.isReady(),
       isDraining: () => this.draining,
+      dependenciesDown: () => this.ctx.dependenciesDown('readiness'),
       ...(prom.enabled ? { registry: this.registry, metricsPath: prom.path } : {}),
     });
     return async (ctx, next) => {
