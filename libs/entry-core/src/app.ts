@@ -272,8 +272,10 @@ export class App {
     return dependenciesDown(this.keyed, scope);
   }
 
+  /** The entries with their keys, made once (the list does not change after the constructor). */
+  private keyedEntries: { key: string; entry: Entry }[] | undefined;
   private get keyed(): { key: string; entry: Entry }[] {
-    return this.running.map((r) => ({ key: r.loaded.key, entry: r.entry }));
+    return (this.keyedEntries ??= this.running.map((r) => ({ key: r.loaded.key, entry: r.entry })));
   }
 
   /** A failed call's record gets `dependenciesDown` when some dependency is down. */
