@@ -1,4 +1,8 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import http2 from 'node:http2';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '@svcboot/testkit';
 import { grpcSchema } from './schema.js';
@@ -80,6 +84,63 @@ describe('connectionIdleTimeoutMs: HTTP/2 connections whose streams have all end
     // The connection with a call in progress was not touched: the call completes on it.
     release!();
     expect((await held).response).toEqual({ text: 'released' });
+  });
+});
+
+describe('connectionIdleTimeoutMs with TLS', () => {
+  it('closes an idle HTTP/2 connection over TLS (ALPN h2) too', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-idle-tls-'));
+    try {
+      const key = path.join(dir, 'key.pem');
+      const cert = path.join(dir, 'cert.pem');
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          key,
+          '-out',
+          cert,
+          '-days',
+          '1',
+          '-subj',
+          '/CN=localhost',
+        ],
+        { stdio: 'ignore' },
+      );
+      const h = await startLibrary(
+        `    connectionIdleTimeoutMs: 400\n    http2FirstStreamTimeoutMs: 0\n    tls:\n      certFile: "${cert}"\n      keyFile: "${key}"\n`,
+      );
+      harnesses.push(h);
+      const session = http2.connect(`https://127.0.0.1:${h.port}`, { rejectUnauthorized: false });
+      const events: string[] = [];
+      session.on('error', () => undefined);
+      session.once('goaway', () => events.push('goaway'));
+      session.once('close', () => events.push('close'));
+      const status = await new Promise<string>((resolve, reject) => {
+        const req = session.request({
+          ':method': 'POST',
+          ':path': '/test.v1.Library/Ping',
+          'content-type': 'application/grpc',
+          te: 'trailers',
+        });
+        req.on('trailers', (t) => resolve(String(t['grpc-status'])));
+        req.on('error', reject);
+        req.on('data', () => undefined);
+        req.end(frameHeader(0));
+      });
+      expect(status).toBe('0');
+      await waitFor('the idle TLS connection to be closed', () => events.includes('close'), {
+        timeoutMs: 10_000,
+      });
+      expect(events).toEqual(['goaway', 'close']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
