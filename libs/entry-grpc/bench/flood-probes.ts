@@ -15,7 +15,8 @@
  *
  * Run from the repository root (takes about 90 s; opens up to 21,000 local connections):
  *   node --conditions=svcboot-source --import tsx libs/entry-grpc/bench/flood-probes.ts [probes…]
- * Options by environment: PREFACE_CONNECTIONS (2000), FLOOD_CONNECTIONS (21000).
+ * Options by environment: PREFACE_CONNECTIONS (2000), FLOOD_CONNECTIONS (21000), FLOOD_ROUNDS (1;
+ * 2 tells memory kept for reuse from memory lost: a leak would grow in the second round).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -248,6 +249,8 @@ async function probeFlood(port: number, pid: number): Promise<void> {
     `flood: RSS before ${before} MB, peak ${peak} MB, 5 s after the flood ${rssMb(pid)} MB`,
   );
   console.log(`flood: ${await metric(port, 'svc_connections_refused_total{')}`);
+  await sleep(25_000);
+  console.log(`flood: RSS 30 s after the flood ${rssMb(pid)} MB`);
 }
 
 async function probeQuery(port: number): Promise<void> {
@@ -324,7 +327,9 @@ async function main(): Promise<void> {
   console.log(`demo-grpc on ${port}, pid ${pid}, RSS ${rssMb(pid)} MB`);
   try {
     if (all || wanted.includes('preface')) await probePreface(port, pid);
-    if (all || wanted.includes('flood')) await probeFlood(port, pid);
+    if (all || wanted.includes('flood'))
+      for (let i = 0; i < Number(process.env['FLOOD_ROUNDS'] ?? 1); i++)
+        await probeFlood(port, pid);
     if (all || wanted.includes('query')) await probeQuery(port);
     if (all || wanted.includes('deep')) await probeDeep();
   } finally {
