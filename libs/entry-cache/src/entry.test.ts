@@ -223,7 +223,12 @@ describe('cache entry', () => {
         `    local: { enabled: true }\n    kvstore: { enabled: true, addrs: ["${redis.addr}"], maxRetries: 1, readTimeoutMs: 300, writeTimeoutMs: 300 }\n`,
       );
       await entry.addToCache({ key: 'warm', value: 'here' });
+      expect(entry.backendHealth()).toEqual({ ok: true, detail: 'ready' });
+      expect(entry.readinessCheck).toBe(true);
       await redis.stop();
+      // Readiness (entry-core's dependenciesDown) sees the outage: the socket closed.
+      await waitFor('the cache to report the remote tier down', () => !entry.backendHealth().ok);
+      expect(entry.backendHealth().detail).toMatch(/^(reconnecting|connecting|close)/);
       expect(await entry.getFromCache({ key: 'warm' })).toEqual({
         success: true,
         value: 'here',
@@ -242,6 +247,7 @@ describe('cache entry', () => {
         { timeoutMs: 15_000 },
       );
       expect((await entry.getFromCache({ key: 'again' })).value).toBe(2);
+      expect(entry.backendHealth().ok).toBe(true);
     } finally {
       await redis.stop();
     }

@@ -2,6 +2,7 @@ import {
   errorMessage,
   type Entry,
   type EntryContext,
+  type EntryHealth,
   type LifecycleContext,
 } from '@svcboot/entry-core';
 import { createKvClient, type KvConnection } from '@svcboot/entry-kv';
@@ -12,6 +13,7 @@ import { cacheError } from './errors.js';
 
 export const CACHE_ENTRY_TYPE = 'CacheEntry';
 const MINUTE_MS = 60_000;
+const LOCAL_ONLY: EntryHealth = { ok: true, detail: 'no remote tier' };
 
 /** A `cache:` entry: a local LRU tier, a remote Redis tier, or both. */
 export class CacheEntry implements Entry {
@@ -48,6 +50,16 @@ export class CacheEntry implements Entry {
           cause: err,
         }),
     );
+  }
+
+  /** Whether /readyz of the app's servers waits for the remote tier (`readinessCheck`, default true). */
+  get readinessCheck(): boolean {
+    return this.config.readinessCheck;
+  }
+
+  /** The remote tier's connection state (entry-kv's `KvConnection.health`); always ok without one. */
+  backendHealth(): EntryHealth {
+    return this.connection?.health() ?? LOCAL_ONLY;
   }
 
   async bootstrap(lifecycle: LifecycleContext): Promise<void> {

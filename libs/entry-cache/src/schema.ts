@@ -36,6 +36,8 @@ export const cacheEntrySchema = z
     loggerEntry: z.string().default(''),
     eventEntry: z.string().default(''),
     certEntry: z.string().default(''),
+    /** The app's /readyz answers 503 while the remote tier's connection is down. */
+    readinessCheck: z.boolean().default(true),
   })
   .superRefine((c, ctx) => {
     if (!c.local.enabled && !c.kvstore?.enabled) {

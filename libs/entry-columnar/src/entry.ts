@@ -1,9 +1,11 @@
 import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
 import {
   EntryLookupError,
+  HealthProbe,
   StatementLogger,
   type Entry,
   type EntryContext,
+  type EntryHealth,
   type LifecycleContext,
 } from '@svcboot/entry-core';
 import { ColumnarDb } from './columnar-db.js';
@@ -18,6 +20,7 @@ import {
 import { ident, quoteString, renderIdentifier, type BindMode } from './sql.js';
 
 export const COLUMNAR_DB_ENTRY_TYPE = 'ColumnarDbEntry';
+const UP: EntryHealth = { ok: true, detail: 'ok' };
 
 /** A `columnardb` entry: one @clickhouse/client per database, connected at bootstrap. */
 export class ColumnarDbEntry implements Entry {
@@ -29,6 +32,8 @@ export class ColumnarDbEntry implements Entry {
   private readonly hooks: Array<(entry: ColumnarDbEntry) => Promise<void> | void> = [];
   private version = '';
   private mode: BindMode = 'client';
+  /** The admin client's `/ping` every `healthCheckIntervalMs`, from the end of bootstrap. */
+  private probe: HealthProbe | undefined;
 
   constructor(
     readonly config: ColumnarConfig,
@@ -89,6 +94,16 @@ export class ColumnarDbEntry implements Entry {
     this.hooks.push(hook);
   }
 
+  /** Whether /readyz of the app's servers waits for this server (`readinessCheck`, default true). */
+  get readinessCheck(): boolean {
+    return this.config.readinessCheck;
+  }
+
+  /** Down while the last `/ping` probe failed: `probe failed (ECONNREFUSED)`. */
+  backendHealth(): EntryHealth {
+    return this.probe?.health() ?? UP;
+  }
+
   async bootstrap(lc: LifecycleContext): Promise<void> {
     try {
       const admin = this.newClient(undefined, {});
@@ -108,6 +123,7 @@ export class ColumnarDbEntry implements Entry {
           );
         }
       }
+      this.startProbe(admin);
     } catch (err) {
       await this.closeClients();
       throw err;
@@ -210,7 +226,30 @@ export class ColumnarDbEntry implements Entry {
     }
   }
 
+  private startProbe(admin: ClickHouseClient): void {
+    const intervalMs = this.config.healthCheckIntervalMs;
+    if (intervalMs === 0) return;
+    const where = this.addr.display;
+    this.probe = new HealthProbe({
+      intervalMs,
+      timeoutMs: Math.min(5000, Math.max(1000, intervalMs)),
+      probe: async () => {
+        const result = await admin.ping();
+        if (!result.success) throw result.error;
+      },
+      onChange: (health, cause) => {
+        if (health.ok) this.ctx.logger.info(`ClickHouse at ${where} answers again`);
+        else
+          this.ctx.logger.warn(
+            `ClickHouse at ${where} does not answer: ${this.ctx.redact(serverMessage(cause) || String(cause))}`,
+          );
+      },
+    });
+    this.probe.start();
+  }
+
   private async closeClients(): Promise<void> {
+    this.probe?.stop();
     for (const db of this.dbs.values()) db.attach(undefined);
     const clients = this.clients.splice(0);
     await Promise.allSettled(clients.map((c) => c.close()));

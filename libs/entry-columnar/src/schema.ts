@@ -4,6 +4,7 @@ import {
   databaseListSchema,
   entryBaseShape,
   hostPortSchema,
+  msSchema,
   observabilityShape,
   parseHostPort,
   parseParams as parseParamItems,
@@ -97,6 +98,10 @@ export const columnarSchema = z.strictObject({
   addr: hostPortSchema('localhost:8123', ADDR_OPTIONS, nativePort),
   database: databaseListSchema(databaseSchema),
   logger: statementLoggerSchema,
+  /** The app's /readyz answers 503 while the server's health probe fails. */
+  readinessCheck: z.boolean().default(true),
+  /** The server's `/ping` this often once bootstrapped; 0: no probe. */
+  healthCheckIntervalMs: msSchema.default(5000),
 });
 
 export type ColumnarConfig = z.output<typeof columnarSchema>;

@@ -41,6 +41,9 @@ import { inSvcbootWorker } from './cluster/protocol.js';
 import { runPrimary, workerCount } from './cluster/primary.js';
 import { attachWorker, onPrimaryShutdown, reportWorkerReady } from './cluster/worker.js';
 import { allWorkersReady } from './cluster/readiness.js';
+import type { DependencyDown } from './entry.js';
+import type { Event } from './event/event.js';
+import { DEPENDENCIES_DOWN_PAIR, dependenciesDown, describeDown, failed } from './dependencies.js';
 
 export interface BootOptions {
   /** boot.yaml's path; otherwise `--config`, `$SVC_BOOT_CONFIG`, then `./boot.yaml` under `cwd`. */
@@ -228,6 +231,7 @@ export class App {
           },
           sortedEnv(env),
         ),
+        this.nameDependenciesDown,
       );
       let entry: Entry;
       try {
@@ -277,6 +281,27 @@ export class App {
   isReady(): boolean {
     return this.state === 'running' && allWorkersReady();
   }
+
+  /**
+   * Entries whose `backendHealth()` is not ok now (`'readiness'`: those with `readinessCheck` not
+   * false). Servers' /readyz answers 503 while the `'readiness'` list is not empty.
+   */
+  dependenciesDown(scope: 'readiness' | 'all' = 'readiness'): DependencyDown[] {
+    return dependenciesDown(this.keyed, scope);
+  }
+
+  /** The entries with their keys, made once (the list does not change after the constructor). */
+  private keyedEntries: { key: string; entry: Entry }[] | undefined;
+  private get keyed(): { key: string; entry: Entry }[] {
+    return (this.keyedEntries ??= this.running.map((r) => ({ key: r.loaded.key, entry: r.entry })));
+  }
+
+  /** A failed call's record gets `dependenciesDown` when some dependency is down. */
+  private readonly nameDependenciesDown = (event: Event): void => {
+    if (!failed(event)) return;
+    const down = dependenciesDown(this.keyed, 'all');
+    if (down.length > 0) event.addPair(DEPENDENCIES_DOWN_PAIR, describeDown(down));
+  };
 
   /** Removes this app's secrets from text. */
   redact(text: string): string {
@@ -422,6 +447,7 @@ export class App {
       entry: (name, key) => this.entry(name, key),
       redact: (text) => this.redact(text),
       isReady: () => this.isReady(),
+      dependenciesDown: (scope) => this.dependenciesDown(scope),
       output: (p) => this.outputs.get(p),
       makeLogger: (o) =>
         createAppLogger({

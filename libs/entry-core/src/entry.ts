@@ -32,6 +32,26 @@ export interface LifecycleContext {
   readonly timeoutMs: number;
 }
 
+/**
+ * What a connector knows of its backend right now (ARCHITECTURE.md §6). `detail` is a short
+ * state such as `reconnecting` or `ping failed (ECONNREFUSED)`: /readyz shows it, so no
+ * addresses, no secrets.
+ */
+export interface EntryHealth {
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+/** A dependency (an entry with `backendHealth()`) that reports not ok. */
+export interface DependencyDown {
+  /** The entry's name, e.g. `redis`. */
+  readonly entry: string;
+  /** Its boot.yaml key, e.g. `kvstore`. */
+  readonly kind: string;
+  /** `EntryHealth.detail`. */
+  readonly detail: string;
+}
+
 export interface Entry {
   readonly name: string;
   /** The kind as records name it, e.g. `GrpcEntry`. */
@@ -43,6 +63,13 @@ export interface Entry {
   bootstrapPayloads?(): Record<string, unknown>;
   /** How long interrupt may take; the app default applies otherwise. */
   readonly shutdownTimeoutMs?: number;
+  /**
+   * A connector's view of its backend, read on every `/readyz` and on failed calls: synchronous
+   * and cheap (no I/O; keep the state from the driver's events or a background probe).
+   */
+  backendHealth?(): EntryHealth;
+  /** Whether `backendHealth()` counts for the app's readiness (a connector's `readinessCheck`; default true). */
+  readonly readinessCheck?: boolean;
 }
 
 /** What `create` gets besides its validated config. */
@@ -69,6 +96,12 @@ export interface EntryContext {
   redact(text: string): string;
   /** False before bootstrap completes and once shutdown begins. */
   isReady(): boolean;
+  /**
+   * The app's entries whose `backendHealth()` is not ok now: with `'readiness'`, only those whose
+   * `readinessCheck` is not false (what a server's /readyz waits for); with `'all'`, every one
+   * (what a failed call's record names). Empty when all are up.
+   */
+  dependenciesDown(scope: 'readiness' | 'all'): readonly DependencyDown[];
   /** The app's shared write target for `stdout`, `stderr` or a file path. */
   output(path: string): Output;
   /** A logger with its own level, encoding and outputs (e.g. a SQL logger). */

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, type Registry } from 'prom-client';
+import type { DependencyDown } from './entry.js';
 
 /** What a transport writes back for a built-in route: status, headers and the body text. */
 export interface RouteAnswer {
@@ -12,6 +13,11 @@ export interface HealthRoutesOptions {
   isReady(): boolean;
   /** True once this entry has begun to stop: /readyz then answers 503 even if the app does not know yet. */
   isDraining(): boolean;
+  /**
+   * The dependencies that are down (`EntryContext.dependenciesDown('readiness')`): while any is,
+   * /readyz answers 503 naming them. Absent, dependencies are not checked.
+   */
+  dependenciesDown?(): readonly DependencyDown[];
   /** The entry's registry, served at `metricsPath`; absent, no metrics route. */
   registry?: Registry;
   metricsPath?: string;
@@ -33,7 +39,9 @@ const NOT_READY = json(503, { status: 'not ready' });
  * objects):
  * - `GET|HEAD /livez`: 200 `{"status":"ok"}` while the process serves at all;
  * - `GET|HEAD /readyz`: 200 `{"status":"ready"}` once the app has bootstrapped, 503
- *   `{"status":"not ready"}` before that, once shutdown begins and while this entry drains;
+ *   `{"status":"not ready"}` before that, once shutdown begins and while this entry drains, and
+ *   503 `{"status":"not ready","down":[{"entry":"redis","kind":"kvstore","detail":"…"}]}` while
+ *   a dependency whose `readinessCheck` is on is down;
  * - `GET|HEAD <metricsPath>`: the registry in Prometheus text format.
  */
 export class HealthRoutes {
@@ -56,11 +64,20 @@ export class HealthRoutes {
   answer(method: string | undefined, path: string): RouteAnswer | Promise<RouteAnswer> | undefined {
     if (method !== 'GET' && method !== 'HEAD') return undefined;
     if (path === '/livez') return LIVE;
-    if (path === '/readyz')
-      return this.options.isReady() && !this.options.isDraining() ? READY : NOT_READY;
+    if (path === '/readyz') return this.readiness();
     const { registry, metricsPath } = this.options;
     if (registry && path === metricsPath) return metrics(registry);
     return undefined;
+  }
+
+  private readiness(): RouteAnswer {
+    if (!this.options.isReady() || this.options.isDraining()) return NOT_READY;
+    const down = this.options.dependenciesDown?.();
+    if (down === undefined || down.length === 0) return READY;
+    return json(503, {
+      status: 'not ready',
+      down: down.map((d) => ({ entry: d.entry, kind: d.kind, detail: d.detail })),
+    });
   }
 }
 

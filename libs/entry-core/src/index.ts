@@ -15,6 +15,8 @@ export {
   Phase,
   type Entry,
   type EntryContext,
+  type EntryHealth,
+  type DependencyDown,
   type EntryPlugin,
   type BaseEntryConfig,
   type LifecycleContext,
@@ -28,6 +30,8 @@ export {
   type AnyEntryPlugin,
 } from './registry.js';
 export { builtinPlugins } from './builtin/plugins.js';
+export { DEPENDENCIES_DOWN_PAIR } from './dependencies.js';
+export { HealthProbe, type HealthProbeOptions } from './connector/health-probe.js';
 export {
   ConfigError,
   BootstrapError,

@@ -1,5 +1,11 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import tls from 'node:tls';
 import { waitFor } from '@svcboot/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
@@ -16,7 +22,7 @@ const PREFACE = 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n';
 /** An empty SETTINGS frame: a client that has started HTTP/2 and then does nothing. */
 const SETTINGS = Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]);
 
-const sockets: net.Socket[] = [];
+const sockets: Array<net.Socket | tls.TLSSocket> = [];
 afterEach(() => {
   for (const s of sockets.splice(0)) s.destroy();
 });
@@ -193,5 +199,99 @@ describe('RefusedConnections', () => {
     r.refused(61_000);
     expect(warnings).toHaveLength(2);
     expect(warnings[1]).toMatch(/^3 new connection/);
+  });
+});
+
+describe('maxConnections with TLS: health checks still answered at the limit', () => {
+  let h: Harness;
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-tls-limit-'));
+    const key = path.join(dir, 'key.pem');
+    const cert = path.join(dir, 'cert.pem');
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+      ],
+      { stdio: 'ignore' },
+    );
+    h = await startLibrary(
+      `    maxConnections: 10\n    tls:\n      certFile: "${cert}"\n      keyFile: "${key}"\n`,
+    );
+  });
+  afterAll(async () => {
+    await h.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A TLS connection that negotiated HTTP/2 (ALPN h2) and then sends nothing. */
+  function idleTlsHttp2(): Promise<tls.TLSSocket> {
+    return new Promise((resolve, reject) => {
+      const s = tls.connect(
+        { host: '127.0.0.1', port: h.port, rejectUnauthorized: false, ALPNProtocols: ['h2'] },
+        () => resolve(s),
+      );
+      s.once('error', reject);
+      s.on('error', () => undefined);
+      s.on('data', () => undefined);
+      sockets.push(s);
+    });
+  }
+
+  function tlsGet(p: string): Promise<{ status: number; connection: string }> {
+    return new Promise((resolve, reject) => {
+      https
+        .get(
+          { host: '127.0.0.1', port: h.port, path: p, agent: false, rejectUnauthorized: false },
+          (res) => {
+            res.resume();
+            res.on('end', () =>
+              resolve({
+                status: res.statusCode ?? 0,
+                connection: String(res.headers.connection ?? ''),
+              }),
+            );
+          },
+        )
+        .once('error', reject);
+    });
+  }
+
+  it('answers /livez and /readyz over TLS on connections past the limit, refuses the rest', async () => {
+    const held = await Promise.all(Array.from({ length: 10 }, () => idleTlsHttp2()));
+    await waitFor('the limit to be reached', async () => {
+      const r = await tlsGet('/v1/shelves/s1');
+      return r.status === 503 && r.connection === 'close';
+    });
+    expect(await tlsGet('/livez')).toEqual({ status: 200, connection: 'close' });
+    expect(await tlsGet('/readyz')).toEqual({ status: 200, connection: 'close' });
+    // HTTP/2 over TLS past the limit: closed.
+    const extra = await idleTlsHttp2();
+    await waitFor(
+      'the TLS HTTP/2 connection over the limit to be closed',
+      () => extra.destroyed || extra.readyState === 'closed',
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    for (const s of held) s.destroy();
+    await waitFor(
+      'the gateway to answer again',
+      async () => (await tlsGet('/v1/shelves/s1')).status === 200,
+      { timeoutMs: 10_000 },
+    );
   });
 });

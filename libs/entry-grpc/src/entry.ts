@@ -45,8 +45,10 @@ import { recordRefusedCalls } from './refused-calls.js';
 import {
   closeConnectionsWithoutStreams,
   effectiveMaxConnections,
+  IdleHttp2Connections,
   RefusedConnections,
 } from './connection-limits.js';
+import { RequestMessageTimeout } from './request-message-timeout.js';
 import { OnePortListener } from './one-port.js';
 import { openApiDocumentsOf } from './openapi/documents.js';
 import { loadProtoRoot } from './protos.js';
@@ -75,6 +77,8 @@ interface Running {
   connections: IdleConnections;
   listener: OnePortListener;
   port: number;
+  /** Timers of connectionIdleTimeoutMs and requestMessageTimeoutMs, stopped at interrupt. */
+  timers: Array<{ stop(): void }>;
 }
 
 /**
@@ -113,7 +117,7 @@ export class GrpcEntry implements Entry {
   ) {
     if (config.prom.enabled || config.middleware.prom.enabled) collectProcessMetrics(this.registry);
     this.health = new HealthService(
-      () => ctx.isReady() && !this.draining,
+      () => ctx.isReady() && !this.draining && ctx.dependenciesDown('readiness').length === 0,
       (name) => name === 'grpc.health.v1.Health' || this.services.serviceNames().includes(name),
     );
   }
@@ -239,6 +243,12 @@ export class GrpcEntry implements Entry {
     const interceptors = this.chain.empty
       ? [...this.interceptors]
       : [middlewareInterceptor(this.chain), ...this.interceptors];
+    // Outermost: its status passes the middleware (the record) and grpc-js's own bookkeeping.
+    const requestTimeout =
+      c.requestMessageTimeoutMs > 0
+        ? new RequestMessageTimeout(c.requestMessageTimeoutMs)
+        : undefined;
+    if (requestTimeout) interceptors.push(requestTimeout.interceptor);
     const server = new Server({
       interceptors,
       'grpc.max_receive_message_length': c.maxRecvMsgSizeBytes,
@@ -246,10 +256,6 @@ export class GrpcEntry implements Entry {
       // grpc-js keeps channelz data (per-call counters, call and socket traces) by default, at a
       // cost of ~10 % of a small unary call; it is only of use with the channelz service added.
       'grpc.enable_channelz': c.enableChannelz ? 1 : 0,
-      // Also closes HTTP/2 connections that never start a call (a client that only sends its preface).
-      ...(c.connectionIdleTimeoutMs > 0
-        ? { 'grpc.max_connection_idle_ms': c.connectionIdleTimeoutMs }
-        : {}),
       // One timer per connection: a peer that vanished without a FIN is found and its connection closed.
       'grpc.keepalive_time_ms': c.keepaliveTimeMs,
       'grpc.keepalive_timeout_ms': c.keepaliveTimeoutMs,
@@ -267,6 +273,11 @@ export class GrpcEntry implements Entry {
     // Calls to unknown methods are answered by grpc-js before any interceptor: recorded apart.
     if (!this.chain.empty) recordRefusedCalls(server, this.chain);
     closeConnectionsWithoutStreams(server, c.http2FirstStreamTimeoutMs);
+    const idleConnections =
+      c.connectionIdleTimeoutMs > 0
+        ? new IdleHttp2Connections(server, c.connectionIdleTimeoutMs)
+        : undefined;
+    const timers = [idleConnections, requestTimeout].filter((t) => t !== undefined);
     const maxConnections = effectiveMaxConnections(c.maxConnections);
     const refusals = new RefusedConnections(this.registry, c.name, maxConnections, (m) =>
       this.ctx.logger.warn(m),
@@ -350,6 +361,7 @@ export class GrpcEntry implements Entry {
     try {
       port = await listener.listen(c.port);
     } catch (err) {
+      for (const t of timers) t.stop();
       injector.destroy();
       server.forceShutdown();
       httpServer.close();
@@ -357,7 +369,7 @@ export class GrpcEntry implements Entry {
         cause: err,
       });
     }
-    this.running = { server, injector, httpServer, connections, listener, port, grpcWeb };
+    this.running = { server, injector, httpServer, connections, listener, port, grpcWeb, timers };
     this.logAddresses(port);
   }
 
@@ -398,6 +410,7 @@ export class GrpcEntry implements Entry {
     // Never listening itself, so close() only stops its connection-checking timer.
     r.httpServer.close();
     r.listener.destroyAll();
+    for (const t of r.timers) t.stop();
   }
 
   private beforeBootstrap(what: string): void {
@@ -539,6 +552,7 @@ export class GrpcEntry implements Entry {
     const health = new HealthRoutes({
       isReady: () => this.ctx.isReady(),
       isDraining: () => this.draining,
+      dependenciesDown: () => this.ctx.dependenciesDown('readiness'),
       // With app.workers > 1, the sum over every worker's registry (entry-core cluster/metrics.ts).
       ...(c.prom.enabled
         ? {

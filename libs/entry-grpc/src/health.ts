@@ -47,6 +47,9 @@ const HEALTH_JSON = {
   },
 };
 
+/** Watch streams see a dependency go down or come back within this long. */
+export const WATCH_POLL_MS = 1000;
+
 type ServingStatus = 'SERVING' | 'NOT_SERVING' | 'SERVICE_UNKNOWN';
 interface HealthRequest {
   service: string;
@@ -68,9 +71,14 @@ export class HealthService {
     last: string;
   }>();
 
+  /** While Watch streams are open: re-reads the status, since a dependency can go down any time. */
+  private poll: NodeJS.Timeout | undefined;
+
   constructor(
     private readonly isServing: () => boolean,
     private readonly knows: (service: string) => boolean,
+    /** How often open Watch streams re-read the status (dependencies report no events here). */
+    private readonly pollMs = WATCH_POLL_MS,
   ) {}
 
   get definition(): ServiceDefinition {
@@ -97,6 +105,18 @@ export class HealthService {
   endWatches(): void {
     for (const w of this.watchers) w.call.end();
     this.watchers.clear();
+    this.watching();
+  }
+
+  /** Starts the poll with the first Watch stream, stops it with the last. */
+  private watching(): void {
+    if (this.watchers.size > 0 && this.poll === undefined) {
+      this.poll = setInterval(() => this.notify(), this.pollMs);
+      this.poll.unref();
+    } else if (this.watchers.size === 0 && this.poll !== undefined) {
+      clearInterval(this.poll);
+      this.poll = undefined;
+    }
   }
 
   get implementation(): UntypedServiceImplementation {
@@ -110,8 +130,12 @@ export class HealthService {
       Watch: (call: ServerWritableStream<HealthRequest, unknown>) => {
         const w = { service: call.request.service, call, last: this.status(call.request.service) };
         this.watchers.add(w);
+        this.watching();
         call.write({ status: w.last });
-        call.on('cancelled', () => this.watchers.delete(w));
+        call.on('cancelled', () => {
+          this.watchers.delete(w);
+          this.watching();
+        });
       },
     };
   }

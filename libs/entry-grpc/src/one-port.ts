@@ -69,6 +69,8 @@ export class OnePortListener {
   private readonly sockets = new Set<net.Socket>();
 
   private readonly overflow = new WeakSet<object>();
+  /** TLS: `address:port` of raw connections over the limit, to mark their TLS socket once secure. */
+  private readonly overflowPeers = new Set<string>();
 
   constructor(sinks: ConnectionSinks, options: OnePortOptions = {}) {
     const handshakeTimeoutMs = options.handshakeTimeoutMs ?? 10_000;
@@ -85,6 +87,11 @@ export class OnePortListener {
           return false;
         }
         this.overflow.add(socket);
+        if (options.tls) {
+          const peer = peerOf(socket);
+          this.overflowPeers.add(peer);
+          socket.once('close', () => this.overflowPeers.delete(peer));
+        }
       }
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
@@ -108,6 +115,9 @@ export class OnePortListener {
       });
       server.on('connection', track);
       server.on('secureConnection', (socket: tls.TLSSocket) => {
+        // The TLS socket is another object than the raw one counted in: carry the mark over.
+        if (this.overflowPeers.size > 0 && this.overflowPeers.has(peerOf(socket)))
+          this.overflow.add(socket);
         if (socket.alpnProtocol === 'h2') sinks.http2(socket);
         else sinks.http1(socket);
       });
@@ -138,8 +148,8 @@ export class OnePortListener {
   }
 
   /**
-   * Whether a connection came in over maxConnections (cleartext): its HTTP/1.1 requests get
-   * health answers only, and `Connection: close`.
+   * Whether a connection came in over maxConnections (cleartext or TLS): its HTTP/1.1 requests
+   * get health answers only, and `Connection: close`.
    */
   isOverflow(socket: object): boolean {
     return this.overflow.has(socket);
@@ -152,4 +162,9 @@ export class OnePortListener {
   destroyAll(): void {
     for (const s of this.sockets) s.destroy();
   }
+}
+
+/** The peer's `address:port`, the same for a raw socket and the TLS socket over it. */
+function peerOf(socket: net.Socket): string {
+  return `${socket.remoteAddress}:${socket.remotePort}`;
 }

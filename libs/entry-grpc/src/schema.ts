@@ -124,10 +124,16 @@ export const grpcSchema = z.strictObject({
   /** HTTP/1.1: time a client may take to send the whole request. */
   requestTimeoutMs: msSchema.default(30_000),
   /**
-   * grpc-js `grpc.max_connection_idle_ms`; off by default as in grpc-js: grpc-js tracks it with a
-   * 'close' listener per call, ~5 % of a small unary call's CPU.
+   * An HTTP/2 connection whose streams have all ended this long ago gets GOAWAY and is closed
+   * (0: never). Default 5 minutes. Our own sweep (connection-limits.ts), not grpc-js's
+   * `grpc.max_connection_idle_ms`, which costs a timer refresh and a trace string per call.
    */
-  connectionIdleTimeoutMs: msSchema.default(0),
+  connectionIdleTimeoutMs: msSchema.default(300_000),
+  /**
+   * A unary or server-streaming gRPC call whose request message is not complete this long after
+   * the call started ends with DEADLINE_EXCEEDED (0: never). Default 30 s.
+   */
+  requestMessageTimeoutMs: msSchema.default(30_000),
   /**
    * The most connections (gRPC and HTTP/1.1 together) open at once; 0: 80 % of the process's
    * open-file limit, at most 10,000. Past it, new connections are closed (a few more are kept

@@ -206,6 +206,7 @@ export class HttpEntry implements Entry {
     return new HealthRoutes({
       isReady: () => this.ctx.isReady(),
       isDraining: () => this.draining,
+      dependenciesDown: () => this.ctx.dependenciesDown('readiness'),
       // With app.workers > 1, the sum over every worker's registry (entry-core cluster/metrics.ts).
       ...(prom.enabled
         ? { registry: workersRegistry(this.ctx.configPath, this.registry), metricsPath: prom.path }

@@ -1,5 +1,5 @@
 import { Cluster, Redis } from 'ioredis';
-import type { EntryContext, ErrorArgs } from '@svcboot/entry-core';
+import type { EntryContext, EntryHealth, ErrorArgs } from '@svcboot/entry-core';
 import { kvError, type kvErrors } from './errors.js';
 import { ioredisConfig, readRouting } from './ioredis-options.js';
 import { LatencyRouter } from './latency.js';
@@ -26,6 +26,9 @@ export class KvConnection {
   /** Bootstrapped: later errors are outages worth a log line. */
   private connected = false;
   private outage = false;
+  private closing = false;
+  /** The last down state health() answered, reused while it stays the same. */
+  private down: EntryHealth | undefined;
 
   constructor(
     private readonly options: KvConnectionOptions,
@@ -94,11 +97,27 @@ export class KvConnection {
   }
 
   /**
+   * The connection as ioredis reports it, without I/O: ok while its status is `ready` (for a
+   * cluster, the cluster's status), else down with that status and the last error's code
+   * (`reconnecting (ECONNREFUSED)`). Ok before bootstrap connects and after close: readiness
+   * is false then anyway.
+   */
+  health(): EntryHealth {
+    const status = this.handle.client.status;
+    if (status === 'ready' || !this.connected || this.closing) return UP;
+    const code = (this.lastError as { code?: unknown } | undefined)?.code;
+    const detail = typeof code === 'string' && code !== '' ? `${status} (${code})` : status;
+    if (this.down?.detail !== detail) this.down = { ok: false, detail };
+    return this.down;
+  }
+
+  /**
    * QUIT (lets queued replies arrive), then waits for the connection to close (ioredis answers
    * QUIT before the socket ends, and says `end` only then); disconnects at once when `signal`
    * aborts or QUIT fails.
    */
   async close(signal?: AbortSignal): Promise<void> {
+    this.closing = true;
     this.latency?.stop();
     const { client } = this.handle;
     if (client.status === 'end') return;
@@ -169,6 +188,8 @@ export class KvConnection {
     });
   }
 }
+
+const UP: EntryHealth = { ok: true, detail: 'ready' };
 
 /** ioredis's cluster errors carry the node's own error in `lastNodeError`. */
 function describeError(err: unknown): string {

@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { Entry, EntryContext, LifecycleContext } from '@svcboot/entry-core';
+import type { Entry, EntryContext, EntryHealth, LifecycleContext } from '@svcboot/entry-core';
 import { createKvClient, type KvClient, type KvConnection } from './client.js';
 import { kvError } from './errors.js';
 import type { KvEntryConfig, KvMode } from './schema.js';
@@ -51,6 +51,16 @@ export class KvEntry implements Entry {
     const h = this.handle;
     if (h.mode !== 'cluster') throw kvError('SVC_KV_WRONG_MODE', [this.name, h.mode]);
     return h.client;
+  }
+
+  /** Whether /readyz of the app's servers waits for this store (`readinessCheck`, default true). */
+  get readinessCheck(): boolean {
+    return this.config.readinessCheck;
+  }
+
+  /** The connection's state (`KvConnection.health`): down while ioredis is not `ready`. */
+  backendHealth(): EntryHealth {
+    return this.connection.health();
   }
 
   async bootstrap(ctx: LifecycleContext): Promise<void> {

@@ -44,6 +44,7 @@ describe('kvstore options', () => {
       poolTimeoutMs: 1300,
       idleTimeoutMs: 300_000,
       idleCheckFrequencyMs: 60_000,
+      readinessCheck: true,
     });
   });
 

@@ -101,7 +101,13 @@ export type KvOptions = z.output<typeof kvOptionsSchema>;
 
 /** One `kvstore:` list item. */
 export const kvEntrySchema = z
-  .strictObject({ ...entryBaseShape, ...observabilityShape, ...kvConnectionShape })
+  .strictObject({
+    ...entryBaseShape,
+    ...observabilityShape,
+    ...kvConnectionShape,
+    /** The app's /readyz answers 503 while this store's connection is down. */
+    readinessCheck: z.boolean().default(true),
+  })
   .transform(normalizeKvOptions);
 
 export type KvEntryConfig = z.output<typeof kvEntrySchema>;

@@ -42,6 +42,8 @@ describe('relationaldb options', () => {
       maxIdleConn: 2,
       connMaxLifetimeMs: 0,
       connectTimeoutMs: 5000,
+      readinessCheck: true,
+      healthCheckIntervalMs: 5000,
     });
   });
 

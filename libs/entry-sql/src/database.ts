@@ -1,6 +1,11 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { parseHostPort, type StatementLogger } from '@svcboot/entry-core';
+import {
+  HealthProbe,
+  parseHostPort,
+  type EntryHealth,
+  type StatementLogger,
+} from '@svcboot/entry-core';
 import { DEFAULT_PORT, type DatabaseConfig, type RelationalDbConfig } from './schema.js';
 import { parseParams } from './params.js';
 import { simpleProtocolPool } from './simple-protocol.js';
@@ -47,12 +52,16 @@ export function poolConfig(entry: RelationalDbConfig, database: DatabaseConfig):
   };
 }
 
+const UP: EntryHealth = { ok: true, detail: 'ok' };
+
 /** One database of a relationaldb entry: its pg Pool and its Kysely handle. */
 export class SqlDatabase {
   readonly name: string;
   readonly kysely: Kysely<unknown>;
   private readonly pool: pg.Pool;
   private readonly where: string;
+  /** `SELECT 1` every `healthCheckIntervalMs` once open; none in a dry run or with interval 0. */
+  private readonly probe: HealthProbe | undefined;
 
   constructor(
     readonly config: DatabaseConfig,
@@ -75,6 +84,27 @@ export class SqlDatabase {
           pool: config.preferSimpleProtocol ? simpleProtocolPool(this.pool) : this.pool,
         });
     this.kysely = new Kysely<unknown>(log ? { dialect, log } : { dialect });
+    if (!config.dryRun && entry.healthCheckIntervalMs > 0) {
+      this.probe = new HealthProbe({
+        intervalMs: entry.healthCheckIntervalMs,
+        timeoutMs: entry.connectTimeoutMs || entry.healthCheckIntervalMs,
+        probe: async () => {
+          await this.pool.query('SELECT 1');
+        },
+        onChange: (health, cause) => {
+          if (health.ok) deps.logger.info(`Database [${config.name}] answers again`);
+          else
+            deps.logger.warn(
+              `Database [${config.name}] does not answer: ${deps.redact(describeError(cause))}`,
+            );
+        },
+      });
+    }
+  }
+
+  /** The last probe's result (always ok in a dry run or with `healthCheckIntervalMs: 0`). */
+  health(): EntryHealth {
+    return this.probe?.health() ?? UP;
   }
 
   /** autoCreate when asked, then one round trip to prove the database answers. */
@@ -103,6 +133,7 @@ export class SqlDatabase {
       );
     }
     deps.logger.info(`Connecting to database [${config.name}] success`);
+    this.probe?.start();
   }
 
   private closing: Promise<void> | undefined;
@@ -110,6 +141,7 @@ export class SqlDatabase {
   /** Ends the pool, once; waits for checked-out clients to be released. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      this.probe?.stop();
       await this.kysely.destroy();
       // Kysely ends the pool only if it ran a query (and never in a dry run); the ping used it anyway.
       if (!this.pool.ended) await this.pool.end();

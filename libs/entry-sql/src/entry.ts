@@ -1,11 +1,18 @@
 import { NoResultError, type Compilable, type Kysely } from 'kysely';
-import { didYouMean, StatementLogger, type Entry, type EntryContext } from '@svcboot/entry-core';
+import {
+  didYouMean,
+  StatementLogger,
+  type Entry,
+  type EntryContext,
+  type EntryHealth,
+} from '@svcboot/entry-core';
 import type { RelationalDbConfig } from './schema.js';
 import { SqlDatabase } from './database.js';
 import { sqlError } from './errors.js';
 import { logRecordNotFound } from './sql-logger.js';
 
 export const RELATIONAL_DB_ENTRY_TYPE = 'RelationalDbEntry';
+const UP: EntryHealth = { ok: true, detail: 'ok' };
 
 /** A `relationaldb:` entry: one pg Pool and one Kysely handle per listed database. */
 export class RelationalDbEntry implements Entry {
@@ -71,6 +78,23 @@ export class RelationalDbEntry implements Entry {
    */
   afterConnect(hook: (entry: RelationalDbEntry) => Promise<void>): void {
     this.connectHooks.push(hook);
+  }
+
+  /** Whether /readyz of the app's servers waits for these databases (`readinessCheck`, default true). */
+  get readinessCheck(): boolean {
+    return this.config.readinessCheck;
+  }
+
+  /**
+   * Down while a database's last `SELECT 1` probe (every `healthCheckIntervalMs`) failed:
+   * `database app: probe failed (ECONNREFUSED)`.
+   */
+  backendHealth(): EntryHealth {
+    for (const [name, database] of this.databases) {
+      const health = database.health();
+      if (!health.ok) return { ok: false, detail: `database ${name}: ${health.detail}` };
+    }
+    return UP;
   }
 
   async bootstrap(): Promise<void> {

@@ -43,6 +43,10 @@ export const relationalDbSchema = z
     maxIdleConn: z.number().int().nonnegative().default(2),
     connMaxLifetimeMs: msSchema.default(0),
     connectTimeoutMs: msSchema.default(5000),
+    /** The app's /readyz answers 503 while a database's health probe fails. */
+    readinessCheck: z.boolean().default(true),
+    /** `SELECT 1` on each database this often (its timeout: connectTimeoutMs); 0: no probe. */
+    healthCheckIntervalMs: msSchema.default(5000),
   })
   .superRefine((config, ctx) => {
     if (config.maxIdleConn > config.maxOpenConn) {

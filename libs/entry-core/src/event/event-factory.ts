@@ -8,6 +8,8 @@ export class EventFactory {
   constructor(
     private readonly logger: EventLogger,
     readonly scope: EventScope,
+    /** Called before a record is written (e.g. the app naming dependencies down on a failed call). */
+    private readonly beforeWrite?: (event: Event) => void,
   ) {}
 
   /**
@@ -26,6 +28,7 @@ export class EventFactory {
   }
 
   write(event: Event): void {
+    this.beforeWrite?.(event);
     this.logger.write(event, this.scope);
   }
 }

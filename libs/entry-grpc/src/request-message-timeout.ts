@@ -1,0 +1,177 @@
+import http2 from 'node:http2';
+import {
+  status as grpcStatus,
+  type Metadata,
+  type ServerInterceptingCall,
+  type ServerInterceptingCallInterface,
+  type ServerInterceptor,
+} from '@grpc/grpc-js';
+
+type Call = ServerInterceptingCallInterface;
+/** What grpc-js's index does not export by name. */
+type InterceptingServerListener = Parameters<Call['start']>[0];
+type PartialStatusObject = Parameters<Call['sendStatus']>[0];
+
+/**
+ * Ends gRPC calls whose request does not arrive in time: a unary or server-streaming call whose
+ * one request message (and end of stream) is not complete `timeoutMs` after the call started (a
+ * client that sent half a message, or nothing, and then went quiet) ends with DEADLINE_EXCEEDED
+ * and a message saying why, through grpc-js's own `sendStatus`, so the client, the record and the
+ * metrics see the same code. One sweep timer per entry, every `timeoutMs / 4` (a call ends
+ * between `timeoutMs` and 1.25 x `timeoutMs`); per call a Set entry, no timer. Calls whose request
+ * is a stream (client-streaming, bidi) may pause between messages and are not timed here.
+ */
+export class RequestMessageTimeout {
+  private readonly waiting = new Set<WaitingCall>();
+  private readonly sweepMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  private tick = 0;
+  private readonly ticks: number;
+  readonly details: string;
+
+  constructor(readonly timeoutMs: number) {
+    this.sweepMs = Math.max(10, Math.floor(timeoutMs / 4));
+    this.ticks = Math.ceil(timeoutMs / this.sweepMs);
+    this.details = `the request message was not complete within ${timeoutMs} ms of the call's start (requestMessageTimeoutMs)`;
+  }
+
+  /** The interceptor: outermost, so its `sendStatus` passes the middleware's and grpc-js's own. */
+  readonly interceptor: ServerInterceptor = (method, call) => {
+    if (method.requestStream) return call as ServerInterceptingCall;
+    // grpc-js types an interceptor's result as its class but uses only the interface.
+    return new WaitingCall(call, this) as unknown as ServerInterceptingCall;
+  };
+
+  /** @internal */ add(call: WaitingCall): void {
+    call.since = this.tick;
+    this.waiting.add(call);
+    if (this.timer === undefined) {
+      this.timer = setInterval(() => this.sweep(), this.sweepMs);
+      this.timer.unref();
+    }
+  }
+
+  /** @internal */ remove(call: WaitingCall): void {
+    this.waiting.delete(call);
+  }
+
+  private sweep(): void {
+    this.tick++;
+    if (this.waiting.size === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+      return;
+    }
+    for (const call of this.waiting) {
+      if (this.tick - call.since < this.ticks) continue;
+      this.waiting.delete(call);
+      call.expire(this.details);
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.waiting.clear();
+  }
+}
+
+/**
+ * The HTTP/2 stream under a chain of intercepting calls (grpc-js's BaseServerInterceptingCall
+ * holds it as `stream`; its ServerInterceptingCall links on as `nextCall`, ours and the
+ * middleware's as `next`). Only read when a call is expired; undefined if grpc-js changed.
+ */
+function http2StreamOf(call: unknown): http2.ServerHttp2Stream | undefined {
+  let c = call as Record<string, unknown> | undefined;
+  for (let depth = 0; c && depth < 32; depth++) {
+    const stream = c['stream'] as Partial<http2.ServerHttp2Stream> | undefined;
+    if (typeof stream?.close === 'function' && typeof stream.respond === 'function')
+      return stream as http2.ServerHttp2Stream;
+    c = (c['nextCall'] ?? c['next']) as Record<string, unknown> | undefined;
+  }
+  return undefined;
+}
+
+/** One call waiting for its request: forwards everything, watching for the end of the request. */
+class WaitingCall implements Call, InterceptingServerListener {
+  since = 0;
+  private listener: InterceptingServerListener | undefined;
+  private done = false;
+
+  constructor(
+    private readonly next: Call,
+    private readonly owner: RequestMessageTimeout,
+  ) {}
+
+  expire(details: string): void {
+    if (this.done) return;
+    this.done = true;
+    this.next.sendStatus({ code: grpcStatus.DEADLINE_EXCEEDED, details });
+    // The response is complete but the client has not ended its half of the stream: without a
+    // reset (NO_ERROR, as RFC 9113 §8.1 allows) the stream, and with it the connection, would
+    // stay open until the client goes away.
+    const stream = http2StreamOf(this.next);
+    if (stream && !stream.closed && !stream.destroyed)
+      stream.close(http2.constants.NGHTTP2_NO_ERROR);
+  }
+
+  private settle(): void {
+    if (this.done) return;
+    this.done = true;
+    this.owner.remove(this);
+  }
+
+  // The call, as the handler side sees it.
+  start(listener: InterceptingServerListener): void {
+    this.listener = listener;
+    this.owner.add(this);
+    this.next.start(this);
+  }
+  sendMetadata(metadata: Metadata): void {
+    this.next.sendMetadata(metadata);
+  }
+  sendMessage(message: unknown, callback: () => void): void {
+    this.next.sendMessage(message, callback);
+  }
+  sendStatus(status: PartialStatusObject): void {
+    this.settle();
+    this.next.sendStatus(status);
+  }
+  startRead(): void {
+    this.next.startRead();
+  }
+  getPeer(): string {
+    return this.next.getPeer();
+  }
+  getDeadline(): ReturnType<Call['getDeadline']> {
+    return this.next.getDeadline();
+  }
+  getHost(): string {
+    return this.next.getHost();
+  }
+  getAuthContext(): ReturnType<Call['getAuthContext']> {
+    return this.next.getAuthContext();
+  }
+  getConnectionInfo(): ReturnType<Call['getConnectionInfo']> {
+    return this.next.getConnectionInfo();
+  }
+  getMetricsRecorder(): ReturnType<Call['getMetricsRecorder']> {
+    return this.next.getMetricsRecorder();
+  }
+
+  // The listener, as grpc-js (or the next interceptor) sees it.
+  onReceiveMetadata(metadata: Metadata): void {
+    this.listener!.onReceiveMetadata(metadata);
+  }
+  onReceiveMessage(message: unknown): void {
+    this.listener!.onReceiveMessage(message);
+  }
+  onReceiveHalfClose(): void {
+    this.settle();
+    this.listener!.onReceiveHalfClose();
+  }
+  onCancel(): void {
+    this.settle();
+    this.listener!.onCancel();
+  }
+}
