@@ -87,7 +87,13 @@ export {
   type EventScope,
 } from './event/encode.js';
 export type { Output } from './event/outputs.js';
-export { createAppLogger, type LogLevel, type LogEncoding } from './logger.js';
+export {
+  createAppLogger,
+  setLogCorrelation,
+  type LogLevel,
+  type LogEncoding,
+  type LogCorrelation,
+} from './logger.js';
 export { withTimeout } from './lifecycle.js';
 export { IdleConnections, DRAIN_IDLE_CLOSE_MS } from './http/idle-connections.js';
 export {
@@ -132,6 +138,7 @@ export {
   type CallHeaders,
   type CallMiddleware,
   type CallPrincipal,
+  type CallScopeRunner,
 } from './middleware/call.js';
 export { LoggingMiddleware } from './middleware/logging.js';
 export { MetaMiddleware, META_HEADERS } from './middleware/meta.js';
@@ -162,6 +169,17 @@ export {
   type ErrorModel,
   type HttpErrorInfo,
 } from './middleware/error-model.js';
+export {
+  traceDefinition,
+  TraceMiddleware,
+  TRACE_ID_HEADER,
+  traceSchema,
+  registerClientTracing,
+  connectorTracerProvider,
+  spanLine,
+  type TraceConfig,
+  type ClientTracingInstaller,
+} from './middleware/trace/index.js';
 export {
   MiddlewareOrder,
   isIgnored,

@@ -396,6 +396,8 @@ export class GrpcEntry implements Entry {
     // Never listening itself, so close() only stops its connection-checking timer.
     r.httpServer.close();
     r.listener.destroyAll();
+    // The calls have ended: middlewares flush what they hold (the trace middleware's spans).
+    await this.builtChain?.close(lc);
   }
 
   private beforeBootstrap(what: string): void {

@@ -9,6 +9,7 @@ import {
   collectProcessMetrics,
   HealthRoutes,
   IdleConnections,
+  type CallChain,
   type CallMiddleware,
   type Entry,
   type EntryContext,
@@ -41,6 +42,7 @@ export class HttpEntry implements Entry {
   private draining = false;
   private readonly added: OrderedMiddleware[] = [];
   private chainBuilt = false;
+  private callChain: CallChain | undefined;
 
   constructor(
     private readonly config: HttpEntryConfig,
@@ -81,14 +83,14 @@ export class HttpEntry implements Entry {
   async bootstrap(): Promise<void> {
     const { config, ctx } = this;
     this.chainBuilt = true;
-    const chain = buildCallChain(config.middleware, ctx, {
+    const chain = (this.callChain = buildCallChain(config.middleware, ctx, {
       added: this.added,
       entryName: config.name,
       entryType: HTTP_ENTRY_TYPE,
       registry: this.registry,
       // Plain HTTP calls: the basic record payloads, no metric families of their own.
       transport: basicTransport,
-    });
+    }));
     // User middleware added with koa.use() before bootstrap runs inside ours.
     const userMiddleware = this.koa.middleware.splice(0);
     if (!chain.empty) this.koa.use(callMiddleware(chain, config.errorModel));
@@ -179,6 +181,8 @@ export class HttpEntry implements Entry {
       this.server = undefined;
       this.connections = undefined;
     }
+    // The calls have ended: middlewares flush what they hold (the trace middleware's spans).
+    await this.callChain?.close(lifecycle);
   }
 
   /**

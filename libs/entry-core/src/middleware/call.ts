@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { LifecycleContext } from '../entry.js';
 import type { Event, EventHandle } from '../event/event.js';
 
 /** What a transport tells the middleware about one call. Its keys are the record's payload keys (ARCHITECTURE.md §5.1). */
@@ -71,7 +72,12 @@ export class CallContext {
    * may key on it. Undefined when no guard ran or the call is on its `ignore` list.
    */
   principal: CallPrincipal | undefined;
+  /** The call's trace and span ids (32 and 16 hex digits) once the trace middleware began its span, else ''. */
+  traceId = '';
+  spanId = '';
   private id: string | undefined;
+  private scopeRunner: CallScopeRunner | undefined;
+  private scopeState: unknown;
 
   constructor(
     readonly info: CallInfo,
@@ -87,10 +93,42 @@ export class CallContext {
     return this.id;
   }
 
+  /**
+   * Runs `fn.call(thisArg, arg)` inside the call's scope: what a middleware set with `setScope`
+   * (the trace middleware: the call's span as the active OpenTelemetry context, so that the
+   * handler's logs and client spans belong to it), else a direct call. Transports call the handler
+   * (and the up-calls that feed it messages) through it; nothing is allocated.
+   */
+  runInScope<T, A, R>(fn: (this: T, arg: A) => R, thisArg: T, arg: A): R {
+    const runner = this.scopeRunner;
+    return runner === undefined
+      ? fn.call(thisArg, arg)
+      : runner.run(this.scopeState, fn, thisArg, arg);
+  }
+
+  /**
+   * Sets the scope `runInScope` enters: `runner` (shared by the middleware's calls) with this
+   * call's `state`. One per call: a second call replaces the first.
+   */
+  /** The state `setScope` set (the trace middleware's OpenTelemetry context), else undefined. */
+  get scope(): unknown {
+    return this.scopeState;
+  }
+
+  setScope(runner: CallScopeRunner, state: unknown): void {
+    this.scopeRunner = runner;
+    this.scopeState = state;
+  }
+
   /** This call's record, for handlers' pairs, counters and timers (a no-op when logging is off). */
   get event(): EventHandle {
     return this.record ?? NOOP_EVENT;
   }
+}
+
+/** Enters a call's scope (see CallContext.runInScope): runs `fn.call(thisArg, arg)` inside `state`. */
+export interface CallScopeRunner {
+  run<T, A, R>(state: unknown, fn: (this: T, arg: A) => R, thisArg: T, arg: A): R;
 }
 
 /** Who a call is from, as a guard verified it. */
@@ -111,12 +149,15 @@ export interface CallPrincipal {
 export interface CallMiddleware {
   before?(call: CallContext): void | Promise<void>;
   after?(call: CallContext): void;
+  /** At the entry's interrupt, after its calls drained (e.g. flush spans), within `lc`'s budget. */
+  close?(lc: LifecycleContext): Promise<void>;
 }
 
 /** The middlewares of one entry, run as one. */
 export class CallChain {
   private readonly befores: Array<(c: CallContext) => void | Promise<void>>;
   private readonly afters: Array<(c: CallContext) => void>;
+  private readonly closers: Array<(lc: LifecycleContext) => Promise<void>>;
 
   constructor(middlewares: readonly CallMiddleware[]) {
     this.befores = middlewares.filter((m) => m.before).map((m) => m.before!.bind(m));
@@ -124,6 +165,7 @@ export class CallChain {
       .filter((m) => m.after)
       .map((m) => m.after!.bind(m))
       .reverse();
+    this.closers = middlewares.filter((m) => m.close).map((m) => m.close!.bind(m));
   }
 
   get empty(): boolean {
@@ -155,5 +197,10 @@ export class CallChain {
 
   after(call: CallContext): void {
     for (let i = 0; i < this.afters.length; i++) this.afters[i]!(call);
+  }
+
+  /** Closes the middlewares that hold something (see CallMiddleware.close); entries call it in interrupt. */
+  async close(lc: LifecycleContext): Promise<void> {
+    await Promise.all(this.closers.map((c) => c(lc)));
   }
 }

@@ -1,11 +1,12 @@
 import type { AnyMiddlewareDefinition } from './definition.js';
+import { traceDefinition } from './trace/index.js';
 
 /**
  * The middlewares svcboot ships, which boot.yaml can switch on under `middleware.<key>` of a grpc
  * or httpserver entry besides the built-in logging, prom and meta. Adding one to svcboot: write
  * its definition (one file plus its schema, ARCHITECTURE.md §9) and list it here.
  */
-export const middlewareDefinitions: readonly AnyMiddlewareDefinition[] = [];
+export const middlewareDefinitions: readonly AnyMiddlewareDefinition[] = [traceDefinition];
 
 const registered = new Map<string, AnyMiddlewareDefinition>();
 for (const d of middlewareDefinitions) registered.set(d.key, d);

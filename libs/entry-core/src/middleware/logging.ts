@@ -20,6 +20,9 @@ export class LoggingMiddleware implements CallMiddleware {
     const e = this.events.begin(call.info.operation, id, call.receivedMs, call.startHr);
     e.requestId = id;
     e.remoteAddr = call.info.remoteAddr;
+    // Set by the trace middleware (order 250, before this one) when it is on.
+    e.traceId = call.traceId;
+    e.spanId = call.spanId;
     call.record = e;
   }
 

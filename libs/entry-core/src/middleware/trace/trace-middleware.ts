@@ -1,0 +1,188 @@
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type TextMapGetter,
+  type TextMapPropagator,
+  type Tracer,
+  type TracerProvider,
+} from '@opentelemetry/api';
+import type { LifecycleContext } from '../../entry.js';
+import type { CallContext, CallHeaders, CallMiddleware } from '../call.js';
+import { isIgnored } from '../definition.js';
+import { CallRejection } from '../rejection.js';
+import { CONTEXT_RUNNER, withProvider } from './scope.js';
+
+/** The response header (metadata on gRPC) with the call's trace id. */
+export const TRACE_ID_HEADER = 'X-Trace-Id';
+
+/** gRPC code names (as `resCode` holds them) by number. */
+const CODE_NAMES = [
+  'OK',
+  'Canceled',
+  'Unknown',
+  'InvalidArgument',
+  'DeadlineExceeded',
+  'NotFound',
+  'AlreadyExists',
+  'PermissionDenied',
+  'ResourceExhausted',
+  'FailedPrecondition',
+  'Aborted',
+  'OutOfRange',
+  'Unimplemented',
+  'Internal',
+  'Unavailable',
+  'DataLoss',
+  'Unauthenticated',
+];
+const CODE_OF = new Map(CODE_NAMES.map((n, i) => [n, i]));
+/** grpc-gateway's HTTP status for each gRPC code (runtime.HTTPStatusFromCode). */
+const HTTP_OF_CODE = [
+  200, 499, 500, 400, 504, 404, 409, 403, 429, 400, 409, 400, 501, 500, 503, 500, 401,
+];
+/** The gRPC codes that mark a server span as failed (OpenTelemetry's RPC semantic conventions). */
+const SERVER_ERROR_CODES = new Set([2, 4, 12, 13, 14, 15]);
+
+/** Reads propagation headers from the call's request headers (gRPC metadata or HTTP headers). */
+const HEADER_GETTER: TextMapGetter<CallHeaders> = {
+  get: (carrier, key) => carrier.get(key),
+  // Propagators that list keys (none of W3C, B3 and baggage do on extract) see none.
+  keys: () => [],
+};
+
+/**
+ * One server span per call (the `trace` middleware, order 250): the incoming trace from the
+ * request headers, the span active while the handler runs (the call's scope), its ids on the call
+ * (for the record and `X-Trace-Id`), ended in `after` with the result code.
+ */
+export class TraceMiddleware implements CallMiddleware {
+  constructor(
+    private readonly tracer: Tracer,
+    private readonly provider: TracerProvider & {
+      forceFlush(): Promise<void>;
+      shutdown(): Promise<void>;
+    },
+    private readonly propagator: TextMapPropagator,
+    private readonly ignore: readonly string[],
+  ) {}
+
+  before(call: CallContext): void {
+    if (this.ignore.length > 0 && isIgnored(this.ignore, call.info)) return;
+    const parent = this.propagator.extract(ROOT_CONTEXT, call.headers, HEADER_GETTER);
+    const info = call.info;
+    const attributes: Attributes = {};
+    let name: string;
+    if (info.grpcService !== undefined) {
+      name = `${info.grpcService}/${info.grpcMethod}`;
+      attributes['rpc.system'] = 'grpc';
+      attributes['rpc.service'] = info.grpcService;
+      attributes['rpc.method'] = info.grpcMethod;
+      if (info.gwMethod !== undefined) {
+        attributes['http.request.method'] = info.gwMethod;
+        attributes['url.path'] = info.gwPath;
+        if (info.restPath) attributes['http.route'] = info.restPath;
+      }
+    } else {
+      // The route template is known once the router matched: `after` renames the span.
+      name = info.operation;
+      attributes['http.request.method'] = info.apiMethod;
+      attributes['url.path'] = info.apiPath;
+    }
+    const host = call.headers.get('host');
+    if (host) attributes['server.address'] = hostOnly(host);
+    const peer = info.remoteAddr;
+    const colon = peer.lastIndexOf(':');
+    if (colon > 0) {
+      attributes['network.peer.address'] = unbracket(peer.slice(0, colon));
+      const port = Number(peer.slice(colon + 1));
+      if (port > 0) attributes['network.peer.port'] = port;
+    } else if (peer) attributes['network.peer.address'] = peer;
+    const span = this.tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+    const sc = span.spanContext();
+    call.traceId = sc.traceId;
+    call.spanId = sc.spanId;
+    call.headers.set(TRACE_ID_HEADER, sc.traceId);
+    call.setScope(CONTEXT_RUNNER, withProvider(trace.setSpan(parent, span), this.provider));
+  }
+
+  after(call: CallContext): void {
+    if (call.traceId === '') return;
+    const span = trace.getSpan(call.scope as Context);
+    if (span === undefined || !span.isRecording()) {
+      span?.end();
+      return;
+    }
+    const info = call.info;
+    const code = call.resCode;
+    const error = call.error;
+    if (info.grpcService !== undefined) {
+      const n = CODE_OF.get(code) ?? 2;
+      span.setAttribute('rpc.grpc.status_code', n);
+      if (info.gwMethod !== undefined)
+        span.setAttribute('http.response.status_code', n === 1 ? 499 : HTTP_OF_CODE[n]!);
+      if (SERVER_ERROR_CODES.has(n))
+        span.setStatus({ code: SpanStatusCode.ERROR, message: messageOf(error) || code });
+    } else {
+      const status = Number(code);
+      span.setAttribute('http.response.status_code', status);
+      if (info.restPath) {
+        span.setAttribute('http.route', info.restPath);
+        span.updateName(`${info.apiMethod} ${info.restPath}`);
+      }
+      if (status >= 500)
+        span.setStatus({ code: SpanStatusCode.ERROR, message: messageOf(error) || code });
+    }
+    if (error instanceof CallRejection) rejected(span, error);
+    else if (error instanceof Error) span.recordException(error);
+    span.end();
+  }
+
+  /** Exports what is still batched and stops the exporters, within the interrupt's budget. */
+  async close(lc: LifecycleContext): Promise<void> {
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<void>((resolve) => {
+      onAbort = resolve;
+      if (lc.signal.aborted) resolve();
+      else lc.signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      await Promise.race([this.provider.shutdown(), aborted]);
+    } finally {
+      lc.signal.removeEventListener('abort', onAbort!);
+    }
+  }
+}
+
+/** A rejection as a span event: which middleware, why, with which status. */
+function rejected(span: Span, err: CallRejection): void {
+  const attributes: Attributes = { 'svc.rejection.status': err.status, message: err.message };
+  if (err.source) {
+    attributes['svc.rejection.middleware'] = err.source.middleware;
+    attributes['svc.rejection.reason'] = err.source.reason;
+  }
+  span.addEvent('call.rejected', attributes);
+}
+
+function messageOf(error: unknown): string {
+  if (error === undefined || error === null) return '';
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** `example.com:8080` → `example.com`; `[::1]:8080` → `::1`. */
+function hostOnly(host: string): string {
+  if (host.startsWith('[')) {
+    const end = host.indexOf(']');
+    return end > 0 ? host.slice(1, end) : host;
+  }
+  const colon = host.indexOf(':');
+  return colon < 0 ? host : host.slice(0, colon);
+}
+
+function unbracket(address: string): string {
+  return address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
+}
