@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LifecycleContext } from '../entry.js';
 import type { Event, EventHandle } from '../event/event.js';
+import { CallRejection } from './rejection.js';
 
 /** What a transport tells the middleware about one call. Its keys are the record's payload keys (ARCHITECTURE.md §5.1). */
 export interface CallInfo {
@@ -72,6 +73,11 @@ export class CallContext {
    * may key on it. Undefined when no guard ran or the call is on its `ignore` list.
    */
   principal: CallPrincipal | undefined;
+  /**
+   * The CallRejection a middleware's `before` refused the call with (set by the chain; the
+   * transports put the message in `error`), for the afters: record pairs, metrics, span event.
+   */
+  rejection: CallRejection | undefined;
   /** The call's trace and span ids (32 and 16 hex digits) once the trace middleware began its span, else ''. */
   traceId = '';
   spanId = '';
@@ -124,6 +130,11 @@ export class CallContext {
   get event(): EventHandle {
     return this.record ?? NOOP_EVENT;
   }
+}
+
+/** Keeps a `before`'s CallRejection on the call, whatever the transport then puts in `error`. */
+function noteRejection(call: CallContext, err: unknown): void {
+  if (err instanceof CallRejection) call.rejection = err;
 }
 
 /** Enters a call's scope (see CallContext.runInScope): runs `fn.call(thisArg, arg)` inside `state`. */
@@ -179,19 +190,29 @@ export class CallChain {
    */
   before(call: CallContext): void | Promise<void> {
     const befores = this.befores;
-    for (let i = 0; i < befores.length; i++) {
-      const r = befores[i]!(call);
-      if (r !== undefined) return this.beforeFrom(r, i + 1, call);
+    try {
+      for (let i = 0; i < befores.length; i++) {
+        const r = befores[i]!(call);
+        if (r !== undefined) return this.beforeFrom(r, i + 1, call);
+      }
+    } catch (err) {
+      noteRejection(call, err);
+      throw err;
     }
     return undefined;
   }
 
   private async beforeFrom(pending: Promise<void>, from: number, call: CallContext): Promise<void> {
-    await pending;
-    const befores = this.befores;
-    for (let i = from; i < befores.length; i++) {
-      const r = befores[i]!(call);
-      if (r !== undefined) await r;
+    try {
+      await pending;
+      const befores = this.befores;
+      for (let i = from; i < befores.length; i++) {
+        const r = befores[i]!(call);
+        if (r !== undefined) await r;
+      }
+    } catch (err) {
+      noteRejection(call, err);
+      throw err;
     }
   }
 

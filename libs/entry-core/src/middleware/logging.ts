@@ -44,7 +44,7 @@ export class LoggingMiddleware implements CallMiddleware {
       for (const k of this.payloads.keys) merged[k] = info[k] ?? '';
       e.payloads = Object.assign(merged, added);
     }
-    const error = call.error;
+    const error = call.rejection ?? call.error;
     if (error !== undefined && error !== null) {
       e.setError(error);
       if (error instanceof CallRejection && error.source) {

@@ -53,7 +53,11 @@ export type TraceConfig = z.output<typeof traceSchema>;
  * An endpoint as a URL: `host:port` gets `http://` (insecure) or `https://`; a URL without a path
  * gets `defaultPath`. Undefined when it is neither.
  */
-export function toUrl(endpoint: string, insecure: boolean, defaultPath: string): string | undefined {
+export function toUrl(
+  endpoint: string,
+  insecure: boolean,
+  defaultPath: string,
+): string | undefined {
   const text = /^[a-z][a-z0-9+.-]*:\/\//i.test(endpoint)
     ? endpoint
     : `${insecure ? 'http' : 'https'}://${endpoint}`;

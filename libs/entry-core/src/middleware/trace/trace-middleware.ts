@@ -137,7 +137,8 @@ export class TraceMiddleware implements CallMiddleware {
       if (status >= 500)
         span.setStatus({ code: SpanStatusCode.ERROR, message: messageOf(error) || code });
     }
-    if (error instanceof CallRejection) rejected(span, error);
+    const rejection = call.rejection ?? (error instanceof CallRejection ? error : undefined);
+    if (rejection !== undefined) rejected(span, rejection);
     else if (error instanceof Error) span.recordException(error);
     span.end();
   }

@@ -1,4 +1,8 @@
-import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  CompositePropagator,
+  W3CBaggagePropagator,
+  W3CTraceContextPropagator,
+} from '@opentelemetry/core';
 import type { TextMapPropagator } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { ZipkinExporter } from '@opentelemetry/exporter-zipkin';
@@ -46,7 +50,9 @@ export function createProvider(
       ),
     );
   if (file.enabled)
-    processors.push(new BatchSpanProcessor(new FileSpanExporter(ctx.output(file.outputPath)), batch));
+    processors.push(
+      new BatchSpanProcessor(new FileSpanExporter(ctx.output(file.outputPath)), batch),
+    );
   if (zipkin.enabled)
     processors.push(
       new BatchSpanProcessor(
