@@ -266,7 +266,24 @@ describe('the trace middleware on a grpc entry, exported over OTLP/HTTP protobuf
     );
     expect(streamHeaders.get('x-trace-id')).toHaveLength(1);
 
+    // Gateway: the header on a rejection's error answer and on an NDJSON stream that fails midway.
+    const refused = await fetch(`${running.base}/v1/shelves/s1`, { headers: { deny: 'yes' } });
+    expect(refused.status).toBe(403);
+    await refused.arrayBuffer();
+    expect(refused.headers.get('x-trace-id')).toMatch(/^[0-9a-f]{32}$/);
+    const streamed = await fetch(`${running.base}/v1/shelves/s1/books?count=-1`, {
+      headers: { traceparent: TRACEPARENT },
+    });
+    expect(await streamed.text()).toContain('negative count');
+    expect(streamed.headers.get('x-trace-id')).toBe(TRACE_ID);
+
     await running.app.shutdown('test');
+    const gwRejected = byName(receiver.spans, 'test.v1.Library/GetShelf')[0]!;
+    expect(gwRejected.attributes).toMatchObject({
+      'rpc.grpc.status_code': 7,
+      'http.response.status_code': 403,
+    });
+    expect(gwRejected.events.map((e) => e.name)).toEqual(['call.rejected']);
     const ping = byName(receiver.spans, 'test.v1.Library/Ping');
     expect(ping).toHaveLength(2);
     const traced = ping.find((p) => p.traceId === TRACE_ID)!;
@@ -297,7 +314,7 @@ describe('the trace middleware on a grpc entry, exported over OTLP/HTTP protobuf
     expect(fail.attributes['rpc.grpc.status_code']).toBe(13);
     // OTLP's STATUS_CODE_ERROR is 2.
     expect(fail.status.code).toBe(2);
-    expect(byName(receiver.spans, 'test.v1.Library/ListBooks')).toHaveLength(1);
+    expect(byName(receiver.spans, 'test.v1.Library/ListBooks')).toHaveLength(2);
   });
 
   it('sampleRatio 0 exports nothing for new traces but still gives each call its ids; a sampled incoming parent is followed', async () => {

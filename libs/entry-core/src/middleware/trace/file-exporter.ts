@@ -14,15 +14,15 @@ export function spanLine(s: ReadableSpan): string {
     parentSpanId: s.parentSpanContext?.spanId ?? '',
     name: s.name,
     kind: KINDS[s.kind] ?? String(s.kind),
-    startTimeUnixMicro: hrTimeToMicroseconds(s.startTime),
-    endTimeUnixMicro: hrTimeToMicroseconds(s.endTime),
+    startTimeUnixMicro: Math.round(hrTimeToMicroseconds(s.startTime)),
+    endTimeUnixMicro: Math.round(hrTimeToMicroseconds(s.endTime)),
     attributes: s.attributes,
     status: s.status.message
       ? { code: STATUS[s.status.code], message: s.status.message }
       : { code: STATUS[s.status.code] },
     events: s.events.map((e) => ({
       name: e.name,
-      timeUnixMicro: hrTimeToMicroseconds(e.time),
+      timeUnixMicro: Math.round(hrTimeToMicroseconds(e.time)),
       attributes: e.attributes ?? {},
     })),
     resource: s.resource.attributes,
