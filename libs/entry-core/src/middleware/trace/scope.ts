@@ -21,6 +21,21 @@ export function withProvider(ctx: Context, provider: TracerProvider): Context {
   return ctx.setValue(PROVIDER_KEY, provider);
 }
 
+/** The providers of the trace middlewares in this process (until their entry's interrupt). */
+const providers = new Set<TracerProvider>();
+export function addProvider(p: TracerProvider): void {
+  providers.add(p);
+}
+export function removeProvider(p: TracerProvider): void {
+  providers.delete(p);
+}
+/** The one provider when a single entry traces; else undefined (calls then carry theirs in their context). */
+export function soleProvider(): TracerProvider | undefined {
+  if (providers.size !== 1) return undefined;
+  for (const p of providers) return p;
+  return undefined;
+}
+
 /** Enters a call's context (CallContext.runInScope): OpenTelemetry's `context.with`. */
 export const CONTEXT_RUNNER: CallScopeRunner = {
   run: (state, fn, thisArg, arg) => context.with(state as Context, fn, thisArg, arg),
@@ -76,7 +91,12 @@ class ContextualTracer implements Tracer {
   ) {}
 
   private resolve(ctx: Context): Tracer {
-    const provider = ctx.getValue(PROVIDER_KEY) as TracerProvider | undefined;
+    // Only the server span's context makes a client span ours: anything else (an app's own
+    // OpenTelemetry setup, no span) goes to the global provider.
+    const provider =
+      trace.getSpan(ctx) === undefined
+        ? undefined
+        : ((ctx.getValue(PROVIDER_KEY) as TracerProvider | undefined) ?? soleProvider());
     if (provider === undefined) return trace.getTracer(this.name, this.version);
     let tracer = this.byProvider.get(provider);
     if (tracer === undefined) {

@@ -6,16 +6,23 @@ import {
   type Attributes,
   type Context,
   type Span,
+  type SpanOptions,
   type TextMapGetter,
   type TextMapPropagator,
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
 import type { LifecycleContext } from '../../entry.js';
-import type { CallContext, CallHeaders, CallMiddleware } from '../call.js';
+import type { CallContext, CallHeaders, CallInfo, CallMiddleware } from '../call.js';
 import { isIgnored } from '../definition.js';
 import { CallRejection } from '../rejection.js';
-import { CONTEXT_RUNNER, withProvider } from './scope.js';
+import {
+  addProvider,
+  CONTEXT_RUNNER,
+  removeProvider,
+  soleProvider,
+  withProvider,
+} from './scope.js';
 
 /** The response header (metadata on gRPC) with the call's trace id. */
 export const TRACE_ID_HEADER = 'X-Trace-Id';
@@ -69,45 +76,38 @@ export class TraceMiddleware implements CallMiddleware {
     },
     private readonly propagator: TextMapPropagator,
     private readonly ignore: readonly string[],
-  ) {}
+  ) {
+    addProvider(provider);
+  }
+
+  private readonly names = new Map<string, string>();
 
   before(call: CallContext): void {
-    if (this.ignore.length > 0 && isIgnored(this.ignore, call.info)) return;
-    const parent = this.propagator.extract(ROOT_CONTEXT, call.headers, HEADER_GETTER);
     const info = call.info;
-    const attributes: Attributes = {};
-    let name: string;
-    if (info.grpcService !== undefined) {
-      name = `${info.grpcService}/${info.grpcMethod}`;
-      attributes['rpc.system'] = 'grpc';
-      attributes['rpc.service'] = info.grpcService;
-      attributes['rpc.method'] = info.grpcMethod;
-      if (info.gwMethod !== undefined) {
-        attributes['http.request.method'] = info.gwMethod;
-        attributes['url.path'] = info.gwPath;
-        if (info.restPath) attributes['http.route'] = info.restPath;
-      }
-    } else {
-      // The route template is known once the router matched: `after` renames the span.
-      name = info.operation;
-      attributes['http.request.method'] = info.apiMethod;
-      attributes['url.path'] = info.apiPath;
-    }
-    const host = call.headers.get('host');
-    if (host) attributes['server.address'] = hostOnly(host);
-    const peer = info.remoteAddr;
-    const colon = peer.lastIndexOf(':');
-    if (colon > 0) {
-      attributes['network.peer.address'] = unbracket(peer.slice(0, colon));
-      const port = Number(peer.slice(colon + 1));
-      if (port > 0) attributes['network.peer.port'] = port;
-    } else if (peer) attributes['network.peer.address'] = peer;
-    const span = this.tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+    if (this.ignore.length > 0 && isIgnored(this.ignore, info)) return;
+    const parent = this.propagator.extract(ROOT_CONTEXT, call.headers, HEADER_GETTER);
+    // The route template is known once the router matched: `after` renames an httpserver span.
+    const name = info.grpcService === undefined ? info.operation : this.rpcName(info);
+    // Attributes only for a span that records: an unsampled call costs no attribute object.
+    const span = this.tracer.startSpan(name, SERVER, parent);
+    if (span.isRecording()) span.setAttributes(startAttributes(call));
     const sc = span.spanContext();
     call.traceId = sc.traceId;
     call.spanId = sc.spanId;
     call.headers.set(TRACE_ID_HEADER, sc.traceId);
-    call.setScope(CONTEXT_RUNNER, withProvider(trace.setSpan(parent, span), this.provider));
+    const active = trace.setSpan(parent, span);
+    // With one tracing entry in the process, client spans find its provider without a context key.
+    call.setScope(CONTEXT_RUNNER, soleProvider() ? active : withProvider(active, this.provider));
+  }
+
+  /** `pkg.Svc/Method`, once per operation. */
+  private rpcName(info: CallInfo): string {
+    let name = this.names.get(info.operation);
+    if (name === undefined) {
+      name = `${info.grpcService}/${info.grpcMethod}`;
+      if (this.names.size < 10_000) this.names.set(info.operation, name);
+    }
+    return name;
   }
 
   after(call: CallContext): void {
@@ -151,12 +151,44 @@ export class TraceMiddleware implements CallMiddleware {
       if (lc.signal.aborted) resolve();
       else lc.signal.addEventListener('abort', onAbort, { once: true });
     });
+    removeProvider(this.provider);
     try {
       await Promise.race([this.provider.shutdown(), aborted]);
     } finally {
       lc.signal.removeEventListener('abort', onAbort!);
     }
   }
+}
+
+const SERVER: SpanOptions = { kind: SpanKind.SERVER };
+
+/** The attributes known when the call begins (the result's come in `after`). */
+function startAttributes(call: CallContext): Attributes {
+  const info = call.info;
+  const attributes: Attributes = {};
+  if (info.grpcService !== undefined) {
+    attributes['rpc.system'] = 'grpc';
+    attributes['rpc.service'] = info.grpcService;
+    attributes['rpc.method'] = info.grpcMethod;
+    if (info.gwMethod !== undefined) {
+      attributes['http.request.method'] = info.gwMethod;
+      attributes['url.path'] = info.gwPath;
+      if (info.restPath) attributes['http.route'] = info.restPath;
+    }
+  } else {
+    attributes['http.request.method'] = info.apiMethod;
+    attributes['url.path'] = info.apiPath;
+  }
+  const host = call.headers.get('host');
+  if (host) attributes['server.address'] = hostOnly(host);
+  const peer = info.remoteAddr;
+  const colon = peer.lastIndexOf(':');
+  if (colon > 0) {
+    attributes['network.peer.address'] = unbracket(peer.slice(0, colon));
+    const port = Number(peer.slice(colon + 1));
+    if (port > 0) attributes['network.peer.port'] = port;
+  } else if (peer) attributes['network.peer.address'] = peer;
+  return attributes;
 }
 
 /** A rejection as a span event: which middleware, why, with which status. */

@@ -9,10 +9,13 @@ import { ZipkinExporter } from '@opentelemetry/exporter-zipkin';
 import { B3InjectEncoding, B3Propagator } from '@opentelemetry/propagator-b3';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
   BasicTracerProvider,
   BatchSpanProcessor,
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
+  type Sampler,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
@@ -70,9 +73,16 @@ export function createProvider(
       'svc.entry.name': entry.entryName,
       'svc.entry.type': entry.entryType,
     }),
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.sampleRatio) }),
+    sampler: new ParentBasedSampler({ root: rootSampler(config.sampleRatio) }),
     spanProcessors: processors,
   });
+}
+
+/** The sampler of new traces: the ratio one reads the trace id; 1 and 0 need not. */
+function rootSampler(ratio: number): Sampler {
+  if (ratio >= 1) return new AlwaysOnSampler();
+  if (ratio <= 0) return new AlwaysOffSampler();
+  return new TraceIdRatioBasedSampler(ratio);
 }
 
 /** W3C trace context and baggage, or B3 (single or multi headers in, multi out) and baggage. */
