@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { credentials, loadPackageDefinition, Metadata } from '@grpc/grpc-js';
@@ -13,8 +13,9 @@ import {
 } from '@svcboot/entry-core';
 import { kvEntry } from '@svcboot/entry-kv';
 import { relationalDbEntry } from '@svcboot/entry-sql';
+import { trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
-import { grpcEntry } from './index.js';
+import { callContextOf, grpcEntry } from './index.js';
 import {
   libraryDefinition,
   libraryImplementation,
@@ -43,6 +44,8 @@ interface Running {
 }
 
 let running: Running | undefined;
+/** For each client-streamed message: was the call's span the active one when it arrived? */
+const inScope: boolean[] = [];
 let receiver: OtlpReceiver | undefined;
 afterEach(async () => {
   if (running) {
@@ -63,6 +66,12 @@ async function start(otlpUrl: string, traceYaml = ''): Promise<Running> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-trace-'));
   const events = path.join(dir, 'events.log');
   const logs = path.join(dir, 'app.log');
+  // Client streaming over the gateway needs an HTTP rule (unbound methods are unary or server streaming).
+  const mapping = path.join(dir, 'gw_mapping.yaml');
+  await writeFile(
+    mapping,
+    'type: google.api.Service\nconfig_version: 3\nhttp:\n  rules:\n    - selector: test.v1.Library.Collect\n      post: /v1/collect\n      body: "*"\n',
+  );
   const app = await boot({
     argv: [],
     env: { ...process.env, DOMAIN: 'test' },
@@ -92,6 +101,8 @@ grpc:
     loggerEntry: applog
     eventEntry: records
     enableSvcGwOption: true
+    generateUnboundMethods: true
+    gwMappingFiles: ["${mapping}"]
     protos:
       files: ["${libraryProto}"]
       includeDirs: ["${protoDir}"]
@@ -121,6 +132,17 @@ ${traceYaml}`,
         log.info({ got, rows: rows.length }, 'shelf handled');
         cb(null, { name: call.request.name, tags: ['traced'] });
       })().catch((err: unknown) => cb(err));
+    },
+    // A client stream: each message must arrive with the call's span active (the transports' hook).
+    Collect: (
+      call: NodeJS.EventEmitter & { metadata: Metadata },
+      cb: (e: unknown, r?: unknown) => void,
+    ) => {
+      const mine = callContextOf(call)?.spanId;
+      call.on('data', () => {
+        inScope.push(trace.getActiveSpan()?.spanContext().spanId === mine && mine !== undefined);
+      });
+      call.on('end', () => cb(null, { hits: [] }));
     },
   } as typeof libraryImplementation);
   // A guard refusing calls that carry `deny`: its rejection becomes an event of the span.
@@ -265,6 +287,20 @@ describe('the trace middleware on a grpc entry, exported over OTLP/HTTP protobuf
         .on('error', resolve),
     );
     expect(streamHeaders.get('x-trace-id')).toHaveLength(1);
+
+    inScope.length = 0;
+    const collect = running.client['Collect']!(() => undefined) as NodeJS.WritableStream;
+    collect.write({ title: 'a' } as never);
+    await new Promise((r) => setTimeout(r, 20));
+    collect.write({ title: 'b' } as never);
+    collect.end();
+    await new Promise((r) => setTimeout(r, 50));
+    const gwCollect = await fetch(`${running.base}/v1/collect`, {
+      method: 'POST',
+      body: '{"title":"c"}\n{"title":"d"}\n',
+    });
+    expect([gwCollect.status, await gwCollect.text()]).toEqual([200, expect.anything()]);
+    expect(inScope).toEqual([true, true, true, true]);
 
     // Gateway: the header on a rejection's error answer and on an NDJSON stream that fails midway.
     const refused = await fetch(`${running.base}/v1/shelves/s1`, { headers: { deny: 'yes' } });
