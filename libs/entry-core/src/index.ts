@@ -176,8 +176,8 @@ export {
   traceSchema,
   registerClientTracing,
   connectorTracerProvider,
-  spanLine,
   type TraceConfig,
+  type TraceSetup,
   type ClientTracingInstaller,
 } from './middleware/trace/index.js';
 export {

@@ -1,4 +1,3 @@
-import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { registerClientTracing } from '@svcboot/entry-core';
 import { Redis } from 'ioredis';
 
@@ -8,7 +7,9 @@ import { Redis } from 'ioredis';
  * needs a module loader hook, which an ESM app does not have unless started with one). Only
  * commands sent while a span is active get one (a call's handler, not the bootstrap ping).
  */
-registerClientTracing((provider) => {
+registerClientTracing(async (provider) => {
+  // Loaded only once an entry traces.
+  const { IORedisInstrumentation } = await import('@opentelemetry/instrumentation-ioredis');
   const instrumentation = new IORedisInstrumentation({ enabled: false, requireParentSpan: true });
   instrumentation.setTracerProvider(provider);
   for (const def of instrumentation.getModuleDefinitions())

@@ -1,4 +1,3 @@
-import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { registerClientTracing } from '@svcboot/entry-core';
 import pg from 'pg';
 
@@ -8,7 +7,9 @@ import pg from 'pg';
  * module loader hook, which an ESM app does not have unless started with one). Only queries sent
  * while a span is active get one (a call's handler, not the bootstrap ping).
  */
-registerClientTracing((provider) => {
+registerClientTracing(async (provider) => {
+  // Loaded only once an entry traces.
+  const { PgInstrumentation } = await import('@opentelemetry/instrumentation-pg');
   const instrumentation = new PgInstrumentation({ enabled: false, requireParentSpan: true });
   instrumentation.setTracerProvider(provider);
   for (const def of instrumentation.getModuleDefinitions()) if (def.name === 'pg') def.patch?.(pg);

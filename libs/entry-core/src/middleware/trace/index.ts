@@ -1,7 +1,6 @@
 import { MiddlewareOrder, type MiddlewareDefinition } from '../definition.js';
 import { traceSchema, type TraceConfig } from './schema.js';
 import { installTracing } from './scope.js';
-import { createPropagator, createProvider } from './tracer.js';
 import { TraceMiddleware } from './trace-middleware.js';
 
 /**
@@ -13,22 +12,23 @@ export const traceDefinition: MiddlewareDefinition<TraceConfig> = {
   order: MiddlewareOrder.Trace,
   schema: traceSchema,
   create(config, ctx, entry) {
-    installTracing();
-    const provider = createProvider(config, ctx, entry);
-    return new TraceMiddleware(
-      provider.getTracer('@svcboot/entry-core'),
-      provider,
-      createPropagator(config.propagator),
-      config.ignore,
-    );
+    // The SDK and exporters load with the first entry that traces, not with entry-core.
+    const setup = Promise.all([import('./tracer.js'), installTracing()]).then(([t]) => {
+      const provider = t.createProvider(config, ctx, entry);
+      return {
+        provider,
+        tracer: provider.getTracer('@svcboot/entry-core'),
+        propagator: t.createPropagator(config.propagator),
+      };
+    });
+    return new TraceMiddleware(setup, config.ignore);
   },
 };
 
-export { TRACE_ID_HEADER, TraceMiddleware } from './trace-middleware.js';
+export { TRACE_ID_HEADER, TraceMiddleware, type TraceSetup } from './trace-middleware.js';
 export { traceSchema, type TraceConfig } from './schema.js';
 export {
   registerClientTracing,
   connectorTracerProvider,
   type ClientTracingInstaller,
 } from './scope.js';
-export { spanLine } from './file-exporter.js';

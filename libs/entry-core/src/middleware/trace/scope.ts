@@ -10,7 +10,6 @@ import {
   type TracerOptions,
   type TracerProvider,
 } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import type { CallScopeRunner } from '../call.js';
 import { setLogCorrelation } from '../../logger.js';
 
@@ -41,21 +40,26 @@ export const CONTEXT_RUNNER: CallScopeRunner = {
   run: (state, fn, thisArg, arg) => context.with(state as Context, fn, thisArg, arg),
 };
 
+let installing: Promise<void> | undefined;
 let installed = false;
 
 /**
  * Once per process, at the first trace middleware: an AsyncLocalStorage context manager (unless
  * the app registered one, e.g. with the OpenTelemetry Node SDK), app log lines get the active
- * span's ids, and the connectors' client tracing (registerClientTracing) is switched on.
+ * span's ids, and the connectors' client tracing (registerClientTracing) is switched on. Settles
+ * once all of it is in place.
  */
-export function installTracing(): void {
-  if (installed) return;
-  installed = true;
-  const manager = new AsyncLocalStorageContextManager();
-  // Refused when the app registered one first: that one stays.
-  if (!context.setGlobalContextManager(manager.enable())) manager.disable();
-  setLogCorrelation(activeIds);
-  for (const install of installers) install(connectorTracerProvider);
+export function installTracing(): Promise<void> {
+  installing ??= (async () => {
+    const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+    const manager = new AsyncLocalStorageContextManager();
+    // Refused when the app registered one first: that one stays.
+    if (!context.setGlobalContextManager(manager.enable())) manager.disable();
+    setLogCorrelation(activeIds);
+    installed = true;
+    await Promise.all(installers.map((install) => install(connectorTracerProvider)));
+  })();
+  return installing;
 }
 
 function activeIds(): Record<string, string> | undefined {
@@ -66,7 +70,7 @@ function activeIds(): Record<string, string> | undefined {
 }
 
 /** Switches on a connector's client spans with the provider it is given (see registerClientTracing). */
-export type ClientTracingInstaller = (provider: TracerProvider) => void;
+export type ClientTracingInstaller = (provider: TracerProvider) => void | Promise<void>;
 const installers: ClientTracingInstaller[] = [];
 
 /**
@@ -77,7 +81,7 @@ const installers: ClientTracingInstaller[] = [];
  */
 export function registerClientTracing(install: ClientTracingInstaller): void {
   installers.push(install);
-  if (installed) install(connectorTracerProvider);
+  if (installed) void install(connectorTracerProvider);
 }
 
 /** A tracer that starts spans with the provider found in the context they start in. */

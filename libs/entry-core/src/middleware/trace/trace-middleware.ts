@@ -67,29 +67,52 @@ const HEADER_GETTER: TextMapGetter<CallHeaders> = {
  * request headers, the span active while the handler runs (the call's scope), its ids on the call
  * (for the record and `X-Trace-Id`), ended in `after` with the result code.
  */
-export class TraceMiddleware implements CallMiddleware {
-  constructor(
-    private readonly tracer: Tracer,
-    private readonly provider: TracerProvider & {
-      forceFlush(): Promise<void>;
-      shutdown(): Promise<void>;
-    },
-    private readonly propagator: TextMapPropagator,
-    private readonly ignore: readonly string[],
-  ) {
-    addProvider(provider);
-  }
+/** What a trace middleware works with, once the SDK is loaded. */
+export interface TraceSetup {
+  readonly tracer: Tracer;
+  readonly provider: TracerProvider & { shutdown(): Promise<void> };
+  readonly propagator: TextMapPropagator;
+}
 
+export class TraceMiddleware implements CallMiddleware {
+  private setup: TraceSetup | undefined;
+  private readonly loading: Promise<void> | undefined;
   private readonly names = new Map<string, string>();
 
-  before(call: CallContext): void {
+  /**
+   * `setup` may be a promise (the SDK and exporters are loaded when the first entry with tracing
+   * is created, not when entry-core is imported): calls that begin before it settles wait for it.
+   */
+  constructor(
+    setup: TraceSetup | Promise<TraceSetup>,
+    private readonly ignore: readonly string[],
+  ) {
+    if (setup instanceof Promise)
+      this.loading = setup.then((s) => {
+        this.ready(s);
+      });
+    else this.ready(setup);
+  }
+
+  private ready(setup: TraceSetup): void {
+    this.setup = setup;
+    addProvider(setup.provider);
+  }
+
+  before(call: CallContext): void | Promise<void> {
+    const setup = this.setup;
+    if (setup === undefined) return this.loading!.then(() => this.begin(call, this.setup!));
+    this.begin(call, setup);
+  }
+
+  private begin(call: CallContext, setup: TraceSetup): void {
     const info = call.info;
     if (this.ignore.length > 0 && isIgnored(this.ignore, info)) return;
-    const parent = this.propagator.extract(ROOT_CONTEXT, call.headers, HEADER_GETTER);
+    const parent = setup.propagator.extract(ROOT_CONTEXT, call.headers, HEADER_GETTER);
     // The route template is known once the router matched: `after` renames an httpserver span.
     const name = info.grpcService === undefined ? info.operation : this.rpcName(info);
     // Attributes only for a span that records: an unsampled call costs no attribute object.
-    const span = this.tracer.startSpan(name, SERVER, parent);
+    const span = setup.tracer.startSpan(name, SERVER, parent);
     if (span.isRecording()) span.setAttributes(startAttributes(call));
     const sc = span.spanContext();
     call.traceId = sc.traceId;
@@ -97,7 +120,7 @@ export class TraceMiddleware implements CallMiddleware {
     call.headers.set(TRACE_ID_HEADER, sc.traceId);
     const active = trace.setSpan(parent, span);
     // With one tracing entry in the process, client spans find its provider without a context key.
-    call.setScope(CONTEXT_RUNNER, soleProvider() ? active : withProvider(active, this.provider));
+    call.setScope(CONTEXT_RUNNER, soleProvider() ? active : withProvider(active, setup.provider));
   }
 
   /** `pkg.Svc/Method`, once per operation. */
@@ -143,6 +166,13 @@ export class TraceMiddleware implements CallMiddleware {
     span.end();
   }
 
+  private async shutdown(): Promise<void> {
+    if (this.setup === undefined) await this.loading;
+    const provider = this.setup!.provider;
+    removeProvider(provider);
+    await provider.shutdown();
+  }
+
   /** Exports what is still batched and stops the exporters, within the interrupt's budget. */
   async close(lc: LifecycleContext): Promise<void> {
     let onAbort: (() => void) | undefined;
@@ -151,9 +181,8 @@ export class TraceMiddleware implements CallMiddleware {
       if (lc.signal.aborted) resolve();
       else lc.signal.addEventListener('abort', onAbort, { once: true });
     });
-    removeProvider(this.provider);
     try {
-      await Promise.race([this.provider.shutdown(), aborted]);
+      await Promise.race([this.shutdown(), aborted]);
     } finally {
       lc.signal.removeEventListener('abort', onAbort!);
     }

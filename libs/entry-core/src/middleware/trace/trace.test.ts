@@ -7,7 +7,7 @@ import {
   type ReadableSpan,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Event } from '../../event/event.js';
 import { encodeJson, makeScope } from '../../event/encode.js';
 import { createAppLogger } from '../../logger.js';
@@ -39,16 +39,15 @@ function headers(
 }
 
 function tracing(exporter: SpanExporter = new InMemorySpanExporter(), ignore: string[] = []) {
-  installTracing();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   const mw = new TraceMiddleware(
-    provider.getTracer('test'),
-    provider,
-    new W3CTraceContextPropagator(),
+    { tracer: provider.getTracer('test'), provider, propagator: new W3CTraceContextPropagator() },
     ignore,
   );
   return { mw, provider };
 }
+
+beforeAll(() => installTracing());
 
 describe('middleware.trace options', () => {
   it('defaults: off, W3C, every trace sampled, exporters off with their default endpoints', () => {
@@ -155,6 +154,29 @@ describe('TraceMiddleware', () => {
     expect(span!.events.map((e) => [e.name, e.attributes?.['svc.rejection.middleware']])).toEqual([
       ['call.rejected', 'auth'],
     ]);
+  });
+
+  it('while the SDK loads, a call waits for it and then gets its span', async () => {
+    const provider = new BasicTracerProvider();
+    let settle!: () => void;
+    const loaded = new Promise<void>((r) => {
+      settle = r;
+    });
+    const mw = new TraceMiddleware(
+      loaded.then(() => ({
+        tracer: provider.getTracer('test'),
+        provider,
+        propagator: new W3CTraceContextPropagator(),
+      })),
+      [],
+    );
+    const call = new CallContext(info, headers());
+    const pending = mw.before(call);
+    expect(pending).toBeInstanceOf(Promise);
+    expect(call.traceId).toBe('');
+    settle();
+    await pending;
+    expect(call.traceId).toMatch(/^[0-9a-f]{32}$/);
   });
 
   it('skips calls on its ignore list: no span, no ids, no header', () => {
