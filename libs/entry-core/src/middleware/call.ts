@@ -112,15 +112,15 @@ export class CallContext {
       : runner.run(this.scopeState, fn, thisArg, arg);
   }
 
-  /**
-   * Sets the scope `runInScope` enters: `runner` (shared by the middleware's calls) with this
-   * call's `state`. One per call: a second call replaces the first.
-   */
   /** The state `setScope` set (the trace middleware's OpenTelemetry context), else undefined. */
   get scope(): unknown {
     return this.scopeState;
   }
 
+  /**
+   * Sets the scope `runInScope` enters: `runner` (shared by the middleware's calls) with this
+   * call's `state`. One per call: a second call replaces the first.
+   */
   setScope(runner: CallScopeRunner, state: unknown): void {
     this.scopeRunner = runner;
     this.scopeState = state;
