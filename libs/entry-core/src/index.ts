@@ -91,7 +91,13 @@ export {
   type EventScope,
 } from './event/encode.js';
 export type { Output } from './event/outputs.js';
-export { createAppLogger, type LogLevel, type LogEncoding } from './logger.js';
+export {
+  createAppLogger,
+  setLogCorrelation,
+  type LogLevel,
+  type LogEncoding,
+  type LogCorrelation,
+} from './logger.js';
 export { withTimeout } from './lifecycle.js';
 export { workersRegistry, aggregateWorkerMetrics } from './cluster/metrics.js';
 export { allWorkersReady } from './cluster/readiness.js';
@@ -139,6 +145,7 @@ export {
   type CallHeaders,
   type CallMiddleware,
   type CallPrincipal,
+  type CallScopeRunner,
 } from './middleware/call.js';
 export { LoggingMiddleware } from './middleware/logging.js';
 export { MetaMiddleware, META_HEADERS } from './middleware/meta.js';
@@ -185,6 +192,17 @@ export {
   type JwtReason,
   type JwtVerifier,
 } from './middleware/jwt/index.js';
+export {
+  traceDefinition,
+  TraceMiddleware,
+  TRACE_ID_HEADER,
+  traceSchema,
+  registerClientTracing,
+  connectorTracerProvider,
+  type TraceConfig,
+  type TraceSetup,
+  type ClientTracingInstaller,
+} from './middleware/trace/index.js';
 export {
   MiddlewareOrder,
   isIgnored,

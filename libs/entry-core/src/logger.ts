@@ -35,6 +35,28 @@ function consoleLine(json: string): string {
   return `${when}\t${LEVEL_NAMES[level as number] ?? String(level)}${who}\t${String(msg ?? '')}${extra}\n`;
 }
 
+/**
+ * Fields an app log line gets from the context it is written in: the trace middleware sets it
+ * (the active span's `traceId` and `spanId`), once per process. Returns a new object, or
+ * undefined when there is nothing to add.
+ */
+export type LogCorrelation = () => Record<string, string> | undefined;
+let correlation: LogCorrelation | undefined;
+
+/** Sets what every app logger adds to the lines written during a call (see LogCorrelation). */
+export function setLogCorrelation(fn: LogCorrelation): void {
+  correlation = fn;
+}
+
+const NO_FIELDS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+function correlationFields(): Record<string, string> {
+  return correlation === undefined ? NO_FIELDS : (correlation() ?? NO_FIELDS);
+}
+/** pino's default merge writes into the mixin's object: the shared empty one is never written to. */
+function mergeCorrelation(merge: object, fields: object): object {
+  return fields === NO_FIELDS ? merge : Object.assign(fields, merge);
+}
+
 /** An app logger (pino) writing to the given outputs in `console` or `json` encoding. */
 export function createAppLogger(options: AppLoggerOptions): Logger {
   const stream = {
@@ -47,6 +69,8 @@ export function createAppLogger(options: AppLoggerOptions): Logger {
     {
       level: options.level as LevelWithSilent,
       base: undefined,
+      mixin: correlationFields,
+      mixinMergeStrategy: mergeCorrelation,
       timestamp:
         options.encoding === 'json'
           ? () => `,"time":"${isoWithOffset(Date.now())}"`

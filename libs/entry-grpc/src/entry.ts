@@ -411,6 +411,8 @@ export class GrpcEntry implements Entry {
     r.httpServer.close();
     r.listener.destroyAll();
     for (const t of r.timers) t.stop();
+    // The calls have ended: middlewares flush what they hold (the trace middleware's spans).
+    await this.builtChain?.close(lc);
   }
 
   private beforeBootstrap(what: string): void {

@@ -242,7 +242,7 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
       return;
     }
     if (pending === undefined) {
-      this.listener!.onReceiveMetadata(md);
+      this.up(this.listener!.onReceiveMetadata, md);
       return;
     }
     // A middleware is still deciding (a JWKS fetch, a shared rate limit): what arrives meanwhile
@@ -266,24 +266,32 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
     const held = this.held!;
     this.held = undefined;
     if (this.cancelled) return;
-    this.listener!.onReceiveMetadata(md);
+    this.up(this.listener!.onReceiveMetadata, md);
     for (const item of held) {
       if (this.cancelled) return;
-      if (item === HALF_CLOSE) this.listener!.onReceiveHalfClose();
-      else this.listener!.onReceiveMessage(item);
+      if (item === HALF_CLOSE) this.up(this.listener!.onReceiveHalfClose, undefined);
+      else this.up(this.listener!.onReceiveMessage, item);
     }
+  }
+
+  /**
+   * An up-call to the layers above (where grpc-js calls the handler, or feeds it a message) in
+   * the call's scope (CallContext.runInScope: the trace middleware's active span).
+   */
+  private up<A>(fn: (this: InterceptingServerListener, arg: A) => void, arg: A): void {
+    this.ctx!.runInScope(fn, this.listener!, arg);
   }
 
   onReceiveMessage(message: unknown): void {
     if (this.cancelled || this.rejected) return;
     if (this.held) this.held.push(message);
-    else this.listener!.onReceiveMessage(message);
+    else this.up(this.listener!.onReceiveMessage, message);
   }
 
   onReceiveHalfClose(): void {
     if (this.cancelled || this.rejected) return;
     if (this.held) this.held.push(HALF_CLOSE);
-    else this.listener!.onReceiveHalfClose();
+    else this.up(this.listener!.onReceiveHalfClose, undefined);
   }
 
   /**

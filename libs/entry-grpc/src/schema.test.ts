@@ -44,6 +44,8 @@ describe('grpc entry options', () => {
         logging: { enabled: false },
         prom: { enabled: false },
         meta: { enabled: false },
+        // entry-core's middleware definitions, each off (their options: entry-core's tests).
+        trace: expect.objectContaining({ enabled: false }),
       }),
       gwOption: {
         marshal: {

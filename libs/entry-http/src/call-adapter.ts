@@ -63,7 +63,8 @@ export function callMiddleware(
     try {
       let refusedCall = refused(chain, call, ctx, model);
       if (refusedCall !== true && refusedCall !== false) refusedCall = await refusedCall;
-      if (!refusedCall) await next();
+      // The handler runs in the call's scope (the trace middleware's active span).
+      if (!refusedCall) await call.runInScope(next, undefined, undefined);
     } finally {
       call.error = ctx.state.error;
       // The route template is known only once the router has matched.

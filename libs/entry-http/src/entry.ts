@@ -10,6 +10,7 @@ import {
   HealthRoutes,
   workersRegistry,
   IdleConnections,
+  type CallChain,
   type CallMiddleware,
   type Entry,
   type EntryContext,
@@ -42,6 +43,7 @@ export class HttpEntry implements Entry {
   private draining = false;
   private readonly added: OrderedMiddleware[] = [];
   private chainBuilt = false;
+  private callChain: CallChain | undefined;
 
   constructor(
     private readonly config: HttpEntryConfig,
@@ -82,14 +84,14 @@ export class HttpEntry implements Entry {
   async bootstrap(): Promise<void> {
     const { config, ctx } = this;
     this.chainBuilt = true;
-    const chain = buildCallChain(config.middleware, ctx, {
+    const chain = (this.callChain = buildCallChain(config.middleware, ctx, {
       added: this.added,
       entryName: config.name,
       entryType: HTTP_ENTRY_TYPE,
       registry: this.registry,
       // Plain HTTP calls: the basic record payloads, no metric families of their own.
       transport: basicTransport,
-    });
+    }));
     // User middleware added with koa.use() before bootstrap runs inside ours.
     const userMiddleware = this.koa.middleware.splice(0);
     const routes = this.healthRoutes();
@@ -184,6 +186,8 @@ export class HttpEntry implements Entry {
       this.server = undefined;
       this.connections = undefined;
     }
+    // The calls have ended: middlewares flush what they hold (the trace middleware's spans).
+    await this.callChain?.close(lifecycle);
   }
 
   /**

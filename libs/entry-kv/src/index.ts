@@ -1,3 +1,4 @@
+import './client-tracing.js';
 import { entryGetter, Phase, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
 import { KV_ENTRY_TYPE, KvEntry } from './entry.js';
 import { kvEntrySchema, type KvEntryConfig } from './schema.js';

@@ -1,3 +1,4 @@
+import './client-tracing.js';
 import { entryGetter, Phase, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
 import { relationalDbSchema, type RelationalDbConfig } from './schema.js';
 import { RelationalDbEntry, RELATIONAL_DB_ENTRY_TYPE } from './entry.js';

@@ -61,6 +61,8 @@ const oneLine = (s: string): string =>
   s.includes('\n') || s.includes('\r') ? s.replace(/\r/g, '\\r').replace(/\n/g, '\\n') : s;
 
 function idsJson(e: Event): string {
+  if (e.traceId !== '')
+    return `{"eventId":${quote(e.eventId)},"requestId":${quote(e.requestId)},"traceId":"${e.traceId}","spanId":"${e.spanId}"}`;
   return e.requestId
     ? `{"eventId":${quote(e.eventId)},"requestId":${quote(e.requestId)}}`
     : `{"eventId":${quote(e.eventId)}}`;

@@ -2,6 +2,9 @@
 export class Event {
   eventId = '';
   requestId = '';
+  /** The call's trace and span ids when the trace middleware is on (written in `ids`), else ''. */
+  traceId = '';
+  spanId = '';
   readonly startMs: number;
   private readonly startHr: bigint;
   endMs = 0;

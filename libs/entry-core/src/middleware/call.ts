@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { LifecycleContext } from '../entry.js';
 import type { Event, EventHandle } from '../event/event.js';
+import { CallRejection } from './rejection.js';
 
 /** What a transport tells the middleware about one call. Its keys are the record's payload keys (ARCHITECTURE.md §5.1). */
 export interface CallInfo {
@@ -77,7 +79,17 @@ export class CallContext {
    * may key on it. Undefined when no guard ran or the call is on its `ignore` list.
    */
   principal: CallPrincipal | undefined;
+  /**
+   * The CallRejection a middleware's `before` refused the call with (set by the chain; the
+   * transports put the message in `error`), for the afters: record pairs, metrics, span event.
+   */
+  rejection: CallRejection | undefined;
+  /** The call's trace and span ids (32 and 16 hex digits) once the trace middleware began its span, else ''. */
+  traceId = '';
+  spanId = '';
   private id: string | undefined;
+  private scopeRunner: CallScopeRunner | undefined;
+  private scopeState: unknown;
 
   constructor(
     readonly info: CallInfo,
@@ -93,10 +105,47 @@ export class CallContext {
     return this.id;
   }
 
+  /**
+   * Runs `fn.call(thisArg, arg)` inside the call's scope: what a middleware set with `setScope`
+   * (the trace middleware: the call's span as the active OpenTelemetry context, so that the
+   * handler's logs and client spans belong to it), else a direct call. Transports call the handler
+   * (and the up-calls that feed it messages) through it; nothing is allocated.
+   */
+  runInScope<T, A, R>(fn: (this: T, arg: A) => R, thisArg: T, arg: A): R {
+    const runner = this.scopeRunner;
+    return runner === undefined
+      ? fn.call(thisArg, arg)
+      : runner.run(this.scopeState, fn, thisArg, arg);
+  }
+
+  /** The state `setScope` set (the trace middleware's OpenTelemetry context), else undefined. */
+  get scope(): unknown {
+    return this.scopeState;
+  }
+
+  /**
+   * Sets the scope `runInScope` enters: `runner` (shared by the middleware's calls) with this
+   * call's `state`. One per call: a second call replaces the first.
+   */
+  setScope(runner: CallScopeRunner, state: unknown): void {
+    this.scopeRunner = runner;
+    this.scopeState = state;
+  }
+
   /** This call's record, for handlers' pairs, counters and timers (a no-op when logging is off). */
   get event(): EventHandle {
     return this.record ?? NOOP_EVENT;
   }
+}
+
+/** Keeps a `before`'s CallRejection on the call, whatever the transport then puts in `error`. */
+function noteRejection(call: CallContext, err: unknown): void {
+  if (err instanceof CallRejection) call.rejection = err;
+}
+
+/** Enters a call's scope (see CallContext.runInScope): runs `fn.call(thisArg, arg)` inside `state`. */
+export interface CallScopeRunner {
+  run<T, A, R>(state: unknown, fn: (this: T, arg: A) => R, thisArg: T, arg: A): R;
 }
 
 /** Who a call is from, as a guard verified it. */
@@ -117,12 +166,15 @@ export interface CallPrincipal {
 export interface CallMiddleware {
   before?(call: CallContext): void | Promise<void>;
   after?(call: CallContext): void;
+  /** At the entry's interrupt, after its calls drained (e.g. flush spans), within `lc`'s budget. */
+  close?(lc: LifecycleContext): Promise<void>;
 }
 
 /** The middlewares of one entry, run as one. */
 export class CallChain {
   private readonly befores: Array<(c: CallContext) => void | Promise<void>>;
   private readonly afters: Array<(c: CallContext) => void>;
+  private readonly closers: Array<(lc: LifecycleContext) => Promise<void>>;
 
   constructor(middlewares: readonly CallMiddleware[]) {
     this.befores = middlewares.filter((m) => m.before).map((m) => m.before!.bind(m));
@@ -130,6 +182,7 @@ export class CallChain {
       .filter((m) => m.after)
       .map((m) => m.after!.bind(m))
       .reverse();
+    this.closers = middlewares.filter((m) => m.close).map((m) => m.close!.bind(m));
   }
 
   get empty(): boolean {
@@ -143,23 +196,38 @@ export class CallChain {
    */
   before(call: CallContext): void | Promise<void> {
     const befores = this.befores;
-    for (let i = 0; i < befores.length; i++) {
-      const r = befores[i]!(call);
-      if (r !== undefined) return this.beforeFrom(r, i + 1, call);
+    try {
+      for (let i = 0; i < befores.length; i++) {
+        const r = befores[i]!(call);
+        if (r !== undefined) return this.beforeFrom(r, i + 1, call);
+      }
+    } catch (err) {
+      noteRejection(call, err);
+      throw err;
     }
     return undefined;
   }
 
   private async beforeFrom(pending: Promise<void>, from: number, call: CallContext): Promise<void> {
-    await pending;
-    const befores = this.befores;
-    for (let i = from; i < befores.length; i++) {
-      const r = befores[i]!(call);
-      if (r !== undefined) await r;
+    try {
+      await pending;
+      const befores = this.befores;
+      for (let i = from; i < befores.length; i++) {
+        const r = befores[i]!(call);
+        if (r !== undefined) await r;
+      }
+    } catch (err) {
+      noteRejection(call, err);
+      throw err;
     }
   }
 
   after(call: CallContext): void {
     for (let i = 0; i < this.afters.length; i++) this.afters[i]!(call);
+  }
+
+  /** Closes the middlewares that hold something (see CallMiddleware.close); entries call it in interrupt. */
+  async close(lc: LifecycleContext): Promise<void> {
+    await Promise.all(this.closers.map((c) => c(lc)));
   }
 }

@@ -1,6 +1,7 @@
 import type { AnyMiddlewareDefinition } from './definition.js';
 import { authDefinition } from './auth/index.js';
 import { jwtDefinition } from './jwt/index.js';
+import { traceDefinition } from './trace/index.js';
 
 /**
  * The middlewares svcboot ships, which boot.yaml can switch on under `middleware.<key>` of a grpc
@@ -8,6 +9,7 @@ import { jwtDefinition } from './jwt/index.js';
  * its definition (one file plus its schema, ARCHITECTURE.md §9) and list it here.
  */
 export const middlewareDefinitions: readonly AnyMiddlewareDefinition[] = [
+  traceDefinition,
   authDefinition,
   jwtDefinition,
 ];

@@ -20,6 +20,9 @@ export class LoggingMiddleware implements CallMiddleware {
     const e = this.events.begin(call.info.operation, id, call.receivedMs, call.startHr);
     e.requestId = id;
     e.remoteAddr = call.info.remoteAddr;
+    // Set by the trace middleware (order 250, before this one) when it is on.
+    e.traceId = call.traceId;
+    e.spanId = call.spanId;
     call.record = e;
   }
 
@@ -41,7 +44,7 @@ export class LoggingMiddleware implements CallMiddleware {
       for (const k of this.payloads.keys) merged[k] = info[k] ?? '';
       e.payloads = Object.assign(merged, added);
     }
-    const error = call.error;
+    const error = call.rejection ?? call.error;
     if (error !== undefined && error !== null) {
       e.setError(error);
       if (error instanceof CallRejection && error.source) {

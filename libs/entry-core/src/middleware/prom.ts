@@ -92,7 +92,7 @@ export class PromMiddleware implements CallMiddleware {
     if (!child) byCode.set(call.resCode, (child = this.newChildren(i, call.resCode)));
     child.elapsed.observe(seconds);
     child.resCode.inc();
-    const error = call.error;
+    const error = call.rejection ?? call.error;
     if (error instanceof CallRejection && error.source) this.countRejection(error);
     this.transport?.after(call, seconds);
   }

@@ -220,8 +220,13 @@ export class Exchange implements StreamBase {
       this.fail(err);
       return;
     }
-    if (gateway.interceptors.length > 0) this.intercepted();
-    else if (route.method.definition.responseStream) this.serverStream();
+    // The handler runs in the call's scope (CallContext.runInScope: the trace middleware's span).
+    this.ctx.runInScope(this.invoke, this, undefined);
+  }
+
+  private invoke(): void {
+    if (this.gateway.interceptors.length > 0) this.intercepted();
+    else if (this.route.method.definition.responseStream) this.serverStream();
     else this.unary();
   }
 
@@ -234,8 +239,8 @@ export class Exchange implements StreamBase {
     const def = this.route.method.definition;
     const bidi = def.responseStream;
     this.res.once('close', () => this.closedEarly());
-    const sink =
-      this.gateway.interceptors.length > 0 ? this.interceptedStreamSink() : this.directStreamSink();
+    // The handler starts, and hears of each message, in the call's scope (CallContext.runInScope).
+    const sink = this.ctx.runInScope(this.streamSink, this, undefined);
     const splitter = new JsonValueSplitter(
       this.gateway.options.maxBodyBytes,
       this.gateway.options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
@@ -243,7 +248,7 @@ export class Exchange implements StreamBase {
     const decoder = new StringDecoder('utf8');
     const req = this.req;
     let failed = false;
-    const feed = (values: () => unknown[]): boolean => {
+    const feedNow = (values: () => unknown[]): boolean => {
       if (failed) return false;
       try {
         for (const v of values()) sink.deliver(this.gateway.streamedMessage(this.route, v));
@@ -267,12 +272,20 @@ export class Exchange implements StreamBase {
         return false;
       }
     };
+    const feed = (values: () => unknown[]): boolean =>
+      this.ctx.runInScope(feedNow, undefined, values);
     req.on('data', (chunk: Buffer) => {
       feed(() => splitter.push(decoder.write(chunk)));
     });
     req.once('end', () => {
       if (feed(() => splitter.end(decoder.end()))) sink.end();
     });
+  }
+
+  private streamSink(): StreamSink {
+    return this.gateway.interceptors.length > 0
+      ? this.interceptedStreamSink()
+      : this.directStreamSink();
   }
 
   /** Without interceptors: the handler's call takes the messages directly. */
