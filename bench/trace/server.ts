@@ -52,7 +52,8 @@ ${traceYaml}
 `,
 });
 grpcEntry(app, 'greeter').addService(greeter, {
-  Hello: (_call: unknown, cb: sendUnaryData<{ message: string }>) => cb(null, { message: 'hello!' }),
+  Hello: (_call: unknown, cb: sendUnaryData<{ message: string }>) =>
+    cb(null, { message: 'hello!' }),
 });
 await app.bootstrap();
 process.once('SIGTERM', () => void app.shutdown('SIGTERM').then(() => process.exit(0)));

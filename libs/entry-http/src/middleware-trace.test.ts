@@ -101,7 +101,7 @@ describe('the trace middleware on an httpserver entry', () => {
       attributes: { 'http.response.status_code': 500 },
       status: { code: 'error', message: 'boom' },
     });
-    expect((failed?.['events'] as Array<{ name: string }>).map((e) => e.name)).toEqual([
+    expect(((failed?.['events'] ?? []) as Array<{ name: string }>).map((e) => e.name)).toEqual([
       'exception',
     ]);
 
