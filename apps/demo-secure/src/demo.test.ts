@@ -8,9 +8,9 @@ import {
   status,
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { Child, freePort, isListening, plainEnv, waitFor } from '@svcboot/testkit';
+import { Child, freePort, isListening, plainEnv, run, waitFor } from '@svcboot/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintDemoToken } from './token.js';
+import { DEMO_JWT_DEFAULT_SECRET, type DemoTokenOptions, mintDemoToken } from './token.js';
 
 const appDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const API_KEY = 'demo-key-for-local-use-only-change-me';
@@ -34,6 +34,23 @@ function call(method: 'Hello' | 'Ping', md = new Metadata()) {
   return new Promise<{ response?: Record<string, unknown>; error?: ServiceError }>((resolve) => {
     greeter[method]({}, md, (error, response) => resolve(error ? { error } : { response }));
   });
+}
+
+/**
+ * The environment of the demo and of `npm run token`: the demo's default secrets (the ones the
+ * README shows), whatever the shell running the tests has set.
+ */
+function demoEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env = plainEnv(extra);
+  delete env['DEMO_JWT_SECRET'];
+  delete env['DEMO_API_KEY'];
+  delete env['DEMO_OPS_PASSWORD'];
+  return env;
+}
+
+/** A token signed with the demo's default secret unless `secret` says otherwise. */
+function mint(options: DemoTokenOptions): Promise<string> {
+  return mintDemoToken({ secret: DEMO_JWT_DEFAULT_SECRET, ...options });
 }
 
 function bearer(token: string): Record<string, string> {
@@ -80,7 +97,7 @@ beforeAll(async () => {
       ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
       {
         cwd: appDir,
-        env: plainEnv({ PORT: String(grpcPort), HTTP_PORT: String(httpPort) }),
+        env: demoEnv({ PORT: String(grpcPort), HTTP_PORT: String(httpPort) }),
       },
     );
     let exited = false;
@@ -127,7 +144,7 @@ describe('demo-secure: the grpc entry (JWT)', () => {
 
   it('answers GET /v1/hello with a Bearer JWT, naming the caller, with X-Trace-Id and a span on stdout', async () => {
     const res = await fetch(gw('/v1/hello'), {
-      headers: bearer(await mintDemoToken({ subject: 'alice' })),
+      headers: bearer(await mint({ subject: 'alice' })),
     });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
@@ -151,9 +168,20 @@ describe('demo-secure: the grpc entry (JWT)', () => {
     });
   });
 
+  it('accepts the token `npm run token` prints', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--conditions=svcboot-source', '--import', 'tsx', 'src/token-cli.ts', 'carol', '600'],
+      { cwd: appDir, env: demoEnv() },
+    );
+    const res = await fetch(gw('/v1/hello'), { headers: bearer(stdout.trim()) });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ caller: 'carol' });
+  });
+
   it('refuses an expired JWT, an alg:none JWT and one signed with another secret', async () => {
     const expired = await fetch(gw('/v1/hello'), {
-      headers: bearer(await mintDemoToken({ subject: 'alice', ttlSec: -120 })),
+      headers: bearer(await mint({ subject: 'alice', ttlSec: -120 })),
     });
     expect(expired.headers.get('www-authenticate')).toBe(
       'Bearer realm="greeter", error="invalid_token", error_description="token expired"',
@@ -165,7 +193,7 @@ describe('demo-secure: the grpc entry (JWT)', () => {
 
     const forged = await fetch(gw('/v1/hello'), {
       headers: bearer(
-        await mintDemoToken({ subject: 'alice', secret: 'another-secret-of-at-least-32-bytes!!' }),
+        await mint({ subject: 'alice', secret: 'another-secret-of-at-least-32-bytes!!' }),
       ),
     });
     expect(await expectGoogle401(forged)).toBe('invalid token: the signature does not verify');
@@ -178,16 +206,13 @@ describe('demo-secure: the grpc entry (JWT)', () => {
     expect(refused.error?.metadata.get('www-authenticate')).toEqual(['Bearer realm="greeter"']);
 
     const md = new Metadata();
-    md.set('authorization', `Bearer ${await mintDemoToken({ subject: 'bob' })}`);
+    md.set('authorization', `Bearer ${await mint({ subject: 'bob' })}`);
     const ok = await call('Hello', md);
     expect(ok.error).toBeUndefined();
     expect(ok.response).toEqual({ message: 'hello, bob!', caller: 'bob', verified_by: 'jwt' });
 
     const expiredMd = new Metadata();
-    expiredMd.set(
-      'authorization',
-      `Bearer ${await mintDemoToken({ subject: 'bob', ttlSec: -120 })}`,
-    );
+    expiredMd.set('authorization', `Bearer ${await mint({ subject: 'bob', ttlSec: -120 })}`);
     expect((await call('Hello', expiredMd)).error?.code).toBe(status.UNAUTHENTICATED);
   });
 
