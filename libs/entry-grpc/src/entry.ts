@@ -34,7 +34,7 @@ import { loadDescriptorSets } from './descriptor-set.js';
 import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
 import { gatewayErrorBody } from './gateway/error-body.js';
 import { Gateway } from './gateway/gateway.js';
-import { GrpcWebBridge, routeGrpcWebStreams } from './grpc-web.js';
+import { GrpcWebBridge, routeGrpcWebStreams, stripGrpcWebPeer } from './grpc-web.js';
 import { plainPeer } from './call-info.js';
 import { refuseUpgrade } from './gateway/websocket.js';
 import { grpcTransport } from './call-transport.js';
@@ -241,7 +241,7 @@ export class GrpcEntry implements Entry {
     }
 
     const interceptors = this.chain.empty
-      ? [...this.interceptors]
+      ? [...(c.grpcWeb.enabled ? [stripGrpcWebPeer] : []), ...this.interceptors]
       : [middlewareInterceptor(this.chain), ...this.interceptors];
     // Outermost: its status passes the middleware (the record) and grpc-js's own bookkeeping.
     const requestTimeout =

@@ -11,6 +11,7 @@ import {
 } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createGrpcWebTransport } from '@connectrpc/connect-web';
+import http from 'node:http';
 import http2 from 'node:http2';
 import { loadSync } from '@grpc/proto-loader';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -200,6 +201,99 @@ describe('gRPC-Web on the entry port (connect-web grpc-web transport, in Node)',
     } finally {
       session.close();
     }
+  });
+
+  it('decodes text bodies whose messages were base64-encoded one by one (padding inside the body)', async () => {
+    h = await startLibrary('    grpcWeb: { enabled: true }\n');
+    // Collect(stream Book): two frames, each base64 on its own (the first ends in '==')
+    const book = (title: string): Buffer => {
+      const msg = Buffer.concat([Buffer.from([0x12, title.length]), Buffer.from(title)]);
+      const head = Buffer.alloc(5);
+      head.writeUInt32BE(msg.length, 1);
+      return Buffer.concat([head, msg]);
+    };
+    const body = book('abc').toString('base64') + book('defg').toString('base64');
+    expect(book('abc').toString('base64')).toMatch(/=$/);
+    const res = await fetch(`${h.base}/test.v1.Library/Collect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/grpc-web-text' },
+      body,
+    });
+    const out = Buffer.from(await res.text(), 'base64').toString('latin1');
+    expect(out).toContain('abc');
+    expect(out).toContain('defg');
+    expect(out).toMatch(/grpc-status:0/);
+  });
+
+  it('holds a streaming handler back while the browser does not read (no unbounded buffering)', async () => {
+    let written = 0;
+    let held = false;
+    h = await startLibrary('    grpcWeb: { enabled: true }\n', {
+      overrides: {
+        ListBooks: (call: {
+          write(m: unknown): boolean;
+          end(): void;
+          once(e: 'drain', f: () => void): void;
+          on(e: 'cancelled', f: () => void): void;
+        }) => {
+          const cover = Buffer.alloc(64 * 1024, 1);
+          let stop = false;
+          call.on('cancelled', () => void (stop = true));
+          const more = (): void => {
+            while (!stop && written < 4000) {
+              written++;
+              if (!call.write({ id: String(written), cover })) {
+                held = true;
+                call.once('drain', more);
+                return;
+              }
+            }
+            if (!stop) call.end();
+          };
+          more();
+        },
+      },
+    });
+    const frame = Buffer.from([0, 0, 0, 0, 0]);
+    const req = http.request(`${h.base}/test.v1.Library/ListBooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/grpc-web+proto' },
+    });
+    const res = await new Promise<http.IncomingMessage>((resolve) => {
+      req.on('response', resolve);
+      req.end(frame);
+    });
+    res.pause(); // a browser tab that stopped reading
+    await new Promise((r) => setTimeout(r, 1500));
+    const seen = written;
+    res.destroy();
+    expect(held).toBe(true);
+    // 4000 messages of 64 KB would be 256 MB queued; held back, a few MB
+    expect(seen).toBeLessThan(400);
+  });
+
+  it('never shows the bridge token to handlers, even without middleware', async () => {
+    const seen: string[] = [];
+    h = await startLibrary('    grpcWeb: { enabled: true }\n', {
+      noMiddleware: true,
+      overrides: {
+        Ping: (
+          call: { metadata: { getMap(): Record<string, unknown> } },
+          cb: (e: null, r: unknown) => void,
+        ) => {
+          seen.push(...Object.keys(call.metadata.getMap()));
+          cb(null, { text: 'ok' });
+        },
+      },
+    });
+    const res = await fetch(`${h.base}/test.v1.Library/Ping`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/grpc-web+proto' },
+      body: new Uint8Array([0, 0, 0, 0, 0]),
+    });
+    await res.arrayBuffer();
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen).not.toContain('x-svc-grpc-web-peer');
   });
 
   it('is off by default: a gRPC-Web request is not answered as one', async () => {

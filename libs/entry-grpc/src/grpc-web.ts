@@ -1,7 +1,12 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  ServerInterceptingCall,
+  ServerListenerBuilder,
+  type ServerInterceptor,
+} from '@grpc/grpc-js';
 import http2 from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Duplex } from 'node:stream';
+import { Duplex, Transform, type TransformCallback } from 'node:stream';
 import { plainPeer } from './call-info.js';
 
 /**
@@ -21,13 +26,33 @@ export const GRPC_WEB_PEER_HEADER = 'x-svc-grpc-web-peer';
 
 /** A per-process secret that marks what the bridge itself sent. */
 const TOKEN = randomBytes(16).toString('hex');
+const TOKEN_BYTES = Buffer.from(TOKEN, 'latin1');
+
+/**
+ * Removes GRPC_WEB_PEER_HEADER before any handler sees it, for entries whose middleware chain is
+ * empty (the middleware interceptor removes it otherwise): the token never reaches user code.
+ */
+export const stripGrpcWebPeer: ServerInterceptor = (_desc, call) =>
+  new ServerInterceptingCall(call, {
+    start: (next) =>
+      next(
+        new ServerListenerBuilder()
+          .withOnReceiveMetadata((md, pass) => {
+            md.remove(GRPC_WEB_PEER_HEADER);
+            pass(md);
+          })
+          .build(),
+      ),
+  });
 
 /**
  * The browser's `ip:port` when `value` (a GRPC_WEB_PEER_HEADER) was written by this process's
  * bridge, else undefined.
  */
 export function grpcWebPeerOf(value: unknown): string | undefined {
-  if (typeof value !== 'string' || !value.startsWith(TOKEN) || value[TOKEN.length] !== ' ')
+  if (typeof value !== 'string' || value.length <= TOKEN.length || value[TOKEN.length] !== ' ')
+    return undefined;
+  if (!timingSafeEqual(Buffer.from(value.slice(0, TOKEN.length), 'latin1'), TOKEN_BYTES))
     return undefined;
   return value.slice(TOKEN.length + 1);
 }
@@ -95,7 +120,8 @@ const NOT_RETURNED = new Set([
 ]);
 
 /** Headers a browser may read: the trailers-only status and the request id. */
-const EXPOSED = 'grpc-status, grpc-message, grpc-status-details-bin, x-request-id';
+const EXPOSED =
+  'grpc-status, grpc-message, grpc-status-details-bin, x-request-id, x-trace-id, www-authenticate';
 
 /** One gRPC-Web request and its response, over HTTP/1.1 or HTTP/2. */
 interface WebExchange {
@@ -107,7 +133,9 @@ interface WebExchange {
   readonly destroyed: boolean;
   readonly headersSent: boolean;
   respond(status: number, headers: Record<string, string | string[]>, end: boolean): void;
-  write(data: Buffer | string): void;
+  /** False when the data is queued: wait for onDrain. */
+  write(data: Buffer | string): boolean;
+  onDrain(f: () => void): void;
   end(): void;
   destroy(): void;
   onClose(f: () => void): void;
@@ -132,8 +160,6 @@ export class GrpcWebBridge {
     this.options.inject(server);
     const session = http2.connect('http://grpc-web.invalid', {
       createConnection: () => client,
-      // The server side's own limits apply; this side never needs to hold a call back.
-      settings: { initialWindowSize: 1 << 24 },
     });
     session.on('error', () => {});
     session.on('close', () => {
@@ -163,7 +189,8 @@ export class GrpcWebBridge {
         res.writeHead(status, headers);
         if (end) res.end();
       },
-      write: (data) => void res.write(data),
+      write: (data) => res.write(data),
+      onDrain: (f) => void res.once('drain', f),
       end: () => void res.end(),
       destroy: () => void res.destroy(),
       onClose: (f) => void res.on('close', f),
@@ -190,7 +217,8 @@ export class GrpcWebBridge {
         return stream.headersSent;
       },
       respond: (status, h, end) => stream.respond({ ':status': status, ...h }, { endStream: end }),
-      write: (data) => void stream.write(data),
+      write: (data) => stream.write(data),
+      onDrain: (f) => void stream.once('drain', f),
       end: () => void stream.end(),
       destroy: () => void stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR),
       onClose: (f) => void stream.on('close', f),
@@ -235,30 +263,23 @@ export class GrpcWebBridge {
       mode === 'text' ? 'application/grpc-web-text+proto' : 'application/grpc-web+proto';
     const body = web.body;
     // The request body: binary frames as they are; text mode decoded from base64 in 4-char units.
+    // Both through pipe(), so a handler that reads slowly holds the browser's upload back.
     if (mode === 'binary') body.pipe(stream);
-    else {
-      let pending = '';
-      body.setEncoding('latin1');
-      body.on('data', (chunk: string) => {
-        pending += chunk.replace(/\s+/g, '');
-        const usable = pending.length - (pending.length % 4);
-        if (usable > 0) {
-          stream.write(Buffer.from(pending.slice(0, usable), 'base64'));
-          pending = pending.slice(usable);
-        }
-      });
-      body.on('end', () => {
-        if (pending) stream.write(Buffer.from(pending, 'base64'));
-        stream.end();
-      });
-    }
+    else body.pipe(new Base64Decoder()).pipe(stream);
     const encode = mode === 'text' ? new Base64Stream() : undefined;
+    // What the browser cannot take yet holds the gRPC stream back (and through HTTP/2 flow
+    // control, the handler's writes), rather than piling up in memory.
     const write = (data: Buffer): void => {
       if (web.destroyed) return;
+      let accepted: boolean;
       if (encode) {
         const text = encode.push(data);
-        if (text) web.write(text);
-      } else web.write(data);
+        accepted = text ? web.write(text) : true;
+      } else accepted = web.write(data);
+      if (!accepted && !stream.isPaused()) {
+        stream.pause();
+        web.onDrain(() => stream.resume());
+      }
     };
     let trailersOnly = false;
     stream.on('response', (h) => {
@@ -319,6 +340,47 @@ function trailerFrame(trailers: http2.IncomingHttpHeaders): Buffer {
   head[0] = 0x80;
   head.writeUInt32BE(body.length, 1);
   return Buffer.concat([head, body]);
+}
+
+/**
+ * gRPC-Web text bodies to bytes: whitespace dropped, decoded in whole 4-character groups, and each
+ * padded segment on its own (a client may base64 each message apart: `…Yw==AAAA…`).
+ */
+class Base64Decoder extends Transform {
+  private pending = '';
+  constructor() {
+    super({ decodeStrings: false });
+    this.setDefaultEncoding('latin1');
+  }
+  override _transform(chunk: Buffer | string, _enc: BufferEncoding, cb: TransformCallback): void {
+    this.pending += (typeof chunk === 'string' ? chunk : chunk.toString('latin1')).replace(
+      /\s+/g,
+      '',
+    );
+    this.emitWhole(false);
+    cb();
+  }
+  override _flush(cb: TransformCallback): void {
+    this.emitWhole(true);
+    cb();
+  }
+  private emitWhole(end: boolean): void {
+    let text = this.pending;
+    // A group ending in '=' closes a segment: decode up to there, then go on after it.
+    for (;;) {
+      const pad = text.indexOf('=');
+      if (pad < 0) break;
+      let stop = pad;
+      while (stop < text.length && text[stop] === '=') stop++;
+      if (stop % 4 !== 0 && stop < text.length) stop += 4 - (stop % 4);
+      if (stop > text.length || (stop % 4 !== 0 && !end)) break;
+      this.push(Buffer.from(text.slice(0, stop), 'base64'));
+      text = text.slice(stop);
+    }
+    const usable = end ? text.length : text.length - (text.length % 4);
+    if (usable > 0) this.push(Buffer.from(text.slice(0, usable), 'base64'));
+    this.pending = text.slice(usable);
+  }
 }
 
 /** Base64 of a byte stream written in pieces: whole 3-byte groups as they come, the rest at the end. */

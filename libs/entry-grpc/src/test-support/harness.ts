@@ -28,6 +28,12 @@ export interface Harness {
   stop(): Promise<Array<Record<string, unknown>>>;
 }
 
+const MIDDLEWARE = `    middleware:
+      logging: { enabled: true }
+      prom: { enabled: true }
+      meta: { enabled: true }
+`;
+
 /** Boots a grpc entry serving the test Library on port 0, records as JSON lines in a temp file. */
 export async function startLibrary(
   extraYaml = '',
@@ -35,6 +41,8 @@ export async function startLibrary(
     cwd?: string;
     overrides?: Record<string, unknown>;
     setup?: (entry: GrpcEntry) => void;
+    /** Leave logging, prom and meta off: the entry's chain is empty. */
+    noMiddleware?: boolean;
   } = {},
 ): Promise<Harness> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-grpc-'));
@@ -59,11 +67,7 @@ grpc:
     protos:
       files: ["${libraryProto}"]
       includeDirs: ["${protoDir}"]
-    middleware:
-      logging: { enabled: true }
-      prom: { enabled: true }
-      meta: { enabled: true }
-    prom: { enabled: true }
+${options.noMiddleware ? '' : MIDDLEWARE}    prom: { enabled: true }
     sw: { enabled: true }
     docs: { enabled: true }
 ${extraYaml}`;
