@@ -237,8 +237,7 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
     try {
       pending = this.chain.before(ctx);
     } catch (err) {
-      if (!(err instanceof CallRejection)) throw err;
-      this.reject(err);
+      this.refuse(err);
       return;
     }
     if (pending === undefined) {
@@ -252,11 +251,21 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
       () => this.release(md),
       (err: unknown) => {
         this.held = undefined;
-        if (this.cancelled) return;
-        if (err instanceof CallRejection) this.reject(err);
-        else this.sendStatus({ code: 13, details: 'internal error', metadata: new Metadata() });
+        if (this.cancelled || ctx.ended) return;
+        this.refuse(err);
       },
     );
+  }
+
+  /** A `before` refused the call, or failed: then INTERNAL, the error kept for the record. */
+  private refuse(err: unknown): void {
+    if (err instanceof CallRejection) {
+      this.reject(err);
+      return;
+    }
+    this.rejected = true;
+    if (this.ctx) this.ctx.error = err;
+    this.sendStatus({ code: 13, details: 'internal error', metadata: new Metadata() });
   }
 
   /** Messages and the half-close that arrived while an asynchronous `before` ran. */
@@ -265,7 +274,7 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
   private release(md: Metadata): void {
     const held = this.held!;
     this.held = undefined;
-    if (this.cancelled) return;
+    if (this.cancelled || this.ctx?.ended) return;
     this.up(this.listener!.onReceiveMetadata, md);
     for (const item of held) {
       if (this.cancelled) return;
@@ -301,7 +310,7 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
    */
   private reject(err: CallRejection): void {
     this.rejected = true;
-    if (this.ctx) this.ctx.error = err;
+    if (this.ctx && this.ctx.error === undefined) this.ctx.error = err;
     const md = new Metadata();
     for (const name of Object.keys(err.headers)) {
       try {

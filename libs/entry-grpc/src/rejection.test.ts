@@ -124,3 +124,67 @@ describe.each<Mode>(['sync', 'async'])(
     });
   },
 );
+
+describe('a middleware that is still deciding, or that fails', () => {
+  it('a gateway client that leaves while an asynchronous before runs: the handler never starts, the record says Canceled', async () => {
+    const handled: string[] = [];
+    h = await startLibrary('', {
+      overrides: {
+        ListBooks: (call: { end(): void }) => {
+          handled.push('ListBooks');
+          call.end();
+        },
+      },
+      setup: (entry) =>
+        entry.useMiddleware(MiddlewareOrder.Guard, {
+          before: () => new Promise<void>((resolve) => setTimeout(resolve, 400)),
+        }),
+    });
+    const abort = new AbortController();
+    const pending = fetch(`${h.base}/v1/shelves/s/books`, {
+      signal: abort.signal,
+      headers: { 'x-request-id': 'gone-1' },
+    }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 100));
+    abort.abort();
+    await pending;
+    await new Promise((r) => setTimeout(r, 600));
+    expect(handled).toEqual([]);
+    const records = await h.stop();
+    h = undefined;
+    const rec = records.find(
+      (r) => (r['ids'] as Record<string, string> | undefined)?.['requestId'] === 'gone-1',
+    );
+    expect(rec).toMatchObject({ resCode: 'Canceled' });
+  });
+
+  it('a before that throws something other than a CallRejection: INTERNAL / 500 with a generic message, the error in the record', async () => {
+    const failing: CallMiddleware = {
+      before: (call) => {
+        if (call.headers.get('x-fail') !== undefined) throw new TypeError('SECRET bug in a guard');
+      },
+    };
+    h = await startLibrary('', {
+      setup: (entry) => entry.useMiddleware(MiddlewareOrder.Guard, failing),
+    });
+    const md = new Metadata();
+    md.set('x-fail', '1');
+    md.set('x-request-id', 'fail-grpc');
+    const r = await unary(h.client, 'Ping', { text: 'a' }, md);
+    expect([r.error?.code, r.error?.details]).toEqual([13, 'internal error']);
+    const res = await fetch(`${h.base}/v1/shelves/s1`, {
+      headers: { 'x-fail': '1', 'x-request-id': 'fail-gw' },
+    });
+    const text = await res.text();
+    expect([res.status, text.includes('SECRET')]).toEqual([500, false]);
+    const records = await h.stop();
+    h = undefined;
+    for (const id of ['fail-grpc', 'fail-gw']) {
+      const rec = records.find(
+        (x) => (x['ids'] as Record<string, string> | undefined)?.['requestId'] === id,
+      );
+      expect(rec).toMatchObject({ resCode: 'Internal' });
+      expect(JSON.stringify(rec)).toContain('SECRET bug in a guard');
+    }
+  });
+});

@@ -102,7 +102,19 @@ function refused(
 }
 
 function refuse(err: unknown, ctx: Context, call: CallContext, model: ErrorModel): true {
-  if (!(err instanceof CallRejection)) throw err;
+  if (!(err instanceof CallRejection)) {
+    // A middleware failed (not a refusal): Internal, the error logged and kept for the record.
+    ctx.state.error = err;
+    ctx.status = 500;
+    ctx.body = errorBody(model, {
+      httpStatus: 500,
+      grpcStatus: 'INTERNAL',
+      message: 'internal error',
+      requestId: call.requestId,
+    });
+    ctx.app.emit('error', err, ctx);
+    return true;
+  }
   ctx.state.error = err;
   const httpStatus = rejectionStatus(err.status);
   ctx.status = httpStatus;
@@ -137,11 +149,19 @@ export function errorResponder(model: ErrorModel) {
       ctx.state.error = err;
       const status = httpStatusOf(err);
       ctx.status = status;
-      const hidden = status >= 500 || (err as { expose?: boolean }).expose === false;
+      // Koa's rule: an error's message is shown only when it says so (`expose`, which
+      // ctx.throw and http-errors set for 4xx); else the status's own words.
+      const e = err as { expose?: boolean; message?: string; headers?: Record<string, string> };
+      const hidden = status >= 500 || e.expose !== true;
+      if (e.headers && typeof e.headers === 'object') ctx.set(e.headers);
       ctx.body = errorBody(model, {
         httpStatus: status,
         grpcStatus: grpcStatusOfHttp(status),
-        message: hidden ? 'internal error' : (err as Error).message,
+        message: !hidden
+          ? String(e.message)
+          : status >= 500
+            ? 'internal error'
+            : (STATUS_CODES[status] ?? 'error').toLowerCase(),
         requestId: requestIdOf(ctx),
       });
       if (status >= 500) ctx.app.emit('error', err, ctx);

@@ -32,7 +32,12 @@ export function compression(config: CompressionConfig) {
     else if (!isStream) {
       // An object: Koa would send it as JSON; done here so that its size is known.
       data = JSON.stringify(body);
-      ctx.type = ctx.response.type || 'application/json';
+      // Kept as text: Koa would otherwise serialize the object a second time.
+      const type = ctx.response.type || 'application/json';
+      const status = ctx.status;
+      ctx.body = data;
+      ctx.type = type;
+      ctx.status = status;
     }
     if (!isCompressible(ctx.response.type)) return;
     if (data !== undefined && Buffer.byteLength(data) < config.minBytes) return;

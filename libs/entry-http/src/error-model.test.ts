@@ -30,6 +30,13 @@ async function serve(errorModel: string): Promise<string> {
   entry.router.get('/v1/gone', (ctx) => {
     ctx.status = 410;
   });
+  entry.router.get('/v1/upstream', () => {
+    // an error from a downstream client that happens to carry a status: not meant for the caller
+    throw Object.assign(new Error('upstream said: SECRET host db-7'), { status: 404 });
+  });
+  entry.router.get('/v1/who', (ctx) => {
+    ctx.throw(401, 'who are you?', { headers: { 'WWW-Authenticate': 'Basic realm="x"' } });
+  });
   entry.router.get('/v1/user', (ctx) => {
     ctx.status = 404;
     ctx.body = 'user not found';
@@ -66,6 +73,14 @@ describe('errorModel: the JSON error body of errors the entry produces itself', 
     expect([gone.status, ((await gone.json()) as { error: { code: number } }).error.code]).toEqual([
       410, 410,
     ]);
+    // Koa's rule: a 4xx error's message is shown only when it says so (ctx.throw does)
+    const upstream = await fetch(`${base}/v1/upstream`);
+    const upstreamText = await upstream.text();
+    expect([upstream.status, upstreamText.includes('SECRET')]).toEqual([404, false]);
+    expect(JSON.parse(upstreamText)).toMatchObject({ error: { message: 'not found' } });
+    const who = await fetch(`${base}/v1/who`);
+    expect([who.status, who.headers.get('www-authenticate')]).toEqual([401, 'Basic realm="x"']);
+    expect(await who.json()).toMatchObject({ error: { message: 'who are you?' } });
     // a body the handler wrote is its own
     const user = await fetch(`${base}/v1/user`);
     expect([user.status, await user.text()]).toEqual([404, 'user not found']);

@@ -72,6 +72,11 @@ export class CallContext {
   /** The result code: a gRPC code name (`OK`, `NotFound`, …) or an HTTP status as text. */
   resCode = '';
   error: unknown;
+  /**
+   * Set when the chain's `after`s ran: the call is over. Transports check it before going on once
+   * an asynchronous `before` settles (the client may have cancelled meanwhile).
+   */
+  ended = false;
   /** Set by the logging middleware; handlers reach it as `event`. */
   record: Event | undefined;
   /**
@@ -213,6 +218,8 @@ export class CallChain {
       await pending;
       const befores = this.befores;
       for (let i = from; i < befores.length; i++) {
+        // The call ended meanwhile (cancelled, past its deadline): the rest never run after `after`.
+        if (call.ended) return;
         const r = befores[i]!(call);
         if (r !== undefined) await r;
       }
@@ -223,6 +230,7 @@ export class CallChain {
   }
 
   after(call: CallContext): void {
+    call.ended = true;
     for (let i = 0; i < this.afters.length; i++) this.afters[i]!(call);
   }
 

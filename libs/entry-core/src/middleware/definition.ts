@@ -62,15 +62,20 @@ export interface MiddlewareEntryInfo {
 // biome-ignore lint/suspicious/noExplicitAny: a list of definitions of different option types
 export type AnyMiddlewareDefinition = MiddlewareDefinition<any>;
 
-/** True when `info` is on the `ignore` list: equal to its operation, or its path under a prefix. */
+/**
+ * True when `info` is on the `ignore` list: equal to its operation, or its path (on gateway calls,
+ * its HTTP path too) equal to an entry or under a prefix ending in `/`.
+ */
 export function isIgnored(ignore: readonly string[], info: CallInfo): boolean {
+  // A gateway (or gRPC-Web) call's HTTP path is gwPath; its apiPath is the gRPC method's.
+  const gwPath = info.gwPath;
   for (let k = 0; k < ignore.length; k++) {
     const entry = ignore[k]!;
-    if (
-      info.operation === entry ||
-      (entry.endsWith('/') ? info.apiPath.startsWith(entry) : info.apiPath === entry)
-    )
-      return true;
+    if (info.operation === entry) return true;
+    if (entry.endsWith('/')) {
+      if (info.apiPath.startsWith(entry) || (gwPath !== undefined && gwPath.startsWith(entry)))
+        return true;
+    } else if (info.apiPath === entry || gwPath === entry) return true;
   }
   return false;
 }

@@ -116,3 +116,25 @@ describe('CallChain with asynchronous befores', () => {
     expect(seen).toEqual([]);
   });
 });
+
+describe('a call that ends while an asynchronous before runs', () => {
+  it('runs none of the remaining befores after its afters', async () => {
+    const seen: string[] = [];
+    let release: () => void = () => {};
+    const chain = new CallChain([
+      {
+        before: () => new Promise<void>((r) => (release = r)),
+        after: () => void seen.push('after 1'),
+      },
+      { before: () => void seen.push('acquire'), after: () => void seen.push('release') },
+    ]);
+    const c = new CallContext(info, { get: () => undefined, set: () => {} });
+    const pending = chain.before(c);
+    // cancelled meanwhile: the transport ends the call
+    chain.after(c);
+    release();
+    await pending;
+    expect(c.ended).toBe(true);
+    expect(seen).toEqual(['release', 'after 1']);
+  });
+});

@@ -121,4 +121,17 @@ describe('a transport extends the chain with its payloads and families', () => {
     expect(isIgnored(['/v1/public'], info)).toBe(false);
     expect(isIgnored(['/v1/private/', '/api.v1.Greeter/Bye'], info)).toBe(false);
   });
+
+  it('on a gateway call, ignore lists match its HTTP path too (its apiPath is the gRPC method)', () => {
+    const gw = {
+      operation: '/test.v1.Library/GetShelf',
+      apiPath: '/test.v1.Library/GetShelf',
+      gwMethod: 'GET',
+      gwPath: '/v1/public/shelves/1',
+    } as CallInfo;
+    expect(isIgnored(['/v1/public/'], gw)).toBe(true);
+    expect(isIgnored(['/v1/public/shelves/1'], gw)).toBe(true);
+    expect(isIgnored(['/v1/private/'], gw)).toBe(false);
+    expect(isIgnored(['/test.v1.Library/GetShelf'], gw)).toBe(true);
+  });
 });

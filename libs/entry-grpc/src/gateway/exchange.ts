@@ -175,7 +175,7 @@ export class Exchange implements StreamBase {
    * `WWW-Authenticate`, if it has one, stands instead of the gateway's.
    */
   reject(err: CallRejection): void {
-    this.ctx.error = err;
+    if (this.ctx.error === undefined) this.ctx.error = err;
     const out = this.headers.out;
     for (const name of Object.keys(err.headers)) putHeader(out, name, err.headers[name]!);
     this.finish(this.writeError({ code: codeOfRejection(err.status), message: err.message }));
@@ -660,6 +660,11 @@ export class Exchange implements StreamBase {
   }
 
   /** The response closed: a call still open is cancelled (a stream reports the client gone). */
+  /** The client left before the call started (while a middleware decided): nothing is written. */
+  abandon(): void {
+    this.finish({ code: 1, message: 'the client went away before the call started' });
+  }
+
   private closedEarly(): void {
     if (this.settled || this.res.writableFinished) return;
     this.stack?.cancel();

@@ -218,26 +218,42 @@ export class Gateway implements ExchangeHost {
     try {
       pending = this.chain.before(x.ctx);
     } catch (err) {
-      if (!(err instanceof CallRejection)) throw err;
       this.refuse(x, req, err);
       return;
     }
-    if (pending === undefined) this.proceed(x, route, req);
-    else
-      pending.then(
-        () => this.proceed(x, route, req),
-        (err: unknown) =>
-          this.refuse(
-            x,
-            req,
-            err instanceof CallRejection ? err : new CallRejection('Internal', 'internal error'),
-          ),
-      );
+    if (pending === undefined) {
+      this.proceed(x, route, req);
+      return;
+    }
+    // A client that leaves while a middleware decides (a JWKS fetch, a limit in Redis): the call
+    // ends as cancelled, and its handler never starts.
+    let gone = false;
+    const onClose = (): void => {
+      gone = true;
+    };
+    res.once('close', onClose);
+    pending.then(
+      () => {
+        res.off('close', onClose);
+        if (gone || x.ctx.ended) x.abandon();
+        else this.proceed(x, route, req);
+      },
+      (err: unknown) => {
+        res.off('close', onClose);
+        if (gone || x.ctx.ended) x.abandon();
+        else this.refuse(x, req, err);
+      },
+    );
   }
 
-  private refuse(x: Exchange, req: IncomingMessage, err: CallRejection): void {
+  /** A `before` refused the call, or failed (then Internal, the error kept for the record). */
+  private refuse(x: Exchange, req: IncomingMessage, err: unknown): void {
     if (!req.complete) req.resume();
-    x.reject(err);
+    if (err instanceof CallRejection) x.reject(err);
+    else {
+      x.ctx.error = err;
+      x.reject(new CallRejection('Internal', 'internal error'));
+    }
   }
 
   /** The call once every middleware's `before` let it through: deadline, body, dispatch. */
