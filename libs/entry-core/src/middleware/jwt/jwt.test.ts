@@ -94,6 +94,7 @@ describe('jwt middleware: verification', () => {
     });
     // signed with another secret
     const forged = await new SignJWT({})
+      .setExpirationTime('5m')
       .setProtectedHeader({ alg: 'HS256' })
       .sign(new TextEncoder().encode('another-secret-of-at-least-32-bytes!!'));
     expect((await refusal(m, callWith(bearer(forged))))?.source?.reason).toBe('bad_signature');
@@ -102,6 +103,7 @@ describe('jwt middleware: verification', () => {
   it('RS256 and ES256: the public key alone verifies', async () => {
     const rs = jwt({ asymmetric: { algorithm: 'RS256', publicKey: rsaPem } });
     const t1 = await new SignJWT({})
+      .setExpirationTime('5m')
       .setProtectedHeader({ alg: 'RS256' })
       .setSubject('svc-a')
       .sign(rsa.privateKey);
@@ -110,6 +112,7 @@ describe('jwt middleware: verification', () => {
     expect(c1.principal?.subject).toBe('svc-a');
     const es = jwt({ asymmetric: { algorithm: 'ES256', publicKey: ecPem } });
     const t2 = await new SignJWT({})
+      .setExpirationTime('5m')
       .setProtectedHeader({ alg: 'ES256' })
       .setSubject('svc-b')
       .sign(ec.privateKey);
@@ -130,6 +133,7 @@ describe('jwt middleware: verification', () => {
       expect(['wrong_algorithm', 'invalid_token']).toContain(err?.source?.reason);
     }
     const confused = await new SignJWT({ sub: 'mallory' })
+      .setExpirationTime('5m')
       .setProtectedHeader({ alg: 'HS256' })
       .sign(new TextEncoder().encode(rsaPem));
     const err = await refusal(rs, callWith(bearer(confused)));
@@ -147,7 +151,7 @@ describe('jwt middleware: verification', () => {
       audience: 'greeter',
     });
     const sign = (claims: Record<string, unknown>) =>
-      new SignJWT({ iss: 'https://id.example', aud: 'greeter', ...claims })
+      new SignJWT({ iss: 'https://id.example', aud: 'greeter', exp: now() + 300, ...claims })
         .setProtectedHeader({ alg: 'HS256' })
         .sign(secretKey);
     const cases: Array<[Record<string, unknown>, string | undefined, string | undefined]> = [
@@ -157,6 +161,8 @@ describe('jwt middleware: verification', () => {
       [{ aud: 'billing' }, 'wrong_audience', 'token audience not accepted'],
       [{ iss: 'https://evil.example' }, 'wrong_issuer', 'token issuer not accepted'],
       [{ iss: undefined }, 'wrong_issuer', 'token issuer not accepted'],
+      // no exp: a token that never expires (requireExp, on by default)
+      [{ exp: undefined }, 'no_expiry', 'token has no expiry (exp)'],
     ];
     for (const [claims, reason, message] of cases) {
       const err = await refusal(m, callWith(bearer(await sign(claims))));
@@ -199,6 +205,7 @@ describe('jwt middleware: verification', () => {
       authScheme: 'JWT',
     });
     const good = await new SignJWT({ sub: 'q' })
+      .setExpirationTime('5m')
       .setProtectedHeader({ alg: 'HS256' })
       .sign(secretKey);
     const q = callWith({}, { apiQuery: `a=1&token=${good}` });
@@ -302,13 +309,17 @@ describe('jwt middleware: keys and options', () => {
     await writeFile(secretFile, `${SECRET}\n`);
     const m = jwt({ symmetric: { tokenPath: secretFile } });
     const token = await new SignJWT({ sub: 'f' })
+      .setExpirationTime('5m')
       .setProtectedHeader({ alg: 'HS256' })
       .sign(secretKey);
     expect(await refusal(m, callWith(bearer(token)))).toBeUndefined();
     const pemFile = path.join(dir, 'rsa.pem');
     await writeFile(pemFile, rsaPem);
     const rs = jwt({ asymmetric: { publicKeyPath: pemFile } });
-    const t = await new SignJWT({}).setProtectedHeader({ alg: 'RS256' }).sign(rsa.privateKey);
+    const t = await new SignJWT({})
+      .setExpirationTime('5m')
+      .setProtectedHeader({ alg: 'RS256' })
+      .sign(rsa.privateKey);
     expect(await refusal(rs, callWith(bearer(t)))).toBeUndefined();
     const missing = path.join(dir, 'nope.pem');
     expect(() => jwt({ asymmetric: { publicKeyPath: missing } })).toThrow(

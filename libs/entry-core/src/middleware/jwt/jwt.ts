@@ -26,6 +26,7 @@ export type JwtReason =
   | 'not_yet_valid'
   | 'wrong_audience'
   | 'wrong_issuer'
+  | 'no_expiry'
   | 'jwks_unavailable';
 
 /** The message a client gets for each reason (never the token, never a key). */
@@ -39,6 +40,7 @@ const MESSAGES: Readonly<Record<JwtReason, string>> = {
   not_yet_valid: 'token not yet valid',
   wrong_audience: 'token audience not accepted',
   wrong_issuer: 'token issuer not accepted',
+  no_expiry: 'token has no expiry (exp)',
   jwks_unavailable: 'cannot verify the token now: the key set is unavailable',
 };
 
@@ -86,6 +88,7 @@ export class JwtMiddleware implements CallMiddleware {
     this.realm = `"${realm.replace(/[\\"]/g, '\\$&').replace(/[^\x20-\x7e]/g, '?')}"`;
     this.maxTokenChars = config.maxTokenBytes;
     const options: JWTVerifyOptions = { clockTolerance: config.clockSkewSec };
+    if (config.requireExp) options.requiredClaims = ['exp'];
     if (config.issuer !== undefined) options.issuer = config.issuer;
     if (config.audience !== undefined) options.audience = config.audience;
     if (verifier.kind === 'key') {
@@ -143,7 +146,9 @@ export class JwtMiddleware implements CallMiddleware {
             ? 'wrong_audience'
             : e.claim === 'iss'
               ? 'wrong_issuer'
-              : 'invalid_token';
+              : e.claim === 'exp'
+                ? 'no_expiry'
+                : 'invalid_token';
       case 'ERR_JOSE_ALG_NOT_ALLOWED':
         return 'wrong_algorithm';
       case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':

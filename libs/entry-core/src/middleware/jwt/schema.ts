@@ -1,3 +1,4 @@
+import { isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { parseTokenLookup } from './lookup.js';
 
@@ -72,6 +73,8 @@ export const jwtSchema = z
     issuer: stringOrList.optional(),
     audience: stringOrList.optional(),
     clockSkewSec: z.number().int().nonnegative().default(0),
+    /** Refuse tokens without `exp` (a token that never expires cannot be revoked by time). */
+    requireExp: z.boolean().default(true),
     maxTokenBytes: z.number().int().positive().default(8192),
   })
   .superRefine((c, ctx) => {
@@ -140,7 +143,9 @@ function jwksUrlProblem(url: string): string | undefined {
   }
   if (u.protocol === 'https:') return undefined;
   const loopback =
-    u.hostname === 'localhost' || u.hostname === '[::1]' || u.hostname.startsWith('127.');
+    u.hostname === 'localhost' ||
+    u.hostname === '[::1]' ||
+    (isIPv4(u.hostname) && u.hostname.startsWith('127.'));
   if (u.protocol === 'http:' && loopback) return undefined;
   return 'must be an https URL (plain http only to localhost): keys fetched in the clear can be replaced on the way';
 }
