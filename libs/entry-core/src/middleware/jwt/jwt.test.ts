@@ -211,6 +211,8 @@ describe('jwt middleware: verification', () => {
     const q = callWith({}, { apiQuery: `a=1&token=${good}` });
     expect(await refusal(m, q)).toBeUndefined();
     expect(q.principal?.subject).toBe('q');
+    // the record's query keeps the parameter, never the token
+    expect(q.info.apiQuery).toBe('a=1&token=REDACTED');
     expect(await refusal(m, callWith({ cookie: `theme=dark; jwt=${good}` }))).toBeUndefined();
     expect(await refusal(m, callWith({ 'x-token': `jwt ${good}` }))).toBeUndefined();
     // the header comes first: its bad token is used, the good cookie is not

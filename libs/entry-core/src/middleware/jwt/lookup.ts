@@ -43,7 +43,7 @@ export function parseTokenLookup(lookup: string, authScheme: string): TokenSourc
 
 interface TokenCarrier {
   readonly headers: { get(name: string): string | undefined };
-  readonly info: { readonly apiQuery: string };
+  readonly info: { apiQuery: string };
 }
 
 /** The token of the first source that has one, or undefined. */
@@ -52,8 +52,12 @@ export function findToken(sources: readonly TokenSource[], call: TokenCarrier): 
     const s = sources[i]!;
     let token: string | undefined;
     if (s.kind === 'header') token = fromHeader(call.headers.get(s.name), s.prefix);
-    else if (s.kind === 'query') token = fromQuery(call.info.apiQuery, s.name);
-    else token = fromCookie(call.headers.get('cookie'), s.name);
+    else if (s.kind === 'query') {
+      token = fromQuery(call.info.apiQuery, s.name);
+      // The record keeps the query: never the token in it.
+      if (token !== undefined && token !== '')
+        call.info.apiQuery = redacted(call.info.apiQuery, s.name);
+    } else token = fromCookie(call.headers.get('cookie'), s.name);
     if (token !== undefined && token !== '') return token;
   }
   return undefined;
@@ -66,6 +70,13 @@ function fromHeader(value: string | undefined, prefix: string): string | undefin
   if (value.length <= prefix.length || value.slice(0, prefix.length).toLowerCase() !== prefix)
     return undefined;
   return value.slice(prefix.length).trim();
+}
+
+/** `query` with the value of `name` replaced by `REDACTED`. */
+function redacted(query: string, name: string): string {
+  const params = new URLSearchParams(query);
+  params.set(name, 'REDACTED');
+  return params.toString();
 }
 
 function fromQuery(query: string, name: string): string | undefined {
