@@ -56,7 +56,12 @@ export function withRecovery(
     return ((call: CallWithMetadata, callback: Callback) => {
       let answered = false;
       const cb: Callback = (err, value, trailer, flags) => {
-        if (answered) return;
+        if (answered) {
+          // Thrown or rejected after the answer went out: nothing to tell the client, but logged.
+          if (err !== null && err !== undefined && !isStatus(err))
+            onRecovered(err, path, callContextOf(call));
+          return;
+        }
         answered = true;
         if (err === null || err === undefined || isStatus(err))
           callback(err ?? null, value, trailer, flags);
@@ -74,7 +79,10 @@ export function withRecovery(
   return ((call: CallWithMetadata) => {
     let failed = false;
     const fail = (err: unknown): void => {
-      if (failed) return;
+      if (failed) {
+        if (!isStatus(err)) onRecovered(err, path, callContextOf(call));
+        return;
+      }
       failed = true;
       call.emit('error', isStatus(err) ? err : recover(call, err));
     };

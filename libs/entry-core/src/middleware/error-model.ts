@@ -17,6 +17,8 @@ export interface HttpErrorInfo {
   grpcStatus: string;
   message: string;
   requestId: string;
+  /** google.rpc.Status details (Any values as JSON) to keep, before the RequestInfo. */
+  details?: readonly unknown[];
 }
 
 const REQUEST_INFO = 'type.googleapis.com/google.rpc.RequestInfo';
@@ -32,7 +34,7 @@ export function errorBody(model: ErrorModel, info: HttpErrorInfo): Record<string
               code: info.httpStatus,
               status: STATUS_CODES[info.httpStatus] ?? 'Error',
               message: info.message,
-              details: [],
+              details: info.details ? [...info.details] : [],
             },
           },
         ],
@@ -45,7 +47,7 @@ export function errorBody(model: ErrorModel, info: HttpErrorInfo): Record<string
       code: info.httpStatus,
       status: info.grpcStatus,
       message: info.message,
-      details: [{ '@type': REQUEST_INFO, requestId: info.requestId }],
+      details: [...(info.details ?? []), { '@type': REQUEST_INFO, requestId: info.requestId }],
     },
   };
 }
@@ -75,5 +77,7 @@ export function grpcStatusOfHttp(httpStatus: number): string {
 
 /** `Unauthenticated` → `UNAUTHENTICATED`, `ResourceExhausted` → `RESOURCE_EXHAUSTED`. */
 export function googleStatusName(codeName: string): string {
+  // google.rpc.Code spells code 1 CANCELLED; grpc-js's name for it is Canceled.
+  if (codeName === 'Canceled' || codeName === 'Cancelled') return 'CANCELLED';
   return codeName.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
 }

@@ -16,5 +16,6 @@ export function gatewayErrorBody(
     grpcStatus: googleStatusName(codeName(status.code)),
     message: status.message,
     requestId: requestId(),
+    details: status.details,
   });
 }
