@@ -166,6 +166,17 @@ export const coreErrors = {
     message: (failures: number, last: string) =>
       `workers crash at startup: ${failures} exited in a row before they were ready (last: ${last}); giving up. Read the workers' errors above, or run with --set app.workers=1`,
   },
+  SVC_STATIC_SOURCE: {
+    when: "`static` is enabled and its `sourcePath` is missing, unreadable or not a folder (at the entry's bootstrap)",
+    fix: 'point `static.sourcePath` at an existing folder (relative paths start from the working folder)',
+    message: (configPath: string, folder: string, reason: string) =>
+      `${configPath}.sourcePath: cannot serve ${folder}: ${reason}`,
+  },
+  SVC_PROM_PUSHER_ADDRESS: {
+    when: '`prom.pusher.remoteAddress` is not `host:port` or an http(s) URL, or is `http://` while `certEntry` asks for TLS',
+    fix: 'write it as `host:port` or `http(s)://host:port[/prefix]` (the message does not repeat it: it may hold credentials)',
+    message: (configPath: string, problem: string) => `${configPath}.remoteAddress ${problem}`,
+  },
 } satisfies ErrorCatalogue;
 
 /** Throws entry-core's catalogued errors. */

@@ -227,3 +227,36 @@ export {
   type MiddlewareConfig,
   type PromEndpointConfig,
 } from './middleware/options.js';
+export {
+  ServerRoutes,
+  sendJson,
+  sendError,
+  methodNotAllowed,
+  type HttpRoute,
+  type MatchedRoute,
+} from './http/route.js';
+export { serveThroughChain } from './http/chain-route.js';
+export {
+  CommonService,
+  type CommonServiceOptions,
+  type HealthAnswers,
+} from './common-service/common-service.js';
+export { commonServiceSchema, type CommonServiceConfig } from './common-service/schema.js';
+export { Pprof, type PprofOptions } from './pprof/pprof.js';
+export { pprofSchema, type PprofConfig } from './pprof/schema.js';
+export { StaticFiles, type StaticFilesOptions } from './static/static-files.js';
+export { staticSchema, type StaticConfig } from './static/schema.js';
+export { PromPusher, type PromPusherOptions } from './prom-pusher/prom-pusher.js';
+export {
+  promPusherSchema,
+  promSchema,
+  type PromPusherConfig,
+  type PromConfig,
+} from './prom-pusher/schema.js';
+export {
+  serverRoutesShape,
+  buildServerRoutes,
+  serverRouteAddresses,
+  startPromPusher,
+  type ServerRoutesConfig,
+} from './server-routes.js';

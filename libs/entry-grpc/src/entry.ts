@@ -15,7 +15,13 @@ import { ReflectionService } from '@grpc/reflection';
 import {
   acceptableRequestId,
   buildCallChain,
+  buildServerRoutes,
   collectProcessMetrics,
+  serverRouteAddresses,
+  serveThroughChain,
+  startPromPusher,
+  type PromPusher,
+  type ServerRoutes,
   errorMessage,
   HealthRoutes,
   workersRegistry,
@@ -110,12 +116,18 @@ export class GrpcEntry implements Entry {
   private running: Running | undefined;
   private draining = false;
   private bootstrapped = false;
+  /** This entry's HealthRoutes (built at bootstrap), whose answers the common service repeats. */
+  private healthRoutes: HealthRoutes | undefined;
+  /** The common service, pprof and static files, when enabled. */
+  private serverRoutes: ServerRoutes | undefined;
+  private pusher: PromPusher | undefined;
 
   constructor(
     readonly config: GrpcEntryConfig,
     private readonly ctx: EntryContext,
   ) {
-    if (config.prom.enabled || config.middleware.prom.enabled) collectProcessMetrics(this.registry);
+    if (config.prom.enabled || config.middleware.prom.enabled || config.prom.pusher.enabled)
+      collectProcessMetrics(this.registry);
     this.health = new HealthService(
       () => ctx.isReady() && !this.draining && ctx.dependenciesDown('readiness').length === 0,
       (name) => name === 'grpc.health.v1.Health' || this.services.serviceNames().includes(name),
@@ -288,6 +300,13 @@ export class GrpcEntry implements Entry {
     // itself); everything else, and every request when users added middleware, goes through Koa.
     const direct = this.koa.middleware.length === 0;
     this.koa.use(this.routes(direct ? undefined : gateway));
+    try {
+      this.serverRoutes = await buildServerRoutes(c, this.ctx, this.healthRoutes!);
+    } catch (err) {
+      injector.destroy();
+      server.forceShutdown();
+      throw err;
+    }
     this.koa.on('error', (err: unknown) =>
       this.ctx.logger.warn(`HTTP request failed: ${this.ctx.redact(errorMessage(err))}`),
     );
@@ -371,11 +390,15 @@ export class GrpcEntry implements Entry {
     }
     this.running = { server, injector, httpServer, connections, listener, port, grpcWeb, timers };
     this.logAddresses(port);
+    this.pusher = startPromPusher(c.prom, this.ctx, this.registry, port);
   }
 
   async interrupt(lc: LifecycleContext): Promise<void> {
+    // The Pushgateway group is deleted while calls drain, within the same budget.
+    const pushed = this.pusher?.stop(lc.signal);
+    this.pusher = undefined;
     const r = this.running;
-    if (!r) return;
+    if (!r) return void (await pushed);
     this.running = undefined;
     this.draining = true;
     this.health.notify();
@@ -411,6 +434,7 @@ export class GrpcEntry implements Entry {
     r.httpServer.close();
     r.listener.destroyAll();
     for (const t of r.timers) t.stop();
+    await pushed;
     // The calls have ended: middlewares flush what they hold (the trace middleware's spans).
     await this.builtChain?.close(lc);
   }
@@ -551,7 +575,7 @@ export class GrpcEntry implements Entry {
     const mounts: UiMount[] = [];
     if (c.sw.enabled) mounts.push(swaggerUi(c.sw.path, document, this.ctx.app.name, documentV3));
     if (c.docs.enabled) mounts.push(rapiDoc(c.docs.path, document, this.ctx.app.name, documentV3));
-    const health = new HealthRoutes({
+    const health = (this.healthRoutes = new HealthRoutes({
       isReady: () => this.ctx.isReady(),
       isDraining: () => this.draining,
       dependenciesDown: () => this.ctx.dependenciesDown('readiness'),
@@ -562,7 +586,7 @@ export class GrpcEntry implements Entry {
             metricsPath: c.prom.path,
           }
         : {}),
-    });
+    }));
     return async (kctx, next) => {
       const { req, res } = kctx;
       const pathname = kctx.path;
@@ -575,6 +599,13 @@ export class GrpcEntry implements Entry {
         kctx.status = answer.status;
         kctx.set(answer.headers);
         kctx.body = answer.body;
+        return;
+      }
+      // The common service, pprof and static files, as calls of the entry's middleware chain.
+      const matched = this.serverRoutes?.find(pathname);
+      if (matched) {
+        kctx.respond = false;
+        await serveThroughChain(this.chain, matched, req, res, pathname);
         return;
       }
       if (req.method === 'GET' || req.method === 'HEAD') {
@@ -636,6 +667,7 @@ export class GrpcEntry implements Entry {
     if (c.docs.enabled) log.info(`DocsEntry: ${base}${c.docs.path}`);
     if (c.prom.enabled) log.info(`PromEntry: ${base}${c.prom.path}`);
     if (c.enableReflection) log.info(`gRPC reflection enabled on port ${port}`);
+    for (const line of serverRouteAddresses(c, base)) log.info(line);
   }
 }
 

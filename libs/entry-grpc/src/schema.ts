@@ -6,7 +6,8 @@ import {
   msSchema,
   observabilityShape,
   portSchema,
-  promEndpointSchema,
+  promSchema,
+  serverRoutesShape,
 } from '@svcboot/entry-core';
 
 /** A UI mount point: `/sw` and `/sw/` both mean the folder `/sw/`. */
@@ -54,7 +55,8 @@ export const grpcSchema = z.strictObject({
     .strictObject({ enabled: z.boolean().default(false), path: uiPath('/sw/'), ...openApiShape })
     .prefault({}),
   docs: uiSchema('/docs/'),
-  prom: promEndpointSchema,
+  prom: promSchema,
+  ...serverRoutesShape,
   middleware: middlewareSchema,
   /**
    * The JSON error body of the gateway's errors: `grpcGateway` (google.rpc.Status as grpc-gateway

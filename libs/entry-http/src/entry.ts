@@ -6,6 +6,11 @@ import { Registry } from 'prom-client';
 import {
   basicTransport,
   buildCallChain,
+  buildServerRoutes,
+  serverRouteAddresses,
+  startPromPusher,
+  type PromPusher,
+  type ServerRoutes,
   collectProcessMetrics,
   HealthRoutes,
   workersRegistry,
@@ -44,6 +49,7 @@ export class HttpEntry implements Entry {
   private readonly added: OrderedMiddleware[] = [];
   private chainBuilt = false;
   private callChain: CallChain | undefined;
+  private pusher: PromPusher | undefined;
 
   constructor(
     private readonly config: HttpEntryConfig,
@@ -95,6 +101,7 @@ export class HttpEntry implements Entry {
     // User middleware added with koa.use() before bootstrap runs inside ours.
     const userMiddleware = this.koa.middleware.splice(0);
     const routes = this.healthRoutes();
+    const serverRoutes = await buildServerRoutes(config, ctx, routes);
     if (!chain.empty)
       this.koa.use(
         callMiddleware(chain, config.errorModel, (method, path) => routes.serves(method, path)),
@@ -103,6 +110,7 @@ export class HttpEntry implements Entry {
     this.koa.use(errorResponder(config.errorModel));
     this.koa.use(this.closeWhileDraining());
     this.koa.use(this.builtinRoutes(routes));
+    if (!serverRoutes.empty) this.koa.use(mountServerRoutes(serverRoutes));
     this.koa.use(readBody(config.bodyLimitBytes));
     for (const m of userMiddleware) this.koa.use(m);
     this.koa.use(this.router.routes());
@@ -143,6 +151,9 @@ export class HttpEntry implements Entry {
     ctx.logger.info(`HTTP server listening on port ${this.boundPort}`);
     if (config.prom.enabled)
       ctx.logger.info(`Metrics at http://localhost:${this.boundPort}${config.prom.path}`);
+    for (const line of serverRouteAddresses(config, `http://localhost:${this.boundPort}`))
+      ctx.logger.info(line);
+    this.pusher = startPromPusher(config.prom, ctx, this.registry, this.boundPort);
   }
 
   bootstrapPayloads(): Record<string, unknown> {
@@ -163,9 +174,12 @@ export class HttpEntry implements Entry {
    * (see IdleConnections), and cuts what is left when the step's time is up.
    */
   async interrupt(lifecycle: LifecycleContext): Promise<void> {
+    // The Pushgateway group is deleted while requests drain, within the same budget.
+    const pushed = this.pusher?.stop(lifecycle.signal);
+    this.pusher = undefined;
     const server = this.server;
     const connections = this.connections;
-    if (!server || !connections) return;
+    if (!server || !connections) return void (await pushed);
     this.draining = true;
     // net.Server's close: http.Server's would close idle keep-alive connections at once, resetting
     // a request a client has just sent on one.
@@ -185,6 +199,7 @@ export class HttpEntry implements Entry {
       server.close(() => undefined);
       this.server = undefined;
       this.connections = undefined;
+      await pushed;
     }
     // The calls have ended: middlewares flush what they hold (the trace middleware's spans).
     await this.callChain?.close(lifecycle);
@@ -206,7 +221,7 @@ export class HttpEntry implements Entry {
   /** /livez, /readyz and `prom.path`: entry-core's HealthRoutes. */
   private healthRoutes(): HealthRoutes {
     const { prom } = this.config;
-    if (prom.enabled) collectProcessMetrics(this.registry);
+    if (prom.enabled || prom.pusher.enabled) collectProcessMetrics(this.registry);
     return new HealthRoutes({
       isReady: () => this.ctx.isReady(),
       isDraining: () => this.draining,
@@ -228,4 +243,26 @@ export class HttpEntry implements Entry {
       ctx.body = answer.body;
     };
   }
+}
+
+/**
+ * The common service, pprof and static files (entry-core), after /livez, /readyz and metrics:
+ * inside the entry's middleware chain (callMiddleware runs first), so a guard can refuse them;
+ * the route's template is the call's route (records, metric labels).
+ */
+function mountServerRoutes(routes: ServerRoutes): Koa.Middleware {
+  return async (ctx, next) => {
+    const matched = routes.find(ctx.path);
+    if (!matched) return next();
+    (ctx as Koa.Context & { _matchedRoute?: string })._matchedRoute = matched.template;
+    ctx.respond = false;
+    try {
+      await matched.route.serve(ctx.req, ctx.res, ctx.path);
+    } catch (err) {
+      if (ctx.res.headersSent) return void ctx.res.destroy();
+      // errorResponder answers it.
+      ctx.respond = true;
+      throw err;
+    }
+  };
 }

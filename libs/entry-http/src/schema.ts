@@ -7,7 +7,8 @@ import {
   msSchema,
   observabilityShape,
   portSchema,
-  promEndpointSchema,
+  promSchema,
+  serverRoutesShape,
 } from '@svcboot/entry-core';
 
 /** One `httpserver:` list item (name, port, host, prom, plus middleware, limits and timeouts). */
@@ -22,7 +23,8 @@ export const httpEntrySchema = z.strictObject({
   errorModel: errorModelSchema.default('google'),
   /** gzip/brotli for responses, negotiated by Accept-Encoding (off by default). */
   compression: compressionSchema,
-  prom: promEndpointSchema,
+  prom: promSchema,
+  ...serverRoutesShape,
   /** Largest request body accepted; larger ones get 413. */
   bodyLimitBytes: z
     .number()

@@ -1,7 +1,7 @@
 /** Keys whose values are secrets: never logged, never echoed in an error. */
 // Over-matching (say, `bypass`) only hides a value; under-matching would leak one.
-// `basic` is the auth middleware's list of user:password pairs.
-const SECRET_KEY = /(pass|password|passwd|secret|token|apikey)$|^basic$/i;
+// `basic` is the auth middleware's list of user:password pairs; `basicAuth` prom.pusher's user:pass.
+const SECRET_KEY = /(pass|password|passwd|secret|token|apikey|basicauth)$|^basic$/i;
 
 export function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key);

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { promEndpointSchema } from '../middleware/options.js';
+
+/** `prom.pusher`: rk-boot's keys for pushing the entry's metrics to a Prometheus Pushgateway. */
+export const promPusherSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    /** Time between pushes (after a failure the wait doubles, up to a minute or intervalMs). */
+    intervalMs: z.number().int().min(100).default(1000),
+    /** The `job` of the grouping key; empty: the app's name. */
+    jobName: z.string().default(''),
+    /** The Pushgateway: `host:port` or `http(s)://host:port[/prefix]`; required when enabled. */
+    remoteAddress: z.string().default(''),
+    /** `user:pass` for HTTP basic authentication; never logged. */
+    basicAuth: z.string().default(''),
+    /** A `cert:` entry: its CA verifies the Pushgateway, its certificate and key (if any) are the client's; the scheme becomes https. */
+    certEntry: z.string().default(''),
+    /** The `instance` of the grouping key; empty: `<hostname>:<entry port>`. Not in rk-boot. */
+    instance: z.string().default(''),
+  })
+  .superRefine((p, ctx) => {
+    if (p.enabled && p.remoteAddress.trim() === '')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['remoteAddress'],
+        message:
+          'remoteAddress is required when prom.pusher is enabled: the Pushgateway as host:port or http(s)://host:port',
+      });
+    if (p.basicAuth !== '' && !p.basicAuth.includes(':'))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['basicAuth'],
+        message: 'basicAuth must be "user:pass"',
+      });
+  })
+  .prefault({});
+export type PromPusherConfig = z.output<typeof promPusherSchema>;
+
+/**
+ * A server entry's `prom`: the scrape endpoint (`enabled`, `path`) and the pusher. Use it instead
+ * of promEndpointSchema in an entry's schema.
+ */
+export const promSchema = promEndpointSchema
+  .unwrap()
+  .extend({ pusher: promPusherSchema })
+  .prefault({});
+export type PromConfig = z.output<typeof promSchema>;

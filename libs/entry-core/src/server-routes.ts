@@ -1,0 +1,99 @@
+import type { Registry } from 'prom-client';
+import type { EntryContext } from './entry.js';
+import { CommonService, type HealthAnswers } from './common-service/common-service.js';
+import { commonServiceSchema, type CommonServiceConfig } from './common-service/schema.js';
+import { ServerRoutes, type HttpRoute } from './http/route.js';
+import { Pprof } from './pprof/pprof.js';
+import { pprofSchema, type PprofConfig } from './pprof/schema.js';
+import { PromPusher } from './prom-pusher/prom-pusher.js';
+import type { PromConfig } from './prom-pusher/schema.js';
+import { StaticFiles } from './static/static-files.js';
+import { staticSchema, type StaticConfig } from './static/schema.js';
+
+/** `commonService`, `pprof` and `static`: spread into a server entry's schema. */
+export const serverRoutesShape = {
+  commonService: commonServiceSchema,
+  pprof: pprofSchema,
+  static: staticSchema,
+};
+
+export interface ServerRoutesConfig {
+  commonService: CommonServiceConfig;
+  pprof: PprofConfig;
+  static: StaticConfig;
+}
+
+/**
+ * The enabled built-in routes of a server entry, in this order: the common service, pprof,
+ * static files. Checks the static folder (SVC_STATIC_SOURCE). `health` is the entry's
+ * HealthRoutes, whose `/readyz` and `/livez` answers the common service repeats.
+ */
+export async function buildServerRoutes(
+  config: ServerRoutesConfig,
+  ctx: Pick<EntryContext, 'app' | 'env' | 'configPath'>,
+  health: HealthAnswers,
+): Promise<ServerRoutes> {
+  const routes: HttpRoute[] = [];
+  if (config.commonService.enabled)
+    routes.push(
+      new CommonService({
+        pathPrefix: config.commonService.pathPrefix,
+        app: ctx.app,
+        env: ctx.env,
+        health,
+      }),
+    );
+  if (config.pprof.enabled)
+    routes.push(new Pprof({ path: config.pprof.path, maxSeconds: config.pprof.maxSeconds }));
+  if (config.static.enabled)
+    routes.push(
+      await StaticFiles.open({
+        path: config.static.path,
+        sourcePath: config.static.sourcePath,
+        listing: config.static.listing,
+        configPath: `${ctx.configPath}.static`,
+      }),
+    );
+  return new ServerRoutes(routes);
+}
+
+/** Log lines naming where the enabled routes are (`base`: `http://localhost:8080`). */
+export function serverRouteAddresses(config: ServerRoutesConfig, base: string): string[] {
+  const lines: string[] = [];
+  const c = config.commonService;
+  if (c.enabled) {
+    const p = c.pathPrefix === '/' ? '' : c.pathPrefix;
+    lines.push(`CommonService: ${base}${p}/{ready,alive,info,gc}`);
+  }
+  if (config.pprof.enabled) lines.push(`Pprof: ${base}${config.pprof.path}`);
+  if (config.static.enabled) lines.push(`Static: ${base}${config.static.path}`);
+  return lines;
+}
+
+/**
+ * Starts `prom.pusher` when enabled (after the entry listens: the default instance is
+ * `<hostname>:<port>`); undefined otherwise. Stop it at the start of the entry's interrupt.
+ */
+export function startPromPusher(
+  prom: PromConfig,
+  ctx: Pick<EntryContext, 'app' | 'env' | 'configPath' | 'logger' | 'cert'>,
+  registry: Registry,
+  port: number,
+): PromPusher | undefined {
+  const p = prom.pusher;
+  if (!p.enabled) return undefined;
+  const pusher = new PromPusher({
+    registry,
+    intervalMs: p.intervalMs,
+    jobName: p.jobName || ctx.app.name,
+    instance: p.instance || `${ctx.env.hostname}:${port}`,
+    remoteAddress: p.remoteAddress,
+    basicAuth: p.basicAuth,
+    ...(p.certEntry ? { tls: ctx.cert(p.certEntry) } : {}),
+    configPath: `${ctx.configPath}.prom.pusher`,
+    logger: ctx.logger,
+  });
+  pusher.start();
+  ctx.logger.info(`PromPusher: pushing to ${pusher.url.href} every ${p.intervalMs} ms`);
+  return pusher;
+}
