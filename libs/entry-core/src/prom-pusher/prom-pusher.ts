@@ -186,7 +186,8 @@ export class PromPusher {
 function groupSegment(label: string, value: string): string {
   if (value === '' || value.includes('/'))
     return `${label}@base64/${Buffer.from(value).toString('base64url') || '='}`;
-  return `${label}/${encodeURIComponent(value)}`;
+  // `:` may stay as it is in a path segment (`host:8080` reads better than `host%3A8080`).
+  return `${label}/${encodeURIComponent(value).replace(/%3A/g, ':')}`;
 }
 
 /** The Pushgateway's base URL (credentials taken out) and the credentials the URL carried. */

@@ -1,0 +1,241 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Counter, Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SvcError } from '../errors.js';
+import { RecordingPushgateway } from '../test-support/pushgateway.js';
+import { PromPusher, type PromPusherOptions } from './prom-pusher.js';
+import { promSchema } from './schema.js';
+
+function registryWithMetric(): Registry {
+  const registry = new Registry();
+  new Counter({ name: 'svc_test_pushed_total', help: 'a known metric', registers: [registry] }).inc(
+    7,
+  );
+  return registry;
+}
+
+function logs() {
+  const lines: string[] = [];
+  return {
+    lines,
+    logger: {
+      info: (m: string) => lines.push(`info ${m}`),
+      warn: (m: string) => lines.push(`warn ${m}`),
+    },
+  };
+}
+
+const cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+async function gateway(tls?: { cert: Buffer; key: Buffer }): Promise<RecordingPushgateway> {
+  const g = await new RecordingPushgateway(tls).start();
+  cleanup.push(() => g.close());
+  return g;
+}
+
+function pusher(
+  options: Partial<PromPusherOptions> & Pick<PromPusherOptions, 'remoteAddress'>,
+  log = logs(),
+) {
+  const p = new PromPusher({
+    registry: registryWithMetric(),
+    intervalMs: 100,
+    jobName: 'orders',
+    instance: 'host-1:8080',
+    basicAuth: '',
+    configPath: 'grpc[api].prom.pusher',
+    logger: log.logger,
+    ...options,
+  });
+  cleanup.push(() => p.stop(AbortSignal.timeout(5000)));
+  return p;
+}
+
+describe('PromPusher', () => {
+  it('PUTs the registry to the group with basic auth, repeatedly, and DELETEs the group at stop', async () => {
+    const g = await gateway();
+    const log = logs();
+    const p = pusher({ remoteAddress: `127.0.0.1:${g.port}`, basicAuth: 'pusher:s3cr3t-pw' }, log);
+    p.start();
+    await g.until((all) => all.filter((r) => r.method === 'PUT').length >= 2);
+    const put = g.received[0]!;
+    expect(put.method).toBe('PUT');
+    expect(put.url).toBe('/metrics/job/orders/instance/host-1:8080');
+    expect(put.authorization).toBe(`Basic ${Buffer.from('pusher:s3cr3t-pw').toString('base64')}`);
+    expect(put.contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(put.body).toContain('# TYPE svc_test_pushed_total counter');
+    expect(put.body).toContain('svc_test_pushed_total 7');
+    await p.stop(AbortSignal.timeout(5000));
+    const last = g.received.at(-1)!;
+    expect([last.method, last.url, last.authorization]).toEqual([
+      'DELETE',
+      '/metrics/job/orders/instance/host-1:8080',
+      put.authorization,
+    ]);
+    const count = g.received.length;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(g.received.length).toBe(count);
+    expect(log.lines.join('\n')).not.toContain('s3cr3t-pw');
+  });
+
+  it('backs off after failures, logs without credentials, and says when it works again', async () => {
+    const g = await gateway();
+    let refusals = 3;
+    g.status = (r) => (r.method === 'PUT' && refusals-- > 0 ? 503 : 200);
+    const log = logs();
+    const p = pusher(
+      { remoteAddress: `http://u:url-pw@127.0.0.1:${g.port}/`, intervalMs: 100, maxBackoffMs: 400 },
+      log,
+    );
+    expect([1, 2, 3, 4, 10].map((n) => p.delayAfter(n))).toEqual([200, 400, 400, 400, 400]);
+    expect(p.delayAfter(0)).toBe(100);
+    p.start();
+    await g.until((all) => all.filter((r) => r.method === 'PUT').length >= 5);
+    // Credentials from the URL become basic auth, and leave the URL.
+    expect(g.received[0]!.authorization).toBe(
+      `Basic ${Buffer.from('u:url-pw').toString('base64')}`,
+    );
+    expect(p.url.href).toBe(`http://127.0.0.1:${g.port}/metrics/job/orders/instance/host-1:8080`);
+    const text = log.lines.join('\n');
+    expect(text).toMatch(
+      /^warn grpc\[api\]\.prom\.pusher: push to http:\/\/127\.0\.0\.1:\d+\/metrics\/job\/orders\/instance\/host-1:8080 failed \(1 in a row\): HTTP 503; next try in 200 ms$/m,
+    );
+    // Once a minute at most: the second and third failures are not logged.
+    expect(log.lines.filter((l) => l.startsWith('warn')).length).toBe(1);
+    expect(text).toMatch(/works again after 3 failure\(s\)/);
+    expect(text).not.toContain('url-pw');
+  });
+
+  it('uses the Pushgateway base64 form for values with a slash or empty, under a path prefix', async () => {
+    const g = await gateway();
+    const p = pusher({
+      remoteAddress: `http://127.0.0.1:${g.port}/pgw/`,
+      jobName: 'a/b',
+      instance: '',
+    });
+    p.start();
+    await g.until((all) => all.length >= 1);
+    expect(g.received[0]!.url).toBe(
+      `/pgw/metrics/job@base64/${Buffer.from('a/b').toString('base64url')}/instance@base64/=`,
+    );
+  });
+
+  it('pushes over TLS with a cert entry CA (https without a scheme)', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'pusher-tls-'));
+    cleanup.push(() => rm(dir, { recursive: true, force: true }));
+    const key = path.join(dir, 'key.pem');
+    const cert = path.join(dir, 'cert.pem');
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost',
+      ],
+      { stdio: 'ignore' },
+    );
+    const material = { cert: await readFile(cert), key: await readFile(key) };
+    const g = await gateway(material);
+    const p = pusher({ remoteAddress: `localhost:${g.port}`, tls: { ca: material.cert } });
+    expect(p.url.protocol).toBe('https:');
+    p.start();
+    await g.until((all) => all.some((r) => r.method === 'PUT'));
+    await p.stop(AbortSignal.timeout(5000));
+    expect(g.received.at(-1)!.method).toBe('DELETE');
+    // Without the CA, the push fails verification and is logged.
+    const log = logs();
+    const untrusted = pusher({ remoteAddress: `https://localhost:${g.port}` }, log);
+    untrusted.start();
+    const deadline = Date.now() + 20_000;
+    while (!log.lines.some((l) => l.startsWith('warn')) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(log.lines.join('\n')).toMatch(/self-signed certificate/);
+  });
+
+  it('gives up the DELETE when the shutdown budget is spent', async () => {
+    const g = await gateway();
+    g.status = (r) => (r.method === 'DELETE' ? 0 : 200);
+    const log = logs();
+    const p = pusher({ remoteAddress: `127.0.0.1:${g.port}` }, log);
+    p.start();
+    await g.until((all) => all.length >= 1);
+    const budget = new AbortController();
+    const stopped = p.stop(budget.signal);
+    await g.until((all) => all.some((r) => r.method === 'DELETE'));
+    budget.abort();
+    await stopped;
+    expect(log.lines.join('\n')).toMatch(/deleting .* from the Pushgateway failed/);
+  });
+
+  it('refuses an address it cannot use without repeating it', () => {
+    for (const [remoteAddress, tls] of [
+      ['ftp://u:hidden@host:21', undefined],
+      ['http://u:hidden@host:9091', { ca: Buffer.from('x') }],
+      ['http://host:9091/?q=hidden', undefined],
+    ] as const) {
+      let err: unknown;
+      try {
+        new PromPusher({
+          registry: new Registry(),
+          intervalMs: 1000,
+          jobName: 'j',
+          instance: 'i',
+          remoteAddress,
+          basicAuth: '',
+          ...(tls ? { tls } : {}),
+          configPath: 'grpc[api].prom.pusher',
+          logger: logs().logger,
+        });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(SvcError);
+      expect((err as SvcError).code).toBe('SVC_PROM_PUSHER_ADDRESS');
+      expect((err as Error).message).toMatch(/^grpc\[api\]\.prom\.pusher\.remoteAddress /);
+      expect((err as Error).message).not.toContain('hidden');
+    }
+  });
+});
+
+describe('prom options', () => {
+  it('keep prom.enabled/path and add pusher, off by default; an enabled pusher needs remoteAddress', () => {
+    expect(promSchema.parse(undefined)).toEqual({
+      enabled: false,
+      path: '/metrics',
+      pusher: {
+        enabled: false,
+        intervalMs: 1000,
+        jobName: '',
+        remoteAddress: '',
+        basicAuth: '',
+        certEntry: '',
+        instance: '',
+      },
+    });
+    const issues = promSchema.safeParse({ pusher: { enabled: true, basicAuth: 'nocolon' } }).error
+      ?.issues;
+    expect(issues?.map((i) => i.path.join('.'))).toEqual([
+      'pusher.remoteAddress',
+      'pusher.basicAuth',
+    ]);
+    expect(JSON.stringify(issues)).not.toContain('nocolon');
+  });
+});
