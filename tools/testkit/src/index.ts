@@ -37,3 +37,4 @@ export {
   type SentinelGroupProcesses,
 } from './redis.js';
 export { PrivateClickHouse } from './clickhouse.js';
+export { RecordingPushgateway, type Received as PushReceived } from './pushgateway.js';

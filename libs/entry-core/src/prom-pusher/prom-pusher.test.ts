@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Counter, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SvcError } from '../errors.js';
-import { RecordingPushgateway } from '../test-support/pushgateway.js';
+import { RecordingPushgateway } from '@svcboot/testkit';
 import { PromPusher, type PromPusherOptions } from './prom-pusher.js';
 import { promSchema } from './schema.js';
 

@@ -1,0 +1,209 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  boot,
+  BootstrapError,
+  CallRejection,
+  ConfigError,
+  MiddlewareOrder,
+  type App,
+  type CallContext,
+} from '@svcboot/entry-core';
+import { RecordingPushgateway } from '@svcboot/testkit';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { httpEntry, httpPlugin } from './index.js';
+
+function get(url: string, headers: Record<string, string> = {}, method = 'GET') {
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>(
+    (resolve, reject) => {
+      const req = http.request(url, { method, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
+      });
+      req.on('error', reject);
+      req.end();
+    },
+  );
+}
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'http-routes-'));
+  await writeFile(path.join(dir, 'style.css'), 'p{}');
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+let app: App | undefined;
+afterEach(async () => {
+  await app?.shutdown();
+  app = undefined;
+});
+
+async function start(extra: string): Promise<{ base: string; calls: string[] }> {
+  app = await boot({
+    plugins: [httpPlugin],
+    argv: [],
+    env: { REGION: 'eu-1', REALM: 'blue' },
+    configText: `app: { name: shop, version: 0.9.0, description: sells }\nlogger:\n  - name: q\n    level: warn\nhttpserver:\n  - name: api\n    port: 0\n    host: 127.0.0.1\n    loggerEntry: q\n    middleware: { meta: { enabled: true } }\n${extra}`,
+  });
+  const entry = httpEntry(app, 'api');
+  const calls: string[] = [];
+  entry.useMiddleware(MiddlewareOrder.Guard, {
+    before(call: CallContext) {
+      const p = call.info.apiPath;
+      if (
+        (p.endsWith('/info') || p.endsWith('/gc')) &&
+        call.headers.get('authorization') === undefined
+      )
+        throw new CallRejection('Unauthenticated', 'token required', {
+          'WWW-Authenticate': 'Bearer',
+        });
+    },
+    after(call: CallContext) {
+      calls.push(`${call.info.operation} ${call.resCode}`);
+    },
+  });
+  await app.bootstrap();
+  return { base: `http://127.0.0.1:${entry.port}`, calls };
+}
+
+describe('httpserver entry: common service, pprof and static files', () => {
+  it('serves them inside the entry middleware chain (meta headers, a guard, the route template)', async () => {
+    const { base, calls } = await start(
+      `    commonService: { enabled: true }\n    pprof: { enabled: true, path: /debug/pprof }\n    static: { enabled: true, path: /assets, sourcePath: "${dir}" }\n`,
+    );
+    const ready = await get(`${base}/svc/v1/ready`);
+    const readyz = await get(`${base}/readyz`);
+    expect([ready.status, ready.body]).toEqual([readyz.status, readyz.body]);
+    expect(ready.headers['x-svc-app-name']).toBe('shop');
+    expect((await get(`${base}/svc/v1/alive`)).body).toBe('{"status":"ok"}');
+    const refused = await get(`${base}/svc/v1/info`);
+    expect([refused.status, refused.headers['www-authenticate'], refused.body]).toEqual([
+      401,
+      'Bearer',
+      '{"error":"token required"}',
+    ]);
+    const info = JSON.parse((await get(`${base}/svc/v1/info`, { Authorization: 'Bearer t' })).body);
+    expect(info).toMatchObject({
+      appName: 'shop',
+      version: '0.9.0',
+      description: 'sells',
+      region: 'eu-1',
+      realm: 'blue',
+      az: '',
+      domain: '*',
+      pid: process.pid,
+    });
+    const gc = await get(`${base}/svc/v1/gc`, { Authorization: 'Bearer t' });
+    expect([gc.status, JSON.parse(gc.body).error]).toEqual([
+      501,
+      'gc is not exposed: start node with --expose-gc to use it',
+    ]);
+    const del = await get(`${base}/svc/v1/alive`, {}, 'DELETE');
+    expect([del.status, del.headers['allow']]).toEqual([405, 'GET']);
+
+    const css = await get(`${base}/assets/style.css`);
+    expect([css.status, css.headers['content-type'], css.body]).toEqual([
+      200,
+      'text/css; charset=utf-8',
+      'p{}',
+    ]);
+    expect(
+      (await get(`${base}/assets/style.css`, { 'If-None-Match': String(css.headers['etag']) }))
+        .status,
+    ).toBe(304);
+    expect((await get(`${base}/assets/%252e%252e%252fstyle.css`)).status).toBe(404);
+    expect((await get(`${base}/assets/..%5cstyle.css`)).status).toBe(400);
+    expect((await get(`${base}/assets/missing.css`)).status).toBe(404);
+
+    const loop = await get(`${base}/debug/pprof/eventloop?seconds=1`);
+    expect(loop.status).toBe(200);
+    expect(JSON.parse(loop.body).samples).toBeGreaterThan(0);
+
+    expect(calls).toEqual([
+      'GET /svc/v1/ready 200',
+      'GET /readyz 200',
+      'GET /svc/v1/alive 200',
+      'GET /svc/v1/info 401',
+      'GET /svc/v1/info 200',
+      'GET /svc/v1/gc 501',
+      'DELETE /svc/v1/alive 405',
+      'GET /assets/* 200',
+      'GET /assets/* 304',
+      'GET /assets/* 404',
+      'GET /assets/* 400',
+      'GET /assets/* 404',
+      'GET /debug/pprof/eventloop 200',
+    ]);
+  });
+
+  it('serves none of them by default', async () => {
+    const { base } = await start('');
+    for (const p of ['/svc/v1/ready', '/pprof/', '/static/x'])
+      expect([p, (await get(`${base}${p}`)).status]).toEqual([p, 404]);
+  });
+
+  it('answers not ready on the common service while the app drains', async () => {
+    const { base } = await start('    commonService: { enabled: true }\n');
+    const stopping = app!.shutdown('test', 1500);
+    let status = 200;
+    for (let i = 0; i < 200 && status === 200; i++) {
+      status = (await get(`${base}/svc/v1/ready`)).status;
+      if (status === 200) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(status).toBe(503);
+    await stopping;
+    app = undefined;
+  });
+
+  it('refuses static without sourcePath at boot, and a missing folder at bootstrap', async () => {
+    const err = await boot({
+      plugins: [httpPlugin],
+      argv: [],
+      env: {},
+      configText: 'httpserver:\n  - name: api\n    port: 0\n    static: { enabled: true }\n',
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toContain('httpserver[api].static.sourcePath');
+    const failed = await start(
+      `    static: { enabled: true, sourcePath: "${path.join(dir, 'nope')}" }\n`,
+    ).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(BootstrapError);
+    expect(((failed as Error).cause as { code: string }).code).toBe('SVC_STATIC_SOURCE');
+    app = undefined;
+  });
+});
+
+describe('httpserver entry prom.pusher', () => {
+  it('pushes the entry registry and deletes the group at shutdown', async () => {
+    const gw = await new RecordingPushgateway().start();
+    try {
+      await start(
+        `    prom:\n      pusher: { enabled: true, intervalMs: 200, jobName: shop-job, instance: one, remoteAddress: "http://127.0.0.1:${gw.port}" }\n`,
+      );
+      await gw.until((all) => all.filter((r) => r.method === 'PUT').length >= 2);
+      const put = gw.received[0]!;
+      expect([put.method, put.url, put.authorization]).toEqual([
+        'PUT',
+        '/metrics/job/shop-job/instance/one',
+        undefined,
+      ]);
+      expect(put.body).toContain('nodejs_heap_size_used_bytes');
+      await app!.shutdown();
+      app = undefined;
+      const last = gw.received.at(-1)!;
+      expect([last.method, last.url]).toEqual(['DELETE', '/metrics/job/shop-job/instance/one']);
+    } finally {
+      await gw.close();
+    }
+  });
+});
