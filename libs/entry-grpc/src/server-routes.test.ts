@@ -108,8 +108,8 @@ describe('grpc entry: common service, pprof and static files on its one port', (
       'If-None-Match': String(js.headers['etag']),
     });
     expect(again.status).toBe(304);
-    const escape = await get(`${h.base}/static/..%2f${path.basename(dir)}-outside.txt`);
-    expect(escape.status).toBe(404);
+    const outside = await get(`${h.base}/static/..%2f${path.basename(dir)}-outside.txt`);
+    expect(outside.status).toBe(404);
     expect((await get(`${h.base}/static/`)).status).toBe(404);
 
     const handles = await get(`${h.base}/pprof/handles`);
