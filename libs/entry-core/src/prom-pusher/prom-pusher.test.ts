@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Counter, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { redactConfig } from '../config/secrets.js';
 import { SvcError } from '../errors.js';
 import { RecordingPushgateway } from '@svcboot/testkit';
 import { PromPusher, type PromPusherOptions } from './prom-pusher.js';
@@ -237,5 +238,10 @@ describe('prom options', () => {
       'pusher.basicAuth',
     ]);
     expect(JSON.stringify(issues)).not.toContain('nocolon');
+  });
+
+  it('treat basicAuth as a secret when a config is printed', () => {
+    const printed = JSON.stringify(redactConfig({ prom: { pusher: { basicAuth: 'me:pw' } } }));
+    expect(printed).not.toContain('me:pw');
   });
 });
