@@ -38,7 +38,28 @@ describe('grpc entry options', () => {
         recursiveDepth: 1000,
       },
       docs: { enabled: false, path: '/docs/' },
-      prom: { enabled: false, path: '/metrics' },
+      prom: {
+        enabled: false,
+        path: '/metrics',
+        pusher: {
+          enabled: false,
+          intervalMs: 1000,
+          jobName: '',
+          remoteAddress: '',
+          basicAuth: '',
+          certEntry: '',
+          instance: '',
+        },
+      },
+      commonService: { enabled: false, pathPrefix: '/svc/v1' },
+      pprof: { enabled: false, path: '/pprof/', maxSeconds: 300 },
+      static: {
+        enabled: false,
+        path: '/static/',
+        sourceType: 'local',
+        sourcePath: '',
+        listing: false,
+      },
       // and the defaults of each middleware definition (auth, jwt, …), tested with their own code
       middleware: expect.objectContaining({
         logging: { enabled: false },
