@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawGet, serveRoute } from '../test-support/route-server.js';
 import { Pprof } from './pprof.js';
@@ -58,6 +59,23 @@ describe('Pprof', () => {
       running: string | null;
     };
     expect(index.running).toBeNull();
+  });
+
+  it('stops a CPU profile whose client went away, freeing the profiler', async () => {
+    // An hour asked for: only the disconnect can end it within the test's time limit.
+    const long = await serveRoute(new Pprof({ path: '/p/', maxSeconds: 3600 }));
+    try {
+      const req = http.get({ host: '127.0.0.1', port: long.port, path: '/p/profile?seconds=3600' });
+      req.on('error', () => undefined);
+      const running = async () =>
+        (JSON.parse((await rawGet(long.port, '/p/')).body) as { running: string | null }).running;
+      while ((await running()) === null) await new Promise((r) => setTimeout(r, 10));
+      req.destroy();
+      while ((await running()) !== null) await new Promise((r) => setTimeout(r, 10));
+      expect((await rawGet(long.port, '/p/profile?seconds=1')).status).toBe(200);
+    } finally {
+      await long.close();
+    }
   });
 
   it('bounds ?seconds= and answers 400 outside', async () => {
