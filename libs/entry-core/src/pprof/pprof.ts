@@ -170,7 +170,7 @@ async function heapSnapshot(res: ServerResponse): Promise<void> {
 }
 
 async function eventLoop(
-  _req: IncomingMessage,
+  req: IncomingMessage,
   res: ServerResponse,
   seconds: number,
 ): Promise<void> {
@@ -181,7 +181,7 @@ async function eventLoop(
   histogram.disable();
   if (res.destroyed) return;
   const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
-  sendJson(_req, res, 200, {
+  sendJson(req, res, 200, {
     seconds,
     delayMs: {
       min: ms(histogram.min),

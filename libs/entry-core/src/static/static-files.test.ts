@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +28,8 @@ beforeAll(async () => {
   await symlink(dir, path.join(root, 'up'));
   // A symlink that stays inside is fine.
   await symlink(path.join(root, 'index.html'), path.join(root, 'home.html'));
+  // A FIFO: opening it for reading would wait for a writer.
+  execFileSync('mkfifo', [path.join(root, 'pipe')]);
   await utimes(
     path.join(root, 'index.html'),
     new Date('2026-01-02T03:04:05Z'),
@@ -103,6 +106,7 @@ describe('StaticFiles', () => {
 
   it('answers 404 for missing files and folders (no listing), never 500', async () => {
     for (const p of [
+      '/static/pipe',
       '/static/missing.txt',
       '/static/css',
       '/static/css/',

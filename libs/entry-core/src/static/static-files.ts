@@ -80,7 +80,8 @@ export class StaticFiles implements HttpRoute {
     if (file === undefined) return sendError(req, res, 404, NOT_FOUND);
     let handle: fs.FileHandle;
     try {
-      handle = await fs.open(file, constants.O_RDONLY);
+      // O_NONBLOCK: a FIFO in the folder must not hold a libuv thread until a writer comes.
+      handle = await fs.open(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
     } catch {
       return sendError(req, res, 404, NOT_FOUND);
     }
