@@ -232,6 +232,9 @@ export {
   sendJson,
   sendError,
   methodNotAllowed,
+  plainErrorBody,
+  type ErrorBodyOf,
+  type RouteError,
   type HttpRoute,
   type MatchedRoute,
 } from './http/route.js';

@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import type { EntryContext } from './entry.js';
 import { CommonService, type HealthAnswers } from './common-service/common-service.js';
 import { commonServiceSchema, type CommonServiceConfig } from './common-service/schema.js';
-import { ServerRoutes, type HttpRoute } from './http/route.js';
+import { ServerRoutes, type ErrorBodyOf, type HttpRoute } from './http/route.js';
 import { Pprof } from './pprof/pprof.js';
 import { pprofSchema, type PprofConfig } from './pprof/schema.js';
 import { PromPusher } from './prom-pusher/prom-pusher.js';
@@ -26,12 +26,14 @@ export interface ServerRoutesConfig {
 /**
  * The enabled built-in routes of a server entry, in this order: the common service, pprof,
  * static files. Checks the static folder (SVC_STATIC_SOURCE). `health` is the entry's
- * HealthRoutes, whose `/readyz` and `/livez` answers the common service repeats.
+ * HealthRoutes, whose `/readyz` and `/livez` answers the common service repeats; `errorBody` its
+ * error model (default `{"error": message}`).
  */
 export async function buildServerRoutes(
   config: ServerRoutesConfig,
   ctx: Pick<EntryContext, 'app' | 'env' | 'configPath'>,
   health: HealthAnswers,
+  errorBody?: ErrorBodyOf,
 ): Promise<ServerRoutes> {
   const routes: HttpRoute[] = [];
   if (config.commonService.enabled)
@@ -54,7 +56,7 @@ export async function buildServerRoutes(
         configPath: `${ctx.configPath}.static`,
       }),
     );
-  return new ServerRoutes(routes);
+  return new ServerRoutes(routes, errorBody);
 }
 
 /** Log lines naming where the enabled routes are (`base`: `http://localhost:8080`). */

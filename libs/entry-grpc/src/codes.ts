@@ -41,4 +41,23 @@ export function httpStatusFromCode(code: number): number {
   return HTTP_STATUS[code] ?? 500;
 }
 
+/** The gRPC code for an HTTP status svcboot answers itself (the inverse of httpStatusFromCode where it is one to one); Unknown otherwise. */
+const CODE_OF_HTTP: Readonly<Record<number, number>> = {
+  400: 3,
+  401: 16,
+  403: 7,
+  404: 5,
+  405: 12,
+  409: 10,
+  429: 8,
+  500: 13,
+  501: 12,
+  503: 14,
+  504: 4,
+};
+
+export function codeOfHttpStatus(httpStatus: number): number {
+  return CODE_OF_HTTP[httpStatus] ?? 2;
+}
+
 export { Status };

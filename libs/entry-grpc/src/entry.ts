@@ -44,6 +44,7 @@ import { GrpcWebBridge, routeGrpcWebStreams, stripGrpcWebPeer } from './grpc-web
 import { plainPeer } from './call-info.js';
 import { refuseUpgrade } from './gateway/websocket.js';
 import { grpcTransport } from './call-transport.js';
+import { codeOfHttpStatus, codeOfRejection } from './codes.js';
 import { grpcError } from './errors.js';
 import { HealthService } from './health.js';
 import { middlewareInterceptor } from './interceptor.js';
@@ -301,7 +302,19 @@ export class GrpcEntry implements Entry {
     const direct = this.koa.middleware.length === 0;
     this.koa.use(this.routes(direct ? undefined : gateway));
     try {
-      this.serverRoutes = await buildServerRoutes(c, this.ctx, this.healthRoutes!);
+      // Their errors take the entry's error model, as the gateway's do.
+      this.serverRoutes = await buildServerRoutes(c, this.ctx, this.healthRoutes!, (e) =>
+        gatewayErrorBody(
+          c.errorModel,
+          {
+            code: e.rejectStatus ? codeOfRejection(e.rejectStatus) : codeOfHttpStatus(e.httpStatus),
+            message: e.message,
+            details: [],
+          },
+          e.httpStatus,
+          () => e.requestId,
+        ),
+      );
     } catch (err) {
       injector.destroy();
       server.forceShutdown();
@@ -603,9 +616,9 @@ export class GrpcEntry implements Entry {
       }
       // The common service, pprof and static files, as calls of the entry's middleware chain.
       const matched = this.serverRoutes?.find(pathname);
-      if (matched) {
+      if (matched && this.serverRoutes) {
         kctx.respond = false;
-        await serveThroughChain(this.chain, matched, req, res, pathname);
+        await serveThroughChain(this.chain, this.serverRoutes, matched, req, res, pathname);
         return;
       }
       if (req.method === 'GET' || req.method === 'HEAD') {

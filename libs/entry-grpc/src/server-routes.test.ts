@@ -82,11 +82,10 @@ describe('grpc entry: common service, pprof and static files on its one port', (
     const alive = await get(`${h.base}/svc/v1/alive`);
     expect([alive.status, alive.body]).toEqual([200, '{"status":"ok"}']);
     const refused = await get(`${h.base}/svc/v1/info`);
-    expect([refused.status, refused.headers['www-authenticate'], refused.body]).toEqual([
-      401,
-      'Bearer',
-      '{"error":"token required"}',
-    ]);
+    // In the entry's error model (grpc-gateway's Status by default), as gateway errors are.
+    expect([refused.status, refused.headers['www-authenticate'], JSON.parse(refused.body)]).toEqual(
+      [401, 'Bearer', { code: 16, message: 'token required', details: [] }],
+    );
     const info = await get(`${h.base}/svc/v1/info`, { Authorization: 'Bearer t' });
     expect(info.status).toBe(200);
     expect(JSON.parse(info.body)).toMatchObject({
@@ -94,7 +93,15 @@ describe('grpc entry: common service, pprof and static files on its one port', (
       version: '1.2.3',
       domain: 'test',
     });
-    expect((await get(`${h.base}/svc/v1/gc`, { Authorization: 'Bearer t' })).status).toBe(501);
+    const gc = await get(`${h.base}/svc/v1/gc`, { Authorization: 'Bearer t' });
+    expect([gc.status, JSON.parse(gc.body)]).toEqual([
+      501,
+      {
+        code: 12,
+        message: 'gc is not exposed: start node with --expose-gc to use it',
+        details: [],
+      },
+    ]);
     const post = await get(`${h.base}/svc/v1/ready`, {}, 'POST');
     expect([post.status, post.headers['allow']]).toEqual([405, 'GET']);
 
@@ -141,8 +148,23 @@ describe('grpc entry: common service, pprof and static files on its one port', (
   });
 
   it('answers not ready on the common service while the app drains', async () => {
-    h = await startLibrary('    commonService: { enabled: true, pathPrefix: /rk/v1/ }\n');
+    h = await startLibrary(
+      '    errorModel: google\n    commonService: { enabled: true, pathPrefix: /rk/v1/ }\n',
+    );
     expect((await get(`${h.base}/rk/v1/ready`)).status).toBe(200);
+    // Errors in the configured error model, naming the request id.
+    const post = await get(`${h.base}/rk/v1/ready`, { 'X-Request-Id': 'req-1' }, 'POST');
+    expect([post.status, JSON.parse(post.body)]).toEqual([
+      405,
+      {
+        error: {
+          code: 405,
+          status: 'UNIMPLEMENTED',
+          message: 'method POST not allowed; use GET',
+          details: [{ '@type': 'type.googleapis.com/google.rpc.RequestInfo', requestId: 'req-1' }],
+        },
+      },
+    ]);
     const stopping = h.app.shutdown('test', 1500);
     let status = 200;
     for (let i = 0; i < 200 && status === 200; i++) {

@@ -7,6 +7,9 @@ import {
   basicTransport,
   buildCallChain,
   buildServerRoutes,
+  errorBody,
+  googleStatusName,
+  grpcStatusOfHttp,
   serverRouteAddresses,
   startPromPusher,
   type PromPusher,
@@ -101,7 +104,17 @@ export class HttpEntry implements Entry {
     // User middleware added with koa.use() before bootstrap runs inside ours.
     const userMiddleware = this.koa.middleware.splice(0);
     const routes = this.healthRoutes();
-    const serverRoutes = await buildServerRoutes(config, ctx, routes);
+    // Their errors take the entry's error model, as its own 404s and rejections do.
+    const serverRoutes = await buildServerRoutes(config, ctx, routes, (e) =>
+      errorBody(config.errorModel, {
+        httpStatus: e.httpStatus,
+        grpcStatus: e.rejectStatus
+          ? googleStatusName(e.rejectStatus)
+          : grpcStatusOfHttp(e.httpStatus),
+        message: e.message,
+        requestId: e.requestId,
+      }),
+    );
     if (!chain.empty)
       this.koa.use(
         callMiddleware(chain, config.errorModel, (method, path) => routes.serves(method, path)),
@@ -257,7 +270,7 @@ function mountServerRoutes(routes: ServerRoutes): Koa.Middleware {
     (ctx as Koa.Context & { _matchedRoute?: string })._matchedRoute = matched.template;
     ctx.respond = false;
     try {
-      await matched.route.serve(ctx.req, ctx.res, ctx.path);
+      await routes.serve(matched, ctx.req, ctx.res, ctx.path, () => ctx.state.call?.requestId);
     } catch (err) {
       if (ctx.res.headersSent) return void ctx.res.destroy();
       // errorResponder answers it.

@@ -87,11 +87,26 @@ describe('httpserver entry: common service, pprof and static files', () => {
     expect(ready.headers['x-svc-app-name']).toBe('shop');
     expect((await get(`${base}/svc/v1/alive`)).body).toBe('{"status":"ok"}');
     const refused = await get(`${base}/svc/v1/info`);
-    expect([refused.status, refused.headers['www-authenticate'], refused.body]).toEqual([
-      401,
-      'Bearer',
-      '{"error":"token required"}',
-    ]);
+    // In the entry's error model (google by default), naming the call's request id.
+    expect([refused.status, refused.headers['www-authenticate'], JSON.parse(refused.body)]).toEqual(
+      [
+        401,
+        'Bearer',
+        {
+          error: {
+            code: 401,
+            status: 'UNAUTHENTICATED',
+            message: 'token required',
+            details: [
+              {
+                '@type': 'type.googleapis.com/google.rpc.RequestInfo',
+                requestId: refused.headers['x-request-id'],
+              },
+            ],
+          },
+        },
+      ],
+    );
     const info = JSON.parse((await get(`${base}/svc/v1/info`, { Authorization: 'Bearer t' })).body);
     expect(info).toMatchObject({
       appName: 'shop',
@@ -104,9 +119,14 @@ describe('httpserver entry: common service, pprof and static files', () => {
       pid: process.pid,
     });
     const gc = await get(`${base}/svc/v1/gc`, { Authorization: 'Bearer t' });
-    expect([gc.status, JSON.parse(gc.body).error]).toEqual([
+    expect([gc.status, JSON.parse(gc.body).error]).toMatchObject([
       501,
-      'gc is not exposed: start node with --expose-gc to use it',
+      {
+        code: 501,
+        status: 'UNIMPLEMENTED',
+        message: 'gc is not exposed: start node with --expose-gc to use it',
+        details: [{ requestId: gc.headers['x-request-id'] }],
+      },
     ]);
     const del = await get(`${base}/svc/v1/alive`, {}, 'DELETE');
     expect([del.status, del.headers['allow']]).toEqual([405, 'GET']);

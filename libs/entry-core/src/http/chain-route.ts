@@ -6,7 +6,7 @@ import {
   type CallInfo,
 } from '../middleware/call.js';
 import { CallRejection, httpStatusOf } from '../middleware/rejection.js';
-import { queryOf, sendError, type MatchedRoute } from './route.js';
+import { queryOf, sendError, type MatchedRoute, type ServerRoutes } from './route.js';
 
 class NodeHeaders implements CallHeaders {
   constructor(
@@ -25,13 +25,15 @@ class NodeHeaders implements CallHeaders {
 /**
  * Serves a matched built-in route as one call of `chain` (ARCHITECTURE.md §5), for a transport
  * whose own adapter does not already run the chain around it (the grpc entry's HTTP/1.1 side):
- * the middlewares' `before`s run first, so a guard (auth, rate limit) can refuse it
- * (`httpStatusOf(status)`, its headers, `{"error": message}`); the `after`s run once it is
+ * the middlewares' `before`s run first (awaited when asynchronous), so a guard (auth, rate limit)
+ * can refuse it (`httpStatusOf(status)`, its headers, the error body of the entry's error model,
+ * `routes.errorBody`); the `after`s run once it is
  * answered, with `resCode` the HTTP status (the rejection's status name when refused) and the
  * route's template as `restPath` and in the operation (`GET /svc/v1/info`, `GET /static/*`).
  */
 export async function serveThroughChain(
   chain: CallChain,
+  routes: ServerRoutes,
   matched: MatchedRoute,
   req: IncomingMessage,
   res: ServerResponse,
@@ -50,19 +52,21 @@ export async function serveThroughChain(
   };
   const call = new CallContext(info, new NodeHeaders(req, res));
   let refused: CallRejection | undefined;
+  const requestId = (): string => call.requestId;
   try {
     try {
-      chain.before(call);
+      const pending = chain.before(call);
+      if (pending) await pending;
     } catch (err) {
       if (!(err instanceof CallRejection)) throw err;
       refused = err;
       call.error = err;
-      sendError(req, res, httpStatusOf(err.status), err.message, err.headers);
+      routes.refuse(req, res, httpStatusOf(err.status), err, requestId);
     }
-    if (!refused) await matched.route.serve(req, res, pathname);
+    if (!refused) await routes.serve(matched, req, res, pathname, requestId);
   } catch (err) {
     call.error = err;
-    if (!res.headersSent) sendError(req, res, 500, 'internal server error');
+    if (!res.headersSent) sendError(req, res, 500, 'internal error');
     else res.destroy();
   } finally {
     call.resCode = refused ? refused.status : String(res.statusCode);

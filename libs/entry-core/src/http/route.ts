@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { acceptableRequestId } from '../middleware/call.js';
+import type { RejectStatus } from '../middleware/rejection.js';
 
 /**
  * A built-in route of a server entry (common service, pprof, static files), written once over
@@ -34,15 +37,60 @@ export function sendJson(
   sendText(req, res, status, JSON.stringify(value), JSON_TYPE, headers);
 }
 
-/** Writes `{"error": message}` with `status` (ARCHITECTURE.md §6). */
+/** What an error answer of a built-in route says, for the entry's error model to shape. */
+export interface RouteError {
+  httpStatus: number;
+  message: string;
+  requestId: string;
+  /** When a middleware refused the call: its status (`Unauthenticated`, …). */
+  rejectStatus?: RejectStatus;
+}
+
+/** The JSON body of a route's error in the entry's error model. */
+export type ErrorBodyOf = (error: RouteError) => unknown;
+
+/** The default: `{"error": message}` (ARCHITECTURE.md §6). */
+export const plainErrorBody: ErrorBodyOf = (e) => ({ error: e.message });
+
+interface ErrorStyle {
+  bodyOf: ErrorBodyOf;
+  requestId: (() => string | undefined) | undefined;
+}
+
+/** How errors are written on a response being served by ServerRoutes (its entry's error model and call). */
+const errorStyles = new WeakMap<ServerResponse, ErrorStyle>();
+
+/** The request id an error body names: the call's, else the response's X-Request-Id, else the client's (when acceptable) or a new one. */
+function requestIdFor(
+  req: IncomingMessage,
+  res: ServerResponse,
+  style: ErrorStyle | undefined,
+): string {
+  const fromCall = style?.requestId?.();
+  if (fromCall) return fromCall;
+  const sent = res.getHeader('x-request-id');
+  if (typeof sent === 'string') return sent;
+  const incoming = req.headers['x-request-id'];
+  return typeof incoming === 'string' && acceptableRequestId(incoming) ? incoming : randomUUID();
+}
+
+/** Writes an error in the entry's error model (`{"error": message}` by default), with `status`. */
 export function sendError(
   req: IncomingMessage,
   res: ServerResponse,
   status: number,
   message: string,
   headers?: Readonly<Record<string, string>>,
+  rejectStatus?: RejectStatus,
 ): void {
-  sendJson(req, res, status, { error: message }, headers);
+  const style = errorStyles.get(res);
+  const error: RouteError = {
+    httpStatus: status,
+    message,
+    requestId: requestIdFor(req, res, style),
+    ...(rejectStatus ? { rejectStatus } : {}),
+  };
+  sendJson(req, res, status, (style?.bodyOf ?? plainErrorBody)(error), headers);
 }
 
 /** Writes `body` with its type and length (no body for HEAD). */
@@ -72,9 +120,13 @@ export function methodNotAllowed(
   });
 }
 
-/** The routes of one entry, tried in order. */
+/** The routes of one entry, tried in order, and how their errors are written. */
 export class ServerRoutes {
-  constructor(readonly routes: readonly HttpRoute[]) {}
+  constructor(
+    readonly routes: readonly HttpRoute[],
+    /** The entry's error model for the routes' error answers (and refused calls). */
+    readonly errorBody: ErrorBodyOf = plainErrorBody,
+  ) {}
 
   get empty(): boolean {
     return this.routes.length === 0;
@@ -88,6 +140,33 @@ export class ServerRoutes {
       if (template !== undefined) return { route, template };
     }
     return undefined;
+  }
+
+  /**
+   * Serves a request `find` matched; its errors take the entry's error model and name
+   * `requestId()` (the call's) when given.
+   */
+  serve(
+    matched: MatchedRoute,
+    req: IncomingMessage,
+    res: ServerResponse,
+    pathname: string,
+    requestId?: () => string | undefined,
+  ): Promise<void> {
+    errorStyles.set(res, { bodyOf: this.errorBody, requestId });
+    return matched.route.serve(req, res, pathname);
+  }
+
+  /** Answers a request refused by a middleware: `httpStatus`, the rejection's headers and the error body. */
+  refuse(
+    req: IncomingMessage,
+    res: ServerResponse,
+    httpStatus: number,
+    rejection: { status: RejectStatus; message: string; headers: Readonly<Record<string, string>> },
+    requestId: () => string,
+  ): void {
+    errorStyles.set(res, { bodyOf: this.errorBody, requestId });
+    sendError(req, res, httpStatus, rejection.message, rejection.headers, rejection.status);
   }
 }
 
