@@ -3,7 +3,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RouteAnswer } from '../health-routes.js';
 import type { AppInfo, EnvInfo } from '../info.js';
 import { isoWithOffset } from '../time.js';
-import { methodNotAllowed, sendError, sendJson, type HttpRoute } from '../http/route.js';
+import {
+  methodNotAllowed,
+  sendError,
+  sendJson,
+  type HttpRoute,
+  type RouteErrors,
+  PLAIN_ERRORS,
+} from '../http/route.js';
 
 /** What answers `/readyz` and `/livez` (entry-core's HealthRoutes): the common service gives the same answers. */
 export interface HealthAnswers {
@@ -48,25 +55,35 @@ export class CommonService implements HttpRoute {
     return this.paths.has(pathname) ? pathname : undefined;
   }
 
-  async serve(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
+  async serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    pathname: string,
+    errors: RouteErrors = PLAIN_ERRORS,
+  ): Promise<void> {
     const name = this.paths.get(pathname);
-    if (name === undefined) return sendError(req, res, 404, 'not found');
-    if (req.method !== 'GET') return methodNotAllowed(req, res, GET_ONLY);
+    if (name === undefined) return sendError(req, res, errors, 404, 'not found');
+    if (req.method !== 'GET') return methodNotAllowed(req, res, errors, GET_ONLY);
     switch (name) {
       case 'ready':
-        return this.repeat(req, res, '/readyz');
+        return this.repeat(req, res, errors, '/readyz');
       case 'alive':
-        return this.repeat(req, res, '/livez');
+        return this.repeat(req, res, errors, '/livez');
       case 'info':
         return sendJson(req, res, 200, this.info());
       case 'gc':
-        return gc(req, res);
+        return gc(req, res, errors);
     }
   }
 
-  private async repeat(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  private async repeat(
+    req: IncomingMessage,
+    res: ServerResponse,
+    errors: RouteErrors,
+    path: string,
+  ): Promise<void> {
     const answer = await this.options.health.answer('GET', path);
-    if (!answer) return sendError(req, res, 404, 'not found');
+    if (!answer) return sendError(req, res, errors, 404, 'not found');
     res.statusCode = answer.status;
     for (const [k, v] of Object.entries(answer.headers)) res.setHeader(k, v);
     res.setHeader('Content-Length', Buffer.byteLength(answer.body));
@@ -95,10 +112,10 @@ export class CommonService implements HttpRoute {
   }
 }
 
-function gc(req: IncomingMessage, res: ServerResponse): void {
+function gc(req: IncomingMessage, res: ServerResponse, errors: RouteErrors): void {
   const collect = (globalThis as { gc?: () => void }).gc;
   if (typeof collect !== 'function') {
-    sendError(req, res, 501, 'gc is not exposed: start node with --expose-gc to use it');
+    sendError(req, res, errors, 501, 'gc is not exposed: start node with --expose-gc to use it');
     return;
   }
   const before = process.memoryUsage();

@@ -66,7 +66,8 @@ export async function serveThroughChain(
     if (!refused) await routes.serve(matched, req, res, pathname, requestId);
   } catch (err) {
     call.error = err;
-    if (!res.headersSent) sendError(req, res, 500, 'internal error');
+    if (!res.headersSent)
+      sendError(req, res, { bodyOf: routes.errorBody, requestId }, 500, 'internal error');
     else res.destroy();
   } finally {
     call.resCode = refused ? refused.status : String(res.statusCode);

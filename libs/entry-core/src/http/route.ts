@@ -14,8 +14,16 @@ export interface HttpRoute {
    * what records and metric labels show), else undefined. Cheap and synchronous.
    */
   match(pathname: string): string | undefined;
-  /** Answers the request; resolves once the response is written (or the client has gone). */
-  serve(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void>;
+  /**
+   * Answers the request; resolves once the response is written (or the client has gone). Errors
+   * are written as `errors` says (PLAIN_ERRORS when not given).
+   */
+  serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    pathname: string,
+    errors?: RouteErrors,
+  ): Promise<void>;
 }
 
 /** A route and the template it matched. */
@@ -52,21 +60,18 @@ export type ErrorBodyOf = (error: RouteError) => unknown;
 /** The default: `{"error": message}` (ARCHITECTURE.md §6). */
 export const plainErrorBody: ErrorBodyOf = (e) => ({ error: e.message });
 
-interface ErrorStyle {
-  bodyOf: ErrorBodyOf;
-  requestId: (() => string | undefined) | undefined;
+/** How a route writes its errors: the entry's error model, and the call's request id when there is one. */
+export interface RouteErrors {
+  readonly bodyOf: ErrorBodyOf;
+  readonly requestId?: () => string | undefined;
 }
 
-/** How errors are written on a response being served by ServerRoutes (its entry's error model and call). */
-const errorStyles = new WeakMap<ServerResponse, ErrorStyle>();
+/** `{"error": message}`, the request id from the response or the request. */
+export const PLAIN_ERRORS: RouteErrors = { bodyOf: plainErrorBody };
 
 /** The request id an error body names: the call's, else the response's X-Request-Id, else the client's (when acceptable) or a new one. */
-function requestIdFor(
-  req: IncomingMessage,
-  res: ServerResponse,
-  style: ErrorStyle | undefined,
-): string {
-  const fromCall = style?.requestId?.();
+function requestIdFor(req: IncomingMessage, res: ServerResponse, errors: RouteErrors): string {
+  const fromCall = errors.requestId?.();
   if (fromCall) return fromCall;
   const sent = res.getHeader('x-request-id');
   if (typeof sent === 'string') return sent;
@@ -78,19 +83,19 @@ function requestIdFor(
 export function sendError(
   req: IncomingMessage,
   res: ServerResponse,
+  errors: RouteErrors,
   status: number,
   message: string,
   headers?: Readonly<Record<string, string>>,
   rejectStatus?: RejectStatus,
 ): void {
-  const style = errorStyles.get(res);
   const error: RouteError = {
     httpStatus: status,
     message,
-    requestId: requestIdFor(req, res, style),
+    requestId: requestIdFor(req, res, errors),
     ...(rejectStatus ? { rejectStatus } : {}),
   };
-  sendJson(req, res, status, (style?.bodyOf ?? plainErrorBody)(error), headers);
+  sendJson(req, res, status, errors.bodyOf(error), headers);
 }
 
 /** Writes `body` with its type and length (no body for HEAD). */
@@ -113,20 +118,32 @@ export function sendText(
 export function methodNotAllowed(
   req: IncomingMessage,
   res: ServerResponse,
+  errors: RouteErrors,
   allow: readonly string[],
 ): void {
-  sendError(req, res, 405, `method ${req.method ?? ''} not allowed; use ${allow.join(' or ')}`, {
-    Allow: allow.join(', '),
-  });
+  sendError(
+    req,
+    res,
+    errors,
+    405,
+    `method ${req.method ?? ''} not allowed; use ${allow.join(' or ')}`,
+    {
+      Allow: allow.join(', '),
+    },
+  );
 }
 
 /** The routes of one entry, tried in order, and how their errors are written. */
 export class ServerRoutes {
+  private readonly errors: RouteErrors;
+
   constructor(
     readonly routes: readonly HttpRoute[],
     /** The entry's error model for the routes' error answers (and refused calls). */
     readonly errorBody: ErrorBodyOf = plainErrorBody,
-  ) {}
+  ) {
+    this.errors = { bodyOf: errorBody };
+  }
 
   get empty(): boolean {
     return this.routes.length === 0;
@@ -153,8 +170,8 @@ export class ServerRoutes {
     pathname: string,
     requestId?: () => string | undefined,
   ): Promise<void> {
-    errorStyles.set(res, { bodyOf: this.errorBody, requestId });
-    return matched.route.serve(req, res, pathname);
+    const errors = requestId ? { bodyOf: this.errorBody, requestId } : this.errors;
+    return matched.route.serve(req, res, pathname, errors);
   }
 
   /** Answers a request refused by a middleware: `httpStatus`, the rejection's headers and the error body. */
@@ -165,8 +182,15 @@ export class ServerRoutes {
     rejection: { status: RejectStatus; message: string; headers: Readonly<Record<string, string>> },
     requestId: () => string,
   ): void {
-    errorStyles.set(res, { bodyOf: this.errorBody, requestId });
-    sendError(req, res, httpStatus, rejection.message, rejection.headers, rejection.status);
+    sendError(
+      req,
+      res,
+      { bodyOf: this.errorBody, requestId },
+      httpStatus,
+      rejection.message,
+      rejection.headers,
+      rejection.status,
+    );
   }
 }
 

@@ -3,7 +3,15 @@ import { Session } from 'node:inspector';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
 import v8 from 'node:v8';
-import { methodNotAllowed, queryOf, sendError, sendJson, type HttpRoute } from '../http/route.js';
+import {
+  methodNotAllowed,
+  queryOf,
+  sendError,
+  sendJson,
+  type HttpRoute,
+  type RouteErrors,
+  PLAIN_ERRORS,
+} from '../http/route.js';
 
 export interface PprofOptions {
   /** `/pprof/` (with its trailing slash). */
@@ -51,28 +59,33 @@ export class Pprof implements HttpRoute {
     return this.paths.has(pathname) ? pathname : undefined;
   }
 
-  async serve(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
+  async serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    pathname: string,
+    errors: RouteErrors = PLAIN_ERRORS,
+  ): Promise<void> {
     const name = this.paths.get(pathname);
-    if (name === undefined) return sendError(req, res, 404, 'not found');
-    if (req.method !== 'GET') return methodNotAllowed(req, res, GET_ONLY);
+    if (name === undefined) return sendError(req, res, errors, 404, 'not found');
+    if (req.method !== 'GET') return methodNotAllowed(req, res, errors, GET_ONLY);
     switch (name) {
       case 'index':
         return sendJson(req, res, 200, this.index());
       case 'handles':
         return sendJson(req, res, 200, handles());
       case 'eventloop': {
-        const seconds = this.seconds(req, res, 1);
+        const seconds = this.seconds(req, res, errors, 1);
         if (seconds !== undefined) await eventLoop(req, res, seconds);
         return;
       }
       case 'profile': {
-        const seconds = this.seconds(req, res, 30);
-        if (seconds !== undefined && acquire(req, res, 'a CPU profile'))
-          await cpuProfile(req, res, seconds).finally(release);
+        const seconds = this.seconds(req, res, errors, 30);
+        if (seconds !== undefined && acquire(req, res, errors, 'a CPU profile'))
+          await cpuProfile(req, res, errors, seconds).finally(release);
         return;
       }
       case 'heap':
-        if (acquire(req, res, 'a heap snapshot')) await heapSnapshot(res).finally(release);
+        if (acquire(req, res, errors, 'a heap snapshot')) await heapSnapshot(res).finally(release);
         return;
     }
   }
@@ -89,19 +102,35 @@ export class Pprof implements HttpRoute {
   }
 
   /** `?seconds=`: a whole number from 1 to maxSeconds; otherwise answers 400 and returns undefined. */
-  private seconds(req: IncomingMessage, res: ServerResponse, fallback: number): number | undefined {
+  private seconds(
+    req: IncomingMessage,
+    res: ServerResponse,
+    errors: RouteErrors,
+    fallback: number,
+  ): number | undefined {
     const raw = new URLSearchParams(queryOf(req.url)).get('seconds');
     if (raw === null || raw === '') return Math.min(fallback, this.options.maxSeconds);
     const n = Number(raw);
     if (Number.isInteger(n) && n >= 1 && n <= this.options.maxSeconds) return n;
-    sendError(req, res, 400, `seconds must be a whole number from 1 to ${this.options.maxSeconds}`);
+    sendError(
+      req,
+      res,
+      errors,
+      400,
+      `seconds must be a whole number from 1 to ${this.options.maxSeconds}`,
+    );
     return undefined;
   }
 }
 
-function acquire(req: IncomingMessage, res: ServerResponse, what: string): boolean {
+function acquire(
+  req: IncomingMessage,
+  res: ServerResponse,
+  errors: RouteErrors,
+  what: string,
+): boolean {
   if (running !== undefined) {
-    sendError(req, res, 409, `${running} is running; try again when it has finished`);
+    sendError(req, res, errors, 409, `${running} is running; try again when it has finished`);
     return false;
   }
   running = what;
@@ -128,6 +157,7 @@ function waitOrGone(res: ServerResponse, ms: number): Promise<void> {
 async function cpuProfile(
   req: IncomingMessage,
   res: ServerResponse,
+  errors: RouteErrors,
   seconds: number,
 ): Promise<void> {
   const session = new Session();
@@ -149,7 +179,8 @@ async function cpuProfile(
     res.setHeader('Content-Length', Buffer.byteLength(body));
     res.end(body);
   } catch (err) {
-    if (!res.headersSent) sendError(req, res, 500, `CPU profile failed: ${(err as Error).message}`);
+    if (!res.headersSent)
+      sendError(req, res, errors, 500, `CPU profile failed: ${(err as Error).message}`);
   } finally {
     session.disconnect();
   }

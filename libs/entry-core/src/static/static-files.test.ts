@@ -20,6 +20,8 @@ beforeAll(async () => {
   await writeFile(path.join(root, 'css', 'site.css'), 'body{}');
   await writeFile(path.join(root, 'data.bin'), Buffer.from([1, 2, 3]));
   await writeFile(path.join(root, 'a b.txt'), 'spaced');
+  // Over the size read in one go: streamed.
+  await writeFile(path.join(root, 'big.txt'), '0123456789abcdef'.repeat(20_000));
   await writeFile(path.join(root, '.env'), 'SECRET=1');
   await writeFile(path.join(root, '%2e%2e'), 'a file literally named %2e%2e');
   // Outside the served folder.
@@ -67,6 +69,12 @@ describe('StaticFiles', () => {
     ]);
     const bin = await rawGet(server.port, '/static/data.bin');
     expect(bin.headers['content-type']).toBe('application/octet-stream');
+    const big = await rawGet(server.port, '/static/big.txt');
+    expect([
+      big.status,
+      big.headers['content-length'],
+      big.body === '0123456789abcdef'.repeat(20_000),
+    ]).toEqual([200, '320000', true]);
     const spaced = await rawGet(server.port, '/static/a%20b.txt');
     expect([spaced.status, spaced.body]).toEqual([200, 'spaced']);
     const inside = await rawGet(server.port, '/static/home.html');

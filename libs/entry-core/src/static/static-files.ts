@@ -4,7 +4,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { coreError } from '../errors.js';
-import { methodNotAllowed, sendError, sendText, type HttpRoute } from '../http/route.js';
+import {
+  methodNotAllowed,
+  sendError,
+  sendText,
+  type HttpRoute,
+  type RouteErrors,
+  PLAIN_ERRORS,
+} from '../http/route.js';
 import { contentTypeOf } from './content-types.js';
 
 export interface StaticFilesOptions {
@@ -19,6 +26,8 @@ export interface StaticFilesOptions {
 }
 
 const GET_HEAD = ['GET', 'HEAD'];
+/** Files up to this size are read in one go and sent whole; larger ones are streamed. */
+const WHOLE_READ_BYTES = 256 * 1024;
 const NOT_FOUND = 'not found';
 
 /**
@@ -63,36 +72,42 @@ export class StaticFiles implements HttpRoute {
     return undefined;
   }
 
-  async serve(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(req, res, GET_HEAD);
+  async serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    pathname: string,
+    errors: RouteErrors = PLAIN_ERRORS,
+  ): Promise<void> {
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return methodNotAllowed(req, res, errors, GET_HEAD);
     const rel = pathname.length > this.prefix.length ? pathname.slice(this.prefix.length) : '';
     let decoded: string;
     try {
       decoded = decodeURIComponent(rel);
     } catch {
-      return sendError(req, res, 400, 'malformed percent-encoding in the path');
+      return sendError(req, res, errors, 400, 'malformed percent-encoding in the path');
     }
     if (decoded.includes('\0') || decoded.includes('\\'))
-      return sendError(req, res, 400, 'the path may not contain NUL or backslash');
+      return sendError(req, res, errors, 400, 'the path may not contain NUL or backslash');
     const segments = decoded.split('/').filter((s) => s !== '');
-    if (segments.some((s) => s.startsWith('.'))) return sendError(req, res, 404, NOT_FOUND);
+    if (segments.some((s) => s.startsWith('.'))) return sendError(req, res, errors, 404, NOT_FOUND);
     const file = await this.resolve(segments);
-    if (file === undefined) return sendError(req, res, 404, NOT_FOUND);
+    if (file === undefined) return sendError(req, res, errors, 404, NOT_FOUND);
     let handle: fs.FileHandle;
     try {
       // O_NONBLOCK: a FIFO in the folder must not hold a libuv thread until a writer comes.
       handle = await fs.open(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
     } catch {
-      return sendError(req, res, 404, NOT_FOUND);
+      return sendError(req, res, errors, 404, NOT_FOUND);
     }
     let handed = false;
     try {
       const stats = await handle.stat();
       if (stats.isDirectory()) {
-        if (!this.listing) return sendError(req, res, 404, NOT_FOUND);
+        if (!this.listing) return sendError(req, res, errors, 404, NOT_FOUND);
         return await this.list(req, res, file, segments);
       }
-      if (!stats.isFile()) return sendError(req, res, 404, NOT_FOUND);
+      if (!stats.isFile()) return sendError(req, res, errors, 404, NOT_FOUND);
       const etag = `"${stats.size.toString(16)}-${Math.floor(stats.mtimeMs).toString(16)}"`;
       res.setHeader('ETag', etag);
       res.setHeader('Last-Modified', stats.mtime.toUTCString());
@@ -103,12 +118,20 @@ export class StaticFiles implements HttpRoute {
       }
       res.statusCode = 200;
       res.setHeader('Content-Type', contentTypeOf(file));
-      res.setHeader('Content-Length', stats.size);
       res.setHeader('X-Content-Type-Options', 'nosniff');
       if (req.method === 'HEAD') {
+        res.setHeader('Content-Length', stats.size);
         res.end();
         return;
       }
+      if (stats.size <= WHOLE_READ_BYTES) {
+        // One read instead of a stream: several times the requests per second for small files.
+        const body = await readWhole(handle, stats.size);
+        res.setHeader('Content-Length', body.length);
+        res.end(body);
+        return;
+      }
+      res.setHeader('Content-Length', stats.size);
       handed = true;
       await pipeline(handle.createReadStream({ autoClose: true }), res).catch(() => {
         // The client went away, or the file could not be read after the headers: nothing to answer.
@@ -158,6 +181,18 @@ export class StaticFiles implements HttpRoute {
       'X-Content-Type-Options': 'nosniff',
     });
   }
+}
+
+/** The first `size` bytes of the file (fewer if it shrank since its stat). */
+async function readWhole(handle: fs.FileHandle, size: number): Promise<Buffer> {
+  const buf = Buffer.allocUnsafe(size);
+  let got = 0;
+  while (got < size) {
+    const { bytesRead } = await handle.read(buf, got, size - got, got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  return got === size ? buf : buf.subarray(0, got);
 }
 
 /** A matching `If-None-Match` (weak comparison), or, without one, an `If-Modified-Since` not before the file's time. */
