@@ -233,6 +233,8 @@ export {
   sendError,
   methodNotAllowed,
   plainErrorBody,
+  PLAIN_ERRORS,
+  type RouteErrors,
   type ErrorBodyOf,
   type RouteError,
   type HttpRoute,

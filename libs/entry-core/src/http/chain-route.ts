@@ -27,9 +27,9 @@ class NodeHeaders implements CallHeaders {
  * whose own adapter does not already run the chain around it (the grpc entry's HTTP/1.1 side):
  * the middlewares' `before`s run first (awaited when asynchronous), so a guard (auth, rate limit)
  * can refuse it (`httpStatusOf(status)`, its headers, the error body of the entry's error model,
- * `routes.errorBody`); the `after`s run once it is
- * answered, with `resCode` the HTTP status (the rejection's status name when refused) and the
- * route's template as `restPath` and in the operation (`GET /svc/v1/info`, `GET /static/*`).
+ * `routes.errorBody`); the `after`s run once it is answered, with `resCode` the HTTP status (the
+ * rejection's status name when refused) and the route's template as `restPath` and in the
+ * operation (`GET /svc/v1/info`, `GET /static/*`).
  */
 export async function serveThroughChain(
   chain: CallChain,
