@@ -1,4 +1,6 @@
 import type { Registry } from 'prom-client';
+import { workersRegistry } from './cluster/metrics.js';
+import { inSvcbootWorker, WORKER_ENV } from './cluster/protocol.js';
 import type { EntryContext } from './entry.js';
 import { CommonService, type HealthAnswers } from './common-service/common-service.js';
 import { commonServiceSchema, type CommonServiceConfig } from './common-service/schema.js';
@@ -75,6 +77,8 @@ export function serverRouteAddresses(config: ServerRoutesConfig, base: string): 
 /**
  * Starts `prom.pusher` when enabled (after the entry listens: the default instance is
  * `<hostname>:<port>`); undefined otherwise. Stop it at the start of the entry's interrupt.
+ * With `app.workers` > 1, worker 1 pushes the sum over all workers' registries (the other
+ * workers return undefined).
  */
 export function startPromPusher(
   prom: PromConfig,
@@ -84,8 +88,12 @@ export function startPromPusher(
 ): PromPusher | undefined {
   const p = prom.pusher;
   if (!p.enabled) return undefined;
+  // With app.workers > 1 the first worker pushes the sum over every worker (as /metrics answers),
+  // and the others only share their registries for it.
+  const summed = workersRegistry(ctx.configPath, registry);
+  if (inSvcbootWorker && process.env[WORKER_ENV] !== '1') return undefined;
   const pusher = new PromPusher({
-    registry,
+    registry: summed,
     intervalMs: p.intervalMs,
     jobName: p.jobName || ctx.app.name,
     instance: p.instance || `${ctx.env.hostname}:${port}`,

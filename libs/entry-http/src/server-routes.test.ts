@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   boot,
   BootstrapError,
@@ -11,7 +12,7 @@ import {
   type App,
   type CallContext,
 } from '@svcboot/entry-core';
-import { RecordingPushgateway } from '@svcboot/testkit';
+import { Child, freePort, plainEnv, RecordingPushgateway, waitFor } from '@svcboot/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { httpEntry, httpPlugin } from './index.js';
 
@@ -223,6 +224,63 @@ describe('httpserver entry prom.pusher', () => {
       const last = gw.received.at(-1)!;
       expect([last.method, last.url]).toEqual(['DELETE', '/metrics/job/shop-job/instance/one']);
     } finally {
+      await gw.close();
+    }
+  });
+
+  it('with app.workers: 2, pushes the sum over both workers from one of them, and deletes the group at SIGTERM', async () => {
+    const gw = await new RecordingPushgateway().start();
+    const port = await freePort();
+    const child = Child.start(
+      process.execPath,
+      [
+        '--conditions=svcboot-source',
+        '--import',
+        'tsx',
+        path.join(
+          path.dirname(fileURLToPath(import.meta.url)),
+          'test-support/pusher-workers-app.ts',
+        ),
+      ],
+      {
+        cwd: path.join(path.dirname(fileURLToPath(import.meta.url)), '..'),
+        env: plainEnv({ PORT: String(port), PUSHGATEWAY: String(gw.port) }),
+      },
+    );
+    try {
+      await waitFor(
+        'both workers to be ready',
+        () => child.stdout.includes('All 2 workers are ready'),
+        {
+          timeoutMs: 60_000,
+          intervalMs: 100,
+        },
+      );
+      const pids = new Set<string>();
+      for (let i = 0; i < 10; i++) {
+        const r = await get(`http://127.0.0.1:${port}/v1/ok`, { Connection: 'close' });
+        pids.add(String(r.headers['x-worker-pid']));
+      }
+      expect(pids.size).toBe(2);
+      // Both workers' calls are in one push: the sum, as /metrics would answer.
+      const counted = (body: string): number =>
+        [...body.matchAll(/^svc_call_res_code_total\{[^}]*\} (\d+)$/gm)].reduce(
+          (n, m) => n + Number(m[1]),
+          0,
+        );
+      await gw.until(
+        (all) => all.some((r) => r.method === 'PUT' && counted(r.body) === 10),
+        30_000,
+      );
+      expect(gw.received.every((r) => r.url === '/metrics/job/pushed/instance/shop')).toBe(true);
+      // One worker pushes (each worker logs its entries' lines to the shared stdout).
+      expect(child.stdout.match(/PromPusher: pushing to/g)?.length, child.stdout.slice(-3000)).toBe(
+        1,
+      );
+      child.process.kill('SIGTERM');
+      await gw.until((all) => all.at(-1)?.method === 'DELETE', 30_000);
+    } finally {
+      child.kill();
       await gw.close();
     }
   });
