@@ -226,3 +226,32 @@ describe('grpc entry prom.pusher', () => {
     }
   });
 });
+
+describe('grpc entry built-in routes with the auth middleware', () => {
+  it('leaves ready and alive open, puts info, gc and pprof behind it, and skips its ignore list', async () => {
+    const app = await boot({
+      plugins: [grpcPlugin],
+      argv: [],
+      env: {},
+      configText: `logger:\n  - name: q\n    level: warn\ngrpc:\n  - name: g\n    port: 0\n    loggerEntry: q\n    commonService: { enabled: true }\n    pprof: { enabled: true }\n    static: { enabled: true, sourcePath: "${dir}" }\n    middleware:\n      auth: { enabled: true, apiKey: [k-123], ignore: [/static/] }\n`,
+    });
+    await app.bootstrap();
+    try {
+      const base = `http://127.0.0.1:${grpcEntry(app, 'g').port}`;
+      const key = { 'X-API-Key': 'k-123' };
+      for (const p of ['/svc/v1/ready', '/svc/v1/alive', '/static/app.js'])
+        expect([p, (await get(`${base}${p}`)).status]).toEqual([p, 200]);
+      for (const p of ['/svc/v1/info', '/svc/v1/gc', '/pprof/handles']) {
+        const refused = await get(`${base}${p}`);
+        expect([p, refused.status, JSON.parse(refused.body).code]).toEqual([p, 401, 16]);
+      }
+      expect((await get(`${base}/svc/v1/info`, key)).status).toBe(200);
+      expect((await get(`${base}/svc/v1/gc`, key)).status).toBe(501);
+      expect((await get(`${base}/pprof/handles`, key)).status).toBe(200);
+      // A wrong key is refused too.
+      expect((await get(`${base}/svc/v1/info`, { 'X-API-Key': 'nope' })).status).toBe(401);
+    } finally {
+      await app.shutdown();
+    }
+  });
+});

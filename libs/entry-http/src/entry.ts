@@ -117,7 +117,12 @@ export class HttpEntry implements Entry {
     );
     if (!chain.empty)
       this.koa.use(
-        callMiddleware(chain, config.errorModel, (method, path) => routes.serves(method, path)),
+        callMiddleware(
+          chain,
+          config.errorModel,
+          (method, path) =>
+            routes.serves(method, path) || (method === 'GET' && serverRoutes.builtin(path)),
+        ),
       );
     if (config.compression.enabled) this.koa.use(compression(config.compression));
     this.koa.use(errorResponder(config.errorModel));

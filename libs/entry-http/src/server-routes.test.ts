@@ -204,6 +204,33 @@ describe('httpserver entry: common service, pprof and static files', () => {
   });
 });
 
+describe('httpserver entry built-in routes with the auth middleware', () => {
+  it('leaves ready and alive open, puts info, gc and pprof behind it, and skips its ignore list', async () => {
+    app = await boot({
+      plugins: [httpPlugin],
+      argv: [],
+      env: {},
+      configText: `logger:\n  - name: q\n    level: warn\nhttpserver:\n  - name: api\n    port: 0\n    host: 127.0.0.1\n    loggerEntry: q\n    commonService: { enabled: true }\n    pprof: { enabled: true }\n    static: { enabled: true, sourcePath: "${dir}" }\n    middleware:\n      auth: { enabled: true, basic: ["ops:s3cret"], ignore: [/static/] }\n`,
+    });
+    await app.bootstrap();
+    const base = `http://127.0.0.1:${httpEntry(app, 'api').port}`;
+    const auth = { Authorization: `Basic ${Buffer.from('ops:s3cret').toString('base64')}` };
+    for (const p of ['/svc/v1/ready', '/svc/v1/alive', '/static/style.css'])
+      expect([p, (await get(`${base}${p}`)).status]).toEqual([p, 200]);
+    for (const p of ['/svc/v1/info', '/svc/v1/gc', '/pprof/handles']) {
+      const refused = await get(`${base}${p}`);
+      expect([p, refused.status, JSON.parse(refused.body).error.status]).toEqual([
+        p,
+        401,
+        'UNAUTHENTICATED',
+      ]);
+    }
+    expect((await get(`${base}/svc/v1/info`, auth)).status).toBe(200);
+    expect((await get(`${base}/svc/v1/gc`, auth)).status).toBe(501);
+    expect((await get(`${base}/pprof/handles`, auth)).status).toBe(200);
+  });
+});
+
 describe('httpserver entry prom.pusher', () => {
   it('pushes the entry registry and deletes the group at shutdown', async () => {
     const gw = await new RecordingPushgateway().start();

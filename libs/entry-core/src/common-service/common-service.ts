@@ -34,7 +34,8 @@ const GET_ONLY = ['GET'];
 const startedMs = Math.round(performance.timeOrigin);
 
 /**
- * rk-boot's common service, GET only (405 with `Allow: GET` otherwise):
+ * rk-boot's common service, GET only (405 with `Allow: GET` otherwise); `ready` and `alive` are
+ * built-in routes (guards such as auth let them through), `info` and `gc` are not:
  * - `<prefix>/ready`: the entry's `/readyz` answer (503 before bootstrap, while draining, and
  *   whenever a readiness check of the app or an entry fails);
  * - `<prefix>/alive`: the entry's `/livez` answer;
@@ -53,6 +54,12 @@ export class CommonService implements HttpRoute {
 
   match(pathname: string): string | undefined {
     return this.paths.has(pathname) ? pathname : undefined;
+  }
+
+  /** `ready` and `alive` are probes: guards let them through, as they do /readyz and /livez. */
+  builtin(pathname: string): boolean {
+    const name = this.paths.get(pathname);
+    return name === 'ready' || name === 'alive';
   }
 
   async serve(

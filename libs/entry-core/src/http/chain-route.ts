@@ -50,6 +50,8 @@ export async function serveThroughChain(
     userAgent: req.headers['user-agent'] ?? '',
     restPath: matched.template,
   };
+  // The common service's ready and alive are probes, open as /readyz is.
+  if (method === 'GET' && matched.route.builtin?.(pathname)) info.builtin = true;
   const call = new CallContext(info, new NodeHeaders(req, res));
   let refused: CallRejection | undefined;
   const requestId = (): string => call.requestId;

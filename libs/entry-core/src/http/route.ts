@@ -15,6 +15,11 @@ export interface HttpRoute {
    */
   match(pathname: string): string | undefined;
   /**
+   * Whether a request to `pathname` (one this route matches) is a probe that guards let through,
+   * as `/readyz` is: the transport marks its call `CallInfo.builtin`. Absent: never.
+   */
+  builtin?(pathname: string): boolean;
+  /**
    * Answers the request; resolves once the response is written (or the client has gone). Errors
    * are written as `errors` says (PLAIN_ERRORS when not given).
    */
@@ -157,6 +162,12 @@ export class ServerRoutes {
       if (template !== undefined) return { route, template };
     }
     return undefined;
+  }
+
+  /** Whether `pathname` is a route of these that guards let through (the common service's `ready` and `alive`). */
+  builtin(pathname: string): boolean {
+    const matched = this.find(pathname);
+    return matched?.route.builtin?.(pathname) === true;
   }
 
   /**
