@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -253,5 +253,35 @@ describe('grpc entry built-in routes with the auth middleware', () => {
     } finally {
       await app.shutdown();
     }
+  });
+});
+
+describe('grpc entry built-in routes with the trace middleware', () => {
+  it('gives a common service call its server span, named after the route, with X-Trace-Id', async () => {
+    const spansFile = path.join(dir, 'spans.jsonl');
+    const app = await boot({
+      plugins: [grpcPlugin],
+      argv: [],
+      env: {},
+      configText: `app: { name: traced }\nlogger:\n  - name: q\n    level: warn\ngrpc:\n  - name: g\n    port: 0\n    loggerEntry: q\n    commonService: { enabled: true }\n    middleware:\n      trace:\n        enabled: true\n        exporter: { file: { enabled: true, outputPath: "${spansFile}" } }\n`,
+    });
+    await app.bootstrap();
+    let traceId: string | undefined;
+    try {
+      const info = await get(`http://127.0.0.1:${grpcEntry(app, 'g').port}/svc/v1/info`);
+      expect(info.status).toBe(200);
+      traceId = String(info.headers['x-trace-id']);
+      expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    } finally {
+      await app.shutdown();
+    }
+    const spans = (await readFile(spansFile, 'utf8'))
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(spans.find((x) => x['name'] === 'GET /svc/v1/info')).toMatchObject({
+      traceId,
+      kind: 'server',
+    });
   });
 });

@@ -65,7 +65,13 @@ export async function serveThroughChain(
       call.error = err;
       routes.refuse(req, res, httpStatusOf(err.status), err, requestId);
     }
-    if (!refused) await routes.serve(matched, req, res, pathname, requestId);
+    // In the call's scope (CallContext.runInScope: the trace middleware's span is active).
+    if (!refused)
+      await call.runInScope(
+        () => routes.serve(matched, req, res, pathname, requestId),
+        undefined,
+        undefined,
+      );
   } catch (err) {
     call.error = err;
     if (!res.headersSent)
