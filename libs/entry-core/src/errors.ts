@@ -166,6 +166,12 @@ export const coreErrors = {
     message: (failures: number, last: string) =>
       `workers crash at startup: ${failures} exited in a row before they were ready (last: ${last}); giving up. Read the workers' errors above, or run with --set app.workers=1`,
   },
+  SVC_RATELIMIT_STORE_UNUSABLE: {
+    when: "a rate limit's `kvstore` names an entry whose client cannot run Lua scripts (EVALSHA/EVAL)",
+    fix: 'name a `kvstore` entry (entry-kv) in `middleware.rateLimit.kvstore`',
+    message: (configPath: string, name: string) =>
+      `${configPath}.kvstore: entry "${name}" has no Redis client that runs scripts (EVALSHA/EVAL); name a kvstore entry`,
+  },
 } satisfies ErrorCatalogue;
 
 /** Throws entry-core's catalogued errors. */
