@@ -43,11 +43,12 @@ const streams = 8;
 const API_KEY = 'bench-key';
 
 type Guards = 'none' | 'limits' | 'redis';
-const LABEL: Record<Guards, string> = {
-  none: 'logging+prom+meta',
-  limits: '+ rateLimit (in process) + timeout',
-  redis: '+ rateLimit (Redis-shared) + timeout',
-};
+/** The guarded runs also have auth (API key) when the `auth` middleware exists: see server.ts. */
+function label(g: Guards, auth: boolean): string {
+  if (g === 'none') return 'logging+prom+meta';
+  const where = g === 'limits' ? 'in process' : 'Redis-shared';
+  return `+ ${auth ? 'auth (apiKey) + ' : ''}rateLimit (${where}) + timeout`;
+}
 
 interface Result {
   reqPerSec: number;
@@ -284,7 +285,10 @@ try {
   for (const [name, g, r] of rows) {
     const base = rows.find(([n, b]) => n === name && b === 'none')![2];
     console.log(
-      `| ${name} | ${LABEL[g]} | ${fmt(r.reqPerSec)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.cpuUsPerReq, 1)} | ${r.errors} | ${g === 'none' ? '' : `${(((r.cpuUsPerReq - base.cpuUsPerReq) / base.cpuUsPerReq) * 100).toFixed(1)} %`} |`,
+      `| ${name} | ${label(
+        g,
+        [...notes].some((n) => n.includes('auth on')),
+      )} | ${fmt(r.reqPerSec)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.cpuUsPerReq, 1)} | ${r.errors} | ${g === 'none' ? '' : `${(((r.cpuUsPerReq - base.cpuUsPerReq) / base.cpuUsPerReq) * 100).toFixed(1)} %`} |`,
     );
   }
   console.log(
