@@ -33,15 +33,18 @@ const hasAuth = middlewareDefinitions.some((d) => d.key === 'auth');
 const guarded = guards !== 'none';
 const rateLimit = `      rateLimit: { enabled: true, reqPerSec: 1000000000 }\n`;
 const timeout = '      timeout: { enabled: true, timeoutMs: 10000 }\n';
-// GUARDS=rateLimit or timeout: one of them alone (for finding costs by hand).
+const auth = '      auth: { enabled: true, apiKey: ["bench-key"] }\n';
+// GUARDS=rateLimit, timeout or auth: one of them alone (for finding costs by hand).
 const middleware =
   guards === 'rateLimit'
     ? rateLimit
     : guards === 'timeout'
       ? timeout
-      : guarded
-        ? `${hasAuth ? '      auth: { enabled: true, apiKey: ["bench-key"] }\n' : ''}${guards === 'limits' ? rateLimit : ''}${timeout}`
-        : '';
+      : guards === 'auth'
+        ? auth
+        : guarded
+          ? `${hasAuth ? auth : ''}${guards === 'limits' ? rateLimit : ''}${timeout}`
+          : '';
 
 const app = await boot({
   argv: [],
