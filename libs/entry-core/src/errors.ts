@@ -177,6 +177,12 @@ export const coreErrors = {
     fix: 'write it as `host:port` or `http(s)://host:port[/prefix]` (the message does not repeat it: it may hold credentials)',
     message: (configPath: string, problem: string) => `${configPath}.remoteAddress ${problem}`,
   },
+  SVC_RATELIMIT_STORE_UNUSABLE: {
+    when: "a rate limit's `kvstore` names an entry whose client cannot run Lua scripts (EVALSHA/EVAL)",
+    fix: 'name a `kvstore` entry (entry-kv) in `middleware.rateLimit.kvstore`',
+    message: (configPath: string, name: string) =>
+      `${configPath}.kvstore: entry "${name}" has no Redis client that runs scripts (EVALSHA/EVAL); name a kvstore entry`,
+  },
 } satisfies ErrorCatalogue;
 
 /** Throws entry-core's catalogued errors. */

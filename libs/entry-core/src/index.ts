@@ -203,9 +203,25 @@ export {
   type TraceSetup,
   type ClientTracingInstaller,
 } from './middleware/trace/index.js';
+export { armDeadline, DEADLINE_MESSAGE } from './middleware/deadline.js';
+export {
+  rateLimitDefinition,
+  RateLimitMiddleware,
+  rateLimitSchema,
+  type RateLimitConfig,
+  type ScriptClient,
+} from './middleware/rateLimit/index.js';
+export {
+  timeoutDefinition,
+  TimeoutMiddleware,
+  timeoutSchema,
+  type TimeoutConfig,
+} from './middleware/timeout/index.js';
 export {
   MiddlewareOrder,
   isIgnored,
+  matchesCall,
+  matchKey,
   type MiddlewareDefinition,
   type MiddlewareOptionsBase,
   type MiddlewareEntryInfo,

@@ -8,6 +8,8 @@ import {
 import {
   CallContext,
   CallRejection,
+  DEADLINE_MESSAGE,
+  armDeadline,
   type CallChain,
   type CallHeaders,
   type CallInfo,
@@ -194,6 +196,10 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
   /** A middleware's `before` refused the call (see reject). */
   private rejected = false;
   private done = false;
+  /** The deadline passed and the call was answered DeadlineExceeded: what the handler sends later is dropped. */
+  private expired = false;
+  /** The timer of a deadline sooner than the client's (grpc-js answers the client's own). */
+  private deadlineTimer: NodeJS.Timeout | undefined;
   /** Whether the status grpc-js sends is seen where it is sent (see watchSentStatus). */
   private readonly watched: boolean;
 
@@ -232,6 +238,8 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
     const ctx = new CallContext(info, headers);
     this.headers = headers;
     this.ctx = ctx;
+    const clientDeadline = this.next.getDeadline();
+    ctx.deadline = typeof clientDeadline === 'number' ? clientDeadline : clientDeadline.getTime();
     attachContext(md, ctx);
     let pending: void | Promise<void>;
     try {
@@ -241,6 +249,7 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
       return;
     }
     if (pending === undefined) {
+      this.startDeadline(ctx);
       this.up(this.listener!.onReceiveMetadata, md);
       return;
     }
@@ -275,6 +284,7 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
     const held = this.held!;
     this.held = undefined;
     if (this.cancelled || this.ctx?.ended) return;
+    this.startDeadline(this.ctx!);
     this.up(this.listener!.onReceiveMetadata, md);
     for (const item of held) {
       if (this.cancelled) return;
@@ -322,7 +332,26 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
     this.sendStatus({ code: codeOfRejection(err.status), details: err.message, metadata: md });
   }
 
+  /**
+   * A deadline sooner than the client's (the timeout middleware's) gets a timer here; grpc-js
+   * answers the client's own deadline itself (ARCHITECTURE.md §5.3).
+   */
+  private startDeadline(ctx: CallContext): void {
+    const client = this.next.getDeadline();
+    if (ctx.deadline < (typeof client === 'number' ? client : client.getTime()))
+      this.deadlineTimer = armDeadline(ctx, () => this.expire());
+  }
+
+  /** The deadline passed: DeadlineExceeded now, and nothing the handler sends after it. */
+  private expire(): void {
+    this.deadlineTimer = undefined;
+    if (this.done || this.cancelled) return;
+    this.expired = true;
+    this.endWith({ code: 4, details: DEADLINE_MESSAGE, metadata: new Metadata() });
+  }
+
   onCancel(): void {
+    this.ctx?.abort('cancelled');
     this.cancelled = true;
     this.finish('Canceled', 'the client cancelled the call');
     // Held, the layers above have not heard of the call yet.
@@ -336,6 +365,7 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
   }
 
   sendMetadata(md: Metadata): void {
+    if (this.expired) return;
     this.metadataSent = true;
     this.next.sendMetadata(
       new MetadataWithHeaders(md, this.headers ? this.headers.out : NO_HEADERS),
@@ -343,12 +373,18 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
   }
 
   sendMessage(message: unknown, callback: () => void): void {
+    // Too late: the client has its DeadlineExceeded (grpc-js drops a cancelled call's messages too).
+    if (this.expired) return;
     // The initial metadata goes first, and must carry the meta headers.
     if (!this.metadataSent) this.sendMetadata(new Metadata());
     this.next.sendMessage(message, callback);
   }
 
   sendStatus(status: PartialStatusObject): void {
+    if (!this.expired) this.endWith(status);
+  }
+
+  private endWith(status: PartialStatusObject): void {
     const headers = this.headers;
     if (!this.metadataSent && headers && headers.out.length > 0) {
       // A trailers-only response: the meta headers travel with the status.
@@ -388,6 +424,12 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
     const ctx = this.ctx;
     if (this.done || !ctx) return;
     this.done = true;
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
+    if (code === 'DeadlineExceeded') {
+      // grpc-js's own timer (the client's deadline) or ours: later sends are dropped either way.
+      this.expired = true;
+      ctx.abort('deadline');
+    }
     ctx.resCode = code;
     // A recovered exception is the call's error already (withRecovery): the record keeps it.
     if (code !== 'OK' && details && ctx.error === undefined) ctx.error = details;

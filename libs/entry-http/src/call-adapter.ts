@@ -14,6 +14,7 @@ import {
   type CallHeaders,
   type CallInfo,
 } from '@svcboot/entry-core';
+import { runWithDeadline } from './deadline.js';
 
 declare module 'koa' {
   interface DefaultState {
@@ -63,8 +64,12 @@ export function callMiddleware(
     try {
       let refusedCall = refused(chain, call, ctx, model);
       if (refusedCall !== true && refusedCall !== false) refusedCall = await refusedCall;
-      // The handler runs in the call's scope (the trace middleware's active span).
-      if (!refusedCall) await call.runInScope(next, undefined, undefined);
+      // The handler runs in the call's scope (the trace middleware's active span); with a deadline
+      // (the timeout middleware's) it is answered 504 at it, and nothing it sets afterwards counts.
+      if (!refusedCall)
+        await (call.deadline === Infinity
+          ? call.runInScope(next, undefined, undefined)
+          : runWithDeadline(call, ctx, next, model));
     } finally {
       call.error = ctx.state.error;
       // The route template is known only once the router has matched.

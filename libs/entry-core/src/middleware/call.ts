@@ -95,6 +95,16 @@ export class CallContext {
   private id: string | undefined;
   private scopeRunner: CallScopeRunner | undefined;
   private scopeState: unknown;
+  /**
+   * When the call must be answered by, in ms since the epoch; Infinity when it has no deadline.
+   * The transport sets the client's (`grpc-timeout` on gRPC, `Grpc-Timeout` on the gateway), the
+   * timeout middleware may lower it, and the transport answers DeadlineExceeded / 504 at it
+   * (ARCHITECTURE.md §5.3). Handlers pass it on to the calls they make.
+   */
+  deadline = Infinity;
+  private controller: AbortController | undefined;
+  /** Why the call was aborted, once it was. */
+  private aborted: 'deadline' | 'cancelled' | undefined;
 
   constructor(
     readonly info: CallInfo,
@@ -137,6 +147,34 @@ export class CallContext {
     this.scopeState = state;
   }
 
+  /**
+   * Aborts when the deadline passes (reason: a `TimeoutError` DOMException) or the client goes
+   * away (an `AbortError`): pass it to `fetch`, database drivers, timers. Made on first use.
+   */
+  get signal(): AbortSignal {
+    let c = this.controller;
+    if (c === undefined) {
+      c = this.controller = new AbortController();
+      if (this.aborted !== undefined) c.abort(abortReason(this.aborted));
+    }
+    return c.signal;
+  }
+
+  /** True once the deadline passed and the transport answered DeadlineExceeded / 504. */
+  get expired(): boolean {
+    return this.aborted === 'deadline';
+  }
+
+  /**
+   * For transports: the deadline passed (`deadline`) or the client went away (`cancelled`). Aborts
+   * `signal` (the first reason wins); later calls do nothing.
+   */
+  abort(why: 'deadline' | 'cancelled'): void {
+    if (this.aborted !== undefined) return;
+    this.aborted = why;
+    this.controller?.abort(abortReason(why));
+  }
+
   /** This call's record, for handlers' pairs, counters and timers (a no-op when logging is off). */
   get event(): EventHandle {
     return this.record ?? NOOP_EVENT;
@@ -151,6 +189,12 @@ function noteRejection(call: CallContext, err: unknown): void {
 /** Enters a call's scope (see CallContext.runInScope): runs `fn.call(thisArg, arg)` inside `state`. */
 export interface CallScopeRunner {
   run<T, A, R>(state: unknown, fn: (this: T, arg: A) => R, thisArg: T, arg: A): R;
+}
+
+function abortReason(why: 'deadline' | 'cancelled'): DOMException {
+  return why === 'deadline'
+    ? new DOMException("the call's deadline passed", 'TimeoutError')
+    : new DOMException('the client cancelled the call', 'AbortError');
 }
 
 /** Who a call is from, as a guard verified it. */

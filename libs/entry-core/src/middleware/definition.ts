@@ -63,19 +63,58 @@ export interface MiddlewareEntryInfo {
 export type AnyMiddlewareDefinition = MiddlewareDefinition<any>;
 
 /**
- * True when `info` is on the `ignore` list: equal to its operation, or its path (on gateway calls,
- * its HTTP path too) equal to an entry or under a prefix ending in `/`.
+ * True when `info` is on the `ignore` list: one of its patterns `matchesCall` (an operation, a
+ * path, a path prefix ending in `/`, or a glob).
  */
 export function isIgnored(ignore: readonly string[], info: CallInfo): boolean {
-  // A gateway (or gRPC-Web) call's HTTP path is gwPath; its apiPath is the gRPC method's.
-  const gwPath = info.gwPath;
-  for (let k = 0; k < ignore.length; k++) {
-    const entry = ignore[k]!;
-    if (info.operation === entry) return true;
-    if (entry.endsWith('/')) {
-      if (info.apiPath.startsWith(entry) || (gwPath !== undefined && gwPath.startsWith(entry)))
-        return true;
-    } else if (info.apiPath === entry || gwPath === entry) return true;
-  }
+  for (let k = 0; k < ignore.length; k++) if (matchesCall(ignore[k]!, info)) return true;
   return false;
+}
+
+/**
+ * Whether a pattern of an `ignore` or `paths` list names a call: equal to its operation
+ * (`/pkg.Svc/Method`, `GET /v1/x`), or matching its path (the gRPC full method, the HTTP path,
+ * and on a gateway call also the request's HTTP path `gwPath`): equal, under a prefix that ends
+ * in `/` (`/v1/public/`), or a glob with `*` within a segment and `**` across segments
+ * (`/v1/users/*`, `/pkg.Svc/*`, `/v1/**`).
+ */
+export function matchesCall(pattern: string, info: CallInfo): boolean {
+  if (info.operation === pattern || matchesPath(pattern, info.apiPath)) return true;
+  const gw = info.gwPath;
+  return gw !== undefined && gw !== '' && matchesPath(pattern, gw);
+}
+
+/**
+ * What `matchesCall` depends on, as one string: a decision made from patterns can be cached under
+ * it. The operation, or on a gateway call its HTTP method and path.
+ */
+export function matchKey(info: CallInfo): string {
+  const gw = info.gwPath;
+  return gw === undefined || gw === '' ? info.operation : `${info.gwMethod ?? ''} ${gw}`;
+}
+
+function matchesPath(pattern: string, path: string): boolean {
+  if (pattern.includes('*')) return globOf(pattern).test(path);
+  return pattern.endsWith('/') ? path.startsWith(pattern) : path === pattern;
+}
+
+/** Compiled globs, by pattern (patterns come from boot.yaml: few). */
+const globs = new Map<string, RegExp>();
+
+function globOf(pattern: string): RegExp {
+  let re = globs.get(pattern);
+  if (re === undefined) {
+    const body = pattern
+      .split('**')
+      .map((part) =>
+        part
+          .split('*')
+          .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+          .join('[^/]*'),
+      )
+      .join('.*');
+    re = new RegExp(`^${body}$`);
+    if (globs.size < 1024) globs.set(pattern, re);
+  }
+  return re;
 }

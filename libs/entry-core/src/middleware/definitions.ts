@@ -1,6 +1,8 @@
 import type { AnyMiddlewareDefinition } from './definition.js';
 import { authDefinition } from './auth/index.js';
 import { jwtDefinition } from './jwt/index.js';
+import { rateLimitDefinition } from './rateLimit/index.js';
+import { timeoutDefinition } from './timeout/index.js';
 import { traceDefinition } from './trace/index.js';
 
 /**
@@ -12,6 +14,8 @@ export const middlewareDefinitions: readonly AnyMiddlewareDefinition[] = [
   traceDefinition,
   authDefinition,
   jwtDefinition,
+  rateLimitDefinition,
+  timeoutDefinition,
 ];
 
 const registered = new Map<string, AnyMiddlewareDefinition>();

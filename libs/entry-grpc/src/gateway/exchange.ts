@@ -4,6 +4,7 @@ import type { Metadata, ServerInterceptor } from '@grpc/grpc-js';
 import {
   CallContext,
   CallRejection,
+  armDeadline,
   compressBody,
   isCompressible,
   negotiateEncoding,
@@ -50,6 +51,7 @@ import type { GatewayOptions } from './options.js';
 import type { HttpBodyFields } from './route.js';
 import { gatewayErrorBody } from './error-body.js';
 import { GatewayRejection } from './request.js';
+import { decodeGrpcTimeout } from './timeout.js';
 import type { GatewayRoute } from './route.js';
 
 const OK: GatewayStatus = { code: 0, message: '' };
@@ -119,9 +121,9 @@ export class Exchange implements StreamBase {
   private call: GatewayUnaryCall | GatewayWritableCall | undefined;
   /** The bottom of the user's interceptor stack, when the entry has interceptors. */
   private stack: { cancel(): void } | undefined;
-  /** The call's deadline (ms since the epoch) from `Grpc-Timeout`; Infinity without one. */
-  deadline = Infinity;
   private timer: NodeJS.Timeout | undefined;
+  /** An invalid `Grpc-Timeout`, answered 400 once the middleware let the call through. */
+  private badTimeout: string | undefined;
   /** Trailer metadata to send as HTTP trailers (the request said `TE: trailers`), flat name/value list. */
   private trailers: string[] | undefined;
 
@@ -182,13 +184,35 @@ export class Exchange implements StreamBase {
   }
 
   /**
-   * A `Grpc-Timeout` deadline: at it a call still running is cancelled (its AbortSignal aborts)
-   * and answered 504 DeadlineExceeded, as grpc-gateway's expired context answers.
+   * The call's deadline (ms since the epoch): the client's `Grpc-Timeout`, or the timeout
+   * middleware's when sooner (one deadline per call: `ctx.deadline`); Infinity without one.
    */
-  startDeadline(ms: number): void {
-    this.deadline = Date.now() + ms;
-    // Beyond setTimeout's range (~24.8 days) the call simply has no timer.
-    if (ms <= 2_147_483_647) this.timer = setTimeout(() => this.expire(), Math.max(0, ms));
+  get deadline(): number {
+    return this.ctx.deadline;
+  }
+
+  /** Reads the client's `Grpc-Timeout` before the middleware runs (the timeout middleware may lower it). */
+  clientDeadline(raw: string | string[] | undefined): void {
+    if (raw === undefined) return;
+    const timeout = Array.isArray(raw) ? raw.join(',') : raw;
+    const ms = decodeGrpcTimeout(timeout);
+    if (ms === undefined) this.badTimeout = timeout;
+    else if (ms !== 0) this.ctx.deadline = this.ctx.receivedMs + ms;
+  }
+
+  /**
+   * Once the middleware let the call through: an invalid `Grpc-Timeout` is answered 400 (false);
+   * else at the deadline a call still running is cancelled (its AbortSignal aborts) and answered
+   * 504 DeadlineExceeded, as grpc-gateway's expired context answers.
+   */
+  startDeadline(): boolean {
+    if (this.badTimeout !== undefined) {
+      if (!this.req.complete) this.req.resume();
+      this.fail(new GatewayRejection(3, `invalid grpc-timeout: ${this.badTimeout}`, 400));
+      return false;
+    }
+    this.timer = armDeadline(this.ctx, () => this.expire());
+    return true;
   }
 
   private expire(): void {
@@ -667,6 +691,7 @@ export class Exchange implements StreamBase {
 
   private closedEarly(): void {
     if (this.settled || this.res.writableFinished) return;
+    this.ctx.abort('cancelled');
     this.stack?.cancel();
     this.call?.cancel();
     // A stream ends here; a unary call still ends with the handler's answer.

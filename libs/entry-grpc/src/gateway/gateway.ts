@@ -20,7 +20,6 @@ import {
 } from './json.js';
 import { ParamError, applyQuery, setPathVariable } from './params.js';
 import { anyToJson, detailsFromMetadata, type TypeResolver } from './rpc-status.js';
-import { decodeGrpcTimeout } from './timeout.js';
 import { WsRequest, WsResponse } from './websocket.js';
 import { Exchange, type ExchangeHost } from './exchange.js';
 import type { GatewayOptions } from './options.js';
@@ -214,6 +213,7 @@ export class Gateway implements ExchangeHost {
       restPath: r.restPath,
     };
     const x = new Exchange(this, route, values, query, req, res, info);
+    x.clientDeadline(req.headers['grpc-timeout']);
     let pending: void | Promise<void>;
     try {
       pending = this.chain.before(x.ctx);
@@ -258,17 +258,7 @@ export class Gateway implements ExchangeHost {
 
   /** The call once every middleware's `before` let it through: deadline, body, dispatch. */
   private proceed(x: Exchange, route: GatewayRoute, req: IncomingMessage): void {
-    const rawTimeout = req.headers['grpc-timeout'];
-    if (rawTimeout !== undefined) {
-      const timeout = Array.isArray(rawTimeout) ? rawTimeout.join(',') : rawTimeout;
-      const ms = decodeGrpcTimeout(timeout);
-      if (ms === undefined) {
-        if (!req.complete) req.resume();
-        x.fail(new GatewayRejection(3, `invalid grpc-timeout: ${timeout}`, 400));
-        return;
-      }
-      if (ms !== 0) x.startDeadline(ms);
-    }
+    if (!x.startDeadline()) return;
     if (route.method.definition.requestStream) {
       x.streamRequests();
       return;

@@ -43,6 +43,8 @@ export async function startLibrary(
     setup?: (entry: GrpcEntry) => void;
     /** Leave logging, prom and meta off: the entry's chain is empty. */
     noMiddleware?: boolean;
+    /** More `middleware:` keys of the entry, indented by 6 spaces (`      timeout: {…}\n`). */
+    middleware?: string;
   } = {},
 ): Promise<Harness> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-grpc-'));
@@ -67,7 +69,7 @@ grpc:
     protos:
       files: ["${libraryProto}"]
       includeDirs: ["${protoDir}"]
-${options.noMiddleware ? '' : MIDDLEWARE}    prom: { enabled: true }
+${options.noMiddleware ? '' : MIDDLEWARE}${options.middleware ?? ''}    prom: { enabled: true }
     sw: { enabled: true }
     docs: { enabled: true }
 ${extraYaml}`;

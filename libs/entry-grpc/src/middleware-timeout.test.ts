@@ -1,0 +1,189 @@
+import { Metadata, type ServiceError } from '@grpc/grpc-js';
+import { waitFor } from '@svcboot/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { callContextOf } from './interceptor.js';
+import { startLibrary, unary, type Harness } from './test-support/harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+type Cb = (err: unknown, value?: unknown) => void;
+interface HandlerCall {
+  metadata: Metadata;
+  request: Record<string, unknown>;
+}
+interface StreamCall extends HandlerCall {
+  write(m: unknown): boolean;
+  end(): void;
+}
+
+/** What the slow handlers saw: their signal's abort reason, and when they answered late. */
+const seen: string[] = [];
+
+/** Waits for its call's signal to abort (the deadline), then answers anyway: a late answer. */
+function lateAnswer(call: HandlerCall, answer: () => void): void {
+  const ctx = callContextOf(call);
+  if (!ctx) throw new Error('no call context');
+  seen.push(`deadline in ${ctx.deadline - ctx.receivedMs <= 60_000 ? 'range' : 'none'}`);
+  ctx.signal.addEventListener('abort', () => {
+    seen.push(`aborted: ${(ctx.signal.reason as DOMException).name}`);
+    setTimeout(() => {
+      answer();
+      seen.push('answered late');
+    }, 20);
+  });
+}
+
+const overrides = {
+  Ping: (call: HandlerCall, cb: Cb) => lateAnswer(call, () => cb(null, { text: 'late' })),
+  GetShelf: (call: HandlerCall, cb: Cb) => lateAnswer(call, () => cb(null, { name: 'late' })),
+  ListBooks: (call: StreamCall) => {
+    call.write({ id: 'first' });
+    lateAnswer(call, () => {
+      call.write({ id: 'late' });
+      call.end();
+    });
+  },
+};
+
+const TIMEOUT = `      timeout:
+        enabled: true
+        timeoutMs: 60000
+        paths:
+          - { path: /test.v1.Library/Ping, timeoutMs: 100 }
+          - { path: "/test.v1.Library/List*", timeoutMs: 100 }
+          - { path: /v1/shelves/slow, timeoutMs: 100 }
+`;
+
+async function start(): Promise<Harness> {
+  seen.length = 0;
+  return startLibrary('    enableSvcGwOption: true\n', { overrides, middleware: TIMEOUT });
+}
+
+async function metrics(harness: Harness): Promise<string> {
+  return (await fetch(`${harness.base}/metrics`)).text();
+}
+
+function recordsOf(records: Array<Record<string, unknown>>, operation: string) {
+  return records.filter((r) => r['operation'] === operation);
+}
+
+describe('the timeout middleware on gRPC calls', () => {
+  it('ends a slow unary call with DEADLINE_EXCEEDED at timeoutMs; the late answer is dropped; one record', async () => {
+    h = await start();
+    const res = await unary(h.client, 'Ping', { text: 'a' });
+    expect([res.error?.code, res.error?.details]).toEqual([4, 'deadline exceeded']);
+    expect(res.error?.metadata.get('x-request-id')).toHaveLength(1);
+    await waitFor('the late answer', () => seen.includes('answered late'));
+    expect(seen).toEqual(['deadline in range', 'aborted: TimeoutError', 'answered late']);
+    const text = await metrics(h);
+    expect(text).toMatch(/grpc_method="Ping",grpc_code="DeadlineExceeded"\} 1/);
+    expect(text).not.toMatch(/grpc_method="Ping",grpc_code="OK"/);
+    const records = await h.stop();
+    h = undefined;
+    expect(recordsOf(records, '/test.v1.Library/Ping').map((r) => r['resCode'])).toEqual([
+      'DeadlineExceeded',
+    ]);
+  });
+
+  it("keeps the client's grpc-timeout when sooner: the handler's signal aborts at it", async () => {
+    h = await start();
+    // GetShelf's own timeout is 60 s; the client gives 1.5 s (a loaded machine may take 100 ms to
+    // deliver the call, and the client's own timer would then end it before the server saw it).
+    const res = await new Promise<ServiceError | null>((resolve) => {
+      h!.client['GetShelf']!(
+        { name: 'shelves/x' },
+        new Metadata(),
+        { deadline: Date.now() + 1_500 },
+        (err: ServiceError | null) => resolve(err),
+      );
+    });
+    expect(res?.code).toBe(4);
+    await waitFor('the late answer', () => seen.includes('answered late'));
+    // The server's timer for the client's deadline races the client's own, which resets the
+    // stream: whichever the server hears of first, the handler's signal aborts, once.
+    expect(seen).toHaveLength(3);
+    expect(seen[1]).toMatch(/^aborted: (TimeoutError|AbortError)$/);
+    const records = await h.stop();
+    h = undefined;
+    const codes = recordsOf(records, '/test.v1.Library/GetShelf').map((r) => r['resCode']);
+    expect(codes).toHaveLength(1);
+    expect(codes[0]).toMatch(/^(DeadlineExceeded|Canceled)$/);
+  });
+
+  it('ends a server stream with DEADLINE_EXCEEDED after what it sent in time; nothing after', async () => {
+    h = await start();
+    const got: string[] = [];
+    const status = await new Promise<number | undefined>((resolve) => {
+      const stream = h!.client['ListBooks']!({ shelf: 's' }) as NodeJS.EventEmitter;
+      stream.on('data', (b: { id: string }) => got.push(b.id));
+      stream.on('error', (e: ServiceError) => resolve(e.code));
+      stream.on('end', () => resolve(undefined));
+    });
+    expect([status, got]).toEqual([4, ['first']]);
+    await waitFor('the late answer', () => seen.includes('answered late'));
+    const records = await h.stop();
+    h = undefined;
+    expect(recordsOf(records, '/test.v1.Library/ListBooks').map((r) => r['resCode'])).toEqual([
+      'DeadlineExceeded',
+    ]);
+  });
+});
+
+describe('the timeout middleware on gateway calls', () => {
+  it('answers 504 with a google.rpc.Status at timeoutMs; the late answer is not written; one record', async () => {
+    h = await start();
+    const res = await fetch(`${h.base}/v1/shelves/slow`);
+    expect([res.status, await res.json()]).toEqual([
+      504,
+      { code: 4, message: 'context deadline exceeded', details: [] },
+    ]);
+    await waitFor('the late answer', () => seen.includes('answered late'));
+    expect(seen).toEqual(['deadline in range', 'aborted: TimeoutError', 'answered late']);
+    const text = await metrics(h);
+    expect(text).toMatch(/grpc_method="GetShelf".*res_code="DeadlineExceeded"\} 1/);
+    expect(text).not.toMatch(/grpc_method="GetShelf".*res_code="OK"/);
+    const records = await h.stop();
+    h = undefined;
+    expect(recordsOf(records, '/test.v1.Library/GetShelf').map((r) => r['resCode'])).toEqual([
+      'DeadlineExceeded',
+    ]);
+  });
+
+  it('takes the sooner Grpc-Timeout as the one deadline of the call (the handler sees it)', async () => {
+    h = await start();
+    const res = await fetch(`${h.base}/v1/shelves/other`, { headers: { 'Grpc-Timeout': '100m' } });
+    expect(res.status).toBe(504);
+    await res.arrayBuffer();
+    await waitFor('the late answer', () => seen.includes('answered late'));
+    expect(seen).toEqual(['deadline in range', 'aborted: TimeoutError', 'answered late']);
+    // an invalid one is still a 400 before the handler
+    const bad = await fetch(`${h.base}/v1/shelves/other`, { headers: { 'Grpc-Timeout': 'soon' } });
+    expect(bad.status).toBe(400);
+    await bad.arrayBuffer();
+    expect(seen).toHaveLength(3);
+  });
+
+  it('ends a streamed answer with the deadline error after what was sent in time', async () => {
+    h = await start();
+    const res = await fetch(`${h.base}/v1/shelves/s/books`);
+    const lines = (await res.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({ result: { id: 'first' } });
+    expect(lines[1]).toEqual({
+      error: { code: 4, message: 'context deadline exceeded', details: [] },
+    });
+    await waitFor('the late answer', () => seen.includes('answered late'));
+    const records = await h.stop();
+    h = undefined;
+    expect(recordsOf(records, '/test.v1.Library/ListBooks').map((r) => r['resCode'])).toEqual([
+      'DeadlineExceeded',
+    ]);
+  });
+});

@@ -1,0 +1,194 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import '@svcboot/entry-kv';
+import {
+  Child,
+  freePort,
+  isListening,
+  plainEnv,
+  redisCli,
+  startRedis,
+  waitFor,
+  type RedisProcess,
+} from '@svcboot/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startHttp, type HttpHarness } from './test-support/middleware-app.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+let h: HttpHarness | undefined;
+let redis: RedisProcess | undefined;
+const children: Child[] = [];
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+  for (const c of children.splice(0)) {
+    if (c.process.exitCode === null && c.process.signalCode === null) c.process.kill('SIGTERM');
+    await c.waitForExit();
+  }
+  await redis?.stop();
+  redis = undefined;
+});
+
+async function hit(url: string, headers: Record<string, string> = {}) {
+  const res = await fetch(url, { headers });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as unknown };
+}
+
+describe('the rateLimit middleware on httpserver calls, in process', () => {
+  it('1,000 concurrent callers: exactly the budget reaches the handler, the rest get 429 with Retry-After and RateLimit-*', async () => {
+    let handled = 0;
+    h = await startHttp(
+      `      rateLimit:
+        enabled: true
+        ignore: [/metrics]
+        paths:
+          - { path: "/v1/items/*", reqPerSec: 0.001, burst: 100 }
+`,
+      (entry) => {
+        entry.router.get('/v1/items/:id', (ctx) => {
+          handled++;
+          ctx.body = { id: ctx.params['id'] };
+        });
+      },
+    );
+    const results = await Promise.all(
+      Array.from({ length: 1000 }, (_, i) => hit(`${h!.base}/v1/items/${i}`)),
+    );
+    const refused = results.filter((r) => r.status === 429);
+    expect([results.filter((r) => r.status === 200).length, refused.length, handled]).toEqual([
+      100, 900, 100,
+    ]);
+    for (const r of refused) {
+      // one call per 1000 s: the next is at most 1000 s away
+      const retry = r.headers.get('retry-after');
+      expect(Number(retry)).toBeGreaterThan(900);
+      expect(Number(retry)).toBeLessThanOrEqual(1000);
+      expect([
+        r.headers.get('ratelimit-limit'),
+        r.headers.get('ratelimit-remaining'),
+        r.headers.get('ratelimit-reset'),
+      ]).toEqual(['100', '0', retry]);
+      // the entry's error model (google): code, status, message and the request id
+      expect(r.body).toMatchObject({
+        error: {
+          code: 429,
+          status: 'RESOURCE_EXHAUSTED',
+          message: `rate limit exceeded, retry in ${retry} s`,
+        },
+      });
+    }
+    const metrics = await (await fetch(`${h.base}/metrics`)).text();
+    expect(metrics).toMatch(
+      /svc_call_rejections_total\{entry_name="api",middleware="rateLimit",reason="over_limit"\} 900/,
+    );
+    const records = await h.stop();
+    h = undefined;
+    const rejected = records.filter((r) => r['resCode'] === '429');
+    expect(rejected).toHaveLength(900);
+    expect(rejected[0]).toMatchObject({
+      pairs: { rejectedBy: 'rateLimit', rejectReason: 'over_limit' },
+    });
+  });
+});
+
+describe('the rateLimit middleware shared through Redis (kvstore)', () => {
+  it('two app processes on one Redis: the calls both accept add up to the one budget', async () => {
+    redis = await startRedis();
+    const burst = 30;
+    const ports = [await freePort(), await freePort()];
+    for (const port of ports) {
+      const child = Child.start(
+        process.execPath,
+        [
+          '--conditions=svcboot-source',
+          '--import',
+          'tsx',
+          path.join(here, 'test-support/ratelimit-app.ts'),
+        ],
+        {
+          cwd: path.join(here, '..'),
+          env: plainEnv({ PORT: String(port), REDIS_ADDR: redis.addr, BURST: String(burst) }),
+        },
+      );
+      children.push(child);
+    }
+    for (const [k, port] of ports.entries())
+      await waitFor(`app ${k} to listen`, async () => {
+        if (children[k]!.process.exitCode !== null)
+          throw new Error(`app ${k} exited: ${children[k]!.stdout}${children[k]!.stderr}`);
+        return isListening(port);
+      });
+    // 100 calls, 50 to each instance, all at once
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => hit(`http://127.0.0.1:${ports[i % 2]}/v1/hit`)),
+    );
+    const accepted = results.filter((r) => r.status === 200);
+    expect([accepted.length, results.filter((r) => r.status === 429).length]).toEqual([
+      burst,
+      100 - burst,
+    ]);
+    // both instances spent the one budget: each saw the other's calls in RateLimit-Remaining
+    const remaining = accepted.map((r) => Number(r.headers.get('ratelimit-remaining')));
+    expect(remaining.sort((a, b) => a - b)).toEqual(Array.from({ length: burst }, (_, i) => i));
+    expect(await redisCli(redis.port, ['keys', 'svcboot:ratelimit:*'])).toBe(
+      'svcboot:ratelimit:api:/v1/hit:global',
+    );
+  });
+
+  it.each([
+    [true, 200],
+    [false, 503],
+  ] as const)(
+    'failOpen: %s — when Redis is gone, calls get %i (with a metric; never an API key in Redis)',
+    async (failOpen, status) => {
+      redis = await startRedis();
+      let handled = 0;
+      h = await startHttp(
+        `      rateLimit:
+        enabled: true
+        kvstore: limits
+        keyBy: apiKey
+        failOpen: ${failOpen}
+        ignore: [/metrics]
+        paths:
+          - { path: /v1/hit, reqPerSec: 0.001, burst: 2 }
+` + `kvstore:\n  - name: limits\n    addrs: ["${redis.addr}"]\n    maxRetries: 0\n`,
+        (entry) => {
+          entry.router.get('/v1/hit', (ctx) => {
+            handled++;
+            ctx.body = { ok: true };
+          });
+        },
+      );
+      const key = { 'x-api-key': 'secret-key-123' };
+      const before = await Promise.all([1, 2, 3].map(() => hit(`${h!.base}/v1/hit`, key)));
+      expect(before.map((r) => r.status).sort()).toEqual([200, 200, 429]);
+      const keys = await redisCli(redis.port, ['keys', '*']);
+      expect(keys).toMatch(/^svcboot:ratelimit:api:\/v1\/hit:key:[A-Za-z0-9_-]{22}$/);
+      expect(keys).not.toContain('secret-key-123');
+      await redis.kill();
+      const during = await hit(`${h.base}/v1/hit`, key);
+      expect(during.status).toBe(status);
+      if (!failOpen) {
+        expect(during.body).toMatchObject({
+          error: {
+            code: 503,
+            status: 'UNAVAILABLE',
+            message: 'rate limit store unavailable, retry later',
+          },
+        });
+        expect(during.headers.get('retry-after')).toBe('1');
+      }
+      expect(handled).toBe(failOpen ? 3 : 2);
+      const metrics = await (await fetch(`${h.base}/metrics`)).text();
+      expect(metrics).toContain(
+        `svc_rate_limit_store_failures_total{entry_name="api",outcome="${failOpen ? 'allowed' : 'refused'}"} 1`,
+      );
+      if (!failOpen)
+        expect(metrics).toMatch(
+          /svc_call_rejections_total\{entry_name="api",middleware="rateLimit",reason="store_unavailable"\} 1/,
+        );
+    },
+  );
+});
