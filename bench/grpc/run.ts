@@ -19,6 +19,7 @@ import { freePort, isListening } from '@svcboot/testkit';
 import { ensureBuilt, nodeTsx } from '../lib/built.js';
 import { h2loadVersion, hasTaskset, type LoadResult, type LoadShape, load } from './load.js';
 import { COMPARISONS, PEERS, type Path, type Peer, type Role } from './peers.js';
+import { areas, type Frame, topFrames } from './profile-top.js';
 import { WORKERS_UNSUPPORTED } from './servers/exit-codes.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -26,6 +27,7 @@ const quick = process.argv.includes('--quick') || process.env['BENCH_QUICK'] ===
 const seconds = Number(process.env['BENCH_SECONDS'] ?? (quick ? 1 : 2));
 const rounds = Number(process.env['BENCH_ROUNDS'] ?? (quick ? 3 : 5));
 const warmupSeconds = quick ? 1 : 2;
+const profileSeconds = quick ? 2 : 4;
 const shape: LoadShape = { grpcConnections: 8, grpcStreams: 8, httpConnections: 32 };
 const pinned = hasTaskset && os.cpus().length >= 2;
 const SERVER_CPU = pinned ? '1' : undefined;
@@ -140,6 +142,76 @@ function printPath(p: Path, results: Results): void {
     console.log(
       `| ${a.label} / ${b.label} | ${goal} | ${fmt(r, 2)} | ${fmt(median(cpu), 2)} | ${ratios.map((x) => fmt(x, 2)).join(', ')} |`,
     );
+  }
+}
+
+/** The spread of each server's req/s over the rounds ((max - min) / median), as the run's noise. */
+function printNoise(results: Results): void {
+  const spreads: number[] = [];
+  for (const p of ['grpc', 'gateway'] as const)
+    for (const rs of results[p].values()) {
+      const v = rs.map((r) => r.reqPerSec);
+      if (v.length > 1) spreads.push((Math.max(...v) - Math.min(...v)) / median(v));
+    }
+  console.log(
+    `\n> This run's noise: a server's req/s spread over its ${rounds} rounds ((max − min) / median) was ${fmt(100 * median(spreads))} % at the median server and ${fmt(100 * Math.max(...spreads))} % at the worst; the per-round ratios above show how much of that the pairing cancels.`,
+  );
+}
+
+interface Profiled {
+  res: LoadResult;
+  top: Frame[];
+  areas: Array<{ area: string; selfPct: number }>;
+}
+
+/** A fresh server under load with V8's profiler on for `profileSeconds` (servers/profiler.ts). */
+async function profiled(peer: Peer, p: Path, dir: string): Promise<Profiled> {
+  const file = path.join(dir, `${peer.id}-${p}.cpuprofile`);
+  const r = await start(peer, dir, SERVER_CPU, { PROFILE_FILE: file });
+  if ('exitCode' in r) throw new Error(`${peer.id} exited with ${r.exitCode} before listening`);
+  try {
+    const base = { protocol: protocolOf(p), port: r.port, pid: r.child.pid!, shape, dir };
+    await load({ ...base, seconds: warmupSeconds, cpu: LOAD_CPU });
+    r.child.kill('SIGUSR2');
+    const res = await load({ ...base, seconds: profileSeconds, cpu: LOAD_CPU });
+    r.child.kill('SIGUSR2');
+    for (let i = 0; i < 100 && !(await stat(file).catch(() => undefined)); i++)
+      await new Promise((res) => setTimeout(res, 100));
+    return { res, top: await topFrames(file, 12), areas: await areas(file) };
+  } finally {
+    await stop(r);
+  }
+}
+
+/** Where a server's CPU goes, per request, by area; and svcboot's top frames. */
+async function whereTheTimeGoes(dir: string): Promise<void> {
+  console.log('\n### Where the time goes: CPU profiles under load\n');
+  console.log(
+    `> Each server started afresh (pinned as above), warmed up, then profiled by V8 (sampling every 200 µs) for ${profileSeconds} s of the same load. An area's µs/req is its share of the busy samples times the server CPU per request measured in that run (the profiler's own cost included). "Node (JavaScript internals)" is node:http2 / node:http / streams / events code; "native" is Node's C++ bindings (the socket writes, the file writes of the records); "(program)" is V8 outside JavaScript.\n`,
+  );
+  const svc = PEERS.find((x) => x.role === 'svc-all')!;
+  const runs: Array<{ title: string; prof: Profiled; svc: boolean }> = [];
+  for (const p of ['grpc', 'gateway'] as const) {
+    const bare = PEERS.find((x) => x.role === 'bare' && x.paths.includes(p))!;
+    runs.push({ title: `${p}: ${svc.label}`, prof: await profiled(svc, p, dir), svc: true });
+    runs.push({ title: `${p}: ${bare.label}`, prof: await profiled(bare, p, dir), svc: false });
+  }
+  const allAreas = [...new Set(runs.flatMap((r) => r.prof.areas.map((a) => a.area)))];
+  const usOf = (r: Profiled, area: string): number =>
+    ((r.areas.find((a) => a.area === area)?.selfPct ?? 0) * r.res.serverCpuUsPerReq) / 100;
+  const shown = allAreas.filter((a) => runs.some((r) => usOf(r.prof, a) >= 0.3));
+  console.log(`| area | ${runs.map((r) => `${r.title}, µs/req`).join(' | ')} |`);
+  console.log(`|---|${runs.map(() => '---:').join('|')}|`);
+  for (const a of shown)
+    console.log(`| ${a} | ${runs.map((r) => fmt(usOf(r.prof, a), 1)).join(' | ')} |`);
+  console.log(
+    `| all (server CPU µs/req in the profiled run) | ${runs.map((r) => fmt(r.prof.res.serverCpuUsPerReq, 1)).join(' | ')} |`,
+  );
+  for (const r of runs.filter((x) => x.svc)) {
+    console.log(`\n| ${r.title}: top frames by self time | % of busy samples | where |`);
+    console.log('|---|---:|---|');
+    for (const f of r.prof.top)
+      console.log(`| \`${f.name}\` | ${fmt(f.selfPct, 1)} | ${f.where} |`);
   }
 }
 
@@ -258,11 +330,13 @@ try {
   }
   // Every round's list is in round order for every server, so per-round ratios pair up.
   for (const p of ['grpc', 'gateway'] as const) printPath(p, results);
+  printNoise(results);
   const svcEvents = (await stat(path.join(dir, 'events-svc-all.log'))).size;
   console.log(
     `\n> records written by svcboot (all three), both paths, to a file: ${fmt(svcEvents / 2 ** 20, 1)} MiB`,
   );
   await Promise.all(running.splice(0).map(stop));
+  await whereTheTimeGoes(dir);
   await workers(dir);
 } finally {
   await Promise.all(running.map(stop));

@@ -4,13 +4,14 @@
  * `none`); records to EVENTS_FILE (console encoding). SVC_WORKERS=<n> sets `app.workers`; a build
  * without it exits with WORKERS_UNSUPPORTED (run.ts then skips the workers rows). Other knobs, to
  * find where the time goes: SVC_CHANNELZ=1 (the entry's enableChannelz), SVC_IDLE=<ms>
- * (connectionIdleTimeoutMs).
+ * (connectionIdleTimeoutMs), PROFILE_FILE (profiler.ts: SIGUSR2 starts and stops a CPU profile).
  */
 import type { ServiceDefinition, sendUnaryData } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { boot } from '@svcboot/entry-core';
 import { grpcEntry } from '@svcboot/entry-grpc';
 import { WORKERS_UNSUPPORTED } from './exit-codes.js';
+import { profileOnSignal } from './profiler.js';
 import { demoDir, gwMappingFile, HELLO, port, protoFile } from './serve.js';
 
 const greeter = loadSync(protoFile)['api.v1.Greeter'] as ServiceDefinition;
@@ -60,4 +61,5 @@ grpcEntry(app, 'greeter').addService(greeter, {
   Hello: (_call: unknown, callback: sendUnaryData<typeof HELLO>) => callback(null, HELLO),
 });
 await app.bootstrap();
+profileOnSignal();
 process.once('SIGTERM', () => void app.shutdown('SIGTERM').then(() => process.exit(0)));
