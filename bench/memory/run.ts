@@ -22,7 +22,7 @@ const quick = process.argv.includes('--quick') || process.env['BENCH_QUICK'] ===
 const CALLS = Number(process.env['BENCH_CALLS'] ?? (quick ? 100_000 : 1_000_000));
 const STARTS = Number(process.env['BENCH_STARTS'] ?? (quick ? 3 : 5));
 /** Steady-state growth (from the first tenth of a path's calls to all of them) we call bounded. */
-const BOUND_MIB = 16;
+const BOUND_MIB = 32;
 const shape: LoadShape = { grpcConnections: 8, grpcStreams: 8, httpConnections: 32 };
 const pinned = hasTaskset && os.cpus().length >= 2;
 
