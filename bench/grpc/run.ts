@@ -105,7 +105,15 @@ const protocolOf = (p: Path): 'grpc' | 'http' => (p === 'grpc' ? 'grpc' : 'http'
 /** results[path][peer id][round] */
 type Results = Record<Path, Map<string, LoadResult[]>>;
 
-function printPath(p: Path, results: Results): void {
+interface GoalRow {
+  path: Path;
+  what: string;
+  goal: number;
+  ratio: number;
+}
+
+function printPath(p: Path, results: Results): GoalRow[] {
+  const goals: GoalRow[] = [];
   const byPeer = results[p];
   const peers = PEERS.filter((x) => x.paths.includes(p));
   console.log(`\n### ${PATH_NAMES[p]}\n`);
@@ -139,10 +147,13 @@ function printPath(p: Path, results: Results): void {
     const r = median(ratios);
     const goal =
       c.goal === undefined ? '' : `≥ ${c.goal.toFixed(2)} ${r >= c.goal ? '(met)' : '(not met)'}`;
+    if (c.goal !== undefined)
+      goals.push({ path: p, what: `${a.label} / ${b.label}`, goal: c.goal, ratio: r });
     console.log(
       `| ${a.label} / ${b.label} | ${goal} | ${fmt(r, 2)} | ${fmt(median(cpu), 2)} | ${ratios.map((x) => fmt(x, 2)).join(', ')} |`,
     );
   }
+  return goals;
 }
 
 /** The spread of each server's req/s over the rounds ((max - min) / median), as the run's noise. */
@@ -184,17 +195,34 @@ async function profiled(peer: Peer, p: Path, dir: string): Promise<Profiled> {
 }
 
 /** Where a server's CPU goes, per request, by area; and svcboot's top frames. */
-async function whereTheTimeGoes(dir: string): Promise<void> {
+interface ProfiledRun {
+  path: Path;
+  title: string;
+  prof: Profiled;
+  svc: boolean;
+}
+
+async function whereTheTimeGoes(dir: string): Promise<ProfiledRun[]> {
   console.log('\n### Where the time goes: CPU profiles under load\n');
   console.log(
     `> Each server started afresh (pinned as above), warmed up, then profiled by V8 (sampling every 200 µs) for ${profileSeconds} s of the same load. An area's µs/req is its share of the busy samples times the server CPU per request measured in that run (the profiler's own cost included). "Node (JavaScript internals)" is node:http2 / node:http / streams / events code; "native" is Node's C++ bindings (the socket writes, the file writes of the records); "(program)" is V8 outside JavaScript.\n`,
   );
   const svc = PEERS.find((x) => x.role === 'svc-all')!;
-  const runs: Array<{ title: string; prof: Profiled; svc: boolean }> = [];
+  const runs: ProfiledRun[] = [];
   for (const p of ['grpc', 'gateway'] as const) {
     const bare = PEERS.find((x) => x.role === 'bare' && x.paths.includes(p))!;
-    runs.push({ title: `${p}: ${svc.label}`, prof: await profiled(svc, p, dir), svc: true });
-    runs.push({ title: `${p}: ${bare.label}`, prof: await profiled(bare, p, dir), svc: false });
+    runs.push({
+      path: p,
+      title: `${p}: ${svc.label}`,
+      prof: await profiled(svc, p, dir),
+      svc: true,
+    });
+    runs.push({
+      path: p,
+      title: `${p}: ${bare.label}`,
+      prof: await profiled(bare, p, dir),
+      svc: false,
+    });
   }
   const allAreas = [...new Set(runs.flatMap((r) => r.prof.areas.map((a) => a.area)))];
   const usOf = (r: Profiled, area: string): number =>
@@ -212,6 +240,34 @@ async function whereTheTimeGoes(dir: string): Promise<void> {
     console.log('|---|---:|---|');
     for (const f of r.prof.top)
       console.log(`| \`${f.name}\` | ${fmt(f.selfPct, 1)} | ${f.where} |`);
+  }
+  return runs;
+}
+
+/** The goals of issue #21 as this run measured them; for a goal not met, where the extra CPU went. */
+function printClosingNote(goals: GoalRow[], runs: ProfiledRun[]): void {
+  const areaUs = (r: Profiled, area: string): number =>
+    ((r.areas.find((a) => a.area === area)?.selfPct ?? 0) * r.res.serverCpuUsPerReq) / 100;
+  console.log('\n### Closing note: the goals of issue #21 in this run\n');
+  console.log('| path | comparison | goal | req/s ratio (median of rounds) | |');
+  console.log('|---|---|---:|---:|---|');
+  for (const g of goals)
+    console.log(
+      `| ${g.path} | ${g.what} | ≥ ${g.goal.toFixed(2)} | ${fmt(g.ratio, 2)} | ${g.ratio >= g.goal ? 'met' : 'not met'} |`,
+    );
+  for (const p of ['grpc', 'gateway'] as const) {
+    if (goals.filter((g) => g.path === p).every((g) => g.ratio >= g.goal)) continue;
+    const svc = runs.find((r) => r.path === p && r.svc);
+    const bare = runs.find((r) => r.path === p && !r.svc);
+    if (!svc || !bare) continue;
+    const names = [...new Set([...svc.prof.areas, ...bare.prof.areas].map((a) => a.area))];
+    const diffs = names
+      .map((a) => ({ a, d: areaUs(svc.prof, a) - areaUs(bare.prof, a) }))
+      .filter((x) => Math.abs(x.d) >= 0.5)
+      .sort((x, y) => y.d - x.d);
+    console.log(
+      `\n> ${p}, goals not met: in the profiled runs svcboot with all three used ${fmt(svc.prof.res.serverCpuUsPerReq, 1)} µs of CPU per request and the bare library ${fmt(bare.prof.res.serverCpuUsPerReq, 1)}; the difference by area: ${diffs.map((x) => `${x.a} ${x.d >= 0 ? '+' : '−'}${fmt(Math.abs(x.d), 1)}`).join(', ')} µs. What is behind each, and what was tried: bench/grpc/README.md, "Where the time goes".`,
+    );
   }
 }
 
@@ -329,15 +385,16 @@ try {
     }
   }
   // Every round's list is in round order for every server, so per-round ratios pair up.
-  for (const p of ['grpc', 'gateway'] as const) printPath(p, results);
+  const goals = (['grpc', 'gateway'] as const).flatMap((p) => printPath(p, results));
   printNoise(results);
   const svcEvents = (await stat(path.join(dir, 'events-svc-all.log'))).size;
   console.log(
     `\n> records written by svcboot (all three), both paths, to a file: ${fmt(svcEvents / 2 ** 20, 1)} MiB`,
   );
   await Promise.all(running.splice(0).map(stop));
-  await whereTheTimeGoes(dir);
+  const profiles = await whereTheTimeGoes(dir);
   await workers(dir);
+  printClosingNote(goals, profiles);
 } finally {
   await Promise.all(running.map(stop));
   await rm(dir, { recursive: true, force: true });
