@@ -110,6 +110,7 @@ interface GoalRow {
   what: string;
   goal: number;
   ratio: number;
+  cpuRatio: number;
 }
 
 function printPath(p: Path, results: Results): GoalRow[] {
@@ -148,7 +149,13 @@ function printPath(p: Path, results: Results): GoalRow[] {
     const goal =
       c.goal === undefined ? '' : `≥ ${c.goal.toFixed(2)} ${r >= c.goal ? '(met)' : '(not met)'}`;
     if (c.goal !== undefined)
-      goals.push({ path: p, what: `${a.label} / ${b.label}`, goal: c.goal, ratio: r });
+      goals.push({
+        path: p,
+        what: `${a.label} / ${b.label}`,
+        goal: c.goal,
+        ratio: r,
+        cpuRatio: median(cpu),
+      });
     console.log(
       `| ${a.label} / ${b.label} | ${goal} | ${fmt(r, 2)} | ${fmt(median(cpu), 2)} | ${ratios.map((x) => fmt(x, 2)).join(', ')} |`,
     );
@@ -249,14 +256,21 @@ function printClosingNote(goals: GoalRow[], runs: ProfiledRun[]): void {
   const areaUs = (r: Profiled, area: string): number =>
     ((r.areas.find((a) => a.area === area)?.selfPct ?? 0) * r.res.serverCpuUsPerReq) / 100;
   console.log('\n### Closing note: the goals of issue #21 in this run\n');
-  console.log('| path | comparison | goal | req/s ratio (median of rounds) | |');
-  console.log('|---|---|---:|---:|---|');
+  console.log(
+    '| path | comparison | goal | req/s ratio (median of rounds) | | CPU ratio (median of rounds) | |',
+  );
+  console.log('|---|---|---:|---:|---|---:|---|');
+  const met = (x: number, goal: number): string => (x >= goal ? 'met' : 'not met');
   for (const g of goals)
     console.log(
-      `| ${g.path} | ${g.what} | ≥ ${g.goal.toFixed(2)} | ${fmt(g.ratio, 2)} | ${g.ratio >= g.goal ? 'met' : 'not met'} |`,
+      `| ${g.path} | ${g.what} | ≥ ${g.goal.toFixed(2)} | ${fmt(g.ratio, 2)} | ${met(g.ratio, g.goal)} | ${fmt(g.cpuRatio, 2)} | ${met(g.cpuRatio, g.goal)} |`,
     );
+  console.log(
+    '\n> The goals are stated in req/s; with the server alone on its CPU, req/s is the inverse of its CPU per request, so the CPU ratio (peer CPU / svcboot CPU per request) reads as the same goal and moves much less when other work takes the CPU away.',
+  );
   for (const p of ['grpc', 'gateway'] as const) {
-    if (goals.filter((g) => g.path === p).every((g) => g.ratio >= g.goal)) continue;
+    if (goals.filter((g) => g.path === p).every((g) => g.ratio >= g.goal && g.cpuRatio >= g.goal))
+      continue;
     const svc = runs.find((r) => r.path === p && r.svc);
     const bare = runs.find((r) => r.path === p && !r.svc);
     if (!svc || !bare) continue;
