@@ -119,7 +119,7 @@ try {
     await new Promise((r) => setTimeout(r, 1000));
     const idle = await rss(d.child.pid!);
     console.log(
-      '| phase | calls so far on the path | req/s | RSS MiB | RSS peak (VmHWM) MiB | steady growth MiB (bound) |',
+      `| phase | calls so far on the path | req/s | RSS MiB | RSS peak (VmHWM) MiB | steady growth MiB (bound: +${BOUND_MIB}) |`,
     );
     console.log('|---|---:|---:|---:|---:|---:|');
     console.log(
@@ -151,7 +151,7 @@ try {
         const m = await rss(d.child.pid!);
         const growth =
           label === 'all'
-            ? `${fmt(m.rss - first, 1)} (${m.rss - first <= BOUND_MIB ? 'within' : 'over'} ${BOUND_MIB})`
+            ? `${m.rss - first >= 0 ? '+' : '−'}${fmt(Math.abs(m.rss - first), 1)}: ${m.rss - first <= BOUND_MIB ? 'within' : 'over'} the bound`
             : '';
         if (label === 'first tenth') first = m.rss;
         console.log(
