@@ -7,7 +7,8 @@
  * median. Then svcboot with `app.workers` 1 and 2 (unpinned), when the booted app knows it.
  *
  * `node --import tsx grpc/run.ts [--quick]` from bench/; BENCH_SECONDS (per server and round),
- * BENCH_ROUNDS. The libs run from dist/, built first when stale (lib/built.ts).
+ * BENCH_ROUNDS; BENCH_WORKERS_ONLY=1 runs only the app.workers section. The libs run from dist/,
+ * built first when stale (lib/built.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -361,54 +362,59 @@ try {
       "Server CPU: user + system from /proc/<pid>/stat across the run, per request; h2load CPU: its own, from the shell's `times`. " +
       "The hand-wired peers and NestJS do the work of svcboot's three middlewares with pino (one line per call, pino.destination to a file) and prom-client (histogram + counter) and set the same six response headers; svcboot writes its console record per call to a file.",
   );
-  const peers = await Promise.all(PEERS.map((p) => startOrFail(p, dir, SERVER_CPU)));
-  running.push(...peers);
-  const results: Results = { grpc: new Map(), gateway: new Map() };
-  const order: Array<[Path, Running[]]> = (['grpc', 'gateway'] as const).map((p) => [
-    p,
-    peers.filter((r) => r.peer.paths.includes(p)),
-  ]);
-  for (const [p, rs] of order)
-    for (const r of rs)
-      await load({
-        protocol: protocolOf(p),
-        port: r.port,
-        pid: r.child.pid!,
-        shape,
-        seconds: warmupSeconds,
-        cpu: LOAD_CPU,
-        dir,
-      });
-  for (let round = 0; round < rounds; round++) {
-    for (const [p, rs] of order) {
-      const turn = [...rs.slice(round % rs.length), ...rs.slice(0, round % rs.length)];
-      for (const r of turn) {
-        const res = await load({
+  if (process.env['BENCH_WORKERS_ONLY'] === '1') {
+    // Only the app.workers section (for working on workers mode).
+    await workers(dir);
+  } else {
+    const peers = await Promise.all(PEERS.map((p) => startOrFail(p, dir, SERVER_CPU)));
+    running.push(...peers);
+    const results: Results = { grpc: new Map(), gateway: new Map() };
+    const order: Array<[Path, Running[]]> = (['grpc', 'gateway'] as const).map((p) => [
+      p,
+      peers.filter((r) => r.peer.paths.includes(p)),
+    ]);
+    for (const [p, rs] of order)
+      for (const r of rs)
+        await load({
           protocol: protocolOf(p),
           port: r.port,
           pid: r.child.pid!,
           shape,
-          seconds,
+          seconds: warmupSeconds,
           cpu: LOAD_CPU,
           dir,
         });
-        const list = results[p].get(r.peer.id) ?? [];
-        list.push(res);
-        results[p].set(r.peer.id, list);
+    for (let round = 0; round < rounds; round++) {
+      for (const [p, rs] of order) {
+        const turn = [...rs.slice(round % rs.length), ...rs.slice(0, round % rs.length)];
+        for (const r of turn) {
+          const res = await load({
+            protocol: protocolOf(p),
+            port: r.port,
+            pid: r.child.pid!,
+            shape,
+            seconds,
+            cpu: LOAD_CPU,
+            dir,
+          });
+          const list = results[p].get(r.peer.id) ?? [];
+          list.push(res);
+          results[p].set(r.peer.id, list);
+        }
       }
     }
+    // Every round's list is in round order for every server, so per-round ratios pair up.
+    const goals = (['grpc', 'gateway'] as const).flatMap((p) => printPath(p, results));
+    printNoise(results);
+    const svcEvents = (await stat(path.join(dir, 'events-svc-all.log'))).size;
+    console.log(
+      `\n> records written by svcboot (all three), both paths, to a file: ${fmt(svcEvents / 2 ** 20, 1)} MiB`,
+    );
+    await Promise.all(running.splice(0).map(stop));
+    const profiles = await whereTheTimeGoes(dir);
+    await workers(dir);
+    printClosingNote(goals, profiles);
   }
-  // Every round's list is in round order for every server, so per-round ratios pair up.
-  const goals = (['grpc', 'gateway'] as const).flatMap((p) => printPath(p, results));
-  printNoise(results);
-  const svcEvents = (await stat(path.join(dir, 'events-svc-all.log'))).size;
-  console.log(
-    `\n> records written by svcboot (all three), both paths, to a file: ${fmt(svcEvents / 2 ** 20, 1)} MiB`,
-  );
-  await Promise.all(running.splice(0).map(stop));
-  const profiles = await whereTheTimeGoes(dir);
-  await workers(dir);
-  printClosingNote(goals, profiles);
 } finally {
   await Promise.all(running.map(stop));
   await rm(dir, { recursive: true, force: true });

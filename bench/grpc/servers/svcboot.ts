@@ -2,7 +2,8 @@
  * svcboot: the grpc entry serving Greeter.Hello over gRPC and GET /v1/hello through its gateway
  * on one port, with the middlewares SVC_MIDDLEWARE names (`logging,prom,meta`, the default, or
  * `none`); records to EVENTS_FILE (console encoding). SVC_WORKERS=<n> sets `app.workers`; a build
- * without it exits with WORKERS_UNSUPPORTED (run.ts then skips the workers rows). Other knobs, to
+ * without it exits with WORKERS_UNSUPPORTED (run.ts then skips the workers rows); with it, this
+ * process is the primary and each worker runs this same script. Other knobs, to
  * find where the time goes: SVC_CHANNELZ=1 (the entry's enableChannelz), SVC_IDLE=<ms>
  * (connectionIdleTimeoutMs), PROFILE_FILE (profiler.ts: SIGUSR2 starts and stops a CPU profile).
  */
@@ -22,6 +23,7 @@ const idle = process.env['SVC_IDLE'];
 const configText = `app:
   name: bench-grpc
   version: 1.0.0
+  drainDelayMs: 0
 ${workers ? `  workers: ${workers}\n` : ''}logger:
   - name: quiet
     level: warn
@@ -62,4 +64,5 @@ grpcEntry(app, 'greeter').addService(greeter, {
 });
 await app.bootstrap();
 profileOnSignal();
-process.once('SIGTERM', () => void app.shutdown('SIGTERM').then(() => process.exit(0)));
+// SIGTERM (or, in a worker of app.workers > 1, the primary's request) stops it at once (drainDelayMs 0).
+process.exit(await app.waitForShutdown());
