@@ -1,8 +1,9 @@
 /**
  * Every benchmark `npm run bench` knows, in the order it runs them, with the settings the whole
- * run uses: chosen so that all of them finish unattended in under 10 minutes on a 2-core machine
- * (369 s measured at load average 1-3, bench/README.md lists them; run.ts also caps the whole run
- * at 570 s). Running one script by hand without these variables uses its own, longer defaults.
+ * run uses: chosen so that all of them finish unattended in about 12 minutes on a 2-core machine
+ * (bench/README.md lists them; run.ts caps the whole run at 1,500 s). `--quick` swaps in each one's
+ * `quickEnv` (about 6 minutes). Running one script by hand without these variables uses its own
+ * defaults.
  */
 import { nodeTsx as tsx } from './lib/built.js';
 
@@ -13,6 +14,8 @@ export interface Benchmark {
   command: readonly string[];
   /** Added to the environment (BENCH_* settings). */
   env?: Record<string, string>;
+  /** With `npm run bench -- --quick`: replaces those of `env` it names (fewer calls, shorter rounds). */
+  quickEnv?: Record<string, string>;
   /** Killed (SIGKILL) after this long; its section then says so. */
   timeoutMs: number;
 }
@@ -48,10 +51,22 @@ export const BENCHMARKS: Benchmark[] = [
   {
     name: 'grpc',
     description:
-      "gRPC unary Greeter.Hello and gateway GET /v1/hello through the grpc entry with all three middlewares on, against bare @grpc/grpc-js (its defaults, and with svcboot's grpc-js options) and a bare Koa route.",
-    // [seconds per run] [connections]: 10 runs of 2 s warm-up + 5 s, each on a fresh server.
-    command: tsx('grpc/run.ts', '5', '8'),
-    timeoutMs: 180_000,
+      'gRPC unary Greeter.Hello and gateway GET /v1/hello: svcboot (no middleware; logging + prom + meta) against the floors (node:http2, node:http), the bare libraries (grpc-js, Koa), the hand-wired same-work peers (pino + prom-client) and NestJS, in one pinned, rotated run; then app.workers 1 against 2, and where the time goes.',
+    // Every server up at once; 7 rounds of 2 s per server and path after a 2 s warm-up.
+    command: tsx('grpc/run.ts'),
+    env: { BENCH_SECONDS: '2', BENCH_ROUNDS: '7' },
+    quickEnv: { BENCH_SECONDS: '1', BENCH_ROUNDS: '3', BENCH_QUICK: '1' },
+    timeoutMs: 420_000,
+  },
+  {
+    name: 'memory',
+    description:
+      "demo-grpc's start-up to its first answered call, and its resident memory idle, after BENCH_CALLS gRPC calls and after BENCH_CALLS gateway calls (1,000,000 each in the full run).",
+    command: tsx('memory/run.ts'),
+    env: { BENCH_CALLS: '1000000', BENCH_STARTS: '5' },
+    quickEnv: { BENCH_CALLS: '100000', BENCH_STARTS: '3', BENCH_QUICK: '1' },
+    // 2,000,000 calls: ~3 minutes at 10-25k req/s, twice that when the machine is busy.
+    timeoutMs: 600_000,
   },
   {
     name: 'kv',
@@ -83,6 +98,7 @@ export const BENCHMARKS: Benchmark[] = [
       'Start-up time of each demo to its first successful request (median of 10), and resident memory idle and under load.',
     command: tsx('demos/run.ts'),
     env: { BENCH_STARTS: '10', BENCH_LOAD_SECONDS: '3' },
-    timeoutMs: 300_000,
+    // 5 demos × 11 starts: ~1 min on a quiet machine, over 5 min at load average 10.
+    timeoutMs: 480_000,
   },
 ];

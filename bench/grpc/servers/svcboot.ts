@@ -1,0 +1,68 @@
+/**
+ * svcboot: the grpc entry serving Greeter.Hello over gRPC and GET /v1/hello through its gateway
+ * on one port, with the middlewares SVC_MIDDLEWARE names (`logging,prom,meta`, the default, or
+ * `none`); records to EVENTS_FILE (console encoding). SVC_WORKERS=<n> sets `app.workers`; a build
+ * without it exits with WORKERS_UNSUPPORTED (run.ts then skips the workers rows); with it, this
+ * process is the primary and each worker runs this same script. Other knobs, to
+ * find where the time goes: SVC_CHANNELZ=1 (the entry's enableChannelz), SVC_IDLE=<ms>
+ * (connectionIdleTimeoutMs), PROFILE_FILE (profiler.ts: SIGUSR2 starts and stops a CPU profile).
+ */
+import type { ServiceDefinition, sendUnaryData } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { boot } from '@svcboot/entry-core';
+import { grpcEntry } from '@svcboot/entry-grpc';
+import { WORKERS_UNSUPPORTED } from './exit-codes.js';
+import { profileOnSignal } from './profiler.js';
+import { demoDir, gwMappingFile, HELLO, port, protoFile } from './serve.js';
+
+const greeter = loadSync(protoFile)['api.v1.Greeter'] as ServiceDefinition;
+const on = new Set((process.env['SVC_MIDDLEWARE'] ?? 'logging,prom,meta').split(','));
+const workers = process.env['SVC_WORKERS'];
+const idle = process.env['SVC_IDLE'];
+
+const configText = `app:
+  name: bench-grpc
+  version: 1.0.0
+  drainDelayMs: 0
+${workers ? `  workers: ${workers}\n` : ''}logger:
+  - name: quiet
+    level: warn
+event:
+  - name: records
+    encoding: console
+    outputPaths: ["${process.env['EVENTS_FILE'] ?? '/dev/null'}"]
+grpc:
+  - name: greeter
+    port: ${port()}
+    loggerEntry: quiet
+    eventEntry: records
+    enableSvcGwOption: true
+    enableChannelz: ${process.env['SVC_CHANNELZ'] === '1'}
+${idle ? `    connectionIdleTimeoutMs: ${idle}\n` : ''}    protos:
+      files: [${protoFile}]
+    gwMappingFiles: [${gwMappingFile}]
+    prom: { enabled: true }
+    middleware:
+      logging: { enabled: ${on.has('logging')} }
+      prom: { enabled: ${on.has('prom')} }
+      meta: { enabled: ${on.has('meta')} }
+`;
+
+let app: Awaited<ReturnType<typeof boot>>;
+try {
+  app = await boot({ argv: [], cwd: demoDir, configText });
+} catch (err) {
+  const message = (err as Error).message;
+  if (workers && /workers/.test(message)) {
+    process.stderr.write(`svcboot: this build does not know app.workers: ${message}\n`);
+    process.exit(WORKERS_UNSUPPORTED);
+  }
+  throw err;
+}
+grpcEntry(app, 'greeter').addService(greeter, {
+  Hello: (_call: unknown, callback: sendUnaryData<typeof HELLO>) => callback(null, HELLO),
+});
+await app.bootstrap();
+profileOnSignal();
+// SIGTERM (or, in a worker of app.workers > 1, the primary's request) stops it at once (drainDelayMs 0).
+process.exit(await app.waitForShutdown());
