@@ -69,6 +69,21 @@ export const BENCHMARKS: Benchmark[] = [
     timeoutMs: 600_000,
   },
   {
+    name: 'limits',
+    description:
+      'The cost of auth (API key) + rateLimit (in process) + timeout per call, and of the Redis-shared rate limit, on gRPC unary and gateway GET (issue #19): server CPU per request, in A B C C B A order.',
+    command: tsx('limits/run.ts', '3', '8', '2'),
+    timeoutMs: 300_000,
+  },
+  {
+    name: 'trace',
+    description:
+      'The cost of OpenTelemetry tracing per gateway call, off, sampled 100 % and 1 % (spans exported over OTLP to a local sink).',
+    command: tsx('trace/run.ts'),
+    env: { BENCH_SECONDS: '3', BENCH_ROUNDS: '3' },
+    timeoutMs: 300_000,
+  },
+  {
     name: 'kv',
     description:
       'demo-kv (httpserver + kvstore) against bare Koa + ioredis: GET /v1/get and POST /v1/set.',
