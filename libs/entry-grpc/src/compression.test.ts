@@ -1,3 +1,4 @@
+import http2 from 'node:http2';
 import zlib from 'node:zlib';
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { getBytes } from '@svcboot/testkit';
@@ -67,5 +68,46 @@ describe('compression on a grpc entry', () => {
     expect(
       records.find((x) => (x['ids'] as Record<string, string>)?.['requestId'] === 'gz-1'),
     ).toMatchObject({ resCode: 'OK' });
+  });
+
+  it('sends gzip-compressed response messages to gRPC clients that accept gzip, when grpcCompression.send is gzip', async () => {
+    h = await startLibrary('    grpcCompression: { send: gzip, minBytes: 10 }\n');
+    const ask = (acceptEncoding: string | undefined) =>
+      new Promise<{ headers: http2.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        const session = http2.connect(h!.base);
+        const req = session.request({
+          ':method': 'POST',
+          ':path': '/test.v1.Library/Ping',
+          'content-type': 'application/grpc',
+          te: 'trailers',
+          ...(acceptEncoding ? { 'grpc-accept-encoding': acceptEncoding } : {}),
+        });
+        let headers: http2.IncomingHttpHeaders = {};
+        const chunks: Buffer[] = [];
+        req.on('response', (hd) => void (headers = hd));
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          session.close();
+          resolve({ headers, body: Buffer.concat(chunks) });
+        });
+        req.on('error', reject);
+        // PingRequest { text: 'a long enough text to compress' }
+        const text = Buffer.from('a long enough text to compress');
+        const msg = Buffer.concat([Buffer.from([0x0a, text.length]), text]);
+        const head = Buffer.alloc(5);
+        head.writeUInt32BE(msg.length, 1);
+        req.end(Buffer.concat([head, msg]));
+      });
+    const gz = await ask('identity,gzip');
+    expect(gz.headers['grpc-encoding']).toBe('gzip');
+    expect(gz.body[0]).toBe(1);
+    const payload = zlib.gunzipSync(gz.body.subarray(5, 5 + gz.body.readUInt32BE(1)));
+    expect(payload.toString('latin1')).toContain('pong a long enough text');
+    const plain = await ask(undefined);
+    expect(plain.headers['grpc-encoding']).not.toBe('gzip');
+    expect(plain.body[0]).toBe(0);
+    // grpc-js's own client (which accepts gzip) reads it as usual
+    const r = await unary(h.client, 'Ping', { text: 'through grpc-js' });
+    expect(r.response?.['text']).toBe('pong through grpc-js');
   });
 });

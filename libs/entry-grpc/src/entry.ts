@@ -40,6 +40,7 @@ import { loadDescriptorSets } from './descriptor-set.js';
 import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
 import { gatewayErrorBody } from './gateway/error-body.js';
 import { Gateway } from './gateway/gateway.js';
+import { responseCompression, watchAcceptEncoding } from './grpc-compression.js';
 import { GrpcWebBridge, routeGrpcWebStreams, stripGrpcWebPeer } from './grpc-web.js';
 import { plainPeer } from './call-info.js';
 import { refuseUpgrade } from './gateway/websocket.js';
@@ -253,9 +254,13 @@ export class GrpcEntry implements Entry {
       this.ctx.logger.warn(error.message);
     }
 
-    const interceptors = this.chain.empty
-      ? [...(c.grpcWeb.enabled ? [stripGrpcWebPeer] : []), ...this.interceptors]
-      : [middlewareInterceptor(this.chain), ...this.interceptors];
+    const interceptors = [
+      // First: it needs grpc-js's own call, and hands the same call on.
+      ...(c.grpcCompression.send === 'gzip' ? [responseCompression(c.grpcCompression)] : []),
+      ...(this.chain.empty
+        ? [...(c.grpcWeb.enabled ? [stripGrpcWebPeer] : []), ...this.interceptors]
+        : [middlewareInterceptor(this.chain), ...this.interceptors]),
+    ];
     // Outermost: its status passes the middleware (the record) and grpc-js's own bookkeeping.
     const requestTimeout =
       c.requestMessageTimeoutMs > 0
@@ -283,6 +288,7 @@ export class GrpcEntry implements Entry {
       ? new GrpcWebBridge({ inject: (socket) => injector.injectConnection(socket) })
       : undefined;
     if (grpcWeb) routeGrpcWebStreams(server, grpcWeb);
+    if (c.grpcCompression.send === 'gzip') watchAcceptEncoding(server);
     // Calls to unknown methods are answered by grpc-js before any interceptor: recorded apart.
     if (!this.chain.empty) recordRefusedCalls(server, this.chain);
     closeConnectionsWithoutStreams(server, c.http2FirstStreamTimeoutMs);

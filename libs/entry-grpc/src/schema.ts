@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { grpcCompressionSchema } from './grpc-compression.js';
 import {
   compressionSchema,
   entryBaseShape,
@@ -65,6 +66,8 @@ export const grpcSchema = z.strictObject({
   errorModel: z.enum(['grpcGateway', 'google', 'amazon']).default('grpcGateway'),
   /** gzip/brotli for gateway (and UI) responses by Accept-Encoding; `grpc` for gRPC messages. */
   compression: compressionSchema,
+  /** gzip for response messages to gRPC clients that accept it (see grpc-compression.ts). */
+  grpcCompression: grpcCompressionSchema,
   gwOption: z
     .strictObject({
       marshal: z
