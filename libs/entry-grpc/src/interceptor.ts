@@ -151,43 +151,82 @@ interface BaseCallInternals {
   sendStatus(status: PartialStatusObject): void;
 }
 
-/** The HTTP/2 streams whose calls reached the middleware (the others grpc-js refused before it). */
-export const INTERCEPTED = new WeakSet<object>();
+/** Marks an HTTP/2 stream whose call reached the middleware (the others grpc-js refused before it). */
+const INTERCEPTED_MARK: unique symbol = Symbol('svcboot.grpc.intercepted');
+/** On grpc-js's base call: who is told of the status it sends. */
+const STATUS_WATCHER: unique symbol = Symbol('svcboot.grpc.statusWatcher');
+/** On grpc-js's base call prototype: its sendStatus is wrapped (once). */
+const PATCHED: unique symbol = Symbol('svcboot.grpc.sendStatusPatched');
+
+/** Whether `stream`'s call reached the middleware (refused-calls.ts records the others). */
+export function wasIntercepted(stream: object): boolean {
+  return (stream as { [INTERCEPTED_MARK]?: true })[INTERCEPTED_MARK] === true;
+}
+
+/** Told of the status grpc-js really sends on a call's stream. */
+export interface SentStatusWatcher {
+  onSentStatus(status: PartialStatusObject): void;
+}
+
+type WatchedCall = BaseCallInternals & { [STATUS_WATCHER]?: SentStatusWatcher };
 
 /**
- * Calls `onSent` with the status grpc-js really sends on `call`'s stream, whoever sends it: the
- * call's own sendStatus (which every status goes through) is wrapped on the instance, and a
- * status counts only when the call had not ended already (grpc-js drops the later ones). Only
- * possible on grpc-js's base call (this interceptor is the innermost); false when `call` is not
- * one, and the caller falls back to recording what passes through it.
+ * Wraps grpc-js's base call's sendStatus once, on its prototype: a status counts (and reaches the
+ * call's watcher) only when the call had not ended already (grpc-js drops the later ones). Once per
+ * class, not per call: a closure per call set on grpc-js's call object cost a young-generation
+ * promotion per call (BENCHMARKS.md, where the time goes).
+ */
+function patchSendStatus(proto: object): void {
+  const p = proto as {
+    [PATCHED]?: true;
+    sendStatus: (this: WatchedCall, s: PartialStatusObject) => void;
+  };
+  if (p[PATCHED]) return;
+  const send = p.sendStatus;
+  p.sendStatus = function sendStatus(this: WatchedCall, status: PartialStatusObject): void {
+    const watcher = this[STATUS_WATCHER];
+    if (watcher === undefined) {
+      send.call(this, status);
+      return;
+    }
+    const stream = this.stream!;
+    const live = this.cancelled === false && !stream.destroyed && !stream.closed;
+    send.call(this, status);
+    if (live) watcher.onSentStatus(status);
+  };
+  p[PATCHED] = true;
+}
+
+/**
+ * Tells `watcher` the status grpc-js really sends on `call`'s stream, whoever sends it: grpc-js's
+ * base call's sendStatus (which every status goes through) is wrapped on its prototype, once.
+ * Only possible on grpc-js's base call (this interceptor is the innermost); false when `call` is
+ * not one, and the caller falls back to recording what passes through it.
  */
 export function watchSentStatus(
   call: ServerInterceptingCallInterface,
-  onSent: (status: PartialStatusObject) => void,
+  watcher: SentStatusWatcher,
 ): boolean {
-  const base = call as unknown as Partial<BaseCallInternals>;
-  const send = base.sendStatus;
+  const base = call as unknown as Partial<WatchedCall>;
   if (
     typeof base.cancelled !== 'boolean' ||
     typeof base.stream !== 'object' ||
     base.stream === null ||
-    typeof send !== 'function'
+    typeof base.sendStatus !== 'function'
   )
     return false;
-  const stream = base.stream;
-  INTERCEPTED.add(stream);
-  base.sendStatus = (status: PartialStatusObject): void => {
-    const live = base.cancelled === false && !stream.destroyed && !stream.closed;
-    send.call(call, status);
-    if (live) onSent(status);
-  };
+  patchSendStatus(Object.getPrototypeOf(call) as object);
+  (base.stream as { [INTERCEPTED_MARK]?: true })[INTERCEPTED_MARK] = true;
+  base[STATUS_WATCHER] = watcher;
   return true;
 }
 
 /** Marks the half-close among held messages. */
 const HALF_CLOSE = Symbol('half-close');
 
-class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingServerListener {
+class MiddlewareCall
+  implements ServerInterceptingCallInterface, InterceptingServerListener, SentStatusWatcher
+{
   private listener: InterceptingServerListener | undefined;
   private ctx: CallContext | undefined;
   private headers: MetadataHeaders | undefined;
@@ -208,9 +247,12 @@ class MiddlewareCall implements ServerInterceptingCallInterface, InterceptingSer
     private readonly chain: CallChain,
     private readonly info: CallInfo,
   ) {
-    this.watched = watchSentStatus(next, (status) =>
-      this.finish(codeName(status.code ?? 2), status.details),
-    );
+    this.watched = watchSentStatus(next, this);
+  }
+
+  /** The status grpc-js sent on this call's stream (see watchSentStatus). */
+  onSentStatus(status: PartialStatusObject): void {
+    this.finish(codeName(status.code ?? 2), status.details);
   }
 
   // The call below reports to us …

@@ -3,7 +3,7 @@ import type { Server } from '@grpc/grpc-js';
 import { CallContext, type CallChain, type CallHeaders, type CallInfo } from '@svcboot/entry-core';
 import { codeName } from './codes.js';
 import { plainPeer } from './call-info.js';
-import { INTERCEPTED } from './interceptor.js';
+import { wasIntercepted } from './interceptor.js';
 
 /**
  * One CallInfo for every call to a method the server does not have: the path asked for is in the
@@ -52,7 +52,7 @@ export function recordRefusedCalls(server: Server, chain: CallChain): number {
   if (!(servers instanceof Map)) return 0;
   for (const h2 of servers.keys()) {
     h2.on('stream', (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {
-      if (INTERCEPTED.has(stream) || !stream.headersSent) return;
+      if (wasIntercepted(stream) || !stream.headersSent) return;
       const status = stream.sentHeaders['grpc-status'];
       if (status === undefined) return;
       const socket = stream.session?.socket;
