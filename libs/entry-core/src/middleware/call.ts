@@ -202,6 +202,12 @@ export class CallContext {
     return this.record ?? NOOP_EVENT;
   }
 
+  /**
+   * The CSRF token this call's response cookie holds, once the csrf middleware let the call pass
+   * (a handler rendering a form puts it into the form's field). Read it with `csrfTokenOf(call)`.
+   */
+  csrfToken: string | undefined;
+
   /** Set by a transport whose calls have a request body it can read whole (gateway, httpserver). */
   bodySource: CallBodySource | undefined;
   private bodyRead: Promise<Buffer> | undefined;

@@ -14,15 +14,12 @@ interface Lookup {
   readonly name: string;
 }
 
-/** The token a call's cookie holds (or was given), for handlers that put it into a form. */
-const tokens = new WeakMap<CallContext, string>();
-
 /**
  * The CSRF token of a call that passed the csrf middleware: the one its response's cookie holds.
  * A handler rendering an HTML form puts it into the form's field (`tokenLookup: form:_csrf`).
  */
 export function csrfTokenOf(call: CallContext): string | undefined {
-  return tokens.get(call);
+  return call.csrfToken;
 }
 
 /**
@@ -138,7 +135,7 @@ export class CsrfMiddleware implements CallMiddleware {
   }
 
   private pass(call: CallContext, token: string): void {
-    tokens.set(call, token);
+    call.csrfToken = token;
     const secure = this.alwaysSecure || overTls(call, this.trustForwardedProto);
     setHttpHeader(
       call,
