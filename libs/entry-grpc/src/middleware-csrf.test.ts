@@ -11,7 +11,8 @@ afterEach(async () => {
   app = undefined;
 });
 
-const CSRF = `      csrf:
+const CSRF = `      prom: { enabled: true }
+      csrf:
         enabled: true
         key: \${CSRF_KEY}
         tokenLookup: "header:X-CSRF-Token,form:_csrf"`;
@@ -20,7 +21,7 @@ async function start(handled: string[]) {
   const started = await startBrowserLibrary(CSRF, {
     handled,
     env: { CSRF_KEY: 'another-key-of-at-least-thirty-two-chars' },
-    extraYaml: '    maxRecvMsgSizeBytes: 2000',
+    extraYaml: '    maxRecvMsgSizeBytes: 2000\n    prom: { enabled: true }',
   });
   app = started.app;
   return started;
@@ -75,6 +76,13 @@ describe('csrf on a grpc entry (boot.yaml)', () => {
       expect.stringMatching(/^GetShelf /),
       expect.stringContaining('"title":"Dune"'),
     ]);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toContain(
+      'svc_call_rejections_total{entry_name="lib",middleware="csrf",reason="missing_token"} 1',
+    );
+    expect(metrics).toContain(
+      'svc_call_rejections_total{entry_name="lib",middleware="csrf",reason="invalid_token"} 1',
+    );
   });
 
   it('gateway: reads the token from a form body, which still fills the request message', async () => {

@@ -9,7 +9,8 @@ afterEach(async () => {
   app = undefined;
 });
 
-const CSRF = `      csrf:
+const CSRF = `      prom: { enabled: true }
+      csrf:
         enabled: true
         key: \${CSRF_KEY}
         tokenLookup: "header:X-CSRF-Token,form:_csrf"
@@ -34,7 +35,7 @@ async function start(seen: string[]) {
       });
     },
     { CSRF_KEY: 'a-key-of-at-least-thirty-two-characters!' },
-    '    bodyLimitBytes: 1000',
+    '    bodyLimitBytes: 1000\n    prom: { enabled: true }',
   );
   app = started.app;
   return started.base;
@@ -95,6 +96,13 @@ describe('csrf on an httpserver entry (boot.yaml)', () => {
     expect(hook.status).toBe(200);
     await hook.arrayBuffer();
     expect(seen).toEqual(['POST {"a":1}', 'webhook']);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toContain(
+      'svc_call_rejections_total{entry_name="api",middleware="csrf",reason="missing_token"} 1',
+    );
+    expect(metrics).toContain(
+      'svc_call_rejections_total{entry_name="api",middleware="csrf",reason="invalid_token"} 2',
+    );
   });
 
   it('reads the token from a form body, and the handler still gets the whole body', async () => {
