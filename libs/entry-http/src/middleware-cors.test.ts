@@ -73,7 +73,7 @@ describe('cors on an httpserver entry (boot.yaml)', () => {
       credentials: 'true',
       vary: 'Origin',
     });
-    expect(await refused.json()).toEqual({ error: 'missing token' });
+    expect(await refused.json()).toMatchObject({ error: { message: 'missing token' } });
     expect(handled).toEqual(['GET /v1/items', 'GET /v1/items']);
   });
 
