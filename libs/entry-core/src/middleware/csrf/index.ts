@@ -24,7 +24,8 @@ export function csrfTokenOf(call: CallContext): string | undefined {
 
 /**
  * Signed double-submit CSRF protection on gateway and httpserver calls (native gRPC calls, which
- * browsers cannot make, are exempt). Safe methods (GET, HEAD, OPTIONS, TRACE) pass and get the
+ * browsers cannot make, and gRPC-Web calls, which no page of another site can send without a CORS
+ * preflight, are exempt). Safe methods (GET, HEAD, OPTIONS, TRACE) pass and get the
  * token cookie; any other method must send the cookie's token back where `tokenLookup` says: 400
  * when it sends none, 403 when it does not match the cookie or is not signed with this key.
  */
@@ -72,7 +73,8 @@ export class CsrfMiddleware implements CallMiddleware {
   }
 
   before(call: CallContext): void | Promise<void> {
-    if (!this.scope.applies(call.info)) return;
+    // gRPC-Web: its content type needs a CORS preflight, so no other site can send one unasked.
+    if (!this.scope.applies(call.info) || call.info.apiProtocol === 'gRPC-Web') return;
     const cookie = cookieValue(call.headers.get('cookie'), this.cookieName);
     const valid = cookie !== undefined && cookie !== '' && this.tokens.valid(cookie);
     if (SAFE.has(httpMethodOf(call.info))) {
