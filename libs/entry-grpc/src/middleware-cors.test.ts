@@ -125,6 +125,36 @@ describe('cors on a grpc entry (boot.yaml)', () => {
     await pre.arrayBuffer();
   });
 
+  it('answers a preflight before auth (a preflight carries no credentials), and a 401 carries the CORS headers', async () => {
+    const handled: string[] = [];
+    const started = await startBrowserLibrary(
+      `${CORS}\n      auth: { enabled: true, apiKey: ["\${API_KEY}"] }`,
+      { handled, env: { API_KEY: 'k-123456' } },
+    );
+    app = started.app;
+    const url = `${started.base}/v1/shelves/s1`;
+    const pre = await fetch(url, preflight('https://app.example.com', 'GET'));
+    expect(cors(pre).status).toBe(204);
+    await pre.arrayBuffer();
+    const refused = await fetch(url, { headers: { origin: 'https://app.example.com' } });
+    expect(cors(refused)).toEqual({
+      status: 401,
+      allowOrigin: 'https://app.example.com',
+      credentials: 'true',
+      vary: 'Origin',
+    });
+    await refused.arrayBuffer();
+    const ok = await fetch(url, {
+      headers: { origin: 'https://app.example.com', 'x-api-key': 'k-123456' },
+    });
+    expect([ok.status, ok.headers.get('access-control-allow-origin')]).toEqual([
+      200,
+      'https://app.example.com',
+    ]);
+    await ok.arrayBuffer();
+    expect(handled).toHaveLength(1);
+  });
+
   it('leaves a native gRPC call alone', async () => {
     const handled: string[] = [];
     const { client } = await start(handled);
