@@ -30,6 +30,8 @@ describe('secure, cors and csrf on gRPC-Web calls', () => {
     const started = await startBrowserLibrary(MIDDLEWARE, {
       handled,
       extraYaml: '    grpcWeb: { enabled: true }',
+      // No REST route at the gRPC path: the preflight still reaches the chain.
+      unbound: false,
     });
     app = started.app;
     const url = `${started.base}/test.v1.Library/Ping`;
@@ -47,6 +49,20 @@ describe('secure, cors and csrf on gRPC-Web calls', () => {
       pre.headers.get('access-control-allow-headers'),
     ]).toEqual([204, 'https://app.example.com', 'content-type, x-grpc-web']);
     await pre.arrayBuffer();
+    // from an origin CORS does not allow: the 404 such a path gets without CORS
+    const refused = await fetch(url, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.org', 'access-control-request-method': 'POST' },
+    });
+    expect([refused.status, refused.headers.get('access-control-allow-origin')]).toEqual([
+      404,
+      null,
+    ]);
+    await refused.arrayBuffer();
+    // and no REST call is served there
+    const rest = await fetch(url, { method: 'POST', body: '{}' });
+    expect(rest.status).toBe(404);
+    await rest.arrayBuffer();
     const res = await fetch(url, {
       method: 'POST',
       headers: {

@@ -103,6 +103,14 @@ export class Gateway implements ExchangeHost {
     return method === 'OPTIONS' && this.preflight(pathname, query, req, res);
   }
 
+  /** gRPC-Web methods by gRPC path, for their preflights only (see webPreflightRoutes). */
+  private readonly webPreflights = new Map<string, GatewayRoute>();
+
+  /** Lets a CORS preflight to a gRPC-Web method's path (`route`'s template) reach the chain. */
+  addWebPreflight(route: GatewayRoute): void {
+    this.webPreflights.set(route.binding.pathTemplate, route);
+  }
+
   /**
    * A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method) to a path with no
    * OPTIONS binding: the chain runs for the binding it asks about (else any binding of the path),
@@ -120,8 +128,14 @@ export class Gateway implements ExchangeHost {
     if (req.headers.origin === undefined || typeof asked !== 'string') return false;
     let found = matchIn(this.byMethod.get(asked.toUpperCase()), pathname);
     for (const list of this.byMethod.values()) found ??= matchIn(list, pathname);
-    if (found === undefined) return false;
-    this.serve(found.route, found.values, pathname, query, req, res, true);
+    if (found !== undefined) {
+      this.serve(found.route, found.values, pathname, query, req, res, 'bound');
+      return true;
+    }
+    // A gRPC-Web method's path: unanswered, it is still the 404 it was.
+    const web = this.webPreflights.get(pathname);
+    if (web === undefined) return false;
+    this.serve(web, [], pathname, query, req, res, 'web');
     return true;
   }
 
@@ -219,7 +233,8 @@ export class Gateway implements ExchangeHost {
     query: string,
     req: IncomingMessage,
     res: ServerResponse,
-    preflight = false,
+    /** A CORS preflight for a binding of another method (`bound`) or a gRPC-Web method (`web`). */
+    preflight?: 'bound' | 'web',
   ): void {
     const ua = req.headers['user-agent'] ?? '';
     const socket = req.socket;
@@ -236,7 +251,7 @@ export class Gateway implements ExchangeHost {
       grpcService: r.grpcService,
       grpcMethod: r.grpcMethod,
       grpcType: r.grpcType,
-      gwMethod: preflight ? 'OPTIONS' : r.gwMethod,
+      gwMethod: preflight !== undefined ? 'OPTIONS' : r.gwMethod,
       gwPath: pathname,
       gwScheme: (socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
       gwUserAgent: ua,
@@ -252,7 +267,7 @@ export class Gateway implements ExchangeHost {
       return;
     }
     if (pending === undefined) {
-      if (preflight) this.notBound(x, req, pathname);
+      if (preflight !== undefined) this.notBound(x, req, pathname, preflight);
       else this.proceed(x, route, req);
       return;
     }
@@ -267,7 +282,7 @@ export class Gateway implements ExchangeHost {
       () => {
         res.off('close', onClose);
         if (gone || x.ctx.ended) x.abandon();
-        else if (preflight) this.notBound(x, req, pathname);
+        else if (preflight !== undefined) this.notBound(x, req, pathname, preflight);
         else this.proceed(x, route, req);
       },
       (err: unknown) => {
@@ -293,9 +308,21 @@ export class Gateway implements ExchangeHost {
     }
   }
 
-  /** A preflight no middleware answered: what the router answers a method the path has no binding for. */
-  private notBound(x: Exchange, req: IncomingMessage, pathname: string): void {
+  /**
+   * A preflight no middleware answered: what the router answers a method the path has no binding
+   * for (a gRPC-Web method's path: 404, as it has no binding at all).
+   */
+  private notBound(
+    x: Exchange,
+    req: IncomingMessage,
+    pathname: string,
+    preflight: 'bound' | 'web',
+  ): void {
     if (!req.complete) req.resume();
+    if (preflight === 'web') {
+      x.fail(new GatewayRejection(5, 'Not Found', 404));
+      return;
+    }
     const use405 = this.options.methodNotAllowed405 === true;
     if (use405) setHttpHeader(x.ctx, 'Allow', this.methodsFor(pathname).join(', '));
     x.fail(new GatewayRejection(12, 'Method Not Allowed', use405 ? 405 : 501));

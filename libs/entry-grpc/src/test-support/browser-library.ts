@@ -14,7 +14,13 @@ import {
  */
 export async function startBrowserLibrary(
   middlewareYaml: string,
-  options: { env?: Record<string, string>; extraYaml?: string; handled?: string[] } = {},
+  options: {
+    env?: Record<string, string>;
+    extraYaml?: string;
+    handled?: string[];
+    /** generateUnboundMethods (default true). */
+    unbound?: boolean;
+  } = {},
 ): Promise<{ app: App; base: string; client: Harness['client'] }> {
   const app = await boot({
     argv: [],
@@ -32,7 +38,7 @@ export async function startBrowserLibrary(
       '    port: 0',
       '    loggerEntry: quiet',
       '    eventEntry: none',
-      '    generateUnboundMethods: true',
+      `    generateUnboundMethods: ${options.unbound ?? true}`,
       '    protos:',
       `      files: ["${libraryProto}"]`,
       `      includeDirs: ["${protoDir}"]`,
