@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LifecycleContext } from '../entry.js';
 import type { Event, EventHandle } from '../event/event.js';
+import { CallAnswer } from './answer.js';
 import { CallRejection } from './rejection.js';
 
 /** What a transport tells the middleware about one call. Its keys are the record's payload keys (ARCHITECTURE.md §5.1). */
@@ -229,9 +230,13 @@ export class CallContext {
   }
 }
 
-/** Keeps a `before`'s CallRejection on the call, whatever the transport then puts in `error`. */
+/**
+ * Keeps a `before`'s CallRejection on the call, whatever the transport then puts in `error`. A
+ * CallAnswer (an early answer, e.g. a CORS preflight's 204) is no refusal on the transports that
+ * render it, so it is not kept; one that cannot render it makes it the call's error itself.
+ */
 function noteRejection(call: CallContext, err: unknown): void {
-  if (err instanceof CallRejection) call.rejection = err;
+  if (err instanceof CallRejection && !(err instanceof CallAnswer)) call.rejection = err;
 }
 
 /** Enters a call's scope (see CallContext.runInScope): runs `fn.call(thisArg, arg)` inside `state`. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CallAnswer } from '../answer.js';
+import { CallChain } from '../call.js';
 import { CallRejection } from '../rejection.js';
 import { middlewareSchema } from '../options.js';
 import { grpcInfo, testCall } from '../test-call.js';
@@ -145,5 +146,17 @@ describe('CorsMiddleware', () => {
     const ignored = testCall({ apiPath: '/v1/public/a' }, { origin: 'https://x.org' });
     m.before(ignored.call);
     expect(ignored.out.size).toBe(0);
+  });
+});
+
+describe('a preflight through a CallChain', () => {
+  it('is no rejection: the chain does not keep the CallAnswer as call.rejection (records, metrics)', () => {
+    const chain = new CallChain([new CorsMiddleware(corsSchema.parse({ enabled: true }))]);
+    const { call } = testCall(
+      { apiMethod: 'OPTIONS' },
+      { origin: 'https://x.org', 'access-control-request-method': 'GET' },
+    );
+    expect(() => chain.before(call)).toThrow(CallAnswer);
+    expect(call.rejection).toBeUndefined();
   });
 });
