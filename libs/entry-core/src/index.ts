@@ -146,7 +146,13 @@ export {
   type CallMiddleware,
   type CallPrincipal,
   type CallScopeRunner,
+  type CallBodySource,
+  setHttpHeader,
 } from './middleware/call.js';
+export { CallAnswer } from './middleware/answer.js';
+export { CorsMiddleware, corsDefinition } from './middleware/cors/index.js';
+export { CsrfMiddleware, csrfDefinition, csrfTokenOf } from './middleware/csrf/index.js';
+export { SecureMiddleware, secureDefinition } from './middleware/secure/index.js';
 export { LoggingMiddleware } from './middleware/logging.js';
 export { MetaMiddleware, META_HEADERS } from './middleware/meta.js';
 export { PromMiddleware, type PromMiddlewareOptions } from './middleware/prom.js';

@@ -60,7 +60,7 @@ import { RequestMessageTimeout } from './request-message-timeout.js';
 import { OnePortListener } from './one-port.js';
 import { openApiDocumentsOf } from './openapi/documents.js';
 import { loadProtoRoot } from './protos.js';
-import { routesOf } from './routes.js';
+import { routesOf, webPreflightRoutes } from './routes.js';
 import type { GrpcEntryConfig } from './schema.js';
 import { ServiceSet } from './services.js';
 import { rapiDoc, swaggerUi, type UiMount } from './ui.js';
@@ -543,6 +543,13 @@ export class GrpcEntry implements Entry {
     });
     this.documentedServices = documented;
     for (const route of routes) gateway.add(route);
+    if (c.grpcWeb.enabled)
+      for (const route of webPreflightRoutes({
+        services: this.services,
+        rootFor,
+        options: gateway.options,
+      }))
+        gateway.addWebPreflight(route);
     return gateway;
   }
 

@@ -289,7 +289,9 @@ export class GrpcWebBridge {
       };
       for (const [name, value] of Object.entries(h)) {
         if (value === undefined || NOT_RETURNED.has(name)) continue;
-        out[name] = value as string | string[];
+        // The cors middleware's exposed headers come in addition to the status ones.
+        if (name === 'access-control-expose-headers') out[name] = `${EXPOSED}, ${String(value)}`;
+        else out[name] = value as string | string[];
       }
       // A trailers-only answer (an error before any message) carries the status in the headers.
       trailersOnly = h['grpc-status'] !== undefined;

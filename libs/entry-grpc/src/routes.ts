@@ -71,3 +71,20 @@ export async function routesOf(input: RouteInput): Promise<Routes> {
   }
   return { routes, documented };
 }
+
+/**
+ * For gRPC-Web (`grpcWeb.enabled`): a route per unary or server-streaming method at its gRPC path
+ * (`/<pkg>.<Service>/<Method>`), used only to run a browser's CORS preflight to that path through
+ * the middleware chain (Gateway#addWebPreflight); never served as a REST call.
+ */
+export function webPreflightRoutes(
+  input: Pick<RouteInput, 'services' | 'rootFor' | 'options'>,
+): GatewayRoute[] {
+  const routes: GatewayRoute[] = [];
+  for (const method of input.services.methods.values()) {
+    if (method.definition.requestStream) continue;
+    const r = input.rootFor(method.service);
+    if (r) routes.push(buildRoute(unboundBinding(method), method, r, input.options));
+  }
+  return routes;
+}

@@ -2,18 +2,21 @@ import type { Context, Next } from 'koa';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import {
+  CallAnswer,
   CallContext,
   CallRejection,
   acceptableRequestId,
   errorBody,
   googleStatusName,
   grpcStatusOfHttp,
+  type CallBodySource,
   httpStatusOf as rejectionStatus,
   type ErrorModel,
   type CallChain,
   type CallHeaders,
   type CallInfo,
 } from '@svcboot/entry-core';
+import { BodyTooLarge, readRequestBody, respondTooLarge } from './body.js';
 import { runWithDeadline } from './deadline.js';
 
 declare module 'koa' {
@@ -25,8 +28,12 @@ declare module 'koa' {
   }
 }
 
-class KoaHeaders implements CallHeaders {
-  constructor(private readonly ctx: Context) {}
+/** A call's headers on Koa, and its body for middlewares that read it (`call.body()`). */
+class KoaHeaders implements CallHeaders, CallBodySource {
+  constructor(
+    private readonly ctx: Context,
+    private readonly bodyLimit: number,
+  ) {}
   get(name: string): string | undefined {
     const v = this.ctx.get(name);
     return v === '' ? undefined : v;
@@ -34,18 +41,28 @@ class KoaHeaders implements CallHeaders {
   set(name: string, value: string): void {
     this.ctx.set(name, value);
   }
+  setHttp(name: string, value: string): void {
+    this.ctx.set(name, value);
+  }
+  readBody(): Promise<Buffer> {
+    return readRequestBody(this.ctx, this.bodyLimit);
+  }
 }
 
 /**
  * Runs entry-core's middleware chain around each request; records the route template and status.
  * A middleware that refuses the call (throws a CallRejection in `before`) gets its HTTP status,
- * its headers and `{"error": message}`; the handlers do not run, the `after`s do.
+ * its headers and `{"error": message}`; the handlers do not run, the `after`s do. One that answers
+ * early (a CallAnswer: a CORS preflight) gets its HTTP status and headers, no body. A middleware
+ * may read the body (`call.body()`, up to `bodyLimit` bytes); the handler then gets the same bytes.
  */
 export function callMiddleware(
   chain: CallChain,
   model: ErrorModel = 'google',
   /** The entry's own routes (`/livez`, …): their calls are marked `CallInfo.builtin`. */
   builtin?: (method: string, path: string) => boolean,
+  /** The most a middleware may read of a body (`call.body()`): the entry's bodyLimitBytes. */
+  bodyLimit = Number.MAX_SAFE_INTEGER,
 ) {
   return async function svcCall(ctx: Context, next: Next): Promise<void> {
     const req = ctx.req;
@@ -59,7 +76,9 @@ export function callMiddleware(
       userAgent: ctx.get('user-agent'),
     };
     if (builtin?.(ctx.method, ctx.path)) info.builtin = true;
-    const call = new CallContext(info, new KoaHeaders(ctx));
+    const headers = new KoaHeaders(ctx, bodyLimit);
+    const call = new CallContext(info, headers);
+    call.bodySource = headers;
     ctx.state.call = call;
     try {
       let refusedCall = refused(chain, call, ctx, model);
@@ -107,6 +126,16 @@ function refused(
 }
 
 function refuse(err: unknown, ctx: Context, call: CallContext, model: ErrorModel): true {
+  if (err instanceof CallAnswer) {
+    ctx.status = err.httpStatus;
+    ctx.set(err.headers);
+    ctx.body = null;
+    return true;
+  }
+  if (err instanceof BodyTooLarge) {
+    respondTooLarge(ctx, err);
+    return true;
+  }
   if (!(err instanceof CallRejection)) {
     // A middleware failed (not a refusal): Internal, the error logged and kept for the record.
     ctx.state.error = err;

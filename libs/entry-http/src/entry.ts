@@ -122,6 +122,7 @@ export class HttpEntry implements Entry {
           config.errorModel,
           (method, path) =>
             routes.serves(method, path) || (method === 'GET' && serverRoutes.builtin(path)),
+          config.bodyLimitBytes,
         ),
       );
     if (config.compression.enabled) this.koa.use(compression(config.compression));

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LifecycleContext } from '../entry.js';
 import type { Event, EventHandle } from '../event/event.js';
+import { CallAnswer } from './answer.js';
 import { CallRejection } from './rejection.js';
 
 /** What a transport tells the middleware about one call. Its keys are the record's payload keys (ARCHITECTURE.md §5.1). */
@@ -35,6 +36,28 @@ export interface CallInfo {
 export interface CallHeaders {
   get(name: string): string | undefined;
   set(name: string, value: string): void;
+  /**
+   * Sets an HTTP response header under its own name (on a gateway call `set` writes gRPC-style
+   * `Grpc-Metadata-<name>` unless the entry uses the svc style): for headers a browser must read
+   * (CORS, security headers, cookies). Absent where a call has no HTTP response (native gRPC);
+   * use `setHttpHeader(call, …)`.
+   */
+  setHttp?(name: string, value: string): void;
+}
+
+/** Sets an HTTP response header as is (`setHttp`, else `set`). */
+export function setHttpHeader(call: CallContext, name: string, value: string): void {
+  const h = call.headers;
+  if (h.setHttp) h.setHttp(name, value);
+  else h.set(name, value);
+}
+
+/**
+ * How a transport lets middlewares read an HTTP request's body (CSRF's form token): read whole,
+ * up to the transport's body limit, rejected with the transport's own error beyond it.
+ */
+export interface CallBodySource {
+  readBody(): Promise<Buffer>;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._~:/+=-]{1,128}$/;
@@ -179,11 +202,41 @@ export class CallContext {
   get event(): EventHandle {
     return this.record ?? NOOP_EVENT;
   }
+
+  /**
+   * The CSRF token this call's response cookie holds, once the csrf middleware let the call pass
+   * (a handler rendering a form puts it into the form's field). Read it with `csrfTokenOf(call)`.
+   */
+  csrfToken: string | undefined;
+
+  /** Set by a transport whose calls have a request body it can read whole (gateway, httpserver). */
+  bodySource: CallBodySource | undefined;
+  private bodyRead: Promise<Buffer> | undefined;
+
+  /**
+   * The request body for a middleware, read once and kept: the transport hands the same bytes to
+   * the handler (`bodyRequested`). Undefined when the call has none to offer (gRPC, a streamed
+   * request). Rejects with the transport's error when the body is over its limit.
+   */
+  body(): Promise<Buffer> | undefined {
+    if (this.bodyRead === undefined && this.bodySource !== undefined)
+      this.bodyRead = this.bodySource.readBody();
+    return this.bodyRead;
+  }
+
+  /** For transports: the body a middleware already asked for, which they use instead of reading it again. */
+  get bodyRequested(): Promise<Buffer> | undefined {
+    return this.bodyRead;
+  }
 }
 
-/** Keeps a `before`'s CallRejection on the call, whatever the transport then puts in `error`. */
+/**
+ * Keeps a `before`'s CallRejection on the call, whatever the transport then puts in `error`. A
+ * CallAnswer (an early answer, e.g. a CORS preflight's 204) is no refusal on the transports that
+ * render it, so it is not kept; one that cannot render it makes it the call's error itself.
+ */
 function noteRejection(call: CallContext, err: unknown): void {
-  if (err instanceof CallRejection) call.rejection = err;
+  if (err instanceof CallRejection && !(err instanceof CallAnswer)) call.rejection = err;
 }
 
 /** Enters a call's scope (see CallContext.runInScope): runs `fn.call(thisArg, arg)` inside `state`. */

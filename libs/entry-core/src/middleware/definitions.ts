@@ -1,9 +1,12 @@
 import type { AnyMiddlewareDefinition } from './definition.js';
 import { authDefinition } from './auth/index.js';
+import { corsDefinition } from './cors/index.js';
+import { csrfDefinition } from './csrf/index.js';
 import { jwtDefinition } from './jwt/index.js';
 import { rateLimitDefinition } from './rateLimit/index.js';
 import { timeoutDefinition } from './timeout/index.js';
 import { traceDefinition } from './trace/index.js';
+import { secureDefinition } from './secure/index.js';
 
 /**
  * The middlewares svcboot ships, which boot.yaml can switch on under `middleware.<key>` of a grpc
@@ -12,8 +15,11 @@ import { traceDefinition } from './trace/index.js';
  */
 export const middlewareDefinitions: readonly AnyMiddlewareDefinition[] = [
   traceDefinition,
+  secureDefinition,
+  corsDefinition,
   authDefinition,
   jwtDefinition,
+  csrfDefinition,
   rateLimitDefinition,
   timeoutDefinition,
 ];

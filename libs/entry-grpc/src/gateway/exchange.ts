@@ -12,6 +12,8 @@ import {
   type CallInfo,
   type CompressionConfig,
   type ContentEncoding,
+  type CallAnswer,
+  type CallBodySource,
 } from '@svcboot/entry-core';
 import { codeOfRejection, httpStatusFromCode } from '../codes.js';
 import { attachContext } from '../interceptor.js';
@@ -50,7 +52,7 @@ import { UnresolvableAny } from './rpc-status.js';
 import type { GatewayOptions } from './options.js';
 import type { HttpBodyFields } from './route.js';
 import { gatewayErrorBody } from './error-body.js';
-import { GatewayRejection } from './request.js';
+import { GatewayRejection, readBody } from './request.js';
 import { decodeGrpcTimeout } from './timeout.js';
 import type { GatewayRoute } from './route.js';
 
@@ -109,7 +111,7 @@ export interface ExchangeHost {
  * trailers) and writes them with the status line in one `res.writeHead`, then reports the outcome
  * to the middleware once. A class with methods rather than closures, since one is made per request.
  */
-export class Exchange implements StreamBase {
+export class Exchange implements StreamBase, CallBodySource {
   readonly ctx: CallContext;
   readonly peer: string;
   readonly path: string;
@@ -139,8 +141,33 @@ export class Exchange implements StreamBase {
     this.svc = gateway.options.svcStyle;
     this.headers = new GatewayHeaders(req.headers, this.svc ? '' : 'Grpc-Metadata-');
     this.ctx = new CallContext(info, this.headers);
+    // A middleware may read a unary request's body (call.body()); a streamed one is the handler's.
+    if (!route.method.definition.requestStream) this.ctx.bodySource = this;
     this.peer = info.remoteAddr;
     this.path = route.method.path;
+  }
+
+  /** The request body for a middleware (CallBodySource): the gateway's reader and limit. */
+  readBody(): Promise<Buffer> {
+    return readBody(this.req, this.gateway.options.maxBodyBytes);
+  }
+
+  /**
+   * A middleware answered the call itself (a CallAnswer: a CORS preflight): its HTTP status, the
+   * headers set so far and its own, no body; the handler does not run.
+   */
+  answer(a: CallAnswer): void {
+    const out = this.headers.out;
+    for (const name of Object.keys(a.headers)) putHeader(out, name, a.headers[name]!);
+    const bodiless = a.httpStatus === 204 || a.httpStatus === 304;
+    if (!bodiless) putHeader(out, 'Content-Length', '0');
+    const failed = this.writeHead(a.httpStatus, out, !bodiless);
+    if (failed) {
+      this.finish(failed);
+      return;
+    }
+    this.res.end();
+    this.finish(OK);
   }
 
   metadata(): Metadata {

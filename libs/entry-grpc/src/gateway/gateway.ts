@@ -1,7 +1,14 @@
 import { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ServerInterceptor } from '@grpc/grpc-js';
-import { CallContext, CallRejection, type CallChain, type CallInfo } from '@svcboot/entry-core';
+import {
+  CallAnswer,
+  CallContext,
+  CallRejection,
+  setHttpHeader,
+  type CallChain,
+  type CallInfo,
+} from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { codeName } from '../codes.js';
@@ -93,7 +100,43 @@ export class Gateway implements ExchangeHost {
     if (this.serveFirst(this.byMethod.get(method), pathname, query, req, res)) return true;
     if (fallback && method !== 'GET')
       return this.serveFirst(this.byMethod.get('GET'), pathname, query, req, res);
-    return false;
+    return method === 'OPTIONS' && this.preflight(pathname, query, req, res);
+  }
+
+  /** gRPC-Web methods by gRPC path, for their preflights only (see webPreflightRoutes). */
+  private readonly webPreflights = new Map<string, GatewayRoute>();
+
+  /** Lets a CORS preflight to a gRPC-Web method's path (`route`'s template) reach the chain. */
+  addWebPreflight(route: GatewayRoute): void {
+    this.webPreflights.set(route.binding.pathTemplate, route);
+  }
+
+  /**
+   * A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method) to a path with no
+   * OPTIONS binding: the chain runs for the binding it asks about (else any binding of the path),
+   * as an OPTIONS call, so that the cors middleware can answer it; when none does, the answer is
+   * what a path bound only for other methods gets (501, or 405 with Allow). False when it is no
+   * preflight or no binding has the path.
+   */
+  private preflight(
+    pathname: string,
+    query: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): boolean {
+    const asked = req.headers['access-control-request-method'];
+    if (req.headers.origin === undefined || typeof asked !== 'string') return false;
+    let found = matchIn(this.byMethod.get(asked.toUpperCase()), pathname);
+    for (const list of this.byMethod.values()) found ??= matchIn(list, pathname);
+    if (found !== undefined) {
+      this.serve(found.route, found.values, pathname, query, req, res, 'bound');
+      return true;
+    }
+    // A gRPC-Web method's path: unanswered, it is still the 404 it was.
+    const web = this.webPreflights.get(pathname);
+    if (web === undefined) return false;
+    this.serve(web, [], pathname, query, req, res, 'web');
+    return true;
   }
 
   private serveFirst(
@@ -190,6 +233,8 @@ export class Gateway implements ExchangeHost {
     query: string,
     req: IncomingMessage,
     res: ServerResponse,
+    /** A CORS preflight for a binding of another method (`bound`) or a gRPC-Web method (`web`). */
+    preflight?: 'bound' | 'web',
   ): void {
     const ua = req.headers['user-agent'] ?? '';
     const socket = req.socket;
@@ -206,7 +251,7 @@ export class Gateway implements ExchangeHost {
       grpcService: r.grpcService,
       grpcMethod: r.grpcMethod,
       grpcType: r.grpcType,
-      gwMethod: r.gwMethod,
+      gwMethod: preflight !== undefined ? 'OPTIONS' : r.gwMethod,
       gwPath: pathname,
       gwScheme: (socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
       gwUserAgent: ua,
@@ -222,7 +267,8 @@ export class Gateway implements ExchangeHost {
       return;
     }
     if (pending === undefined) {
-      this.proceed(x, route, req);
+      if (preflight !== undefined) this.notBound(x, req, pathname, preflight);
+      else this.proceed(x, route, req);
       return;
     }
     // A client that leaves while a middleware decides (a JWKS fetch, a limit in Redis): the call
@@ -236,12 +282,17 @@ export class Gateway implements ExchangeHost {
       () => {
         res.off('close', onClose);
         if (gone || x.ctx.ended) x.abandon();
+        else if (preflight !== undefined) this.notBound(x, req, pathname, preflight);
         else this.proceed(x, route, req);
       },
       (err: unknown) => {
         res.off('close', onClose);
         if (gone || x.ctx.ended) x.abandon();
-        else this.refuse(x, req, err);
+        else if (err instanceof GatewayRejection) {
+          // A body a middleware read (call.body()) was over the limit: the gateway's 413.
+          if (!req.complete) req.resume();
+          x.fail(err);
+        } else this.refuse(x, req, err);
       },
     );
   }
@@ -249,11 +300,32 @@ export class Gateway implements ExchangeHost {
   /** A `before` refused the call, or failed (then Internal, the error kept for the record). */
   private refuse(x: Exchange, req: IncomingMessage, err: unknown): void {
     if (!req.complete) req.resume();
-    if (err instanceof CallRejection) x.reject(err);
+    if (err instanceof CallAnswer) x.answer(err);
+    else if (err instanceof CallRejection) x.reject(err);
     else {
       x.ctx.error = err;
       x.reject(new CallRejection('Internal', 'internal error'));
     }
+  }
+
+  /**
+   * A preflight no middleware answered: what the router answers a method the path has no binding
+   * for (a gRPC-Web method's path: 404, as it has no binding at all).
+   */
+  private notBound(
+    x: Exchange,
+    req: IncomingMessage,
+    pathname: string,
+    preflight: 'bound' | 'web',
+  ): void {
+    if (!req.complete) req.resume();
+    if (preflight === 'web') {
+      x.fail(new GatewayRejection(5, 'Not Found', 404));
+      return;
+    }
+    const use405 = this.options.methodNotAllowed405 === true;
+    if (use405) setHttpHeader(x.ctx, 'Allow', this.methodsFor(pathname).join(', '));
+    x.fail(new GatewayRejection(12, 'Method Not Allowed', use405 ? 405 : 501));
   }
 
   /** The call once every middleware's `before` let it through: deadline, body, dispatch. */
@@ -263,8 +335,9 @@ export class Gateway implements ExchangeHost {
       x.streamRequests();
       return;
     }
+    // A middleware may have read the body already (call.body()).
     if (route.binding.body) {
-      readBody(req, this.options.maxBodyBytes).then(
+      (x.ctx.bodyRequested ?? readBody(req, this.options.maxBodyBytes)).then(
         (body) => x.dispatch(body, undefined),
         (err: unknown) => x.fail(err),
       );
@@ -273,7 +346,7 @@ export class Gateway implements ExchangeHost {
       isForm(req)
     ) {
       // grpc-gateway's request.ParseForm: a POST/PUT/PATCH form body gives parameters too.
-      readBody(req, this.options.maxBodyBytes).then(
+      (x.ctx.bodyRequested ?? readBody(req, this.options.maxBodyBytes)).then(
         (form) => x.dispatch(undefined, form),
         (err: unknown) => x.fail(err),
       );
@@ -455,4 +528,17 @@ export class Gateway implements ExchangeHost {
       only[marshal.useProtoNames ? f.name : jsonName(f)] ?? (f.repeated ? [] : f.map ? {} : null)
     );
   }
+}
+
+/** The first route of `list` whose template matches `pathname`, with the variables' values. */
+function matchIn(
+  list: readonly GatewayRoute[] | undefined,
+  pathname: string,
+): { route: GatewayRoute; values: string[] } | undefined {
+  if (!list) return undefined;
+  for (const route of list) {
+    const values = route.template.match(pathname);
+    if (values) return { route, values };
+  }
+  return undefined;
 }

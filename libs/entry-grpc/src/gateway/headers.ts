@@ -233,4 +233,9 @@ export class GatewayHeaders implements CallHeaders {
   set(name: string, value: string): void {
     putHeader(this.out, this.prefix + name, value);
   }
+
+  /** An HTTP header under its own name, in either style (CORS, security headers, cookies). */
+  setHttp(name: string, value: string): void {
+    putHeader(this.out, name, value);
+  }
 }
