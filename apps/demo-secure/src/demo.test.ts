@@ -267,6 +267,44 @@ describe('demo-secure: probes and metrics', () => {
     }
   });
 
+  it('answers a preflight from an allowed origin before the JWT guard, none from another; security headers on every answer', async () => {
+    const preflight = await fetch(gw('/v1/hello'), {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'http://localhost:3000',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('http://localhost:3000');
+    const evil = await fetch(gw('/v1/hello'), {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' },
+    });
+    expect(evil.headers.get('access-control-allow-origin')).toBeNull();
+    await evil.arrayBuffer();
+    const refused = await fetch(gw('/v1/hello'));
+    await refused.arrayBuffer();
+    expect([
+      refused.status,
+      refused.headers.get('x-content-type-options'),
+      refused.headers.get('x-frame-options'),
+    ]).toEqual([401, 'nosniff', 'SAMEORIGIN']);
+  });
+
+  it('refuses an unsafe method on ops without the CSRF token (400), and tells the rate limit left', async () => {
+    const post = await fetch(ops('/v1/whoami'), {
+      method: 'POST',
+      headers: { 'x-api-key': API_KEY },
+    });
+    expect(post.status).toBe(400);
+    expect(((await post.json()) as { error: { message: string } }).error.message).toMatch(/CSRF/);
+    const get = await fetch(ops('/v1/public/status'));
+    await get.arrayBuffer();
+    expect(get.headers.get('ratelimit-limit')).toBe('100');
+  });
+
   it('counts the rejections by middleware and reason in /metrics', async () => {
     const grpcMetrics = await (await fetch(gw('/metrics'))).text();
     expect(grpcMetrics).toMatch(
