@@ -169,6 +169,7 @@ export {
   type RejectStatus,
   type RejectionSource,
 } from './middleware/rejection.js';
+export { GRPC_CODE_NAMES, grpcCodeOfName, httpStatusOfGrpcCode } from './middleware/grpc-codes.js';
 export {
   middlewareDefinitions,
   registerMiddleware,

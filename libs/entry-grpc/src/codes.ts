@@ -1,26 +1,8 @@
 import { status as Status } from '@grpc/grpc-js';
-import type { RejectStatus } from '@svcboot/entry-core';
+import { GRPC_CODE_NAMES, httpStatusOfGrpcCode, type RejectStatus } from '@svcboot/entry-core';
 
-/** gRPC code names as grpc-go's `codes.Code.String()` spells them, by number. */
-export const CODE_NAMES: readonly string[] = [
-  'OK',
-  'Canceled',
-  'Unknown',
-  'InvalidArgument',
-  'DeadlineExceeded',
-  'NotFound',
-  'AlreadyExists',
-  'PermissionDenied',
-  'ResourceExhausted',
-  'FailedPrecondition',
-  'Aborted',
-  'OutOfRange',
-  'Unimplemented',
-  'Internal',
-  'Unavailable',
-  'DataLoss',
-  'Unauthenticated',
-];
+/** gRPC code names as grpc-go's `codes.Code.String()` spells them, by number (entry-core's table). */
+export const CODE_NAMES: readonly string[] = GRPC_CODE_NAMES;
 
 /** The gRPC code of a CallRejection's status (its names are gRPC's code names). */
 export function codeOfRejection(status: RejectStatus): number {
@@ -33,12 +15,8 @@ export function codeName(code: number): string {
 }
 
 /** grpc-gateway's `runtime.HTTPStatusFromCode`. */
-const HTTP_STATUS: readonly number[] = [
-  200, 499, 500, 400, 504, 404, 409, 403, 429, 400, 409, 400, 501, 500, 503, 500, 401,
-];
-
 export function httpStatusFromCode(code: number): number {
-  return HTTP_STATUS[code] ?? 500;
+  return httpStatusOfGrpcCode(code);
 }
 
 /** The gRPC code for an HTTP status svcboot answers itself (the inverse of httpStatusFromCode where it is one to one); Unknown otherwise. */

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -6,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
-import { waitFor } from '@svcboot/testkit';
+import { waitFor, writeSelfSignedCert } from '@svcboot/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import {
@@ -207,27 +206,7 @@ describe('maxConnections with TLS: health checks still answered at the limit', (
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-tls-limit-'));
-    const key = path.join(dir, 'key.pem');
-    const cert = path.join(dir, 'cert.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-      ],
-      { stdio: 'ignore' },
-    );
+    const { key, cert } = writeSelfSignedCert(dir);
     h = await startLibrary(
       `    maxConnections: 10\n    tls:\n      certFile: "${cert}"\n      keyFile: "${key}"\n`,
     );

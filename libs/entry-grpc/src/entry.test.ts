@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import https from 'node:https';
@@ -12,7 +11,7 @@ import {
   type ServiceDefinition,
 } from '@grpc/grpc-js';
 import { boot } from '@svcboot/entry-core';
-import { freePort, isListening, waitFor } from '@svcboot/testkit';
+import { freePort, isListening, waitFor, writeSelfSignedCert } from '@svcboot/testkit';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { grpcEntry } from './index.js';
@@ -141,29 +140,7 @@ describe('TLS', () => {
   it('serves gRPC (ALPN h2) and HTTPS (http/1.1) on one TLS port', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'grpc-tls-'));
     try {
-      const key = path.join(dir, 'key.pem');
-      const cert = path.join(dir, 'cert.pem');
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-keyout',
-          key,
-          '-out',
-          cert,
-          '-days',
-          '1',
-          '-subj',
-          '/CN=localhost',
-          '-addext',
-          'subjectAltName=DNS:localhost',
-        ],
-        { stdio: 'ignore' },
-      );
+      const { key, cert } = writeSelfSignedCert(dir);
       const h = await startLibrary(
         `    tls:\n      certFile: "${cert}"\n      keyFile: "${key}"\n`,
       );

@@ -1,10 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { waitFor } from '@svcboot/testkit';
+import { waitFor, writeSelfSignedCert } from '@svcboot/testkit';
 import { grpcSchema } from './schema.js';
 import { startLibrary, unary, type Harness } from './test-support/harness.js';
 
@@ -91,27 +90,7 @@ describe('connectionIdleTimeoutMs with TLS', () => {
   it('closes an idle HTTP/2 connection over TLS (ALPN h2) too', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-idle-tls-'));
     try {
-      const key = path.join(dir, 'key.pem');
-      const cert = path.join(dir, 'cert.pem');
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-keyout',
-          key,
-          '-out',
-          cert,
-          '-days',
-          '1',
-          '-subj',
-          '/CN=localhost',
-        ],
-        { stdio: 'ignore' },
-      );
+      const { key, cert } = writeSelfSignedCert(dir);
       const h = await startLibrary(
         `    connectionIdleTimeoutMs: 400\n    http2FirstStreamTimeoutMs: 0\n    tls:\n      certFile: "${cert}"\n      keyFile: "${key}"\n`,
       );

@@ -38,3 +38,4 @@ export {
 } from './redis.js';
 export { PrivateClickHouse } from './clickhouse.js';
 export { RecordingPushgateway, type Received as PushReceived } from './pushgateway.js';
+export { writeSelfSignedCert } from './tls.js';

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,7 +5,7 @@ import { Counter, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { redactConfig } from '../config/secrets.js';
 import { SvcError } from '../errors.js';
-import { RecordingPushgateway } from '@svcboot/testkit';
+import { RecordingPushgateway, writeSelfSignedCert } from '@svcboot/testkit';
 import { PromPusher, type PromPusherOptions } from './prom-pusher.js';
 import { promSchema } from './schema.js';
 
@@ -130,29 +129,7 @@ describe('PromPusher', () => {
   it('pushes over TLS with a cert entry CA (https without a scheme)', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'pusher-tls-'));
     cleanup.push(() => rm(dir, { recursive: true, force: true }));
-    const key = path.join(dir, 'key.pem');
-    const cert = path.join(dir, 'cert.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=DNS:localhost',
-      ],
-      { stdio: 'ignore' },
-    );
+    const { key, cert } = writeSelfSignedCert(dir);
     const material = { cert: await readFile(cert), key: await readFile(key) };
     const g = await gateway(material);
     const p = pusher({ remoteAddress: `localhost:${g.port}`, tls: { ca: material.cert } });

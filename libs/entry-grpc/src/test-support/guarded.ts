@@ -1,10 +1,10 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { boot } from '@svcboot/entry-core';
 import { callContextOf, grpcEntry } from '../index.js';
-import { libraryClient, type Harness } from './harness.js';
+import { jsonRecords, libraryClient, type Harness } from './harness.js';
 import {
   libraryDefinition,
   libraryImplementation,
@@ -80,12 +80,9 @@ ${middleware}`;
     async stop() {
       client.close();
       await app.shutdown('test');
-      const text = await readFile(events, 'utf8').catch(() => '');
+      const records = await jsonRecords(events);
       await rm(dir, { recursive: true, force: true });
-      return text
-        .split('\n')
-        .filter((l) => l.trim())
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      return records;
     },
   };
 }

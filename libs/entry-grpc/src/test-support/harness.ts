@@ -87,27 +87,7 @@ ${extraYaml}`;
   options.setup?.(entry);
   await app.bootstrap();
   const port = entry.port;
-  const pkg = loadPackageDefinition(
-    loadSync(libraryProto, {
-      includeDirs: [protoDir],
-      longs: String,
-      enums: String,
-      defaults: true,
-    }),
-  ) as unknown as {
-    test: {
-      v1: {
-        Library: new (
-          addr: string,
-          creds: ReturnType<typeof credentials.createInsecure>,
-          options?: Record<string, unknown>,
-        ) => Harness['client'];
-      };
-    };
-  };
-  const client = new pkg.test.v1.Library(`127.0.0.1:${port}`, credentials.createInsecure(), {
-    'grpc.use_local_subchannel_pool': 1,
-  });
+  const client = libraryClient(`127.0.0.1:${port}`);
   return {
     app,
     entry,
@@ -117,17 +97,22 @@ ${extraYaml}`;
     async stop() {
       client.close();
       await app.shutdown('test');
-      const text = await readFile(events, 'utf8').catch(() => '');
+      const records = await jsonRecords(events);
       await rm(dir, { recursive: true, force: true });
-      return text
-        .split('\n')
-        .filter((l) => l.trim())
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      return records;
     },
   };
 }
 
-/** One unary call: resolves the response, initial metadata and status (or the error). */
+/** The JSON records (one per line) written to `file`; none when it does not exist. */
+export async function jsonRecords(file: string): Promise<Array<Record<string, unknown>>> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
 /** A Library client for another port or with other credentials. */
 export function libraryClient(
   address: string,
@@ -154,6 +139,7 @@ export function libraryClient(
   return new pkg.test.v1.Library(address, creds, { 'grpc.use_local_subchannel_pool': 1 });
 }
 
+/** One unary call: resolves the response, initial metadata and status (or the error). */
 export function unary(
   client: Harness['client'],
   method: string,

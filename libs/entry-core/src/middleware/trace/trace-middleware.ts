@@ -1,20 +1,21 @@
 import {
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
   type Attributes,
   type Context,
+  ROOT_CONTEXT,
   type Span,
+  SpanKind,
   type SpanOptions,
+  SpanStatusCode,
   type TextMapGetter,
   type TextMapPropagator,
   type Tracer,
   type TracerProvider,
+  trace,
 } from '@opentelemetry/api';
 import type { LifecycleContext } from '../../entry.js';
 import type { CallContext, CallHeaders, CallInfo, CallMiddleware } from '../call.js';
 import { isIgnored } from '../definition.js';
+import { grpcCodeOfName, httpStatusOfGrpcCode } from '../grpc-codes.js';
 import { CallRejection } from '../rejection.js';
 import {
   addProvider,
@@ -27,31 +28,6 @@ import {
 /** The response header (metadata on gRPC) with the call's trace id. */
 export const TRACE_ID_HEADER = 'X-Trace-Id';
 
-/** gRPC code names (as `resCode` holds them) by number. */
-const CODE_NAMES = [
-  'OK',
-  'Canceled',
-  'Unknown',
-  'InvalidArgument',
-  'DeadlineExceeded',
-  'NotFound',
-  'AlreadyExists',
-  'PermissionDenied',
-  'ResourceExhausted',
-  'FailedPrecondition',
-  'Aborted',
-  'OutOfRange',
-  'Unimplemented',
-  'Internal',
-  'Unavailable',
-  'DataLoss',
-  'Unauthenticated',
-];
-const CODE_OF = new Map(CODE_NAMES.map((n, i) => [n, i]));
-/** grpc-gateway's HTTP status for each gRPC code (runtime.HTTPStatusFromCode). */
-const HTTP_OF_CODE = [
-  200, 499, 500, 400, 504, 404, 409, 403, 429, 400, 409, 400, 501, 500, 503, 500, 401,
-];
 /** The gRPC codes that mark a server span as failed (OpenTelemetry's RPC semantic conventions). */
 const SERVER_ERROR_CODES = new Set([2, 4, 12, 13, 14, 15]);
 
@@ -144,10 +120,10 @@ export class TraceMiddleware implements CallMiddleware {
     const code = call.resCode;
     const error = call.error;
     if (info.grpcService !== undefined) {
-      const n = CODE_OF.get(code) ?? 2;
+      const n = grpcCodeOfName(code) ?? 2;
       span.setAttribute('rpc.grpc.status_code', n);
       if (info.gwMethod !== undefined)
-        span.setAttribute('http.response.status_code', n === 1 ? 499 : HTTP_OF_CODE[n]!);
+        span.setAttribute('http.response.status_code', httpStatusOfGrpcCode(n));
       if (SERVER_ERROR_CODES.has(n))
         span.setStatus({ code: SpanStatusCode.ERROR, message: messageOf(error) || code });
     } else {
