@@ -1,0 +1,242 @@
+import {
+  create,
+  fromBinary,
+  isMessage,
+  toBinary,
+  type DescMessage,
+  type DescMethod,
+  type DescService,
+  type MessageInitShape,
+  type MessageShape,
+} from '@bufbuild/protobuf';
+import {
+  Metadata,
+  type MethodDefinition,
+  type ServerDuplexStream,
+  type ServerReadableStream,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type ServiceDefinition,
+  type UntypedHandleCall,
+  type UntypedServiceImplementation,
+  type sendUnaryData,
+} from '@grpc/grpc-js';
+import type { EntryContext } from '@svcboot/entry-core';
+import { callContextOf } from '../interceptor.js';
+import { RpcError, statusOf } from './error.js';
+import type { TypedCallContext } from './types.js';
+
+/** The grpc-js codec of a message type, from @bufbuild/protobuf (toBinary / fromBinary). */
+export function codecOf<Desc extends DescMessage>(
+  desc: Desc,
+): {
+  serialize: (value: MessageInitShape<Desc>) => Buffer;
+  deserialize: (bytes: Buffer) => MessageShape<Desc>;
+} {
+  return {
+    serialize: (value) => {
+      const message = isMessage(value, desc)
+        ? (value as MessageShape<Desc>)
+        : create(desc, value as MessageInitShape<Desc>);
+      const bytes = toBinary(desc, message);
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    },
+    deserialize: (bytes) => fromBinary(desc, bytes),
+  };
+}
+
+/** The grpc-js definition of a generated service: paths, streaming flags and protobuf-es codecs. */
+export function definitionOf(service: DescService): ServiceDefinition {
+  const definition: Record<string, MethodDefinition<unknown, unknown>> = {};
+  for (const m of service.methods) {
+    const req = codecOf(m.input);
+    const res = codecOf(m.output);
+    definition[m.name] = {
+      path: `/${service.typeName}/${m.name}`,
+      requestStream: m.methodKind === 'client_streaming' || m.methodKind === 'bidi_streaming',
+      responseStream: m.methodKind === 'server_streaming' || m.methodKind === 'bidi_streaming',
+      requestSerialize: req.serialize as (v: unknown) => Buffer,
+      requestDeserialize: req.deserialize,
+      responseSerialize: res.serialize as (v: unknown) => Buffer,
+      responseDeserialize: res.deserialize,
+      originalName: m.localName,
+    };
+  }
+  return definition as ServiceDefinition;
+}
+
+type AnyCall = ServerUnaryCall<unknown, unknown> & {
+  on(event: 'cancelled', listener: () => void): unknown;
+  getDeadline(): Date | number;
+};
+
+/** The handler context of one call: from the middleware's CallContext when the chain runs. */
+function contextOf(
+  call: AnyCall,
+  path: string,
+  logger: EntryContext['logger'],
+): TypedCallContext & { headersSent: boolean } {
+  const chain = callContextOf(call);
+  const deadline = call.getDeadline();
+  let signal: AbortSignal;
+  if (chain) signal = chain.signal;
+  else {
+    const controller = new AbortController();
+    call.on('cancelled', () =>
+      controller.abort(new DOMException('the client cancelled the call', 'AbortError')),
+    );
+    signal = controller.signal;
+  }
+  return {
+    path,
+    metadata: call.metadata,
+    deadline:
+      deadline instanceof Date
+        ? deadline
+        : Number.isFinite(deadline)
+          ? new Date(deadline as number)
+          : undefined,
+    signal,
+    principal: chain?.principal,
+    requestId: chain?.requestId ?? '',
+    logger,
+    responseHeaders: new Metadata(),
+    responseTrailers: new Metadata(),
+    headersSent: false,
+  };
+}
+
+/** Sends the context's response headers once, if any were set. */
+function sendHeaders(
+  call: { sendMetadata(m: Metadata): void },
+  ctx: TypedCallContext & { headersSent: boolean },
+): void {
+  if (ctx.headersSent) return;
+  ctx.headersSent = true;
+  if (Object.keys(ctx.responseHeaders.getMap()).length > 0) call.sendMetadata(ctx.responseHeaders);
+}
+
+/** A thrown RpcError as the status grpc-js sends; anything else as it is (recovery answers INTERNAL). */
+function failure(err: unknown, ctx: TypedCallContext): unknown {
+  return err instanceof RpcError ? statusOf(err, ctx.responseTrailers) : err;
+}
+
+/** Writes each message of `messages`, waiting for the stream to drain when it asks to. */
+async function writeAll(
+  call: ServerWritableStream<unknown, unknown>,
+  messages: AsyncIterable<unknown>,
+  ctx: TypedCallContext & { headersSent: boolean },
+): Promise<void> {
+  for await (const message of messages) {
+    if (ctx.signal.aborted || call.cancelled) return;
+    sendHeaders(call, ctx);
+    if (!call.write(message)) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          call.off('drain', done);
+          call.off('cancelled', done);
+          resolve();
+        };
+        call.on('drain', done);
+        call.on('cancelled', done);
+      });
+    }
+  }
+}
+
+type Handler = (...args: never[]) => unknown;
+
+/** The grpc-js handler of one method, calling the typed handler `fn`. */
+function adapt(
+  method: DescMethod,
+  path: string,
+  fn: Handler,
+  logger: EntryContext['logger'],
+): UntypedHandleCall {
+  const call0 = fn as unknown as (input: unknown, ctx: TypedCallContext) => unknown;
+  switch (method.methodKind) {
+    case 'unary':
+      return (async (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+        const ctx = contextOf(call as AnyCall, path, logger);
+        let response: unknown;
+        try {
+          response = await call0(call.request, ctx);
+        } catch (err) {
+          throw failure(err, ctx);
+        }
+        sendHeaders(call, ctx);
+        callback(null, response, ctx.responseTrailers);
+      }) as UntypedHandleCall;
+    case 'client_streaming':
+      return (async (
+        call: ServerReadableStream<unknown, unknown>,
+        callback: sendUnaryData<unknown>,
+      ) => {
+        const ctx = contextOf(call as unknown as AnyCall, path, logger);
+        let response: unknown;
+        try {
+          response = await call0(call, ctx);
+        } catch (err) {
+          throw failure(err, ctx);
+        }
+        sendHeaders(call, ctx);
+        callback(null, response, ctx.responseTrailers);
+      }) as UntypedHandleCall;
+    case 'server_streaming':
+      return (async (call: ServerWritableStream<unknown, unknown>) => {
+        const ctx = contextOf(call as unknown as AnyCall, path, logger);
+        try {
+          await writeAll(call, call0(call.request, ctx) as AsyncIterable<unknown>, ctx);
+        } catch (err) {
+          throw failure(err, ctx);
+        }
+        sendHeaders(call, ctx);
+        call.end(ctx.responseTrailers);
+      }) as UntypedHandleCall;
+    case 'bidi_streaming':
+      return (async (call: ServerDuplexStream<unknown, unknown>) => {
+        const ctx = contextOf(call as unknown as AnyCall, path, logger);
+        try {
+          await writeAll(
+            call as unknown as ServerWritableStream<unknown, unknown>,
+            call0(call, ctx) as AsyncIterable<unknown>,
+            ctx,
+          );
+        } catch (err) {
+          throw failure(err, ctx);
+        }
+        sendHeaders(call, ctx);
+        call.end(ctx.responseTrailers);
+      }) as UntypedHandleCall;
+  }
+}
+
+/**
+ * A generated service and its typed implementation as what the entry registers: a grpc-js
+ * definition (protobuf-es codecs) and grpc-js handlers, so typed calls take the same middleware
+ * chain, recovery, gateway and gRPC-Web paths as any other. `missing`: the methods the
+ * implementation has no handler for (the caller refuses them).
+ */
+export function adaptService(
+  service: DescService,
+  implementation: Record<string, unknown>,
+  logger: EntryContext['logger'],
+): {
+  definition: ServiceDefinition;
+  implementation: UntypedServiceImplementation;
+  missing: string[];
+} {
+  const definition = definitionOf(service);
+  const handlers: UntypedServiceImplementation = {};
+  const missing: string[] = [];
+  for (const m of service.methods) {
+    const fn = implementation[m.localName];
+    if (typeof fn !== 'function') {
+      missing.push(`${m.localName} (rpc ${m.name})`);
+      continue;
+    }
+    const bound = (fn as Handler).bind(implementation) as Handler;
+    handlers[m.name] = adapt(m, `/${service.typeName}/${m.name}`, bound, logger);
+  }
+  return { definition, implementation: handlers, missing };
+}
