@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import {
   create,
   fromBinary,
@@ -146,6 +147,14 @@ async function writeAll(
 
 type Handler = (...args: never[]) => unknown;
 
+/**
+ * The request messages of a streaming call. A plain `for await` on the call would destroy the
+ * whole duplex once the requests end, before the handler's responses and status were sent.
+ */
+function requestsOf(call: Readable): AsyncIterable<unknown> {
+  return { [Symbol.asyncIterator]: () => call.iterator({ destroyOnReturn: false }) };
+}
+
 /** The grpc-js handler of one method, calling the typed handler `fn`. */
 function adapt(
   method: DescMethod,
@@ -175,7 +184,7 @@ function adapt(
         const ctx = contextOf(call as unknown as AnyCall, path, logger);
         let response: unknown;
         try {
-          response = await call0(call, ctx);
+          response = await call0(requestsOf(call), ctx);
         } catch (err) {
           throw failure(err, ctx);
         }
@@ -199,7 +208,7 @@ function adapt(
         try {
           await writeAll(
             call as unknown as ServerWritableStream<unknown, unknown>,
-            call0(call, ctx) as AsyncIterable<unknown>,
+            call0(requestsOf(call), ctx) as AsyncIterable<unknown>,
             ctx,
           );
         } catch (err) {
