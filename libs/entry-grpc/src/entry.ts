@@ -169,13 +169,14 @@ export class GrpcEntry implements Entry {
    * implementation, or a @grpc/proto-loader / grpc-js definition with grpc-js handlers. A typed
    * implementation must have every method (SVC_GRPC_TYPED_MISSING_METHOD otherwise).
    */
-  addService<S extends GenService<GenServiceMethods>>(
-    service: S,
-    implementation: ServiceImpl<S>,
-  ): this;
   addService<I extends UntypedServiceImplementation>(
     definition: ServiceDefinition<I>,
     implementation: I,
+  ): this;
+  // Last: a mismatched typed implementation is reported with this overload's error.
+  addService<S extends GenService<GenServiceMethods>>(
+    service: S,
+    implementation: ServiceImpl<S>,
   ): this;
   addService(definition: ServiceDefinition | DescService, implementation: object): this {
     this.beforeBootstrap('addService');

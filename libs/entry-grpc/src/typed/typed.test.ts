@@ -195,7 +195,10 @@ describe('a typed service (protoc-gen-es output) on the grpc entry', () => {
     const created = await client.createBook({ book: { title: 'Ulysses' } }, auth);
     await client.getBook(
       { id: created.id },
-      { metadata: { authorization: AUTHORIZATION, 'x-request-id': 'req-typed-1' }, timeoutMs: 30_000 },
+      {
+        metadata: { authorization: AUTHORIZATION, 'x-request-id': 'req-typed-1' },
+        timeoutMs: 30_000,
+      },
     );
     expect(seen?.path).toBe('/bookstore.v1.Bookstore/GetBook');
     expect(seen?.metadata.get('x-request-id')).toEqual(['req-typed-1']);
@@ -213,7 +216,10 @@ describe('a typed service (protoc-gen-es output) on the grpc entry', () => {
 
   it("answers INTERNAL with the request id, never the exception's text, when a handler throws", async () => {
     const err = (await client
-      .getBook({ id: 'boom' }, { metadata: { authorization: AUTHORIZATION, 'x-request-id': 'req-boom' } })
+      .getBook(
+        { id: 'boom' },
+        { metadata: { authorization: AUTHORIZATION, 'x-request-id': 'req-boom' } },
+      )
       .catch((e: unknown) => e)) as RpcError;
     expect(err.code).toBe(Code.INTERNAL);
     expect(err.message).toBe('internal error (request id req-boom)');
@@ -226,7 +232,12 @@ describe('a typed service (protoc-gen-es output) on the grpc entry', () => {
     const post = await fetch(`${base}/v1/books`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ title: 'Middlemarch', author: 'George Eliot', tags: ['novel'], pageCount: '880' }),
+      body: JSON.stringify({
+        title: 'Middlemarch',
+        author: 'George Eliot',
+        tags: ['novel'],
+        pageCount: '880',
+      }),
     });
     expect(post.status).toBe(200);
     const book = (await post.json()) as Record<string, unknown>;
