@@ -71,66 +71,93 @@ type AnyCall = ServerUnaryCall<unknown, unknown> & {
   getDeadline(): Date | number;
 };
 
-/** The handler context of one call: from the middleware's CallContext when the chain runs. */
-function contextOf(
-  call: AnyCall,
-  path: string,
-  logger: EntryContext['logger'],
-): TypedCallContext & { headersSent: boolean } {
-  const chain = callContextOf(call);
-  const deadline = call.getDeadline();
-  let signal: AbortSignal;
-  if (chain) signal = chain.signal;
-  else {
-    const controller = new AbortController();
-    call.on('cancelled', () =>
-      controller.abort(new DOMException('the client cancelled the call', 'AbortError')),
-    );
-    signal = controller.signal;
-  }
-  return {
-    path,
-    metadata: call.metadata,
-    deadline:
-      deadline instanceof Date
-        ? deadline
-        : Number.isFinite(deadline)
-          ? new Date(deadline as number)
-          : undefined,
-    signal,
-    principal: chain?.principal,
-    requestId: chain?.requestId ?? '',
-    logger,
-    responseHeaders: new Metadata(),
-    responseTrailers: new Metadata(),
-    headersSent: false,
-  };
-}
+const NO_DEADLINE = Number.POSITIVE_INFINITY;
 
-/** Sends the context's response headers once, if any were set. */
-function sendHeaders(
-  call: { sendMetadata(m: Metadata): void },
-  ctx: TypedCallContext & { headersSent: boolean },
-): void {
-  if (ctx.headersSent) return;
-  ctx.headersSent = true;
-  if (Object.keys(ctx.responseHeaders.getMap()).length > 0) call.sendMetadata(ctx.responseHeaders);
+/**
+ * The handler context of one call, from the grpc-js call and, when the entry's chain runs, its
+ * CallContext. Made lazily: a handler that reads nothing costs one object.
+ */
+class CallState implements TypedCallContext {
+  private headersMd: Metadata | undefined;
+  private trailersMd: Metadata | undefined;
+  private ownSignal: AbortSignal | undefined;
+  headersSent = false;
+
+  constructor(
+    private readonly call: AnyCall,
+    readonly path: string,
+    readonly logger: EntryContext['logger'],
+  ) {}
+
+  get metadata(): Metadata {
+    return this.call.metadata;
+  }
+
+  get deadline(): Date | undefined {
+    const d = this.call.getDeadline();
+    if (d instanceof Date) return d;
+    return d === NO_DEADLINE || !Number.isFinite(d) ? undefined : new Date(d);
+  }
+
+  get signal(): AbortSignal {
+    const chain = callContextOf(this.call);
+    if (chain) return chain.signal;
+    if (!this.ownSignal) {
+      const controller = new AbortController();
+      this.call.on('cancelled', () =>
+        controller.abort(new DOMException('the client cancelled the call', 'AbortError')),
+      );
+      this.ownSignal = controller.signal;
+    }
+    return this.ownSignal;
+  }
+
+  get principal(): TypedCallContext['principal'] {
+    return callContextOf(this.call)?.principal;
+  }
+
+  get requestId(): string {
+    return callContextOf(this.call)?.requestId ?? '';
+  }
+
+  get responseHeaders(): Metadata {
+    this.headersMd ??= new Metadata();
+    return this.headersMd;
+  }
+
+  get responseTrailers(): Metadata {
+    this.trailersMd ??= new Metadata();
+    return this.trailersMd;
+  }
+
+  /** The trailers set, if any. */
+  get trailers(): Metadata | undefined {
+    return this.trailersMd;
+  }
+
+  /** Sends the response headers once, if any were set. */
+  sendHeaders(call: { sendMetadata(m: Metadata): void }): void {
+    if (this.headersSent) return;
+    this.headersSent = true;
+    if (this.headersMd && Object.keys(this.headersMd.getMap()).length > 0)
+      call.sendMetadata(this.headersMd);
+  }
 }
 
 /** A thrown RpcError as the status grpc-js sends; anything else as it is (recovery answers INTERNAL). */
-function failure(err: unknown, ctx: TypedCallContext): unknown {
-  return err instanceof RpcError ? statusOf(err, ctx.responseTrailers) : err;
+function failure(err: unknown, ctx: CallState): unknown {
+  return err instanceof RpcError ? statusOf(err, ctx.trailers) : err;
 }
 
 /** Writes each message of `messages`, waiting for the stream to drain when it asks to. */
 async function writeAll(
   call: ServerWritableStream<unknown, unknown>,
   messages: AsyncIterable<unknown>,
-  ctx: TypedCallContext & { headersSent: boolean },
+  ctx: CallState,
 ): Promise<void> {
   for await (const message of messages) {
     if (ctx.signal.aborted || call.cancelled) return;
-    sendHeaders(call, ctx);
+    ctx.sendHeaders(call);
     if (!call.write(message)) {
       await new Promise<void>((resolve) => {
         const done = (): void => {
@@ -166,45 +193,45 @@ function adapt(
   switch (method.methodKind) {
     case 'unary':
       return (async (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
-        const ctx = contextOf(call as AnyCall, path, logger);
+        const ctx = new CallState(call as AnyCall, path, logger);
         let response: unknown;
         try {
           response = await call0(call.request, ctx);
         } catch (err) {
           throw failure(err, ctx);
         }
-        sendHeaders(call, ctx);
-        callback(null, response, ctx.responseTrailers);
+        ctx.sendHeaders(call);
+        callback(null, response, ctx.trailers);
       }) as UntypedHandleCall;
     case 'client_streaming':
       return (async (
         call: ServerReadableStream<unknown, unknown>,
         callback: sendUnaryData<unknown>,
       ) => {
-        const ctx = contextOf(call as unknown as AnyCall, path, logger);
+        const ctx = new CallState(call as unknown as AnyCall, path, logger);
         let response: unknown;
         try {
           response = await call0(requestsOf(call), ctx);
         } catch (err) {
           throw failure(err, ctx);
         }
-        sendHeaders(call, ctx);
-        callback(null, response, ctx.responseTrailers);
+        ctx.sendHeaders(call);
+        callback(null, response, ctx.trailers);
       }) as UntypedHandleCall;
     case 'server_streaming':
       return (async (call: ServerWritableStream<unknown, unknown>) => {
-        const ctx = contextOf(call as unknown as AnyCall, path, logger);
+        const ctx = new CallState(call as unknown as AnyCall, path, logger);
         try {
           await writeAll(call, call0(call.request, ctx) as AsyncIterable<unknown>, ctx);
         } catch (err) {
           throw failure(err, ctx);
         }
-        sendHeaders(call, ctx);
-        call.end(ctx.responseTrailers);
+        ctx.sendHeaders(call);
+        call.end(ctx.trailers);
       }) as UntypedHandleCall;
     case 'bidi_streaming':
       return (async (call: ServerDuplexStream<unknown, unknown>) => {
-        const ctx = contextOf(call as unknown as AnyCall, path, logger);
+        const ctx = new CallState(call as unknown as AnyCall, path, logger);
         try {
           await writeAll(
             call as unknown as ServerWritableStream<unknown, unknown>,
@@ -214,8 +241,8 @@ function adapt(
         } catch (err) {
           throw failure(err, ctx);
         }
-        sendHeaders(call, ctx);
-        call.end(ctx.responseTrailers);
+        ctx.sendHeaders(call);
+        call.end(ctx.trailers);
       }) as UntypedHandleCall;
   }
 }
