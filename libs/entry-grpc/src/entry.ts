@@ -43,6 +43,7 @@ import { fileDescriptorsOf } from './proto-file-descriptors.js';
 import { ServerReflection } from './reflection.js';
 import { typedClient, type TypedClient, type TypedClientOptions } from './typed/client.js';
 import { adaptService } from './typed/service.js';
+import { protovalidateCheck, type RequestCheck } from './typed/validate.js';
 import type { ServiceImpl } from './typed/types.js';
 import { gatewayErrorBody } from './gateway/error-body.js';
 import { Gateway } from './gateway/gateway.js';
@@ -117,6 +118,8 @@ export class GrpcEntry implements Entry {
   private readonly generated = new DescriptorPool();
   /** Every file of the entry's schema, for reflection (built at bootstrap when it is enabled). */
   private pool: DescriptorPool | undefined;
+  /** `validate.enabled`: protovalidate's check of typed services' requests (set at bootstrap). */
+  private requestCheck: RequestCheck | undefined;
   private builtChain: CallChain | undefined;
   private readonly added: OrderedMiddleware[] = [];
   private readonly health: HealthService;
@@ -185,6 +188,7 @@ export class GrpcEntry implements Entry {
         definition,
         implementation as Record<string, unknown>,
         this.ctx.logger,
+        () => this.requestCheck,
       );
       if (typed.missing.length > 0)
         throw grpcError('SVC_GRPC_TYPED_MISSING_METHOD', [
@@ -278,6 +282,17 @@ export class GrpcEntry implements Entry {
     this.bootstrapped = true;
     const c = this.config;
     const tls = this.tlsMaterial();
+    if (c.validate.enabled) {
+      try {
+        this.requestCheck = await protovalidateCheck((err) =>
+          this.ctx.logger.error(`request validation failed: ${this.ctx.redact(errorMessage(err))}`),
+        );
+      } catch (err) {
+        throw grpcError('SVC_GRPC_VALIDATE', [this.ctx.configPath, errorMessage(err)], {
+          cause: err,
+        });
+      }
+    }
     const gateway = await this.buildGateway();
     this.gateway = gateway;
     try {

@@ -25,6 +25,11 @@ export const grpcErrors = {
     message: (configPath: string, service: string, missing: string) =>
       `${configPath}: addService(${service}): no handler for ${missing}; implement every method of the service (throw new RpcError(Code.UNIMPLEMENTED, ...) from one not ready yet)`,
   },
+  SVC_GRPC_VALIDATE: {
+    when: '`validate.enabled` is true but @bufbuild/protovalidate cannot be loaded',
+    fix: 'install it next to @svcboot/entry-grpc: `npm install @bufbuild/protovalidate`',
+    message: (configPath: string, cause: string) => `${configPath}.validate: ${cause}`,
+  },
   SVC_GRPC_TLS_CERT_ENTRY: {
     when: '`tls.certEntry` names a cert entry that lacks its certificate or its key',
     fix: 'set both `certPemPath` and `keyPemPath` on that cert entry',

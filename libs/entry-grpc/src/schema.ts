@@ -51,6 +51,11 @@ export const grpcSchema = z.strictObject({
   ...observabilityShape,
   port: portSchema.default(8080),
   enableReflection: z.boolean().default(false),
+  /**
+   * Request validation of typed services from the protos' `buf.validate` rules (protovalidate):
+   * INVALID_ARGUMENT with a google.rpc.BadRequest (gateway: 400), before the handler.
+   */
+  validate: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
   enableSvcGwOption: z.boolean().default(false),
   sw: z
     .strictObject({ enabled: z.boolean().default(false), path: uiPath('/sw/'), ...openApiShape })

@@ -26,6 +26,7 @@ import type { EntryContext } from '@svcboot/entry-core';
 import { callContextOf } from '../interceptor.js';
 import { RpcError, statusOf } from './error.js';
 import type { TypedCallContext } from './types.js';
+import type { RequestCheck } from './validate.js';
 
 /** The grpc-js codec of a message type, from @bufbuild/protobuf (toBinary / fromBinary). */
 export function codecOf<Desc extends DescMessage>(
@@ -178,8 +179,19 @@ type Handler = (...args: never[]) => unknown;
  * The request messages of a streaming call. A plain `for await` on the call would destroy the
  * whole duplex once the requests end, before the handler's responses and status were sent.
  */
-function requestsOf(call: Readable): AsyncIterable<unknown> {
-  return { [Symbol.asyncIterator]: () => call.iterator({ destroyOnReturn: false }) };
+function requestsOf(
+  call: Readable,
+  check: ((message: unknown) => void) | undefined,
+): AsyncIterable<unknown> {
+  if (!check) return { [Symbol.asyncIterator]: () => call.iterator({ destroyOnReturn: false }) };
+  return {
+    async *[Symbol.asyncIterator]() {
+      for await (const message of call.iterator({ destroyOnReturn: false })) {
+        check(message);
+        yield message;
+      }
+    },
+  };
 }
 
 /** The grpc-js handler of one method, calling the typed handler `fn`. */
@@ -188,14 +200,21 @@ function adapt(
   path: string,
   fn: Handler,
   logger: EntryContext['logger'],
+  checkOf: () => RequestCheck | undefined,
 ): UntypedHandleCall {
   const call0 = fn as unknown as (input: unknown, ctx: TypedCallContext) => unknown;
+  /** The request check in force (set at bootstrap), bound to this method's input type. */
+  const check = (): ((message: unknown) => void) | undefined => {
+    const c = checkOf();
+    return c ? (message) => c(method.input, message as never) : undefined;
+  };
   switch (method.methodKind) {
     case 'unary':
       return (async (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
         const ctx = new CallState(call as AnyCall, path, logger);
         let response: unknown;
         try {
+          check()?.(call.request);
           response = await call0(call.request, ctx);
         } catch (err) {
           throw failure(err, ctx);
@@ -211,7 +230,7 @@ function adapt(
         const ctx = new CallState(call as unknown as AnyCall, path, logger);
         let response: unknown;
         try {
-          response = await call0(requestsOf(call), ctx);
+          response = await call0(requestsOf(call, check()), ctx);
         } catch (err) {
           throw failure(err, ctx);
         }
@@ -222,6 +241,7 @@ function adapt(
       return (async (call: ServerWritableStream<unknown, unknown>) => {
         const ctx = new CallState(call as unknown as AnyCall, path, logger);
         try {
+          check()?.(call.request);
           await writeAll(call, call0(call.request, ctx) as AsyncIterable<unknown>, ctx);
         } catch (err) {
           throw failure(err, ctx);
@@ -235,7 +255,7 @@ function adapt(
         try {
           await writeAll(
             call as unknown as ServerWritableStream<unknown, unknown>,
-            call0(requestsOf(call), ctx) as AsyncIterable<unknown>,
+            call0(requestsOf(call, check()), ctx) as AsyncIterable<unknown>,
             ctx,
           );
         } catch (err) {
@@ -257,6 +277,7 @@ export function adaptService(
   service: DescService,
   implementation: Record<string, unknown>,
   logger: EntryContext['logger'],
+  checkOf: () => RequestCheck | undefined = () => undefined,
 ): {
   definition: ServiceDefinition;
   implementation: UntypedServiceImplementation;
@@ -272,7 +293,7 @@ export function adaptService(
       continue;
     }
     const bound = (fn as Handler).bind(implementation) as Handler;
-    handlers[m.name] = adapt(m, `/${service.typeName}/${m.name}`, bound, logger);
+    handlers[m.name] = adapt(m, `/${service.typeName}/${m.name}`, bound, logger, checkOf);
   }
   return { definition, implementation: handlers, missing };
 }
