@@ -207,12 +207,9 @@ function randomInit(desc: DescMessage, depth = 0): Record<string, unknown> {
   for (const o of desc.oneofs) {
     if (o.name.startsWith('_') || rand() < 0.5) continue;
     const f = pick(o.fields);
-    const value =
-      f.fieldKind === 'scalar'
-        ? scalar(f, f.scalar)
-        : f.fieldKind === 'enum'
-          ? 1
-          : (wkt(f.message, depth) ?? {});
+    let value: unknown = 1;
+    if (f.fieldKind === 'scalar') value = scalar(f, f.scalar);
+    else if (f.fieldKind === 'message') value = wkt(f.message, depth) ?? {};
     out[o.localName] = { case: f.localName, value };
   }
   return out;
