@@ -267,6 +267,22 @@ describe('a typed service (protoc-gen-es output) on the grpc entry', () => {
     });
   });
 
+  it('documents the typed service in the OpenAPI documents, from the generated descriptors', () => {
+    const doc = JSON.parse(entry.openApiDocument) as {
+      paths: Record<string, Record<string, { operationId: string }>>;
+      definitions: Record<
+        string,
+        { properties: Record<string, { type?: string; format?: string }> }
+      >;
+    };
+    expect(doc.paths['/v1/books/{id}']?.['get']?.operationId).toBe('Bookstore_GetBook');
+    expect(doc.paths['/v1/books']?.['post']?.operationId).toBe('Bookstore_CreateBook');
+    expect(doc.definitions['v1Book']?.properties['createTime']).toMatchObject({
+      type: 'string',
+      format: 'date-time',
+    });
+  });
+
   it('serves gRPC-Web to connect-web with the same generated service', async () => {
     const web = createConnectClient(
       Bookstore,
