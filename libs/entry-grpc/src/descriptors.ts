@@ -8,7 +8,7 @@ import {
 } from '@bufbuild/protobuf/wkt';
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
-import { DescriptorPool } from './descriptor-pool.js';
+import { DescriptorPool, WELL_KNOWN_FILES } from './descriptor-pool.js';
 
 const require = createRequire(import.meta.url);
 
@@ -57,6 +57,17 @@ export function rootFromDefinitions(
   return root;
 }
 
+/**
+ * protobufjs lists each extension as a field of its extendee too, named after the extension
+ * (`.google.api.http` in MethodOptions): not a field of the message, and an import cycle.
+ */
+function dropSisterFields(messages: DescriptorProto[]): void {
+  for (const m of messages) {
+    m.field = m.field.filter((f) => !f.name.startsWith('.'));
+    dropSisterFields(m.nestedType);
+  }
+}
+
 /** `name` as C++ scoping finds it from `scope` (a package or message name): fully qualified. */
 function resolveName(
   name: string,
@@ -91,6 +102,12 @@ export function addLoaderFiles(
     p.name = rename[p.name] ?? p.name;
     if (seen.has(p.name) || pool.has(p.name)) continue;
     seen.add(p.name);
+    if (p.package === 'google.protobuf') {
+      // protobufjs puts every google.protobuf type in one invented file: the real ones instead.
+      for (const f of WELL_KNOWN_FILES.values()) pool.addProto(f.proto, 'well-known types');
+      continue;
+    }
+    dropSisterFields(p.messageType);
     protos.push(p);
   }
   const local = new DescriptorPool();

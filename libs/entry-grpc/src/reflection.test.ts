@@ -70,7 +70,11 @@ const untyped = {
 };
 const LOADER = { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true };
 
-type Input = 'protos.files' | 'protos.descriptorSets' | 'generated code';
+type Input =
+  | 'protos.files'
+  | 'protos.descriptorSets'
+  | 'generated code'
+  | 'a proto-loader definition alone';
 
 async function bootWith(input: Input): Promise<App> {
   const protos =
@@ -79,6 +83,7 @@ async function bootWith(input: Input): Promise<App> {
       : input === 'protos.descriptorSets'
         ? `{ descriptorSets: ["${setFile}"] }`
         : '{}';
+  // A proto-loader definition with no protos configured: reflection has only its descriptors.
   const app = await boot({
     configText: `app:
   name: books
@@ -100,7 +105,7 @@ grpc:
   if (input === 'generated code') entry.addService(Bookstore, bookstore());
   else {
     const pkg =
-      input === 'protos.files'
+      input !== 'protos.descriptorSets'
         ? loadSync(bookstoreProto, { ...LOADER, includeDirs: [bookstoreProtoDir] })
         : loadFileDescriptorSetFromBuffer(readFileSync(setFile), LOADER);
     entry.addService(pkg['bookstore.v1.Bookstore'] as ServiceDefinition, untyped as never);
@@ -178,7 +183,12 @@ async function reflect(
   }
 }
 
-for (const input of ['protos.files', 'protos.descriptorSets', 'generated code'] as const) {
+for (const input of [
+  'protos.files',
+  'protos.descriptorSets',
+  'generated code',
+  'a proto-loader definition alone',
+] as const) {
   describe(`reflection, the bookstore from ${input}`, () => {
     let app: App;
     let port: number;
@@ -227,26 +237,39 @@ for (const input of ['protos.files', 'protos.descriptorSets', 'generated code'] 
         const bytes = (answer['fileDescriptorResponse'] as { fileDescriptorProto: Buffer[] })
           .fileDescriptorProto;
         const files = bytes.map((b) => fromBinary(FileDescriptorProtoSchema, b));
+        const loaderOnly = input === 'a proto-loader definition alone';
+        // proto-loader keeps no file names: protobufjs names a file after its package.
+        const main = loaderOnly ? 'bookstore_v1.proto' : 'bookstore/v1/bookstore.proto';
         expect(files.map((f) => f.name).sort()).toEqual(
-          [
-            'bookstore/v1/bookstore.proto',
-            'google/api/annotations.proto',
-            'google/api/http.proto',
-            'google/protobuf/descriptor.proto',
-            'google/protobuf/empty.proto',
-            'google/protobuf/field_mask.proto',
-            'google/protobuf/timestamp.proto',
-          ].sort(),
+          (loaderOnly
+            ? [
+                main,
+                'google/protobuf/empty.proto',
+                'google/protobuf/field_mask.proto',
+                'google/protobuf/timestamp.proto',
+              ]
+            : [
+                main,
+                'google/api/annotations.proto',
+                'google/api/http.proto',
+                'google/protobuf/descriptor.proto',
+                'google/protobuf/empty.proto',
+                'google/protobuf/field_mask.proto',
+                'google/protobuf/timestamp.proto',
+              ]
+          ).sort(),
         );
         // A registry builds from them alone: every import and type resolves.
         const registry = createFileRegistry(create(FileDescriptorSetSchema, { file: topo(files) }));
         const svc = registry.getService('bookstore.v1.Bookstore')!;
-        // The google.api.http options are there, as an extension a client can read.
-        const rule = getOption(svc.method['getBook']!, http);
-        expect(rule.pattern).toEqual({ case: 'get', value: '/v1/books/{id}' });
         const want = compiled.get('bookstore/v1/bookstore.proto')!;
-        const got = files.find((f) => f.name === 'bookstore/v1/bookstore.proto')!;
-        expect(got.dependency).toEqual(want.dependency);
+        const got = files.find((f) => f.name === main)!;
+        if (!loaderOnly) {
+          // The google.api.http options are there, as an extension a client can read.
+          const rule = getOption(svc.method['getBook']!, http);
+          expect(rule.pattern).toEqual({ case: 'get', value: '/v1/books/{id}' });
+          expect(got.dependency).toEqual(want.dependency);
+        }
         expect(got.package).toBe(want.package);
         expect(
           svc.methods.map((m) => [m.name, m.input.typeName, m.output.typeName, m.methodKind]),
