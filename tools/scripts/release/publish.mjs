@@ -8,7 +8,9 @@ import path from 'node:path';
 
 const [dir, ...args] = process.argv.slice(2);
 if (!dir) {
-  console.error('usage: publish.mjs <package folder> [--dryRun] [--tag=T] [--registry=URL] [--otp=N]');
+  console.error(
+    'usage: publish.mjs <package folder> [--dryRun] [--tag=T] [--registry=URL] [--otp=N]',
+  );
   process.exit(2);
 }
 const option = (name) => {
@@ -23,7 +25,8 @@ const dryRun = option('dryRun') ?? option('dry-run');
 if (dryRun !== undefined && dryRun !== 'false') npmArgs.push('--dry-run');
 for (const name of ['tag', 'registry', 'otp', 'access']) {
   const value = option(name);
-  if (value !== undefined && value !== '' && value !== 'undefined') npmArgs.push(`--${name}=${value}`);
+  if (value !== undefined && value !== '' && value !== 'undefined')
+    npmArgs.push(`--${name}=${value}`);
 }
 const { name, version } = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf-8'));
 console.log(`${name}@${version}: npm ${npmArgs.join(' ')} (in ${dir})`);

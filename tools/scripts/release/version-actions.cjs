@@ -44,7 +44,8 @@ class NpmPackageVersionActions extends VersionActions {
   async readCurrentVersionFromRegistry(_tree, metadata) {
     const name = this.readManifest(_tree).name;
     const tag = typeof metadata?.tag === 'string' ? metadata.tag : 'latest';
-    const registry = typeof metadata?.registry === 'string' ? ['--registry', metadata.registry] : [];
+    const registry =
+      typeof metadata?.registry === 'string' ? ['--registry', metadata.registry] : [];
     try {
       const out = execFileSync('npm', ['view', `${name}@${tag}`, 'version', ...registry], {
         encoding: 'utf-8',
@@ -61,7 +62,8 @@ class NpmPackageVersionActions extends VersionActions {
     const depName = packageNameOf(projectGraph, dependencyProjectName);
     for (const collection of COLLECTIONS) {
       const range = manifest[collection]?.[depName];
-      if (typeof range === 'string') return { currentVersion: range, dependencyCollection: collection };
+      if (typeof range === 'string')
+        return { currentVersion: range, dependencyCollection: collection };
     }
     return { currentVersion: null, dependencyCollection: null };
   }
@@ -96,7 +98,9 @@ class NpmPackageVersionActions extends VersionActions {
       }
       if (changed > 0) {
         this.writeManifest(tree, manifestPath, manifest);
-        logs.push(`✍️  Updated ${changed} internal dependency range(s) in manifest: ${manifestPath}`);
+        logs.push(
+          `✍️  Updated ${changed} internal dependency range(s) in manifest: ${manifestPath}`,
+        );
       }
     }
     return logs;
