@@ -16,8 +16,9 @@ const manifest = JSON.parse(
 const targets = [];
 function collect(where, value) {
   if (typeof value === 'string') targets.push([where, value]);
-  else if (Array.isArray(value)) value.forEach((v, i) => collect(`${where}[${i}]`, v));
-  else if (value && typeof value === 'object') {
+  else if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) collect(`${where}[${i}]`, v);
+  } else if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) collect(`${where}["${k}"]`, v);
   }
 }
