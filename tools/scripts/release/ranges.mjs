@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// Internal dependency ranges of the publishable packages: a dependency on another publishable
-// package must be a semver range that its current version satisfies (what a user installing from
-// the registry resolves to), never "*", a path or a workspace protocol; and a publishable
-// package's runtime dependencies (dependencies, peer, optional) never name a private package.
+// Internal dependency ranges of the publishable packages: a dependency (dependencies, peer,
+// optional) on another publishable package must be a semver range that its current version
+// satisfies (what a user installing from the registry resolves to), never "*", a path or a
+// workspace protocol, and never names a private package. devDependencies may say "*" (the
+// workspace's copy; nx release leaves them alone).
 import { createRequire } from 'node:module';
 import { publishablePackages } from './packages.mjs';
 
@@ -33,6 +34,8 @@ for (const p of packages) {
         }
         continue;
       }
+      // Inside the workspace a devDependency names the workspace's copy, whatever its version.
+      if (collection === 'devDependencies' && range === '*') continue;
       if (range === '*' || semver.validRange(range) === null) {
         problems.push(
           `${where} is "${range}": use a range of released versions, e.g. "^${version}"`,

@@ -7,7 +7,11 @@
 const { execFileSync } = require('node:child_process');
 const { VersionActions } = require('nx/release');
 
-const COLLECTIONS = ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies'];
+// What a user installs with the package. devDependencies are left out on purpose: inside the
+// workspace they name the other packages as "*" (whatever version the workspace holds), so a
+// release of a package a dependent only tests against neither rewrites the dependent's manifest
+// nor gives it a release of its own.
+const COLLECTIONS = ['dependencies', 'peerDependencies', 'optionalDependencies'];
 
 /** The npm name of a workspace project (its package.json `name`), from the project graph. */
 function packageNameOf(projectGraph, projectName) {
@@ -30,6 +34,15 @@ class NpmPackageVersionActions extends VersionActions {
 
   writeManifest(tree, path, manifest) {
     tree.write(path, `${JSON.stringify(manifest, null, 2)}\n`);
+  }
+
+  /** The project graph's edges to other projects, less those that only devDependencies make. */
+  async readDependencies(tree, projectGraph) {
+    const manifest = this.readManifest(tree);
+    const installed = new Set(COLLECTIONS.flatMap((c) => Object.keys(manifest[c] ?? {})));
+    return (projectGraph.dependencies[this.projectGraphNode.name] ?? []).filter(
+      (dep) => dep.type !== 'implicit' && installed.has(packageNameOf(projectGraph, dep.target)),
+    );
   }
 
   async readCurrentVersionFromSourceManifest(tree) {
