@@ -1,41 +1,76 @@
 #!/usr/bin/env node
 // Every file a published package.json points at is in its tarball: each target of "exports"
-// under every condition (publint checks only the conditions it knows; a repository-only one such
-// as svcboot-source pointing at an unpublished src/ would pass it), "main", "types" and "bin".
+// (under every condition that a user's resolver may pick), "main", "types" and "bin"; and every
+// export subpath has such a target. publint checks only the conditions it knows, so an export
+// whose one target is under the repository's own `svcboot-source` condition (the workspace reads
+// src/ through it; src/ is not published) would pass it and resolve to nothing for a user.
 //
-//   node packed-targets.mjs <npm pack --json output file>
+//   node packed-targets.mjs <npm pack --json output file>   (run in the package's folder)
 import { readFileSync } from 'node:fs';
+
+/** Conditions that only the workspace sets (tsconfig.base.json customConditions, vitest). */
+const WORKSPACE_CONDITIONS = new Set(['svcboot-source']);
 
 const [packed] = JSON.parse(readFileSync(process.argv[2], 'utf-8'));
 const files = new Set(packed.files.map((f) => f.path));
-const manifest = JSON.parse(
-  // npm pack --json has no manifest: read package.json from the folder it was run in.
-  readFileSync('package.json', 'utf-8'),
-);
+const manifest = JSON.parse(readFileSync('package.json', 'utf-8'));
 
-const targets = [];
-function collect(where, value) {
-  if (typeof value === 'string') targets.push([where, value]);
-  else if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) collect(`${where}[${i}]`, v);
-  } else if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) collect(`${where}["${k}"]`, v);
+const problems = [];
+const checked = [];
+function target(where, value) {
+  if (value.includes('*')) return; // subpath patterns: publint resolves those
+  checked.push(where);
+  if (!files.has(value.replace(/^\.\//, '')))
+    problems.push(`${where}: ${value} is not in the tarball`);
+}
+/** The targets a user can reach under one export subpath (workspace-only conditions dropped). */
+function exportTargets(where, value) {
+  if (typeof value === 'string') {
+    target(where, value);
+    return 1;
+  }
+  if (Array.isArray(value)) {
+    return value.reduce((n, v, i) => n + exportTargets(`${where}[${i}]`, v), 0);
+  }
+  if (value && typeof value === 'object') {
+    let n = 0;
+    for (const [condition, v] of Object.entries(value)) {
+      if (WORKSPACE_CONDITIONS.has(condition)) continue;
+      n += exportTargets(`${where}["${condition}"]`, v);
+    }
+    return n;
+  }
+  return 0; // null: the subpath is excluded on purpose
+}
+
+const exportsField = manifest.exports;
+const subpaths =
+  typeof exportsField === 'object' && exportsField !== null && !Array.isArray(exportsField)
+    ? Object.keys(exportsField).some((k) => k.startsWith('.'))
+      ? Object.entries(exportsField)
+      : [['.', exportsField]]
+    : exportsField === undefined
+      ? []
+      : [['.', exportsField]];
+for (const [subpath, value] of subpaths) {
+  if (value === null) continue;
+  if (exportTargets(`exports["${subpath}"]`, value) === 0) {
+    problems.push(
+      `exports["${subpath}"] has no target outside the workspace-only conditions (${[...WORKSPACE_CONDITIONS].join(', ')}): ` +
+        'a user importing it gets ERR_PACKAGE_PATH_NOT_EXPORTED; publish a built file for it or remove the subpath',
+    );
   }
 }
-collect('exports', manifest.exports);
-for (const field of ['main', 'types', 'typings', 'module']) collect(field, manifest[field]);
-collect('bin', manifest.bin);
-
-const missing = [];
-for (const [where, target] of targets) {
-  if (target.includes('*')) continue; // subpath patterns: publint covers them
-  const file = target.replace(/^\.\//, '');
-  if (!files.has(file)) missing.push(`${where}: ${target}`);
+for (const field of ['main', 'types', 'typings', 'module']) {
+  if (typeof manifest[field] === 'string') target(field, manifest[field]);
 }
-if (missing.length > 0) {
+if (typeof manifest.bin === 'string') target('bin', manifest.bin);
+for (const [name, file] of Object.entries(manifest.bin ?? {})) target(`bin["${name}"]`, file);
+
+if (problems.length > 0) {
   console.error(
-    `${packed.name}: package.json points at files its tarball does not hold (check "files"):\n- ${missing.join('\n- ')}`,
+    `${packed.name}: package.json and the tarball disagree (see "files" and "exports"):\n- ${problems.join('\n- ')}`,
   );
   process.exit(1);
 }
-console.log(`${targets.length} package.json targets are in the tarball`);
+console.log(`the ${checked.length} paths package.json names are in the tarball`);
