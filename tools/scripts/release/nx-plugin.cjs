@@ -21,6 +21,10 @@ const createNodes = [
               [root]: {
                 targets: {
                   'nx-release-publish': {
+                    // Built first, in dependency order (npm publish then skips prepack: two
+                    // prepacks at once would delete a dist/ that the other's build reads), and
+                    // published after the packages it depends on.
+                    dependsOn: ['build', '^nx-release-publish'],
                     executor: 'nx:run-commands',
                     options: {
                       command: `node tools/scripts/release/publish.mjs ${root}`,

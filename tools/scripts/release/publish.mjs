@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// `nx release`'s publish step for one package: `npm publish` in its folder (prepack builds it;
-// publishConfig gives the access). nx passes its options as --name=value arguments: --dryRun,
-// --tag, --registry, --otp and --access are handed on to npm; the others (version data) ignored.
+// `nx release`'s publish step for one package: `npm publish` in its folder (publishConfig gives
+// the access; the nx target has built it already, so npm's prepack build is skipped). A version
+// the registry already holds is skipped, so a release that stopped half-way can be run again.
+// nx passes its options as --name=value arguments: --dryRun, --tag, --registry, --otp and
+// --access are handed on to npm; the others are ignored.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -20,7 +22,7 @@ const option = (name) => {
   }
   return undefined;
 };
-const npmArgs = ['publish'];
+const npmArgs = ['publish', '--ignore-scripts'];
 const dryRun = option('dryRun') ?? option('dry-run');
 if (dryRun !== undefined && dryRun !== 'false') npmArgs.push('--dry-run');
 for (const name of ['tag', 'registry', 'otp', 'access']) {
@@ -29,6 +31,21 @@ for (const name of ['tag', 'registry', 'otp', 'access']) {
     npmArgs.push(`--${name}=${value}`);
 }
 const { name, version } = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf-8'));
+const registry = option('registry');
+const view = spawnSync(
+  'npm',
+  ['view', `${name}@${version}`, 'version', ...(registry ? [`--registry=${registry}`] : [])],
+  { encoding: 'utf-8' },
+);
+if (view.status === 0 && view.stdout.trim() === version) {
+  console.log(`${name}@${version} is already on the registry: not published again`);
+  process.exit(0);
+}
+if (view.status !== 0 && !/E404|404 Not Found|is not in this registry/.test(view.stderr)) {
+  console.warn(
+    `${name}@${version}: npm view failed (${view.stderr.trim().split('\n')[0]}); trying to publish`,
+  );
+}
 console.log(`${name}@${version}: npm ${npmArgs.join(' ')} (in ${dir})`);
 const result = spawnSync('npm', npmArgs, { cwd: dir, stdio: 'inherit' });
 process.exit(result.status ?? 1);
