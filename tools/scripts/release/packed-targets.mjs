@@ -6,7 +6,7 @@
 // src/ through it; src/ is not published) would pass it and resolve to nothing for a user.
 //
 //   node packed-targets.mjs <npm pack --json output file>   (run in the package's folder)
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 /** Conditions that only the workspace sets (tsconfig.base.json customConditions, vitest). */
 const WORKSPACE_CONDITIONS = new Set(['svcboot-source']);
@@ -66,6 +66,13 @@ for (const field of ['main', 'types', 'typings', 'module']) {
 }
 if (typeof manifest.bin === 'string') target('bin', manifest.bin);
 for (const [name, file] of Object.entries(manifest.bin ?? {})) target(`bin["${name}"]`, file);
+
+// Each plain path in "files" is there (a glob or a negation is npm's to expand).
+for (const entry of manifest.files ?? []) {
+  if (/[*!?[{]/.test(entry)) continue;
+  const clean = entry.replace(/^\.\//, '').replace(/\/$/, '');
+  if (!existsSync(clean)) problems.push(`files: ${entry} does not exist in the package folder`);
+}
 
 if (problems.length > 0) {
   console.error(
