@@ -66,6 +66,7 @@ import {
 import { RequestMessageTimeout } from './request-message-timeout.js';
 import { OnePortListener } from './one-port.js';
 import { openApiDocumentsOf } from './openapi/documents.js';
+import { attachValidateRules } from './openapi/validate-rules.js';
 import { loadProtoRoot } from './protos.js';
 import { routesOf, webPreflightRoutes } from './routes.js';
 import type { GrpcEntryConfig } from './schema.js';
@@ -578,6 +579,16 @@ export class GrpcEntry implements Entry {
     const generated = this.generated.files;
     const typedRoot =
       generated.length > 0 ? rootOfFiles(generated, 'the generated services') : undefined;
+    if (
+      typedRoot &&
+      !(await attachValidateRules(
+        typedRoot,
+        generated.map((f) => f.proto),
+      ))
+    )
+      this.ctx.logger.warn(
+        `${this.ctx.configPath}: a typed service's protos have buf.validate rules, but @bufbuild/protovalidate is not installed: the OpenAPI documents leave them out (npm install @bufbuild/protovalidate)`,
+      );
     if (c.enableReflection) this.pool = this.descriptorPool(root, cwd);
     const rootFor = (service: string): protobuf.Root | undefined => {
       if (typedRoot?.lookup(service)) return typedRoot;

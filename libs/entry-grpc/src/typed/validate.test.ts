@@ -41,6 +41,7 @@ grpc:
     port: 0
     loggerEntry: quiet
     validate: { enabled: ${validate} }
+    sw: { enabled: true }
 `,
     cwd: dir,
     argv: [],
@@ -122,6 +123,57 @@ describe('validate: protovalidate rules of typed services', () => {
     expect(body.details[0]?.['@type']).toBe('type.googleapis.com/google.rpc.BadRequest');
     expect(body.details[0]?.fieldViolations.map((v) => v.field)).toEqual(['owner', 'floor']);
     expect(handled).not.toContain('gw-bad');
+  });
+});
+
+describe('the OpenAPI documents of a typed service with buf.validate rules', () => {
+  it('carry the constraints: lengths, pattern, formats, bounds, item counts, required', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-validate-'));
+    const app = await bootShelves(dir, true);
+    try {
+      const entry = grpcEntry(app, 'shelves');
+      const v2 = JSON.parse(entry.openApiDocument) as {
+        definitions: Record<string, { properties: Record<string, unknown>; required?: string[] }>;
+      };
+      const req = v2.definitions['v1CreateShelfRequest']!;
+      expect(req.properties).toMatchObject({
+        name: { type: 'string', minLength: 1, maxLength: 20 },
+        email: { type: 'string', format: 'email' },
+        id: { type: 'string', format: 'uuid' },
+        capacity: { type: 'integer', format: 'int32', minimum: 1, maximum: 100 },
+        tags: { type: 'array', maxItems: 3, items: { type: 'string', minLength: 2 } },
+        code: { type: 'string', pattern: '^[A-Z]{3}$' },
+        price: { type: 'number', format: 'double', minimum: 0, exclusiveMinimum: true },
+        website: { type: 'string', format: 'uri' },
+        floor: { type: 'string', format: 'int64', minimum: 0, maximum: 50 },
+      });
+      expect(req.required).toEqual(['owner']);
+      const v3 = JSON.parse(entry.openApiV3Document) as {
+        paths: Record<
+          string,
+          Record<
+            string,
+            {
+              requestBody: {
+                content: Record<string, { schema: { properties: unknown; required?: string[] } }>;
+              };
+            }
+          >
+        >;
+      };
+      // OpenAPI 3.1: the body-'*' request inline, exclusiveMinimum a number.
+      const req3 =
+        v3.paths['/v1/shelves']!['post']!.requestBody.content['application/json']!.schema;
+      expect(req3.properties).toMatchObject({
+        name: { minLength: 1, maxLength: 20 },
+        price: { exclusiveMinimum: 0 },
+        tags: { maxItems: 3, items: { minLength: 2 } },
+      });
+      expect(req3.required).toEqual(['owner']);
+    } finally {
+      await app.shutdown('test');
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
