@@ -225,14 +225,18 @@ function note(key: string, example: string): void {
   else diffs.set(key, { count: 1, example });
 }
 
-function compareJson(gw: Record<string, unknown>, es: Record<string, unknown>): boolean {
+function compareJson(
+  gw: Record<string, unknown>,
+  es: Record<string, unknown>,
+  what = 'to JSON',
+): boolean {
   let same = true;
   for (const k of new Set([...Object.keys(gw), ...Object.keys(es)])) {
     const a = JSON.stringify(gw[k]);
     const b = JSON.stringify(es[k]);
     if (a !== b) {
       same = false;
-      note(`to JSON: ${k}`, `gateway ${a?.slice(0, 80)} | protobuf-es ${b?.slice(0, 80)}`);
+      note(`${what}: ${k}`, `gateway ${a?.slice(0, 80)} | protobuf-es ${b?.slice(0, 80)}`);
     }
   }
   return same;
@@ -260,6 +264,7 @@ function same(m: Message, i: number): boolean {
 }
 
 let sameTo = 0;
+let sameOptions = 0;
 let gwBack = 0;
 let esBack = 0;
 const texts: string[] = [];
@@ -268,6 +273,18 @@ for (let i = 0; i < N; i++) {
   const gw = messageToJson(pjType, decoded, marshal) as Record<string, unknown>;
   const es = toJson(Everything, messages[i]!) as Record<string, unknown>;
   if (compareJson(gw, es)) sameTo++;
+  // The other marshal options, each with its protobuf-es counterpart.
+  const gwAll = messageToJson(pjType, decoded, {
+    useProtoNames: true,
+    emitUnpopulated: true,
+    useEnumNumbers: true,
+  }) as Record<string, unknown>;
+  const esAll = toJson(Everything, messages[i]!, {
+    useProtoFieldName: true,
+    alwaysEmitImplicit: true,
+    enumAsInteger: true,
+  }) as Record<string, unknown>;
+  if (compareJson(gwAll, esAll, 'to JSON, proto names + unpopulated + enum numbers')) sameOptions++;
   const text = JSON.stringify(es);
   texts.push(text);
   // From JSON, both ways, against the original.
@@ -335,6 +352,9 @@ console.log('');
 console.log('| | gateway (json.ts over protobufjs) | @bufbuild/protobuf |');
 console.log('|---|---:|---:|');
 console.log(`| to JSON identical to the other | ${sameTo} of ${N} | |`);
+console.log(
+  `| the same with useProtoNames, emitUnpopulated, useEnumNumbers (protobuf-es: useProtoFieldName, alwaysEmitImplicit, enumAsInteger) | ${sameOptions} of ${N} | |`,
+);
 console.log(
   `| from JSON (protobuf-es's text) back to the original | ${gwBack} of ${N} | ${esBack} of ${N} |`,
 );
