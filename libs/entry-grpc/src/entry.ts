@@ -42,6 +42,7 @@ import { addLoaderFiles, descriptorsOf, rootFromDefinitions } from './descriptor
 import { fileDescriptorsOf } from './proto-file-descriptors.js';
 import { ServerReflection } from './reflection.js';
 import { typedClient, type TypedClient, type TypedClientOptions } from './typed/client.js';
+import { copyComments } from './typed/comments.js';
 import { adaptService } from './typed/service.js';
 import { protovalidateCheck, type RequestCheck } from './typed/validate.js';
 import type { ServiceImpl } from './typed/types.js';
@@ -579,6 +580,8 @@ export class GrpcEntry implements Entry {
     const generated = this.generated.files;
     const typedRoot =
       generated.length > 0 ? rootOfFiles(generated, 'the generated services') : undefined;
+    // Comments are not in generated descriptors: a .proto listed under protos.files gives them.
+    if (typedRoot) copyComments(root, typedRoot);
     if (
       typedRoot &&
       !(await attachValidateRules(

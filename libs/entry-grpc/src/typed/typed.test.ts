@@ -305,6 +305,35 @@ describe('a typed service (protoc-gen-es output) on the grpc entry', () => {
   });
 });
 
+describe('a typed service whose .proto is also under protos.files', () => {
+  it('keeps the proto comments in the OpenAPI documents (generated descriptors have none)', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-typed-'));
+    try {
+      const app = await bootBookstore(
+        (e) => e.addService(Bookstore, bookstore()),
+        dir,
+        `    protos:
+      files: ["${bookstoreProto}"]
+      includeDirs: ["${bookstoreProtoDir}"]
+`,
+      );
+      try {
+        const doc = JSON.parse(grpcEntry(app, 'books').openApiDocument) as {
+          tags: Array<{ name: string; description?: string }>;
+        };
+        expect(doc.tags).toContainEqual({
+          name: 'Bookstore',
+          description: 'A bookstore: the example of the README\'s "Typed services" section.',
+        });
+      } finally {
+        await app.shutdown('test');
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('typed services: bootstrap errors', () => {
   it('refuses an implementation that lacks a method, naming it', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-typed-'));
