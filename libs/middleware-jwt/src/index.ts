@@ -1,12 +1,16 @@
-import type { MiddlewareDefinition } from '../definition.js';
-import { MiddlewareOrder } from '../definition.js';
-import { coreError } from '../../errors.js';
+import {
+  MiddlewareOrder,
+  registerMiddleware,
+  type MiddlewareDefinition,
+} from '@svcboot/entry-core';
+import { jwtError } from './errors.js';
 import { JwtMiddleware, type JwtVerifier } from './jwt.js';
 import { loadKey } from './keys.js';
 import { jwtSchema, type JwtOptions } from './schema.js';
 
 export { JwtMiddleware, type JwtReason, type JwtVerifier } from './jwt.js';
 export { jwtSchema, type JwtOptions } from './schema.js';
+export { jwtErrors } from './errors.js';
 
 /** The domains (`$DOMAIN`) where `skipVerify: true` is allowed. */
 export const SKIP_VERIFY_DOMAINS: readonly string[] = ['dev', 'local', 'test'];
@@ -20,7 +24,7 @@ export const jwtDefinition: MiddlewareDefinition<JwtOptions> = {
     let verifier: JwtVerifier;
     if (config.skipVerify) {
       if (!SKIP_VERIFY_DOMAINS.includes(ctx.env.domain))
-        throw coreError('SVC_JWT_SKIP_VERIFY_REFUSED', [entry.configPath, ctx.env.domain]);
+        throw jwtError('SVC_JWT_SKIP_VERIFY_REFUSED', [entry.configPath, ctx.env.domain]);
       ctx.logger.warn(
         `INSECURE: ${entry.configPath}.skipVerify is true: any token is accepted and its claims believed without checking its signature, expiry, issuer or audience (allowed because DOMAIN is "${ctx.env.domain}"); never deploy this`,
       );
@@ -36,3 +40,7 @@ export const jwtDefinition: MiddlewareDefinition<JwtOptions> = {
     return new JwtMiddleware(config, verifier, entry.entryName, ctx.logger);
   },
 };
+
+// Importing the package makes `middleware.jwt` configurable, as importing an entry package
+// registers its kind (or pass jwtDefinition to boot({ middlewares })).
+registerMiddleware(jwtDefinition);

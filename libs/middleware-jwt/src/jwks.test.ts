@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EntryContext } from '../../entry.js';
-import { CallContext } from '../call.js';
-import { CallRejection } from '../rejection.js';
-import { middlewareSchema } from '../options.js';
+import type { EntryContext } from '@svcboot/entry-core';
+import { CallContext } from '@svcboot/entry-core';
+import { CallRejection } from '@svcboot/entry-core';
+import { middlewareSchema } from '@svcboot/entry-core';
 import { jwtDefinition } from './index.js';
 import type { JwtMiddleware } from './jwt.js';
 

@@ -5,11 +5,11 @@ import path from 'node:path';
 import { SignJWT, generateKeyPair, exportSPKI, type CryptoKey } from 'jose';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EntryContext } from '../../entry.js';
-import { SvcError } from '../../errors.js';
-import { CallContext, type CallInfo } from '../call.js';
-import { CallRejection } from '../rejection.js';
-import { middlewareSchema } from '../options.js';
+import type { EntryContext } from '@svcboot/entry-core';
+import { SvcError } from '@svcboot/entry-core';
+import { CallContext, type CallInfo } from '@svcboot/entry-core';
+import { CallRejection } from '@svcboot/entry-core';
+import { middlewareSchema } from '@svcboot/entry-core';
 import { jwtDefinition } from './index.js';
 import type { JwtMiddleware } from './jwt.js';
 

@@ -8,9 +8,9 @@ import {
 } from 'jose';
 import type { KeyObject } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { CallContext, CallMiddleware, CallPrincipal } from '../call.js';
-import { CallRejection, type RejectStatus } from '../rejection.js';
-import { GuardSkip } from '../auth/skip.js';
+import type { CallContext, CallMiddleware, CallPrincipal } from '@svcboot/entry-core';
+import { CallRejection, type RejectStatus } from '@svcboot/entry-core';
+import { GuardSkip } from '@svcboot/entry-core';
 import type { VerifyKey } from './keys.js';
 import { findToken, parseTokenLookup, type TokenSource } from './lookup.js';
 import type { JwtOptions } from './schema.js';

@@ -1,6 +1,6 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { coreError } from '../../errors.js';
+import { jwtError } from './errors.js';
 import {
   MIN_SECRET_BYTES,
   type AsymmetricAlgorithm,
@@ -22,7 +22,7 @@ export function loadKey(config: JwtOptions, configPath: string): VerifyKey | und
         ? Buffer.from(token, 'utf8')
         : dropNewline(readKeyFile(configPath, 'symmetric.tokenPath', tokenPath));
     if (secret.length < MIN_SECRET_BYTES[algorithm])
-      throw coreError('SVC_JWT_KEY_INVALID', [
+      throw jwtError('SVC_JWT_KEY_INVALID', [
         configPath,
         'symmetric.tokenPath',
         `(${tokenPath}) holds ${secret.length} bytes; a ${algorithm} secret needs at least ${MIN_SECRET_BYTES[algorithm]} (RFC 7518 §3.2)`,
@@ -43,7 +43,7 @@ function readKeyFile(configPath: string, field: string, file: string): Buffer {
   try {
     return readFileSync(file);
   } catch (err) {
-    throw coreError(
+    throw jwtError(
       'SVC_MIDDLEWARE_FILE_UNREADABLE',
       [configPath, field, file, (err as NodeJS.ErrnoException).code ?? String(err)],
       { cause: err },
@@ -73,7 +73,7 @@ function publicKeyFor(
   field: string,
 ): KeyObject {
   const invalid = (problem: string, cause?: unknown) =>
-    coreError('SVC_JWT_KEY_INVALID', [configPath, field, problem], { cause });
+    jwtError('SVC_JWT_KEY_INVALID', [configPath, field, problem], { cause });
   // createPublicKey would derive the public key from a private one: refuse those instead.
   if (pem.includes('PRIVATE KEY'))
     throw invalid('is a private key; give the public key (openssl pkey -pubout)');

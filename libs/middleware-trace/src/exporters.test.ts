@@ -1,10 +1,12 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SpanKind } from '@opentelemetry/api';
+// Registers middleware.trace, as an app's import of the package does.
+import './index.js';
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import type { EntryContext } from '../../entry.js';
-import { middlewareSchema } from '../options.js';
+import type { EntryContext } from '@svcboot/entry-core';
+import { middlewareSchema } from '@svcboot/entry-core';
 import type { TraceConfig } from './schema.js';
 import { createProvider } from './tracer.js';
 

@@ -1,6 +1,6 @@
 import { ExportResultCode, hrTimeToMicroseconds, type ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
-import type { Output } from '../../event/outputs.js';
+import type { Output } from '@svcboot/entry-core';
 
 const KINDS = ['internal', 'server', 'client', 'producer', 'consumer'] as const;
 const STATUS = ['unset', 'ok', 'error'] as const;

@@ -1,23 +1,27 @@
-import { MiddlewareOrder, type MiddlewareDefinition } from '../definition.js';
+import {
+  MiddlewareOrder,
+  registerMiddleware,
+  type MiddlewareDefinition,
+} from '@svcboot/entry-core';
 import { traceSchema, type TraceConfig } from './schema.js';
 import { installTracing } from './scope.js';
 import { TraceMiddleware } from './trace-middleware.js';
 
 /**
  * `middleware.trace`: OpenTelemetry server spans for every call, exported over OTLP
- * (HTTP/protobuf), to a file as JSON lines, or to Zipkin (entry-core README, "Tracing").
+ * (HTTP/protobuf), to a file as JSON lines, or to Zipkin (README.md).
  */
 export const traceDefinition: MiddlewareDefinition<TraceConfig> = {
   key: 'trace',
   order: MiddlewareOrder.Trace,
   schema: traceSchema,
   create(config, ctx, entry) {
-    // The SDK and exporters load with the first entry that traces, not with entry-core.
+    // The SDK and exporters load with the first entry that traces, not with this package.
     const setup = Promise.all([import('./tracer.js'), installTracing()]).then(([t]) => {
       const provider = t.createProvider(config, ctx, entry);
       return {
         provider,
-        tracer: provider.getTracer('@svcboot/entry-core'),
+        tracer: provider.getTracer('@svcboot/middleware-trace'),
         propagator: t.createPropagator(config.propagator),
       };
     });
@@ -27,8 +31,9 @@ export const traceDefinition: MiddlewareDefinition<TraceConfig> = {
 
 export { TRACE_ID_HEADER, TraceMiddleware, type TraceSetup } from './trace-middleware.js';
 export { traceSchema, type TraceConfig } from './schema.js';
-export {
-  registerClientTracing,
-  connectorTracerProvider,
-  type ClientTracingInstaller,
-} from './scope.js';
+export { connectorTracerProvider } from './scope.js';
+export { instrumentClient } from './clients/index.js';
+
+// Importing the package makes `middleware.trace` configurable, as importing an entry package
+// registers its kind (or pass traceDefinition to boot({ middlewares })).
+registerMiddleware(traceDefinition);

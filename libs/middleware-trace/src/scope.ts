@@ -10,8 +10,8 @@ import {
   type TracerOptions,
   type TracerProvider,
 } from '@opentelemetry/api';
-import type { CallScopeRunner } from '../call.js';
-import { setLogCorrelation } from '../../logger.js';
+import { onTracedClient, setLogCorrelation, type CallScopeRunner } from '@svcboot/entry-core';
+import { instrumentClient } from './clients/index.js';
 
 /** The tracer provider of the entry whose call is running, kept in the call's OpenTelemetry context. */
 const PROVIDER_KEY = createContextKey('svcboot.trace.provider');
@@ -41,13 +41,13 @@ export const CONTEXT_RUNNER: CallScopeRunner = {
 };
 
 let installing: Promise<void> | undefined;
-let installed = false;
 
 /**
  * Once per process, at the first trace middleware: an AsyncLocalStorage context manager (unless
  * the app registered one, e.g. with the OpenTelemetry Node SDK), app log lines get the active
- * span's ids, and the connectors' client tracing (registerClientTracing) is switched on. Settles
- * once all of it is in place.
+ * span's ids, and the drivers connectors announced (entry-core's registerTracedClient: ioredis,
+ * pg) are patched with their instrumentation, now and as more are announced. Settles once all of
+ * it is in place.
  */
 export function installTracing(): Promise<void> {
   installing ??= (async () => {
@@ -56,8 +56,11 @@ export function installTracing(): Promise<void> {
     // Refused when the app registered one first: that one stays.
     if (!context.setGlobalContextManager(manager.enable())) manager.disable();
     setLogCorrelation(activeIds);
-    installed = true;
-    await Promise.all(installers.map((install) => install(connectorTracerProvider)));
+    const patched: Promise<void>[] = [];
+    onTracedClient((client) => {
+      patched.push(instrumentClient(client, connectorTracerProvider));
+    });
+    await Promise.all(patched);
   })();
   return installing;
 }
@@ -67,21 +70,6 @@ function activeIds(): Record<string, string> | undefined {
   if (span === undefined) return undefined;
   const sc = span.spanContext();
   return isSpanContextValid(sc) ? { traceId: sc.traceId, spanId: sc.spanId } : undefined;
-}
-
-/** Switches on a connector's client spans with the provider it is given (see registerClientTracing). */
-export type ClientTracingInstaller = (provider: TracerProvider) => void | Promise<void>;
-const installers: ClientTracingInstaller[] = [];
-
-/**
- * For connector packages (entry-kv, entry-sql): `install` patches the driver with its
- * OpenTelemetry instrumentation once tracing is on in this process (at once if it already is).
- * The provider it gets starts each client span with the tracer provider of the call the span
- * belongs to (the active server span's entry), else the global one.
- */
-export function registerClientTracing(install: ClientTracingInstaller): void {
-  installers.push(install);
-  if (installed) void install(connectorTracerProvider);
 }
 
 /** A tracer that starts spans with the provider found in the context they start in. */

@@ -12,11 +12,11 @@ import {
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
-import type { LifecycleContext } from '../../entry.js';
-import type { CallContext, CallHeaders, CallInfo, CallMiddleware } from '../call.js';
-import { isIgnored } from '../definition.js';
-import { grpcCodeOfName, httpStatusOfGrpcCode } from '../grpc-codes.js';
-import { CallRejection } from '../rejection.js';
+import type { LifecycleContext } from '@svcboot/entry-core';
+import type { CallContext, CallHeaders, CallInfo, CallMiddleware } from '@svcboot/entry-core';
+import { isIgnored } from '@svcboot/entry-core';
+import { grpcCodeOfName, httpStatusOfGrpcCode } from '@svcboot/entry-core';
+import { CallRejection } from '@svcboot/entry-core';
 import {
   addProvider,
   CONTEXT_RUNNER,

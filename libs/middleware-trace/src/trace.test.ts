@@ -7,13 +7,15 @@ import {
   type ReadableSpan,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
+// Registers middleware.trace, as an app's import of the package does.
+import './index.js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Event } from '../../event/event.js';
-import { encodeJson, makeScope } from '../../event/encode.js';
-import { createAppLogger } from '../../logger.js';
-import { CallChain, CallContext, type CallHeaders, type CallInfo } from '../call.js';
-import { middlewareSchema } from '../options.js';
-import { CallRejection } from '../rejection.js';
+import { Event } from '@svcboot/entry-core';
+import { encodeJson, makeScope } from '@svcboot/entry-core';
+import { createAppLogger } from '@svcboot/entry-core';
+import { CallChain, CallContext, type CallHeaders, type CallInfo } from '@svcboot/entry-core';
+import { middlewareSchema } from '@svcboot/entry-core';
+import { CallRejection } from '@svcboot/entry-core';
 import { toUrl } from './schema.js';
 import { installTracing } from './scope.js';
 import { TraceMiddleware } from './trace-middleware.js';

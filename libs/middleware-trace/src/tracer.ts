@@ -19,8 +19,8 @@ import {
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import type { EntryContext } from '../../entry.js';
-import type { MiddlewareEntryInfo } from '../definition.js';
+import type { EntryContext } from '@svcboot/entry-core';
+import type { MiddlewareEntryInfo } from '@svcboot/entry-core';
 import { FileSpanExporter } from './file-exporter.js';
 import { toUrl, type TraceConfig } from './schema.js';
 

@@ -88,6 +88,8 @@ export function toConfigIssues(
   base: DocPath,
   entryName: string | undefined,
   source: YamlSource,
+  /** The message for a key under `middleware:` that no registered middleware owns, when a package is known for it. */
+  unknownMiddleware?: (key: string) => string | undefined,
 ): ConfigIssue[] {
   const out: ConfigIssue[] = [];
   for (const issue of error.issues) {
@@ -102,7 +104,13 @@ export function toConfigIssues(
     switch (issue.code) {
       case 'unrecognized_keys': {
         const known = keysAt(schema, rel);
+        const underMiddleware = rel[rel.length - 1] === 'middleware';
         for (const key of issue.keys) {
+          const packaged = underMiddleware ? unknownMiddleware?.(key) : undefined;
+          if (packaged !== undefined) {
+            out.push(at([...full, key], packaged, true));
+            continue;
+          }
           out.push(
             at(
               [...full, key],
