@@ -13,6 +13,7 @@ interface ZodDefLike {
   in?: z.ZodType;
   out?: z.ZodType;
   options?: z.ZodType[];
+  getter?: () => z.ZodType;
 }
 
 function defOf(schema: z.ZodType): ZodDefLike {
@@ -39,6 +40,9 @@ function unwrap(schema: z.ZodType): z.ZodType[] {
       return def.in ? unwrap(def.in) : [];
     case 'union':
       return (def.options ?? []).flatMap(unwrap);
+    case 'lazy':
+      // `middleware:` is lazy: its keys are the middlewares registered when boot.yaml is read.
+      return def.getter ? unwrap(def.getter()) : [];
     default:
       return [schema];
   }
