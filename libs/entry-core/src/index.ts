@@ -95,7 +95,7 @@ export {
   type EventEncoding,
   type EventScope,
 } from './event/encode.js';
-export type { Output } from './event/outputs.js';
+export type { Output } from './event/output.js';
 export {
   createAppLogger,
   setLogCorrelation,
