@@ -36,7 +36,6 @@ import {
 import Koa from 'koa';
 import { Registry } from 'prom-client';
 import type protobuf from 'protobufjs';
-import { loadDescriptorSets } from './descriptor-set.js';
 import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
 import { gatewayErrorBody } from './gateway/error-body.js';
 import { Gateway } from './gateway/gateway.js';
@@ -58,8 +57,7 @@ import {
 } from './connection-limits.js';
 import { RequestMessageTimeout } from './request-message-timeout.js';
 import { OnePortListener } from './one-port.js';
-import { openApiDocumentsOf } from './openapi/documents.js';
-import { loadProtoRoot } from './protos.js';
+import { loadDescriptorSets, loadProtoRoot, openApiDocumentsOf } from '@svcboot/openapi';
 import { routesOf, webPreflightRoutes } from './routes.js';
 import type { GrpcEntryConfig } from './schema.js';
 import { ServiceSet } from './services.js';

@@ -1,5 +1,5 @@
 import type protobuf from 'protobufjs';
-import type { HttpBinding } from '../gateway/rules.js';
+import type { HttpBinding } from './api/rules.js';
 
 /** One HTTP binding of an RPC to document. */
 export interface OpenApiRoute {

@@ -1,15 +1,12 @@
 import path from 'node:path';
-import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
 import { errorMessage } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
-import type { GatewayRoute } from '../gateway/route.js';
-import { loadDescriptorSets } from '../descriptor-set.js';
-import { grpcError } from '../errors.js';
-import { loadProtoRoot } from '../protos.js';
-import { routesOf } from '../routes.js';
-import { grpcSchema, type GrpcEntryConfig } from '../schema.js';
-import { ServiceSet } from '../services.js';
-import { sourceFromRoutes } from './source.js';
+import { loadDescriptorSets } from './api/descriptor-set.js';
+import { loadProtoRoot } from './api/protos.js';
+import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './api/rules.js';
+import { openapiError } from './errors.js';
+import { documentSettingsSchema, type DocumentSettings } from './settings.js';
+import { sourceFromRoutes, type DocumentedRoute } from './source.js';
 import { buildOpenApiV2, type OpenApiDocument, type OpenApiSource } from './v2.js';
 import { buildOpenApiV3 } from './v3.js';
 
@@ -23,14 +20,15 @@ export interface OpenApiDocuments {
 }
 
 /**
- * Both documents of an entry's routes, with its `sw` options: what the entry serves at
- * `<sw.path>swagger.json` and `<sw.path>openapi.json`. Throws when the 2.0 document cannot be built.
+ * Both documents of a set of routes, with the `sw` options: what a grpc entry serves at
+ * `<sw.path>swagger.json` and `<sw.path>openapi.json`. Throws when the 2.0 document cannot be
+ * built. `sw` may carry the section's other keys (`enabled`, `path`): they are not generator flags.
  */
 export function openApiDocumentsOf(
-  routes: readonly GatewayRoute[],
+  routes: readonly DocumentedRoute[],
   services: readonly protobuf.Service[],
   info: OpenApiSource['info'],
-  sw: GrpcEntryConfig['sw'],
+  sw: DocumentSettings['sw'] & { enabled?: unknown; path?: unknown },
 ): OpenApiDocuments {
   const { enabled: _enabled, path: _path, ...options } = sw;
   const source = sourceFromRoutes(routes, services, info);
@@ -64,39 +62,6 @@ export interface OpenApiDocumentsInput {
   warn?(message: string): void;
 }
 
-/** The sections of a grpc entry the documents depend on, validated with the entry's own schema. */
-const documentSchema = grpcSchema.pick({
-  protos: true,
-  gwMappingFiles: true,
-  generateUnboundMethods: true,
-  gwOption: true,
-  sw: true,
-});
-
-/** A grpc-js definition of a service of a loaded root (never served: only its paths and streaming matter). */
-function definitionOf(service: protobuf.Service): ServiceDefinition {
-  const name = service.fullName.replace(/^\./, '');
-  const out: Record<string, MethodDefinition<unknown, unknown>> = {};
-  for (const m of service.methodsArray) {
-    m.resolve();
-    const req = m.resolvedRequestType!;
-    const res = m.resolvedResponseType!;
-    out[m.name] = {
-      path: `/${name}/${m.name}`,
-      originalName: m.name,
-      requestStream: m.requestStream ?? false,
-      responseStream: m.responseStream ?? false,
-      requestSerialize: (v: unknown) =>
-        Buffer.from(req.encode(req.fromObject(v as Record<string, unknown>)).finish()),
-      requestDeserialize: (b: Buffer) => req.decode(b),
-      responseSerialize: (v: unknown) =>
-        Buffer.from(res.encode(res.fromObject(v as Record<string, unknown>)).finish()),
-      responseDeserialize: (b: Buffer) => res.decode(b),
-    };
-  }
-  return out as ServiceDefinition;
-}
-
 function servicesIn(ns: protobuf.NamespaceBase, out: protobuf.Service[] = []): protobuf.Service[] {
   for (const child of ns.nestedArray) {
     if (child instanceof protobuf.Service) out.push(child);
@@ -105,17 +70,41 @@ function servicesIn(ns: protobuf.NamespaceBase, out: protobuf.Service[] = []): p
   return out;
 }
 
+/** A method of a documented service, by its gRPC path `/<service>/<method>`. */
+interface MethodRef {
+  service: string;
+  name: string;
+  requestStream: boolean;
+  root: protobuf.Root;
+}
+
+/** A synthetic binding for an RPC without one: `POST /<pkg>.<Service>/<Method>` with body `*` (as the gateway serves it). */
+function unboundBinding(m: MethodRef): HttpBinding {
+  const grpcPath = `/${m.service}/${m.name}`;
+  return {
+    selector: `${m.service}.${m.name}`,
+    method: 'POST',
+    pathTemplate: grpcPath,
+    body: '*',
+    responseBody: '',
+    source: `unbound method ${grpcPath}`,
+  };
+}
+
 /**
- * The OpenAPI documents a grpc entry with these settings builds at bootstrap when every service of
- * its `protos.files` and `protos.descriptorSets` is added, built from the descriptors alone: no server, no app, no port.
- * Protos and gateway rules are loaded by the entry's own code and the `sw` options are validated
- * by the entry's schema, so the result equals what `<sw.path>swagger.json` serves.
+ * The OpenAPI documents a grpc entry with these settings serves when every service of its
+ * `protos.files` and `protos.descriptorSets` is added, built from the descriptors alone: no
+ * server, no app, no port, no gRPC library. The bindings are found as the entry's gateway finds
+ * them (mapping files first, then each service's `google.api.http` annotations, then unbound
+ * methods when `generateUnboundMethods`), so the result equals what `<sw.path>swagger.json`
+ * serves. Rules the gateway would refuse at bootstrap for other reasons (a path variable naming
+ * no field) are refused here by the generator itself.
  */
 export async function buildOpenApiDocuments(
   input: OpenApiDocumentsInput,
 ): Promise<OpenApiDocuments> {
   const configPath = input.configPath ?? 'grpc';
-  const parsed = documentSchema.safeParse({
+  const parsed = documentSettingsSchema.safeParse({
     protos: input.protos,
     gwMappingFiles: input.gwMappingFiles,
     generateUnboundMethods: input.generateUnboundMethods,
@@ -126,7 +115,7 @@ export async function buildOpenApiDocuments(
     const issues = parsed.error.issues.map(
       (i) => `${[configPath, ...i.path.map(String)].join('.')}: ${i.message}`,
     );
-    throw grpcError('SVC_GRPC_SETTINGS_INVALID', [issues]);
+    throw openapiError('SVC_OPENAPI_SETTINGS_INVALID', [issues]);
   }
   const c = parsed.data;
   const baseDir = path.resolve(input.baseDir ?? process.cwd());
@@ -138,31 +127,73 @@ export async function buildOpenApiDocuments(
       baseDir,
     );
   } catch (err) {
-    throw grpcError('SVC_GRPC_PROTOS', [`${configPath}.protos`, errorMessage(err)], { cause: err });
+    throw openapiError('SVC_OPENAPI_PROTOS', [`${configPath}.protos`, errorMessage(err)], {
+      cause: err,
+    });
   }
   let sets: protobuf.Root | undefined;
   try {
     sets = loadDescriptorSets(c.protos.descriptorSets, baseDir);
   } catch (err) {
-    throw grpcError('SVC_GRPC_DESCRIPTOR_SETS', [configPath, errorMessage(err)], { cause: err });
+    throw openapiError('SVC_OPENAPI_DESCRIPTOR_SETS', [configPath, errorMessage(err)], {
+      cause: err,
+    });
   }
   // As the entry: a service of protos.files wins over the same name in a descriptor set.
-  const services = new ServiceSet();
-  const added = new Set<string>();
-  for (const svc of [...servicesIn(root), ...(sets ? servicesIn(sets) : [])]) {
-    if (added.has(svc.fullName)) continue;
-    added.add(svc.fullName);
-    services.add(definitionOf(svc), {});
+  const documented: protobuf.Service[] = [];
+  const methods = new Map<string, MethodRef>();
+  const roots: Array<[protobuf.Root, protobuf.Service[]]> = [[root, servicesIn(root)]];
+  if (sets) roots.push([sets, servicesIn(sets)]);
+  for (const [r, services] of roots) {
+    for (const svc of services) {
+      const name = svc.fullName.replace(/^\./, '');
+      if (documented.some((d) => d.fullName === svc.fullName)) continue;
+      documented.push(svc);
+      for (const m of svc.methodsArray)
+        methods.set(`/${name}/${m.name}`, {
+          service: name,
+          name: m.name,
+          requestStream: m.requestStream ?? false,
+          root: r,
+        });
+    }
   }
-  const { routes, documented } = await routesOf({
-    services,
-    rootFor: (service) => (root.lookup(service) ? root : sets?.lookup(service) ? sets : undefined),
-    gwMappingFiles: c.gwMappingFiles.map((f) => path.resolve(baseDir, f)),
-    generateUnboundMethods: c.generateUnboundMethods,
-    options: { allowPatchFeature: c.gwOption.allowPatchFeature },
-    configPath,
-    warn: input.warn ?? (() => undefined),
-  });
+  const bindings: HttpBinding[] = [];
+  for (const file of c.gwMappingFiles.map((f) => path.resolve(baseDir, f))) {
+    try {
+      bindings.push(...(await rulesFromMappingFile(file)));
+    } catch (err) {
+      throw openapiError('SVC_OPENAPI_MAPPING_FILE', [configPath, errorMessage(err)], {
+        cause: err,
+      });
+    }
+  }
+  for (const svc of documented) bindings.push(...rulesFromAnnotations(svc));
+  const warn = input.warn ?? (() => undefined);
+  const routes: DocumentedRoute[] = [];
+  const bound = new Set<string>();
+  for (const b of bindings) {
+    const dot = b.selector.lastIndexOf('.');
+    const grpcPath = `/${b.selector.slice(0, dot)}/${b.selector.slice(dot + 1)}`;
+    const m = methods.get(grpcPath);
+    if (!m) {
+      warn(`${b.source}: no added service has ${b.selector}; its HTTP rule is skipped`);
+      continue;
+    }
+    if (m.requestStream && b.body !== '*')
+      throw openapiError('SVC_OPENAPI_FAILED', [
+        configPath,
+        `${b.source}: rule ${b.method} ${b.pathTemplate} of ${grpcPath}: ${grpcPath} is client- or bidi-streaming; its rule needs body "*"`,
+      ]);
+    routes.push({ binding: b, method: m, requestType: { root: m.root } });
+    bound.add(grpcPath);
+  }
+  if (c.generateUnboundMethods) {
+    for (const [grpcPath, m] of methods) {
+      if (bound.has(grpcPath) || m.requestStream) continue;
+      routes.push({ binding: unboundBinding(m), method: m, requestType: { root: m.root } });
+    }
+  }
   const info = {
     title: input.appName,
     version: input.appVersion ?? '',
@@ -171,6 +202,6 @@ export async function buildOpenApiDocuments(
   try {
     return openApiDocumentsOf(routes, documented, info, c.sw);
   } catch (err) {
-    throw grpcError('SVC_GRPC_OPENAPI_FAILED', [configPath, errorMessage(err)], { cause: err });
+    throw openapiError('SVC_OPENAPI_FAILED', [configPath, errorMessage(err)], { cause: err });
   }
 }

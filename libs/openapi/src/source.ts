@@ -1,6 +1,16 @@
 import type protobuf from 'protobufjs';
-import type { GatewayRoute } from '../gateway/route.js';
+import type { HttpBinding } from './api/rules.js';
 import type { OpenApiRoute, OpenApiSource } from './v2.js';
+
+/**
+ * A binding of an RPC as the generator needs it: the rule, the method (`service` is its full
+ * name, `api.v1.Greeter`), and a type of the root holding the service (a gateway route has more).
+ */
+export interface DocumentedRoute {
+  binding: HttpBinding;
+  method: { service: string; name: string };
+  requestType: { root: protobuf.Root };
+}
 
 /**
  * What the generator documents, taken from the gateway's own routes (the same rules and
@@ -8,7 +18,7 @@ import type { OpenApiRoute, OpenApiSource } from './v2.js';
  * declaration order, each method's bindings in rule order.
  */
 export function sourceFromRoutes(
-  routes: readonly GatewayRoute[],
+  routes: readonly DocumentedRoute[],
   services: readonly protobuf.Service[],
   info: OpenApiSource['info'],
 ): OpenApiSource {
