@@ -22,7 +22,11 @@ import type { AnyMiddlewareDefinition } from './middleware/definition.js';
 import { registerMiddleware } from './middleware/definitions.js';
 import { loadConfig, type LoadedEntry } from './config/load.js';
 import { locateConfig } from './config/locate.js';
-import { findInstalledKinds, type InstalledKind } from './config/installed-kinds.js';
+import {
+  findInstalledKinds,
+  findInstalledMiddlewares,
+  type InstalledKind,
+} from './config/installed-kinds.js';
 import { SecretScrubber } from './config/secrets.js';
 import { didYouMean } from './config/suggest.js';
 import { readEnvInfo, type AppInfo, type EnvInfo } from './info.js';
@@ -129,6 +133,7 @@ export async function boot(options: BootOptions = {}): Promise<App> {
   }
   const appDir = options.configText !== undefined ? cwd : path.dirname(file);
   let installed: Map<string, InstalledKind> | undefined;
+  let installedMiddlewares: Map<string, InstalledKind> | undefined;
   const loaded = loadConfig({
     file,
     text,
@@ -137,6 +142,7 @@ export async function boot(options: BootOptions = {}): Promise<App> {
     registry: registryFor(options),
     // Read from node_modules only when a key is unknown, to name the package that provides it.
     installedKinds: () => (installed ??= findInstalledKinds([appDir, cwd])),
+    installedMiddlewares: () => (installedMiddlewares ??= findInstalledMiddlewares([appDir, cwd])),
     appDefaults: packageDefaults(appDir),
   });
   const workers = workerCount(loaded.workers);

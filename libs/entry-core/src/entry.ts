@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { AppInfo, EnvInfo } from './info.js';
 import type { EventFactory } from './event/event-factory.js';
 import type { CertBundle } from './builtin/cert-bundle.js';
-import type { Output } from './event/outputs.js';
+import type { Output } from './event/output.js';
 import type { LogEncoding, LogLevel } from './logger.js';
 
 /** Bootstrap order: lower phases start first and stop last. Inside a phase, boot.yaml order. */

@@ -137,24 +137,6 @@ export const coreErrors = {
     message: (configPath: string, field: string, file: string, reason: string) =>
       `${configPath}.${field}: cannot read ${file}: ${reason}`,
   },
-  SVC_MIDDLEWARE_FILE_UNREADABLE: {
-    when: "a middleware's key file (`jwt`'s `symmetric.tokenPath`, `asymmetric.publicKeyPath`) cannot be read when the entry bootstraps",
-    fix: 'check the path (relative to the working folder) and its permissions',
-    message: (configPath: string, field: string, file: string, reason: string) =>
-      `${configPath}.${field}: cannot read ${file}: ${reason}`,
-  },
-  SVC_JWT_KEY_INVALID: {
-    when: "`jwt`'s key does not fit its algorithm: a secret shorter than the hash, a PEM that is not a public key, a key of another type or curve, an RSA key under 2048 bits",
-    fix: 'give a key of the type the algorithm needs (the message says which), or change `algorithm`',
-    message: (configPath: string, field: string, problem: string) =>
-      `${configPath}.${field} ${problem}`,
-  },
-  SVC_JWT_SKIP_VERIFY_REFUSED: {
-    when: '`jwt.skipVerify: true` (any token accepted, signature unchecked) in a domain other than `dev`, `local` or `test`',
-    fix: 'configure a key (symmetric, asymmetric or jwksUrl); skipVerify is for local development only (DOMAIN=dev)',
-    message: (configPath: string, domain: string) =>
-      `${configPath}.skipVerify: true accepts any token without checking its signature; refused in domain "${domain}" (allowed only when DOMAIN is dev, local or test)`,
-  },
   SVC_OVERRIDE_INVALID: {
     when: 'a `--set` or env override path indexes a list with something that is not a list index',
     fix: 'use a 0-based number or an entry name in the brackets',

@@ -74,7 +74,12 @@ export {
 } from './connector/index.js';
 export { redactConfig, redactUrlCredentials, isSecretKey, REDACTED } from './config/secrets.js';
 export { closest, didYouMean } from './config/suggest.js';
-export { findInstalledKinds, type InstalledKind } from './config/installed-kinds.js';
+export {
+  findInstalledKinds,
+  findInstalledMiddlewares,
+  type InstalledKind,
+} from './config/installed-kinds.js';
+export { SVCBOOT_MIDDLEWARE_PACKAGES } from './middleware/middleware-packages.js';
 export type { AppInfo, EnvInfo } from './info.js';
 export { isoWithOffset, timezoneName } from './time.js';
 export { Event, type EventHandle } from './event/event.js';
@@ -90,7 +95,7 @@ export {
   type EventEncoding,
   type EventScope,
 } from './event/encode.js';
-export type { Output } from './event/outputs.js';
+export type { Output } from './event/output.js';
 export {
   createAppLogger,
   setLogCorrelation,
@@ -191,25 +196,11 @@ export {
   type AuthOptions,
 } from './middleware/auth/index.js';
 export {
-  jwtDefinition,
-  jwtSchema,
-  JwtMiddleware,
-  SKIP_VERIFY_DOMAINS,
-  type JwtOptions,
-  type JwtReason,
-  type JwtVerifier,
-} from './middleware/jwt/index.js';
-export {
-  traceDefinition,
-  TraceMiddleware,
-  TRACE_ID_HEADER,
-  traceSchema,
-  registerClientTracing,
-  connectorTracerProvider,
-  type TraceConfig,
-  type TraceSetup,
-  type ClientTracingInstaller,
-} from './middleware/trace/index.js';
+  registerTracedClient,
+  onTracedClient,
+  type TracedClient,
+  type TracedClientListener,
+} from './tracing/traced-clients.js';
 export { armDeadline, DEADLINE_MESSAGE } from './middleware/deadline.js';
 export {
   rateLimitDefinition,

@@ -36,7 +36,6 @@ import {
 import Koa from 'koa';
 import { Registry } from 'prom-client';
 import type protobuf from 'protobufjs';
-import { loadDescriptorSets, readDescriptorSetFiles, rootOfFiles } from './descriptor-set.js';
 import { DescriptorPool } from './descriptor-pool.js';
 import { addLoaderFiles, descriptorsOf, rootFromDefinitions } from './descriptors.js';
 import { fileDescriptorsOf } from './proto-file-descriptors.js';
@@ -66,9 +65,14 @@ import {
 } from './connection-limits.js';
 import { RequestMessageTimeout } from './request-message-timeout.js';
 import { OnePortListener } from './one-port.js';
-import { openApiDocumentsOf } from './openapi/documents.js';
+import {
+  loadDescriptorSets,
+  loadProtoRoot,
+  openApiDocumentsOf,
+  readDescriptorSetFiles,
+  rootOfFiles,
+} from '@svcboot/openapi';
 import { attachValidateRules } from './openapi/validate-rules.js';
-import { loadProtoRoot } from './protos.js';
 import { routesOf, webPreflightRoutes } from './routes.js';
 import type { GrpcEntryConfig } from './schema.js';
 import { ServiceSet } from './services.js';

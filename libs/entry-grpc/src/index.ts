@@ -23,14 +23,7 @@ export { callContextOf } from './interceptor.js';
 export { grpcTransport, grpcCallPayloads, GrpcServerMetrics } from './call-transport.js';
 export { CODE_NAMES, codeName, httpStatusFromCode } from './codes.js';
 export { compileTemplate, type PathTemplate } from './gateway/template.js';
-export type { HttpBinding } from './gateway/rules.js';
-export {
-  buildOpenApiDocuments,
-  openApiDocumentsOf,
-  type OpenApiDocuments,
-  type OpenApiDocumentsInput,
-} from './openapi/documents.js';
-export type { OpenApiDocument } from './openapi/v2.js';
+export type { HttpBinding } from '@svcboot/openapi';
 export { grpcErrors } from './errors.js';
 export { DescriptorPool, type PoolFile } from './descriptor-pool.js';
 export { Code, RpcError, detail, standardDetails, type ErrorDetail } from './typed/error.js';

@@ -67,7 +67,7 @@ describe('grpc entry options', () => {
         prom: { enabled: false },
         meta: { enabled: false },
         // entry-core's middleware definitions, each off (their options: entry-core's tests).
-        trace: expect.objectContaining({ enabled: false }),
+        timeout: expect.objectContaining({ enabled: false }),
       }),
       gwOption: {
         marshal: {

@@ -1,3 +1,4 @@
+import { openApiOptionsShape, protosSchema } from '@svcboot/openapi';
 import { z } from 'zod';
 import { grpcCompressionSchema } from './grpc-compression.js';
 import {
@@ -22,27 +23,6 @@ const uiPath = (fallback: string) =>
 const uiSchema = (path: string) =>
   z.strictObject({ enabled: z.boolean().default(false), path: uiPath(path) }).prefault({});
 
-/** protoc-gen-openapiv2's flags for the generated document, with its defaults. */
-const openApiShape = {
-  jsonNamesForFields: z.boolean().default(true),
-  disableDefaultErrors: z.boolean().default(false),
-  disableDefaultResponses: z.boolean().default(false),
-  disableServiceTags: z.boolean().default(false),
-  includePackageInTags: z.boolean().default(false),
-  openapiNamingStrategy: z.enum(['legacy', 'simple', 'fqn', 'package']).default('legacy'),
-  visibilityRestrictionSelectors: z.array(z.string().min(1)).default([]),
-  enumsAsInts: z.boolean().default(false),
-  omitEnumDefaultValue: z.boolean().default(false),
-  simpleOperationIds: z.boolean().default(false),
-  enableRpcDeprecation: z.boolean().default(false),
-  ignoreComments: z.boolean().default(false),
-  removeInternalComments: z.boolean().default(false),
-  allowPatchFeature: z.boolean().default(true),
-  repeatedPathParamSeparator: z.enum(['csv', 'pipes', 'ssv', 'tsv']).default('csv'),
-  preserveRpcOrder: z.boolean().default(false),
-  recursiveDepth: z.number().int().positive().default(1000),
-};
-
 const MiB = 1024 * 1024;
 
 /** One `grpc:` item of boot.yaml, with every default. */
@@ -58,7 +38,11 @@ export const grpcSchema = z.strictObject({
   validate: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
   enableSvcGwOption: z.boolean().default(false),
   sw: z
-    .strictObject({ enabled: z.boolean().default(false), path: uiPath('/sw/'), ...openApiShape })
+    .strictObject({
+      enabled: z.boolean().default(false),
+      path: uiPath('/sw/'),
+      ...openApiOptionsShape,
+    })
     .prefault({}),
   docs: uiSchema('/docs/'),
   prom: promSchema,
@@ -102,14 +86,7 @@ export const grpcSchema = z.strictObject({
       maxQueryParams: z.number().int().min(1).default(1000),
     })
     .prefault({}),
-  protos: z
-    .strictObject({
-      files: z.array(z.string().min(1)).default([]),
-      includeDirs: z.array(z.string().min(1)).default([]),
-      /** Binary FileDescriptorSets (`buf build -o api.binpb`, `protoc --include_imports --descriptor_set_out`). */
-      descriptorSets: z.array(z.string().min(1)).default([]),
-    })
-    .prefault({}),
+  protos: protosSchema,
   gwMappingFiles: z.array(z.string().min(1)).default([]),
   generateUnboundMethods: z.boolean().default(false),
   /** gRPC-Web (binary and text) over HTTP/1.1 on the entry's port, answered by the same handlers. */

@@ -12,6 +12,7 @@ import { didYouMean } from './suggest.js';
 import { YamlSource } from './yaml-source.js';
 import { toConfigIssues } from './zod-issues.js';
 import { findReferences } from './references.js';
+import { unknownMiddlewareMessage } from '../middleware/middleware-packages.js';
 
 export interface LoadConfigInput {
   /** Path shown in messages. */
@@ -25,6 +26,11 @@ export interface LoadConfigInput {
    * Called only when a top-level key is unknown (it may read the disk).
    */
   installedKinds?: () => ReadonlyMap<string, InstalledKind>;
+  /**
+   * The middleware packages installed, by middleware key, for the message when `middleware.<key>`
+   * names no registered middleware. Called only then (it may read the disk).
+   */
+  installedMiddlewares?: () => ReadonlyMap<string, InstalledKind>;
   /** Defaults for the `app` section (from the app's package.json). */
   appDefaults: { name: string; version: string; description: string };
 }
@@ -170,7 +176,11 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
     });
     const result = plugin.schema.safeParse(value);
     if (!result.success) {
-      issues.push(...toConfigIssues(result.error, plugin.schema, value, base, item.name, source));
+      issues.push(
+        ...toConfigIssues(result.error, plugin.schema, value, base, item.name, source, (key) =>
+          unknownMiddlewareMessage(key, input.installedMiddlewares?.() ?? new Map()),
+        ),
+      );
       continue;
     }
     const config = result.data;

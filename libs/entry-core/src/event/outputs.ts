@@ -3,10 +3,9 @@ import path from 'node:path';
 import { ForwardedOutput } from '../cluster/forwarded-output.js';
 import { inSvcbootWorker } from '../cluster/protocol.js';
 
-/** A buffered, asynchronous write target. */
-export interface Output {
-  write(chunk: string): void;
-}
+import type { Output } from './output.js';
+
+export type { Output };
 
 /** Pending characters past which a batch is written at once instead of at the end of the turn. */
 const BATCH_CHARS = 64 * 1024;
