@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { eventPortingRules } from '../config/porting-rules.js';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
 import { EventLogger } from '../event/event-logger.js';
 import { encodingSchema, entryBaseShape, outputPathsSchema } from '../schema.js';
@@ -7,6 +8,8 @@ export const eventEntrySchema = z.strictObject({
   ...entryBaseShape,
   encoding: encodingSchema.default('console'),
   outputPaths: outputPathsSchema,
+  /** The event entry of every entry that names no `eventEntry` (rk-boot's `default`). */
+  default: z.boolean().default(false),
 });
 export type EventEntryConfig = z.output<typeof eventEntrySchema>;
 
@@ -30,6 +33,7 @@ export const eventPlugin: EntryPlugin<EventEntryConfig, EventEntry> = {
   entryType: EVENT_ENTRY_TYPE,
   phase: Phase.Builtin,
   schema: eventEntrySchema,
+  porting: eventPortingRules,
   create: (config, ctx) =>
     new EventEntry(
       config.name,
