@@ -38,6 +38,8 @@ export class UiMount {
   constructor(
     readonly mountPath: string,
     private readonly assets: ReadonlyMap<string, Asset>,
+    /** Added to every response of the mount (rk-boot's `sw.headers` / `docs.headers`). */
+    private readonly headers: Readonly<Record<string, string>> = {},
   ) {}
 
   /** True when the path belongs to this mount (it then answers, 404 included). */
@@ -65,6 +67,7 @@ export class UiMount {
     res.statusCode = 200;
     res.setHeader('Content-Type', TYPES[path.extname(name)] ?? 'application/octet-stream');
     res.setHeader('Cache-Control', 'no-cache');
+    for (const [k, v] of Object.entries(this.headers)) res.setHeader(k, v);
     res.end(body);
     return true;
   }
@@ -97,6 +100,7 @@ export function swaggerUi(
   document: () => string,
   title: string,
   documentV3?: () => string,
+  headers: Readonly<Record<string, string>> = {},
 ): UiMount {
   const dir = assetDir('swagger-ui');
   const files = [
@@ -139,7 +143,7 @@ export function swaggerUi(
 </html>
 `;
   assets.set('index.html', { text: () => html });
-  return new UiMount(mountPath, assets);
+  return new UiMount(mountPath, assets, headers);
 }
 
 /** RapiDoc (rapidoc-min.js, from assets/) at `mountPath`, on the OpenAPI 2.0 document; the 3.1 one is served beside it. */
@@ -148,6 +152,7 @@ export function rapiDoc(
   document: () => string,
   title: string,
   documentV3?: () => string,
+  options: { headers?: Readonly<Record<string, string>>; theme?: 'light' | 'dark' } = {},
 ): UiMount {
   const dir = assetDir('rapidoc');
   const assets = new Map<string, Asset>([
@@ -163,12 +168,12 @@ export function rapiDoc(
   <script type="module" src="rapidoc-min.js"></script>
 </head>
 <body>
-  <rapi-doc spec-url="${SPEC_FILE}" render-style="read" show-header="false" allow-try="true" load-fonts="false"></rapi-doc>
+  <rapi-doc spec-url="${SPEC_FILE}" theme="${options.theme ?? 'light'}" render-style="read" show-header="false" allow-try="true" load-fonts="false"></rapi-doc>
 </body>
 </html>
 `;
   assets.set('index.html', { text: () => html });
-  return new UiMount(mountPath, assets);
+  return new UiMount(mountPath, assets, options.headers ?? {});
 }
 
 function escapeHtml(s: string): string {

@@ -1,3 +1,4 @@
+import { gormPluginsOffRule, gormPluginsRule } from '@svcboot/entry-core';
 import './client-tracing.js';
 import { entryGetter, Phase, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
 import { relationalDbSchema, type RelationalDbConfig } from './schema.js';
@@ -9,6 +10,7 @@ export const relationalDbPlugin: EntryPlugin<RelationalDbConfig, RelationalDbEnt
   entryType: RELATIONAL_DB_ENTRY_TYPE,
   phase: Phase.Connector,
   schema: relationalDbSchema,
+  porting: [gormPluginsOffRule, gormPluginsRule],
   create: (config, ctx) => new RelationalDbEntry(config, ctx),
 };
 

@@ -17,6 +17,18 @@ const hasEmpty = (v: unknown): boolean =>
 const emptyList = (v: unknown): boolean =>
   Array.isArray(v) && (withoutEmpty(v) as unknown[]).length === 0;
 
+/** A map whose every value is empty (`""`, `[]`, `{}` or absent): rk-boot's template placeholders. */
+const allEmpty = (v: unknown): boolean =>
+  isMap(v) &&
+  Object.values(v).every(
+    (x) =>
+      x === '' ||
+      x === null ||
+      x === undefined ||
+      (Array.isArray(x) && x.length === 0) ||
+      (isMap(x) && Object.keys(x).length === 0),
+  );
+
 const lumberjack: PortingRule = {
   path: 'lumberjack',
   action: 'refuse',
@@ -171,6 +183,20 @@ export const serverPortingRules: readonly PortingRule[] = [
     when: hasEmpty,
     map: withoutEmpty,
     why: 'rk-boot drops empty ignore patterns',
+  },
+  {
+    path: 'middleware.jwt.symmetric',
+    action: 'normalise',
+    when: allEmpty,
+    map: () => undefined,
+    why: "rk-boot's template placeholders (every value empty) mean no key of that kind",
+  },
+  {
+    path: 'middleware.jwt.asymmetric',
+    action: 'normalise',
+    when: allEmpty,
+    map: () => undefined,
+    why: "rk-boot's template placeholders (every value empty) mean no key of that kind",
   },
   {
     path: 'middleware.trace.exporter.jaeger',

@@ -48,8 +48,8 @@ export interface PortingRule {
    * without one moves the value as it is.
    */
   readonly map?: (value: unknown) => unknown;
-  /** `normalise`: applies only when this says so (default: always). */
-  readonly when?: (value: unknown) => boolean;
+  /** The rule applies only when this says so (default: always); `item` is the whole item. */
+  readonly when?: (value: unknown, item: Record<string, unknown>) => boolean;
   /** `refuse` of a map with `enabled`: when it is off, rk-boot does nothing either; drop it silently. */
   readonly offIsNoop?: boolean;
   /** Why, in a sentence (shown in the message and on the porting page). */
@@ -136,9 +136,9 @@ export function applyPortingRules(
       const key = path[path.length - 1]!;
       const current = getAt(parent, key);
       const where = shown(path);
+      if (rule.when && !rule.when(current, value)) continue;
       switch (rule.action) {
         case 'normalise': {
-          if (rule.when && !rule.when(current)) break;
           const next = rule.map ? rule.map(current) : current;
           if (next === undefined) deleteAt(parent, key);
           else (parent as Record<string | number, unknown>)[key] = next;
@@ -200,6 +200,7 @@ export function applyPortingRules(
                 `${rule.why}${rule.instead ? `; ${rule.instead}` : ''}. ` +
                 'Remove it, or set app.porting: rk-boot to load it with a warning',
             });
+            deleteAt(parent, key);
           }
           break;
         case 'refuse': {
@@ -215,6 +216,8 @@ export function applyPortingRules(
             code: rule.code ?? 'SVC_PORTING_UNSUPPORTED',
             message: `${rule.why}${rule.instead ? `; ${rule.instead}` : ''}`,
           });
+          // Said once: the schema is not to call it an unknown key as well.
+          deleteAt(parent, key);
           break;
         }
       }
