@@ -523,7 +523,10 @@ export class App {
   reportConfigWarnings(warnings: readonly ConfigIssue[]): void {
     this.warnings = warnings;
     for (const w of warnings)
-      this.logger.warn({ configPath: w.path, code: w.code }, `${this.configFile}: ${formatIssue(w)}`);
+      this.logger.warn(
+        { configPath: w.path, code: w.code },
+        `${this.configFile}: ${formatIssue(w)}`,
+      );
   }
 }
 

@@ -154,7 +154,7 @@ export const coreErrors = {
     message: (path: string, why: string) => `${path}: ${why}`,
   },
   SVC_PORTING_CONFLICT: {
-    when: "an option is given both where rk-boot puts it and where svcboot does (`middleware.errorModel` and `errorModel`), with different values",
+    when: 'an option is given both where rk-boot puts it and where svcboot does (`middleware.errorModel` and `errorModel`), with different values',
     fix: "keep only svcboot's place",
     message: (path: string, why: string) => `${path}: ${why}`,
   },

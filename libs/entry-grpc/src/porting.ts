@@ -27,6 +27,12 @@ export const grpcPortingRules: readonly PortingRule[] = [
     instead: 'remove gwPort and call the gateway on port',
   },
   {
+    path: 'middleware.gzip',
+    action: 'rkIgnored',
+    why: 'rk-grpc has no gzip middleware (its templates list one) and ignores the key',
+    instead: 'use compression for gateway responses and grpcCompression for gRPC messages',
+  },
+  {
     path: 'proxy',
     action: 'refuse',
     code: 'SVC_PORTING_GO_ONLY',
@@ -37,7 +43,7 @@ export const grpcPortingRules: readonly PortingRule[] = [
   {
     path: 'sw.jsonPath',
     action: 'rkIgnored',
-    why: 'rk-boot reads sw.jsonPaths (plural); its templates\' jsonPath is ignored',
+    why: "rk-boot reads sw.jsonPaths (plural); its templates' jsonPath is ignored",
     instead: 'remove it: svcboot generates the OpenAPI document from the protos',
   },
   {

@@ -24,11 +24,7 @@ const uiPath = (fallback: string) =>
  * splits; spaces around are trimmed).
  */
 const uiHeaders = z
-  .array(
-    z
-      .string()
-      .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*:/, 'write each header as "name:value"'),
-  )
+  .array(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*:/, 'write each header as "name:value"'))
   .default([])
   .transform((list) =>
     Object.fromEntries(

@@ -37,8 +37,7 @@ export const REFUSAL_REASONS: readonly RefusalReason[] = [
   {
     id: 'refused-jwt-key',
     inPortingMode: true,
-    matches: (i) =>
-      /no key to verify tokens with|secret needs at least \d+ bytes/.test(i.message),
+    matches: (i) => /no key to verify tokens with|secret needs at least \d+ bytes/.test(i.message),
   },
   {
     id: 'refused-template-placeholder',

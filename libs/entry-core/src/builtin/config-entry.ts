@@ -35,7 +35,12 @@ export class ConfigEntry implements Entry {
   constructor(
     readonly name: string,
     readonly description: string,
-    private readonly options: { path: string; content: Record<string, unknown>; envPrefix: string; optional: boolean },
+    private readonly options: {
+      path: string;
+      content: Record<string, unknown>;
+      envPrefix: string;
+      optional: boolean;
+    },
     private readonly env: Readonly<Record<string, string | undefined>>,
     configPath: string,
   ) {
@@ -95,7 +100,10 @@ export class ConfigEntry implements Entry {
   async interrupt(): Promise<void> {}
 }
 
-function merge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+function merge(
+  base: Record<string, unknown>,
+  over: Record<string, unknown>,
+): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
   for (const [k, v] of Object.entries(over)) {
     const b = out[k];

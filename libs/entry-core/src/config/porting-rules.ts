@@ -202,7 +202,7 @@ export const serverPortingRules: readonly PortingRule[] = [
     path: 'middleware.trace.exporter.jaeger',
     action: 'rkIgnored',
     why: 'rk-boot v2 has no Jaeger exporter any more and ignores this key (Jaeger takes OTLP)',
-    instead: 'use exporter.otlp with the Jaeger collector\'s OTLP endpoint',
+    instead: "use exporter.otlp with the Jaeger collector's OTLP endpoint",
   },
   {
     path: 'middleware.logging.loggerEncoding',

@@ -13,7 +13,8 @@ export const gormPluginsRule: PortingRule = {
   code: 'SVC_PORTING_GO_ONLY',
   when: (v) => !isMap(v) || Object.values(v).some((p) => !isMap(p) || p['enabled'] !== false),
   why: 'gorm plugins (database[].plugins, e.g. prom) are Go-only: svcboot has no gorm',
-  instead: "remove plugins; the connector's statements are timed in its records and logger.slowThresholdMs",
+  instead:
+    "remove plugins; the connector's statements are timed in its records and logger.slowThresholdMs",
 };
 
 /** The same map with every plugin off: nothing to do. */

@@ -27,7 +27,9 @@ const loggingSchema = z
   })
   .prefault({});
 
-const promToggle = z.strictObject({ enabled: z.boolean().default(false), ignore: ignoreList }).prefault({});
+const promToggle = z
+  .strictObject({ enabled: z.boolean().default(false), ignore: ignoreList })
+  .prefault({});
 
 const metaSchema = z
   .strictObject({
@@ -51,7 +53,9 @@ function spreadIgnore(config: Record<string, unknown>): Record<string, unknown> 
   const out: Record<string, unknown> = {};
   for (const [key, options] of Object.entries(rest)) {
     const own = (options as { ignore?: unknown }).ignore;
-    out[key] = Array.isArray(own) ? { ...(options as object), ignore: [...ignore, ...own] } : options;
+    out[key] = Array.isArray(own)
+      ? { ...(options as object), ignore: [...ignore, ...own] }
+      : options;
   }
   return out;
 }
