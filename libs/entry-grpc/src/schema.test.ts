@@ -18,6 +18,7 @@ describe('grpc entry options', () => {
       sw: {
         enabled: false,
         path: '/sw/',
+        headers: {},
         // protoc-gen-openapiv2's flag defaults.
         jsonNamesForFields: true,
         disableDefaultErrors: false,
@@ -37,7 +38,7 @@ describe('grpc entry options', () => {
         preserveRpcOrder: false,
         recursiveDepth: 1000,
       },
-      docs: { enabled: false, path: '/docs/' },
+      docs: { enabled: false, path: '/docs/', headers: {}, style: { theme: 'light' } },
       prom: {
         enabled: false,
         path: '/metrics',
@@ -62,9 +63,9 @@ describe('grpc entry options', () => {
       },
       // and the defaults of each middleware definition (auth, jwt, …), tested with their own code
       middleware: expect.objectContaining({
-        logging: { enabled: false },
-        prom: { enabled: false },
-        meta: { enabled: false },
+        logging: { enabled: false, ignore: [] },
+        prom: { enabled: false, ignore: [] },
+        meta: { enabled: false, ignore: [], prefix: 'Svc' },
         // entry-core's middleware definitions, each off (their options: entry-core's tests).
         trace: expect.objectContaining({ enabled: false }),
       }),
@@ -74,8 +75,10 @@ describe('grpc entry options', () => {
           emitUnpopulated: false,
           useEnumNumbers: false,
           indent: '',
+          multiline: false,
+          allowPartial: false,
         },
-        unmarshal: { discardUnknown: false },
+        unmarshal: { discardUnknown: false, allowPartial: false },
         routing: {
           methodNotAllowed405: false,
           disablePathLengthFallback: false,
@@ -101,6 +104,7 @@ describe('grpc entry options', () => {
       tls: { certFile: '', keyFile: '', certEntry: '' },
       maxRecvMsgSizeBytes: 4 * 1024 * 1024,
       maxSendMsgSizeBytes: 2_147_483_647,
+      noRecvMsgSizeLimit: false,
       shutdownTimeoutMs: 10_000,
       handshakeTimeoutMs: 10_000,
       headersTimeoutMs: 10_000,

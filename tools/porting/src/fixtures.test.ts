@@ -178,3 +178,19 @@ describe('rk-boot options accepted with their meaning', () => {
     ]);
   });
 });
+
+describe('the porting page', () => {
+  it('lists every porting rule of every kind', async () => {
+    const { allKinds } = await import('./fixtures.js');
+    for (const key of allKinds.keys()) {
+      for (const rule of allKinds.get(key)!.porting ?? []) {
+        // `*` is written `<any>` under middleware, `[]` for a list, "any other key under `zap`".
+        const shown =
+          rule.path === 'zap.*'
+            ? 'any other key under `zap`'
+            : `\`${rule.path.replace('middleware.*.', 'middleware.<any>.').replace('.*.', '[].')}`;
+        expect(page, `${key}: ${rule.path}`).toContain(shown);
+      }
+    }
+  });
+});

@@ -108,6 +108,11 @@ export const loggerPortingRules: readonly PortingRule[] = [
     why: 'svcboot has the fields every line carries on the entry',
   },
   {
+    path: 'zap.*',
+    action: 'rkIgnored',
+    why: "not one of zap's options (level, encoding, outputPaths, initialFields, development, disableCaller, disableStacktrace, errorOutputPaths, encoderConfig, sampling): rk-boot ignores it",
+  },
+  {
     path: 'zap',
     action: 'normalise',
     when: (v) => isMap(v) && Object.keys(v).length === 0,
