@@ -325,3 +325,11 @@ export {
   type LoadedEntry,
   type AppSection,
 } from './config/load.js';
+export {
+  UiMount,
+  rapiDocMount,
+  swaggerUiMount,
+  type RapiDocOptions,
+  type SwaggerUiOptions,
+  type UiDocument,
+} from './http/api-ui.js';

@@ -22,19 +22,21 @@ export const httpPortingRules: readonly PortingRule[] = [
       'terminate TLS in front of it (a proxy or the load balancer), or serve the API from a grpc entry with tls.certEntry',
   },
   {
-    path: 'sw',
-    action: 'refuse',
-    offIsNoop: true,
-    why: 'an httpserver entry has no Swagger UI: svcboot serves the UIs from a grpc entry, with the document it generates from the protos',
-    instead:
-      'serve your swagger.json with static (static.enabled, sourcePath), or move the API to a grpc entry with sw.enabled',
+    path: 'sw.jsonPath',
+    action: 'rkIgnored',
+    why: "rk-boot reads sw.jsonPaths (plural); its templates' jsonPath is ignored",
+    instead: 'write sw.jsonPaths',
   },
   {
-    path: 'docs',
-    action: 'refuse',
-    offIsNoop: true,
-    why: 'an httpserver entry has no RapiDoc page: svcboot serves the UIs from a grpc entry',
-    instead: 'serve your spec with static, or move the API to a grpc entry with docs.enabled',
+    path: 'docs.specPath',
+    action: 'rkIgnored',
+    why: "rk-boot reads docs.specPaths (plural); its templates' specPath is ignored",
+    instead: 'write docs.specPaths',
+  },
+  {
+    path: 'docs.debug',
+    action: 'ignore',
+    why: "svcboot's RapiDoc page has no debug mode",
   },
   {
     path: 'static.sourceType',

@@ -189,6 +189,55 @@ httpserver:
   });
 });
 
+describe("gin's sw and docs on an httpserver entry", () => {
+  it('serve Swagger UI and RapiDoc on the OpenAPI files the app provides', async () => {
+    const folder = path.join(dir, 'docs');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(folder);
+    const a = JSON.stringify({ swagger: '2.0', info: { title: 'a', version: '1' }, paths: {} });
+    const b = JSON.stringify({ swagger: '2.0', info: { title: 'b', version: '1' }, paths: {} });
+    writeFileSync(path.join(folder, 'a.swagger.json'), a);
+    writeFileSync(path.join(folder, 'b.swagger.json'), b);
+    writeFileSync(path.join(folder, 'notes.txt'), 'not a spec');
+    const base = await serve(`
+app: { name: greeter }
+logger: [{ name: quiet, level: silent }]
+httpserver:
+  - name: greeter
+    port: 0
+    host: 127.0.0.1
+    loggerEntry: quiet
+    sw: { enabled: true, path: sw, jsonPaths: [${folder}], headers: ["X-Sw:rk"] }
+    docs: { enabled: true, specPaths: [${path.join(folder, 'b.swagger.json')}], style: { theme: dark } }
+`);
+    const index = await fetch(`${base}/sw/`);
+    expect([index.status, index.headers.get('x-sw')]).toEqual([200, 'rk']);
+    expect(await index.text()).toContain('swagger-initializer.js');
+    const init = await (await fetch(`${base}/sw/swagger-initializer.js`)).text();
+    expect(init).toContain('"a.swagger.json"');
+    expect(init).toContain('"b.swagger.json"');
+    expect(await (await fetch(`${base}/sw/a.swagger.json`)).text()).toBe(a);
+    expect((await fetch(`${base}/sw/notes.txt`)).status).toBe(404);
+    expect((await fetch(`${base}/sw`, { redirect: 'manual' })).headers.get('location')).toBe('/sw/');
+    const docs = await (await fetch(`${base}/docs/`)).text();
+    expect(docs).toContain('spec-url="b.swagger.json"');
+    expect(docs).toContain('theme="dark"');
+    expect(await (await fetch(`${base}/docs/b.swagger.json`)).text()).toBe(b);
+  });
+
+  it('fail the bootstrap when the spec folder is not there', async () => {
+    app = await boot({
+      argv: [],
+      env: {},
+      plugins: [httpPlugin],
+      configText: `httpserver:\n  - name: greeter\n    port: 0\n    host: 127.0.0.1\n    sw: { enabled: true, jsonPaths: [${path.join(dir, 'none')}] }\n`,
+    });
+    await expect(app.bootstrap()).rejects.toMatchObject({
+      cause: expect.objectContaining({ code: 'SVC_HTTP_API_SPEC_MISSING' }),
+    });
+  });
+});
+
 describe('the config entry', () => {
   it('reads a file, content over it, and the environment over both', async () => {
     const file = path.join(dir, 'config.yaml');
