@@ -218,7 +218,9 @@ httpserver:
     expect(init).toContain('"b.swagger.json"');
     expect(await (await fetch(`${base}/sw/a.swagger.json`)).text()).toBe(a);
     expect((await fetch(`${base}/sw/notes.txt`)).status).toBe(404);
-    expect((await fetch(`${base}/sw`, { redirect: 'manual' })).headers.get('location')).toBe('/sw/');
+    expect((await fetch(`${base}/sw`, { redirect: 'manual' })).headers.get('location')).toBe(
+      '/sw/',
+    );
     const docs = await (await fetch(`${base}/docs/`)).text();
     expect(docs).toContain('spec-url="b.swagger.json"');
     expect(docs).toContain('theme="dark"');
