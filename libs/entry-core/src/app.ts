@@ -463,12 +463,12 @@ export class App {
       redact: (text) => this.redact(text),
       isReady: () => this.isReady(),
       dependenciesDown: (scope) => this.dependenciesDown(scope),
-      output: (p) => this.outputs.get(p),
+      output: (p, rotation) => this.outputs.get(p, rotation),
       makeLogger: (o) =>
         createAppLogger({
           level: o.level,
           encoding: o.encoding,
-          outputs: o.outputPaths.map((p) => this.outputs.get(p)),
+          outputs: o.outputPaths.map((p) => this.outputs.get(p, o.lumberjack)),
         }),
     };
   }

@@ -1,4 +1,5 @@
 import type { PortingRule } from './config/porting.js';
+import type { RotationOptions } from './event/rotation.js';
 import type { z } from 'zod';
 import type { Logger } from 'pino';
 import type { AppInfo, EnvInfo } from './info.js';
@@ -106,12 +107,14 @@ export interface EntryContext {
    */
   dependenciesDown(scope: 'readiness' | 'all'): readonly DependencyDown[];
   /** The app's shared write target for `stdout`, `stderr` or a file path. */
-  output(path: string): Output;
+  output(path: string, rotation?: RotationOptions): Output;
   /** A logger with its own level, encoding and outputs (e.g. a SQL logger). */
   makeLogger(options: {
     level: LogLevel;
     encoding: LogEncoding;
     outputPaths: readonly string[];
+    /** `lumberjack`: rotate the files among `outputPaths`. */
+    lumberjack?: RotationOptions | undefined;
   }): Logger;
 }
 

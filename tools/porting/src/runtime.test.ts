@@ -240,6 +240,38 @@ httpserver:
   });
 });
 
+describe("a logger entry's lumberjack", () => {
+  it('rotates its files, keeping maxbackups of them', async () => {
+    const log = path.join(dir, 'app.log');
+    app = await boot({
+      argv: [],
+      env: {},
+      plugins: [],
+      configText: `
+logger:
+  - name: my-logger
+    zap: { encoding: json, outputPaths: [${log}] }
+    lumberjack: { filename: "", maxsize: 0.001, maxbackups: 1, localtime: true }
+`,
+    });
+    const { LoggerEntry } = await import('@svcboot/entry-core');
+    const logger = app.entry<InstanceType<typeof LoggerEntry>>('my-logger', 'logger').logger;
+    for (let i = 0; i < 40; i++) {
+      logger.info({ i }, 'x'.repeat(80));
+      // One batch a turn: rotation happens between batches.
+      await new Promise((r) => setImmediate(r));
+    }
+    await app.shutdown('test');
+    app = undefined;
+    const { readdirSync } = await import('node:fs');
+    const files = readdirSync(dir).sort();
+    expect(files).toContain('app.log');
+    const backups = files.filter((f) => f !== 'app.log');
+    expect(backups).toHaveLength(1);
+    expect(backups[0]).toMatch(/^app-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}(-1)?\.log$/);
+  });
+});
+
 describe('the config entry', () => {
   it('reads a file, content over it, and the environment over both', async () => {
     const file = path.join(dir, 'config.yaml');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { rotationSchema } from '../event/rotation.js';
 import { eventPortingRules } from '../config/porting-rules.js';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
 import { EventLogger } from '../event/event-logger.js';
@@ -10,6 +11,8 @@ export const eventEntrySchema = z.strictObject({
   outputPaths: outputPathsSchema,
   /** The event entry of every entry that names no `eventEntry` (rk-boot's `default`). */
   default: z.boolean().default(false),
+  /** Rotate the files among outputPaths (rk-boot's lumberjack; event/rotation.ts). */
+  lumberjack: rotationSchema.optional(),
 });
 export type EventEntryConfig = z.output<typeof eventEntrySchema>;
 
@@ -40,7 +43,7 @@ export const eventPlugin: EntryPlugin<EventEntryConfig, EventEntry> = {
       config.description,
       new EventLogger(
         config.encoding,
-        config.outputPaths.map((p) => ctx.output(p)),
+        config.outputPaths.map((p) => ctx.output(p, config.lumberjack)),
       ),
     ),
 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Logger } from 'pino';
+import { rotationSchema } from '../event/rotation.js';
 import { loggerPortingRules } from '../config/porting-rules.js';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
 import { encodingSchema, entryBaseShape, logLevelSchema, outputPathsSchema } from '../schema.js';
@@ -13,6 +14,8 @@ export const loggerEntrySchema = z.strictObject({
   default: z.boolean().default(false),
   /** Fields every line of this logger carries (rk-boot's `zap.initialFields`). */
   initialFields: z.record(z.string(), z.unknown()).default({}),
+  /** Rotate the files among outputPaths (rk-boot's lumberjack; event/rotation.ts). */
+  lumberjack: rotationSchema.optional(),
 });
 export type LoggerEntryConfig = z.output<typeof loggerEntrySchema>;
 

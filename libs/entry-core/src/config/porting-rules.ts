@@ -29,13 +29,29 @@ const allEmpty = (v: unknown): boolean =>
       (isMap(x) && Object.keys(x).length === 0),
   );
 
-const lumberjack: PortingRule = {
-  path: 'lumberjack',
-  action: 'refuse',
-  why: 'log-file rotation (lumberjack) is not built into svcboot: it writes files as they are',
-  instead:
-    'write to stdout and let the platform keep the logs, or rotate the file with logrotate (copytruncate)',
-};
+/** lumberjack's `filename`: rk-logger rotates each file of outputPaths and never reads it. */
+const lumberjackFilename: PortingRule[] = [
+  {
+    path: 'lumberjack',
+    action: 'normalise',
+    when: (v) => v === null,
+    map: () => undefined,
+    why: 'an empty lumberjack block is none',
+  },
+  {
+    path: 'lumberjack.filename',
+    action: 'normalise',
+    when: (v) => v === null || v === '',
+    map: () => undefined,
+    why: 'an empty filename is no filename',
+  },
+  {
+    path: 'lumberjack.filename',
+    action: 'rkIgnored',
+    why: "rk-boot rotates each file of outputPaths and never reads lumberjack's filename",
+    instead: 'name the file in outputPaths',
+  },
+];
 const loki: PortingRule = {
   path: 'loki',
   action: 'refuse',
@@ -120,12 +136,16 @@ export const loggerPortingRules: readonly PortingRule[] = [
     why: 'nothing is left once its options are moved',
   },
   outputPathPlaceholders,
-  lumberjack,
+  ...lumberjackFilename,
   loki,
 ];
 
 /** `event:` items. */
-export const eventPortingRules: readonly PortingRule[] = [outputPathPlaceholders, lumberjack, loki];
+export const eventPortingRules: readonly PortingRule[] = [
+  outputPathPlaceholders,
+  ...lumberjackFilename,
+  loki,
+];
 
 /** Route paths rk-boot writes without the leading `/`, or empty for the default. */
 const routePath = (path: string): PortingRule => ({
