@@ -256,14 +256,16 @@ logger:
     });
     const { LoggerEntry } = await import('@svcboot/entry-core');
     const logger = app.entry<InstanceType<typeof LoggerEntry>>('my-logger', 'logger').logger;
+    const { readdirSync } = await import('node:fs');
+    const written = (i: number) =>
+      readdirSync(dir).some((f) => readFileSync(path.join(dir, f), 'utf8').includes(`"i":${i},`));
     for (let i = 0; i < 40; i++) {
       logger.info({ i }, 'x'.repeat(80));
-      // One batch a turn: rotation happens between batches.
-      await new Promise((r) => setImmediate(r));
+      // Each line written before the next (rotation happens between writes).
+      await waitFor(`line ${i} written`, () => written(i));
     }
     await app.shutdown('test');
     app = undefined;
-    const { readdirSync } = await import('node:fs');
     const files = readdirSync(dir).sort();
     expect(files).toContain('app.log');
     const backups = files.filter((f) => f !== 'app.log');
