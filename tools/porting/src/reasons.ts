@@ -32,12 +32,12 @@ export const REFUSAL_REASONS: readonly RefusalReason[] = [
   {
     id: 'refused-clickhouse-native-port',
     inPortingMode: true,
-    matches: (i) => /is ClickHouse's native TCP port/.test(i.message),
+    matches: byCode('SVC_COLUMNAR_NATIVE_PORT'),
   },
   {
     id: 'refused-jwt-key',
     inPortingMode: true,
-    matches: (i) => /no key to verify tokens with|secret needs at least \d+ bytes/.test(i.message),
+    matches: (i) => i.code === 'SVC_JWT_KEY_MISSING' || i.code === 'SVC_JWT_KEY_INVALID',
   },
   {
     id: 'refused-template-placeholder',
