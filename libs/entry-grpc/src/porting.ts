@@ -33,6 +33,30 @@ export const grpcPortingRules: readonly PortingRule[] = [
     instead: 'use compression for gateway responses and grpcCompression for gRPC messages',
   },
   {
+    path: 'grpcWeb.cors',
+    action: 'ignore',
+    when: (v) => {
+      const origins = (v as { allowOrigins?: unknown } | null)?.allowOrigins;
+      return !Array.isArray(origins) || origins.every((o) => o === '');
+    },
+    why: "with no allowOrigins rk-grpc lets every origin call gRPC-Web; svcboot's CORS, gRPC-Web's included, is middleware.cors",
+    instead: 'turn on middleware.cors to let browsers of other origins call',
+  },
+  {
+    path: 'grpcWeb.cors',
+    action: 'refuse',
+    why: "svcboot's CORS, gRPC-Web's preflights included, is middleware.cors",
+    instead:
+      'move the origins to middleware.cors.allowOrigins (with middleware.cors.enabled: true)',
+  },
+  {
+    path: 'grpcWeb.websocket',
+    action: 'refuse',
+    offIsNoop: true,
+    why: "gRPC-Web over WebSocket (improbable-eng's transport) is not served: svcboot serves gRPC-Web over HTTP/1.1, binary and text",
+    instead: 'remove it; browsers use the HTTP transport (grpc-web, connect-web)',
+  },
+  {
     path: 'proxy',
     action: 'refuse',
     code: 'SVC_PORTING_GO_ONLY',
