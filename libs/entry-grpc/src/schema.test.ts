@@ -129,6 +129,28 @@ describe('grpc entry options', () => {
     expect(c.docs.path).toBe('/api-docs/');
   });
 
+  it("reads rk-boot's gwOption.marshal.multiline as a two-space indent, and the UI headers as a map", () => {
+    const c = grpcSchema.parse({
+      name: 'g',
+      gwOption: {
+        marshal: { multiline: true, allowPartial: true },
+        unmarshal: { allowPartial: true },
+      },
+      sw: { headers: ['X-Frame-Options: DENY', 'sw:rk'] },
+      noRecvMsgSizeLimit: true,
+    });
+    expect(c.gwOption.marshal.indent).toBe('  ');
+    expect(
+      grpcSchema.parse({ name: 'g', gwOption: { marshal: { multiline: true, indent: '\t' } } })
+        .gwOption.marshal.indent,
+    ).toBe('\t');
+    expect(c.sw.headers).toEqual({ 'X-Frame-Options': 'DENY', sw: 'rk' });
+    expect(c.noRecvMsgSizeLimit).toBe(true);
+    expect(grpcSchema.safeParse({ name: 'g', docs: { headers: ['no colon'] } }).success).toBe(
+      false,
+    );
+  });
+
   it('rejects misspelt options with their path and a suggestion', async () => {
     const err = await boot({
       configText:
