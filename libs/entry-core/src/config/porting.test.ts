@@ -124,6 +124,46 @@ describe('suggestions at every depth', () => {
     ]);
   });
 
+  it('under middleware, in a middleware, and in a list item inside it', async () => {
+    const { middlewareSchema } = await import('../middleware/options.js');
+    const { toConfigIssues } = await import('./zod-issues.js');
+    const { YamlSource } = await import('./yaml-source.js');
+    const value = {
+      middlware: {},
+      cors: { enabled: true, allowOrigin: ['*'] },
+      rateLimit: { paths: [{ path: '/v1', reqPersec: 1 }] },
+    };
+    const parsed = middlewareSchema.safeParse(value);
+    if (parsed.success) throw new Error('parsed');
+    const source = YamlSource.parse('boot.yaml', '{}').source!;
+    const issues = toConfigIssues(
+      parsed.error,
+      middlewareSchema,
+      value,
+      ['middleware'],
+      undefined,
+      source,
+    );
+    expect(issues.map((i) => [i.path, i.message])).toEqual(
+      expect.arrayContaining([
+        [
+          'middleware.middlware',
+          expect.stringMatching(
+            /^unknown key "middlware" \(allowed: ignore, logging, prom, meta, /,
+          ),
+        ],
+        [
+          'middleware.cors.allowOrigin',
+          expect.stringMatching(/did you mean "allowOrigins"\? \(allowed: /),
+        ],
+        [
+          'middleware.rateLimit.paths[0].reqPersec',
+          expect.stringMatching(/did you mean "reqPerSec"\? \(allowed: path, reqPerSec, burst\)/),
+        ],
+      ]),
+    );
+  });
+
   it('a Go-only option carries its code and says so', async () => {
     const issues = await issuesOf('logger:\n  - name: l\n    zap: { sampling: { initial: 1 } }\n');
     expect(issues).toEqual([
