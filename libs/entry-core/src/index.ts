@@ -1,5 +1,7 @@
 import { builtinPlugins } from './builtin/plugins.js';
 import { registerEntryKind } from './registry.js';
+import { entryGetter as getterOf } from './app.js';
+import { configPlugin as configKind } from './builtin/config-entry.js';
 
 for (const plugin of builtinPlugins) registerEntryKind(plugin);
 
@@ -279,3 +281,46 @@ export {
   startPromPusher,
   type ServerRoutesConfig,
 } from './server-routes.js';
+export {
+  applyPortingRules,
+  leadingSlash,
+  needsLeadingSlash,
+  PORTING_MODES,
+  type PortingAction,
+  type PortingCode,
+  type PortingMode,
+  type PortingRule,
+} from './config/porting.js';
+export {
+  appPortingRules,
+  eventPortingRules,
+  gzipPortingRules,
+  loggerPortingRules,
+  serverPortingRules,
+} from './config/porting-rules.js';
+export {
+  ConfigEntry,
+  CONFIG_ENTRY_TYPE,
+  configEntrySchema,
+  configPlugin,
+  type ConfigEntryConfig,
+} from './builtin/config-entry.js';
+export { metaHeaders } from './middleware/meta.js';
+/** The `config` entry named `name`: `configEntry(app, 'my-config').get('db.host')`. */
+export const configEntry = getterOf(configKind);
+export { gormPluginsRule, gormPluginsOffRule } from './connector/porting.js';
+export {
+  loadConfig,
+  type LoadConfigInput,
+  type LoadedConfig,
+  type LoadedEntry,
+  type AppSection,
+} from './config/load.js';
+export {
+  UiMount,
+  rapiDocMount,
+  swaggerUiMount,
+  type RapiDocOptions,
+  type SwaggerUiOptions,
+  type UiDocument,
+} from './http/api-ui.js';

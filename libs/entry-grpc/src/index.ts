@@ -1,3 +1,4 @@
+import { grpcPortingRules } from './porting.js';
 import { Phase, entryGetter, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
 import { GRPC_ENTRY_TYPE, GrpcEntry } from './entry.js';
 import { grpcSchema, type GrpcEntryConfig } from './schema.js';
@@ -9,6 +10,7 @@ export const grpcPlugin: EntryPlugin<GrpcEntryConfig, GrpcEntry> = {
   entryType: GRPC_ENTRY_TYPE,
   phase: Phase.Server,
   schema: grpcSchema,
+  porting: grpcPortingRules,
   create: (config, ctx) => new GrpcEntry(config, ctx),
 };
 

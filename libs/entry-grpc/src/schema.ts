@@ -20,8 +20,31 @@ const uiPath = (fallback: string) =>
     .default(fallback)
     .transform((p) => (p.endsWith('/') ? p : `${p}/`));
 
-const uiSchema = (path: string) =>
-  z.strictObject({ enabled: z.boolean().default(false), path: uiPath(path) }).prefault({});
+/**
+ * Response headers for a UI's files, written rk-boot's way: `["name:value", …]` (the first `:`
+ * splits; spaces around are trimmed).
+ */
+const uiHeaders = z
+  .array(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*:/, 'write each header as "name:value"'))
+  .default([])
+  .transform((list) =>
+    Object.fromEntries(
+      list.map((h) => {
+        const i = h.indexOf(':');
+        return [h.slice(0, i).trim(), h.slice(i + 1).trim()];
+      }),
+    ),
+  );
+
+const docsSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    path: uiPath('/docs/'),
+    headers: uiHeaders,
+    /** RapiDoc's colour theme. */
+    style: z.strictObject({ theme: z.enum(['light', 'dark']).default('light') }).prefault({}),
+  })
+  .prefault({});
 
 const MiB = 1024 * 1024;
 
@@ -41,10 +64,11 @@ export const grpcSchema = z.strictObject({
     .strictObject({
       enabled: z.boolean().default(false),
       path: uiPath('/sw/'),
+      headers: uiHeaders,
       ...openApiOptionsShape,
     })
     .prefault({}),
-  docs: uiSchema('/docs/'),
+  docs: docsSchema,
   prom: promSchema,
   ...serverRoutesShape,
   middleware: middlewareSchema,
@@ -65,9 +89,23 @@ export const grpcSchema = z.strictObject({
           emitUnpopulated: z.boolean().default(false),
           useEnumNumbers: z.boolean().default(false),
           indent: z.string().default(''),
+          /** protojson Multiline: one field a line, indented by `indent` (two spaces when it is empty). */
+          multiline: z.boolean().default(false),
+          /**
+           * protojson AllowPartial: no error for unset proto2 `required` fields. Accepted for
+           * rk-boot files; svcboot never checks required fields (proto3 has none).
+           */
+          allowPartial: z.boolean().default(false),
+        })
+        .prefault({})
+        .transform((m) => (m.multiline && m.indent === '' ? { ...m, indent: '  ' } : m)),
+      unmarshal: z
+        .strictObject({
+          discardUnknown: z.boolean().default(false),
+          /** protojson AllowPartial on requests; as `marshal.allowPartial`, always so in svcboot. */
+          allowPartial: z.boolean().default(false),
         })
         .prefault({}),
-      unmarshal: z.strictObject({ discardUnknown: z.boolean().default(false) }).prefault({}),
       routing: z
         .strictObject({
           /** A path bound only for other HTTP methods: 405 with `Allow` instead of grpc-gateway's 501 (code 12). */
@@ -104,6 +142,8 @@ export const grpcSchema = z.strictObject({
     .positive()
     .default(4 * MiB),
   maxSendMsgSizeBytes: z.number().int().positive().default(2_147_483_647),
+  /** rk-boot's: no limit on received messages (maxRecvMsgSizeBytes becomes 2 GiB - 1, grpc-js's most). */
+  noRecvMsgSizeLimit: z.boolean().default(false),
   shutdownTimeoutMs: msSchema.default(10_000),
   handshakeTimeoutMs: z.number().int().positive().default(10_000),
   /** HTTP/1.1 (gateway, UIs, metrics): time a client may take to send its request headers. */

@@ -6,6 +6,7 @@ import {
   type EntryPlugin,
 } from '@svcboot/entry-core';
 import pg from 'pg';
+import { gormPluginsOffRule, gormPluginsRule } from '@svcboot/entry-core';
 import { relationalDbSchema, type RelationalDbConfig } from './schema.js';
 import { RelationalDbEntry, RELATIONAL_DB_ENTRY_TYPE } from './entry.js';
 
@@ -15,6 +16,7 @@ export const relationalDbPlugin: EntryPlugin<RelationalDbConfig, RelationalDbEnt
   entryType: RELATIONAL_DB_ENTRY_TYPE,
   phase: Phase.Connector,
   schema: relationalDbSchema,
+  porting: [gormPluginsOffRule, gormPluginsRule],
   create: (config, ctx) => new RelationalDbEntry(config, ctx),
 };
 

@@ -14,6 +14,11 @@ export const jwtErrors = {
     message: (configPath: string, field: string, problem: string) =>
       `${configPath}.${field} ${problem}`,
   },
+  SVC_JWT_KEY_MISSING: {
+    when: '`jwt` is enabled with no key to verify tokens with (rk-boot falls back to a built-in key; svcboot has none, since anyone could sign with a published one)',
+    fix: 'configure symmetric.{algorithm, token or tokenPath}, asymmetric.{algorithm, publicKey or publicKeyPath}, or jwksUrl',
+    message: (configPath: string) => `${configPath}: no key to verify tokens with`,
+  },
   SVC_JWT_SKIP_VERIFY_REFUSED: {
     when: '`jwt.skipVerify: true` (any token accepted, signature unchecked) in a domain other than `dev`, `local` or `test`',
     fix: 'configure a key (symmetric, asymmetric or jwksUrl); skipVerify is for local development only (DOMAIN=dev)',

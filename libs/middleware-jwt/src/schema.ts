@@ -79,8 +79,8 @@ export const jwtSchema = z
   })
   .superRefine((c, ctx) => {
     if (!c.enabled) return;
-    const issue = (path: (string | number)[], message: string) =>
-      ctx.addIssue({ code: 'custom', path, message });
+    const issue = (path: (string | number)[], message: string, code?: string) =>
+      ctx.addIssue({ code: 'custom', path, message, ...(code ? { params: { code } } : {}) });
     if (c.signerEntry !== '')
       issue(
         ['signerEntry'],
@@ -98,6 +98,7 @@ export const jwtSchema = z
         issue(
           ['symmetric', 'token'],
           `a ${algorithm} secret needs at least ${MIN_SECRET_BYTES[algorithm]} bytes (RFC 7518 §3.2); this one has ${Buffer.byteLength(token)}`,
+          'SVC_JWT_KEY_INVALID',
         );
     }
     if (c.asymmetric) {
@@ -124,6 +125,7 @@ export const jwtSchema = z
       issue(
         [],
         'no key to verify tokens with (svcboot has no default key): configure symmetric.{algorithm, token or tokenPath}, asymmetric.{algorithm, publicKey or publicKeyPath}, or jwksUrl',
+        'SVC_JWT_KEY_MISSING',
       );
     if (sources.length > 0 && c.skipVerify)
       issue(['skipVerify'], 'skipVerify: true ignores the configured key; remove one of them');

@@ -38,6 +38,9 @@ function unwrap(schema: z.ZodType): z.ZodType[] {
       return def.innerType ? unwrap(def.innerType) : [];
     case 'pipe':
       return def.in ? unwrap(def.in) : [];
+    case 'lazy':
+      // `middleware:` is lazy (it reads the middlewares registered when boot.yaml is parsed).
+      return def.getter ? unwrap(def.getter()) : [];
     case 'union':
       return (def.options ?? []).flatMap(unwrap);
     case 'lazy':
@@ -146,8 +149,11 @@ export function toConfigIssues(
           ),
         );
         break;
-      default:
-        out.push(at(full, issue.message));
+      default: {
+        // A custom issue may carry a stable code: `ctx.addIssue({ ..., params: { code } })`.
+        const code = (issue as { params?: { code?: unknown } }).params?.code;
+        out.push({ ...at(full, issue.message), ...(typeof code === 'string' ? { code } : {}) });
+      }
     }
   }
   return out;

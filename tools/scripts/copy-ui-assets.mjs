@@ -1,4 +1,4 @@
-// Copies the browser files of the two API UIs into assets/, from the exact versions pinned in
+// Copies the browser files of the two API UIs into a package's assets/ (entry-grpc, entry-http), from the exact versions pinned in
 // package.json's devDependencies, with their licence files beside them. The build runs it, so the
 // published package ships the files it serves and installs neither rapidoc (whose dependencies
 // reach native tree-sitter builds) nor swagger-ui-dist (12 MB with source maps and an analytics
@@ -6,9 +6,10 @@
 import { copyFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const libDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// The package to copy them into: the folder given, else the working folder (each package's build
+// runs `node ../../tools/scripts/copy-ui-assets.mjs` from its own folder).
+const libDir = path.resolve(process.argv[2] ?? process.cwd());
 const require = createRequire(path.join(libDir, 'package.json'));
 const ownPackage = JSON.parse(await readFile(path.join(libDir, 'package.json'), 'utf8'));
 
@@ -53,7 +54,7 @@ for (const ui of UIS) {
     pkgJson = require.resolve(`${ui.pkg}/package.json`);
   } catch {
     throw new Error(
-      `copy-ui-assets: ${ui.pkg} is not installed; run npm install at the svcboot workspace root (it is a devDependency of @svcboot/entry-grpc)`,
+      `copy-ui-assets: ${ui.pkg} is not installed; run npm install at the svcboot workspace root (it is a devDependency of ${ownPackage.name})`,
     );
   }
   const from = path.dirname(pkgJson);
