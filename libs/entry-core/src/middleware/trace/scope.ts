@@ -10,7 +10,6 @@ import {
   type TracerOptions,
   type TracerProvider,
 } from '@opentelemetry/api';
-import type { CallScopeRunner } from '../call.js';
 import { setLogCorrelation } from '../../logger.js';
 
 /** The tracer provider of the entry whose call is running, kept in the call's OpenTelemetry context. */
@@ -34,11 +33,6 @@ export function soleProvider(): TracerProvider | undefined {
   for (const p of providers) return p;
   return undefined;
 }
-
-/** Enters a call's context (CallContext.runInScope): OpenTelemetry's `context.with`. */
-export const CONTEXT_RUNNER: CallScopeRunner = {
-  run: (state, fn, thisArg, arg) => context.with(state as Context, fn, thisArg, arg),
-};
 
 let installing: Promise<void> | undefined;
 let installed = false;
