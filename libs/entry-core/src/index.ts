@@ -155,7 +155,12 @@ export { startCall, endCall } from './call/driver.js';
 export type { CallAdapter } from './call/adapter.js';
 export { CallAnswer } from './middleware/answer.js';
 export { CorsMiddleware, corsDefinition } from './middleware/cors/index.js';
-export { CsrfMiddleware, csrfDefinition, csrfTokenOf, CSRF_TOKEN } from './middleware/csrf/index.js';
+export {
+  CsrfMiddleware,
+  csrfDefinition,
+  csrfTokenOf,
+  CSRF_TOKEN,
+} from './middleware/csrf/index.js';
 export { SecureMiddleware, secureDefinition } from './middleware/secure/index.js';
 export { LoggingMiddleware } from './middleware/logging.js';
 export { MetaMiddleware, META_HEADERS } from './middleware/meta.js';

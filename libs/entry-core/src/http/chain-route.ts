@@ -48,7 +48,13 @@ class RouteCall implements CallHeaders, CallAdapter {
 
   refuse(call: CallContext, rejection: CallRejection): void {
     if (call.error === undefined) call.error = rejection;
-    this.routes.refuse(this.req, this.res, httpStatusOf(rejection.status), rejection, this.requestId);
+    this.routes.refuse(
+      this.req,
+      this.res,
+      httpStatusOf(rejection.status),
+      rejection,
+      this.requestId,
+    );
     // A refusal's code is its status name; a failed `before` (a bug) is the 500 it got.
     endCall(call, call.rejection === rejection ? rejection.status : String(this.res.statusCode));
   }
@@ -107,7 +113,13 @@ export async function serveThroughChain(
   } catch (err) {
     call.error = err;
     if (!res.headersSent)
-      sendError(req, res, { bodyOf: routes.errorBody, requestId: rc.requestId }, 500, 'internal error');
+      sendError(
+        req,
+        res,
+        { bodyOf: routes.errorBody, requestId: rc.requestId },
+        500,
+        'internal error',
+      );
     else res.destroy();
   } finally {
     endCall(call, String(res.statusCode));

@@ -19,15 +19,13 @@ import { createContextKey } from '../../call/context-key.js';
 import { isIgnored } from '../definition.js';
 import { grpcCodeOfName, httpStatusOfGrpcCode } from '../grpc-codes.js';
 import { CallRejection } from '../rejection.js';
-import {
-  addProvider,
-  removeProvider,
-  soleProvider,
-  withProvider,
-} from './scope.js';
+import { addProvider, removeProvider, soleProvider, withProvider } from './scope.js';
 
 /** The call's OpenTelemetry context (its server span active), once `before` began the span. */
-export const TRACE_CONTEXT = createContextKey<Context | undefined>('svcboot.trace.context', undefined);
+export const TRACE_CONTEXT = createContextKey<Context | undefined>(
+  'svcboot.trace.context',
+  undefined,
+);
 
 /** The response header (metadata on gRPC) with the call's trace id. */
 export const TRACE_ID_HEADER = 'X-Trace-Id';
@@ -106,7 +104,9 @@ export class TraceMiddleware implements CallMiddleware {
   /** The handler (and each up-call feeding it) runs with the call's span as the active context. */
   around<T, A, R>(call: CallContext, next: (this: T, arg: A) => R, thisArg: T, arg: A): R {
     const active = call.get(TRACE_CONTEXT);
-    return active === undefined ? next.call(thisArg, arg) : context.with(active, next, thisArg, arg);
+    return active === undefined
+      ? next.call(thisArg, arg)
+      : context.with(active, next, thisArg, arg);
   }
 
   /** `pkg.Svc/Method`, once per operation. */
