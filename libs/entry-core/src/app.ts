@@ -19,7 +19,8 @@ import {
 import { defaultRegistry, PluginRegistry, type AnyEntryPlugin } from './registry.js';
 import { builtinPlugins } from './builtin/plugins.js';
 import type { AnyMiddlewareDefinition } from './middleware/definition.js';
-import { registerMiddleware } from './middleware/definitions.js';
+import { defaultMiddlewareRegistry } from './middleware/definitions.js';
+import { withMiddlewareRegistry, type MiddlewareRegistry } from './middleware/registry.js';
 import { loadConfig, type LoadedEntry } from './config/load.js';
 import { locateConfig } from './config/locate.js';
 import { findInstalledKinds, type InstalledKind } from './config/installed-kinds.js';
@@ -65,7 +66,8 @@ export interface BootOptions {
   plugins?: readonly AnyEntryPlugin[];
   /**
    * Middlewares of other packages, made configurable as `middleware.<key>` on every grpc and
-   * httpserver entry (see `registerMiddleware`; svcboot's own need not be listed).
+   * httpserver entry of this app (its own middleware registry: the default registry's kinds plus
+   * these; svcboot's own need not be listed).
    */
   middlewares?: readonly AnyMiddlewareDefinition[];
   /** The registry to read kinds from (default: `defaultRegistry`, which imports fill). */
@@ -102,7 +104,11 @@ type State = 'created' | 'starting' | 'running' | 'stopping' | 'stopped' | 'fail
 
 /** Loads and validates boot.yaml (every error at once) and creates its enabled entries. */
 export async function boot(options: BootOptions = {}): Promise<App> {
-  for (const m of options.middlewares ?? []) registerMiddleware(m);
+  // The app's middleware kinds: the default registry's, plus its own (for this app only).
+  const middlewares =
+    options.middlewares === undefined || options.middlewares.length === 0
+      ? defaultMiddlewareRegistry
+      : defaultMiddlewareRegistry.with(options.middlewares);
   const argv = options.argv ?? process.argv.slice(2);
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
@@ -129,16 +135,18 @@ export async function boot(options: BootOptions = {}): Promise<App> {
   }
   const appDir = options.configText !== undefined ? cwd : path.dirname(file);
   let installed: Map<string, InstalledKind> | undefined;
-  const loaded = loadConfig({
-    file,
-    text,
-    argv,
-    env,
-    registry: registryFor(options),
-    // Read from node_modules only when a key is unknown, to name the package that provides it.
-    installedKinds: () => (installed ??= findInstalledKinds([appDir, cwd])),
-    appDefaults: packageDefaults(appDir),
-  });
+  const loaded = withMiddlewareRegistry(middlewares, () =>
+    loadConfig({
+      file,
+      text,
+      argv,
+      env,
+      registry: registryFor(options),
+      // Read from node_modules only when a key is unknown, to name the package that provides it.
+      installedKinds: () => (installed ??= findInstalledKinds([appDir, cwd])),
+      appDefaults: packageDefaults(appDir),
+    }),
+  );
   const workers = workerCount(loaded.workers);
   if (workers > 1 && !inSvcbootWorker) {
     // The primary: it forks the workers (each runs this same script and boots this same file)
@@ -159,6 +167,7 @@ export async function boot(options: BootOptions = {}): Promise<App> {
       ...options,
       drainDelayMs: loaded.drainDelayMs ?? options.drainDelayMs,
     },
+    middlewares,
   );
 }
 
@@ -195,6 +204,8 @@ export class App {
     private readonly scrubber: SecretScrubber,
     readonly configFile: string,
     options: BootOptions,
+    /** The app's middleware kinds (EntryContext.middlewares). */
+    private readonly middlewares: MiddlewareRegistry = defaultMiddlewareRegistry,
   ) {
     this.info = info;
     this.env = env;
@@ -446,6 +457,7 @@ export class App {
       namedLogger: (name) => this.builtin(LoggerEntry, 'logger', name).logger,
       entry: (name, key) => this.entry(name, key),
       redact: (text) => this.redact(text),
+      middlewares: this.middlewares,
       isReady: () => this.isReady(),
       dependenciesDown: (scope) => this.dependenciesDown(scope),
       output: (p) => this.outputs.get(p),

@@ -180,10 +180,12 @@ export {
 } from './middleware/rejection.js';
 export { GRPC_CODE_NAMES, grpcCodeOfName, httpStatusOfGrpcCode } from './middleware/grpc-codes.js';
 export {
+  defaultMiddlewareRegistry,
   middlewareDefinitions,
   registerMiddleware,
   registeredMiddlewares,
 } from './middleware/definitions.js';
+export { MiddlewareRegistry, withMiddlewareRegistry } from './middleware/registry.js';
 export {
   errorModelSchema,
   errorBody,
