@@ -389,8 +389,8 @@ export class CallChain {
       await pending;
       const befores = this.befores;
       for (let i = from; i < befores.length; i++) {
-        // The call ended meanwhile (cancelled, past its deadline): the rest never run after `after`.
-        if (call.ended) return;
+        // The call ended, or the client left, meanwhile: the rest never run.
+        if (call.ended || call.cancelled) return;
         const r = befores[i]!(call);
         if (r !== undefined) await r;
       }

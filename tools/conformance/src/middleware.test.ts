@@ -1,0 +1,328 @@
+import { SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  BIG_MESSAGE,
+  SECRET_DETAIL,
+  TRANSPORTS,
+  isBuiltin,
+  speaksGrpc,
+  startTarget,
+  type Answer,
+  type Target,
+  type TransportName,
+} from './transports.js';
+
+/**
+ * Each middleware, checked once per transport from one parameterised suite (ARCHITECTURE.md §9):
+ * native gRPC, the REST gateway and gRPC-Web on a grpc entry, an httpserver entry's routes, and
+ * the built-in routes (`/svc/v1/info`) of both entries. Expected statuses are the references':
+ * gRPC's code numbers, and grpc-gateway's HTTPStatusFromCode (runtime/errors.go) for HTTP.
+ */
+
+/** gRPC code numbers (grpc/grpc codes.proto). */
+const GRPC_CODE = {
+  OK: 0,
+  InvalidArgument: 3,
+  DeadlineExceeded: 4,
+  PermissionDenied: 7,
+  ResourceExhausted: 8,
+  Internal: 13,
+  Unauthenticated: 16,
+} as const;
+type Code = keyof typeof GRPC_CODE;
+
+/** grpc-gateway's HTTPStatusFromCode. */
+const HTTP_OF: Readonly<Record<Code, number>> = {
+  OK: 200,
+  InvalidArgument: 400,
+  DeadlineExceeded: 504,
+  PermissionDenied: 403,
+  ResourceExhausted: 429,
+  Internal: 500,
+  Unauthenticated: 401,
+};
+
+/** The answer's status as the transport shows `code`. */
+function expectStatus(t: TransportName, a: Answer, code: Code): void {
+  if (speaksGrpc(t))
+    expect([a.grpcCode, a.grpcMessage]).toEqual([GRPC_CODE[code], expect.any(String)]);
+  else expect(a.httpStatus).toBe(HTTP_OF[code]);
+}
+
+/**
+ * A header the middleware set: under its own name, or on a gateway call as grpc-gateway forwards
+ * metadata (`Grpc-Metadata-<name>`).
+ */
+function header(t: TransportName, a: Answer, name: string): string | undefined {
+  const n = name.toLowerCase();
+  return a.headers.get(n) ?? (t === 'gateway' ? a.headers.get(`grpc-metadata-${n}`) : undefined);
+}
+
+const ALL = TRANSPORTS;
+/** Transports whose calls reach the app's handler (not the built-in routes). */
+const APP = TRANSPORTS.filter((t) => !isBuiltin(t));
+
+/** Starts one target per describe block and stops it after. */
+function target(
+  t: TransportName,
+  middleware: string,
+  options?: Parameters<typeof startTarget>[2],
+): () => Target {
+  let started: Target | undefined;
+  beforeAll(async () => {
+    started = await startTarget(t, middleware, options);
+  });
+  afterAll(async () => {
+    await started?.stop();
+  });
+  return () => started!;
+}
+
+describe.each(ALL)('meta on %s', (t) => {
+  const get = target(t, '');
+  it('answers with the request id it was given and the app headers', async () => {
+    const a = await get().call({ headers: { 'x-request-id': 'req-42' } });
+    expectStatus(t, a, 'OK');
+    expect([
+      header(t, a, 'X-Request-Id'),
+      header(t, a, 'X-Svc-App-Name'),
+      header(t, a, 'X-Svc-App-Version'),
+    ]).toEqual(['req-42', 'conformance', '1.2.3']);
+    // An id with characters a header must not echo is replaced by a UUIDv4.
+    const b = await get().call({ headers: { 'x-request-id': 'a b' } });
+    expect(header(t, b, 'X-Request-Id')).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+  });
+});
+
+describe.each(ALL)('logging and prom on %s', (t) => {
+  it('writes one record per call, with its operation and result, and counts it', async () => {
+    const started = await startTarget(t, '');
+    let records: Array<Record<string, unknown>>;
+    try {
+      expectStatus(t, await started.call({ headers: { 'x-request-id': 'rec-1' } }), 'OK');
+      const metrics = await started.metrics();
+      expect(metrics).toMatch(/svc_call_res_code_total\{[^}]*entry_name="conf"[^}]*\} 1/);
+    } finally {
+      records = await started.stop();
+    }
+    const calls = records.filter(
+      (r) => (r['ids'] as { requestId?: string })?.requestId === 'rec-1',
+    );
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({
+      operation: started.operation,
+      resCode: speaksGrpc(t) || t === 'gateway' ? 'OK' : '200',
+      eventStatus: 'Ended',
+    });
+  });
+});
+
+describe.each(ALL)('auth on %s', (t) => {
+  const get = target(
+    t,
+    `      auth: { enabled: true, basic: ["alice:wonder"], apiKey: [{ name: ci, key: k-123 }] }`,
+  );
+  it('refuses a call without credentials (Unauthenticated, a challenge) and lets a known user through as its principal', async () => {
+    const none = await get().call();
+    expectStatus(t, none, 'Unauthenticated');
+    expect(header(t, none, 'WWW-Authenticate') ?? none.headers.get('www-authenticate')).toMatch(
+      /^Basic realm=/,
+    );
+    const wrong = await get().call({
+      headers: { authorization: `Basic ${Buffer.from('alice:nope').toString('base64')}` },
+    });
+    expectStatus(t, wrong, 'Unauthenticated');
+    const ok = await get().call({
+      headers: { authorization: `Basic ${Buffer.from('alice:wonder').toString('base64')}` },
+    });
+    expectStatus(t, ok, 'OK');
+    const key = await get().call({ headers: { 'x-api-key': 'k-123' } });
+    expectStatus(t, key, 'OK');
+    if (!isBuiltin(t)) {
+      expect(JSON.parse(ok.body)).toMatchObject({ principal: 'alice' });
+      expect(JSON.parse(key.body)).toMatchObject({ principal: 'ci' });
+    }
+  });
+});
+
+const JWT_SECRET = 'a-secret-of-at-least-thirty-two-bytes!!';
+const sign = (claims: Record<string, unknown>, secret = JWT_SECRET) =>
+  new SignJWT({ sub: 'bob', exp: Math.floor(Date.now() / 1000) + 300, ...claims })
+    .setProtectedHeader({ alg: 'HS256' })
+    .sign(new TextEncoder().encode(secret));
+
+describe.each(ALL)('jwt on %s', (t) => {
+  const get = target(
+    t,
+    `      jwt: { enabled: true, symmetric: { algorithm: HS256, token: "${JWT_SECRET}" } }`,
+  );
+  it('lets a token it verifies through as its subject; refuses none, another key and an expired one', async () => {
+    const ok = await get().call({ headers: { authorization: `Bearer ${await sign({})}` } });
+    expectStatus(t, ok, 'OK');
+    if (!isBuiltin(t)) expect(JSON.parse(ok.body)).toMatchObject({ principal: 'bob' });
+    expectStatus(t, await get().call(), 'Unauthenticated');
+    const forged = await sign({}, 'another-secret-of-at-least-thirty-two-b');
+    expectStatus(
+      t,
+      await get().call({ headers: { authorization: `Bearer ${forged}` } }),
+      'Unauthenticated',
+    );
+    const expired = await sign({ exp: Math.floor(Date.now() / 1000) - 600 });
+    expectStatus(
+      t,
+      await get().call({ headers: { authorization: `Bearer ${expired}` } }),
+      'Unauthenticated',
+    );
+  });
+});
+
+const ORIGIN = 'https://app.example.com';
+
+describe.each(ALL)('cors on %s', (t) => {
+  const get = target(
+    t,
+    `      cors: { enabled: true, allowOrigins: ["${ORIGIN}"], exposeHeaders: [X-Svc-App-Name] }
+      auth: { enabled: true, apiKey: [k-123] }`,
+  );
+  it('answers a preflight 204 before auth (it carries no credentials), and gives an allowed origin its headers, on a 401 too', async () => {
+    const pre = await get().call({
+      method: 'OPTIONS',
+      headers: { origin: ORIGIN, 'access-control-request-method': speaksGrpc(t) ? 'POST' : 'GET' },
+    });
+    if (t === 'grpc') {
+      // Native gRPC has no preflight; its calls get no CORS headers.
+      expect(pre.headers.get('access-control-allow-origin')).toBeUndefined();
+      return;
+    }
+    // The built-in routes too (on a grpc entry this was a 500 before the call driver).
+    expect([pre.httpStatus, pre.headers.get('access-control-allow-origin')]).toEqual([204, ORIGIN]);
+    const refused = await get().call({ headers: { origin: ORIGIN } });
+    expectStatus(t, refused, 'Unauthenticated');
+    expect(refused.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    const ok = await get().call({ headers: { origin: ORIGIN, 'x-api-key': 'k-123' } });
+    expectStatus(t, ok, 'OK');
+    expect(ok.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    const other = await get().call({
+      headers: { origin: 'https://evil.org', 'x-api-key': 'k-123' },
+    });
+    expect(other.headers.get('access-control-allow-origin')).toBeUndefined();
+  });
+});
+
+describe.each(ALL)('secure on %s', (t) => {
+  const get = target(t, '      secure: { enabled: true }');
+  it('sets the security headers on browser-facing calls only', async () => {
+    const a = await get().call();
+    expectStatus(t, a, 'OK');
+    if (t === 'grpc') expect(a.headers.get('x-frame-options')).toBeUndefined();
+    else
+      expect([a.headers.get('x-frame-options'), a.headers.get('x-content-type-options')]).toEqual([
+        'SAMEORIGIN',
+        'nosniff',
+      ]);
+  });
+});
+
+const CSRF_KEY = 'a-csrf-key-of-at-least-thirty-two-chars';
+
+function cookieToken(a: Answer): string {
+  const set = a.headers.get('set-cookie') ?? '';
+  const m = /_csrf=([^;]+)/.exec(set);
+  if (!m) throw new Error(`no _csrf cookie in ${JSON.stringify(set)}`);
+  return m[1]!;
+}
+
+describe.each(ALL)('csrf on %s', (t) => {
+  const get = target(t, `      csrf: { enabled: true, key: "${CSRF_KEY}" }`);
+  it('gives a safe call its cookie; an unsafe call must send it back, signed and equal to its cookie', async () => {
+    const page = await get().call();
+    expectStatus(t, page, 'OK');
+    if (speaksGrpc(t)) {
+      // gRPC and gRPC-Web are exempt (no page of another site can send them without a preflight).
+      expect(page.headers.get('set-cookie')).toBeUndefined();
+      return;
+    }
+    const token = cookieToken(page);
+    if (isBuiltin(t)) return; // GET only
+    const cookie = `_csrf=${token}`;
+    expectStatus(t, await get().call({ method: 'POST', headers: { cookie } }), 'InvalidArgument');
+    // A second token the server signed too, but not the one in this call's cookie.
+    const other = cookieToken(await get().call());
+    expect(other).not.toBe(token);
+    expectStatus(
+      t,
+      await get().call({ method: 'POST', headers: { cookie, 'x-csrf-token': other } }),
+      'PermissionDenied',
+    );
+    expectStatus(
+      t,
+      await get().call({ method: 'POST', headers: { cookie, 'x-csrf-token': token } }),
+      'OK',
+    );
+  });
+});
+
+describe.each(ALL)('rateLimit on %s', (t) => {
+  const get = target(t, '      rateLimit: { enabled: true, reqPerSec: 0.01, burst: 2 }');
+  it('refuses beyond the budget of the peer address; X-Forwarded-For never changes the key', async () => {
+    const answers: Answer[] = [];
+    for (let i = 1; i <= 3; i++)
+      answers.push(await get().call({ headers: { 'x-forwarded-for': `203.0.113.${i}` } }));
+    expectStatus(t, answers[0]!, 'OK');
+    expectStatus(t, answers[1]!, 'OK');
+    const refused = answers[2]!;
+    expectStatus(t, refused, 'ResourceExhausted');
+    expect(
+      Number(header(t, refused, 'Retry-After') ?? refused.headers.get('retry-after')),
+    ).toBeGreaterThan(0);
+  });
+});
+
+describe.each(APP)('timeout on %s', (t) => {
+  const get = target(t, '      timeout: { enabled: true, timeoutMs: 300 }');
+  it('answers DeadlineExceeded at timeoutMs; the late answer is dropped', async () => {
+    const a = await get().call({ text: 'slow' });
+    expectStatus(t, a, 'DeadlineExceeded');
+    expect(a.body).not.toContain('"text":"slow"');
+  });
+});
+
+describe.each(APP)('recovery on %s', (t) => {
+  const get = target(t, '');
+  it('answers a handler that throws with Internal and none of its detail', async () => {
+    const a = await get().call({ text: 'throw' });
+    expectStatus(t, a, 'Internal');
+    expect(`${a.grpcMessage} ${a.body}`).not.toContain(SECRET_DETAIL);
+  });
+});
+
+const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+
+describe.each(ALL)('trace on %s', (t) => {
+  const get = target(t, '      trace: { enabled: true }');
+  it("continues the caller's W3C trace and names it in X-Trace-Id", async () => {
+    const a = await get().call({ headers: { traceparent: TRACEPARENT } });
+    expectStatus(t, a, 'OK');
+    expect(header(t, a, 'X-Trace-Id')).toBe('0af7651916cd43dd8448eb211c80319c');
+    const fresh = await get().call();
+    expect(header(t, fresh, 'X-Trace-Id')).toMatch(/^[0-9a-f]{32}$/);
+    expect(header(t, fresh, 'X-Trace-Id')).not.toBe('0af7651916cd43dd8448eb211c80319c');
+  });
+});
+
+describe.each(['gateway', 'httpserver'] as const)('compression on %s', (t) => {
+  const get = target(t, '', {
+    extra: `    compression: { enabled: true, minBytes: 100, encodings: [gzip] }`,
+  });
+  it('compresses an error body like an answer', async () => {
+    const a = await get().call({ text: 'big-error', headers: { 'accept-encoding': 'gzip' } });
+    expect([a.httpStatus, a.headers.get('content-encoding')]).toEqual([400, 'gzip']);
+    expect(a.body).toContain(BIG_MESSAGE);
+    // what went over the wire is smaller than the message it carries
+    expect(Number(a.headers.get('content-length') ?? a.raw.length)).toBeLessThan(
+      BIG_MESSAGE.length,
+    );
+  });
+});
