@@ -165,7 +165,7 @@ ${common}`;
   return `app: { name: conformance, version: 1.2.3 }
 logger:
   - name: quiet
-    level: fatal
+    level: silent
 event:
   - name: records
     encoding: json
@@ -336,7 +336,7 @@ async function httpCall(url: string, o: CallOptions = {}): Promise<Answer> {
   const res = await fetch(target, { method, headers, body });
   const raw = Buffer.from(await res.arrayBuffer());
   const h = new Map<string, string>();
-  res.headers.forEach((v, k) => h.set(k, v));
+  for (const [k, v] of res.headers) h.set(k, v);
   const setCookie = res.headers.getSetCookie();
   if (setCookie.length > 0) h.set('set-cookie', setCookie.join('\n'));
   return {
@@ -373,7 +373,7 @@ async function grpcWebCall(base: string, o: CallOptions = {}): Promise<Answer> {
   });
   const raw = Buffer.from(await res.arrayBuffer());
   const headers = new Map<string, string>();
-  res.headers.forEach((v, k) => headers.set(k, v));
+  for (const [k, v] of res.headers) headers.set(k, v);
   let body = '';
   // Frames: a flag byte (0x80 marks the trailers), a 4-byte length, the bytes.
   for (let i = 0; i + 5 <= raw.length; ) {
