@@ -211,17 +211,61 @@ describe.each(ALL)('cors on %s', (t) => {
   });
 });
 
+const CSP = "default-src 'none'; frame-ancestors 'none'";
+
 describe.each(ALL)('secure on %s', (t) => {
-  const get = target(t, '      secure: { enabled: true }');
-  it('sets the security headers on browser-facing calls only', async () => {
-    const a = await get().call();
-    expectStatus(t, a, 'OK');
-    if (t === 'grpc') expect(a.headers.get('x-frame-options')).toBeUndefined();
-    else
-      expect([a.headers.get('x-frame-options'), a.headers.get('x-content-type-options')]).toEqual([
-        'SAMEORIGIN',
-        'nosniff',
+  // auth (a guard, order 400) refuses calls without a key: its 401 must carry the headers too.
+  const get = target(
+    t,
+    `      secure:
+        enabled: true
+        xFrameOptions: DENY
+        contentSecurityPolicy: "${CSP}"
+        trustForwardedProto: true
+      auth: { enabled: true, apiKey: [k-123] }`,
+  );
+  const securityHeaders = (a: Answer) => ({
+    xss: a.headers.get('x-xss-protection'),
+    nosniff: a.headers.get('x-content-type-options'),
+    frame: a.headers.get('x-frame-options'),
+    csp: a.headers.get('content-security-policy'),
+    referrer: a.headers.get('referrer-policy'),
+    hsts: a.headers.get('strict-transport-security'),
+  });
+  const expected = {
+    xss: '0',
+    nosniff: 'nosniff',
+    frame: 'DENY',
+    csp: CSP,
+    referrer: 'no-referrer',
+    hsts: undefined,
+  };
+  it('sets the security headers on answers and rejections of browser-facing calls, HSTS only behind a trusted HTTPS proxy; nothing on native gRPC', async () => {
+    const key = { 'x-api-key': 'k-123' };
+    const ok = await get().call({ headers: key });
+    expectStatus(t, ok, 'OK');
+    const refused = await get().call();
+    expectStatus(t, refused, 'Unauthenticated');
+    if (t === 'grpc') {
+      expect([ok.headers.get('x-frame-options'), refused.headers.get('x-frame-options')]).toEqual([
+        undefined,
+        undefined,
       ]);
+      expect(header(t, ok, 'X-Request-Id')).toBeDefined();
+      return;
+    }
+    expect(securityHeaders(ok)).toEqual(expected);
+    expect(securityHeaders(refused)).toEqual(expected);
+    const proxied = await get().call({ headers: { ...key, 'x-forwarded-proto': 'https' } });
+    expect(proxied.headers.get('strict-transport-security')).toBe(
+      'max-age=31536000; includeSubDomains',
+    );
+    if (t === 'httpserver') {
+      // the router's 404 passes through the chain too
+      const missing = await fetch(`${get().base}/v1/nowhere`, { headers: key });
+      await missing.arrayBuffer();
+      expect([missing.status, missing.headers.get('x-frame-options')]).toEqual([404, 'DENY']);
+    }
   });
 });
 

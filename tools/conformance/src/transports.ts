@@ -89,6 +89,8 @@ export interface Target {
   call(options?: CallOptions): Promise<Answer>;
   /** The entry's Prometheus text. */
   metrics(): Promise<string>;
+  /** `http://127.0.0.1:<port>` of the entry. */
+  readonly base: string;
   /** The operation the transport's records name (`/conformance.v1.Echo/Say`, `GET /v1/say`, …). */
   readonly operation: string;
   /** Shuts the app down and returns its JSON records. */
@@ -246,6 +248,7 @@ export async function startTarget(
     transport,
     call,
     operation,
+    base,
     metrics: async () => (await fetch(`${base}/metrics`)).text(),
     async stop() {
       close();
