@@ -2,6 +2,7 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BIG_MESSAGE,
+  HTTP_TRANSPORTS,
   SECRET_DETAIL,
   TRANSPORTS,
   isBuiltin,
@@ -368,5 +369,19 @@ describe.each(['gateway', 'httpserver'] as const)('compression on %s', (t) => {
     expect(Number(a.headers.get('content-length') ?? a.raw.length)).toBeLessThan(
       BIG_MESSAGE.length,
     );
+  });
+});
+
+describe.each(HTTP_TRANSPORTS)('errorModel google on %s', (t) => {
+  const get = target(t, '      auth: { enabled: true, apiKey: [k-123] }', {
+    extra: '    errorModel: google',
+  });
+  it("shapes a refusal as Google's JSON API error (code, status, message) naming the request id", async () => {
+    const a = await get().call({ headers: { 'x-request-id': 'req-em-1' } });
+    expectStatus(t, a, 'Unauthenticated');
+    const body = JSON.parse(a.body) as { error: Record<string, unknown> };
+    expect(body.error).toMatchObject({ code: 401, status: 'UNAUTHENTICATED' });
+    expect(body.error['message']).toEqual(expect.any(String));
+    expect(a.body).toContain('req-em-1');
   });
 });
