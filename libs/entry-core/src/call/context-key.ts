@@ -7,6 +7,7 @@
 export interface ContextKey<T> {
   /** For messages and debugging: `svcboot.csrf.token`. */
   readonly name: string;
+  /** What `call.get(key)` gives until the call `set`s it. */
   readonly defaultValue: T;
   /** The key's slot on a call (keys are numbered in the order they are made). @internal */
   readonly index: number;

@@ -33,6 +33,7 @@ export class MiddlewareRegistry {
     this.changes++;
   }
 
+  /** The definition under `key`, if any. */
   get(key: string): AnyMiddlewareDefinition | undefined {
     return this.defs.get(key);
   }
