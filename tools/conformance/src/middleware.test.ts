@@ -120,31 +120,93 @@ describe.each(ALL)('logging and prom on %s', (t) => {
   });
 });
 
+const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+const MALFORMED = 'malformed Authorization header: expected Basic <base64 of user:password>';
+
 describe.each(ALL)('auth on %s', (t) => {
   const get = target(
     t,
-    `      auth: { enabled: true, basic: ["alice:wonder"], apiKey: [{ name: ci, key: k-123 }] }`,
+    `      auth:
+        enabled: true
+        basic: ["alice:\${ALICE_PASSWORD}"]
+        apiKey: ["\${API_KEY}", { name: ci, key: "k-ci-000000000001" }]`,
+    { env: { ALICE_PASSWORD: 'wonder:land', API_KEY: 'k-3f9a7c21d4e8' } },
   );
-  it('refuses a call without credentials (Unauthenticated, a challenge) and lets a known user through as its principal', async () => {
-    const none = await get().call();
-    expectStatus(t, none, 'Unauthenticated');
-    expect(header(t, none, 'WWW-Authenticate') ?? none.headers.get('www-authenticate')).toMatch(
-      /^Basic realm=/,
-    );
-    const wrong = await get().call({
-      headers: { authorization: `Basic ${Buffer.from('alice:nope').toString('base64')}` },
-    });
-    expectStatus(t, wrong, 'Unauthenticated');
+  it('lets Basic (a password from ${VAR}) and X-API-Key through as the principal; refuses the rest with Unauthenticated, its message and the challenge; counts the reasons', async () => {
     const ok = await get().call({
-      headers: { authorization: `Basic ${Buffer.from('alice:wonder').toString('base64')}` },
+      headers: { authorization: `Basic ${b64('alice:wonder:land')}` },
     });
     expectStatus(t, ok, 'OK');
-    const key = await get().call({ headers: { 'x-api-key': 'k-123' } });
-    expectStatus(t, key, 'OK');
-    if (!isBuiltin(t)) {
-      expect(JSON.parse(ok.body)).toMatchObject({ principal: 'alice' });
-      expect(JSON.parse(key.body)).toMatchObject({ principal: 'ci' });
+    const unnamed = await get().call({ headers: { 'x-api-key': 'k-3f9a7c21d4e8' } });
+    expectStatus(t, unnamed, 'OK');
+    const named = await get().call({ headers: { 'x-api-key': 'k-ci-000000000001' } });
+    expectStatus(t, named, 'OK');
+    if (!isBuiltin(t))
+      expect(
+        [ok, unnamed, named].map((a) => (JSON.parse(a.body) as { principal: string }).principal),
+      ).toEqual(['alice', 'apiKey[0]', 'ci']);
+    const refusals: Array<[Record<string, string>, string]> = [
+      [
+        {},
+        'missing credentials: send Authorization: Basic <base64 of user:password> or X-API-Key: <key>',
+      ],
+      [{ authorization: `Basic ${b64('alice:wrong')}` }, 'invalid credentials'],
+      [{ 'x-api-key': 'k-3f9a7c21d4e9' }, 'invalid credentials'],
+      [{ authorization: 'Basic %%%' }, MALFORMED],
+      [{ authorization: `Basic ${b64('alice')}` }, MALFORMED],
+      // within every transport's header limit (Node's HTTP/1.1 server: 16 KB)
+      [{ authorization: `Basic ${'A'.repeat(12 * 1024)}` }, MALFORMED],
+    ];
+    for (const [headers, message] of refusals) {
+      const a = await get().call({ headers });
+      expectStatus(t, a, 'Unauthenticated');
+      expect(header(t, a, 'WWW-Authenticate') ?? a.headers.get('www-authenticate')).toBe(
+        'Basic realm="conf", charset="UTF-8", ApiKey realm="conf"',
+      );
+      expect(speaksGrpc(t) ? a.grpcMessage : a.body).toContain(message);
     }
+    const metrics = await get().metrics();
+    for (const [reason, n] of [
+      ['missing_credentials', 1],
+      ['invalid_credentials', 2],
+      ['malformed_credentials', 3],
+    ] as const)
+      expect(metrics).toMatch(
+        new RegExp(
+          `svc_call_rejections_total\\{[^}]*middleware="auth",reason="${reason}"[^}]*\\} ${n}`,
+        ),
+      );
+  });
+});
+
+describe.each(ALL)('auth records on %s', (t) => {
+  it('name the refusal (rejectedBy, rejectReason) and hold no credential', async () => {
+    const started = await startTarget(
+      t,
+      `      auth: { enabled: true, basic: ["alice:\${ALICE_PASSWORD}"], apiKey: [k-3f9a7c21d4e8] }`,
+      { env: { ALICE_PASSWORD: 'wonder:land' } },
+    );
+    let records: Array<Record<string, unknown>>;
+    try {
+      expectStatus(
+        t,
+        await started.call({ headers: { 'x-request-id': 'auth-1' } }),
+        'Unauthenticated',
+      );
+      expectStatus(
+        t,
+        await started.call({ headers: { authorization: `Basic ${b64('alice:wonder:land')}` } }),
+        'OK',
+      );
+      expectStatus(t, await started.call({ headers: { 'x-api-key': 'k-3f9a7c21d4e8' } }), 'OK');
+    } finally {
+      records = await started.stop();
+    }
+    const refused = records.find(
+      (r) => (r['ids'] as { requestId?: string })?.requestId === 'auth-1',
+    );
+    expect(refused?.['pairs']).toEqual({ rejectedBy: 'auth', rejectReason: 'missing_credentials' });
+    expect(JSON.stringify(records)).not.toMatch(/wonder|k-3f9a7c21d4e8/);
   });
 });
 
