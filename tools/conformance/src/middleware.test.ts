@@ -5,6 +5,7 @@ import {
   HTTP_TRANSPORTS,
   SECRET_DETAIL,
   TRANSPORTS,
+  grpcHealthCheck,
   isBuiltin,
   speaksGrpc,
   startTarget,
@@ -154,6 +155,7 @@ describe.each(ALL)('auth on %s', (t) => {
       [{ 'x-api-key': 'k-3f9a7c21d4e9' }, 'invalid credentials'],
       [{ authorization: 'Basic %%%' }, MALFORMED],
       [{ authorization: `Basic ${b64('alice')}` }, MALFORMED],
+      [{ authorization: 'Basic' }, MALFORMED],
       // within every transport's header limit (Node's HTTP/1.1 server: 16 KB)
       [{ authorization: `Basic ${'A'.repeat(12 * 1024)}` }, MALFORMED],
     ];
@@ -164,18 +166,69 @@ describe.each(ALL)('auth on %s', (t) => {
         'Basic realm="conf", charset="UTF-8", ApiKey realm="conf"',
       );
       expect(speaksGrpc(t) ? a.grpcMessage : a.body).toContain(message);
+      // grpc-gateway's error body: a google.rpc.Status
+      if (t === 'gateway') expect(JSON.parse(a.body)).toEqual({ code: 16, message, details: [] });
     }
     const metrics = await get().metrics();
     for (const [reason, n] of [
       ['missing_credentials', 1],
       ['invalid_credentials', 2],
-      ['malformed_credentials', 3],
+      ['malformed_credentials', 4],
     ] as const)
       expect(metrics).toMatch(
         new RegExp(
           `svc_call_rejections_total\\{[^}]*middleware="auth",reason="${reason}"[^}]*\\} ${n}`,
         ),
       );
+  });
+});
+
+describe.each(ALL)('auth ignore list and probes on %s', (t) => {
+  const get = target(
+    t,
+    `      auth:
+        enabled: true
+        apiKey: [k-123]
+        ignore: ["/conformance.v1.Echo/Say", "/v1/say", "/svc/v1/info"]`,
+  );
+  it('lets an ignored operation or path through without credentials (no principal), and the probes; refuses what only looks like a probe', async () => {
+    const a = await get().call();
+    expectStatus(t, a, 'OK');
+    // (an empty field is left out of the gateway's JSON)
+    if (!isBuiltin(t))
+      expect((JSON.parse(a.body) as { principal?: string }).principal ?? '').toBe('');
+    for (const probe of ['/livez', '/readyz', '/metrics']) {
+      const r = await fetch(`${get().base}${probe}`);
+      await r.arrayBuffer();
+      expect([probe, r.status]).toEqual([probe, 200]);
+    }
+    // the grpc entry's health service too
+    if (t === 'grpc') expect(await grpcHealthCheck(Number(new URL(get().base).port))).toBe(0);
+    if (t === 'httpserver') {
+      const r = await fetch(`${get().base}/livezz`);
+      await r.arrayBuffer();
+      expect(r.status).toBe(401);
+    }
+  });
+  it("leaves a credential over the server's header limit to the server, before any middleware", async () => {
+    const huge = { authorization: `Basic ${'A'.repeat(100 * 1024)}`, 'x-request-id': 'huge' };
+    if (t === 'grpc') {
+      // Node's HTTP/2 layer resets the stream: the call fails, not with the guard's 16
+      const a = await get().call({ headers: huge });
+      expect(a.grpcCode).not.toBe(GRPC_CODE.OK);
+      expect(a.grpcCode).not.toBe(GRPC_CODE.Unauthenticated);
+      return;
+    }
+    if (t === 'grpc-web') return; // the same HTTP/1.1 server as the gateway's
+    // Node's HTTP/1.1 server refuses header blocks over 16 KB with 431
+    const r = await fetch(
+      `${get().base}${t === 'httpserver' ? '/v1/say' : isBuiltin(t) ? '/svc/v1/info' : '/v1/say'}`,
+      {
+        headers: huge,
+      },
+    );
+    await r.arrayBuffer();
+    expect(r.status).toBe(431);
   });
 });
 

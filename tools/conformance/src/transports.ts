@@ -3,11 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  Client,
   credentials,
   loadPackageDefinition,
   Metadata,
   status as grpcStatus,
-  type Client,
   type ServiceDefinition,
   type ServiceError,
   type UntypedServiceImplementation,
@@ -299,6 +299,24 @@ function echoClient(address: string): EchoClient {
   };
   return new pkg.conformance.v1.Echo(address, credentials.createInsecure(), {
     'grpc.use_local_subchannel_pool': 1,
+  });
+}
+
+/** A gRPC health check (`grpc.health.v1.Health/Check`, the whole server) on the entry: its status code. */
+export function grpcHealthCheck(port: number): Promise<number> {
+  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
+  return new Promise((resolve) => {
+    client.makeUnaryRequest(
+      '/grpc.health.v1.Health/Check',
+      () => Buffer.alloc(0),
+      (b: Buffer) => b,
+      {},
+      new Metadata(),
+      (err: ServiceError | null) => {
+        client.close();
+        resolve(err ? err.code : 0);
+      },
+    );
   });
 }
 
