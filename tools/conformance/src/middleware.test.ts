@@ -396,30 +396,53 @@ function cookieToken(a: Answer): string {
 
 describe.each(ALL)('csrf on %s', (t) => {
   const get = target(t, `      csrf: { enabled: true, key: "${CSRF_KEY}" }`);
-  it('gives a safe call its cookie; an unsafe call must send it back, signed and equal to its cookie', async () => {
+  it('gives a safe call its signed cookie; an unsafe call must send it back, signed and equal to its cookie', async () => {
     const page = await get().call();
     expectStatus(t, page, 'OK');
     if (speaksGrpc(t)) {
       // gRPC and gRPC-Web are exempt (no page of another site can send them without a preflight).
       expect(page.headers.get('set-cookie')).toBeUndefined();
+      const post = await get().call({ method: 'POST' });
+      expectStatus(t, post, 'OK');
       return;
     }
+    expect(page.headers.get('set-cookie')).toMatch(
+      /^_csrf=[\w-]{32}\.[\w-]{43}; Path=\/; Max-Age=86400; SameSite=Lax$/,
+    );
     const token = cookieToken(page);
     if (isBuiltin(t)) return; // GET only
     const cookie = `_csrf=${token}`;
-    expectStatus(t, await get().call({ method: 'POST', headers: { cookie } }), 'InvalidArgument');
+    const missing = await get().call({ method: 'POST', headers: { cookie } });
+    expectStatus(t, missing, 'InvalidArgument');
+    expect(missing.body).toContain(
+      "missing CSRF token: send the _csrf cookie's value in the X-CSRF-Token header",
+    );
     // A second token the server signed too, but not the one in this call's cookie.
     const other = cookieToken(await get().call());
     expect(other).not.toBe(token);
-    expectStatus(
-      t,
-      await get().call({ method: 'POST', headers: { cookie, 'x-csrf-token': other } }),
-      'PermissionDenied',
-    );
+    const refused: Array<Record<string, string>> = [
+      { cookie, 'x-csrf-token': other },
+      // one character changed: no longer what the server signed
+      { cookie, 'x-csrf-token': `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}` },
+      // the right token without its cookie
+      { 'x-csrf-token': token },
+    ];
+    for (const headers of refused) {
+      const a = await get().call({ method: 'POST', headers });
+      expectStatus(t, a, 'PermissionDenied');
+      expect(a.body).toContain('invalid CSRF token');
+    }
     expectStatus(
       t,
       await get().call({ method: 'POST', headers: { cookie, 'x-csrf-token': token } }),
       'OK',
+    );
+    const metrics = await get().metrics();
+    expect(metrics).toMatch(
+      /svc_call_rejections_total\{[^}]*middleware="csrf",reason="missing_token"[^}]*\} 1/,
+    );
+    expect(metrics).toMatch(
+      /svc_call_rejections_total\{[^}]*middleware="csrf",reason="invalid_token"[^}]*\} 3/,
     );
   });
 });
