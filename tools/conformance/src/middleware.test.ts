@@ -1,4 +1,5 @@
 import { SignJWT } from 'jose';
+import { ConfigError } from '@svcboot/entry-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BIG_MESSAGE,
@@ -299,13 +300,30 @@ const ORIGIN = 'https://app.example.com';
 describe.each(ALL)('cors on %s', (t) => {
   const get = target(
     t,
-    `      cors: { enabled: true, allowOrigins: ["${ORIGIN}"], exposeHeaders: [X-Svc-App-Name] }
+    `      cors:
+        enabled: true
+        allowOrigins: ["${ORIGIN}", "https://*.trusted.org"]
+        allowCredentials: true
+        allowHeaders: [Content-Type, X-CSRF-Token]
+        exposeHeaders: [X-Request-Id]
+        maxAge: 600
       auth: { enabled: true, apiKey: [k-123] }`,
   );
-  it('answers a preflight 204 before auth (it carries no credentials), and gives an allowed origin its headers, on a 401 too', async () => {
+  const cors = (a: Answer) => ({
+    allowOrigin: a.headers.get('access-control-allow-origin'),
+    credentials: a.headers.get('access-control-allow-credentials'),
+    vary: a.headers.get('vary'),
+  });
+  const key = { 'x-api-key': 'k-123' };
+
+  it('answers a preflight 204 with its headers and no body, before auth (it carries no credentials)', async () => {
     const pre = await get().call({
       method: 'OPTIONS',
-      headers: { origin: ORIGIN, 'access-control-request-method': speaksGrpc(t) ? 'POST' : 'GET' },
+      headers: {
+        origin: ORIGIN,
+        'access-control-request-method': 'PUT',
+        'access-control-request-headers': 'content-type',
+      },
     });
     if (t === 'grpc') {
       // Native gRPC has no preflight; its calls get no CORS headers.
@@ -313,17 +331,85 @@ describe.each(ALL)('cors on %s', (t) => {
       return;
     }
     // The built-in routes too (on a grpc entry this was a 500 before the call driver).
-    expect([pre.httpStatus, pre.headers.get('access-control-allow-origin')]).toEqual([204, ORIGIN]);
+    expect([pre.httpStatus, cors(pre)]).toEqual([
+      204,
+      {
+        allowOrigin: ORIGIN,
+        credentials: 'true',
+        vary: 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers',
+      },
+    ]);
+    expect([
+      pre.headers.get('access-control-allow-methods'),
+      pre.headers.get('access-control-allow-headers'),
+      pre.headers.get('access-control-max-age'),
+      pre.body,
+    ]).toEqual(['GET, HEAD, PUT, PATCH, POST, DELETE', 'Content-Type, X-CSRF-Token', '600', '']);
+    if (t === 'httpserver') {
+      // an httpserver entry answers it on any path, before routing
+      const nowhere = await fetch(`${get().base}/v1/nowhere`, {
+        method: 'OPTIONS',
+        headers: { origin: ORIGIN, 'access-control-request-method': 'PUT' },
+      });
+      await nowhere.arrayBuffer();
+      expect([nowhere.status, nowhere.headers.get('access-control-allow-origin')]).toEqual([
+        204,
+        ORIGIN,
+      ]);
+    }
+  });
+
+  it('gives an allowed origin (exact or by pattern) its headers, on a 401 too; a disallowed one (lookalikes, regex metacharacters) none, and its call goes on', async () => {
+    const ok = await get().call({ headers: { origin: ORIGIN, ...key } });
+    expectStatus(t, ok, 'OK');
+    if (t === 'grpc') {
+      expect(ok.headers.get('access-control-allow-origin')).toBeUndefined();
+      return;
+    }
+    expect(cors(ok)).toEqual({ allowOrigin: ORIGIN, credentials: 'true', vary: 'Origin' });
+    // gRPC-Web: the bridge's own exposed headers (the status headers …) come first
+    expect(ok.headers.get('access-control-expose-headers')).toMatch(/(^|, )X-Request-Id$/);
+    const sub = await get().call({ headers: { origin: 'https://a.b.trusted.org', ...key } });
+    expect(sub.headers.get('access-control-allow-origin')).toBe('https://a.b.trusted.org');
     const refused = await get().call({ headers: { origin: ORIGIN } });
     expectStatus(t, refused, 'Unauthenticated');
-    expect(refused.headers.get('access-control-allow-origin')).toBe(ORIGIN);
-    const ok = await get().call({ headers: { origin: ORIGIN, 'x-api-key': 'k-123' } });
-    expectStatus(t, ok, 'OK');
-    expect(ok.headers.get('access-control-allow-origin')).toBe(ORIGIN);
-    const other = await get().call({
-      headers: { origin: 'https://evil.org', 'x-api-key': 'k-123' },
-    });
-    expect(other.headers.get('access-control-allow-origin')).toBeUndefined();
+    expect(cors(refused)).toEqual({ allowOrigin: ORIGIN, credentials: 'true', vary: 'Origin' });
+    for (const origin of [
+      'https://app.example.com.evil.org',
+      'https://appXexample.com',
+      'https://evil.org',
+      'null',
+    ]) {
+      const other = await get().call({ headers: { origin, ...key } });
+      expectStatus(t, other, 'OK');
+      expect([other.headers.get('access-control-allow-origin'), other.headers.get('vary')]).toEqual(
+        [undefined, 'Origin'],
+      );
+      const pre = await get().call({
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'PUT' },
+      });
+      expect(pre.headers.get('access-control-allow-methods')).toBeUndefined();
+    }
+  });
+});
+
+describe.each(['grpc', 'httpserver'] as const)('cors options on a %s entry', (kind) => {
+  it('refuses credentials with a wildcard origin at config time, naming the path', async () => {
+    const err = await startTarget(
+      kind === 'grpc' ? 'grpc' : 'httpserver',
+      '      cors: { enabled: true, allowCredentials: true, allowOrigins: ["*"] }',
+    ).then(
+      (started) => started.stop().then(() => undefined),
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).issues.map((i) => i.path)).toEqual([
+      expect.stringMatching(
+        new RegExp(`^${kind}\\[conf\\]\\.middleware\\.cors\\.allowOrigins(\\[0\\]|\\.0)$`),
+      ),
+    ]);
+    expect((err as Error).message).toContain('allowCredentials: true');
   });
 });
 

@@ -193,8 +193,13 @@ export async function startTarget(
   let app: App;
   let port: number;
   let close: () => void = () => undefined;
-  if (kind === 'grpc') {
+  try {
     app = await boot({ argv: [], env: { ...options.env }, configText: yaml, cwd: dir });
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  if (kind === 'grpc') {
     const entry = grpcEntry(app, 'conf');
     const pkg = loadSync(echoProto, LOAD);
     entry.addService(
@@ -204,7 +209,6 @@ export async function startTarget(
     await app.bootstrap();
     port = entry.port;
   } else {
-    app = await boot({ argv: [], env: { ...options.env }, configText: yaml, cwd: dir });
     const entry = httpEntry(app, 'conf');
     entry.router.get('/v1/say', (ctx) => koaSay(ctx, String(ctx.query['text'] ?? '')));
     entry.router.post('/v1/say', (ctx) => {
