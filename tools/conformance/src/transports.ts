@@ -16,6 +16,9 @@ import { loadSync } from '@grpc/proto-loader';
 import { boot, type App, type CallContext } from '@svcboot/entry-core';
 import { callContextOf, grpcEntry } from '@svcboot/entry-grpc';
 import { httpEntry } from '@svcboot/entry-http';
+// jwt and trace are packages of their own, registered when imported (as an app that uses them does).
+import '@svcboot/middleware-jwt';
+import '@svcboot/middleware-trace';
 
 /**
  * The transports every middleware is checked on: native gRPC, the REST gateway and gRPC-Web (all
