@@ -1,14 +1,12 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { DOCKERIGNORE, dockerfile } from './dockerfile.js';
 import { deployError } from './errors.js';
 import { buildManifests, type K8sObject, type Manifests } from './manifests.js';
-import { loadServiceModel, type ServiceModel } from './service-model.js';
+import { importFrom, loadServiceModel, type ServiceModel } from './service-model.js';
 
 export const DEPLOY_USAGE = `svc deploy: a Dockerfile and Kubernetes manifests from boot.yaml and package.json
 
@@ -49,10 +47,10 @@ export interface DeployInput {
 
 /** The drain delay entry-core applies after SIGTERM when app.drainDelayMs is unset. */
 async function defaultDrainDelayMs(dir: string): Promise<number> {
-  const resolved = createRequire(path.join(dir, 'package.json')).resolve('@svcboot/entry-core');
-  const core = (await import(pathToFileURL(resolved).href)) as {
-    DEFAULT_SIGTERM_DRAIN_DELAY_MS?: number;
-  };
+  const core = await importFrom<{ DEFAULT_SIGTERM_DRAIN_DELAY_MS?: number }>(
+    '@svcboot/entry-core',
+    path.join(dir, 'package.json'),
+  );
   return core.DEFAULT_SIGTERM_DRAIN_DELAY_MS ?? 5000;
 }
 

@@ -228,7 +228,14 @@ describe('svc deploy: what the manifests say', () => {
       servers: [],
       entries: [],
       vars: [],
-      pkg: { name: 'x', start: 'dist/main.js', nodeMajor: 22, hasBuild: true, svcbootKinds: [] },
+      pkg: {
+        name: 'x',
+        start: 'dist/main.js',
+        nodeMajor: 22,
+        hasBuild: true,
+        svcbootKinds: [],
+        localDepDirs: [],
+      },
     };
     const opts = { image: 'x:1', minReplicas: 3, maxReplicas: 10 };
     expect(buildManifests(model, { ...opts, cpu: '1' }, 5000).warnings.join('\n')).toMatch(

@@ -18,10 +18,10 @@ export function dockerfile(model: ServiceModel, baseImage: string): string {
 FROM ${baseImage} AS build
 WORKDIR /app
 COPY package*.json ./
-RUN npm ci --no-audit --no-fund
+${model.pkg.localDepDirs.map((d) => `COPY ${d}/ ./${d}/\n`).join('')}RUN npm ci --no-audit --no-fund
 COPY . .
 ${build}# Production dependencies only from here on.
-RUN npm prune --omit=dev --no-audit --no-fund && rm -rf /root/.npm
+RUN npm prune --omit=dev --no-audit --no-fund
 
 FROM ${baseImage}
 ENV NODE_ENV=production

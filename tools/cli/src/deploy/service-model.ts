@@ -62,6 +62,8 @@ export interface PackageInfo {
   nodeMajor: number;
   hasBuild: boolean;
   svcbootKinds: string[];
+  /** Folders of `file:` dependencies (e.g. vendor/ of `svc new`): `npm ci` needs them. */
+  localDepDirs: string[];
 }
 
 const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
@@ -124,8 +126,24 @@ interface AppLike {
   entries(): Array<{ readonly type: string; readonly name: string; readonly config?: unknown }>;
 }
 
-async function importFrom<T>(specifier: string, from: string): Promise<T> {
-  const resolved = createRequire(from).resolve(specifier);
+/**
+ * Imports `specifier` as code in `from` would. Run from sources (`--conditions=svcboot-source`),
+ * a packed copy has no src/: then its `exports` default (or `main`) is taken.
+ */
+export async function importFrom<T>(specifier: string, from: string): Promise<T> {
+  const req = createRequire(from);
+  let resolved = req.resolve(specifier);
+  if (!existsSync(resolved)) {
+    const manifest = req.resolve(`${specifier}/package.json`);
+    const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as {
+      main?: string;
+      exports?: { '.'?: { default?: string } };
+    };
+    resolved = path.join(
+      path.dirname(manifest),
+      pkg.exports?.['.']?.default ?? pkg.main ?? 'index.js',
+    );
+  }
   return (await import(pathToFileURL(resolved).href)) as T;
 }
 
@@ -141,6 +159,14 @@ function readPackage(dir: string): Record<string, unknown> {
 
 function packageInfo(pkg: Record<string, unknown>): PackageInfo {
   const deps = { ...(pkg['dependencies'] as Record<string, string> | undefined) };
+  const allDeps = { ...deps, ...(pkg['devDependencies'] as Record<string, string> | undefined) };
+  const localDepDirs = [
+    ...new Set(
+      Object.values(allDeps)
+        .filter((v) => v.startsWith('file:'))
+        .map((v) => path.posix.dirname(v.slice('file:'.length).replace(/^\.\//, '')) || '.'),
+    ),
+  ].filter((d) => d !== '.' && !d.startsWith('..'));
   const scripts = (pkg['scripts'] as Record<string, string> | undefined) ?? {};
   const engines = (pkg['engines'] as Record<string, string> | undefined)?.['node'];
   const major = /(\d+)/.exec(engines ?? '')?.[1];
@@ -151,6 +177,7 @@ function packageInfo(pkg: Record<string, unknown>): PackageInfo {
     nodeMajor: major ? Number(major) : Number(process.versions.node.split('.')[0]),
     hasBuild: typeof scripts['build'] === 'string',
     svcbootKinds: Object.keys(deps).filter((d) => d.startsWith('@svcboot/entry-')),
+    localDepDirs,
   };
 }
 
