@@ -188,6 +188,13 @@ export async function deployCommand(
     const v = values[flag];
     return typeof v === 'string' ? v : undefined;
   };
+  const minReplicas = count('min-replicas');
+  const maxReplicas = count('max-replicas');
+  if ((minReplicas ?? 3) > (maxReplicas ?? 10))
+    throw deployError(
+      'SVC_CLI_DEPLOY_BAD_FLAG',
+      `--min-replicas (${minReplicas ?? 3}) is more than --max-replicas (${maxReplicas ?? 10}); give both`,
+    );
   const result = await deploy({
     dir: str('dir') ?? '.',
     config: str('config'),
@@ -195,8 +202,8 @@ export async function deployCommand(
     image: str('image'),
     cpu: str('cpu'),
     memory: str('memory'),
-    minReplicas: count('min-replicas'),
-    maxReplicas: count('max-replicas'),
+    minReplicas,
+    maxReplicas,
     namespace: str('namespace'),
     baseImage: str('base-image'),
   });

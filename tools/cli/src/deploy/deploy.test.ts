@@ -11,6 +11,7 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBu
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { main } from '../main.js';
 import { deploy } from './command.js';
 import { findVars } from './service-model.js';
 import { buildManifests, millicores, type K8sObject } from './manifests.js';
@@ -247,5 +248,35 @@ describe('svc deploy: what the manifests say', () => {
       /"auto"/,
     );
     expect(millicores('500m')).toBe(500);
+  });
+
+  it('refuses what it cannot use, with a code: bad replica bounds, no boot.yaml', async () => {
+    const errs: string[] = [];
+    const code = await main(
+      [
+        'deploy',
+        '--dir',
+        path.join(repo, 'apps/demo-grpc'),
+        '--out',
+        path.join(tmp, 'x'),
+        '--min-replicas',
+        '12',
+      ],
+      () => undefined,
+      (l) => errs.push(l),
+    );
+    expect(code).toBe(1);
+    expect(errs.join('\n')).toMatch(
+      /--min-replicas \(12\) is more than --max-replicas \(10\).*SVC_CLI_DEPLOY_BAD_FLAG/,
+    );
+    errs.length = 0;
+    expect(
+      await main(
+        ['deploy', '--dir', tmp],
+        () => undefined,
+        (l) => errs.push(l),
+      ),
+    ).toBe(1);
+    expect(errs.join('\n')).toMatch(/no boot\.yaml in .*SVC_CLI_DEPLOY_NO_BOOT_YAML/);
   });
 });
