@@ -128,7 +128,8 @@ interface AppLike {
 
 /**
  * Imports `specifier` as code in `from` would. Run from sources (`--conditions=svcboot-source`),
- * a packed copy has no src/: then its `exports` default (or `main`) is taken.
+ * a packed copy has no src/: then its `exports` default (or `main`) is taken; a workspace
+ * package resolved to a dist/ not built yet falls back to its `svcboot-source` entry.
  */
 export async function importFrom<T>(specifier: string, from: string): Promise<T> {
   const req = createRequire(from);
@@ -137,12 +138,13 @@ export async function importFrom<T>(specifier: string, from: string): Promise<T>
     const manifest = req.resolve(`${specifier}/package.json`);
     const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as {
       main?: string;
-      exports?: { '.'?: { default?: string } };
+      exports?: { '.'?: { default?: string; 'svcboot-source'?: string } };
     };
-    resolved = path.join(
-      path.dirname(manifest),
-      pkg.exports?.['.']?.default ?? pkg.main ?? 'index.js',
-    );
+    const dir = path.dirname(manifest);
+    const built = path.join(dir, pkg.exports?.['.']?.default ?? pkg.main ?? 'index.js');
+    // A workspace package not built yet, resolved without the condition: its sources (under tsx or vitest).
+    const source = pkg.exports?.['.']?.['svcboot-source'];
+    resolved = existsSync(built) || !source ? built : path.join(dir, source);
   }
   return (await import(pathToFileURL(resolved).href)) as T;
 }
