@@ -1,12 +1,12 @@
 import type { MethodDefinition } from '@grpc/grpc-js';
-import { type CallInfo } from '@svcboot/entry-core';
+import type { CallInfo } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
 import { grpcTypeOf } from '../call-info.js';
 import type { GatewayOptions } from './options.js';
 import type { RegisteredMethod } from '../services.js';
 import { fieldByAnyName, fullName } from './json.js';
 import { normalizeFieldPath, unsupportedPathField } from './params.js';
-import type { HttpBinding } from './rules.js';
+import type { HttpBinding } from '@svcboot/openapi';
 import { compileTemplate, type PathTemplate } from './template.js';
 
 /** One HTTP binding ready to serve. */
