@@ -61,6 +61,7 @@ export interface PackageInfo {
   /** `engines.node` or the running major. */
   nodeMajor: number;
   hasBuild: boolean;
+  /** The @svcboot entry kinds and middlewares it depends on: each registers itself when imported. */
   svcbootKinds: string[];
   /** Folders of `file:` dependencies (e.g. vendor/ of `svc new`): `npm ci` needs them. */
   localDepDirs: string[];
@@ -178,7 +179,7 @@ function packageInfo(pkg: Record<string, unknown>): PackageInfo {
     start: main,
     nodeMajor: major ? Number(major) : Number(process.versions.node.split('.')[0]),
     hasBuild: typeof scripts['build'] === 'string',
-    svcbootKinds: Object.keys(deps).filter((d) => d.startsWith('@svcboot/entry-')),
+    svcbootKinds: Object.keys(deps).filter((d) => /^@svcboot\/(entry|middleware)-/.test(d)),
     localDepDirs,
   };
 }
@@ -210,7 +211,7 @@ export async function loadServiceModel(dir: string, bootFile = 'boot.yaml'): Pro
   let core: CoreModule;
   try {
     core = await importFrom<CoreModule>('@svcboot/entry-core', projectRef);
-    // Each kind registers itself with entry-core's registry when imported.
+    // Each kind and middleware registers itself with entry-core when imported.
     for (const kind of pkg.svcbootKinds) {
       if (kind === '@svcboot/entry-core') continue;
       try {
