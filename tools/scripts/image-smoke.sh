@@ -18,7 +18,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-(cd "$repo/tools/cli" && npm run build >/dev/null)
+# The CLI and the packages it builds on (nx builds dependencies first).
+(cd "$repo" && NX_DAEMON=false npx nx run @svcboot/cli:build --output-style=static >/dev/null)
 cd "$work"
 node "$repo/tools/cli/dist/bin.js" new smoke --with grpc >/dev/null
 cd smoke
