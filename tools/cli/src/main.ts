@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_BIN_DIR, installCommand } from './install/command.js';
 import { pbCommand } from './pb/command.js';
 import { newCommand } from './scaffold/command.js';
+import { deployCommand } from './deploy/command.js';
 import { cliErrors } from './errors.js';
 
 export const USAGE = `svc: tooling for svcboot services
@@ -13,6 +14,7 @@ export const USAGE = `svc: tooling for svcboot services
   svc pb openapi          write the OpenAPI documents of boot.yaml's grpc entries
   svc pb lint             lint protos with buf
   svc new <name>          scaffold a service (--with grpc,httpserver,kvstore,cache,relationaldb,columnardb)
+  svc deploy              write a Dockerfile and Kubernetes manifests (plain and Kustomize) from boot.yaml
 
 Run \`svc <command> --help\` for a command's flags; README.md describes them all.`;
 
@@ -52,6 +54,9 @@ export async function main(
         return 0;
       case 'new':
         await newCommand(rest, out);
+        return 0;
+      case 'deploy':
+        await deployCommand(rest, out);
         return 0;
       case undefined:
       case 'help':

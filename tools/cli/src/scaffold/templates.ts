@@ -420,6 +420,8 @@ ${hasTest(i) ? 'npm test             # compiles, starts dist/main.js on free por
 
 In production (a container), build with \`npm run build\` and run \`node dist/main.js\` itself: npm
 start hands a SIGTERM to its shell, which ends without passing it on to node.
+${has(i, 'grpc') ? '`npx svc deploy`' : "`svc deploy` (svcboot's CLI, @svcboot/cli)"} writes a Dockerfile that does so and
+Kubernetes manifests from boot.yaml (svcboot's docs/kubernetes.md).
 ${needs.length ? `\nIt needs ${needs.join(', ')}.\n` : ''}
 ## Try it
 ${
