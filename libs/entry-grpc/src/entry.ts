@@ -377,7 +377,9 @@ export class GrpcEntry implements Entry {
       c.connectionIdleTimeoutMs > 0
         ? new IdleHttp2Connections(server, c.connectionIdleTimeoutMs)
         : undefined;
-    const timers = [idleConnections, requestTimeout].filter((t) => t !== undefined);
+    const timers: { stop(): void }[] = [];
+    if (idleConnections) timers.push(idleConnections);
+    if (requestTimeout) timers.push(requestTimeout);
     const maxConnections = effectiveMaxConnections(c.maxConnections);
     const refusals = new RefusedConnections(this.registry, c.name, maxConnections, (m) =>
       this.ctx.logger.warn(m),
