@@ -288,3 +288,9 @@ export {
   startPromPusher,
   type ServerRoutesConfig,
 } from './server-routes.js';
+export {
+  bootYamlJsonSchema,
+  INTERPOLATION_PATTERN,
+  type BootSchemaOptions,
+  type JsonSchema,
+} from './boot-schema.js';

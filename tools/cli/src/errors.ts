@@ -129,6 +129,18 @@ export const cliErrors = {
         ? `cannot load @svcboot/entry-grpc from ${why.cwd} (${why.reason}); add it to the project's dependencies and run npm install`
         : `@svcboot/entry-grpc at ${why.resolved} has no buildOpenApiDocuments; update it (npm install @svcboot/entry-grpc@latest) to write OpenAPI documents`,
   },
+  SVC_CLI_ENTRY_CORE_MISSING: {
+    when: '`svc schema` (or `svc add`) cannot load @svcboot/entry-core from the project, or it is too old to write the JSON Schema of boot.yaml',
+    fix: 'run npm install in the project (entry-core is a dependency of every svcboot service), or update it',
+    message: (
+      why:
+        | { kind: 'cannotLoad'; cwd: string; reason: string }
+        | { kind: 'tooOld'; resolved: string },
+    ) =>
+      why.kind === 'cannotLoad'
+        ? `cannot load @svcboot/entry-core from ${why.cwd} (${why.reason}); run npm install there (every svcboot service depends on it)`
+        : `@svcboot/entry-core at ${why.resolved} has no bootYamlJsonSchema; update it (npm install @svcboot/entry-core@latest) to write the JSON Schema of boot.yaml`,
+  },
   SVC_CLI_BOOT_YAML_MISSING: {
     when: '`svc pb openapi` found no boot.yaml, whose grpc entries say what to document',
     fix: 'pass `--boot <file>`, or `--no-openapi` to `svc pb gen`',

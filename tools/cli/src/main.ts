@@ -2,6 +2,8 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_BIN_DIR, installCommand } from './install/command.js';
 import { pbCommand } from './pb/command.js';
 import { newCommand } from './scaffold/command.js';
+import { addCommand } from './scaffold/add.js';
+import { schemaCommand } from './schema/command.js';
 import { cliErrors } from './errors.js';
 
 export const USAGE = `svc: tooling for svcboot services
@@ -13,6 +15,8 @@ export const USAGE = `svc: tooling for svcboot services
   svc pb openapi          write the OpenAPI documents of boot.yaml's grpc entries
   svc pb lint             lint protos with buf
   svc new <name>          scaffold a service (--with grpc,httpserver,kvstore,cache,relationaldb,columnardb)
+  svc add <kind>          add an entry kind to a service made by svc new (package, boot.yaml block, getter)
+  svc schema              write the JSON Schema of boot.yaml for the installed entry kinds (--out FILE)
 
 Run \`svc <command> --help\` for a command's flags; README.md describes them all.`;
 
@@ -52,6 +56,12 @@ export async function main(
         return 0;
       case 'new':
         await newCommand(rest, out);
+        return 0;
+      case 'add':
+        await addCommand(rest, out);
+        return 0;
+      case 'schema':
+        await schemaCommand(rest, out);
         return 0;
       case undefined:
       case 'help':

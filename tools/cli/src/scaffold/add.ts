@@ -1,0 +1,4 @@
+export async function addCommand(
+  _argv: readonly string[],
+  _out: (line: string) => void,
+): Promise<void> {}
