@@ -11,7 +11,10 @@ const remoteSchema = z
     enabled: z.boolean(),
     domain: z.string().default(''),
     description: z.string().default(''),
-    loggerEntry: z.string().default(''),
+    loggerEntry: z
+      .string()
+      .default('')
+      .describe("A logger: entry by name for this entry's logs; empty: the default stdout logger"),
     /** Time to live of remote values; defaults to `local.ttlMin`. */
     ttlMin: minutes.optional(),
     ...kvConnectionShape,
@@ -31,13 +34,24 @@ const localSchema = z
 export const cacheEntrySchema = z
   .strictObject({
     ...entryBaseShape,
-    kvstore: remoteSchema.optional(),
-    local: localSchema,
+    kvstore: remoteSchema
+      .optional()
+      .describe(
+        "The remote tier: Redis, with entry-kv's connection options (enabled and addrs required) and ttlMin",
+      ),
+    local: localSchema.describe(
+      'The local tier: an in-process LRU (enabled, size, ttlMin in minutes)',
+    ),
     loggerEntry: z.string().default(''),
-    eventEntry: z.string().default(''),
-    certEntry: z.string().default(''),
-    /** The app's /readyz answers 503 while the remote tier's connection is down. */
-    readinessCheck: z.boolean().default(true),
+    eventEntry: z
+      .string()
+      .default('')
+      .describe("An event: entry by name for this entry's records; empty: the default stdout one"),
+    certEntry: z.string().default('').describe('A cert: entry by name: TLS to the remote tier'),
+    readinessCheck: z
+      .boolean()
+      .default(true)
+      .describe("The app's /readyz answers 503 while the remote tier's connection is down."),
   })
   .superRefine((c, ctx) => {
     if (!c.local.enabled && !c.kvstore?.enabled) {
