@@ -15,6 +15,7 @@ import {
   coreError,
   entryLookupError,
   errorMessage,
+  printableError,
 } from './errors.js';
 import { defaultRegistry, PluginRegistry, type AnyEntryPlugin } from './registry.js';
 import { builtinPlugins } from './builtin/plugins.js';
@@ -518,7 +519,7 @@ export async function runApp(
     await setup?.(app);
     await app.bootstrap();
   } catch (err) {
-    process.stderr.write(`${app ? app.redact(errorMessage(err)) : errorMessage(err)}\n`);
+    process.stderr.write(`${app ? app.redact(printableError(err)) : printableError(err)}\n`);
     if (app) await app.shutdown('failed boot');
     process.exit(1);
   }

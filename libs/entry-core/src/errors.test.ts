@@ -7,8 +7,10 @@ import {
   ConfigError,
   coreErrors,
   EntryLookupError,
+  errorCodes,
   errorFactory,
   errorTable,
+  printableError,
   SvcError,
 } from './index.js';
 import { parseHostPort } from './connector/address.js';
@@ -90,5 +92,23 @@ describe('error catalogue', () => {
     expect(errorTable({ SVC_X: { when: 'a | b', fix: 'c', message: () => '' } })).toContain(
       '| `SVC_X` | a \\| b | c |',
     );
+  });
+});
+
+describe('printableError', () => {
+  it('puts the codes of the error and its causes on the first line, outermost first', () => {
+    const cause = new SvcError('SVC_SQL_UNREACHABLE', 'cannot reach PostgreSQL at localhost:1');
+    const outer = new SvcError('SVC_BOOTSTRAP_FAILED', `failed: ${cause.message}\nsecond line`, {
+      cause: Object.assign(new Error('wrapped', { cause }), { code: 'ECONNREFUSED' }),
+    });
+    expect(errorCodes(outer)).toEqual(['SVC_BOOTSTRAP_FAILED', 'SVC_SQL_UNREACHABLE']);
+    expect(printableError(outer)).toBe(
+      'failed: cannot reach PostgreSQL at localhost:1 [SVC_BOOTSTRAP_FAILED, caused by SVC_SQL_UNREACHABLE]\nsecond line',
+    );
+    expect(printableError(new ConfigError('boot.yaml', [{ path: 'x', message: 'bad' }]))).toBe(
+      'boot.yaml: 1 problem in the configuration [SVC_CONFIG_INVALID]\n  - x: bad',
+    );
+    // Errors without a stable code print as they are.
+    expect(printableError(new Error('plain'))).toBe('plain');
   });
 });

@@ -42,6 +42,8 @@ export {
   errorFactory,
   errorTable,
   errorMessage,
+  errorCodes,
+  printableError,
   formatIssue,
   type ConfigIssue,
   type ErrorArgs,

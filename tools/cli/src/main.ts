@@ -4,7 +4,7 @@ import { pbCommand } from './pb/command.js';
 import { newCommand } from './scaffold/command.js';
 import { addCommand } from './scaffold/add.js';
 import { schemaCommand } from './schema/command.js';
-import { cliErrors } from './errors.js';
+import { cliError, printableError } from './errors.js';
 
 export const USAGE = `svc: tooling for svcboot services
 
@@ -70,12 +70,12 @@ export async function main(
         out(USAGE);
         return 0;
       default:
-        err(cliErrors.SVC_CLI_UNKNOWN_COMMAND.message(command, USAGE));
+        err(printableError(cliError('SVC_CLI_UNKNOWN_COMMAND', [command, USAGE])));
         return 2;
     }
   } catch (e) {
     // Plan, install, argument and project errors are all written for the user: message only.
-    err(`svc ${command}: ${e instanceof Error ? e.message : String(e)}`);
+    err(`svc ${command}: ${printableError(e)}`);
     return 1;
   }
 }
