@@ -478,6 +478,18 @@ ${
     : ''
 }${has(i, 'httpserver') ? `\n- HTTP server: \`curl localhost:8081/v1/hello\`\n` : ''}
 Ports come from \`GRPC_PORT\` / \`HTTP_PORT\` (see boot.yaml).
+
+## boot.yaml
+
+\`boot.schema.json\` is its JSON Schema (boot.yaml's first line names it for the YAML language
+server, e.g. VS Code's YAML extension): the editor completes keys, shows each option's
+description and default, and flags a misspelt key. \`npm run schema\` rewrites it for the
+installed entry kinds.
+
+To add an entry kind (\`kvstore\`, \`cache\`, \`relationaldb\`, \`columnardb\`, \`httpserver\`):
+\`npx svc add kvstore\`, then \`npm install\`. It adds the package, a commented block to boot.yaml
+and the typed getter to src/main.ts. When the @svcboot packages are in \`vendor/\`, run the svc of
+the svcboot clone they came from instead: \`/path/to/svcboot/node_modules/.bin/svc add kvstore\`.
 ${
   grpc
     ? `
