@@ -59,6 +59,7 @@ import {
 import { RequestMessageTimeout } from './request-message-timeout.js';
 import { OnePortListener } from './one-port.js';
 import { openApiDocumentsOf } from './openapi/documents.js';
+import type { GuardsConfig } from './openapi/security.js';
 import { loadProtoRoot } from './protos.js';
 import { routesOf, webPreflightRoutes } from './routes.js';
 import type { GrpcEntryConfig } from './schema.js';
@@ -239,6 +240,7 @@ export class GrpcEntry implements Entry {
           description: this.ctx.app.description,
         },
         c.sw,
+        c.middleware as GuardsConfig,
       );
       this.openApi = JSON.stringify(docs.v2, null, 2);
       this.openApiV3 = docs.v3 ? JSON.stringify(docs.v3, null, 2) : '';

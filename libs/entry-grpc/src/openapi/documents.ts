@@ -12,6 +12,7 @@ import { ServiceSet } from '../services.js';
 import { sourceFromRoutes } from './source.js';
 import { buildOpenApiV2, type OpenApiDocument, type OpenApiSource } from './v2.js';
 import { buildOpenApiV3 } from './v3.js';
+import { securityOf, type GuardsConfig } from './security.js';
 
 /** The OpenAPI 2.0 document and, when it can be built, the 3.1 one. */
 export interface OpenApiDocuments {
@@ -31,9 +32,11 @@ export function openApiDocumentsOf(
   services: readonly protobuf.Service[],
   info: OpenApiSource['info'],
   sw: GrpcEntryConfig['sw'],
+  guards?: GuardsConfig,
 ): OpenApiDocuments {
   const { enabled: _enabled, path: _path, ...options } = sw;
-  const source = sourceFromRoutes(routes, services, info);
+  const security = securityOf(guards);
+  const source = { ...sourceFromRoutes(routes, services, info), ...(security ? { security } : {}) };
   const v2 = buildOpenApiV2(source, options);
   try {
     return { v2, v3: buildOpenApiV3(source, options) };
@@ -52,6 +55,11 @@ export interface OpenApiDocumentsInput {
   gwOption?: { allowPatchFeature?: boolean };
   /** The `sw` section: protoc-gen-openapiv2's flags (`jsonNamesForFields`, ...); defaults as in boot.yaml. */
   sw?: Record<string, unknown>;
+  /**
+   * The entry's `middleware` (as in boot.yaml): an enabled `jwt` or `auth` gives the documents its
+   * security schemes and the operations it guards their `security` (its `ignore` list respected).
+   */
+  middleware?: Record<string, unknown>;
   /** `info` when no `openapiv2_swagger` option sets it (the entry uses the app's name, version, description). */
   appName: string;
   appVersion?: string;
@@ -71,6 +79,7 @@ const documentSchema = grpcSchema.pick({
   generateUnboundMethods: true,
   gwOption: true,
   sw: true,
+  middleware: true,
 });
 
 /** A grpc-js definition of a service of a loaded root (never served: only its paths and streaming matter). */
@@ -121,6 +130,7 @@ export async function buildOpenApiDocuments(
     generateUnboundMethods: input.generateUnboundMethods,
     gwOption: input.gwOption,
     sw: input.sw,
+    middleware: input.middleware,
   });
   if (!parsed.success) {
     const issues = parsed.error.issues.map(
@@ -169,7 +179,7 @@ export async function buildOpenApiDocuments(
     description: input.appDescription,
   };
   try {
-    return openApiDocumentsOf(routes, documented, info, c.sw);
+    return openApiDocumentsOf(routes, documented, info, c.sw, c.middleware as GuardsConfig);
   } catch (err) {
     throw grpcError('SVC_GRPC_OPENAPI_FAILED', [configPath, errorMessage(err)], { cause: err });
   }
