@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
 import { errorMessage } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
+import { z } from 'zod';
 import type { GatewayRoute } from '../gateway/route.js';
 import { loadDescriptorSets } from '../descriptor-set.js';
 import { grpcError } from '../errors.js';
@@ -58,6 +59,8 @@ export interface OpenApiDocumentsInput {
   /**
    * The entry's `middleware` (as in boot.yaml): an enabled `jwt` or `auth` gives the documents its
    * security schemes and the operations it guards their `security` (its `ignore` list respected).
+   * Only `enabled`, `ignore`, jwt's `tokenLookup`/`authScheme` and whether auth lists `basic` or
+   * `apiKey` items are read; keys and secrets are not (they may be left out).
    */
   middleware?: Record<string, unknown>;
   /** `info` when no `openapiv2_swagger` option sets it (the entry uses the app's name, version, description). */
@@ -79,8 +82,33 @@ const documentSchema = grpcSchema.pick({
   generateUnboundMethods: true,
   gwOption: true,
   sw: true,
-  middleware: true,
 });
+
+/**
+ * What the documents read of `middleware.jwt` and `middleware.auth`: whether each is on, its
+ * ignore list, where a JWT is looked for, and whether Basic credentials or API keys are listed
+ * (never their values). Other keys (the secrets) are not read, so unresolved ones do no harm.
+ */
+const guardsSchema = z
+  .object({
+    jwt: z
+      .object({
+        enabled: z.boolean().default(false),
+        ignore: z.array(z.string()).default([]),
+        tokenLookup: z.string().default('header:Authorization'),
+        authScheme: z.string().default('Bearer'),
+      })
+      .optional(),
+    auth: z
+      .object({
+        enabled: z.boolean().default(false),
+        ignore: z.array(z.string()).default([]),
+        basic: z.array(z.unknown()).default([]),
+        apiKey: z.array(z.unknown()).default([]),
+      })
+      .optional(),
+  })
+  .default({});
 
 /** A grpc-js definition of a service of a loaded root (never served: only its paths and streaming matter). */
 function definitionOf(service: protobuf.Service): ServiceDefinition {
@@ -124,7 +152,7 @@ export async function buildOpenApiDocuments(
   input: OpenApiDocumentsInput,
 ): Promise<OpenApiDocuments> {
   const configPath = input.configPath ?? 'grpc';
-  const parsed = documentSchema.safeParse({
+  const parsed = documentSchema.extend({ middleware: guardsSchema }).safeParse({
     protos: input.protos,
     gwMappingFiles: input.gwMappingFiles,
     generateUnboundMethods: input.generateUnboundMethods,
@@ -179,7 +207,7 @@ export async function buildOpenApiDocuments(
     description: input.appDescription,
   };
   try {
-    return openApiDocumentsOf(routes, documented, info, c.sw, c.middleware as GuardsConfig);
+    return openApiDocumentsOf(routes, documented, info, c.sw, c.middleware);
   } catch (err) {
     throw grpcError('SVC_GRPC_OPENAPI_FAILED', [configPath, errorMessage(err)], { cause: err });
   }
