@@ -102,7 +102,7 @@ export const jwtSchema = z
         const name = UNRESOLVED.exec(token)?.[1] ?? '';
         issue(
           ['symmetric', 'token'],
-          `the secret comes from \${${name}}, and the environment variable ${name} is unset: set it to a ${algorithm} secret of at least ${MIN_SECRET_BYTES[algorithm]} bytes (RFC 7518 §3.2)`,
+          `${name} is unset, so there is no secret: set it to a ${algorithm} secret of at least ${MIN_SECRET_BYTES[algorithm]} bytes (RFC 7518 §3.2)`,
         );
       } else if (token !== '' && Buffer.byteLength(token) < MIN_SECRET_BYTES[algorithm])
         issue(

@@ -19,11 +19,11 @@ describe('jwt: a secret from an unset variable', () => {
     expect(issuesOf('${JWT_SECRET}')).toEqual([
       [
         'jwt.symmetric.token',
-        'the secret comes from ${JWT_SECRET}, and the environment variable JWT_SECRET is unset: set it to a HS256 secret of at least 32 bytes (RFC 7518 §3.2)',
+        'JWT_SECRET is unset, so there is no secret: set it to a HS256 secret of at least 32 bytes (RFC 7518 §3.2)',
       ],
     ]);
     expect(issuesOf('${SIGNING_KEY}', 'HS512')?.[0]?.[1]).toContain(
-      'SIGNING_KEY is unset: set it to a HS512 secret of at least 64 bytes',
+      'SIGNING_KEY is unset, so there is no secret: set it to a HS512 secret of at least 64 bytes',
     );
     // A short literal secret still gets its length.
     expect(issuesOf('short')?.[0]?.[1]).toBe(
@@ -68,7 +68,7 @@ describe('jwt: a secret from an unset variable', () => {
     expect(err).toBeInstanceOf(ConfigError);
     const message = (err as ConfigError).message;
     expect(message).toContain('environment variable JWT_SECRET is not set and has no default');
-    expect(message).toContain('the environment variable JWT_SECRET is unset');
+    expect(message).toContain('JWT_SECRET is unset, so there is no secret');
     expect(message).not.toMatch(/this one has \d+/);
   });
 });
