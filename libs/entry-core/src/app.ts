@@ -14,6 +14,7 @@ import {
   ConfigError,
   coreError,
   entryLookupError,
+  errorCodes,
   errorMessage,
   printableError,
 } from './errors.js';
@@ -238,8 +239,13 @@ export class App {
       try {
         entry = loaded.plugin.create(loaded.config, this.contextFor(loaded, logger, events));
       } catch (err) {
+        // The entry's own code (a lib's SvcError) stays in the message: ConfigError has its own.
+        const codes = errorCodes(err);
         throw new ConfigError(configFile, [
-          { path: loaded.configPath, message: this.redact(errorMessage(err)) },
+          {
+            path: loaded.configPath,
+            message: `${this.redact(errorMessage(err))}${codes.length ? ` [${codes.join(', caused by ')}]` : ''}`,
+          },
         ]);
       }
       this.running.push({ loaded, entry, events, logger });
@@ -329,7 +335,10 @@ export class App {
         event.setError(message);
         event.payloads = safePayloads(entry);
         events.write(event.finish('Error'));
-        logger.error(`Bootstrap ${loaded.key} entry failed: ${message}`);
+        const codes = errorCodes(err);
+        logger.error(
+          `Bootstrap ${loaded.key} entry failed: ${message}${codes.length ? ` [${codes.join(', caused by ')}]` : ''}`,
+        );
         this.state = 'failed';
         await this.stopStarted('rollback');
         await this.outputs.flush();

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import {
   boot,
   ConfigError,
@@ -111,4 +112,28 @@ describe('printableError', () => {
     // Errors without a stable code print as they are.
     expect(printableError(new Error('plain'))).toBe('plain');
   });
+});
+
+it("an entry's create error keeps its code in the config problem it becomes", async () => {
+  const registry = new PluginRegistry().with([
+    {
+      key: 'picky',
+      packageName: 'test',
+      entryType: 'Picky',
+      phase: 100,
+      schema: z.strictObject({ name: z.string() }),
+      create: () => {
+        throw new SvcError('SVC_PICKY_REFUSED', 'refuses every config');
+      },
+    },
+  ]);
+  const err = await boot({ configText: 'picky:\n  - name: p\n', argv: [], env: {}, registry }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ConfigError);
+  expect((err as ConfigError).issues).toEqual([
+    { path: 'picky[p]', message: 'refuses every config [SVC_PICKY_REFUSED]' },
+  ]);
+  expect(printableError(err).split('\n')[0]).toMatch(/\[SVC_CONFIG_INVALID\]$/);
 });
