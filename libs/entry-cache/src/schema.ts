@@ -14,9 +14,12 @@ const remoteSchema = z
     loggerEntry: z
       .string()
       .default('')
-      .describe("A logger: entry by name for this entry's logs; empty: the default stdout logger"),
-    /** Time to live of remote values; defaults to `local.ttlMin`. */
-    ttlMin: minutes.optional(),
+      .describe(
+        "Accepted as in a kvstore entry; the cache entry's own loggerEntry is the one used",
+      ),
+    ttlMin: minutes
+      .optional()
+      .describe('Time to live of remote values, in minutes; default: local.ttlMin'),
     ...kvConnectionShape,
   })
   .transform(normalizeKvOptions);
@@ -24,9 +27,15 @@ const remoteSchema = z
 const localSchema = z
   .strictObject({
     enabled: z.boolean().default(false),
-    /** Most elements kept; the least recently used go first. */
-    size: z.number().int().positive().default(10_000),
-    ttlMin: minutes.default(60),
+    size: z
+      .number()
+      .int()
+      .positive()
+      .default(10_000)
+      .describe('Most elements kept; the least recently used go first.'),
+    ttlMin: minutes
+      .default(60)
+      .describe('Time to live of local values, in minutes (fractions allowed)'),
   })
   .prefault({});
 
@@ -42,7 +51,10 @@ export const cacheEntrySchema = z
     local: localSchema.describe(
       'The local tier: an in-process LRU (enabled, size, ttlMin in minutes)',
     ),
-    loggerEntry: z.string().default(''),
+    loggerEntry: z
+      .string()
+      .default('')
+      .describe("A logger: entry by name for this entry's logs; empty: the default stdout logger"),
     eventEntry: z
       .string()
       .default('')

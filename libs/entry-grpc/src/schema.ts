@@ -24,23 +24,63 @@ const uiSchema = (path: string) =>
 
 /** protoc-gen-openapiv2's flags for the generated document, with its defaults. */
 const openApiShape = {
-  jsonNamesForFields: z.boolean().default(true),
-  disableDefaultErrors: z.boolean().default(false),
-  disableDefaultResponses: z.boolean().default(false),
-  disableServiceTags: z.boolean().default(false),
-  includePackageInTags: z.boolean().default(false),
-  openapiNamingStrategy: z.enum(['legacy', 'simple', 'fqn', 'package']).default('legacy'),
-  visibilityRestrictionSelectors: z.array(z.string().min(1)).default([]),
-  enumsAsInts: z.boolean().default(false),
-  omitEnumDefaultValue: z.boolean().default(false),
-  simpleOperationIds: z.boolean().default(false),
-  enableRpcDeprecation: z.boolean().default(false),
-  ignoreComments: z.boolean().default(false),
-  removeInternalComments: z.boolean().default(false),
-  allowPatchFeature: z.boolean().default(true),
-  repeatedPathParamSeparator: z.enum(['csv', 'pipes', 'ssv', 'tsv']).default('csv'),
-  preserveRpcOrder: z.boolean().default(false),
-  recursiveDepth: z.number().int().positive().default(1000),
+  jsonNamesForFields: z
+    .boolean()
+    .default(true)
+    .describe('Field names as their JSON names (lowerCamelCase) instead of the .proto names'),
+  disableDefaultErrors: z
+    .boolean()
+    .default(false)
+    .describe('Leave out the default error response (google.rpc.Status)'),
+  disableDefaultResponses: z
+    .boolean()
+    .default(false)
+    .describe('Leave out the default 200 response'),
+  disableServiceTags: z.boolean().default(false).describe('No tag per service'),
+  includePackageInTags: z.boolean().default(false).describe('Tags named package.Service'),
+  openapiNamingStrategy: z
+    .enum(['legacy', 'simple', 'fqn', 'package'])
+    .default('legacy')
+    .describe('How definitions are named: legacy (v1Shelf), simple, fqn or package'),
+  visibilityRestrictionSelectors: z
+    .array(z.string().min(1))
+    .default([])
+    .describe('google.api.visibility labels whose restricted elements are shown'),
+  enumsAsInts: z.boolean().default(false).describe('Enums as integers instead of their names'),
+  omitEnumDefaultValue: z.boolean().default(false).describe('Leave the zero value out of enums'),
+  simpleOperationIds: z
+    .boolean()
+    .default(false)
+    .describe('Operation ids without the service name (Method instead of Service_Method)'),
+  enableRpcDeprecation: z
+    .boolean()
+    .default(false)
+    .describe('Mark operations of deprecated RPCs deprecated'),
+  ignoreComments: z.boolean().default(false).describe('Leave proto comments out'),
+  removeInternalComments: z
+    .boolean()
+    .default(false)
+    .describe('Remove (-- internal --) parts of comments'),
+  allowPatchFeature: z
+    .boolean()
+    .default(true)
+    .describe(
+      'protoc-gen-openapiv2 allow_patch_feature: a PATCH whose body is a field leaves the FieldMask out of the documented body',
+    ),
+  repeatedPathParamSeparator: z
+    .enum(['csv', 'pipes', 'ssv', 'tsv'])
+    .default('csv')
+    .describe('How a repeated field in the path is joined: csv, pipes, ssv or tsv'),
+  preserveRpcOrder: z
+    .boolean()
+    .default(false)
+    .describe("Keep the RPCs' order in paths instead of sorting them"),
+  recursiveDepth: z
+    .number()
+    .int()
+    .positive()
+    .default(1000)
+    .describe('How deep recursive messages are expanded in query parameters'),
 };
 
 const MiB = 1024 * 1024;
@@ -103,24 +143,61 @@ export const grpcSchema = z.strictObject({
           useEnumNumbers: z.boolean().default(false),
           indent: z.string().default(''),
         })
-        .prefault({}),
-      unmarshal: z.strictObject({ discardUnknown: z.boolean().default(false) }).prefault({}),
+        .prefault({})
+        .describe(
+          'How gateway responses are written as JSON (useProtoNames, emitUnpopulated, useEnumNumbers, indent)',
+        ),
+      unmarshal: z
+        .strictObject({ discardUnknown: z.boolean().default(false) })
+        .prefault({})
+        .describe('How gateway request bodies are read (discardUnknown: ignore unknown fields)'),
       routing: z
         .strictObject({
-          /** A path bound only for other HTTP methods: 405 with `Allow` instead of grpc-gateway's 501 (code 12). */
-          methodNotAllowed405: z.boolean().default(false),
-          /** grpc-gateway WithDisablePathLengthFallback: a form POST no longer falls back to the path's GET binding. */
-          disablePathLengthFallback: z.boolean().default(false),
-          /** grpc-gateway WithDisableHTTPMethodOverride: `X-HTTP-Method-Override` on a form POST is ignored. */
-          disableHttpMethodOverride: z.boolean().default(false),
+          methodNotAllowed405: z
+            .boolean()
+            .default(false)
+            .describe(
+              "A path bound only for other HTTP methods: 405 with `Allow` instead of grpc-gateway's 501 (code 12).",
+            ),
+          disablePathLengthFallback: z
+            .boolean()
+            .default(false)
+            .describe(
+              "grpc-gateway WithDisablePathLengthFallback: a form POST no longer falls back to the path's GET binding.",
+            ),
+          disableHttpMethodOverride: z
+            .boolean()
+            .default(false)
+            .describe(
+              'grpc-gateway WithDisableHTTPMethodOverride: `X-HTTP-Method-Override` on a form POST is ignored.',
+            ),
         })
-        .prefault({}),
-      /** protoc-gen-grpc-gateway allow_patch_feature: a PATCH whose body is a field fills the request's FieldMask from the body's keys. */
-      allowPatchFeature: z.boolean().default(true),
-      /** How deeply request JSON may nest objects and arrays (400 beyond), checked before it is parsed. */
-      maxJsonDepth: z.number().int().min(1).default(100),
-      /** The most query parameters and form fields a gateway request may have (400 beyond). */
-      maxQueryParams: z.number().int().min(1).default(1000),
+        .prefault({})
+        .describe(
+          'Gateway routing: methodNotAllowed405, disablePathLengthFallback, disableHttpMethodOverride',
+        ),
+      allowPatchFeature: z
+        .boolean()
+        .default(true)
+        .describe(
+          "protoc-gen-grpc-gateway allow_patch_feature: a PATCH whose body is a field fills the request's FieldMask from the body's keys.",
+        ),
+      maxJsonDepth: z
+        .number()
+        .int()
+        .min(1)
+        .default(100)
+        .describe(
+          'How deeply request JSON may nest objects and arrays (400 beyond), checked before it is parsed.',
+        ),
+      maxQueryParams: z
+        .number()
+        .int()
+        .min(1)
+        .default(1000)
+        .describe(
+          'The most query parameters and form fields a gateway request may have (400 beyond).',
+        ),
     })
     .prefault({})
     .describe(
@@ -128,10 +205,22 @@ export const grpcSchema = z.strictObject({
     ),
   protos: z
     .strictObject({
-      files: z.array(z.string().min(1)).default([]),
-      includeDirs: z.array(z.string().min(1)).default([]),
-      /** Binary FileDescriptorSets (`buf build -o api.binpb`, `protoc --include_imports --descriptor_set_out`). */
-      descriptorSets: z.array(z.string().min(1)).default([]),
+      files: z
+        .array(z.string().min(1))
+        .default([])
+        .describe(
+          'The .proto files whose services are served, relative to the working folder or includeDirs',
+        ),
+      includeDirs: z
+        .array(z.string().min(1))
+        .default([])
+        .describe('Import roots for the .proto files (e.g. api, third-party/googleapis)'),
+      descriptorSets: z
+        .array(z.string().min(1))
+        .default([])
+        .describe(
+          'Binary FileDescriptorSets (`buf build -o api.binpb`, `protoc --include_imports --descriptor_set_out`).',
+        ),
     })
     .prefault({})
     .describe(
@@ -157,9 +246,9 @@ export const grpcSchema = z.strictObject({
     ),
   tls: z
     .strictObject({
-      certFile: z.string().default(''),
-      keyFile: z.string().default(''),
-      certEntry: z.string().default(''),
+      certFile: z.string().default('').describe('PEM certificate file: the port speaks TLS'),
+      keyFile: z.string().default('').describe('PEM private key file of certFile'),
+      certEntry: z.string().default('').describe("Or a cert: entry's certPemPath and keyPemPath"),
     })
     .prefault({})
     .describe(

@@ -5,8 +5,10 @@ import { encodingSchema, entryBaseShape, outputPathsSchema } from '../schema.js'
 
 export const eventEntrySchema = z.strictObject({
   ...entryBaseShape,
-  encoding: encodingSchema.default('console'),
-  outputPaths: outputPathsSchema,
+  encoding: encodingSchema
+    .default('console')
+    .describe("console (the record's key=value block) or json (one object per line)"),
+  outputPaths: outputPathsSchema.describe('Where records go: stdout, stderr or file paths'),
 });
 export type EventEntryConfig = z.output<typeof eventEntrySchema>;
 

@@ -5,9 +5,13 @@ import { encodingSchema, entryBaseShape, logLevelSchema, outputPathsSchema } fro
 
 export const loggerEntrySchema = z.strictObject({
   ...entryBaseShape,
-  level: logLevelSchema.default('info'),
-  encoding: encodingSchema.default('console'),
-  outputPaths: outputPathsSchema,
+  level: logLevelSchema
+    .default('info')
+    .describe('The lowest level written: debug, info, warn, error or silent'),
+  encoding: encodingSchema
+    .default('console')
+    .describe('console (tab-separated, for people) or json (one object per line)'),
+  outputPaths: outputPathsSchema.describe('Where lines go: stdout, stderr or file paths'),
 });
 export type LoggerEntryConfig = z.output<typeof loggerEntrySchema>;
 
