@@ -47,12 +47,27 @@ export const portSchema = z.number().int().min(0).max(65535);
  */
 export const statementLoggerSchema = z
   .strictObject({
-    entry: z.string().default(''),
-    level: z.enum(['info', 'warn', 'error', 'silent']).default('warn'),
-    encoding: encodingSchema.default('console'),
-    outputPaths: outputPathsSchema,
-    slowThresholdMs: msSchema.default(5000),
-    ignoreRecordNotFoundError: z.boolean().default(false),
+    entry: z
+      .string()
+      .default('')
+      .describe('A logger: entry by name; empty: a logger built from the options below'),
+    level: z
+      .enum(['info', 'warn', 'error', 'silent'])
+      .default('warn')
+      .describe(
+        'info: every statement; warn: slow statements (slowThresholdMs) and dry runs; error: failed statements; silent: nothing',
+      ),
+    encoding: encodingSchema.default('console').describe('console or json'),
+    outputPaths: outputPathsSchema.describe('Where lines go: stdout, stderr or file paths'),
+    slowThresholdMs: msSchema
+      .default(5000)
+      .describe(
+        'Statements taking this long or longer are logged at warn as slow; 0: no slow logging',
+      ),
+    ignoreRecordNotFoundError: z
+      .boolean()
+      .default(false)
+      .describe('Log a takeFirstOrThrow that found no row (record not found) at error'),
   })
   .prefault({});
 export type StatementLoggerOptions = z.output<typeof statementLoggerSchema>;
