@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -164,4 +164,15 @@ test('options carry their default and description, for editors', () => {
     expect(option.description, `grpc.${key}`).toBeTruthy();
   for (const [key, option] of Object.entries(kv))
     expect(option.description, `kvstore.${key}`).toBeTruthy();
+});
+
+test('a project without @svcboot/entry-core is told to install it, with the code', async () => {
+  const bare = path.join(tmp, 'bare');
+  await mkdir(bare);
+  await writeFile(path.join(bare, 'package.json'), '{"name":"bare"}');
+  const made = await svc(['schema'], bare);
+  expect(made.code).toBe(1);
+  expect(made.err).toMatch(
+    /^svc schema: cannot load @svcboot\/entry-core from .*bare .*; run npm install there .* \[SVC_CLI_ENTRY_CORE_MISSING\]$/,
+  );
 });
