@@ -70,6 +70,12 @@ const view = protobuf.Root.fromJSON({
   },
 });
 const FileView = view.lookupType('v.File');
+const HttpRuleView = view.lookupType('v.HttpRule');
+
+/** A `google.api.http` rule (protobufjs's parsed option, proto field names) as HttpRule bytes. */
+export function encodeHttpRule(rule: Record<string, unknown>): Uint8Array {
+  return HttpRuleView.encode(HttpRuleView.fromObject(rule)).finish();
+}
 
 interface FileView {
   package?: string;
@@ -80,7 +86,7 @@ interface FileView {
 }
 
 /** One file of a set: its raw bytes and where it came from. */
-interface SetFile {
+export interface SetFile {
   name: string;
   bytes: Uint8Array;
   source: string;
@@ -96,6 +102,11 @@ function splitSet(bytes: Uint8Array): Uint8Array[] {
     else reader.skipType(tag & 7);
   }
   return files;
+}
+
+/** The files of the binary FileDescriptorSets `files` (paths relative to `cwd`), as raw bytes. */
+export function readDescriptorSetFiles(files: readonly string[], cwd: string): SetFile[] {
+  return files.flatMap((f) => readSet(f, cwd));
 }
 
 function readSet(file: string, cwd: string): SetFile[] {
@@ -166,9 +177,19 @@ export function loadDescriptorSets(
   cwd: string,
 ): protobuf.Root | undefined {
   if (files.length === 0) return undefined;
+  return rootOfFiles(
+    files.flatMap((f) => readSet(f, cwd)),
+    files.join(', '),
+  );
+}
+
+/**
+ * A protobufjs root from serialized FileDescriptorProtos (a set's files, or generated code's
+ * embedded descriptors), as `loadDescriptorSets` builds it. `label` names the input in errors.
+ */
+export function rootOfFiles(setFiles: readonly SetFile[], label: string): protobuf.Root {
   const byName = new Map<string, SetFile>();
-  for (const f of files)
-    for (const sf of readSet(f, cwd)) if (!byName.has(sf.name)) byName.set(sf.name, sf);
+  for (const sf of setFiles) if (!byName.has(sf.name)) byName.set(sf.name, sf);
   const descriptor = require('protobufjs/ext/descriptor') as DescriptorModule;
   const decoded = [...byName.values()].map((sf) => ({
     sf,
@@ -191,10 +212,9 @@ export function loadDescriptorSets(
     ).fromDescriptor(set);
     root.resolveAll();
   } catch (err) {
-    throw new Error(
-      `${files.join(', ')}: the descriptor set does not resolve: ${(err as Error).message}`,
-      { cause: err },
-    );
+    throw new Error(`${label}: the descriptor set does not resolve: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   for (const { sf, proto } of decoded) {
     const pkg = proto.package ? `.${proto.package}` : '';

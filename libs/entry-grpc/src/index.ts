@@ -32,3 +32,20 @@ export {
 } from './openapi/documents.js';
 export type { OpenApiDocument } from './openapi/v2.js';
 export { grpcErrors } from './errors.js';
+export { DescriptorPool, type PoolFile } from './descriptor-pool.js';
+export { Code, RpcError, detail, standardDetails, type ErrorDetail } from './typed/error.js';
+export type { ServiceImpl, TypedCallContext, TypedHandler } from './typed/types.js';
+export {
+  typedClient,
+  type TypedCallOptions,
+  type TypedClient,
+  type TypedClientMethod,
+  type TypedClientOptions,
+} from './typed/client.js';
+export { codecOf, definitionOf } from './typed/service.js';
+export * from './typed/gen/google/rpc/error_details_pb.js';
+export {
+  StatusSchema,
+  type Status,
+  file_google_rpc_status,
+} from './typed/gen/google/rpc/status_pb.js';

@@ -14,6 +14,7 @@ describe('grpc entry options', () => {
       eventEntry: '',
       port: 8080,
       enableReflection: false,
+      validate: { enabled: false },
       enableSvcGwOption: false,
       sw: {
         enabled: false,

@@ -100,6 +100,12 @@ export const grpcSchema = z.strictObject({
     .describe(
       'gRPC server reflection (v1 and v1alpha) for the added services and health, for grpcurl',
     ),
+  validate: z
+    .strictObject({ enabled: z.boolean().default(false) })
+    .prefault({})
+    .describe(
+      "Request validation of typed services from the protos' buf.validate rules (protovalidate): INVALID_ARGUMENT with a google.rpc.BadRequest (gateway: 400), before the handler",
+    ),
   enableSvcGwOption: z
     .boolean()
     .default(false)

@@ -14,6 +14,7 @@ import {
   visibilityRestriction,
   type OptionMessage,
 } from './annotations.js';
+import { applyValidateRules } from './validate-rules.js';
 import { commentToSchema, enumValueComments, protoComment } from './comments.js';
 import type { OpenApiOptions } from './options.js';
 
@@ -220,6 +221,8 @@ export class SchemaRenderer {
     const j = openapiOption(f, 'openapiv2_field');
     if (j) applyJsonSchema(s, j, `${f.fullName.slice(1)} (openapiv2_field)`);
     this.applyFieldBehavior(s, f);
+    if (applyValidateRules(s, f, 2))
+      s['required'] = [...((s['required'] as string[] | undefined) ?? []), this.fieldName(f)];
     const required = s['required'];
     if (Array.isArray(required)) {
       const renamed = required.map((r) => (r === f.name ? this.fieldName(f) : String(r)));

@@ -2,6 +2,7 @@ import protobuf from 'protobufjs';
 import { extensionValues, plainOption, visibilityRestriction } from './annotations.js';
 import { protoComment } from './comments.js';
 import { protoJsonName } from './naming.js';
+import { applyValidateRules } from './validate-rules.js';
 import { DEFAULT_OPENAPI_OPTIONS, type OpenApiOptions } from './options.js';
 import { resolveFieldPath } from './params.js';
 import { fqn, resolvedOf, type FieldPath, type Schema } from './schema.js';
@@ -234,8 +235,10 @@ class V3Builder {
   addProperty(schema: Schema, f: protobuf.Field): void {
     const properties = (schema['properties'] ??= {}) as Record<string, Schema>;
     const name = protoJsonName(f);
-    properties[name] = this.propertySchema(f);
-    if (behaviors(f).some((b) => b === 'REQUIRED' || b === 2))
+    const prop = this.propertySchema(f);
+    properties[name] = prop;
+    const validatedRequired = applyValidateRules(prop, f, 3);
+    if (validatedRequired || behaviors(f).some((b) => b === 'REQUIRED' || b === 2))
       schema['required'] = [...((schema['required'] as string[] | undefined) ?? []), name];
   }
 
