@@ -31,6 +31,7 @@ export {
   type OpenApiDocumentsInput,
 } from './openapi/documents.js';
 export type { OpenApiDocument } from './openapi/v2.js';
+export type { GuardsConfig } from './openapi/security.js';
 export { grpcErrors } from './errors.js';
 export { DescriptorPool, type PoolFile } from './descriptor-pool.js';
 export { Code, RpcError, detail, standardDetails, type ErrorDetail } from './typed/error.js';
