@@ -1,9 +1,11 @@
+import type { PortingRule } from './config/porting.js';
+import type { RotationOptions } from './event/rotation.js';
 import type { z } from 'zod';
 import type { Logger } from 'pino';
 import type { AppInfo, EnvInfo } from './info.js';
 import type { EventFactory } from './event/event-factory.js';
 import type { CertBundle } from './builtin/cert-bundle.js';
-import type { Output } from './event/outputs.js';
+import type { Output } from './event/output.js';
 import type { LogEncoding, LogLevel } from './logger.js';
 
 /** Bootstrap order: lower phases start first and stop last. Inside a phase, boot.yaml order. */
@@ -76,6 +78,8 @@ export interface Entry {
 export interface EntryContext {
   readonly app: AppInfo;
   readonly env: EnvInfo;
+  /** The environment variables the app was booted with (BootOptions.env, else process.env). */
+  readonly variables: Readonly<Record<string, string | undefined>>;
   /** `kvstore[redis]`: where this entry is in boot.yaml, for messages. */
   readonly configPath: string;
   /** The app logger this entry writes to (its `loggerEntry`, else the default), bound to the entry name. */
@@ -103,12 +107,14 @@ export interface EntryContext {
    */
   dependenciesDown(scope: 'readiness' | 'all'): readonly DependencyDown[];
   /** The app's shared write target for `stdout`, `stderr` or a file path. */
-  output(path: string): Output;
+  output(path: string, rotation?: RotationOptions): Output;
   /** A logger with its own level, encoding and outputs (e.g. a SQL logger). */
   makeLogger(options: {
     level: LogLevel;
     encoding: LogEncoding;
     outputPaths: readonly string[];
+    /** `lumberjack`: rotate the files among `outputPaths`. */
+    lumberjack?: RotationOptions | undefined;
   }): Logger;
 }
 
@@ -123,6 +129,11 @@ export interface EntryPlugin<C extends BaseEntryConfig = BaseEntryConfig, E exte
   readonly phase: number;
   /** Zod schema of one list item, strict, with every default. */
   readonly schema: z.ZodType<C>;
+  /**
+   * How rk-boot's options of this kind map onto the schema (docs/porting-from-rk-boot.md),
+   * applied to each item before it is validated (config/porting.ts).
+   */
+  readonly porting?: readonly PortingRule[];
   create(config: C, ctx: EntryContext): E;
 }
 

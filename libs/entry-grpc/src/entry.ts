@@ -36,7 +36,6 @@ import {
 import Koa from 'koa';
 import { Registry } from 'prom-client';
 import type protobuf from 'protobufjs';
-import { loadDescriptorSets, readDescriptorSetFiles, rootOfFiles } from './descriptor-set.js';
 import { DescriptorPool } from './descriptor-pool.js';
 import { addLoaderFiles, descriptorsOf, rootFromDefinitions } from './descriptors.js';
 import { fileDescriptorsOf } from './proto-file-descriptors.js';
@@ -66,14 +65,22 @@ import {
 } from './connection-limits.js';
 import { RequestMessageTimeout } from './request-message-timeout.js';
 import { OnePortListener } from './one-port.js';
-import { openApiDocumentsOf } from './openapi/documents.js';
-import type { GuardsConfig } from './openapi/security.js';
+import {
+  loadDescriptorSets,
+  loadProtoRoot,
+  openApiDocumentsOf,
+  type GuardsConfig,
+  readDescriptorSetFiles,
+  rootOfFiles,
+} from '@svcboot/openapi';
 import { attachValidateRules } from './openapi/validate-rules.js';
-import { loadProtoRoot } from './protos.js';
 import { routesOf, webPreflightRoutes } from './routes.js';
 import type { GrpcEntryConfig } from './schema.js';
 import { ServiceSet } from './services.js';
 import { rapiDoc, swaggerUi, type UiMount } from './ui.js';
+
+/** `noRecvMsgSizeLimit`: grpc-js's largest message length (2 GiB - 1). */
+const NO_RECV_LIMIT = 2_147_483_647;
 
 export const GRPC_ENTRY_TYPE = 'GrpcEntry';
 
@@ -339,7 +346,9 @@ export class GrpcEntry implements Entry {
     if (requestTimeout) interceptors.push(requestTimeout.interceptor);
     const server = new Server({
       interceptors,
-      'grpc.max_receive_message_length': c.maxRecvMsgSizeBytes,
+      'grpc.max_receive_message_length': c.noRecvMsgSizeLimit
+        ? NO_RECV_LIMIT
+        : c.maxRecvMsgSizeBytes,
       'grpc.max_send_message_length': c.maxSendMsgSizeBytes,
       // grpc-js keeps channelz data (per-call counters, call and socket traces) by default, at a
       // cost of ~10 % of a small unary call; it is only of use with the channelz service added.
@@ -705,8 +714,15 @@ export class GrpcEntry implements Entry {
     const document = (): string => this.openApi;
     const documentV3 = this.openApiV3 ? (): string => this.openApiV3 : undefined;
     const mounts: UiMount[] = [];
-    if (c.sw.enabled) mounts.push(swaggerUi(c.sw.path, document, this.ctx.app.name, documentV3));
-    if (c.docs.enabled) mounts.push(rapiDoc(c.docs.path, document, this.ctx.app.name, documentV3));
+    if (c.sw.enabled)
+      mounts.push(swaggerUi(c.sw.path, document, this.ctx.app.name, documentV3, c.sw.headers));
+    if (c.docs.enabled)
+      mounts.push(
+        rapiDoc(c.docs.path, document, this.ctx.app.name, documentV3, {
+          headers: c.docs.headers,
+          theme: c.docs.style.theme,
+        }),
+      );
     const health = (this.healthRoutes = new HealthRoutes({
       isReady: () => this.ctx.isReady(),
       isDraining: () => this.draining,

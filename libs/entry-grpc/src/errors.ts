@@ -69,15 +69,10 @@ export const grpcErrors = {
       `${configPath}: no descriptor for ${service}; list its .proto file under protos.files or its descriptor set under protos.descriptorSets`,
   },
   SVC_GRPC_OPENAPI_FAILED: {
-    when: 'the OpenAPI document cannot be built while `sw` or `docs` is enabled (otherwise it is only logged), or by `buildOpenApiDocuments`',
+    when: 'the OpenAPI document cannot be built while `sw` or `docs` is enabled (otherwise it is only logged)',
     fix: 'read the cause after the colon (usually a rule or message the generator refuses)',
     message: (configPath: string, cause: string) =>
       `${configPath}.sw: cannot build the OpenAPI document: ${cause}`,
-  },
-  SVC_GRPC_SETTINGS_INVALID: {
-    when: '`buildOpenApiDocuments` was given settings that the grpc entry schema refuses',
-    fix: 'correct each listed path',
-    message: (issues: readonly string[]) => `invalid grpc entry settings: ${issues.join('; ')}`,
   },
 } satisfies ErrorCatalogue;
 

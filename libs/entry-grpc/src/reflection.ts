@@ -9,7 +9,7 @@ import {
 import { loadSync } from '@grpc/proto-loader';
 import type { DescriptorPool, PoolFile } from './descriptor-pool.js';
 import { fileDescriptorsOf } from './proto-file-descriptors.js';
-import { loadProtoRoot } from './protos.js';
+import { loadProtoRoot } from '@svcboot/openapi';
 
 const require = createRequire(import.meta.url);
 

@@ -1,3 +1,4 @@
+import { openApiOptionsShape, protosSchema } from '@svcboot/openapi';
 import { z } from 'zod';
 import { grpcCompressionSchema } from './grpc-compression.js';
 import {
@@ -19,69 +20,31 @@ const uiPath = (fallback: string) =>
     .default(fallback)
     .transform((p) => (p.endsWith('/') ? p : `${p}/`));
 
-const uiSchema = (path: string) =>
-  z.strictObject({ enabled: z.boolean().default(false), path: uiPath(path) }).prefault({});
-
-/** protoc-gen-openapiv2's flags for the generated document, with its defaults. */
-const openApiShape = {
-  jsonNamesForFields: z
-    .boolean()
-    .default(true)
-    .describe('Field names as their JSON names (lowerCamelCase) instead of the .proto names'),
-  disableDefaultErrors: z
-    .boolean()
-    .default(false)
-    .describe('Leave out the default error response (google.rpc.Status)'),
-  disableDefaultResponses: z
-    .boolean()
-    .default(false)
-    .describe('Leave out the default 200 response'),
-  disableServiceTags: z.boolean().default(false).describe('No tag per service'),
-  includePackageInTags: z.boolean().default(false).describe('Tags named package.Service'),
-  openapiNamingStrategy: z
-    .enum(['legacy', 'simple', 'fqn', 'package'])
-    .default('legacy')
-    .describe('How definitions are named: legacy (v1Shelf), simple, fqn or package'),
-  visibilityRestrictionSelectors: z
-    .array(z.string().min(1))
-    .default([])
-    .describe('google.api.visibility labels whose restricted elements are shown'),
-  enumsAsInts: z.boolean().default(false).describe('Enums as integers instead of their names'),
-  omitEnumDefaultValue: z.boolean().default(false).describe('Leave the zero value out of enums'),
-  simpleOperationIds: z
-    .boolean()
-    .default(false)
-    .describe('Operation ids without the service name (Method instead of Service_Method)'),
-  enableRpcDeprecation: z
-    .boolean()
-    .default(false)
-    .describe('Mark operations of deprecated RPCs deprecated'),
-  ignoreComments: z.boolean().default(false).describe('Leave proto comments out'),
-  removeInternalComments: z
-    .boolean()
-    .default(false)
-    .describe('Remove (-- internal --) parts of comments'),
-  allowPatchFeature: z
-    .boolean()
-    .default(true)
-    .describe(
-      'protoc-gen-openapiv2 allow_patch_feature: a PATCH whose body is a field leaves the FieldMask out of the documented body',
+/**
+ * Response headers for a UI's files, written rk-boot's way: `["name:value", …]` (the first `:`
+ * splits; spaces around are trimmed).
+ */
+const uiHeaders = z
+  .array(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*:/, 'write each header as "name:value"'))
+  .default([])
+  .transform((list) =>
+    Object.fromEntries(
+      list.map((h) => {
+        const i = h.indexOf(':');
+        return [h.slice(0, i).trim(), h.slice(i + 1).trim()];
+      }),
     ),
-  repeatedPathParamSeparator: z
-    .enum(['csv', 'pipes', 'ssv', 'tsv'])
-    .default('csv')
-    .describe('How a repeated field in the path is joined: csv, pipes, ssv or tsv'),
-  preserveRpcOrder: z
-    .boolean()
-    .default(false)
-    .describe("Keep the RPCs' order in paths instead of sorting them"),
-  recursiveDepth: z
-    .number()
-    .int()
-    .positive()
-    .default(1000)
-    .describe('How deep recursive messages are expanded in query parameters'),
-};
+  );
+
+const docsSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    path: uiPath('/docs/'),
+    headers: uiHeaders,
+    /** RapiDoc's colour theme. */
+    style: z.strictObject({ theme: z.enum(['light', 'dark']).default('light') }).prefault({}),
+  })
+  .prefault({});
 
 const MiB = 1024 * 1024;
 
@@ -113,13 +76,18 @@ export const grpcSchema = z.strictObject({
       'svc-style gateway: unpopulated fields emitted, every header forwarded into metadata, response metadata copied back as headers',
     ),
   sw: z
-    .strictObject({ enabled: z.boolean().default(false), path: uiPath('/sw/'), ...openApiShape })
+    .strictObject({
+      enabled: z.boolean().default(false),
+      path: uiPath('/sw/'),
+      headers: uiHeaders,
+      ...openApiOptionsShape,
+    })
     .prefault({})
     .describe(
-      "Swagger UI on the generated OpenAPI documents (<path>swagger.json, <path>openapi.json) and protoc-gen-openapiv2's generator flags",
+      "Swagger UI on the generated OpenAPI documents (<path>swagger.json, <path>openapi.json), its files' response headers (\"name:value\") and protoc-gen-openapiv2's generator flags",
     ),
-  docs: uiSchema('/docs/').describe(
-    'RapiDoc on the generated OpenAPI document (enabled, path: /docs/)',
+  docs: docsSchema.describe(
+    'RapiDoc on the generated OpenAPI document (enabled, path: /docs/, headers, style.theme)',
   ),
   prom: promSchema.describe(
     'The Prometheus scrape endpoint (enabled, path: /metrics) and the Pushgateway pusher',
@@ -148,15 +116,29 @@ export const grpcSchema = z.strictObject({
           emitUnpopulated: z.boolean().default(false),
           useEnumNumbers: z.boolean().default(false),
           indent: z.string().default(''),
+          /** protojson Multiline: one field a line, indented by `indent` (two spaces when it is empty). */
+          multiline: z.boolean().default(false),
+          /**
+           * protojson AllowPartial: no error for unset proto2 `required` fields. Accepted for
+           * rk-boot files; svcboot never checks required fields (proto3 has none).
+           */
+          allowPartial: z.boolean().default(false),
         })
         .prefault({})
         .describe(
-          'How gateway responses are written as JSON (useProtoNames, emitUnpopulated, useEnumNumbers, indent)',
-        ),
+          'How gateway responses are written as JSON (useProtoNames, emitUnpopulated, useEnumNumbers, indent, multiline)',
+        )
+        .transform((m) => (m.multiline && m.indent === '' ? { ...m, indent: '  ' } : m)),
       unmarshal: z
-        .strictObject({ discardUnknown: z.boolean().default(false) })
+        .strictObject({
+          discardUnknown: z.boolean().default(false),
+          /** protojson AllowPartial on requests; as `marshal.allowPartial`, always so in svcboot. */
+          allowPartial: z.boolean().default(false),
+        })
         .prefault({})
-        .describe('How gateway request bodies are read (discardUnknown: ignore unknown fields)'),
+        .describe(
+          'How gateway request bodies are read (discardUnknown: ignore unknown fields; allowPartial)',
+        ),
       routing: z
         .strictObject({
           methodNotAllowed405: z
@@ -209,29 +191,7 @@ export const grpcSchema = z.strictObject({
     .describe(
       "The REST gateway's JSON marshalling, routing and request limits (grpc-gateway's options)",
     ),
-  protos: z
-    .strictObject({
-      files: z
-        .array(z.string().min(1))
-        .default([])
-        .describe(
-          'The .proto files whose services are served, relative to the working folder or includeDirs',
-        ),
-      includeDirs: z
-        .array(z.string().min(1))
-        .default([])
-        .describe('Import roots for the .proto files (e.g. api, third-party/googleapis)'),
-      descriptorSets: z
-        .array(z.string().min(1))
-        .default([])
-        .describe(
-          'Binary FileDescriptorSets (`buf build -o api.binpb`, `protoc --include_imports --descriptor_set_out`).',
-        ),
-    })
-    .prefault({})
-    .describe(
-      'The .proto files to load (files, relative to includeDirs), their import roots, and binary descriptor sets',
-    ),
+  protos: protosSchema,
   gwMappingFiles: z
     .array(z.string().min(1))
     .default([])
@@ -272,6 +232,12 @@ export const grpcSchema = z.strictObject({
     .positive()
     .default(2_147_483_647)
     .describe('The largest response message sent (grpc.max_send_message_length)'),
+  noRecvMsgSizeLimit: z
+    .boolean()
+    .default(false)
+    .describe(
+      "rk-boot's: no limit on received messages (maxRecvMsgSizeBytes becomes 2 GiB - 1, grpc-js's most)",
+    ),
   shutdownTimeoutMs: msSchema
     .default(10_000)
     .describe('Time in-flight calls get to finish at shutdown before connections are cut'),

@@ -11,12 +11,62 @@ import {
   serverRoutesShape,
 } from '@svcboot/entry-core';
 
+/** A UI mount point: `/sw` and `/sw/` both mean the folder `/sw/` (`sw`, without `/`, is rk-boot's spelling). */
+const uiPath = (fallback: string) =>
+  z
+    .string()
+    .startsWith('/')
+    .default(fallback)
+    .transform((p) => (p.endsWith('/') ? p : `${p}/`));
+
+/** `["name:value", …]` (rk-boot's): response headers of a UI's files. */
+const uiHeaders = z
+  .array(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*:/, 'write each header as "name:value"'))
+  .default([])
+  .transform((list) =>
+    Object.fromEntries(
+      list.map((h) => {
+        const i = h.indexOf(':');
+        return [h.slice(0, i).trim(), h.slice(i + 1).trim()];
+      }),
+    ),
+  );
+
+/** Swagger UI on OpenAPI files the app provides (rk-gin's `sw`). */
+const swSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    path: uiPath('/sw/'),
+    /** Folders of `.json` OpenAPI files (every one is listed), or files; default `docs` (swag's output). */
+    jsonPaths: z.array(z.string().min(1)).default([]),
+    headers: uiHeaders,
+  })
+  .prefault({});
+
+/** RapiDoc on an OpenAPI file the app provides (rk-gin's `docs`). */
+const docsSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    path: uiPath('/docs/'),
+    /** OpenAPI files (`.json` or `.yaml`), or folders of them; the first is shown. Default: `sw.jsonPaths`'s. */
+    specPaths: z.array(z.string().min(1)).default([]),
+    headers: uiHeaders,
+    style: z.strictObject({ theme: z.enum(['light', 'dark']).default('light') }).prefault({}),
+  })
+  .prefault({});
+
 /** One `httpserver:` list item (name, port, host, prom, plus middleware, limits and timeouts). */
 export const httpEntrySchema = z.strictObject({
   ...entryBaseShape,
   ...observabilityShape,
   port: portSchema.default(8080).describe('The TCP port; 0: the OS chooses'),
   host: z.string().default('').describe('Interface to listen on; empty means all.'),
+  sw: swSchema.describe(
+    'Swagger UI on the OpenAPI files the app provides (enabled, path: /sw/, jsonPaths: folders or .json files, headers)',
+  ),
+  docs: docsSchema.describe(
+    'RapiDoc on an OpenAPI file the app provides (enabled, path: /docs/, specPaths, headers, style.theme)',
+  ),
   middleware: middlewareSchema.describe(
     "The call middlewares: logging, prom, meta and entry-core's (auth, jwt, cors, csrf, secure, rateLimit, timeout, trace)",
   ),

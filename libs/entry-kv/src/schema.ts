@@ -78,6 +78,23 @@ export const kvConnectionShape = {
   idleCheckFrequencyMs: msSchema
     .default(60_000)
     .describe('go-redis option, accepted for compatibility'),
+  /** go-redis v9's pool options (rk-db's redis v2): accepted, no pool to apply them to (README). */
+  contextTimeoutEnabled: z
+    .boolean()
+    .default(false)
+    .describe("go-redis v9 option, accepted for compatibility (rk-db's redis v2)"),
+  maxIdleConn: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(0)
+    .describe("go-redis v9 option, accepted for compatibility (rk-db's redis v2)"),
+  connMaxIdleTimeMs: msSchema
+    .default(0)
+    .describe("go-redis v9 option, accepted for compatibility (rk-db's redis v2)"),
+  connMaxLifetimeMs: msSchema
+    .default(0)
+    .describe("go-redis v9 option, accepted for compatibility (rk-db's redis v2)"),
 };
 
 type RawConnection = z.output<z.ZodObject<typeof kvConnectionShape>>;

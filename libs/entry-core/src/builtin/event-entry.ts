@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { rotationSchema } from '../event/rotation.js';
+import { eventPortingRules } from '../config/porting-rules.js';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
 import { EventLogger } from '../event/event-logger.js';
 import { encodingSchema, entryBaseShape, outputPathsSchema } from '../schema.js';
@@ -9,6 +11,15 @@ export const eventEntrySchema = z.strictObject({
     .default('console')
     .describe("console (the record's key=value block) or json (one object per line)"),
   outputPaths: outputPathsSchema.describe('Where records go: stdout, stderr or file paths'),
+  /** The event entry of every entry that names no `eventEntry` (rk-boot's `default`). */
+  default: z
+    .boolean()
+    .default(false)
+    .describe('The event entry of every entry that names no eventEntry'),
+  /** Rotate the files among outputPaths (rk-boot's lumberjack; event/rotation.ts). */
+  lumberjack: rotationSchema
+    .optional()
+    .describe('Rotate the files among outputPaths (maxsize MB, maxage days, maxbackups, localtime, compress)'),
 });
 export type EventEntryConfig = z.output<typeof eventEntrySchema>;
 
@@ -32,13 +43,14 @@ export const eventPlugin: EntryPlugin<EventEntryConfig, EventEntry> = {
   entryType: EVENT_ENTRY_TYPE,
   phase: Phase.Builtin,
   schema: eventEntrySchema,
+  porting: eventPortingRules,
   create: (config, ctx) =>
     new EventEntry(
       config.name,
       config.description,
       new EventLogger(
         config.encoding,
-        config.outputPaths.map((p) => ctx.output(p)),
+        config.outputPaths.map((p) => ctx.output(p, config.lumberjack)),
       ),
     ),
 };

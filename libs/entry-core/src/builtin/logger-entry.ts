@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { Logger } from 'pino';
+import { rotationSchema } from '../event/rotation.js';
+import { loggerPortingRules } from '../config/porting-rules.js';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
 import { encodingSchema, entryBaseShape, logLevelSchema, outputPathsSchema } from '../schema.js';
 
@@ -12,6 +14,20 @@ export const loggerEntrySchema = z.strictObject({
     .default('console')
     .describe('console (tab-separated, for people) or json (one object per line)'),
   outputPaths: outputPathsSchema.describe('Where lines go: stdout, stderr or file paths'),
+  /** The logger of every entry that names no `loggerEntry` (rk-boot's `default`). */
+  default: z
+    .boolean()
+    .default(false)
+    .describe('The logger of every entry that names no loggerEntry'),
+  /** Fields every line of this logger carries (rk-boot's `zap.initialFields`). */
+  initialFields: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .describe('Fields every line of this logger carries'),
+  /** Rotate the files among outputPaths (rk-boot's lumberjack; event/rotation.ts). */
+  lumberjack: rotationSchema
+    .optional()
+    .describe('Rotate the files among outputPaths (maxsize MB, maxage days, maxbackups, localtime, compress)'),
 });
 export type LoggerEntryConfig = z.output<typeof loggerEntrySchema>;
 
@@ -35,5 +51,14 @@ export const loggerPlugin: EntryPlugin<LoggerEntryConfig, LoggerEntry> = {
   entryType: LOGGER_ENTRY_TYPE,
   phase: Phase.Builtin,
   schema: loggerEntrySchema,
-  create: (config, ctx) => new LoggerEntry(config.name, config.description, ctx.makeLogger(config)),
+  porting: loggerPortingRules,
+  create: (config, ctx) => {
+    const logger = ctx.makeLogger(config);
+    const fields = config.initialFields;
+    return new LoggerEntry(
+      config.name,
+      config.description,
+      Object.keys(fields).length > 0 ? logger.child(fields) : logger,
+    );
+  },
 };

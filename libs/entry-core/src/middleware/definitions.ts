@@ -2,23 +2,21 @@ import type { AnyMiddlewareDefinition } from './definition.js';
 import { authDefinition } from './auth/index.js';
 import { corsDefinition } from './cors/index.js';
 import { csrfDefinition } from './csrf/index.js';
-import { jwtDefinition } from './jwt/index.js';
 import { rateLimitDefinition } from './rateLimit/index.js';
 import { timeoutDefinition } from './timeout/index.js';
-import { traceDefinition } from './trace/index.js';
 import { secureDefinition } from './secure/index.js';
 
 /**
- * The middlewares svcboot ships, which boot.yaml can switch on under `middleware.<key>` of a grpc
- * or httpserver entry besides the built-in logging, prom and meta. Adding one to svcboot: write
- * its definition (one file plus its schema, ARCHITECTURE.md §9) and list it here.
+ * The middlewares entry-core ships, which boot.yaml can switch on under `middleware.<key>` of a
+ * grpc or httpserver entry besides the built-in logging, prom and meta: those with no dependency
+ * of their own. `trace` (the OpenTelemetry SDK) and `jwt` (jose) are packages of their own that
+ * register when imported (see middleware-packages.ts); adding one to entry-core: write its
+ * definition (one file plus its schema, ARCHITECTURE.md §9) and list it here.
  */
 export const middlewareDefinitions: readonly AnyMiddlewareDefinition[] = [
-  traceDefinition,
   secureDefinition,
   corsDefinition,
   authDefinition,
-  jwtDefinition,
   csrfDefinition,
   rateLimitDefinition,
   timeoutDefinition,
