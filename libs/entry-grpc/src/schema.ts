@@ -84,7 +84,7 @@ export const grpcSchema = z.strictObject({
     })
     .prefault({})
     .describe(
-      "Swagger UI on the generated OpenAPI documents (<path>swagger.json, <path>openapi.json), its files' response headers (\"name:value\") and protoc-gen-openapiv2's generator flags",
+      'Swagger UI on the generated OpenAPI documents (<path>swagger.json, <path>openapi.json), its files\' response headers ("name:value") and protoc-gen-openapiv2\'s generator flags',
     ),
   docs: docsSchema.describe(
     'RapiDoc on the generated OpenAPI document (enabled, path: /docs/, headers, style.theme)',

@@ -19,7 +19,9 @@ export const eventEntrySchema = z.strictObject({
   /** Rotate the files among outputPaths (rk-boot's lumberjack; event/rotation.ts). */
   lumberjack: rotationSchema
     .optional()
-    .describe('Rotate the files among outputPaths (maxsize MB, maxage days, maxbackups, localtime, compress)'),
+    .describe(
+      'Rotate the files among outputPaths (maxsize MB, maxage days, maxbackups, localtime, compress)',
+    ),
 });
 export type EventEntryConfig = z.output<typeof eventEntrySchema>;
 

@@ -27,7 +27,9 @@ export const loggerEntrySchema = z.strictObject({
   /** Rotate the files among outputPaths (rk-boot's lumberjack; event/rotation.ts). */
   lumberjack: rotationSchema
     .optional()
-    .describe('Rotate the files among outputPaths (maxsize MB, maxage days, maxbackups, localtime, compress)'),
+    .describe(
+      'Rotate the files among outputPaths (maxsize MB, maxage days, maxbackups, localtime, compress)',
+    ),
 });
 export type LoggerEntryConfig = z.output<typeof loggerEntrySchema>;
 

@@ -43,9 +43,6 @@ function unwrap(schema: z.ZodType): z.ZodType[] {
       return def.getter ? unwrap(def.getter()) : [];
     case 'union':
       return (def.options ?? []).flatMap(unwrap);
-    case 'lazy':
-      // `middleware:` is lazy: its keys are the middlewares registered when boot.yaml is read.
-      return def.getter ? unwrap(def.getter()) : [];
     default:
       return [schema];
   }

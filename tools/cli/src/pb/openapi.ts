@@ -233,7 +233,7 @@ export async function openApiDocuments(
       generateUnboundMethods: c.generateUnboundMethods,
       gwOption: c.gwOption,
       sw: c.sw,
-      middleware: { ...guardsOf(fullText, entry.name, c.domain, env) },
+      middleware: { ...guardsOf(fullText, entry.name, c.domain ?? '', env) },
       appName: app.info.name,
       appVersion: app.info.version,
       appDescription: app.info.description,
