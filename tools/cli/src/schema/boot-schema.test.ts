@@ -81,6 +81,7 @@ test('`svc schema` prints the same document to stdout, with every installed kind
     'cache',
     'cert',
     'columnardb',
+    'config',
     'event',
     'grpc',
     'httpserver',
@@ -141,6 +142,42 @@ test('types are checked, and a ${VAR} stands for any scalar', () => {
   expect(errorsOf({ grpc: [{ port: 8080 }] }).map((e) => e.message)).toContain(
     "must have required property 'name'",
   );
+});
+
+test("porting's options are described as written: middleware.ignore (spread by a transform), rotation, gateway marshal, UI headers, the config kind", () => {
+  const ok = {
+    app: { name: 'svc', porting: 'rk-boot', keywords: ['a'], docsUrl: 'https://example.com' },
+    logger: [
+      {
+        name: 'l',
+        default: true,
+        initialFields: { team: 'x' },
+        lumberjack: { maxsize: 10, compress: true },
+      },
+    ],
+    config: [{ name: 'c', path: 'config/values.yaml', envPrefix: 'APP', optional: true }],
+    grpc: [
+      {
+        name: 'g',
+        middleware: { ignore: ['/sw/'], meta: { prefix: 'Rk' } },
+        gwOption: { marshal: { multiline: true }, unmarshal: { allowPartial: true } },
+        sw: { enabled: true, headers: ['Cache-Control:no-store'] },
+        docs: { style: { theme: 'dark' } },
+        noRecvMsgSizeLimit: true,
+      },
+    ],
+  };
+  expect(errorsOf(ok)).toEqual([]);
+  const bad = {
+    logger: [{ name: 'l', lumberjack: { maxsizes: 10 } }],
+    config: [{ name: 'c', paths: ['x'] }],
+    grpc: [{ name: 'g', middleware: { ignores: [] } }],
+  };
+  expect(unknownKeys(bad).sort()).toEqual([
+    '/config/0/paths',
+    '/grpc/0/middleware/ignores',
+    '/logger/0/lumberjack/maxsizes',
+  ]);
 });
 
 test('options carry their default and description, for editors', () => {

@@ -1,7 +1,8 @@
 /**
  * boot.yaml's JSON Schema, made by the project's own @svcboot/entry-core from the zod schemas of
  * the entry kinds installed in the project (every package in node_modules whose package.json has
- * `svcboot.entryKey`), so that it says what the service itself accepts.
+ * `svcboot.entryKey`) and of the middleware packages installed (`svcboot.middlewareKeys`: their
+ * options under `middleware:`), so that it says what the service itself accepts.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -12,6 +13,10 @@ import { cliError } from '../errors.js';
 interface CoreModule {
   bootYamlJsonSchema?(options?: { plugins?: readonly unknown[] }): object;
   findInstalledKinds(dirs: readonly string[]): Map<string, { key: string; packageName: string }>;
+  /** Older entry-cores have no middleware packages (jwt and trace were built in). */
+  findInstalledMiddlewares?(
+    dirs: readonly string[],
+  ): Map<string, { key: string; packageName: string }>;
   defaultRegistry: { get(key: string): unknown };
 }
 
@@ -49,8 +54,18 @@ export async function bootSchemaFor(from: string, only?: readonly string[]): Pro
   }
   if (typeof core.bootYamlJsonSchema !== 'function')
     throw cliError('SVC_CLI_ENTRY_CORE_MISSING', [{ kind: 'tooOld', resolved }]);
+  // Middleware packages (@svcboot/middleware-jwt, ...) register their `middleware.<key>` options
+  // when imported: importing them puts their options into every kind's `middleware:` schema.
   const packages =
-    only ?? [...core.findInstalledKinds([from]).values()].map((k) => k.packageName).sort();
+    only ??
+    [
+      ...new Set(
+        [
+          ...core.findInstalledKinds([from]).values(),
+          ...(core.findInstalledMiddlewares?.([from]).values() ?? []),
+        ].map((k) => k.packageName),
+      ),
+    ].sort();
   const plugins: unknown[] = [];
   for (const pkg of packages) {
     const mod = (await import(pathToFileURL(require.resolve(pkg)).href)) as Record<string, unknown>;
