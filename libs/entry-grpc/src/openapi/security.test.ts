@@ -1,5 +1,7 @@
 import { boot } from '@svcboot/entry-core';
 import { describe, expect, it } from 'vitest';
+// Registers middleware.jwt (as a service importing the package does).
+import '@svcboot/middleware-jwt';
 import { buildOpenApiDocuments } from '@svcboot/openapi';
 import { grpcEntry, grpcPlugin } from '../index.js';
 import {

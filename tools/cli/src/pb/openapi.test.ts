@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { loadSync } from '@grpc/proto-loader';
 import { boot, type App } from '@svcboot/entry-core';
 import { grpcEntry, grpcPlugin } from '@svcboot/entry-grpc';
+// The served entry's middleware.jwt (svc itself reads the guards without it).
+import '@svcboot/middleware-jwt';
 import { freePort, waitFor } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { main } from '../main.js';
