@@ -14,7 +14,9 @@ import {
   ConfigError,
   coreError,
   entryLookupError,
+  errorCodes,
   errorMessage,
+  printableError,
   formatIssue,
   type ConfigIssue,
 } from './errors.js';
@@ -269,8 +271,13 @@ export class App {
       try {
         entry = loaded.plugin.create(loaded.config, this.contextFor(loaded, logger, events));
       } catch (err) {
+        // The entry's own code (a lib's SvcError) stays in the message: ConfigError has its own.
+        const codes = errorCodes(err);
         throw new ConfigError(configFile, [
-          { path: loaded.configPath, message: this.redact(errorMessage(err)) },
+          {
+            path: loaded.configPath,
+            message: `${this.redact(errorMessage(err))}${codes.length ? ` [${codes.join(', caused by ')}]` : ''}`,
+          },
         ]);
       }
       this.running.push({ loaded, entry, events, logger });
@@ -360,7 +367,10 @@ export class App {
         event.setError(message);
         event.payloads = safePayloads(entry);
         events.write(event.finish('Error'));
-        logger.error(`Bootstrap ${loaded.key} entry failed: ${message}`);
+        const codes = errorCodes(err);
+        logger.error(
+          `Bootstrap ${loaded.key} entry failed: ${message}${codes.length ? ` [${codes.join(', caused by ')}]` : ''}`,
+        );
         this.state = 'failed';
         await this.stopStarted('rollback');
         await this.outputs.flush();
@@ -587,7 +597,7 @@ export async function runApp(
     await setup?.(app);
     await app.bootstrap();
   } catch (err) {
-    process.stderr.write(`${app ? app.redact(errorMessage(err)) : errorMessage(err)}\n`);
+    process.stderr.write(`${app ? app.redact(printableError(err)) : printableError(err)}\n`);
     if (app) await app.shutdown('failed boot');
     process.exit(1);
   }

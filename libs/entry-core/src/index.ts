@@ -44,6 +44,8 @@ export {
   errorFactory,
   errorTable,
   errorMessage,
+  errorCodes,
+  printableError,
   formatIssue,
   type ConfigIssue,
   type ErrorArgs,
@@ -292,6 +294,12 @@ export {
   startPromPusher,
   type ServerRoutesConfig,
 } from './server-routes.js';
+export {
+  bootYamlJsonSchema,
+  INTERPOLATION_PATTERN,
+  type BootSchemaOptions,
+  type JsonSchema,
+} from './boot-schema.js';
 export {
   applyPortingRules,
   leadingSlash,

@@ -69,6 +69,7 @@ import {
   loadDescriptorSets,
   loadProtoRoot,
   openApiDocumentsOf,
+  type GuardsConfig,
   readDescriptorSetFiles,
   rootOfFiles,
 } from '@svcboot/openapi';
@@ -314,6 +315,7 @@ export class GrpcEntry implements Entry {
           description: this.ctx.app.description,
         },
         c.sw,
+        c.middleware as GuardsConfig,
       );
       this.openApi = JSON.stringify(docs.v2, null, 2);
       this.openApiV3 = docs.v3 ? JSON.stringify(docs.v3, null, 2) : '';
