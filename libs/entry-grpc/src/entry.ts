@@ -44,7 +44,7 @@ import { typedClient, type TypedClient, type TypedClientOptions } from './typed/
 import { copyComments } from './typed/comments.js';
 import { adaptService } from './typed/service.js';
 import { protovalidateCheck, type RequestCheck } from './typed/validate.js';
-import type { ServiceImpl } from './typed/types.js';
+import type { ServiceImplementationOf } from './typed/types.js';
 import { gatewayErrorBody } from './gateway/error-body.js';
 import { Gateway } from './gateway/gateway.js';
 import { responseCompression, watchAcceptEncoding } from './grpc-compression.js';
@@ -181,15 +181,14 @@ export class GrpcEntry implements Entry {
    * Adds a service: a generated service (protoc-gen-es, @bufbuild/protobuf v2) with its typed
    * implementation, or a @grpc/proto-loader / grpc-js definition with grpc-js handlers. A typed
    * implementation must have every method (SVC_GRPC_TYPED_MISSING_METHOD otherwise).
+   *
+   * One signature, not overloads: the implementation's type follows from the definition's
+   * (ServiceImplementationOf), so a mismatched typed handler is reported at that handler, with
+   * its expected type, rather than as "No overload matches this call" naming grpc-js's overload.
    */
-  addService<I extends UntypedServiceImplementation>(
-    definition: ServiceDefinition<I>,
-    implementation: I,
-  ): this;
-  // Last: a mismatched typed implementation is reported with this overload's error.
-  addService<S extends GenService<GenServiceMethods>>(
-    service: S,
-    implementation: ServiceImpl<S>,
+  addService<D extends ServiceDefinition | GenService<GenServiceMethods>>(
+    definition: D,
+    implementation: ServiceImplementationOf<D>,
   ): this;
   addService(definition: ServiceDefinition | DescService, implementation: object): this {
     this.beforeBootstrap('addService');

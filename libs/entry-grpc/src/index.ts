@@ -29,7 +29,12 @@ export type { HttpBinding } from '@svcboot/openapi';
 export { grpcErrors } from './errors.js';
 export { DescriptorPool, type PoolFile } from './descriptor-pool.js';
 export { Code, RpcError, detail, standardDetails, type ErrorDetail } from './typed/error.js';
-export type { ServiceImpl, TypedCallContext, TypedHandler } from './typed/types.js';
+export type {
+  ServiceImpl,
+  ServiceImplementationOf,
+  TypedCallContext,
+  TypedHandler,
+} from './typed/types.js';
 export {
   typedClient,
   type TypedCallOptions,

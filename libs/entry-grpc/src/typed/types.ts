@@ -1,6 +1,6 @@
 import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
-import type { Metadata } from '@grpc/grpc-js';
+import type { Metadata, ServiceDefinition } from '@grpc/grpc-js';
 import type { CallPrincipal, EntryContext } from '@svcboot/entry-core';
 
 /** What a typed handler gets besides its request: the call's metadata, deadline, principal, … */
@@ -55,3 +55,15 @@ export type ServiceImpl<S> =
   S extends GenService<infer M extends GenServiceMethods>
     ? { [K in keyof M]: TypedHandler<M[K]> }
     : never;
+
+/**
+ * What `GrpcEntry.addService(definition, implementation)` takes as `implementation`: for a
+ * generated service its typed implementation (ServiceImpl), for a grpc-js / proto-loader
+ * `ServiceDefinition<I>` the grpc-js handlers `I`.
+ */
+export type ServiceImplementationOf<D> =
+  D extends GenService<GenServiceMethods>
+    ? ServiceImpl<D>
+    : D extends ServiceDefinition<infer I>
+      ? I
+      : never;
