@@ -31,6 +31,18 @@ entry.addService(Bookstore, {
   async *lookupBooks(requests) { for await (const { id } of requests) yield { id }; },
 });
 void RpcError; void Code;
+
+// The grpc-js path of the same method: a definition and grpc-js handlers (typed by the
+// definition's handler type, when it has one; any of its methods).
+import type { handleUnaryCall, ServiceDefinition, UntypedServiceImplementation } from '@grpc/grpc-js';
+interface GreeterHandlers extends UntypedServiceImplementation {
+  hello: handleUnaryCall<{ name: string }, { message: string }>;
+  bye: handleUnaryCall<{ name: string }, { message: string }>;
+}
+declare const greeter: ServiceDefinition<GreeterHandlers>;
+entry.addService(greeter, { hello(call, callback) { callback(null, { message: call.request.name }); } });
+declare const loaded: ServiceDefinition;
+entry.addService(loaded, { Hello: (_call: unknown, callback: (e: null, r: object) => void) => callback(null, {}) });
 `;
 
 /** Deliberately wrong: a field of the wrong type, a stream answered with a promise, a request read wrongly. */

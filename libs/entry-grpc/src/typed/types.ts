@@ -1,6 +1,6 @@
 import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
-import type { Metadata, ServiceDefinition } from '@grpc/grpc-js';
+import type { Metadata, ServiceDefinition, UntypedServiceImplementation } from '@grpc/grpc-js';
 import type { CallPrincipal, EntryContext } from '@svcboot/entry-core';
 
 /** What a typed handler gets besides its request: the call's metadata, deadline, principal, … */
@@ -58,12 +58,21 @@ export type ServiceImpl<S> =
 
 /**
  * What `GrpcEntry.addService(definition, implementation)` takes as `implementation`: for a
- * generated service its typed implementation (ServiceImpl), for a grpc-js / proto-loader
- * `ServiceDefinition<I>` the grpc-js handlers `I`.
+ * generated service its typed implementation (ServiceImpl), every method; for a grpc-js /
+ * proto-loader `ServiceDefinition<I>` grpc-js handlers of `I`, any of them (grpc-js answers a
+ * method without one UNIMPLEMENTED).
  */
 export type ServiceImplementationOf<D> =
+  // A definition typed `any` or `never` (a cast): grpc-js handlers, as grpc-js takes them.
+  0 extends 1 & D
+    ? UntypedServiceImplementation
+    : [D] extends [never]
+      ? UntypedServiceImplementation
+      : ServiceImplementationOfDefinition<D>;
+
+type ServiceImplementationOfDefinition<D> =
   D extends GenService<GenServiceMethods>
     ? ServiceImpl<D>
     : D extends ServiceDefinition<infer I>
-      ? I
+      ? Partial<I>
       : never;
