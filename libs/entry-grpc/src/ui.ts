@@ -5,8 +5,9 @@ import type { ServerResponse } from 'node:http';
 
 /**
  * The package's assets/ folder (next to src/ and dist/, so the same from sources and from the
- * build): the UI files copied from the pinned rapidoc and swagger-ui-dist at build time
- * (scripts/copy-ui-assets.mjs), shipped in the package instead of depending on those packages.
+ * build): the UI files taken from the pinned rapidoc and swagger-ui-dist tarballs at build time
+ * (scripts/ui-packages.mjs, scripts/copy-ui-assets.mjs), shipped in the package instead of
+ * depending on those packages.
  */
 const ASSETS_DIR = fileURLToPath(new URL('../assets/', import.meta.url));
 
@@ -78,7 +79,7 @@ async function readAsset(file: string): Promise<Buffer> {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     throw new Error(
       `the UI file ${file} is missing: this copy of @svcboot/entry-grpc was built without its assets/ folder. ` +
-        'In the svcboot workspace run `npm run build -w @svcboot/entry-grpc` (it copies the files from the pinned rapidoc and swagger-ui-dist); a published package always ships them',
+        'In the svcboot workspace run `npm run build -w @svcboot/entry-grpc` (it takes the files from the pinned rapidoc and swagger-ui-dist tarballs); a published package always ships them',
     );
   }
 }

@@ -3,7 +3,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Metadata, ServerInterceptor } from '@grpc/grpc-js';
 import {
   CallContext,
-  CallRejection,
+  type CallRejection,
   armDeadline,
   compressBody,
   isCompressible,

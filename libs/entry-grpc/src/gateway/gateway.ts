@@ -1,9 +1,9 @@
-import { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ServerInterceptor } from '@grpc/grpc-js';
 import {
   CallAnswer,
-  CallContext,
+  type CallContext,
   CallRejection,
   setHttpHeader,
   type CallChain,
@@ -12,7 +12,7 @@ import {
 import protobuf from 'protobufjs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { codeName } from '../codes.js';
-import { type GatewayStatus } from './fake-call.js';
+import type { GatewayStatus } from './fake-call.js';
 import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from './json-depth.js';
 import { fieldMaskFromBody } from './fieldmask.js';
 import { DEFAULT_MAX_QUERY_PARAMS, parseQueryInto } from './goparse.js';
@@ -31,7 +31,7 @@ import { WsRequest, WsResponse } from './websocket.js';
 import { Exchange, type ExchangeHost } from './exchange.js';
 import type { GatewayOptions } from './options.js';
 import { GatewayRejection, isForm, peerOf, readBody } from './request.js';
-import { type GatewayRoute, type HttpBodyFields } from './route.js';
+import type { GatewayRoute, HttpBodyFields } from './route.js';
 
 /**
  * The REST gateway: matches a request to a binding, turns path, query and body into the request

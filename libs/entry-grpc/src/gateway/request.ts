@@ -1,4 +1,4 @@
-import { type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { plainPeer } from '../call-info.js';
 

@@ -1,5 +1,5 @@
 import type { MethodDefinition } from '@grpc/grpc-js';
-import { type CallInfo } from '@svcboot/entry-core';
+import type { CallInfo } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
 import { grpcTypeOf } from '../call-info.js';
 import type { GatewayOptions } from './options.js';
