@@ -9,6 +9,8 @@ import type { ServiceDefinition, sendUnaryData } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { boot } from '@svcboot/entry-core';
 import { grpcEntry } from '@svcboot/entry-grpc';
+// Makes middleware.trace configurable (even to turn it off).
+import '@svcboot/middleware-trace';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const demo = path.resolve(here, '../../apps/demo-grpc');

@@ -4,6 +4,8 @@ import type { ServiceDefinition, ServerUnaryCall, sendUnaryData } from '@grpc/gr
 import { loadSync } from '@grpc/proto-loader';
 import { runApp } from '@svcboot/entry-core';
 import { grpcEntry } from '@svcboot/entry-grpc';
+// Makes middleware.trace available (off in boot.yaml; README, "A trace of a gateway call").
+import '@svcboot/middleware-trace';
 
 const appDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 

@@ -5,6 +5,9 @@ import { loadSync } from '@grpc/proto-loader';
 import { runApp } from '@svcboot/entry-core';
 import { callContextOf, grpcEntry } from '@svcboot/entry-grpc';
 import { httpEntry } from '@svcboot/entry-http';
+// boot.yaml turns on middleware.jwt and middleware.trace: importing their packages registers them.
+import '@svcboot/middleware-jwt';
+import '@svcboot/middleware-trace';
 
 const appDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 

@@ -7,8 +7,7 @@ import { httpEntry } from '@svcboot/entry-http';
 import '@svcboot/entry-sql';
 import { waitFor } from '@svcboot/testkit';
 import { registerRoutes } from './routes.js';
-import { startPrivatePostgres } from '@svcboot/testkit';
-import { adminQuery, dropDatabase, uniqueDatabase } from '@svcboot/entry-sql/test-support';
+import { adminQuery, dropDatabase, startPrivatePostgres, uniqueDatabase } from '@svcboot/testkit';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SHARED = '127.0.0.1:5432';

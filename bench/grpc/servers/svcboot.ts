@@ -5,13 +5,16 @@
  * without it exits with WORKERS_UNSUPPORTED (run.ts then skips the workers rows); with it, this
  * process is the primary and each worker runs this same script. Other knobs, to
  * find where the time goes: SVC_CHANNELZ=1 (the entry's enableChannelz), SVC_IDLE=<ms>
- * (connectionIdleTimeoutMs), PROFILE_FILE (profiler.ts: SIGUSR2 starts and stops a CPU profile).
+ * (connectionIdleTimeoutMs), PROFILE_FILE (profiler.ts: SIGUSR2 starts and stops a CPU profile),
+ * SVC_TYPED=1 (Greeter as a typed service from protoc-gen-es code, gen/v1/greeter_pb.ts, instead
+ * of the proto-loader definition: bench/grpc/typed.ts compares the two).
  */
 import type { ServiceDefinition, sendUnaryData } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { boot } from '@svcboot/entry-core';
 import { grpcEntry } from '@svcboot/entry-grpc';
 import { WORKERS_UNSUPPORTED } from './exit-codes.js';
+import { Greeter } from './gen/v1/greeter_pb.js';
 import { profileOnSignal } from './profiler.js';
 import { demoDir, gwMappingFile, HELLO, port, protoFile } from './serve.js';
 
@@ -59,9 +62,12 @@ try {
   }
   throw err;
 }
-grpcEntry(app, 'greeter').addService(greeter, {
-  Hello: (_call: unknown, callback: sendUnaryData<typeof HELLO>) => callback(null, HELLO),
-});
+if (process.env['SVC_TYPED'] === '1')
+  grpcEntry(app, 'greeter').addService(Greeter, { hello: async () => HELLO });
+else
+  grpcEntry(app, 'greeter').addService(greeter, {
+    Hello: (_call: unknown, callback: sendUnaryData<typeof HELLO>) => callback(null, HELLO),
+  });
 await app.bootstrap();
 profileOnSignal();
 // SIGTERM (or, in a worker of app.workers > 1, the primary's request) stops it at once (drainDelayMs 0).

@@ -1,3 +1,4 @@
+import { cachePortingRules } from './porting.js';
 import { entryGetter, Phase, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
 import { cacheEntrySchema, type CacheEntryConfig } from './schema.js';
 import { CacheEntry, CACHE_ENTRY_TYPE } from './entry.js';
@@ -8,6 +9,7 @@ export const cachePlugin: EntryPlugin<CacheEntryConfig, CacheEntry> = {
   entryType: CACHE_ENTRY_TYPE,
   phase: Phase.Connector,
   schema: cacheEntrySchema,
+  porting: cachePortingRules,
   create: (config, ctx) => new CacheEntry(config, ctx),
 };
 

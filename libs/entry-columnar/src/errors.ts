@@ -95,6 +95,12 @@ export const columnarErrors = {
     fix: 'write addr as host:port or http(s)://host:port',
     message: (configPath: string, problem: string) => `${configPath}.addr: ${problem}`,
   },
+  SVC_COLUMNAR_NATIVE_PORT: {
+    when: "`addr` names ClickHouse's native-protocol port (9000, or 9440 with TLS): the rk-boot default, which @clickhouse/client does not speak (boot.yaml is refused)",
+    fix: "use the server's HTTP port: 8123 (8443 for https)",
+    message: (port: number, native: string, example: string) =>
+      `port ${port} is ClickHouse's ${native} port, which this entry does not speak: @clickhouse/client uses the HTTP interface. Use the server's http_port (8123 by default, 8443 for https), e.g. ${example}`,
+  },
   SVC_COLUMNAR_PARAM_INVALID: {
     when: 'a `database[].params` item is not `setting=value` (the config check reports it first)',
     fix: 'write each item as a ClickHouse setting, setting=value',

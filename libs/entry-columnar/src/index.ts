@@ -1,3 +1,4 @@
+import { gormPluginsOffRule, gormPluginsRule } from '@svcboot/entry-core';
 import { Phase, entryGetter, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
 import { COLUMNAR_DB_ENTRY_TYPE, ColumnarDbEntry } from './entry.js';
 import { columnarSchema, type ColumnarConfig } from './schema.js';
@@ -9,6 +10,7 @@ export const columnarPlugin: EntryPlugin<ColumnarConfig, ColumnarDbEntry> = {
   entryType: COLUMNAR_DB_ENTRY_TYPE,
   phase: Phase.Connector,
   schema: columnarSchema,
+  porting: [gormPluginsOffRule, gormPluginsRule],
   create: (config, ctx) => new ColumnarDbEntry(config, ctx),
 };
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { columnarErrors } from './errors.js';
 import {
   databaseItemSchema,
   databaseListSchema,
@@ -31,10 +32,17 @@ export interface ParsedAddr {
 const ADDR_OPTIONS = { schemes: ['http', 'https'] } as const;
 
 /** Why the client cannot use this address (a native-protocol port), or undefined. */
-function nativePort({ host, port }: HostPort): string | undefined {
+function nativePort({ host, port }: HostPort): { message: string; code: string } | undefined {
   const native = NATIVE_PORTS.get(port);
   if (!native) return undefined;
-  return `port ${port} is ClickHouse's ${native} port, which this entry does not speak: @clickhouse/client uses the HTTP interface. Use the server's http_port (8123 by default, 8443 for https), e.g. ${host.includes(':') ? `[${host}]` : host}:8123`;
+  return {
+    code: 'SVC_COLUMNAR_NATIVE_PORT',
+    message: columnarErrors.SVC_COLUMNAR_NATIVE_PORT.message(
+      port,
+      native,
+      `${host.includes(':') ? `[${host}]` : host}:8123`,
+    ),
+  };
 }
 
 /**
@@ -49,7 +57,7 @@ export function parseAddr(addr: string): ParsedAddr | string {
     return (err as Error).message;
   }
   const problem = nativePort(parsed);
-  if (problem) return problem;
+  if (problem) return problem.message;
   const { host, port } = parsed;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   return {

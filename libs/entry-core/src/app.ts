@@ -15,14 +15,22 @@ import {
   coreError,
   entryLookupError,
   errorMessage,
+  formatIssue,
+  type ConfigIssue,
 } from './errors.js';
 import { defaultRegistry, PluginRegistry, type AnyEntryPlugin } from './registry.js';
 import { builtinPlugins } from './builtin/plugins.js';
 import type { AnyMiddlewareDefinition } from './middleware/definition.js';
-import { registerMiddleware } from './middleware/definitions.js';
+import { defaultMiddlewareRegistry } from './middleware/definitions.js';
+import { withMiddlewareRegistry, type MiddlewareRegistry } from './middleware/registry.js';
 import { loadConfig, type LoadedEntry } from './config/load.js';
 import { locateConfig } from './config/locate.js';
-import { findInstalledKinds, type InstalledKind } from './config/installed-kinds.js';
+import type { PortingMode } from './config/porting.js';
+import {
+  findInstalledKinds,
+  findInstalledMiddlewares,
+  type InstalledKind,
+} from './config/installed-kinds.js';
 import { SecretScrubber } from './config/secrets.js';
 import { didYouMean } from './config/suggest.js';
 import { readEnvInfo, type AppInfo, type EnvInfo } from './info.js';
@@ -65,7 +73,8 @@ export interface BootOptions {
   plugins?: readonly AnyEntryPlugin[];
   /**
    * Middlewares of other packages, made configurable as `middleware.<key>` on every grpc and
-   * httpserver entry (see `registerMiddleware`; svcboot's own need not be listed).
+   * httpserver entry of this app (its own middleware registry: the default registry's kinds plus
+   * these; svcboot's own need not be listed).
    */
   middlewares?: readonly AnyMiddlewareDefinition[];
   /** The registry to read kinds from (default: `defaultRegistry`, which imports fill). */
@@ -80,6 +89,11 @@ export interface BootOptions {
    * Unset: DEFAULT_SIGTERM_DRAIN_DELAY_MS after SIGTERM, 0 after SIGINT or `app.shutdown()`.
    */
   drainDelayMs?: number;
+  /**
+   * `rk-boot`: load a boot.yaml written for rk-boot with warnings instead of errors for the keys
+   * rk-boot ignores (docs/porting-from-rk-boot.md). `app.porting` and `SVC_PORTING` win.
+   */
+  porting?: PortingMode;
 }
 
 /**
@@ -102,7 +116,11 @@ type State = 'created' | 'starting' | 'running' | 'stopping' | 'stopped' | 'fail
 
 /** Loads and validates boot.yaml (every error at once) and creates its enabled entries. */
 export async function boot(options: BootOptions = {}): Promise<App> {
-  for (const m of options.middlewares ?? []) registerMiddleware(m);
+  // The app's middleware kinds: the default registry's, plus its own (for this app only).
+  const middlewares =
+    options.middlewares === undefined || options.middlewares.length === 0
+      ? defaultMiddlewareRegistry
+      : defaultMiddlewareRegistry.with(options.middlewares);
   const argv = options.argv ?? process.argv.slice(2);
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
@@ -129,16 +147,22 @@ export async function boot(options: BootOptions = {}): Promise<App> {
   }
   const appDir = options.configText !== undefined ? cwd : path.dirname(file);
   let installed: Map<string, InstalledKind> | undefined;
-  const loaded = loadConfig({
-    file,
-    text,
-    argv,
-    env,
-    registry: registryFor(options),
-    // Read from node_modules only when a key is unknown, to name the package that provides it.
-    installedKinds: () => (installed ??= findInstalledKinds([appDir, cwd])),
-    appDefaults: packageDefaults(appDir),
-  });
+  let installedMiddlewares: Map<string, InstalledKind> | undefined;
+  const loaded = withMiddlewareRegistry(middlewares, () =>
+    loadConfig({
+      file,
+      text,
+      argv,
+      env,
+      registry: registryFor(options),
+      // Read from node_modules only when a key is unknown, to name the package that provides it.
+      installedKinds: () => (installed ??= findInstalledKinds([appDir, cwd])),
+      installedMiddlewares: () =>
+        (installedMiddlewares ??= findInstalledMiddlewares([appDir, cwd])),
+      appDefaults: packageDefaults(appDir),
+      ...(options.porting ? { porting: options.porting } : {}),
+    }),
+  );
   const workers = workerCount(loaded.workers);
   if (workers > 1 && !inSvcbootWorker) {
     // The primary: it forks the workers (each runs this same script and boots this same file)
@@ -149,7 +173,7 @@ export async function boot(options: BootOptions = {}): Promise<App> {
       defaultSigtermDrainMs: DEFAULT_SIGTERM_DRAIN_DELAY_MS,
     });
   }
-  return new App(
+  const app = new App(
     loaded.app,
     readEnvInfo(env),
     loaded.entries,
@@ -159,7 +183,10 @@ export async function boot(options: BootOptions = {}): Promise<App> {
       ...options,
       drainDelayMs: loaded.drainDelayMs ?? options.drainDelayMs,
     },
+    middlewares,
   );
+  app.reportConfigWarnings(loaded.warnings);
+  return app;
 }
 
 function registryFor(options: BootOptions): PluginRegistry {
@@ -185,6 +212,8 @@ export class App {
   private readonly shutdownTimeoutMs: number;
   /** `app.drainDelayMs` or BootOptions.drainDelayMs, when set. */
   private readonly drainDelayMs: number | undefined;
+  /** The environment variables boot read (BootOptions.env, else process.env). */
+  private readonly variables: Readonly<Record<string, string | undefined>>;
   /** Whether an enabled entry serves traffic (phase Server): only then does SIGTERM drain by default. */
   private readonly servesTraffic: boolean;
 
@@ -195,12 +224,15 @@ export class App {
     private readonly scrubber: SecretScrubber,
     readonly configFile: string,
     options: BootOptions,
+    /** The app's middleware kinds (EntryContext.middlewares). */
+    private readonly middlewares: MiddlewareRegistry = defaultMiddlewareRegistry,
   ) {
     this.info = info;
     this.env = env;
     this.bootstrapTimeoutMs = options.bootstrapTimeoutMs ?? 60_000;
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
     this.drainDelayMs = options.drainDelayMs;
+    this.variables = options.env ?? process.env;
     this.servesTraffic = entries.some((e) => e.enabled && e.plugin.phase >= Phase.Server);
     attachWorker();
     this.logger = createAppLogger({
@@ -439,6 +471,7 @@ export class App {
     return {
       app: this.info,
       env: this.env,
+      variables: this.variables,
       configPath: loaded.configPath,
       logger,
       events,
@@ -446,14 +479,15 @@ export class App {
       namedLogger: (name) => this.builtin(LoggerEntry, 'logger', name).logger,
       entry: (name, key) => this.entry(name, key),
       redact: (text) => this.redact(text),
+      middlewares: this.middlewares,
       isReady: () => this.isReady(),
       dependenciesDown: (scope) => this.dependenciesDown(scope),
-      output: (p) => this.outputs.get(p),
+      output: (p, rotation) => this.outputs.get(p, rotation),
       makeLogger: (o) =>
         createAppLogger({
           level: o.level,
           encoding: o.encoding,
-          outputs: o.outputPaths.map((p) => this.outputs.get(p)),
+          outputs: o.outputPaths.map((p) => this.outputs.get(p, o.lumberjack)),
         }),
     };
   }
@@ -471,12 +505,47 @@ export class App {
 
   private loggerFor(loaded: LoadedEntry): Logger {
     const ref = (loaded.config as { loggerEntry?: string }).loggerEntry;
-    return ref ? this.builtin(LoggerEntry, 'logger', ref).logger : this.logger;
+    if (ref) return this.builtin(LoggerEntry, 'logger', ref).logger;
+    return this.defaultBuiltin(LoggerEntry, 'logger')?.logger ?? this.logger;
   }
 
   private eventLoggerFor(loaded: LoadedEntry): EventLogger {
     const ref = (loaded.config as { eventEntry?: string }).eventEntry;
-    return ref ? this.builtin(EventEntry, 'event', ref).eventLogger : this.defaultEvents;
+    if (ref) return this.builtin(EventEntry, 'event', ref).eventLogger;
+    return this.defaultBuiltin(EventEntry, 'event')?.eventLogger ?? this.defaultEvents;
+  }
+
+  /** The `logger`/`event` entry marked `default: true` (rk-boot's), created before the others. */
+  private defaultBuiltin<T extends Entry>(
+    type: abstract new (...args: never[]) => T,
+    key: string,
+  ): T | undefined {
+    const hit = this.running.find(
+      (r) =>
+        r.loaded.key === key &&
+        (r.loaded.config as { default?: boolean }).default === true &&
+        r.entry instanceof type,
+    );
+    return hit?.entry as T | undefined;
+  }
+
+  /**
+   * What boot.yaml asked for that was accepted with a warning (porting: ignored keys); logged
+   * once at boot through the app logger.
+   */
+  get configWarnings(): readonly ConfigIssue[] {
+    return this.warnings;
+  }
+  private warnings: readonly ConfigIssue[] = [];
+
+  /** @internal boot() hands the loader's warnings over and they are logged. */
+  reportConfigWarnings(warnings: readonly ConfigIssue[]): void {
+    this.warnings = warnings;
+    for (const w of warnings)
+      this.logger.warn(
+        { configPath: w.path, code: w.code },
+        `${this.configFile}: ${formatIssue(w)}`,
+      );
   }
 }
 

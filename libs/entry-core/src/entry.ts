@@ -1,10 +1,13 @@
+import type { PortingRule } from './config/porting.js';
+import type { RotationOptions } from './event/rotation.js';
 import type { z } from 'zod';
 import type { Logger } from 'pino';
 import type { AppInfo, EnvInfo } from './info.js';
 import type { EventFactory } from './event/event-factory.js';
 import type { CertBundle } from './builtin/cert-bundle.js';
-import type { Output } from './event/outputs.js';
+import type { Output } from './event/output.js';
 import type { LogEncoding, LogLevel } from './logger.js';
+import type { MiddlewareRegistry } from './middleware/registry.js';
 
 /** Bootstrap order: lower phases start first and stop last. Inside a phase, boot.yaml order. */
 export const Phase = {
@@ -76,6 +79,8 @@ export interface Entry {
 export interface EntryContext {
   readonly app: AppInfo;
   readonly env: EnvInfo;
+  /** The environment variables the app was booted with (BootOptions.env, else process.env). */
+  readonly variables: Readonly<Record<string, string | undefined>>;
   /** `kvstore[redis]`: where this entry is in boot.yaml, for messages. */
   readonly configPath: string;
   /** The app logger this entry writes to (its `loggerEntry`, else the default), bound to the entry name. */
@@ -94,6 +99,11 @@ export interface EntryContext {
   namedLogger(name: string): Logger;
   /** Removes secrets of this app's config from text (e.g. a driver's error). */
   redact(text: string): string;
+  /**
+   * The app's middleware kinds (`buildCallChain` creates the enabled ones); absent, the default
+   * registry's (`defaultMiddlewareRegistry`).
+   */
+  readonly middlewares?: MiddlewareRegistry;
   /** False before bootstrap completes and once shutdown begins. */
   isReady(): boolean;
   /**
@@ -103,12 +113,14 @@ export interface EntryContext {
    */
   dependenciesDown(scope: 'readiness' | 'all'): readonly DependencyDown[];
   /** The app's shared write target for `stdout`, `stderr` or a file path. */
-  output(path: string): Output;
+  output(path: string, rotation?: RotationOptions): Output;
   /** A logger with its own level, encoding and outputs (e.g. a SQL logger). */
   makeLogger(options: {
     level: LogLevel;
     encoding: LogEncoding;
     outputPaths: readonly string[];
+    /** `lumberjack`: rotate the files among `outputPaths`. */
+    lumberjack?: RotationOptions | undefined;
   }): Logger;
 }
 
@@ -123,6 +135,11 @@ export interface EntryPlugin<C extends BaseEntryConfig = BaseEntryConfig, E exte
   readonly phase: number;
   /** Zod schema of one list item, strict, with every default. */
   readonly schema: z.ZodType<C>;
+  /**
+   * How rk-boot's options of this kind map onto the schema (docs/porting-from-rk-boot.md),
+   * applied to each item before it is validated (config/porting.ts).
+   */
+  readonly porting?: readonly PortingRule[];
   create(config: C, ctx: EntryContext): E;
 }
 

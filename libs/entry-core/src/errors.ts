@@ -137,23 +137,41 @@ export const coreErrors = {
     message: (configPath: string, field: string, file: string, reason: string) =>
       `${configPath}.${field}: cannot read ${file}: ${reason}`,
   },
-  SVC_MIDDLEWARE_FILE_UNREADABLE: {
-    when: "a middleware's key file (`jwt`'s `symmetric.tokenPath`, `asymmetric.publicKeyPath`) cannot be read when the entry bootstraps",
-    fix: 'check the path (relative to the working folder) and its permissions',
-    message: (configPath: string, field: string, file: string, reason: string) =>
-      `${configPath}.${field}: cannot read ${file}: ${reason}`,
+  SVC_CONFIG_FILE_UNREADABLE: {
+    when: "a `config` entry's `path` cannot be read or parsed (YAML or JSON), or holds no map",
+    fix: 'check the path (relative to the working folder); set `optional: true` to skip a file that may be absent, as rk-boot does',
+    message: (configPath: string, file: string, reason: string) =>
+      `${configPath}.path: cannot read ${file}: ${reason}`,
   },
-  SVC_JWT_KEY_INVALID: {
-    when: "`jwt`'s key does not fit its algorithm: a secret shorter than the hash, a PEM that is not a public key, a key of another type or curve, an RSA key under 2048 bits",
-    fix: 'give a key of the type the algorithm needs (the message says which), or change `algorithm`',
-    message: (configPath: string, field: string, problem: string) =>
-      `${configPath}.${field} ${problem}`,
+  SVC_PORTING_GO_ONLY: {
+    when: 'boot.yaml uses an rk-boot option that exists only in Go (zap encoder config or sampling, gorm plugins, the gRPC proxy)',
+    fix: 'remove it (the message says what to use instead); docs/porting-from-rk-boot.md lists each',
+    message: (path: string, why: string) => `${path}: ${why}`,
   },
-  SVC_JWT_SKIP_VERIFY_REFUSED: {
-    when: '`jwt.skipVerify: true` (any token accepted, signature unchecked) in a domain other than `dev`, `local` or `test`',
-    fix: 'configure a key (symmetric, asymmetric or jwksUrl); skipVerify is for local development only (DOMAIN=dev)',
-    message: (configPath: string, domain: string) =>
-      `${configPath}.skipVerify: true accepts any token without checking its signature; refused in domain "${domain}" (allowed only when DOMAIN is dev, local or test)`,
+  SVC_PORTING_ONE_PORT: {
+    when: '`gwPort` differs from `port`: svcboot serves gRPC, the gateway, the UIs and the built-in routes on one port',
+    fix: 'remove gwPort (or set it equal to port) and call the gateway on `port`',
+    message: (path: string, why: string) => `${path}: ${why}`,
+  },
+  SVC_PORTING_CONFLICT: {
+    when: 'an option is given both where rk-boot puts it and where svcboot does (`middleware.errorModel` and `errorModel`), with different values',
+    fix: "keep only svcboot's place",
+    message: (path: string, why: string) => `${path}: ${why}`,
+  },
+  SVC_PORTING_RK_IGNORED: {
+    when: 'boot.yaml has a key rk-boot itself ignores (a typo in its docs, a removed exporter, an option of another kind) and the porting mode is off',
+    fix: 'remove it, or set `app.porting: rk-boot` (or SVC_PORTING=rk-boot) to load it with a warning',
+    message: (path: string, why: string) => `${path}: ${why}`,
+  },
+  SVC_PORTING_UNSUPPORTED: {
+    when: 'boot.yaml turns on an rk-boot feature svcboot does not have (Loki, lumberjack rotation, TLS on an httpserver entry, …)',
+    fix: 'do what the message says instead; docs/porting-from-rk-boot.md lists each',
+    message: (path: string, why: string) => `${path}: ${why}`,
+  },
+  SVC_PORTING_IGNORED: {
+    when: 'a warning, not an error: an rk-boot option svcboot has nothing to do with (zap development mode, …) was dropped',
+    fix: 'nothing; remove the key to silence the warning',
+    message: (path: string, why: string) => `${path}: ${why}`,
   },
   SVC_OVERRIDE_INVALID: {
     when: 'a `--set` or env override path indexes a list with something that is not a list index',
@@ -210,6 +228,8 @@ export interface ConfigIssue {
   /** 1-based position in the file, when the problem has one. */
   line?: number;
   column?: number;
+  /** A stable code for this kind of problem, when it has one (`SVC_PORTING_GO_ONLY`). */
+  code?: string;
 }
 
 export function formatIssue(issue: ConfigIssue): string {
@@ -217,7 +237,7 @@ export function formatIssue(issue: ConfigIssue): string {
     issue.line !== undefined
       ? `${issue.path} (line ${issue.line}, column ${issue.column ?? 1})`
       : issue.path;
-  return `${where}: ${issue.message}`;
+  return `${where}: ${issue.message}${issue.code ? ` [${issue.code}]` : ''}`;
 }
 
 /** boot.yaml could not be loaded: carries every problem found, not only the first. */

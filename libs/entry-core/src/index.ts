@@ -1,5 +1,7 @@
 import { builtinPlugins } from './builtin/plugins.js';
 import { registerEntryKind } from './registry.js';
+import { entryGetter as getterOf } from './app.js';
+import { configPlugin as configKind } from './builtin/config-entry.js';
 
 for (const plugin of builtinPlugins) registerEntryKind(plugin);
 
@@ -74,7 +76,12 @@ export {
 } from './connector/index.js';
 export { redactConfig, redactUrlCredentials, isSecretKey, REDACTED } from './config/secrets.js';
 export { closest, didYouMean } from './config/suggest.js';
-export { findInstalledKinds, type InstalledKind } from './config/installed-kinds.js';
+export {
+  findInstalledKinds,
+  findInstalledMiddlewares,
+  type InstalledKind,
+} from './config/installed-kinds.js';
+export { SVCBOOT_MIDDLEWARE_PACKAGES } from './middleware/middleware-packages.js';
 export type { AppInfo, EnvInfo } from './info.js';
 export { isoWithOffset, timezoneName } from './time.js';
 export { Event, type EventHandle } from './event/event.js';
@@ -90,7 +97,7 @@ export {
   type EventEncoding,
   type EventScope,
 } from './event/encode.js';
-export type { Output } from './event/outputs.js';
+export type { Output } from './event/output.js';
 export {
   createAppLogger,
   setLogCorrelation,
@@ -145,13 +152,22 @@ export {
   type CallHeaders,
   type CallMiddleware,
   type CallPrincipal,
-  type CallScopeRunner,
+  type AroundStep,
   type CallBodySource,
+  PRINCIPAL,
   setHttpHeader,
 } from './middleware/call.js';
+export { createContextKey, type ContextKey } from './call/context-key.js';
+export { startCall, endCall } from './call/driver.js';
+export type { CallAdapter } from './call/adapter.js';
 export { CallAnswer } from './middleware/answer.js';
 export { CorsMiddleware, corsDefinition } from './middleware/cors/index.js';
-export { CsrfMiddleware, csrfDefinition, csrfTokenOf } from './middleware/csrf/index.js';
+export {
+  CsrfMiddleware,
+  csrfDefinition,
+  csrfTokenOf,
+  CSRF_TOKEN,
+} from './middleware/csrf/index.js';
 export { SecureMiddleware, secureDefinition } from './middleware/secure/index.js';
 export { LoggingMiddleware } from './middleware/logging.js';
 export { MetaMiddleware, META_HEADERS } from './middleware/meta.js';
@@ -171,10 +187,12 @@ export {
 } from './middleware/rejection.js';
 export { GRPC_CODE_NAMES, grpcCodeOfName, httpStatusOfGrpcCode } from './middleware/grpc-codes.js';
 export {
+  defaultMiddlewareRegistry,
   middlewareDefinitions,
   registerMiddleware,
   registeredMiddlewares,
 } from './middleware/definitions.js';
+export { MiddlewareRegistry, withMiddlewareRegistry } from './middleware/registry.js';
 export {
   errorModelSchema,
   errorBody,
@@ -191,25 +209,11 @@ export {
   type AuthOptions,
 } from './middleware/auth/index.js';
 export {
-  jwtDefinition,
-  jwtSchema,
-  JwtMiddleware,
-  SKIP_VERIFY_DOMAINS,
-  type JwtOptions,
-  type JwtReason,
-  type JwtVerifier,
-} from './middleware/jwt/index.js';
-export {
-  traceDefinition,
-  TraceMiddleware,
-  TRACE_ID_HEADER,
-  traceSchema,
-  registerClientTracing,
-  connectorTracerProvider,
-  type TraceConfig,
-  type TraceSetup,
-  type ClientTracingInstaller,
-} from './middleware/trace/index.js';
+  registerTracedClient,
+  onTracedClient,
+  type TracedClient,
+  type TracedClientListener,
+} from './tracing/traced-clients.js';
 export { armDeadline, DEADLINE_MESSAGE } from './middleware/deadline.js';
 export {
   rateLimitDefinition,
@@ -288,3 +292,46 @@ export {
   startPromPusher,
   type ServerRoutesConfig,
 } from './server-routes.js';
+export {
+  applyPortingRules,
+  leadingSlash,
+  needsLeadingSlash,
+  PORTING_MODES,
+  type PortingAction,
+  type PortingCode,
+  type PortingMode,
+  type PortingRule,
+} from './config/porting.js';
+export {
+  appPortingRules,
+  eventPortingRules,
+  gzipPortingRules,
+  loggerPortingRules,
+  serverPortingRules,
+} from './config/porting-rules.js';
+export {
+  ConfigEntry,
+  CONFIG_ENTRY_TYPE,
+  configEntrySchema,
+  configPlugin,
+  type ConfigEntryConfig,
+} from './builtin/config-entry.js';
+export { metaHeaders } from './middleware/meta.js';
+/** The `config` entry named `name`: `configEntry(app, 'my-config').get('db.host')`. */
+export const configEntry = getterOf(configKind);
+export { gormPluginsRule, gormPluginsOffRule } from './connector/porting.js';
+export {
+  loadConfig,
+  type LoadConfigInput,
+  type LoadedConfig,
+  type LoadedEntry,
+  type AppSection,
+} from './config/load.js';
+export {
+  UiMount,
+  rapiDocMount,
+  swaggerUiMount,
+  type RapiDocOptions,
+  type SwaggerUiOptions,
+  type UiDocument,
+} from './http/api-ui.js';

@@ -5,6 +5,11 @@ export interface AppInfo {
   readonly name: string;
   readonly version: string;
   readonly description: string;
+  /** rk-boot's app metadata (`app.keywords`, …), shown by the common service's info. */
+  readonly keywords?: readonly string[];
+  readonly homeUrl?: string;
+  readonly docsUrl?: readonly string[];
+  readonly maintainers?: readonly string[];
 }
 
 /** Where the process runs, as records and the meta headers report it. */

@@ -1,6 +1,6 @@
 import { pino, type Logger, type LevelWithSilent } from 'pino';
 import { isoWithOffset } from './time.js';
-import type { Output } from './event/outputs.js';
+import type { Output } from './event/output.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 export type LogEncoding = 'console' | 'json';

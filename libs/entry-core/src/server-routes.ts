@@ -36,6 +36,8 @@ export async function buildServerRoutes(
   ctx: Pick<EntryContext, 'app' | 'env' | 'configPath'>,
   health: HealthAnswers,
   errorBody?: ErrorBodyOf,
+  /** The entry's own routes served the same way, after these (an httpserver's API UIs). */
+  extra: readonly HttpRoute[] = [],
 ): Promise<ServerRoutes> {
   const routes: HttpRoute[] = [];
   if (config.commonService.enabled)
@@ -58,6 +60,7 @@ export async function buildServerRoutes(
         configPath: `${ctx.configPath}.static`,
       }),
     );
+  routes.push(...extra);
   return new ServerRoutes(routes, errorBody);
 }
 

@@ -16,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { grpcEntry } from './index.js';
 import { libraryClient, startLibrary, unary } from './test-support/harness.js';
 import { libraryProto, protoDir } from './test-support/library-service.js';
-import { pinnedFiles, UI_PACKAGES } from '../scripts/ui-packages.mjs';
+import { pinnedFiles, UI_PACKAGES } from '../../../tools/scripts/ui-packages.mjs';
 
 describe('grpc entry hooks', () => {
   it('runs user interceptors on gRPC calls and user Koa middleware before its own routes', async () => {

@@ -10,8 +10,8 @@ import {
   type ServiceDefinition,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
-import type { PackageDefinition } from '@grpc/proto-loader';
-import { ReflectionService } from '@grpc/reflection';
+import type { DescService } from '@bufbuild/protobuf';
+import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
 import {
   acceptableRequestId,
   buildCallChain,
@@ -36,8 +36,15 @@ import {
 import Koa from 'koa';
 import { Registry } from 'prom-client';
 import type protobuf from 'protobufjs';
-import { loadDescriptorSets } from './descriptor-set.js';
-import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
+import { DescriptorPool } from './descriptor-pool.js';
+import { addLoaderFiles, descriptorsOf, rootFromDefinitions } from './descriptors.js';
+import { fileDescriptorsOf } from './proto-file-descriptors.js';
+import { ServerReflection } from './reflection.js';
+import { typedClient, type TypedClient, type TypedClientOptions } from './typed/client.js';
+import { copyComments } from './typed/comments.js';
+import { adaptService } from './typed/service.js';
+import { protovalidateCheck, type RequestCheck } from './typed/validate.js';
+import type { ServiceImpl } from './typed/types.js';
 import { gatewayErrorBody } from './gateway/error-body.js';
 import { Gateway } from './gateway/gateway.js';
 import { responseCompression, watchAcceptEncoding } from './grpc-compression.js';
@@ -58,12 +65,21 @@ import {
 } from './connection-limits.js';
 import { RequestMessageTimeout } from './request-message-timeout.js';
 import { OnePortListener } from './one-port.js';
-import { openApiDocumentsOf } from './openapi/documents.js';
-import { loadProtoRoot } from './protos.js';
+import {
+  loadDescriptorSets,
+  loadProtoRoot,
+  openApiDocumentsOf,
+  readDescriptorSetFiles,
+  rootOfFiles,
+} from '@svcboot/openapi';
+import { attachValidateRules } from './openapi/validate-rules.js';
 import { routesOf, webPreflightRoutes } from './routes.js';
 import type { GrpcEntryConfig } from './schema.js';
 import { ServiceSet } from './services.js';
 import { rapiDoc, swaggerUi, type UiMount } from './ui.js';
+
+/** `noRecvMsgSizeLimit`: grpc-js's largest message length (2 GiB - 1). */
+const NO_RECV_LIMIT = 2_147_483_647;
 
 export const GRPC_ENTRY_TYPE = 'GrpcEntry';
 
@@ -107,6 +123,12 @@ export class GrpcEntry implements Entry {
     ),
   );
   private readonly interceptors: ServerInterceptor[] = [];
+  /** The files of the generated services added (and their imports): their only schema. */
+  private readonly generated = new DescriptorPool();
+  /** Every file of the entry's schema, for reflection (built at bootstrap when it is enabled). */
+  private pool: DescriptorPool | undefined;
+  /** `validate.enabled`: protovalidate's check of typed services' requests (set at bootstrap). */
+  private requestCheck: RequestCheck | undefined;
   private builtChain: CallChain | undefined;
   private readonly added: OrderedMiddleware[] = [];
   private readonly health: HealthService;
@@ -154,14 +176,56 @@ export class GrpcEntry implements Entry {
     return this.running.port;
   }
 
-  /** Adds a service: a @grpc/proto-loader definition or a generated `…Service` definition. */
+  /**
+   * Adds a service: a generated service (protoc-gen-es, @bufbuild/protobuf v2) with its typed
+   * implementation, or a @grpc/proto-loader / grpc-js definition with grpc-js handlers. A typed
+   * implementation must have every method (SVC_GRPC_TYPED_MISSING_METHOD otherwise).
+   */
   addService<I extends UntypedServiceImplementation>(
     definition: ServiceDefinition<I>,
     implementation: I,
-  ): this {
+  ): this;
+  // Last: a mismatched typed implementation is reported with this overload's error.
+  addService<S extends GenService<GenServiceMethods>>(
+    service: S,
+    implementation: ServiceImpl<S>,
+  ): this;
+  addService(definition: ServiceDefinition | DescService, implementation: object): this {
     this.beforeBootstrap('addService');
-    this.services.add(definition as ServiceDefinition, implementation);
+    if (isGenerated(definition)) {
+      const typed = adaptService(
+        definition,
+        implementation as Record<string, unknown>,
+        this.ctx.logger,
+        () => this.requestCheck,
+      );
+      if (typed.missing.length > 0)
+        throw grpcError('SVC_GRPC_TYPED_MISSING_METHOD', [
+          this.ctx.configPath,
+          definition.typeName,
+          typed.missing.join(', '),
+        ]);
+      this.services.add(typed.definition, typed.implementation);
+      this.generated.addGenerated(definition.file);
+      return this;
+    }
+    this.services.add(
+      definition as ServiceDefinition,
+      implementation as UntypedServiceImplementation,
+    );
     return this;
+  }
+
+  /**
+   * A typed client of a generated service, to this entry over loopback (after bootstrap): for
+   * tests and calls between the app's own services. Close it with `$close()`. With TLS on, pass
+   * `credentials`.
+   */
+  typedClient<S extends GenService<GenServiceMethods>>(
+    service: S,
+    options: TypedClientOptions = {},
+  ): TypedClient<S> {
+    return typedClient(service, `127.0.0.1:${this.port}`, options);
   }
 
   /**
@@ -227,6 +291,17 @@ export class GrpcEntry implements Entry {
     this.bootstrapped = true;
     const c = this.config;
     const tls = this.tlsMaterial();
+    if (c.validate.enabled) {
+      try {
+        this.requestCheck = await protovalidateCheck((err) =>
+          this.ctx.logger.error(`request validation failed: ${this.ctx.redact(errorMessage(err))}`),
+        );
+      } catch (err) {
+        throw grpcError('SVC_GRPC_VALIDATE', [this.ctx.configPath, errorMessage(err)], {
+          cause: err,
+        });
+      }
+    }
     const gateway = await this.buildGateway();
     this.gateway = gateway;
     try {
@@ -269,7 +344,9 @@ export class GrpcEntry implements Entry {
     if (requestTimeout) interceptors.push(requestTimeout.interceptor);
     const server = new Server({
       interceptors,
-      'grpc.max_receive_message_length': c.maxRecvMsgSizeBytes,
+      'grpc.max_receive_message_length': c.noRecvMsgSizeLimit
+        ? NO_RECV_LIMIT
+        : c.maxRecvMsgSizeBytes,
       'grpc.max_send_message_length': c.maxSendMsgSizeBytes,
       // grpc-js keeps channelz data (per-call counters, call and socket traces) by default, at a
       // cost of ~10 % of a small unary call; it is only of use with the channelz service added.
@@ -281,7 +358,11 @@ export class GrpcEntry implements Entry {
     for (const { definition, implementation } of this.services.definitions)
       server.addService(definition, implementation);
     server.addService(this.health.definition, this.health.implementation);
-    if (c.enableReflection) this.reflection().addToServer(server);
+    if (this.pool)
+      new ServerReflection(this.pool, () => [
+        ...this.services.serviceNames(),
+        'grpc.health.v1.Health',
+      ]).addToServer(server);
     // TLS, when on, is ended by the listener (ALPN picks the protocol), so grpc-js sees plain HTTP/2.
     const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
     const grpcWeb = c.grpcWeb.enabled
@@ -504,7 +585,25 @@ export class GrpcEntry implements Entry {
       });
     }
     const fallback = rootFromDefinitions(this.services.definitions.map((d) => d.definition));
+    // Generated services: their schema is the descriptors embedded in the generated code.
+    const generated = this.generated.files;
+    const typedRoot =
+      generated.length > 0 ? rootOfFiles(generated, 'the generated services') : undefined;
+    // Comments are not in generated descriptors: a .proto listed under protos.files gives them.
+    if (typedRoot) copyComments(root, typedRoot);
+    if (
+      typedRoot &&
+      !(await attachValidateRules(
+        typedRoot,
+        generated.map((f) => f.proto),
+      ))
+    )
+      this.ctx.logger.warn(
+        `${this.ctx.configPath}: a typed service's protos have buf.validate rules, but @bufbuild/protovalidate is not installed: the OpenAPI documents leave them out (npm install @bufbuild/protovalidate)`,
+      );
+    if (c.enableReflection) this.pool = this.descriptorPool(root, cwd);
     const rootFor = (service: string): protobuf.Root | undefined => {
+      if (typedRoot?.lookup(service)) return typedRoot;
       if (root.lookup(service)) return root;
       if (sets?.lookup(service)) return sets;
       return fallback?.lookup(service) ? fallback : undefined;
@@ -553,20 +652,34 @@ export class GrpcEntry implements Entry {
     return gateway;
   }
 
-  private reflection(): ReflectionService {
-    const pkg: Record<string, unknown> = { ...this.health.packageDefinition };
-    // @grpc/reflection indexes the `fileDescriptorProtos` of each value it is given.
-    this.services.definitions.forEach(({ definition }, i) => {
-      const fileDescriptorProtos = descriptorsOf(definition);
-      if (fileDescriptorProtos.length > 0)
-        pkg[`svcboot.added.${i}`] = {
-          format: 'Protocol Buffers 3 DescriptorProto',
-          fileDescriptorProtos,
-        };
+  /**
+   * Every file of the entry's schema as protoc wrote it, for reflection: the generated services'
+   * files first, then `protos.descriptorSets`, `protos.files`, and the files of proto-loader
+   * definitions found in none of them (their imports worked out from the types they use).
+   */
+  private descriptorPool(root: protobuf.Root, cwd: string): DescriptorPool {
+    const c = this.config;
+    const pool = new DescriptorPool();
+    for (const f of this.generated.files) pool.addProto(f.proto, f.source, f.bytes);
+    for (const f of readDescriptorSetFiles(c.protos.descriptorSets, cwd))
+      pool.addBytes(f.bytes, `protos.descriptorSets: ${f.source}`);
+    try {
+      for (const f of fileDescriptorsOf(root, c.protos.includeDirs, cwd))
+        pool.addProto(f, 'protos.files');
+    } catch (err) {
+      this.ctx.logger.warn(
+        `${this.ctx.configPath}.protos.files: reflection cannot describe these files (${errorMessage(err)}); compile them into protos.descriptorSets for full reflection`,
+      );
+    }
+    const known = new Set(pool.services());
+    for (const { definition } of this.services.definitions) {
+      const name = Object.values(definition)[0]?.path.split('/')[1];
+      if (name && !known.has(name)) addLoaderFiles(pool, descriptorsOf(definition), 'addService');
+    }
+    addLoaderFiles(pool, descriptorsOf(this.health.definition), 'grpc.health.v1', {
+      'grpc_health_v1.proto': 'grpc/health/v1/health.proto',
     });
-    return new ReflectionService(
-      pkg as PackageDefinition as ConstructorParameters<typeof ReflectionService>[0],
-    );
+    return pool;
   }
 
   /** A gateway call outside Koa: true when a binding matched (and the call was answered). */
@@ -599,8 +712,15 @@ export class GrpcEntry implements Entry {
     const document = (): string => this.openApi;
     const documentV3 = this.openApiV3 ? (): string => this.openApiV3 : undefined;
     const mounts: UiMount[] = [];
-    if (c.sw.enabled) mounts.push(swaggerUi(c.sw.path, document, this.ctx.app.name, documentV3));
-    if (c.docs.enabled) mounts.push(rapiDoc(c.docs.path, document, this.ctx.app.name, documentV3));
+    if (c.sw.enabled)
+      mounts.push(swaggerUi(c.sw.path, document, this.ctx.app.name, documentV3, c.sw.headers));
+    if (c.docs.enabled)
+      mounts.push(
+        rapiDoc(c.docs.path, document, this.ctx.app.name, documentV3, {
+          headers: c.docs.headers,
+          theme: c.docs.style.theme,
+        }),
+      );
     const health = (this.healthRoutes = new HealthRoutes({
       isReady: () => this.ctx.isReady(),
       isDraining: () => this.draining,
@@ -695,6 +815,11 @@ export class GrpcEntry implements Entry {
     if (c.enableReflection) log.info(`gRPC reflection enabled on port ${port}`);
     for (const line of serverRouteAddresses(c, base)) log.info(line);
   }
+}
+
+/** A generated service descriptor (protoc-gen-es), not a grpc-js definition. */
+function isGenerated(d: ServiceDefinition | DescService): d is DescService {
+  return (d as DescService).kind === 'service' && Array.isArray((d as DescService).methods);
 }
 
 /** GET or HEAD of /livez or /readyz: what a connection over maxConnections may ask. */

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { boot, errorTable, SvcError } from '@svcboot/entry-core';
 import { describe, expect, it } from 'vitest';
 import { grpcErrors } from './errors.js';
-import { buildOpenApiDocuments } from './index.js';
+// Registers the grpc kind with the default registry (the tests boot without a plugin list).
+import './index.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -60,22 +61,5 @@ describe('entry-grpc errors carry their code', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
-
-  it('SVC_GRPC_SETTINGS_INVALID and SVC_GRPC_PROTOS from buildOpenApiDocuments', async () => {
-    const invalid = await buildOpenApiDocuments({
-      appName: 'a',
-      gwMappingFiles: 'x' as unknown as string[],
-    }).catch((e: unknown) => e);
-    expect((invalid as SvcError).code).toBe('SVC_GRPC_SETTINGS_INVALID');
-    expect((invalid as Error).message).toMatch(
-      /^invalid grpc entry settings: grpc\.gwMappingFiles: /,
-    );
-    const missing = await buildOpenApiDocuments({
-      appName: 'a',
-      protos: { files: ['no-such.proto'] },
-    }).catch((e: unknown) => e);
-    expect((missing as SvcError).code).toBe('SVC_GRPC_PROTOS');
-    expect((missing as Error).message).toMatch(/^grpc\.protos: /);
   });
 });

@@ -19,6 +19,17 @@ export const grpcErrors = {
     message: (configPath: string, what: string) =>
       `${configPath}: ${what}() must be called before bootstrap`,
   },
+  SVC_GRPC_TYPED_MISSING_METHOD: {
+    when: '`addService(service, implementation)` with a generated service: the implementation lacks a handler for one of its methods (or it is not a function)',
+    fix: 'implement every method of the service (by its local name, e.g. `getBook`); answer `throw new RpcError(Code.UNIMPLEMENTED, ...)` from the ones not ready',
+    message: (configPath: string, service: string, missing: string) =>
+      `${configPath}: addService(${service}): no handler for ${missing}; implement every method of the service (throw new RpcError(Code.UNIMPLEMENTED, ...) from one not ready yet)`,
+  },
+  SVC_GRPC_VALIDATE: {
+    when: '`validate.enabled` is true but @bufbuild/protovalidate cannot be loaded',
+    fix: 'install it next to @svcboot/entry-grpc: `npm install @bufbuild/protovalidate`',
+    message: (configPath: string, cause: string) => `${configPath}.validate: ${cause}`,
+  },
   SVC_GRPC_TLS_CERT_ENTRY: {
     when: '`tls.certEntry` names a cert entry that lacks its certificate or its key',
     fix: 'set both `certPemPath` and `keyPemPath` on that cert entry',
@@ -58,15 +69,10 @@ export const grpcErrors = {
       `${configPath}: no descriptor for ${service}; list its .proto file under protos.files or its descriptor set under protos.descriptorSets`,
   },
   SVC_GRPC_OPENAPI_FAILED: {
-    when: 'the OpenAPI document cannot be built while `sw` or `docs` is enabled (otherwise it is only logged), or by `buildOpenApiDocuments`',
+    when: 'the OpenAPI document cannot be built while `sw` or `docs` is enabled (otherwise it is only logged)',
     fix: 'read the cause after the colon (usually a rule or message the generator refuses)',
     message: (configPath: string, cause: string) =>
       `${configPath}.sw: cannot build the OpenAPI document: ${cause}`,
-  },
-  SVC_GRPC_SETTINGS_INVALID: {
-    when: '`buildOpenApiDocuments` was given settings that the grpc entry schema refuses',
-    fix: 'correct each listed path',
-    message: (issues: readonly string[]) => `invalid grpc entry settings: ${issues.join('; ')}`,
   },
 } satisfies ErrorCatalogue;
 

@@ -1,3 +1,4 @@
+import { grpcPortingRules } from './porting.js';
 import { Phase, entryGetter, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
 import { GRPC_ENTRY_TYPE, GrpcEntry } from './entry.js';
 import { grpcSchema, type GrpcEntryConfig } from './schema.js';
@@ -9,6 +10,7 @@ export const grpcPlugin: EntryPlugin<GrpcEntryConfig, GrpcEntry> = {
   entryType: GRPC_ENTRY_TYPE,
   phase: Phase.Server,
   schema: grpcSchema,
+  porting: grpcPortingRules,
   create: (config, ctx) => new GrpcEntry(config, ctx),
 };
 
@@ -23,12 +25,22 @@ export { callContextOf } from './interceptor.js';
 export { grpcTransport, grpcCallPayloads, GrpcServerMetrics } from './call-transport.js';
 export { CODE_NAMES, codeName, httpStatusFromCode } from './codes.js';
 export { compileTemplate, type PathTemplate } from './gateway/template.js';
-export type { HttpBinding } from './gateway/rules.js';
-export {
-  buildOpenApiDocuments,
-  openApiDocumentsOf,
-  type OpenApiDocuments,
-  type OpenApiDocumentsInput,
-} from './openapi/documents.js';
-export type { OpenApiDocument } from './openapi/v2.js';
+export type { HttpBinding } from '@svcboot/openapi';
 export { grpcErrors } from './errors.js';
+export { DescriptorPool, type PoolFile } from './descriptor-pool.js';
+export { Code, RpcError, detail, standardDetails, type ErrorDetail } from './typed/error.js';
+export type { ServiceImpl, TypedCallContext, TypedHandler } from './typed/types.js';
+export {
+  typedClient,
+  type TypedCallOptions,
+  type TypedClient,
+  type TypedClientMethod,
+  type TypedClientOptions,
+} from './typed/client.js';
+export { codecOf, definitionOf } from './typed/service.js';
+export * from './typed/gen/google/rpc/error_details_pb.js';
+export {
+  StatusSchema,
+  type Status,
+  file_google_rpc_status,
+} from './typed/gen/google/rpc/status_pb.js';

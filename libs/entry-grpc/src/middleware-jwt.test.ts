@@ -1,3 +1,5 @@
+// Makes middleware.jwt configurable, as an app's import of the package does.
+import '@svcboot/middleware-jwt';
 import type { Metadata, ServiceError } from '@grpc/grpc-js';
 import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -12,6 +12,7 @@ import {
 
 const libDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const coreDir = path.resolve(libDir, '../entry-core');
+const openapiDir = path.resolve(libDir, '../openapi');
 
 /** Packages a light install must not pull (rapidoc's and swagger-ui-dist's trees, native parsers). */
 const HEAVY =
@@ -27,7 +28,9 @@ describe('the packed package', () => {
   it(
     'installs outside the workspace and serves gRPC and the gateway from a boot.yaml with plain node',
     async () => {
-      const project = await installPacked([coreDir, libDir], { '@grpc/proto-loader': '^0.8.1' });
+      const project = await installPacked([coreDir, openapiDir, libDir], {
+        '@grpc/proto-loader': '^0.8.1',
+      });
       try {
         const files = await installedFiles(project.dir, '@svcboot/entry-grpc');
         expect(files).toContain('dist/index.js');

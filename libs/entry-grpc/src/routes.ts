@@ -2,7 +2,7 @@ import { errorMessage } from '@svcboot/entry-core';
 import type protobuf from 'protobufjs';
 import type { GatewayOptions } from './gateway/options.js';
 import { buildRoute, unboundBinding, type GatewayRoute } from './gateway/route.js';
-import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './gateway/rules.js';
+import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from '@svcboot/openapi';
 import { grpcError } from './errors.js';
 import type { ServiceSet } from './services.js';
 

@@ -14,10 +14,12 @@ describe('grpc entry options', () => {
       eventEntry: '',
       port: 8080,
       enableReflection: false,
+      validate: { enabled: false },
       enableSvcGwOption: false,
       sw: {
         enabled: false,
         path: '/sw/',
+        headers: {},
         // protoc-gen-openapiv2's flag defaults.
         jsonNamesForFields: true,
         disableDefaultErrors: false,
@@ -37,7 +39,7 @@ describe('grpc entry options', () => {
         preserveRpcOrder: false,
         recursiveDepth: 1000,
       },
-      docs: { enabled: false, path: '/docs/' },
+      docs: { enabled: false, path: '/docs/', headers: {}, style: { theme: 'light' } },
       prom: {
         enabled: false,
         path: '/metrics',
@@ -62,11 +64,11 @@ describe('grpc entry options', () => {
       },
       // and the defaults of each middleware definition (auth, jwt, …), tested with their own code
       middleware: expect.objectContaining({
-        logging: { enabled: false },
-        prom: { enabled: false },
-        meta: { enabled: false },
+        logging: { enabled: false, ignore: [] },
+        prom: { enabled: false, ignore: [] },
+        meta: { enabled: false, ignore: [], prefix: 'Svc' },
         // entry-core's middleware definitions, each off (their options: entry-core's tests).
-        trace: expect.objectContaining({ enabled: false }),
+        timeout: expect.objectContaining({ enabled: false }),
       }),
       gwOption: {
         marshal: {
@@ -74,8 +76,10 @@ describe('grpc entry options', () => {
           emitUnpopulated: false,
           useEnumNumbers: false,
           indent: '',
+          multiline: false,
+          allowPartial: false,
         },
-        unmarshal: { discardUnknown: false },
+        unmarshal: { discardUnknown: false, allowPartial: false },
         routing: {
           methodNotAllowed405: false,
           disablePathLengthFallback: false,
@@ -101,6 +105,7 @@ describe('grpc entry options', () => {
       tls: { certFile: '', keyFile: '', certEntry: '' },
       maxRecvMsgSizeBytes: 4 * 1024 * 1024,
       maxSendMsgSizeBytes: 2_147_483_647,
+      noRecvMsgSizeLimit: false,
       shutdownTimeoutMs: 10_000,
       handshakeTimeoutMs: 10_000,
       headersTimeoutMs: 10_000,
@@ -123,6 +128,28 @@ describe('grpc entry options', () => {
     });
     expect(c.sw.path).toBe('/swagger/');
     expect(c.docs.path).toBe('/api-docs/');
+  });
+
+  it("reads rk-boot's gwOption.marshal.multiline as a two-space indent, and the UI headers as a map", () => {
+    const c = grpcSchema.parse({
+      name: 'g',
+      gwOption: {
+        marshal: { multiline: true, allowPartial: true },
+        unmarshal: { allowPartial: true },
+      },
+      sw: { headers: ['X-Frame-Options: DENY', 'sw:rk'] },
+      noRecvMsgSizeLimit: true,
+    });
+    expect(c.gwOption.marshal.indent).toBe('  ');
+    expect(
+      grpcSchema.parse({ name: 'g', gwOption: { marshal: { multiline: true, indent: '\t' } } })
+        .gwOption.marshal.indent,
+    ).toBe('\t');
+    expect(c.sw.headers).toEqual({ 'X-Frame-Options': 'DENY', sw: 'rk' });
+    expect(c.noRecvMsgSizeLimit).toBe(true);
+    expect(grpcSchema.safeParse({ name: 'g', docs: { headers: ['no colon'] } }).success).toBe(
+      false,
+    );
   });
 
   it('rejects misspelt options with their path and a suggestion', async () => {

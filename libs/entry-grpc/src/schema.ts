@@ -1,3 +1,4 @@
+import { openApiOptionsShape, protosSchema } from '@svcboot/openapi';
 import { z } from 'zod';
 import { grpcCompressionSchema } from './grpc-compression.js';
 import {
@@ -19,29 +20,31 @@ const uiPath = (fallback: string) =>
     .default(fallback)
     .transform((p) => (p.endsWith('/') ? p : `${p}/`));
 
-const uiSchema = (path: string) =>
-  z.strictObject({ enabled: z.boolean().default(false), path: uiPath(path) }).prefault({});
+/**
+ * Response headers for a UI's files, written rk-boot's way: `["name:value", …]` (the first `:`
+ * splits; spaces around are trimmed).
+ */
+const uiHeaders = z
+  .array(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*:/, 'write each header as "name:value"'))
+  .default([])
+  .transform((list) =>
+    Object.fromEntries(
+      list.map((h) => {
+        const i = h.indexOf(':');
+        return [h.slice(0, i).trim(), h.slice(i + 1).trim()];
+      }),
+    ),
+  );
 
-/** protoc-gen-openapiv2's flags for the generated document, with its defaults. */
-const openApiShape = {
-  jsonNamesForFields: z.boolean().default(true),
-  disableDefaultErrors: z.boolean().default(false),
-  disableDefaultResponses: z.boolean().default(false),
-  disableServiceTags: z.boolean().default(false),
-  includePackageInTags: z.boolean().default(false),
-  openapiNamingStrategy: z.enum(['legacy', 'simple', 'fqn', 'package']).default('legacy'),
-  visibilityRestrictionSelectors: z.array(z.string().min(1)).default([]),
-  enumsAsInts: z.boolean().default(false),
-  omitEnumDefaultValue: z.boolean().default(false),
-  simpleOperationIds: z.boolean().default(false),
-  enableRpcDeprecation: z.boolean().default(false),
-  ignoreComments: z.boolean().default(false),
-  removeInternalComments: z.boolean().default(false),
-  allowPatchFeature: z.boolean().default(true),
-  repeatedPathParamSeparator: z.enum(['csv', 'pipes', 'ssv', 'tsv']).default('csv'),
-  preserveRpcOrder: z.boolean().default(false),
-  recursiveDepth: z.number().int().positive().default(1000),
-};
+const docsSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    path: uiPath('/docs/'),
+    headers: uiHeaders,
+    /** RapiDoc's colour theme. */
+    style: z.strictObject({ theme: z.enum(['light', 'dark']).default('light') }).prefault({}),
+  })
+  .prefault({});
 
 const MiB = 1024 * 1024;
 
@@ -51,11 +54,21 @@ export const grpcSchema = z.strictObject({
   ...observabilityShape,
   port: portSchema.default(8080),
   enableReflection: z.boolean().default(false),
+  /**
+   * Request validation of typed services from the protos' `buf.validate` rules (protovalidate):
+   * INVALID_ARGUMENT with a google.rpc.BadRequest (gateway: 400), before the handler.
+   */
+  validate: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
   enableSvcGwOption: z.boolean().default(false),
   sw: z
-    .strictObject({ enabled: z.boolean().default(false), path: uiPath('/sw/'), ...openApiShape })
+    .strictObject({
+      enabled: z.boolean().default(false),
+      path: uiPath('/sw/'),
+      headers: uiHeaders,
+      ...openApiOptionsShape,
+    })
     .prefault({}),
-  docs: uiSchema('/docs/'),
+  docs: docsSchema,
   prom: promSchema,
   ...serverRoutesShape,
   middleware: middlewareSchema,
@@ -76,9 +89,23 @@ export const grpcSchema = z.strictObject({
           emitUnpopulated: z.boolean().default(false),
           useEnumNumbers: z.boolean().default(false),
           indent: z.string().default(''),
+          /** protojson Multiline: one field a line, indented by `indent` (two spaces when it is empty). */
+          multiline: z.boolean().default(false),
+          /**
+           * protojson AllowPartial: no error for unset proto2 `required` fields. Accepted for
+           * rk-boot files; svcboot never checks required fields (proto3 has none).
+           */
+          allowPartial: z.boolean().default(false),
+        })
+        .prefault({})
+        .transform((m) => (m.multiline && m.indent === '' ? { ...m, indent: '  ' } : m)),
+      unmarshal: z
+        .strictObject({
+          discardUnknown: z.boolean().default(false),
+          /** protojson AllowPartial on requests; as `marshal.allowPartial`, always so in svcboot. */
+          allowPartial: z.boolean().default(false),
         })
         .prefault({}),
-      unmarshal: z.strictObject({ discardUnknown: z.boolean().default(false) }).prefault({}),
       routing: z
         .strictObject({
           /** A path bound only for other HTTP methods: 405 with `Allow` instead of grpc-gateway's 501 (code 12). */
@@ -97,14 +124,7 @@ export const grpcSchema = z.strictObject({
       maxQueryParams: z.number().int().min(1).default(1000),
     })
     .prefault({}),
-  protos: z
-    .strictObject({
-      files: z.array(z.string().min(1)).default([]),
-      includeDirs: z.array(z.string().min(1)).default([]),
-      /** Binary FileDescriptorSets (`buf build -o api.binpb`, `protoc --include_imports --descriptor_set_out`). */
-      descriptorSets: z.array(z.string().min(1)).default([]),
-    })
-    .prefault({}),
+  protos: protosSchema,
   gwMappingFiles: z.array(z.string().min(1)).default([]),
   generateUnboundMethods: z.boolean().default(false),
   /** gRPC-Web (binary and text) over HTTP/1.1 on the entry's port, answered by the same handlers. */
@@ -122,6 +142,8 @@ export const grpcSchema = z.strictObject({
     .positive()
     .default(4 * MiB),
   maxSendMsgSizeBytes: z.number().int().positive().default(2_147_483_647),
+  /** rk-boot's: no limit on received messages (maxRecvMsgSizeBytes becomes 2 GiB - 1, grpc-js's most). */
+  noRecvMsgSizeLimit: z.boolean().default(false),
   shutdownTimeoutMs: msSchema.default(10_000),
   handshakeTimeoutMs: z.number().int().positive().default(10_000),
   /** HTTP/1.1 (gateway, UIs, metrics): time a client may take to send its request headers. */

@@ -26,6 +26,7 @@ import {
   type OrderedMiddleware,
 } from '@svcboot/entry-core';
 import type { HttpEntryConfig } from './schema.js';
+import { apiUis } from './api-ui.js';
 import { httpError } from './errors.js';
 import { readBody } from './body.js';
 import { callMiddleware, errorResponder } from './call-adapter.js';
@@ -105,15 +106,20 @@ export class HttpEntry implements Entry {
     const userMiddleware = this.koa.middleware.splice(0);
     const routes = this.healthRoutes();
     // Their errors take the entry's error model, as its own 404s and rejections do.
-    const serverRoutes = await buildServerRoutes(config, ctx, routes, (e) =>
-      errorBody(config.errorModel, {
-        httpStatus: e.httpStatus,
-        grpcStatus: e.rejectStatus
-          ? googleStatusName(e.rejectStatus)
-          : grpcStatusOfHttp(e.httpStatus),
-        message: e.message,
-        requestId: e.requestId,
-      }),
+    const serverRoutes = await buildServerRoutes(
+      config,
+      ctx,
+      routes,
+      (e) =>
+        errorBody(config.errorModel, {
+          httpStatus: e.httpStatus,
+          grpcStatus: e.rejectStatus
+            ? googleStatusName(e.rejectStatus)
+            : grpcStatusOfHttp(e.httpStatus),
+          message: e.message,
+          requestId: e.requestId,
+        }),
+      await apiUis(config, ctx),
     );
     if (!chain.empty)
       this.koa.use(
@@ -172,6 +178,10 @@ export class HttpEntry implements Entry {
       ctx.logger.info(`Metrics at http://localhost:${this.boundPort}${config.prom.path}`);
     for (const line of serverRouteAddresses(config, `http://localhost:${this.boundPort}`))
       ctx.logger.info(line);
+    if (config.sw.enabled)
+      ctx.logger.info(`SwaggerEntry: http://localhost:${this.boundPort}${config.sw.path}`);
+    if (config.docs.enabled)
+      ctx.logger.info(`DocsEntry: http://localhost:${this.boundPort}${config.docs.path}`);
     this.pusher = startPromPusher(config.prom, ctx, this.registry, this.boundPort);
   }
 

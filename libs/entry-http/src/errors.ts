@@ -13,6 +13,12 @@ export const httpErrors = {
     fix: "read the port after bootstrap (it is the OS's choice when `port: 0`)",
     message: (configPath: string) => `${configPath}: port is known only after bootstrap`,
   },
+  SVC_HTTP_API_SPEC_MISSING: {
+    when: "`sw` or `docs` is enabled and a path of `sw.jsonPaths` / `docs.specPaths` (default `docs`) is missing, unreadable, or holds no OpenAPI file (at the entry's bootstrap)",
+    fix: 'point the option at your OpenAPI files (e.g. the docs/ folder `swag init` writes), relative to the working folder',
+    message: (configPath: string, field: string, where: string, reason: string) =>
+      `${configPath}.${field}: no OpenAPI file at ${where}: ${reason}`,
+  },
 } satisfies ErrorCatalogue;
 
 /** Throws entry-http's catalogued errors. */

@@ -1,3 +1,4 @@
+import { httpPortingRules } from './porting.js';
 import { entryGetter, Phase, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
 import { httpEntrySchema, type HttpEntryConfig } from './schema.js';
 import { HttpEntry, HTTP_ENTRY_TYPE } from './entry.js';
@@ -8,6 +9,7 @@ export const httpPlugin: EntryPlugin<HttpEntryConfig, HttpEntry> = {
   entryType: HTTP_ENTRY_TYPE,
   phase: Phase.Server,
   schema: httpEntrySchema,
+  porting: httpPortingRules,
   create: (config, ctx) => new HttpEntry(config, ctx),
 };
 

@@ -1,3 +1,5 @@
+// Makes middleware.jwt configurable, as an app's import of the package does.
+import '@svcboot/middleware-jwt';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

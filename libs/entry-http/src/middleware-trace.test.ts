@@ -1,3 +1,5 @@
+// Makes middleware.trace configurable, as an app's import of the package does.
+import '@svcboot/middleware-trace';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

@@ -11,6 +11,50 @@ import {
   serverRoutesShape,
 } from '@svcboot/entry-core';
 
+/** A UI mount point: `/sw` and `/sw/` both mean the folder `/sw/` (`sw`, without `/`, is rk-boot's spelling). */
+const uiPath = (fallback: string) =>
+  z
+    .string()
+    .startsWith('/')
+    .default(fallback)
+    .transform((p) => (p.endsWith('/') ? p : `${p}/`));
+
+/** `["name:value", …]` (rk-boot's): response headers of a UI's files. */
+const uiHeaders = z
+  .array(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*:/, 'write each header as "name:value"'))
+  .default([])
+  .transform((list) =>
+    Object.fromEntries(
+      list.map((h) => {
+        const i = h.indexOf(':');
+        return [h.slice(0, i).trim(), h.slice(i + 1).trim()];
+      }),
+    ),
+  );
+
+/** Swagger UI on OpenAPI files the app provides (rk-gin's `sw`). */
+const swSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    path: uiPath('/sw/'),
+    /** Folders of `.json` OpenAPI files (every one is listed), or files; default `docs` (swag's output). */
+    jsonPaths: z.array(z.string().min(1)).default([]),
+    headers: uiHeaders,
+  })
+  .prefault({});
+
+/** RapiDoc on an OpenAPI file the app provides (rk-gin's `docs`). */
+const docsSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    path: uiPath('/docs/'),
+    /** OpenAPI files (`.json` or `.yaml`), or folders of them; the first is shown. Default: `sw.jsonPaths`'s. */
+    specPaths: z.array(z.string().min(1)).default([]),
+    headers: uiHeaders,
+    style: z.strictObject({ theme: z.enum(['light', 'dark']).default('light') }).prefault({}),
+  })
+  .prefault({});
+
 /** One `httpserver:` list item (name, port, host, prom, plus middleware, limits and timeouts). */
 export const httpEntrySchema = z.strictObject({
   ...entryBaseShape,
@@ -18,6 +62,8 @@ export const httpEntrySchema = z.strictObject({
   port: portSchema.default(8080),
   /** Interface to listen on; empty means all. */
   host: z.string().default(''),
+  sw: swSchema,
+  docs: docsSchema,
   middleware: middlewareSchema,
   /** The JSON error body of rejections, recovered exceptions, 404s and 405s: `google` or `amazon`. */
   errorModel: errorModelSchema.default('google'),

@@ -1,5 +1,11 @@
-import './client-tracing.js';
-import { entryGetter, Phase, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
+import {
+  entryGetter,
+  Phase,
+  registerEntryKind,
+  registerTracedClient,
+  type EntryPlugin,
+} from '@svcboot/entry-core';
+import { Redis } from 'ioredis';
 import { KV_ENTRY_TYPE, KvEntry } from './entry.js';
 import { kvEntrySchema, type KvEntryConfig } from './schema.js';
 
@@ -14,6 +20,8 @@ export const kvPlugin: EntryPlugin<KvEntryConfig, KvEntry> = {
 };
 
 registerEntryKind(kvPlugin);
+// Redis commands get client spans when an entry traces (@svcboot/middleware-trace patches this ioredis).
+registerTracedClient('ioredis', Redis);
 
 /** `kvEntry(app, 'redis')`: the `kvstore` entry of that name, or an error naming the ones there are. */
 export const kvEntry = entryGetter(kvPlugin);

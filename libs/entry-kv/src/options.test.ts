@@ -44,6 +44,10 @@ describe('kvstore options', () => {
       poolTimeoutMs: 1300,
       idleTimeoutMs: 300_000,
       idleCheckFrequencyMs: 60_000,
+      contextTimeoutEnabled: false,
+      maxIdleConn: 0,
+      connMaxIdleTimeMs: 0,
+      connMaxLifetimeMs: 0,
       readinessCheck: true,
     });
   });

@@ -2,7 +2,13 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { installPacked, installedFiles, PACK_TEST_TIMEOUT_MS, run } from '@svcboot/testkit';
+import {
+  installPacked,
+  installedFiles,
+  installedPackages,
+  PACK_TEST_TIMEOUT_MS,
+  run,
+} from '@svcboot/testkit';
 
 const libDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const coreDir = path.resolve(libDir, '../entry-core');
@@ -22,6 +28,14 @@ describe('the packed package', () => {
             (f) => f.startsWith('src/') || f.includes('test-support') || f.endsWith('.test.js'),
           ),
         ).toBe(false);
+        // Install what you configure: a key-value service gets no OpenTelemetry SDK, exporter or
+        // instrumentation (they come with @svcboot/middleware-trace) and no jose (middleware-jwt).
+        // The API alone (no-op until an SDK registers) is allowed: prom-client depends on it.
+        const names = new Set((await installedPackages(project.dir)).map((p) => p.name));
+        expect(
+          [...names].filter((n) => n.startsWith('@opentelemetry/') && n !== '@opentelemetry/api'),
+        ).toEqual([]);
+        expect(names.has('jose')).toBe(false);
         await writeFile(
           path.join(project.dir, 'boot.yaml'),
           'app:\n  name: packed-kv\n  version: 1.2.3\nkvstore:\n  - name: redis\n    enabled: true\n    mansterName: ""\n    addrs: ["127.0.0.1:6379"]\n',

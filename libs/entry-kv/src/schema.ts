@@ -34,6 +34,11 @@ export const kvConnectionShape = {
   poolTimeoutMs: msSchema.default(1300),
   idleTimeoutMs: msSchema.default(5 * 60_000),
   idleCheckFrequencyMs: msSchema.default(60_000),
+  /** go-redis v9's pool options (rk-db's redis v2): accepted, no pool to apply them to (README). */
+  contextTimeoutEnabled: z.boolean().default(false),
+  maxIdleConn: z.number().int().nonnegative().default(0),
+  connMaxIdleTimeMs: msSchema.default(0),
+  connMaxLifetimeMs: msSchema.default(0),
 };
 
 type RawConnection = z.output<z.ZodObject<typeof kvConnectionShape>>;

@@ -1,5 +1,12 @@
-import './client-tracing.js';
-import { entryGetter, Phase, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
+import {
+  entryGetter,
+  Phase,
+  registerEntryKind,
+  registerTracedClient,
+  type EntryPlugin,
+} from '@svcboot/entry-core';
+import pg from 'pg';
+import { gormPluginsOffRule, gormPluginsRule } from '@svcboot/entry-core';
 import { relationalDbSchema, type RelationalDbConfig } from './schema.js';
 import { RelationalDbEntry, RELATIONAL_DB_ENTRY_TYPE } from './entry.js';
 
@@ -9,10 +16,13 @@ export const relationalDbPlugin: EntryPlugin<RelationalDbConfig, RelationalDbEnt
   entryType: RELATIONAL_DB_ENTRY_TYPE,
   phase: Phase.Connector,
   schema: relationalDbSchema,
+  porting: [gormPluginsOffRule, gormPluginsRule],
   create: (config, ctx) => new RelationalDbEntry(config, ctx),
 };
 
 registerEntryKind(relationalDbPlugin);
+// Queries get client spans when an entry traces (@svcboot/middleware-trace patches this pg).
+registerTracedClient('pg', pg);
 
 /** The `relationaldb` entry named `name`, or an error listing the ones that exist. */
 export const relationalDbEntry = entryGetter(relationalDbPlugin);

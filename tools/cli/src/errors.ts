@@ -118,16 +118,16 @@ export const cliErrors = {
           : `expected one name\n${why.usage}`,
   },
   SVC_CLI_ENTRY_GRPC_MISSING: {
-    when: '`svc pb openapi` (or `svc pb gen`, which writes the documents too) cannot load @svcboot/entry-grpc from the project, or it is too old to build OpenAPI documents',
-    fix: "add @svcboot/entry-grpc to the project's dependencies (or update it) and run npm install; or pass --no-openapi",
+    when: '`svc pb openapi` (or `svc pb gen`, which writes the documents too) cannot load @svcboot/openapi (which @svcboot/entry-grpc brings) from the project, or it is too old to build OpenAPI documents',
+    fix: "add @svcboot/entry-grpc (or @svcboot/openapi alone) to the project's dependencies (or update it) and run npm install; or pass --no-openapi",
     message: (
       why:
         | { kind: 'cannotLoad'; cwd: string; reason: string }
         | { kind: 'tooOld'; resolved: string },
     ) =>
       why.kind === 'cannotLoad'
-        ? `cannot load @svcboot/entry-grpc from ${why.cwd} (${why.reason}); add it to the project's dependencies and run npm install`
-        : `@svcboot/entry-grpc at ${why.resolved} has no buildOpenApiDocuments; update it (npm install @svcboot/entry-grpc@latest) to write OpenAPI documents`,
+        ? `cannot load @svcboot/openapi from ${why.cwd} (${why.reason}); add @svcboot/entry-grpc (which brings it) or @svcboot/openapi to the project's dependencies and run npm install`
+        : `@svcboot/openapi at ${why.resolved} has no buildOpenApiDocuments; update it (npm install @svcboot/openapi@latest) to write OpenAPI documents`,
   },
   SVC_CLI_BOOT_YAML_MISSING: {
     when: '`svc pb openapi` found no boot.yaml, whose grpc entries say what to document',

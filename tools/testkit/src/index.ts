@@ -27,6 +27,14 @@ export {
 // Backend harnesses: servers of their own on free ports, for tests that stop, restart or reconfigure them.
 export { startPrivatePostgres, type PrivatePostgres } from './postgres.js';
 export {
+  PG_ADDR,
+  adminQuery,
+  uniqueDatabase,
+  databaseExists,
+  createDatabase,
+  dropDatabase,
+} from './postgres-admin.js';
+export {
   redisCli,
   freeRedisPort,
   startRedis,

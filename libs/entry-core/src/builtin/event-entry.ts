@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { rotationSchema } from '../event/rotation.js';
+import { eventPortingRules } from '../config/porting-rules.js';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
 import { EventLogger } from '../event/event-logger.js';
 import { encodingSchema, entryBaseShape, outputPathsSchema } from '../schema.js';
@@ -7,6 +9,10 @@ export const eventEntrySchema = z.strictObject({
   ...entryBaseShape,
   encoding: encodingSchema.default('console'),
   outputPaths: outputPathsSchema,
+  /** The event entry of every entry that names no `eventEntry` (rk-boot's `default`). */
+  default: z.boolean().default(false),
+  /** Rotate the files among outputPaths (rk-boot's lumberjack; event/rotation.ts). */
+  lumberjack: rotationSchema.optional(),
 });
 export type EventEntryConfig = z.output<typeof eventEntrySchema>;
 
@@ -30,13 +36,14 @@ export const eventPlugin: EntryPlugin<EventEntryConfig, EventEntry> = {
   entryType: EVENT_ENTRY_TYPE,
   phase: Phase.Builtin,
   schema: eventEntrySchema,
+  porting: eventPortingRules,
   create: (config, ctx) =>
     new EventEntry(
       config.name,
       config.description,
       new EventLogger(
         config.encoding,
-        config.outputPaths.map((p) => ctx.output(p)),
+        config.outputPaths.map((p) => ctx.output(p, config.lumberjack)),
       ),
     ),
 };

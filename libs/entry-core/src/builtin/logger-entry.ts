@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { Logger } from 'pino';
+import { rotationSchema } from '../event/rotation.js';
+import { loggerPortingRules } from '../config/porting-rules.js';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
 import { encodingSchema, entryBaseShape, logLevelSchema, outputPathsSchema } from '../schema.js';
 
@@ -8,6 +10,12 @@ export const loggerEntrySchema = z.strictObject({
   level: logLevelSchema.default('info'),
   encoding: encodingSchema.default('console'),
   outputPaths: outputPathsSchema,
+  /** The logger of every entry that names no `loggerEntry` (rk-boot's `default`). */
+  default: z.boolean().default(false),
+  /** Fields every line of this logger carries (rk-boot's `zap.initialFields`). */
+  initialFields: z.record(z.string(), z.unknown()).default({}),
+  /** Rotate the files among outputPaths (rk-boot's lumberjack; event/rotation.ts). */
+  lumberjack: rotationSchema.optional(),
 });
 export type LoggerEntryConfig = z.output<typeof loggerEntrySchema>;
 
@@ -31,5 +39,14 @@ export const loggerPlugin: EntryPlugin<LoggerEntryConfig, LoggerEntry> = {
   entryType: LOGGER_ENTRY_TYPE,
   phase: Phase.Builtin,
   schema: loggerEntrySchema,
-  create: (config, ctx) => new LoggerEntry(config.name, config.description, ctx.makeLogger(config)),
+  porting: loggerPortingRules,
+  create: (config, ctx) => {
+    const logger = ctx.makeLogger(config);
+    const fields = config.initialFields;
+    return new LoggerEntry(
+      config.name,
+      config.description,
+      Object.keys(fields).length > 0 ? logger.child(fields) : logger,
+    );
+  },
 };

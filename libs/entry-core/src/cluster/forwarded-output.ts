@@ -7,7 +7,7 @@
  * output) then orders, batches and throttles them as it does in a single process.
  */
 import fs from 'node:fs';
-import type { Output } from '../event/outputs.js';
+import type { Output } from '../event/output.js';
 import { sendToPrimary } from './worker.js';
 
 /** Pending characters past which a batch is sent at once instead of at the end of the window. */

@@ -2,7 +2,19 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { boot, ConfigError, findInstalledKinds, PluginRegistry } from '../index.js';
+import { z } from 'zod';
+import {
+  boot,
+  ConfigError,
+  entryBaseShape,
+  findInstalledKinds,
+  findInstalledMiddlewares,
+  middlewareSchema,
+  Phase,
+  PluginRegistry,
+  type Entry,
+  type EntryPlugin,
+} from '../index.js';
 
 let root: string;
 
@@ -88,5 +100,85 @@ describe('installed entry kinds', () => {
     expect(findInstalledKinds([path.join(os.tmpdir(), 'svcboot-none', 'x')]).has('queue')).toBe(
       false,
     );
+  });
+});
+
+/** A server kind with a `middleware:` section, as grpc and httpserver have (never created here). */
+const toyServer: EntryPlugin = {
+  key: 'toyserver',
+  packageName: 'toy-server',
+  entryType: 'ToyServer',
+  phase: Phase.Server,
+  schema: z.strictObject({ ...entryBaseShape, middleware: middlewareSchema }),
+  create: () => ({}) as Entry,
+};
+
+async function bootMiddlewareError(cwd: string, middleware: string): Promise<ConfigError> {
+  try {
+    await boot({
+      plugins: [toyServer],
+      configText: `toyserver:\n  - name: s\n    middleware:\n${middleware}`,
+      env: {},
+      argv: [],
+      cwd,
+    });
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error('expected boot to fail');
+}
+
+describe('installed middleware packages', () => {
+  beforeEach(() => {
+    writePackage(path.join(root, 'node_modules/acme-middleware-stamp'), {
+      name: 'acme-middleware-stamp',
+      svcboot: { middlewareKeys: ['stamp', 'seal'] },
+    });
+  });
+
+  it('finds packages declaring svcboot.middlewareKeys, every key of each', () => {
+    const found = findInstalledMiddlewares([path.join(root, 'app')]);
+    expect(Object.fromEntries([...found].map(([k, v]) => [k, v.packageName]))).toEqual({
+      stamp: 'acme-middleware-stamp',
+      seal: 'acme-middleware-stamp',
+    });
+    // Entry kinds and middlewares are apart: a middleware key is no entry kind.
+    expect(findInstalledKinds([path.join(root, 'app')]).has('stamp')).toBe(false);
+  });
+
+  it('names the installed package to import when boot.yaml turns on a middleware nothing registered', async () => {
+    const err = await bootMiddlewareError(
+      path.join(root, 'app'),
+      '      seal: { enabled: true }\n',
+    );
+    expect(err.issues).toEqual([
+      expect.objectContaining({
+        path: 'toyserver[s].middleware.seal',
+        line: 4,
+        message: expect.stringContaining(
+          "provided by acme-middleware-stamp, which is installed but not registered: add `import 'acme-middleware-stamp';`",
+        ),
+      }),
+    ]);
+  });
+
+  it("names svcboot's package to install for trace and jwt when none is installed", async () => {
+    const err = await bootMiddlewareError(
+      path.join(root, 'app'),
+      '      trace: { enabled: true }\n      jwt: { enabled: true }\n',
+    );
+    const byPath = Object.fromEntries(err.issues.map((i) => [i.path, i.message]));
+    expect(byPath['toyserver[s].middleware.trace']).toContain(
+      'provided by @svcboot/middleware-trace, which is not installed: run `npm install @svcboot/middleware-trace`',
+    );
+    expect(byPath['toyserver[s].middleware.jwt']).toContain(
+      'provided by @svcboot/middleware-jwt, which is not installed: run `npm install @svcboot/middleware-jwt`',
+    );
+  });
+
+  it('keeps the did-you-mean message for a key no package provides', async () => {
+    const err = await bootMiddlewareError(path.join(root, 'app'), '      timout: {}\n');
+    expect(err.issues[0]!.message).toContain('unknown key "timout"; did you mean "timeout"?');
   });
 });

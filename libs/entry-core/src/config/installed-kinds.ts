@@ -16,6 +16,22 @@ export interface InstalledKind {
  * Synchronous and a directory walk: call it only to explain a failed boot, never per call.
  */
 export function findInstalledKinds(dirs: readonly string[]): Map<string, InstalledKind> {
+  return findDeclared(dirs, 'entryKey');
+}
+
+/**
+ * The middleware packages installed where an app runs, by middleware key: every package at or
+ * above each of `dirs` whose package.json has `svcboot.middlewareKeys` (the keys it makes
+ * configurable under `middleware:`). The nearest copy of a package wins. A directory walk, as
+ * findInstalledKinds: only to explain a failed boot.
+ */
+export function findInstalledMiddlewares(dirs: readonly string[]): Map<string, InstalledKind> {
+  return findDeclared(dirs, 'middlewareKeys');
+}
+
+type Declaration = 'entryKey' | 'middlewareKeys';
+
+function findDeclared(dirs: readonly string[], field: Declaration): Map<string, InstalledKind> {
   const byKey = new Map<string, InstalledKind>();
   const seenPackages = new Set<string>();
   const seenDirs = new Set<string>();
@@ -26,10 +42,11 @@ export function findInstalledKinds(dirs: readonly string[]): Map<string, Install
       if (!seenDirs.has(modules)) {
         seenDirs.add(modules);
         for (const pkgDir of packageDirs(modules)) {
-          const kind = readKind(pkgDir);
-          if (!kind || seenPackages.has(kind.packageName)) continue;
-          seenPackages.add(kind.packageName);
-          if (!byKey.has(kind.key)) byKey.set(kind.key, kind);
+          const declared = readDeclared(pkgDir, field);
+          if (!declared || seenPackages.has(declared.packageName)) continue;
+          seenPackages.add(declared.packageName);
+          for (const key of declared.keys)
+            if (!byKey.has(key)) byKey.set(key, { key, packageName: declared.packageName });
         }
       }
       const parent = path.dirname(current);
@@ -63,7 +80,10 @@ function list(dir: string): string[] {
   }
 }
 
-function readKind(pkgDir: string): InstalledKind | undefined {
+function readDeclared(
+  pkgDir: string,
+  field: Declaration,
+): { packageName: string; keys: string[] } | undefined {
   let text: string;
   try {
     text = readFileSync(path.join(pkgDir, 'package.json'), 'utf8');
@@ -71,12 +91,15 @@ function readKind(pkgDir: string): InstalledKind | undefined {
     return undefined;
   }
   // Most packages never mention svcboot: skip parsing them.
-  if (!text.includes('"entryKey"')) return undefined;
+  if (!text.includes(`"${field}"`)) return undefined;
   try {
-    const pkg = JSON.parse(text) as { name?: unknown; svcboot?: { entryKey?: unknown } };
-    const key = pkg.svcboot?.entryKey;
-    if (typeof key !== 'string' || key === '' || typeof pkg.name !== 'string') return undefined;
-    return { key, packageName: pkg.name };
+    const pkg = JSON.parse(text) as { name?: unknown; svcboot?: Record<string, unknown> };
+    const value = pkg.svcboot?.[field];
+    const keys = (Array.isArray(value) ? value : [value]).filter(
+      (k): k is string => typeof k === 'string' && k !== '',
+    );
+    if (keys.length === 0 || typeof pkg.name !== 'string') return undefined;
+    return { packageName: pkg.name, keys };
   } catch {
     return undefined;
   }

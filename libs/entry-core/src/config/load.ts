@@ -12,6 +12,14 @@ import { didYouMean } from './suggest.js';
 import { YamlSource } from './yaml-source.js';
 import { toConfigIssues } from './zod-issues.js';
 import { findReferences } from './references.js';
+import { unknownMiddlewareMessage } from '../middleware/middleware-packages.js';
+import {
+  applyPortingRules,
+  PORTING_MODES,
+  portingModeOf,
+  type PortingMode,
+  type PortingNote,
+} from './porting.js';
 
 export interface LoadConfigInput {
   /** Path shown in messages. */
@@ -25,8 +33,15 @@ export interface LoadConfigInput {
    * Called only when a top-level key is unknown (it may read the disk).
    */
   installedKinds?: () => ReadonlyMap<string, InstalledKind>;
+  /**
+   * The middleware packages installed, by middleware key, for the message when `middleware.<key>`
+   * names no registered middleware. Called only then (it may read the disk).
+   */
+  installedMiddlewares?: () => ReadonlyMap<string, InstalledKind>;
   /** Defaults for the `app` section (from the app's package.json). */
   appDefaults: { name: string; version: string; description: string };
+  /** The porting mode when neither `app.porting` nor `SVC_PORTING` says (default `strict`). */
+  porting?: PortingMode;
 }
 
 export interface LoadedEntry {
@@ -44,7 +59,11 @@ export interface LoadedEntry {
 
 export interface LoadedConfig {
   file: string;
-  app: { name: string; version: string; description: string };
+  app: AppSection;
+  /** What was accepted with a warning (porting: ignored keys); the app logs them at boot. */
+  warnings: ConfigIssue[];
+  /** `app.porting`, `SVC_PORTING` or the boot option (docs/porting-from-rk-boot.md). */
+  porting: PortingMode;
   /** `app.drainDelayMs`, when set. */
   drainDelayMs: number | undefined;
   /** `app.workers`: processes serving the entries (1: this one; see cluster/). */
@@ -56,15 +75,34 @@ export interface LoadedConfig {
 
 // `version: 1.0` is a number to YAML; the app section takes it as the text it was meant to be.
 const text = z.union([z.string(), z.number()]).transform(String);
+const texts = z.array(text);
 const appSchema = z.strictObject({
   name: text.pipe(z.string().min(1)).optional(),
   version: text.optional(),
   description: text.optional(),
+  /** rk-boot's app metadata, shown by the common service's info. */
+  keywords: texts.optional(),
+  homeUrl: z.string().optional(),
+  docsUrl: z.union([z.string().transform((u) => [u]), z.array(z.string())]).optional(),
+  maintainers: texts.optional(),
+  /** `rk-boot`: unknown keys (and keys rk-boot ignores) are warnings, not errors. */
+  porting: z.enum(PORTING_MODES as [PortingMode, ...PortingMode[]]).optional(),
   /** After SIGTERM, how long readiness stays false before entries stop (for load balancers to notice). */
   drainDelayMs: z.number().int().nonnegative().optional(),
   /** Worker processes sharing the entries' ports (`auto`: one per available CPU). */
   workers: z.union([z.number().int().min(1).max(1024), z.literal('auto')]).optional(),
 });
+
+/** The `app` section as the app reports it (AppInfo). */
+export interface AppSection {
+  name: string;
+  version: string;
+  description: string;
+  keywords?: string[];
+  homeUrl?: string;
+  docsUrl?: string[];
+  maintainers?: string[];
+}
 
 /** `app.workers`: a count, or `auto` (os.availableParallelism()). */
 export type WorkersSetting = number | 'auto';
@@ -85,6 +123,7 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
   if (!parsed.source) throw new ConfigError(input.file, parsed.issues);
   const source = parsed.source;
   const issues: ConfigIssue[] = [];
+  const warnings: ConfigIssue[] = [];
   const at = (path: DocPath, message: string, entryName?: string): ConfigIssue => ({
     path: formatPath(path, entryName),
     message,
@@ -96,6 +135,13 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
     throw new ConfigError(input.file, [
       at([], 'the file must be a map of entry kinds (grpc:, kvstore:, …)'),
     ]);
+
+  const rawApp = root['app'];
+  const mode = portingModeOf(
+    isMap(rawApp) ? rawApp['porting'] : undefined,
+    input.env,
+    input.porting,
+  );
 
   const { overrides, issues: overrideIssues } = collectOverrides(
     input.argv,
@@ -162,15 +208,31 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
   for (const item of selected) {
     const plugin = input.registry.get(item.key)!;
     const base: DocPath = [item.key, item.index];
-    const value = interpolate(item.value, base, {
+    let raw = item.value;
+    if (plugin.porting && plugin.porting.length > 0) {
+      const ported = applyPortingRules(raw, plugin.porting, mode);
+      raw = ported.value;
+      for (const n of ported.errors) issues.push(note(n, base, item.name));
+      for (const n of ported.warnings) warnings.push(note(n, base, item.name));
+    }
+    const value = interpolate(raw, base, {
       env: input.env,
       source,
       issues,
       entryName: item.name,
     });
-    const result = plugin.schema.safeParse(value);
+    let result = plugin.schema.safeParse(value);
+    if (!result.success && mode === 'rk-boot') {
+      result = dropUnknownKeys(plugin.schema, value, (path, key) =>
+        warnings.push(note(unknownNote(path, key), base, item.name)),
+      );
+    }
     if (!result.success) {
-      issues.push(...toConfigIssues(result.error, plugin.schema, value, base, item.name, source));
+      issues.push(
+        ...toConfigIssues(result.error, plugin.schema, value, base, item.name, source, (key) =>
+          unknownMiddlewareMessage(key, input.installedMiddlewares?.() ?? new Map()),
+        ),
+      );
       continue;
     }
     const config = result.data;
@@ -187,18 +249,23 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
   }
 
   // 5. The app section.
-  let appInfo = input.appDefaults;
+  let appInfo: AppSection = input.appDefaults;
   let drainDelayMs: number | undefined;
   let workers: WorkersSetting = 1;
   if (!isMap(app)) {
     issues.push(at(['app'], 'must be a map with name, version and description'));
   } else {
     const value = interpolate(app, ['app'], { env: input.env, source, issues });
-    const result = appSchema.safeParse(value);
+    let result = appSchema.safeParse(value);
+    if (!result.success && mode === 'rk-boot') {
+      result = dropUnknownKeys(appSchema, value, (path, key) =>
+        warnings.push(note(unknownNote(path, key), ['app'], undefined)),
+      );
+    }
     if (!result.success)
       issues.push(...toConfigIssues(result.error, appSchema, value, ['app'], undefined, source));
     else {
-      const { drainDelayMs: delay, workers: count, ...info } = result.data;
+      const { drainDelayMs: delay, workers: count, porting: _mode, ...info } = result.data;
       appInfo = { ...input.appDefaults, ...stripUndefined(info) };
       drainDelayMs = delay;
       workers = count ?? 1;
@@ -228,7 +295,66 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
 
   if (issues.length > 0) throw new ConfigError(input.file, sortByPosition(issues));
   const secrets = collectSecrets(entries.map((e) => e.config));
-  return { file: input.file, app: appInfo, drainDelayMs, workers, entries, secrets };
+  return {
+    file: input.file,
+    app: appInfo,
+    warnings: sortByPosition(warnings),
+    porting: mode,
+    drainDelayMs,
+    workers,
+    entries,
+    secrets,
+  };
+
+  function note(n: PortingNote, base: DocPath, entryName: string | undefined): ConfigIssue {
+    const full = [...base, ...n.path];
+    return {
+      path: formatPath(full, entryName),
+      message: n.message,
+      code: n.code,
+      ...(source.keyPosition(full).line !== undefined
+        ? source.keyPosition(full)
+        : source.position(base)),
+    };
+  }
+}
+
+function unknownNote(path: DocPath, key: string): PortingNote {
+  return {
+    path: [...path, key],
+    code: 'SVC_PORTING_RK_IGNORED',
+    message: 'ignored (porting mode): not an option here; rk-boot ignores unknown keys too',
+  };
+}
+
+/**
+ * The porting mode's second pass: removes the keys the schema does not know (at any depth) and
+ * validates again, until nothing unknown is left; `onDropped` hears each.
+ */
+function dropUnknownKeys<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  onDropped: (path: DocPath, key: string) => void,
+): ReturnType<z.ZodType<T>['safeParse']> {
+  let current = value;
+  let result = schema.safeParse(current);
+  for (let round = 0; round < 32 && !result.success; round++) {
+    const unknown = result.error.issues.filter((i) => i.code === 'unrecognized_keys');
+    if (unknown.length === 0) break;
+    current = structuredClone(current);
+    for (const issue of unknown) {
+      const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+      let node: unknown = current;
+      for (const seg of path) node = (node as Record<string | number, unknown>)?.[seg];
+      if (!isMap(node)) continue;
+      for (const key of (issue as { keys: string[] }).keys) {
+        delete node[key];
+        onDropped(path, key);
+      }
+    }
+    result = schema.safeParse(current);
+  }
+  return result;
 }
 
 type KindSources = Pick<LoadConfigInput, 'registry' | 'installedKinds'>;

@@ -13,6 +13,7 @@ interface ZodDefLike {
   in?: z.ZodType;
   out?: z.ZodType;
   options?: z.ZodType[];
+  getter?: () => z.ZodType;
 }
 
 function defOf(schema: z.ZodType): ZodDefLike {
@@ -37,6 +38,9 @@ function unwrap(schema: z.ZodType): z.ZodType[] {
       return def.innerType ? unwrap(def.innerType) : [];
     case 'pipe':
       return def.in ? unwrap(def.in) : [];
+    case 'lazy':
+      // `middleware:` is lazy (it reads the middlewares registered when boot.yaml is parsed).
+      return def.getter ? unwrap(def.getter()) : [];
     case 'union':
       return (def.options ?? []).flatMap(unwrap);
     default:
@@ -88,6 +92,8 @@ export function toConfigIssues(
   base: DocPath,
   entryName: string | undefined,
   source: YamlSource,
+  /** The message for a key under `middleware:` that no registered middleware owns, when a package is known for it. */
+  unknownMiddleware?: (key: string) => string | undefined,
 ): ConfigIssue[] {
   const out: ConfigIssue[] = [];
   for (const issue of error.issues) {
@@ -102,7 +108,13 @@ export function toConfigIssues(
     switch (issue.code) {
       case 'unrecognized_keys': {
         const known = keysAt(schema, rel);
+        const underMiddleware = rel[rel.length - 1] === 'middleware';
         for (const key of issue.keys) {
+          const packaged = underMiddleware ? unknownMiddleware?.(key) : undefined;
+          if (packaged !== undefined) {
+            out.push(at([...full, key], packaged, true));
+            continue;
+          }
           out.push(
             at(
               [...full, key],
@@ -134,8 +146,11 @@ export function toConfigIssues(
           ),
         );
         break;
-      default:
-        out.push(at(full, issue.message));
+      default: {
+        // A custom issue may carry a stable code: `ctx.addIssue({ ..., params: { code } })`.
+        const code = (issue as { params?: { code?: unknown } }).params?.code;
+        out.push({ ...at(full, issue.message), ...(typeof code === 'string' ? { code } : {}) });
+      }
     }
   }
   return out;

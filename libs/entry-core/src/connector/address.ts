@@ -80,7 +80,8 @@ export function parseHostPort(addr: string, options: HostPortOptions = {}): Host
 export function hostPortSchema(
   defaultAddr: string,
   options: HostPortOptions = {},
-  check?: (parsed: HostPort) => string | undefined,
+  /** A problem with the address parsed, as a message or a message with its stable code. */
+  check?: (parsed: HostPort) => string | { message: string; code: string } | undefined,
 ) {
   return z
     .string()
@@ -95,6 +96,8 @@ export function hostPortSchema(
         return;
       }
       const problem = check?.(parsed);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      if (typeof problem === 'string') ctx.addIssue({ code: 'custom', message: problem });
+      else if (problem)
+        ctx.addIssue({ code: 'custom', message: problem.message, params: { code: problem.code } });
     });
 }

@@ -16,6 +16,11 @@ export class EventFactory {
    * A record that began at `startMs` (wall clock) / `startHr` (process.hrtime.bigint), now by
    * default; `eventId` defaults to a new UUID.
    */
+  /** The same scope and hooks, writing to `logger` (e.g. the logging middleware's own outputs). */
+  withLogger(logger: EventLogger): EventFactory {
+    return new EventFactory(logger, this.scope, this.beforeWrite);
+  }
+
   begin(
     operation: string,
     eventId: string = randomUUID(),

@@ -1,6 +1,6 @@
 import { encodeConsole, encodeJson, type EventEncoding, type EventScope } from './encode.js';
 import type { Event } from './event.js';
-import type { Output } from './outputs.js';
+import type { Output } from './output.js';
 
 /** Writes event records in one encoding to one or more outputs. */
 export class EventLogger {

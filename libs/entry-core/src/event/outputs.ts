@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ForwardedOutput } from '../cluster/forwarded-output.js';
 import { inSvcbootWorker } from '../cluster/protocol.js';
+import { Rotation, type RotationOptions } from './rotation.js';
 
-/** A buffered, asynchronous write target. */
-export interface Output {
-  write(chunk: string): void;
-}
+import type { Output } from './output.js';
+
+export type { Output };
 
 /** Pending characters past which a batch is written at once instead of at the end of the turn. */
 const BATCH_CHARS = 64 * 1024;
@@ -45,7 +45,12 @@ export class OutputSet {
   private readonly outputs = new Map<string, BatchedOutput | ForwardedOutput>();
   private closed = false;
 
-  get(outputPath: string): Output {
+  /**
+   * The output for `outputPath`; `rotation` (a `logger`/`event` entry's `lumberjack`) rotates a
+   * file once it grows past its size: the first entry to ask for a file with one sets it. Not in
+   * a worker of `app.workers` > 1, whose records the primary writes.
+   */
+  get(outputPath: string, rotation?: RotationOptions): Output {
     if (this.closed) return dropped;
     let output = this.outputs.get(outputPath);
     if (!output) {
@@ -53,6 +58,7 @@ export class OutputSet {
       output = inSvcbootWorker ? new ForwardedOutput(outputPath) : new BatchedOutput(outputPath);
       this.outputs.set(outputPath, output);
     }
+    if (rotation && output instanceof BatchedOutput) output.rotateWith(rotation);
     return output;
   }
 
@@ -132,6 +138,19 @@ class BatchedOutput implements Output {
   private waiters: { target: number; resolve: () => void }[] = [];
   private errorReported = false;
 
+  /** `lumberjack`: set by the first entry that asks for this file with it. */
+  private rotation: Rotation | undefined;
+
+  rotateWith(options: RotationOptions): void {
+    if (this.rotation || this.fdFixed !== undefined) return;
+    this.rotation = new Rotation(this.outputPath, options, (err) => this.report(err, 'write'));
+  }
+
+  /** Resolves once the rotation's background work (gzip, removals) started so far is done. */
+  rotationSettled(): Promise<void> {
+    return this.rotation?.settled() ?? Promise.resolve();
+  }
+
   constructor(private readonly outputPath: string) {
     this.fdFixed = outputPath === 'stdout' ? 1 : outputPath === 'stderr' ? 2 : undefined;
     if (this.fdFixed !== undefined) {
@@ -200,6 +219,8 @@ class BatchedOutput implements Output {
     this.closed = true;
     this.bypass = true;
     await this.flush();
+    // The backups' gzip and removals finish before the app says it stopped.
+    await withinLimit(this.rotationSettled(), FLUSH_LIMIT_MS);
     untrack(this);
     if (!this.writing) clearTimeout(this.watchdog);
     if (this.fdFixed !== undefined) return;
@@ -376,7 +397,21 @@ class BatchedOutput implements Output {
     // After a batch was cut off by an error, start on a new line rather than finish someone else's record.
     this.inFlight = Buffer.from(this.lineOpen ? `\n${text}` : text, 'utf8');
     this.inFlightRecords = records.length;
+    if (this.rotation && this.regularFile) this.rotateIfDue(this.inFlight.length);
     this.writeInFlight();
+  }
+
+  /** Rotates the file (lumberjack) when this batch would take it past its size; no write is in flight. */
+  private rotateIfDue(adding: number): void {
+    const size = fileSize(this.fd);
+    if (!this.rotation!.due(size, adding)) return;
+    try {
+      this.fd = this.rotation!.rotate(this.fd);
+      this.lineOpen = false;
+    } catch (err) {
+      // Not renamed: keep writing to the file as it is.
+      this.report(err, 'write');
+    }
   }
 
   private readonly writeInFlight = (): void => {

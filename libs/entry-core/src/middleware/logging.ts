@@ -1,6 +1,7 @@
 import type { EventFactory } from '../event/event-factory.js';
 import type { CallContext, CallInfo, CallMiddleware } from './call.js';
 import { CallRejection } from './rejection.js';
+import { isIgnored } from './definition.js';
 import { basicCallPayloads, type CallPayloads } from './transport.js';
 
 /** One record per call (ARCHITECTURE.md §5.1): begun in `before`, written in `after`. */
@@ -13,9 +14,12 @@ export class LoggingMiddleware implements CallMiddleware {
     private readonly events: EventFactory,
     /** The transport's payload keys (default: the basic ones every call has). */
     private readonly payloads: CallPayloads = basicCallPayloads,
+    /** Calls that get no record (`middleware.logging.ignore`). */
+    private readonly ignore: readonly string[] = [],
   ) {}
 
   before(call: CallContext): void {
+    if (this.ignore.length > 0 && isIgnored(this.ignore, call.info)) return;
     const id = call.requestId;
     const e = this.events.begin(call.info.operation, id, call.receivedMs, call.startHr);
     e.requestId = id;

@@ -4,44 +4,119 @@ import type { Registry } from 'prom-client';
 import type { EntryContext } from '../entry.js';
 import { CallChain, type CallMiddleware } from './call.js';
 import { MiddlewareOrder, type MiddlewareOptionsBase } from './definition.js';
-import { middlewareRegistryVersion, registeredMiddlewares } from './definitions.js';
+import { defaultMiddlewareRegistry } from './definitions.js';
+import { parsingRegistry, type MiddlewareRegistry } from './registry.js';
 import { LoggingMiddleware } from './logging.js';
+import { EventLogger } from '../event/event-logger.js';
+import type { EventFactory } from '../event/event-factory.js';
+import { encodingSchema } from '../schema.js';
 import { MetaMiddleware } from './meta.js';
 import { PromMiddleware } from './prom.js';
 import { basicTransport, type CallTransport } from './transport.js';
 
-const toggle = z.strictObject({ enabled: z.boolean().default(false) }).prefault({});
+/** Calls a middleware skips (see `isIgnored`): operations, paths, prefixes ending in `/`, globs. */
+const ignoreList = z.array(z.string().min(1)).default([]);
 
-const builtinShape = { logging: toggle, prom: toggle, meta: toggle };
+const loggingSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    ignore: ignoreList,
+    /** The records' encoding when they go to outputs of their own (rk-boot's); default console. */
+    eventEncoding: encodingSchema.optional(),
+    /** Outputs for the records instead of the entry's event entry (rk-boot's). */
+    eventOutputPaths: z.array(z.string().min(1)).min(1).optional(),
+  })
+  .prefault({});
 
-let cached: { version: number; schema: z.ZodType } | undefined;
+const promToggle = z
+  .strictObject({ enabled: z.boolean().default(false), ignore: ignoreList })
+  .prefault({});
 
-/** The `middleware:` object schema for the definitions registered now (cached until one is added). */
-function currentSchema(): z.ZodType {
-  const version = middlewareRegistryVersion();
-  if (cached?.version !== version) {
-    const shape: Record<string, z.ZodType> = { ...builtinShape };
-    for (const d of registeredMiddlewares())
-      shape[d.key] = (d.schema as z.ZodType<MiddlewareOptionsBase>).prefault({});
-    cached = { version, schema: z.strictObject(shape).prefault({}) };
+const metaSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    ignore: ignoreList,
+    /** The word in the app headers' names: `X-<prefix>-App-Name`; empty means `Svc`. */
+    prefix: z
+      .string()
+      .regex(/^[A-Za-z0-9-]*$/, 'letters, digits and "-" only (it goes into header names)')
+      .default('Svc')
+      .transform((p) => p || 'Svc'),
+  })
+  .prefault({});
+
+const builtinShape = { logging: loggingSchema, prom: promToggle, meta: metaSchema };
+
+/** `middleware.ignore` (rk-boot's): calls every middleware of the entry skips, added to each one's own list. */
+function spreadIgnore(config: Record<string, unknown>): Record<string, unknown> {
+  const { ignore, ...rest } = config as { ignore: string[] } & Record<string, unknown>;
+  if (ignore.length === 0) return rest;
+  const out: Record<string, unknown> = {};
+  for (const [key, options] of Object.entries(rest)) {
+    const own = (options as { ignore?: unknown }).ignore;
+    out[key] = Array.isArray(own)
+      ? { ...(options as object), ignore: [...ignore, ...own] }
+      : options;
   }
-  return cached.schema;
+  return out;
+}
+
+const cached = new WeakMap<MiddlewareRegistry, { version: number; schema: z.ZodType }>();
+
+/**
+ * The `middleware:` object schema for the definitions of the registry being parsed with (the
+ * app's, see withMiddlewareRegistry; else the default), cached until one is added.
+ */
+function currentSchema(): z.ZodType {
+  const registry = parsingRegistry(defaultMiddlewareRegistry);
+  const version = registry.version;
+  let entry = cached.get(registry);
+  if (entry?.version !== version) {
+    const shape: Record<string, z.ZodType> = { ignore: ignoreList, ...builtinShape };
+    for (const d of registry.list())
+      shape[d.key] = (d.schema as z.ZodType<MiddlewareOptionsBase>).prefault({});
+    entry = { version, schema: z.strictObject(shape).transform(spreadIgnore).prefault({}) };
+    cached.set(registry, entry);
+  }
+  return entry.schema;
 }
 
 /**
  * `middleware.*` of the gRPC and HTTP entries: the built-in `logging|prom|meta.enabled` and the
- * options of every registered middleware definition under its key (svcboot's, in
+ * options of every middleware definition of the app's registry under its key (svcboot's, in
  * `middlewareDefinitions`, and those given to `boot({ middlewares })`), read when boot.yaml is
  * parsed: an unknown key is a config error naming its path.
  */
-export const middlewareSchema = z.lazy(currentSchema) as unknown as z.ZodType<
-  MiddlewareConfig,
-  unknown
->;
+export const middlewareSchema = dynamicSchema() as unknown as z.ZodType<MiddlewareConfig, unknown>;
+
+/**
+ * A schema that parses with `currentSchema()` each time (zod's own z.lazy resolves its getter once
+ * and keeps it: one app's registry would then hold for every later app of the process). Its
+ * static inner type (for tools that walk schemas) is the default registry's.
+ */
+function dynamicSchema(): z.ZodType {
+  const schema = z.lazy(currentSchema);
+  const internals = (schema as unknown as { _zod: ParseInternals })._zod;
+  // zod's run is its parse when a schema has no checks (this one has none): both delegate.
+  internals.parse = internals.run = (payload, ctx) =>
+    (currentSchema() as unknown as { _zod: ParseInternals })._zod.run(payload, ctx);
+  return schema;
+}
+
+/** The part of zod's schema internals a schema delegates its parse through. */
+interface ParseInternals {
+  parse(payload: unknown, ctx: unknown): unknown;
+  run(payload: unknown, ctx: unknown): unknown;
+}
 export interface MiddlewareConfig {
-  logging: { enabled: boolean };
-  prom: { enabled: boolean };
-  meta: { enabled: boolean };
+  logging: {
+    enabled: boolean;
+    ignore: readonly string[];
+    eventEncoding?: 'console' | 'json' | undefined;
+    eventOutputPaths?: readonly string[] | undefined;
+  };
+  prom: { enabled: boolean; ignore: readonly string[] };
+  meta: { enabled: boolean; ignore: readonly string[]; prefix: string };
   /** A definition's options (see `middlewareDefinitions`), by its key. */
   readonly [key: string]: { enabled: boolean } | undefined;
 }
@@ -79,7 +154,7 @@ export function buildCallChain(
   },
 ): CallChain {
   const list = builtinMiddlewares(config, ctx, options);
-  for (const d of registeredMiddlewares()) {
+  for (const d of (ctx.middlewares ?? defaultMiddlewareRegistry).list()) {
     const options_ = config[d.key] as MiddlewareOptionsBase | undefined;
     if (!options_?.enabled) continue;
     list.push({
@@ -107,7 +182,10 @@ function builtinMiddlewares(
   const transport = options.transport ?? basicTransport;
   const list: OrderedMiddleware[] = [];
   if (config.meta.enabled)
-    list.push({ order: MiddlewareOrder.Meta, middleware: new MetaMiddleware(ctx.app, ctx.env) });
+    list.push({
+      order: MiddlewareOrder.Meta,
+      middleware: new MetaMiddleware(ctx.app, ctx.env, config.meta),
+    });
   if (config.prom.enabled) {
     list.push({
       order: MiddlewareOrder.Prom,
@@ -117,6 +195,7 @@ function builtinMiddlewares(
         entryType: options.entryType,
         domain: ctx.env.domain,
         instance: os.hostname(),
+        ignore: config.prom.ignore,
         ...(transport.metrics ? { transport: transport.metrics(options.registry) } : {}),
       }),
     });
@@ -124,7 +203,24 @@ function builtinMiddlewares(
   if (config.logging.enabled)
     list.push({
       order: MiddlewareOrder.Logging,
-      middleware: new LoggingMiddleware(ctx.events, transport.payloads),
+      middleware: new LoggingMiddleware(
+        recordsOf(config.logging, ctx),
+        transport.payloads,
+        config.logging.ignore,
+      ),
     });
   return list;
+}
+
+/** The logging middleware's records: the entry's event factory, or outputs of their own. */
+function recordsOf(logging: MiddlewareConfig['logging'], ctx: EntryContext): EventFactory {
+  if (logging.eventEncoding === undefined && logging.eventOutputPaths === undefined)
+    return ctx.events;
+  const paths = logging.eventOutputPaths ?? ['stdout'];
+  return ctx.events.withLogger(
+    new EventLogger(
+      logging.eventEncoding ?? 'console',
+      paths.map((p) => ctx.output(p)),
+    ),
+  );
 }

@@ -7,6 +7,7 @@ import {
 } from './call-metrics.js';
 import type { CallContext, CallInfo, CallMiddleware } from './call.js';
 import { CallRejection } from './rejection.js';
+import { isIgnored } from './definition.js';
 import type { TransportMetrics } from './transport.js';
 
 interface CallChildren {
@@ -22,6 +23,8 @@ export interface PromMiddlewareOptions {
   instance: string;
   /** The transport's own families (e.g. entry-grpc's grpc_server_*), fed on every call. */
   transport?: TransportMetrics;
+  /** Calls that are not counted (`middleware.prom.ignore`). */
+  ignore?: readonly string[];
 }
 
 /**
@@ -53,7 +56,10 @@ export class PromMiddleware implements CallMiddleware {
   // HTTP and gateway calls; bounded, unlike paths), then by result code.
   private readonly children = new Map<string, Map<string, CallChildren>>();
 
+  private readonly ignore: readonly string[];
+
   constructor(private readonly options: PromMiddlewareOptions) {
+    this.ignore = options.ignore ?? [];
     const registry = options.registry;
     this.elapsed = new RecentSummary(
       'svc_call_elapsed_seconds',
@@ -78,10 +84,12 @@ export class PromMiddleware implements CallMiddleware {
   }
 
   before(call: CallContext): void {
+    if (this.ignore.length > 0 && isIgnored(this.ignore, call.info)) return;
     this.transport?.before?.(call);
   }
 
   after(call: CallContext): void {
+    if (this.ignore.length > 0 && isIgnored(this.ignore, call.info)) return;
     const seconds = Number(process.hrtime.bigint() - call.startHr) / 1e9;
     const i = call.info;
     const key =

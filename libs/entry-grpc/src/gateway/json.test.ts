@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadProtoRoot } from '../protos.js';
+import { loadProtoRoot } from '@svcboot/openapi';
 import { JsonInputError, jsonToPlain, messageToJson } from './json.js';
 import { populate } from './params.js';
 

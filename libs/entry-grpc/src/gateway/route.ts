@@ -6,7 +6,7 @@ import type { GatewayOptions } from './options.js';
 import type { RegisteredMethod } from '../services.js';
 import { fieldByAnyName, fullName } from './json.js';
 import { normalizeFieldPath, unsupportedPathField } from './params.js';
-import type { HttpBinding } from './rules.js';
+import type { HttpBinding } from '@svcboot/openapi';
 import { compileTemplate, type PathTemplate } from './template.js';
 
 /** One HTTP binding ready to serve. */

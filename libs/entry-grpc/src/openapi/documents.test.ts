@@ -1,6 +1,7 @@
 import { boot } from '@svcboot/entry-core';
 import { describe, expect, it } from 'vitest';
-import { buildOpenApiDocuments, grpcEntry, grpcPlugin } from '../index.js';
+import { buildOpenApiDocuments } from '@svcboot/openapi';
+import { grpcEntry, grpcPlugin } from '../index.js';
 import {
   libraryDefinition,
   libraryImplementation,

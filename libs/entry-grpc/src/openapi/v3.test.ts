@@ -4,8 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { describe, expect, it } from 'vitest';
 import { sourceOf } from '../test-support/openapi-source.js';
-import type { OpenApiDocument } from './v2.js';
-import { buildOpenApiV3 } from './v3.js';
+import { buildOpenApiV3, type OpenApiDocument } from '@svcboot/openapi';
 
 const testdata = path.join(path.dirname(fileURLToPath(import.meta.url)), 'testdata');
 

@@ -1,9 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type protobuf from 'protobufjs';
-import { rulesFromAnnotations } from '../gateway/rules.js';
-import { loadProtoRoot } from '../protos.js';
-import type { OpenApiSource } from '../openapi/v2.js';
+import { loadProtoRoot, rulesFromAnnotations, type OpenApiSource } from '@svcboot/openapi';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The test protos: src/test-support/protos (with the vendored openapiv2 options protos). */

@@ -1,2 +1,2 @@
-// Test helpers for packages that test against PostgreSQL (not part of the published package).
+// entry-sql's own test helpers (not part of the published package; other packages use @svcboot/testkit's).
 export { adminQuery, uniqueDatabase, databaseExists, dropDatabase, PG_ADDR } from './pg.js';

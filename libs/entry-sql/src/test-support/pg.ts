@@ -1,51 +1,21 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
+import { uniqueDatabase as sharedUniqueDatabase } from '@svcboot/testkit';
 import { boot, type App } from '@svcboot/entry-core';
 import '../index.js';
 
-/** The shared test server (trust auth). */
-export const PG_ADDR = '127.0.0.1:5432';
+export {
+  PG_ADDR,
+  adminQuery,
+  databaseExists,
+  createDatabase,
+  dropDatabase,
+} from '@svcboot/testkit';
 
-/** Runs one statement as postgres on `database` (default: the maintenance one) of the server at `addr` (default: the shared one). */
-export async function adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(
-  sql: string,
-  values: unknown[] = [],
-  database = 'postgres',
-  addr = PG_ADDR,
-): Promise<R[]> {
-  const [host, port] = addr.split(':');
-  const client = new pg.Client({ host, port: Number(port), user: 'postgres', database });
-  await client.connect();
-  try {
-    return (await client.query<R>(sql, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
-/** A database name no other test uses. */
+/** A database name no other test uses (`svcboot_sql_<tag>_<hex>`). */
 export function uniqueDatabase(tag: string): string {
-  return `svcboot_sql_${tag}_${randomBytes(4).toString('hex')}`;
-}
-
-export async function databaseExists(name: string): Promise<boolean> {
-  return (await adminQuery('SELECT 1 FROM pg_database WHERE datname = $1', [name])).length > 0;
-}
-
-export async function createDatabase(name: string): Promise<void> {
-  await adminQuery(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-}
-
-export async function dropDatabase(name: string, addr = PG_ADDR): Promise<void> {
-  await adminQuery(
-    `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`,
-    [],
-    'postgres',
-    addr,
-  );
+  return sharedUniqueDatabase(`sql_${tag}`);
 }
 
 /** A scratch folder with an app log file, for reading what an app wrote once it has shut down. */

@@ -213,13 +213,13 @@ test('svc pb openapi honours the environment of ${VAR:-default} and --out', asyn
   expect(doc.paths['/v1/hello/{userName}']?.['get']?.operationId).toBe('Greeter_Hello');
 });
 
-test('a project without @svcboot/entry-grpc is told what to install', async () => {
+test('a project without @svcboot/entry-grpc (nor @svcboot/openapi) is told what to install', async () => {
   const outside = await mkdtemp(path.join((await import('node:os')).tmpdir(), 'svc-openapi-'));
   try {
     await writeFile(path.join(outside, 'package.json'), '{"name":"bare"}');
     await writeFile(path.join(outside, 'boot.yaml'), 'grpc:\n  - name: g\n    port: 0\n');
     await expect(writeOpenApi(outside, 'boot.yaml', 'out')).rejects.toThrow(
-      /cannot load @svcboot\/entry-grpc from .*add it to the project's dependencies and run npm install/,
+      /cannot load @svcboot\/openapi from .*add @svcboot\/entry-grpc \(which brings it\) or @svcboot\/openapi to the project's dependencies and run npm install/,
     );
   } finally {
     await rm(outside, { recursive: true, force: true });

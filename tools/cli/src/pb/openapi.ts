@@ -6,61 +6,49 @@ import { pathToFileURL } from 'node:url';
 import { isMap, isSeq, parseDocument } from 'yaml';
 import { cliError } from '../errors.js';
 
+import type * as Core from '@svcboot/entry-core';
+import type * as OpenApi from '@svcboot/openapi';
+
 /*
- * The OpenAPI documents are made by @svcboot/entry-grpc itself, not by a copy of its generator:
- * its `buildOpenApiDocuments` loads the protos and gateway rules with the entry's own code and
- * builds the documents a grpc entry builds at bootstrap (every service of `protos.files` added),
- * from the descriptors alone: no server, no port, no child process. boot.yaml is read by
- * entry-core's loader (`${VAR:-default}`, DOMAIN selection, defaults, the app's name and version
- * from package.json) with only the grpc kind; the entries are created but never bootstrapped.
- * Both packages are resolved from the project, so its installed versions are the ones used.
+ * The OpenAPI documents are made by @svcboot/openapi, the generator @svcboot/entry-grpc serves
+ * them with: its `buildOpenApiDocuments` loads the protos and HTTP rules and builds the documents a
+ * grpc entry builds at bootstrap (every service of `protos.files` added), from the descriptors
+ * alone: no server, no gRPC library, no port, no child process. boot.yaml is read by entry-core's
+ * loader (`${VAR:-default}`, DOMAIN selection, the app's name and version from package.json) with
+ * one kind, `grpc`, whose schema is @svcboot/openapi's settings (the other grpc options are left
+ * to the entry); nothing is bootstrapped. Both packages are resolved from the project (entry-core
+ * as @svcboot/openapi resolves it), so its installed versions are the ones used; the types are
+ * this package's devDependencies.
  */
 
-/** The part of @svcboot/entry-grpc's API used here (kept structural: the project's copy is loaded). */
-interface GrpcModule {
-  grpcPlugin: unknown;
-  GRPC_ENTRY_TYPE: string;
-  buildOpenApiDocuments?(input: {
-    protos: unknown;
-    gwMappingFiles: unknown;
-    generateUnboundMethods: unknown;
-    gwOption: unknown;
-    sw: unknown;
-    appName: string;
-    appVersion: string;
-    appDescription: string;
-    baseDir: string;
-    configPath: string;
-    warn(message: string): void;
-  }): Promise<{ v2: object; v3: object | undefined; v3Error?: string }>;
+/** The grpc settings the documents depend on, and what every entry has. */
+interface DocumentEntry extends Core.Entry {
+  readonly config: OpenApi.DocumentSettings & Core.BaseEntryConfig;
 }
 
-interface GrpcEntryLike {
-  readonly type: string;
-  readonly name: string;
-  readonly config: {
-    protos: unknown;
-    gwMappingFiles: unknown;
-    generateUnboundMethods: unknown;
-    gwOption: unknown;
-    sw: unknown;
+/** The `grpc` kind as the documents read it: no server, only its validated settings. */
+function documentsPlugin(
+  core: typeof Core,
+  openapi: typeof OpenApi,
+): Core.EntryPlugin<OpenApi.DocumentSettings & Core.BaseEntryConfig, DocumentEntry> {
+  return {
+    key: 'grpc',
+    packageName: '@svcboot/entry-grpc',
+    entryType: 'OpenApiSource',
+    phase: core.Phase.Server,
+    schema: openapi.documentSettingsSchema.extend({
+      ...core.entryBaseShape,
+      ...core.observabilityShape,
+    }),
+    create: (config) => ({
+      config,
+      type: 'OpenApiSource',
+      name: config.name,
+      description: config.description ?? '',
+      bootstrap: async () => undefined,
+      interrupt: async () => undefined,
+    }),
   };
-}
-
-interface AppLike {
-  readonly info: { name: string; version: string; description: string };
-  entries(): Array<{ readonly type: string; readonly name: string }>;
-}
-
-interface CoreModule {
-  boot(options: {
-    configFile: string;
-    configText: string;
-    cwd: string;
-    argv: string[];
-    env: Record<string, string | undefined>;
-    plugins: unknown[];
-  }): Promise<AppLike>;
 }
 
 /** Resolves `specifier` as code in `from` would (honouring --conditions) and imports it. */
@@ -114,9 +102,9 @@ export async function openApiDocuments(
   const docs = new Map<string, EntryDocuments>();
   if (!configText) return docs;
   const projectRef = path.join(cwd, 'package.json');
-  let grpc: { module: GrpcModule; resolved: string };
+  let openapi: { module: typeof OpenApi; resolved: string };
   try {
-    grpc = await importFrom<GrpcModule>('@svcboot/entry-grpc', projectRef);
+    openapi = await importFrom<typeof OpenApi>('@svcboot/openapi', projectRef);
   } catch (err) {
     throw cliError(
       'SVC_CLI_ENTRY_GRPC_MISSING',
@@ -124,27 +112,26 @@ export async function openApiDocuments(
       { cause: err },
     );
   }
-  const build = grpc.module.buildOpenApiDocuments;
+  const build = openapi.module.buildOpenApiDocuments;
   if (typeof build !== 'function') {
-    throw cliError('SVC_CLI_ENTRY_GRPC_MISSING', [{ kind: 'tooOld', resolved: grpc.resolved }]);
+    throw cliError('SVC_CLI_ENTRY_GRPC_MISSING', [{ kind: 'tooOld', resolved: openapi.resolved }]);
   }
-  // The entry-core entry-grpc itself imports: its plugin is written against that one.
-  const core = (await importFrom<CoreModule>('@svcboot/entry-core', grpc.resolved)).module;
+  // The entry-core @svcboot/openapi itself imports.
+  const core = (await importFrom<typeof Core>('@svcboot/entry-core', openapi.resolved)).module;
 
   const env: Record<string, string | undefined> = { ...process.env };
   // Overrides may name sections this reduced file no longer has.
   delete env['SVC_SET'];
+  const plugin = documentsPlugin(core, openapi.module);
   const app = await core.boot({
     configFile: file,
     configText,
     cwd,
     argv: [],
     env,
-    plugins: [grpc.module.grpcPlugin],
+    plugins: [plugin],
   });
-  const entries = app
-    .entries()
-    .filter((e): e is GrpcEntryLike => e.type === grpc.module.GRPC_ENTRY_TYPE);
+  const entries = app.entries().filter((e): e is DocumentEntry => e.type === plugin.entryType);
   for (const entry of entries) {
     const c = entry.config;
     const built = await build({

@@ -84,6 +84,8 @@ test(
       'svcboot-entry-core-0.1.0.tgz',
       'svcboot-entry-grpc-0.1.0.tgz',
       'svcboot-entry-http-0.1.0.tgz',
+      // entry-grpc's generator, a dependency of it: packed and pinned as well.
+      'svcboot-openapi-0.1.0.tgz',
     ]);
     // No staging folder is left beside it.
     expect(await readdir(root)).toEqual(['hello']);
