@@ -15,7 +15,7 @@ export interface BreakerOptions {
 
 /**
  * Adaptive throttling (Google SRE book, "Handling Overload"; as kratos' `sre` breaker): over a
- * sliding window it counts `requests` (every call asked for, refused ones included) and `accepts`
+ * sliding window it counts `requests` (every call, refused ones included) and `accepts`
  * (calls the backend answered without a failure), and refuses a new call with probability
  * max(0, (requests − K·accepts) / (requests + 1)). With every replica down the probability
  * approaches 1 (fast failures); a few calls still go through, and once they succeed the
@@ -80,17 +80,27 @@ export class AdaptiveBreaker {
     return this.rejectProbability() > 0 ? 'open' : 'closed';
   }
 
-  /** Whether a call may go; counts it as a request either way. */
+  /**
+   * Whether a call may go. A refused call is counted as a request at once; one let go is counted
+   * when it ends (`onAccepted` / `onFailed`), so calls in flight do not skew the ratio.
+   */
   allow(): boolean {
     const p = this.rejectProbability();
-    const slot = this.advance();
-    this.requests[slot] = (this.requests[slot] as number) + 1;
-    return p <= 0 || this.random() >= p;
+    if (p <= 0 || this.random() >= p) return true;
+    this.onFailed();
+    return false;
   }
 
   /** The call that `allow` let go was answered (any status that is not the backend's failure). */
   onAccepted(): void {
     const slot = this.advance();
+    this.requests[slot] = (this.requests[slot] as number) + 1;
     this.accepts[slot] = (this.accepts[slot] as number) + 1;
+  }
+
+  /** The call failed as the backend's fault (or was refused). */
+  onFailed(): void {
+    const slot = this.advance();
+    this.requests[slot] = (this.requests[slot] as number) + 1;
   }
 }

@@ -63,6 +63,8 @@ export class GrpcClientEntry implements Entry {
     this.channelOptions = {
       'grpc.service_config': serviceConfigOf(config),
       'grpc.service_config_disable_resolution': 1,
+      'grpc.initial_reconnect_backoff_ms': config.reconnectBackoffMs.initial,
+      'grpc.max_reconnect_backoff_ms': config.reconnectBackoffMs.max,
       ...(config.tls.serverName ? { 'grpc.ssl_target_name_override': config.tls.serverName } : {}),
     };
     const b = config.breaker;

@@ -81,12 +81,13 @@ export function outboundInterceptor(
       });
     }
     return new InterceptingCall(next, {
-      start(metadata, listener, start) {
+      start(metadata, _listener, start) {
         propagate(metadata, inbound, o);
         start(metadata, {
           onReceiveStatus(s: StatusObject, done) {
             if (breaker !== undefined) {
-              if (!FAILURES.has(s.code)) breaker.onAccepted();
+              if (FAILURES.has(s.code)) breaker.onFailed();
+              else breaker.onAccepted();
               o.metrics.breakerState.set({ client: o.client }, breaker.state === 'open' ? 1 : 0);
             }
             o.metrics.handled.inc({

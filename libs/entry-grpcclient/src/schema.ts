@@ -89,6 +89,13 @@ export const grpcClientSchema = z.strictObject({
   eager: z.boolean().default(false),
   /** Whether the channel's state counts for the app's readiness (/readyz). */
   readinessCheck: z.boolean().default(false),
+  /** grpc-js's reconnect backoff after a failed connection: its first delay and its cap. */
+  reconnectBackoffMs: z
+    .strictObject({
+      initial: z.number().int().positive().default(1000),
+      max: z.number().int().positive().default(120_000),
+    })
+    .prefault({}),
   /** How long bootstrap waits for an `eager` channel to connect. */
   connectTimeoutMs: z.number().int().positive().default(5000),
 });

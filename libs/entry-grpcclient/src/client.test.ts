@@ -1,0 +1,237 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { boot, type App } from '@svcboot/entry-core';
+import { Code, RpcError, grpcEntry, typedClient, type TypedClient } from '@svcboot/entry-grpc';
+import '@svcboot/middleware-trace';
+import { register } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grpcClient } from './index.js';
+import { echoService } from './test-support/echo.js';
+import { Echo } from './test-support/gen/echo/v1/echo_pb.js';
+import { closedPort, startReplica, until, type Replica } from './test-support/processes.js';
+
+async function bootApp(configText: string, dir: string, setup?: (app: App) => void): Promise<App> {
+  const app = await boot({ configText, cwd: dir, argv: [], env: { ...process.env } });
+  setup?.(app);
+  try {
+    await app.bootstrap();
+  } catch (err) {
+    await app.shutdown('test').catch(() => undefined);
+    throw err;
+  }
+  return app;
+}
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'grpcclient-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('grpcclient config', () => {
+  it('a malformed target is a config error naming the path', async () => {
+    const configText = `app: { name: caller }
+grpcclient:
+  - name: users
+    target: static:///users.internal:8080
+`;
+    await expect(boot({ configText, cwd: dir, argv: [], env: {} })).rejects.toThrow(
+      /grpcclient\[users\]\.target|grpcclient\.0\.target|target.*not an IP address/,
+    );
+    await expect(
+      boot({
+        configText: configText.replace('static:///users.internal:8080', 'dns:///users:99999'),
+        cwd: dir,
+        argv: [],
+        env: {},
+      }),
+    ).rejects.toThrow(/outside 1-65535/);
+  });
+});
+
+describe('an outbound call made inside an inbound call', () => {
+  let backend: App;
+  let front: App;
+  let caller: TypedClient<typeof Echo>;
+
+  beforeAll(async () => {
+    backend = await bootApp(
+      `app: { name: backend }
+logger: [{ name: quiet, level: error }]
+grpc:
+  - name: echo
+    port: 0
+    loggerEntry: quiet
+    middleware: { meta: { enabled: true } }
+`,
+      dir,
+      (app) => grpcEntry(app, 'echo').addService(Echo, echoService('backend')),
+    );
+    const port = grpcEntry(backend, 'echo').port;
+    front = await bootApp(
+      `app: { name: front }
+logger: [{ name: quiet, level: error }]
+grpcclient:
+  - name: backend
+    target: dns:///127.0.0.1:${port}
+    timeoutMs: 60000
+    deadlineMarginMs: 25
+    propagate: { metadata: [x-tenant] }
+grpc:
+  - name: front
+    port: 0
+    loggerEntry: quiet
+    middleware:
+      meta: { enabled: true }
+      trace: { enabled: true, exporter: { file: { enabled: true, outputPath: ${JSON.stringify(path.join(dir, 'spans.jsonl'))} } } }
+`,
+      dir,
+      (app) =>
+        grpcEntry(app, 'front').addService(Echo, {
+          // The front answers with what the backend saw of the call it made on this one's behalf.
+          call: (request, ctx) => grpcClient(app, 'backend').client(Echo, ctx).call(request),
+        }),
+    );
+    caller = typedClient(Echo, `127.0.0.1:${grpcEntry(front, 'front').port}`);
+  });
+  afterAll(async () => {
+    caller?.$close();
+    await front?.shutdown('test');
+    await backend?.shutdown('test');
+  });
+
+  it('carries the deadline (less the margin), the request id, the trace and the listed metadata', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const deadline = new Date(Date.now() + 20_000);
+    const reply = await caller.call(
+      { text: 'hi' },
+      {
+        deadline,
+        metadata: {
+          'x-request-id': 'req-outbound-1',
+          'x-tenant': 'acme',
+          traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+        },
+      },
+    );
+    expect(reply.replica).toBe('backend');
+    expect(reply.requestId).toBe('req-outbound-1');
+    expect(reply.tenant).toBe('acme');
+    // The backend's deadline is the caller's less the margin, not the client's 60 s timeoutMs.
+    expect(Number(reply.deadlineMs)).toBeGreaterThan(0);
+    expect(Number(reply.deadlineMs)).toBeLessThanOrEqual(deadline.getTime() - 25);
+    expect(reply.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+    expect(reply.traceparent).not.toContain('00f067aa0ba902b7');
+  });
+});
+
+describe('backends that fail', () => {
+  let app: App | undefined;
+  const replicas: Replica[] = [];
+  afterAll(async () => {
+    await app?.shutdown('test');
+    for (const r of replicas) await r.kill();
+  });
+
+  it('an unreachable backend answers UNAVAILABLE, not a hang', async () => {
+    const port = await closedPort();
+    const a = await bootApp(
+      `app: { name: lonely }
+grpcclient:
+  - name: nobody
+    target: static:///127.0.0.1:${port}
+    timeoutMs: 10000
+`,
+      dir,
+    );
+    try {
+      const err = await grpcClient(a, 'nobody')
+        .client(Echo)
+        .call({ text: 'x' })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RpcError);
+      expect((err as RpcError).code).toBe(Code.UNAVAILABLE);
+    } finally {
+      await a.shutdown('test');
+    }
+  });
+
+  it('round_robin with retries: killing one of two replicas under load fails no call; all down opens the breaker, one back closes it', async () => {
+    replicas.push(await startReplica('r1'), await startReplica('r2'));
+    const [r1, r2] = replicas as [Replica, Replica];
+    app = await bootApp(
+      `app: { name: caller }
+logger: [{ name: quiet, level: error }]
+grpcclient:
+  - name: echo
+    target: static:///127.0.0.1:${r1.port},127.0.0.1:${r2.port}
+    loadBalancing: round_robin
+    timeoutMs: 5000
+    eager: true
+    retry: { maxAttempts: 5, initialBackoffMs: 20, maxBackoffMs: 200, retryableCodes: [UNAVAILABLE] }
+    breaker: { enabled: true, minRequests: 5, windowMs: 1000, buckets: 10 }
+    reconnectBackoffMs: { initial: 100, max: 200 }
+`,
+      dir,
+    );
+    const entry = grpcClient(app, 'echo');
+    const client = entry.client(Echo);
+
+    // Steady load: 4 callers in a loop until told to stop.
+    const seen = new Set<string>();
+    let ok = 0;
+    const failures: unknown[] = [];
+    let stop = false;
+    const worker = async (): Promise<void> => {
+      while (!stop) {
+        try {
+          seen.add((await client.call({ text: 'load' })).replica);
+          ok++;
+        } catch (err) {
+          failures.push(err);
+        }
+      }
+    };
+    const load = Promise.all([worker(), worker(), worker(), worker()]);
+    await until(() => seen.has('r1') && seen.has('r2'), 20_000, 'both replicas to answer');
+    await r2.kill();
+    const after = ok;
+    await until(() => ok >= after + 200, 30_000, '200 calls after the kill');
+    stop = true;
+    await load;
+    expect(failures).toEqual([]);
+
+    // Every replica down: calls fail, then the breaker refuses them without sending.
+    await r1.kill();
+    let refused: RpcError | undefined;
+    await until(
+      async () => {
+        const err = await client.call({ text: 'down' }).catch((e: unknown) => e);
+        if (err instanceof RpcError && /circuit breaker open/.test(err.message)) refused = err;
+        return refused !== undefined;
+      },
+      20_000,
+      'the breaker to open',
+    );
+    expect(refused?.code).toBe(Code.UNAVAILABLE);
+    expect(entry.breakerState).toBe('open');
+    const metrics = await register.getSingleMetricAsString('grpc_client_breaker_rejected_total');
+    expect(metrics).toMatch(/grpc_client_breaker_rejected_total\{client="echo"\} [1-9]/);
+
+    // One replica back on its port: calls succeed again and the breaker closes.
+    replicas.push(await startReplica('r1-again', r1.port));
+    await until(
+      async () => {
+        const reply = await client.call({ text: 'back' }).catch(() => undefined);
+        return reply?.replica === 'r1-again' && entry.breakerState === 'closed';
+      },
+      20_000,
+      'the breaker to close',
+    );
+    const state = await register.getSingleMetricAsString('grpc_client_breaker_state');
+    expect(state).toMatch(/grpc_client_breaker_state\{client="echo"\} 0/);
+  });
+});
