@@ -39,7 +39,7 @@ grpcclient:
     target: static:///users.internal:8080
 `;
     await expect(boot({ configText, cwd: dir, argv: [], env: {} })).rejects.toThrow(
-      /grpcclient\[users\]\.target|grpcclient\.0\.target|target.*not an IP address/,
+      /grpcclient\[users\]\.target.*"users.internal" is not an IP address/,
     );
     await expect(
       boot({
