@@ -159,6 +159,26 @@ grpcclient:
     }
   });
 
+  it('an eager client whose backend is down fails bootstrap naming the entry and the target', async () => {
+    const port = await closedPort();
+    const err = await bootApp(
+      `app: { name: eager }
+grpcclient:
+  - name: users
+    target: static:///127.0.0.1:${port}
+    eager: true
+    connectTimeoutMs: 300
+`,
+      dir,
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toMatch(
+      new RegExp(
+        `grpcclient\\[users\\]: cannot connect to static:///127.0.0.1:${port} at bootstrap`,
+      ),
+    );
+  });
+
   it('round_robin with retries: killing one of two replicas under load fails no call; all down opens the breaker, one back closes it', async () => {
     replicas.push(await startReplica('r1'), await startReplica('r2'));
     const [r1, r2] = replicas as [Replica, Replica];
