@@ -1,6 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { makeGenericClientConstructor } from '@grpc/grpc-js';
 import { boot, type App } from '@svcboot/entry-core';
 import { Code, RpcError, grpcEntry, typedClient, type TypedClient } from '@svcboot/entry-grpc';
 import '@svcboot/middleware-trace';
@@ -8,7 +10,13 @@ import { register } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcClient } from './index.js';
 import { echoService } from './test-support/echo.js';
-import { Echo } from './test-support/gen/echo/v1/echo_pb.js';
+import {
+  CallReplySchema,
+  CallRequestSchema,
+  Echo,
+  type CallReply,
+  type CallRequest,
+} from './test-support/gen/echo/v1/echo_pb.js';
 import { closedPort, startReplica, until, type Replica } from './test-support/processes.js';
 
 async function bootApp(configText: string, dir: string, setup?: (app: App) => void): Promise<App> {
@@ -61,11 +69,13 @@ describe('an outbound call made inside an inbound call', () => {
     backend = await bootApp(
       `app: { name: backend }
 logger: [{ name: quiet, level: error }]
+event: [{ name: records, encoding: json, outputPaths: [${JSON.stringify(path.join(dir, 'backend.jsonl'))}] }]
 grpc:
   - name: echo
     port: 0
     loggerEntry: quiet
-    middleware: { meta: { enabled: true } }
+    eventEntry: records
+    middleware: { meta: { enabled: true }, logging: { enabled: true } }
 `,
       dir,
       (app) => grpcEntry(app, 'echo').addService(Echo, echoService('backend')),
@@ -74,8 +84,10 @@ grpc:
     front = await bootApp(
       `app: { name: front }
 logger: [{ name: quiet, level: error }]
+event: [{ name: records, encoding: json, outputPaths: [${JSON.stringify(path.join(dir, 'front.jsonl'))}] }]
 grpcclient:
   - name: backend
+    eventEntry: records
     target: dns:///127.0.0.1:${port}
     timeoutMs: 60000
     deadlineMarginMs: 25
@@ -84,8 +96,10 @@ grpc:
   - name: front
     port: 0
     loggerEntry: quiet
+    eventEntry: records
     middleware:
       meta: { enabled: true }
+      logging: { enabled: true }
       trace: { enabled: true, exporter: { file: { enabled: true, outputPath: ${JSON.stringify(path.join(dir, 'spans.jsonl'))} } } }
 `,
       dir,
@@ -125,6 +139,59 @@ grpc:
     expect(Math.abs(Number(reply.deadlineMs) - deadline.getTime())).toBeLessThan(10_000);
     expect(reply.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
     expect(reply.traceparent).not.toContain('00f067aa0ba902b7');
+    // Each service's record of the call carries the same request id and trace id.
+    const recordOf = async (file: string): Promise<Record<string, unknown> | undefined> => {
+      const text = await readFile(path.join(dir, file), 'utf-8').catch(() => '');
+      return text
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((r) => (r.ids as { requestId?: string } | undefined)?.requestId === 'req-outbound-1');
+    };
+    let front: Record<string, unknown> | undefined;
+    let back: Record<string, unknown> | undefined;
+    await until(
+      async () => {
+        front = await recordOf('front.jsonl');
+        back = await recordOf('backend.jsonl');
+        return front !== undefined && back !== undefined;
+      },
+      10_000,
+      'a record of the call in both services',
+    );
+    expect(front?.ids).toMatchObject({ traceId });
+    expect(back?.operation).toBe(front?.operation);
+  });
+
+  it("a plain grpc-js client on the entry's channel gets timeoutMs as its deadline outside an inbound call", async () => {
+    const EchoClient = makeGenericClientConstructor(
+      {
+        call: {
+          path: '/echo.v1.Echo/Call',
+          requestStream: false,
+          responseStream: false,
+          requestSerialize: (v: CallRequest) => Buffer.from(toBinary(CallRequestSchema, v)),
+          requestDeserialize: (b: Buffer) => fromBinary(CallRequestSchema, b),
+          responseSerialize: (v: CallReply) => Buffer.from(toBinary(CallReplySchema, v)),
+          responseDeserialize: (b: Buffer) => fromBinary(CallReplySchema, b),
+        },
+      },
+      'Echo',
+    );
+    const plain = grpcClient(front, 'backend').plain(EchoClient) as unknown as {
+      call(r: CallRequest, cb: (err: Error | null, reply?: CallReply) => void): void;
+    };
+    const before = Date.now();
+    const reply = await new Promise<CallReply>((resolve, reject) =>
+      plain.call(create(CallRequestSchema, { text: 'plain' }), (err, r) =>
+        err || !r ? reject(err) : resolve(r),
+      ),
+    );
+    expect(reply.text).toBe('plain');
+    // No inbound call: the client's timeoutMs (60 s) is the deadline; a fresh request id.
+    expect(Number(reply.deadlineMs)).toBeGreaterThanOrEqual(before + 50_000);
+    expect(Number(reply.deadlineMs)).toBeLessThanOrEqual(Date.now() + 60_000);
+    expect(reply.requestId).not.toBe('');
   });
 });
 
