@@ -20,7 +20,12 @@ import {
 import { closedPort, startReplica, until, type Replica } from './test-support/processes.js';
 
 async function bootApp(configText: string, dir: string, setup?: (app: App) => void): Promise<App> {
-  const app = await boot({ configText, cwd: dir, argv: [], env: { ...process.env } });
+  const app = await boot({
+    configText,
+    cwd: dir,
+    argv: [],
+    env: { ...process.env, OUTBOUND_TOKEN: 's3cret-outbound' },
+  });
   setup?.(app);
   try {
     await app.bootstrap();
@@ -91,6 +96,7 @@ grpcclient:
     target: dns:///127.0.0.1:${port}
     timeoutMs: 60000
     deadlineMarginMs: 25
+    auth: { bearerToken: "\${OUTBOUND_TOKEN}" }
     propagate: { metadata: [x-tenant] }
 grpc:
   - name: front
@@ -192,6 +198,8 @@ grpc:
     expect(Number(reply.deadlineMs)).toBeGreaterThanOrEqual(before + 50_000);
     expect(Number(reply.deadlineMs)).toBeLessThanOrEqual(Date.now() + 60_000);
     expect(reply.requestId).not.toBe('');
+    // The client's credentials, from ${OUTBOUND_TOKEN}.
+    expect(reply.authorization).toBe('Bearer s3cret-outbound');
   });
 });
 

@@ -74,6 +74,12 @@ export class GrpcClientEntry implements Entry {
       timeoutMs: config.timeoutMs,
       deadlineMarginMs: config.deadlineMarginMs,
       metadata: config.propagate.metadata,
+      fixed: [
+        ...(config.auth.bearerToken
+          ? [['authorization', `Bearer ${config.auth.bearerToken}`] as const]
+          : []),
+        ...(config.auth.apiKey ? [[config.auth.apiKeyHeader, config.auth.apiKey] as const] : []),
+      ],
       breaker: b.enabled
         ? new AdaptiveBreaker({
             k: b.k,

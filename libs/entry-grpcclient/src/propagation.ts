@@ -21,6 +21,8 @@ export type InboundCall =
 
 /** What an outbound call takes from its inbound call and the client's options. */
 export interface PropagationOptions {
+  /** Headers every call carries (the client's credentials), unless the call set them. */
+  readonly fixed?: readonly (readonly [string, string])[];
   /** The client's `timeoutMs` (0: none). */
   readonly timeoutMs: number;
   readonly deadlineMarginMs: number;
@@ -70,7 +72,7 @@ export function injectTraceContext(md: Metadata): void {
 
 /**
  * Adds what an outbound call carries of its inbound call: `x-request-id`, the listed metadata
- * (unless the caller set them), and the active trace context.
+ * (unless the caller set them), the active trace context, and the client's credentials.
  */
 export function propagate(
   md: Metadata,
@@ -87,4 +89,6 @@ export function propagate(
     }
   }
   if (md.get('traceparent').length === 0) injectTraceContext(md);
+  for (const [name, value] of options.fixed ?? [])
+    if (md.get(name).length === 0) md.set(name, value);
 }

@@ -76,6 +76,16 @@ export const grpcClientSchema = z.strictObject({
       metadata: z.array(z.string().trim().toLowerCase().min(1)).default([]),
     })
     .prefault({}),
+  /** Credentials sent with every call (unless the call sets the header itself). Secrets: use `${VAR}`. */
+  auth: z
+    .strictObject({
+      /** `authorization: Bearer <bearerToken>`. */
+      bearerToken: z.string().default(''),
+      /** Sent in `apiKeyHeader`. */
+      apiKey: z.string().default(''),
+      apiKeyHeader: z.string().trim().toLowerCase().min(1).default('x-api-key'),
+    })
+    .prefault({}),
   tls: z
     .strictObject({
       enabled: z.boolean().default(false),

@@ -8,6 +8,9 @@ describe('parseTarget', () => {
     expect(parseTarget('dns:///users.default.svc.cluster.local:8080')).toMatchObject({
       grpcTarget: 'dns:///users.default.svc.cluster.local:8080',
     });
+    expect(parseTarget('dns://10.0.0.10:53/users:8080')).toMatchObject({
+      grpcTarget: 'dns://10.0.0.10:53/users:8080',
+    });
     expect(parseTarget('users:8080')).toMatchObject({ grpcTarget: 'dns:///users:8080' });
     expect(parseTarget('dns:users:8080')).toMatchObject({ grpcTarget: 'dns:///users:8080' });
     expect(parseTarget('static:///10.0.0.1:80,10.0.0.2:81')).toMatchObject({

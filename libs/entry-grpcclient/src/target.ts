@@ -22,7 +22,8 @@ function hostPort(text: string): { host: string; port: number } | string {
 }
 
 /**
- * Parses a `grpcclient` target: `dns:///host:port` (also `dns:host:port`), `static:///h1:p1,h2:p2`
+ * Parses a `grpcclient` target: `dns:///host:port` (also `dns:host:port`, and
+ * `dns://dns-server:53/host:port` to ask that DNS server), `static:///h1:p1,h2:p2`
  * (IP addresses: grpc-js's `ipv4:` / `ipv6:` resolvers), `unix:/path` / `unix:///path`, or a bare
  * `host:port` (DNS). Returns the grpc-js target, or a message saying what is wrong.
  */
@@ -56,15 +57,18 @@ export function parseTarget(target: string): ChannelTarget | string {
       : { grpcTarget: `ipv6:${v6.join(',')}`, display: 'localhost' };
   }
   let rest = t;
+  /** `dns://8.8.8.8:53/host:port`: the DNS server to ask (grpc-js's resolver takes it). */
+  let dnsServer = '';
   if (t.startsWith('dns:')) {
-    rest = t.replace(/^dns:(\/\/[^/]*\/)?/, '');
-    if (t.startsWith('dns://') && !/^dns:\/\/[^/]*\//.test(t))
-      return `"${t}" is not dns:///host:port`;
+    const m = /^dns:\/\/([^/]*)\//.exec(t);
+    if (t.startsWith('dns://') && !m) return `"${t}" is not dns:///host:port`;
+    dnsServer = m?.[1] ?? '';
+    rest = m ? t.slice(m[0].length) : t.slice('dns:'.length);
   } else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(t)) {
     return `"${t}" has an unknown scheme; write dns:///host:port, static:///ip:port,… or unix:/path`;
   }
   const hp = hostPort(rest);
   if (typeof hp === 'string') return `in "${t}": ${hp}`;
   const host = isIP(hp.host) === 6 ? `[${hp.host}]` : hp.host;
-  return { grpcTarget: `dns:///${host}:${hp.port}`, display: `${host}:${hp.port}` };
+  return { grpcTarget: `dns://${dnsServer}/${host}:${hp.port}`, display: `${host}:${hp.port}` };
 }

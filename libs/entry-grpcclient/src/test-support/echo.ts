@@ -16,6 +16,7 @@ export function echoService(replica: string): ServiceImpl<typeof Echo> {
         requestId: ctx.requestId,
         traceparent: first('traceparent'),
         tenant: first('x-tenant'),
+        authorization: first('authorization'),
       };
     },
   };

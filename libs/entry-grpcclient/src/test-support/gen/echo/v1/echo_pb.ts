@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file echo/v1/echo.proto.
  */
 export const file_echo_v1_echo: GenFile = /*@__PURE__*/
-  fileDesc("ChJlY2hvL3YxL2VjaG8ucHJvdG8SB2VjaG8udjEiGwoLQ2FsbFJlcXVlc3QSDAoEdGV4dBgBIAEoCSJ4CglDYWxsUmVwbHkSDAoEdGV4dBgBIAEoCRIPCgdyZXBsaWNhGAIgASgJEhMKC2RlYWRsaW5lX21zGAMgASgDEhIKCnJlcXVlc3RfaWQYBCABKAkSEwoLdHJhY2VwYXJlbnQYBSABKAkSDgoGdGVuYW50GAYgASgJMjgKBEVjaG8SMAoEQ2FsbBIULmVjaG8udjEuQ2FsbFJlcXVlc3QaEi5lY2hvLnYxLkNhbGxSZXBseWIGcHJvdG8z");
+  fileDesc("ChJlY2hvL3YxL2VjaG8ucHJvdG8SB2VjaG8udjEiGwoLQ2FsbFJlcXVlc3QSDAoEdGV4dBgBIAEoCSKPAQoJQ2FsbFJlcGx5EgwKBHRleHQYASABKAkSDwoHcmVwbGljYRgCIAEoCRITCgtkZWFkbGluZV9tcxgDIAEoAxISCgpyZXF1ZXN0X2lkGAQgASgJEhMKC3RyYWNlcGFyZW50GAUgASgJEg4KBnRlbmFudBgGIAEoCRIVCg1hdXRob3JpemF0aW9uGAcgASgJMjgKBEVjaG8SMAoEQ2FsbBIULmVjaG8udjEuQ2FsbFJlcXVlc3QaEi5lY2hvLnYxLkNhbGxSZXBseWIGcHJvdG8z");
 
 /**
  * @generated from message echo.v1.CallRequest
@@ -66,6 +66,11 @@ export type CallReply = Message<"echo.v1.CallReply"> & {
    * @generated from field: string tenant = 6;
    */
   tenant: string;
+
+  /**
+   * @generated from field: string authorization = 7;
+   */
+  authorization: string;
 };
 
 /**
