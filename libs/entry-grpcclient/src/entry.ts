@@ -1,3 +1,4 @@
+import type { DescService } from '@bufbuild/protobuf';
 import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
 import {
   Channel,
@@ -11,6 +12,7 @@ import {
 import type { Entry, EntryContext, EntryHealth, LifecycleContext } from '@svcboot/entry-core';
 import { typedClient, type TypedClient } from '@svcboot/entry-grpc';
 import { AdaptiveBreaker } from './breaker.js';
+import { retryIdempotent } from './idempotent-retry.js';
 import { grpcClientErrors } from './errors.js';
 import { outboundInterceptor, type OutboundOptions } from './interceptor.js';
 import { clientMetrics } from './metrics.js';
@@ -134,10 +136,11 @@ export class GrpcClientEntry implements Entry {
    * metadata; the active OpenTelemetry span goes as `traceparent` either way.
    */
   client<S extends GenService<GenServiceMethods>>(service: S, call?: InboundCall): TypedClient<S> {
-    return typedClient(
+    const typed = typedClient(
       service,
       new Client(this.target, this.credentials, this.clientOptions(call)),
     );
+    return retryIdempotent(service as unknown as DescService, typed, this.config.retry);
   }
 
   /** A plain grpc-js client of a generated class, on this entry's channel. */
