@@ -254,6 +254,68 @@ grpcclient:
     );
   });
 
+  it('readinessCheck: /readyz names the client while its backend is down, and is ready once it is back', async () => {
+    const port = await closedPort();
+    const a = await bootApp(
+      `app: { name: ready }
+logger: [{ name: quiet, level: error }]
+grpcclient:
+  - name: users
+    target: static:///127.0.0.1:${port}
+    readinessCheck: true
+    loggerEntry: quiet
+    reconnectBackoffMs: { initial: 100, max: 200 }
+grpc:
+  - name: front
+    port: 0
+    loggerEntry: quiet
+`,
+      dir,
+    );
+    let back: App | undefined;
+    try {
+      const readyz = `http://127.0.0.1:${grpcEntry(a, 'front').port}/readyz`;
+      // Lazy: nothing tried yet, nothing down.
+      expect((await fetch(readyz)).status).toBe(200);
+      const users = grpcClient(a, 'users').client(Echo);
+      await expect(users.call({ text: 'x' })).rejects.toMatchObject({ code: Code.UNAVAILABLE });
+      let body: unknown;
+      await until(
+        async () => {
+          const r = await fetch(readyz);
+          body = await r.json();
+          return r.status === 503;
+        },
+        10_000,
+        '/readyz to say not ready',
+      );
+      expect(body).toMatchObject({
+        status: 'not ready',
+        down: [{ entry: 'users', kind: 'grpcclient' }],
+      });
+      back = await bootApp(
+        `app: { name: users }
+logger: [{ name: quiet, level: error }]
+grpc:
+  - name: echo
+    port: ${port}
+    loggerEntry: quiet
+`,
+        dir,
+        (app) => grpcEntry(app, 'echo').addService(Echo, echoService('users')),
+      );
+      await until(
+        async () => (await users.call({ text: 'y' }).catch(() => undefined))?.replica === 'users',
+        10_000,
+        'a call to succeed',
+      );
+      await until(async () => (await fetch(readyz)).status === 200, 10_000, '/readyz to say ready');
+    } finally {
+      await back?.shutdown('test');
+      await a.shutdown('test');
+    }
+  });
+
   it('round_robin with retries: killing one of two replicas under load fails no call; all down opens the breaker, one back closes it', async () => {
     replicas.push(await startReplica('r1'), await startReplica('r2'));
     const [r1, r2] = replicas as [Replica, Replica];
