@@ -167,6 +167,33 @@ grpc:
     );
     expect(front?.ids).toMatchObject({ traceId });
     expect(back?.operation).toBe(front?.operation);
+    // The outbound call has a client span: child of the front's server span, parent of the
+    // backend's side (its id is the traceparent the backend got).
+    const clientSpanId = reply.traceparent.split('-')[2];
+    type SpanLine = {
+      traceId: string;
+      spanId: string;
+      parentSpanId?: string;
+      name: string;
+      kind: number;
+    };
+    let spans: SpanLine[] = [];
+    await until(
+      async () => {
+        const text = await readFile(path.join(dir, 'spans.jsonl'), 'utf-8').catch(() => '');
+        spans = text
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as SpanLine);
+        return spans.some((x) => x.spanId === clientSpanId);
+      },
+      10_000,
+      'the client span in the exported spans',
+    );
+    const clientSpan = spans.find((x) => x.spanId === clientSpanId);
+    expect(clientSpan).toMatchObject({ traceId, name: 'echo.v1.Echo/Call', kind: 'client' });
+    const serverSpan = spans.find((x) => x.spanId === clientSpan?.parentSpanId);
+    expect(serverSpan).toMatchObject({ traceId, parentSpanId: '00f067aa0ba902b7' });
   });
 
   it("a plain grpc-js client on the entry's channel gets timeoutMs as its deadline outside an inbound call", async () => {

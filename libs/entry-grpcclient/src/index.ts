@@ -1,4 +1,11 @@
-import { Phase, entryGetter, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
+import {
+  Phase,
+  entryGetter,
+  registerEntryKind,
+  registerTracedClient,
+  type EntryPlugin,
+} from '@svcboot/entry-core';
+import { grpcClientTracing } from './client-span.js';
 import { GRPC_CLIENT_ENTRY_TYPE, GrpcClientEntry } from './entry.js';
 import { grpcClientSchema, type GrpcClientConfig } from './schema.js';
 
@@ -16,6 +23,9 @@ export const grpcClientPlugin: EntryPlugin<GrpcClientConfig, GrpcClientEntry> = 
 };
 
 registerEntryKind(grpcClientPlugin);
+// Outbound calls get client spans once an entry traces: @svcboot/middleware-trace hands its tracer
+// provider over (it knows this package by name; neither imports the other).
+registerTracedClient('@svcboot/entry-grpcclient', grpcClientTracing);
 
 /** `grpcClient(app, 'users')`: the `grpcclient` entry of that name, or an error naming the ones there are. */
 export const grpcClient = entryGetter(grpcClientPlugin);

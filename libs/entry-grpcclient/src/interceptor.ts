@@ -7,6 +7,7 @@ import {
 } from '@grpc/grpc-js';
 import type { AdaptiveBreaker } from './breaker.js';
 import { CODE_NAMES } from '@svcboot/entry-grpc';
+import { endClientSpan, startClientSpan } from './client-span.js';
 import type { ClientMetrics } from './metrics.js';
 import {
   outboundDeadline,
@@ -82,9 +83,12 @@ export function outboundInterceptor(
     }
     return new InterceptingCall(next, {
       start(metadata, _listener, start) {
-        propagate(metadata, inbound, o);
+        const client = startClientSpan(method, o.target);
+        propagate(metadata, inbound, o, client?.ctx);
         start(metadata, {
           onReceiveStatus(s: StatusObject, done) {
+            if (client !== undefined)
+              endClientSpan(client.span, s.code, CODE_NAMES[s.code] ?? String(s.code), s.details);
             if (breaker !== undefined) {
               if (FAILURES.has(s.code)) breaker.onFailed();
               else breaker.onAccepted();

@@ -1,4 +1,4 @@
-import { context, trace, TraceFlags } from '@opentelemetry/api';
+import { context, trace, TraceFlags, type Context } from '@opentelemetry/api';
 import type { Metadata } from '@grpc/grpc-js';
 
 /**
@@ -60,9 +60,9 @@ export function outboundDeadline(
   return d;
 }
 
-/** Sets `traceparent` / `tracestate` from OpenTelemetry's active context, when it has a valid span. */
-export function injectTraceContext(md: Metadata): void {
-  const span = trace.getSpanContext(context.active());
+/** Sets `traceparent` / `tracestate` from `ctx` (OpenTelemetry's active context), when it has a valid span. */
+export function injectTraceContext(md: Metadata, ctx: Context = context.active()): void {
+  const span = trace.getSpanContext(ctx);
   if (span === undefined || !trace.isSpanContextValid(span)) return;
   const flags = (span.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? '01' : '00';
   md.set('traceparent', `00-${span.traceId}-${span.spanId}-${flags}`);
@@ -78,6 +78,7 @@ export function propagate(
   md: Metadata,
   call: InboundCall | undefined,
   options: PropagationOptions,
+  traceContext: Context = context.active(),
 ): void {
   if (call !== undefined) {
     if (call.requestId !== '' && md.get('x-request-id').length === 0)
@@ -88,7 +89,7 @@ export function propagate(
       if (v !== undefined) md.set(name, v);
     }
   }
-  if (md.get('traceparent').length === 0) injectTraceContext(md);
+  if (md.get('traceparent').length === 0) injectTraceContext(md, traceContext);
   for (const [name, value] of options.fixed ?? [])
     if (md.get(name).length === 0) md.set(name, value);
 }
