@@ -6,7 +6,6 @@ import { makeGenericClientConstructor } from '@grpc/grpc-js';
 import { boot, type App } from '@svcboot/entry-core';
 import { Code, RpcError, grpcEntry, typedClient, type TypedClient } from '@svcboot/entry-grpc';
 import '@svcboot/middleware-trace';
-import { register } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcClient } from './index.js';
 import { echoService } from './test-support/echo.js';
@@ -358,6 +357,12 @@ grpcclient:
     retry: { maxAttempts: 5, initialBackoffMs: 20, maxBackoffMs: 200, retryableCodes: [UNAVAILABLE], budget: { maxTokens: 100 } }
     breaker: { enabled: true, minRequests: 5, windowMs: 1000, buckets: 10 }
     reconnectBackoffMs: { initial: 100, max: 200 }
+    metricsEntry: ops
+grpc:
+  - name: ops
+    port: 0
+    loggerEntry: quiet
+    prom: { enabled: true }
 `,
       dir,
     );
@@ -402,8 +407,13 @@ grpcclient:
     );
     expect(refused?.code).toBe(Code.UNAVAILABLE);
     expect(entry.breakerState).toBe('open');
-    const metrics = await register.getSingleMetricAsString('grpc_client_breaker_rejected_total');
+    // The ops entry's /metrics serves the client families (metricsEntry).
+    const metricsUrl = `http://127.0.0.1:${grpcEntry(app, 'ops').port}/metrics`;
+    const metrics = await (await fetch(metricsUrl)).text();
     expect(metrics).toMatch(/grpc_client_breaker_rejected_total\{client="echo"\} [1-9]/);
+    expect(metrics).toMatch(
+      /grpc_client_handled_total\{client="echo",grpc_method="\/echo.v1.Echo\/Call",grpc_code="Unavailable"\} [1-9]/,
+    );
 
     // One replica back on its port: calls succeed again and the breaker closes.
     replicas.push(await startReplica('r1-again', r1.port));
@@ -415,7 +425,8 @@ grpcclient:
       20_000,
       'the breaker to close',
     );
-    const state = await register.getSingleMetricAsString('grpc_client_breaker_state');
-    expect(state).toMatch(/grpc_client_breaker_state\{client="echo"\} 0/);
+    expect(await (await fetch(metricsUrl)).text()).toMatch(
+      /grpc_client_breaker_state\{client="echo"\} 0/,
+    );
   });
 });

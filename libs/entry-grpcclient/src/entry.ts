@@ -15,7 +15,8 @@ import { AdaptiveBreaker } from './breaker.js';
 import { retryIdempotent } from './idempotent-retry.js';
 import { grpcClientErrors } from './errors.js';
 import { outboundInterceptor, type OutboundOptions } from './interceptor.js';
-import { clientMetrics } from './metrics.js';
+import type { Registry } from 'prom-client';
+import { addClientMetricsTo, clientMetrics } from './metrics.js';
 import type { InboundCall } from './propagation.js';
 import type { GrpcClientConfig } from './schema.js';
 import { serviceConfigOf } from './service-config.js';
@@ -149,6 +150,12 @@ export class GrpcClientEntry implements Entry {
   }
 
   async bootstrap(ctx: LifecycleContext): Promise<void> {
+    if (this.config.metricsEntry !== '') {
+      const server = this.ctx.entry(this.config.metricsEntry) as Partial<{ registry: Registry }>;
+      if (typeof server.registry?.registerMetric !== 'function')
+        throw grpcClientErrors.noRegistry(this.ctx.configPath, this.config.metricsEntry);
+      addClientMetricsTo(server.registry);
+    }
     if (!this.config.eager) return;
     const channel = this.channel;
     const deadline = Date.now() + Math.min(this.config.connectTimeoutMs, ctx.timeoutMs);

@@ -13,6 +13,12 @@ export const grpcClientErrorCatalogue = {
     message: (configPath: string, target: string, state: string) =>
       `${configPath}: cannot connect to ${target} at bootstrap (channel ${state.toLowerCase()}); check that the backend is up, or set eager: false`,
   },
+  SVC_GRPCCLIENT_NO_REGISTRY: {
+    when: '`metricsEntry` names an entry without a metrics registry (not a `grpc` or `httpserver` entry)',
+    fix: 'name a grpc or httpserver entry of this app (with `prom.enabled` to serve /metrics), or leave it empty',
+    message: (configPath: string, name: string) =>
+      `${configPath}.metricsEntry: entry "${name}" has no metrics registry; name a grpc or httpserver entry`,
+  },
   SVC_GRPCCLIENT_CLOSED: {
     when: 'a client was asked for after the app shut the entry down',
     fix: 'make outbound calls only while the app runs',
@@ -27,5 +33,7 @@ export const grpcClientErrors = {
     make('SVC_GRPCCLIENT_BAD_TARGET', [configPath, why]),
   notConnected: (configPath: string, target: string, state: string) =>
     make('SVC_GRPCCLIENT_NOT_CONNECTED', [configPath, target, state]),
+  noRegistry: (configPath: string, name: string) =>
+    make('SVC_GRPCCLIENT_NO_REGISTRY', [configPath, name]),
   closed: (name: string) => make('SVC_GRPCCLIENT_CLOSED', [name]),
 };

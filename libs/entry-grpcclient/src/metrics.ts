@@ -1,4 +1,4 @@
-import { Counter, Gauge, register } from 'prom-client';
+import { Counter, Gauge, register, type Registry } from 'prom-client';
 
 /** The grpcclient families, on prom-client's default registry (shared by every client of the process). */
 export interface ClientMetrics {
@@ -11,6 +11,14 @@ let metrics: ClientMetrics | undefined;
 
 function existing<T>(name: string, make: () => T): T {
   return (register.getSingleMetric(name) as T | undefined) ?? make();
+}
+
+/** Adds the families to `registry` too (a server entry's, served at its /metrics), once. */
+export function addClientMetricsTo(registry: Registry): void {
+  for (const m of Object.values(clientMetrics())) {
+    const name = (m as unknown as { name: string }).name;
+    if (registry.getSingleMetric(name) === undefined) registry.registerMetric(m);
+  }
 }
 
 export function clientMetrics(): ClientMetrics {

@@ -95,6 +95,11 @@ export const grpcClientSchema = z.strictObject({
       serverName: z.string().default(''),
     })
     .prefault({}),
+  /**
+   * A `grpc` or `httpserver` entry of this app whose metrics route (`prom.enabled`) also serves
+   * the client families; they are on prom-client's default registry either way.
+   */
+  metricsEntry: z.string().default(''),
   /** Connect at bootstrap (and wait for the channel to be ready) instead of at the first call. */
   eager: z.boolean().default(false),
   /** Whether the channel's state counts for the app's readiness (/readyz). */
