@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure the command-line tools some tests run are installed: Chromium (demo-grpc renders
-# /sw/ and /docs/ headless) and promtool (`promtool check metrics`, from Debian's prometheus
-# package). Installs Debian packages only when missing, as services.sh does for the servers.
+# /sw/ and /docs/ headless), promtool (`promtool check metrics`, from Debian's prometheus
+# package) and the Prometheus Pushgateway (entry-core's prom.pusher test pushes to the real
+# one). Installs Debian packages only when missing, as services.sh does for the servers.
 # SVC_SKIP_BROWSER=1 / SVC_SKIP_PROMTOOL=1 leave a tool out (its tests then show as skipped);
 # without apt-get, a missing tool is named here and its tests fail saying what to install.
 set -euo pipefail
@@ -15,6 +16,9 @@ if [ "${SVC_SKIP_BROWSER:-}" != 1 ] && ! command -v chromium >/dev/null && ! com
 fi
 if [ "${SVC_SKIP_PROMTOOL:-}" != 1 ] && ! command -v promtool >/dev/null; then
   packages+=(prometheus)
+fi
+if [ "${SVC_SKIP_PROMTOOL:-}" != 1 ] && ! command -v prometheus-pushgateway >/dev/null; then
+  packages+=(prometheus-pushgateway)
 fi
 [ "${#packages[@]}" = 0 ] && exit 0
 

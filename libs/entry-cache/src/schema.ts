@@ -11,9 +11,15 @@ const remoteSchema = z
     enabled: z.boolean(),
     domain: z.string().default(''),
     description: z.string().default(''),
-    loggerEntry: z.string().default(''),
-    /** Time to live of remote values; defaults to `local.ttlMin`. */
-    ttlMin: minutes.optional(),
+    loggerEntry: z
+      .string()
+      .default('')
+      .describe(
+        "Accepted as in a kvstore entry; the cache entry's own loggerEntry is the one used",
+      ),
+    ttlMin: minutes
+      .optional()
+      .describe('Time to live of remote values, in minutes; default: local.ttlMin'),
     ...kvConnectionShape,
   })
   .transform(normalizeKvOptions);
@@ -21,9 +27,15 @@ const remoteSchema = z
 const localSchema = z
   .strictObject({
     enabled: z.boolean().default(false),
-    /** Most elements kept; the least recently used go first. */
-    size: z.number().int().positive().default(10_000),
-    ttlMin: minutes.default(60),
+    size: z
+      .number()
+      .int()
+      .positive()
+      .default(10_000)
+      .describe('Most elements kept; the least recently used go first.'),
+    ttlMin: minutes
+      .default(60)
+      .describe('Time to live of local values, in minutes (fractions allowed)'),
   })
   .prefault({});
 
@@ -31,13 +43,27 @@ const localSchema = z
 export const cacheEntrySchema = z
   .strictObject({
     ...entryBaseShape,
-    kvstore: remoteSchema.optional(),
-    local: localSchema,
-    loggerEntry: z.string().default(''),
-    eventEntry: z.string().default(''),
-    certEntry: z.string().default(''),
-    /** The app's /readyz answers 503 while the remote tier's connection is down. */
-    readinessCheck: z.boolean().default(true),
+    kvstore: remoteSchema
+      .optional()
+      .describe(
+        "The remote tier: Redis, with entry-kv's connection options (enabled and addrs required) and ttlMin",
+      ),
+    local: localSchema.describe(
+      'The local tier: an in-process LRU (enabled, size, ttlMin in minutes)',
+    ),
+    loggerEntry: z
+      .string()
+      .default('')
+      .describe("A logger: entry by name for this entry's logs; empty: the default stdout logger"),
+    eventEntry: z
+      .string()
+      .default('')
+      .describe("An event: entry by name for this entry's records; empty: the default stdout one"),
+    certEntry: z.string().default('').describe('A cert: entry by name: TLS to the remote tier'),
+    readinessCheck: z
+      .boolean()
+      .default(true)
+      .describe("The app's /readyz answers 503 while the remote tier's connection is down."),
   })
   .superRefine((c, ctx) => {
     if (!c.local.enabled && !c.kvstore?.enabled) {

@@ -100,16 +100,28 @@ export const columnarSchema = z.strictObject({
   ...entryBaseShape,
   ...observabilityShape,
   // A columnardb entry is off unless enabled.
-  enabled: z.boolean().default(false),
-  user: z.string().default('default'),
-  pass: z.string().default(''),
-  addr: hostPortSchema('localhost:8123', ADDR_OPTIONS, nativePort),
-  database: databaseListSchema(databaseSchema),
-  logger: statementLoggerSchema,
-  /** The app's /readyz answers 503 while the server's health probe fails. */
-  readinessCheck: z.boolean().default(true),
-  /** The server's `/ping` this often once bootstrapped; 0: no probe. */
-  healthCheckIntervalMs: msSchema.default(5000),
+  enabled: z
+    .boolean()
+    .default(false)
+    .describe('false: the entry is not created (columnardb entries are off unless enabled)'),
+  user: z.string().default('default').describe('The ClickHouse user'),
+  pass: z.string().default('').describe('The password; write it as "${CLICKHOUSE_PASS}"'),
+  addr: hostPortSchema('localhost:8123', ADDR_OPTIONS, nativePort).describe(
+    "The server's HTTP interface, host:port or http(s)://host:port (8123; not the native 9000)",
+  ),
+  database: databaseListSchema(databaseSchema).describe(
+    'The databases to use: name, autoCreate, dryRun, params (ClickHouse settings as key=value)',
+  ),
+  logger: statementLoggerSchema.describe(
+    'Where and how statements are logged (entry or level, encoding, outputPaths, slowThresholdMs)',
+  ),
+  readinessCheck: z
+    .boolean()
+    .default(true)
+    .describe("The app's /readyz answers 503 while the server's health probe fails."),
+  healthCheckIntervalMs: msSchema
+    .default(5000)
+    .describe("The server's `/ping` this often once bootstrapped; 0: no probe."),
 });
 
 export type ColumnarConfig = z.output<typeof columnarSchema>;

@@ -14,14 +14,17 @@ import {
   ConfigError,
   coreError,
   entryLookupError,
+  errorCodes,
   errorMessage,
+  printableError,
   formatIssue,
   type ConfigIssue,
 } from './errors.js';
 import { defaultRegistry, PluginRegistry, type AnyEntryPlugin } from './registry.js';
 import { builtinPlugins } from './builtin/plugins.js';
 import type { AnyMiddlewareDefinition } from './middleware/definition.js';
-import { registerMiddleware } from './middleware/definitions.js';
+import { defaultMiddlewareRegistry } from './middleware/definitions.js';
+import { withMiddlewareRegistry, type MiddlewareRegistry } from './middleware/registry.js';
 import { loadConfig, type LoadedEntry } from './config/load.js';
 import { locateConfig } from './config/locate.js';
 import type { PortingMode } from './config/porting.js';
@@ -72,7 +75,8 @@ export interface BootOptions {
   plugins?: readonly AnyEntryPlugin[];
   /**
    * Middlewares of other packages, made configurable as `middleware.<key>` on every grpc and
-   * httpserver entry (see `registerMiddleware`; svcboot's own need not be listed).
+   * httpserver entry of this app (its own middleware registry: the default registry's kinds plus
+   * these; svcboot's own need not be listed).
    */
   middlewares?: readonly AnyMiddlewareDefinition[];
   /** The registry to read kinds from (default: `defaultRegistry`, which imports fill). */
@@ -114,7 +118,11 @@ type State = 'created' | 'starting' | 'running' | 'stopping' | 'stopped' | 'fail
 
 /** Loads and validates boot.yaml (every error at once) and creates its enabled entries. */
 export async function boot(options: BootOptions = {}): Promise<App> {
-  for (const m of options.middlewares ?? []) registerMiddleware(m);
+  // The app's middleware kinds: the default registry's, plus its own (for this app only).
+  const middlewares =
+    options.middlewares === undefined || options.middlewares.length === 0
+      ? defaultMiddlewareRegistry
+      : defaultMiddlewareRegistry.with(options.middlewares);
   const argv = options.argv ?? process.argv.slice(2);
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
@@ -142,18 +150,21 @@ export async function boot(options: BootOptions = {}): Promise<App> {
   const appDir = options.configText !== undefined ? cwd : path.dirname(file);
   let installed: Map<string, InstalledKind> | undefined;
   let installedMiddlewares: Map<string, InstalledKind> | undefined;
-  const loaded = loadConfig({
-    file,
-    text,
-    argv,
-    env,
-    registry: registryFor(options),
-    // Read from node_modules only when a key is unknown, to name the package that provides it.
-    installedKinds: () => (installed ??= findInstalledKinds([appDir, cwd])),
-    installedMiddlewares: () => (installedMiddlewares ??= findInstalledMiddlewares([appDir, cwd])),
-    appDefaults: packageDefaults(appDir),
-    ...(options.porting ? { porting: options.porting } : {}),
-  });
+  const loaded = withMiddlewareRegistry(middlewares, () =>
+    loadConfig({
+      file,
+      text,
+      argv,
+      env,
+      registry: registryFor(options),
+      // Read from node_modules only when a key is unknown, to name the package that provides it.
+      installedKinds: () => (installed ??= findInstalledKinds([appDir, cwd])),
+      installedMiddlewares: () =>
+        (installedMiddlewares ??= findInstalledMiddlewares([appDir, cwd])),
+      appDefaults: packageDefaults(appDir),
+      ...(options.porting ? { porting: options.porting } : {}),
+    }),
+  );
   const workers = workerCount(loaded.workers);
   if (workers > 1 && !inSvcbootWorker) {
     // The primary: it forks the workers (each runs this same script and boots this same file)
@@ -174,6 +185,7 @@ export async function boot(options: BootOptions = {}): Promise<App> {
       ...options,
       drainDelayMs: loaded.drainDelayMs ?? options.drainDelayMs,
     },
+    middlewares,
   );
   app.reportConfigWarnings(loaded.warnings);
   return app;
@@ -214,6 +226,8 @@ export class App {
     private readonly scrubber: SecretScrubber,
     readonly configFile: string,
     options: BootOptions,
+    /** The app's middleware kinds (EntryContext.middlewares). */
+    private readonly middlewares: MiddlewareRegistry = defaultMiddlewareRegistry,
   ) {
     this.info = info;
     this.env = env;
@@ -257,8 +271,13 @@ export class App {
       try {
         entry = loaded.plugin.create(loaded.config, this.contextFor(loaded, logger, events));
       } catch (err) {
+        // The entry's own code (a lib's SvcError) stays in the message: ConfigError has its own.
+        const codes = errorCodes(err);
         throw new ConfigError(configFile, [
-          { path: loaded.configPath, message: this.redact(errorMessage(err)) },
+          {
+            path: loaded.configPath,
+            message: `${this.redact(errorMessage(err))}${codes.length ? ` [${codes.join(', caused by ')}]` : ''}`,
+          },
         ]);
       }
       this.running.push({ loaded, entry, events, logger });
@@ -348,7 +367,10 @@ export class App {
         event.setError(message);
         event.payloads = safePayloads(entry);
         events.write(event.finish('Error'));
-        logger.error(`Bootstrap ${loaded.key} entry failed: ${message}`);
+        const codes = errorCodes(err);
+        logger.error(
+          `Bootstrap ${loaded.key} entry failed: ${message}${codes.length ? ` [${codes.join(', caused by ')}]` : ''}`,
+        );
         this.state = 'failed';
         await this.stopStarted('rollback');
         await this.outputs.flush();
@@ -467,6 +489,7 @@ export class App {
       namedLogger: (name) => this.builtin(LoggerEntry, 'logger', name).logger,
       entry: (name, key) => this.entry(name, key),
       redact: (text) => this.redact(text),
+      middlewares: this.middlewares,
       isReady: () => this.isReady(),
       dependenciesDown: (scope) => this.dependenciesDown(scope),
       output: (p, rotation) => this.outputs.get(p, rotation),
@@ -574,7 +597,7 @@ export async function runApp(
     await setup?.(app);
     await app.bootstrap();
   } catch (err) {
-    process.stderr.write(`${app ? app.redact(errorMessage(err)) : errorMessage(err)}\n`);
+    process.stderr.write(`${app ? app.redact(printableError(err)) : printableError(err)}\n`);
     if (app) await app.shutdown('failed boot');
     process.exit(1);
   }

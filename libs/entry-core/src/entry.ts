@@ -7,6 +7,7 @@ import type { EventFactory } from './event/event-factory.js';
 import type { CertBundle } from './builtin/cert-bundle.js';
 import type { Output } from './event/output.js';
 import type { LogEncoding, LogLevel } from './logger.js';
+import type { MiddlewareRegistry } from './middleware/registry.js';
 
 /** Bootstrap order: lower phases start first and stop last. Inside a phase, boot.yaml order. */
 export const Phase = {
@@ -98,6 +99,11 @@ export interface EntryContext {
   namedLogger(name: string): Logger;
   /** Removes secrets of this app's config from text (e.g. a driver's error). */
   redact(text: string): string;
+  /**
+   * The app's middleware kinds (`buildCallChain` creates the enabled ones); absent, the default
+   * registry's (`defaultMiddlewareRegistry`).
+   */
+  readonly middlewares?: MiddlewareRegistry;
   /** False before bootstrap completes and once shutdown begins. */
   isReady(): boolean;
   /**

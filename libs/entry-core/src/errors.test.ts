@@ -2,13 +2,16 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import {
   boot,
   ConfigError,
   coreErrors,
   EntryLookupError,
+  errorCodes,
   errorFactory,
   errorTable,
+  printableError,
   SvcError,
 } from './index.js';
 import { parseHostPort } from './connector/address.js';
@@ -91,4 +94,46 @@ describe('error catalogue', () => {
       '| `SVC_X` | a \\| b | c |',
     );
   });
+});
+
+describe('printableError', () => {
+  it('puts the codes of the error and its causes on the first line, outermost first', () => {
+    const cause = new SvcError('SVC_SQL_UNREACHABLE', 'cannot reach PostgreSQL at localhost:1');
+    const outer = new SvcError('SVC_BOOTSTRAP_FAILED', `failed: ${cause.message}\nsecond line`, {
+      cause: Object.assign(new Error('wrapped', { cause }), { code: 'ECONNREFUSED' }),
+    });
+    expect(errorCodes(outer)).toEqual(['SVC_BOOTSTRAP_FAILED', 'SVC_SQL_UNREACHABLE']);
+    expect(printableError(outer)).toBe(
+      'failed: cannot reach PostgreSQL at localhost:1 [SVC_BOOTSTRAP_FAILED, caused by SVC_SQL_UNREACHABLE]\nsecond line',
+    );
+    expect(printableError(new ConfigError('boot.yaml', [{ path: 'x', message: 'bad' }]))).toBe(
+      'boot.yaml: 1 problem in the configuration [SVC_CONFIG_INVALID]\n  - x: bad',
+    );
+    // Errors without a stable code print as they are.
+    expect(printableError(new Error('plain'))).toBe('plain');
+  });
+});
+
+it("an entry's create error keeps its code in the config problem it becomes", async () => {
+  const registry = new PluginRegistry().with([
+    {
+      key: 'picky',
+      packageName: 'test',
+      entryType: 'Picky',
+      phase: 100,
+      schema: z.strictObject({ name: z.string() }),
+      create: () => {
+        throw new SvcError('SVC_PICKY_REFUSED', 'refuses every config');
+      },
+    },
+  ]);
+  const err = await boot({ configText: 'picky:\n  - name: p\n', argv: [], env: {}, registry }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ConfigError);
+  expect((err as ConfigError).issues).toEqual([
+    { path: 'picky[p]', message: 'refuses every config [SVC_PICKY_REFUSED]' },
+  ]);
+  expect(printableError(err).split('\n')[0]).toMatch(/\[SVC_CONFIG_INVALID\]$/);
 });

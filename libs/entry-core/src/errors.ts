@@ -277,6 +277,33 @@ export class EntryLookupError extends SvcError {
   }
 }
 
+/** The stable codes (`SVC_*`) of `err` and of its causes, outermost first. */
+export function errorCodes(err: unknown): string[] {
+  const codes: string[] = [];
+  let current: unknown = err;
+  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^SVC_[A-Z0-9_]+$/.test(code) && !codes.includes(code))
+      codes.push(code);
+    current = current.cause;
+  }
+  return codes;
+}
+
+/**
+ * An error as a process prints it: the message, its first line followed by its codes
+ * (`[SVC_BOOTSTRAP_FAILED, caused by SVC_SQL_UNREACHABLE]`), which the READMEs' "Errors" tables
+ * list with what to do. `runApp` prints a failed boot this way.
+ */
+export function printableError(err: unknown): string {
+  const message = errorMessage(err);
+  const [outer, ...causes] = errorCodes(err);
+  if (!outer) return message;
+  const codes = causes.length ? `${outer}, caused by ${causes.join(', caused by ')}` : outer;
+  const [first, ...rest] = message.split('\n');
+  return [`${first} [${codes}]`, ...rest].join('\n');
+}
+
 export function errorMessage(err: unknown): string {
   if (err instanceof AggregateError && err.errors.length > 0) {
     return `${err.message || 'several errors'}: ${err.errors.map(errorMessage).join('; ')}`;

@@ -44,6 +44,8 @@ export {
   errorFactory,
   errorTable,
   errorMessage,
+  errorCodes,
+  printableError,
   formatIssue,
   type ConfigIssue,
   type ErrorArgs,
@@ -152,13 +154,22 @@ export {
   type CallHeaders,
   type CallMiddleware,
   type CallPrincipal,
-  type CallScopeRunner,
+  type AroundStep,
   type CallBodySource,
+  PRINCIPAL,
   setHttpHeader,
 } from './middleware/call.js';
+export { createContextKey, type ContextKey } from './call/context-key.js';
+export { startCall, endCall } from './call/driver.js';
+export type { CallAdapter } from './call/adapter.js';
 export { CallAnswer } from './middleware/answer.js';
 export { CorsMiddleware, corsDefinition } from './middleware/cors/index.js';
-export { CsrfMiddleware, csrfDefinition, csrfTokenOf } from './middleware/csrf/index.js';
+export {
+  CsrfMiddleware,
+  csrfDefinition,
+  csrfTokenOf,
+  CSRF_TOKEN,
+} from './middleware/csrf/index.js';
 export { SecureMiddleware, secureDefinition } from './middleware/secure/index.js';
 export { LoggingMiddleware } from './middleware/logging.js';
 export { MetaMiddleware, META_HEADERS } from './middleware/meta.js';
@@ -178,10 +189,12 @@ export {
 } from './middleware/rejection.js';
 export { GRPC_CODE_NAMES, grpcCodeOfName, httpStatusOfGrpcCode } from './middleware/grpc-codes.js';
 export {
+  defaultMiddlewareRegistry,
   middlewareDefinitions,
   registerMiddleware,
   registeredMiddlewares,
 } from './middleware/definitions.js';
+export { MiddlewareRegistry, withMiddlewareRegistry } from './middleware/registry.js';
 export {
   errorModelSchema,
   errorBody,
@@ -281,6 +294,12 @@ export {
   startPromPusher,
   type ServerRoutesConfig,
 } from './server-routes.js';
+export {
+  bootYamlJsonSchema,
+  INTERPOLATION_PATTERN,
+  type BootSchemaOptions,
+  type JsonSchema,
+} from './boot-schema.js';
 export {
   applyPortingRules,
   leadingSlash,

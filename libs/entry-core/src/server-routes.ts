@@ -14,9 +14,15 @@ import { staticSchema, type StaticConfig } from './static/schema.js';
 
 /** `commonService`, `pprof` and `static`: spread into a server entry's schema. */
 export const serverRoutesShape = {
-  commonService: commonServiceSchema,
-  pprof: pprofSchema,
-  static: staticSchema,
+  commonService: commonServiceSchema.describe(
+    'The common service: GET <pathPrefix>/ready, /alive, /info and /gc (enabled, pathPrefix: /svc/v1)',
+  ),
+  pprof: pprofSchema.describe(
+    "Node's CPU and heap profiles under pprof.path (enabled, path: /pprof/)",
+  ),
+  static: staticSchema.describe(
+    'Static files from a folder or an embedded bundle (enabled, path, sourceType, sourcePath)',
+  ),
 };
 
 export interface ServerRoutesConfig {

@@ -87,6 +87,8 @@ describe('graceful shutdown of a process', () => {
     const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
     expect(code).toBe(1);
     expect(err).toContain('unknown top-level key "grpcc"; did you mean "grpc"?');
+    // The code the README's "Errors" table lists, on the message's first line.
+    expect(err.split('\n')[0]).toMatch(/ in the configuration \[SVC_CONFIG_INVALID\]$/);
   });
 
   it('writes the last log lines before exiting when stdout is a file', async () => {

@@ -69,6 +69,7 @@ import {
   loadDescriptorSets,
   loadProtoRoot,
   openApiDocumentsOf,
+  type GuardsConfig,
   readDescriptorSetFiles,
   rootOfFiles,
 } from '@svcboot/openapi';
@@ -314,6 +315,7 @@ export class GrpcEntry implements Entry {
           description: this.ctx.app.description,
         },
         c.sw,
+        c.middleware as GuardsConfig,
       );
       this.openApi = JSON.stringify(docs.v2, null, 2);
       this.openApiV3 = docs.v3 ? JSON.stringify(docs.v3, null, 2) : '';
@@ -377,7 +379,9 @@ export class GrpcEntry implements Entry {
       c.connectionIdleTimeoutMs > 0
         ? new IdleHttp2Connections(server, c.connectionIdleTimeoutMs)
         : undefined;
-    const timers = [idleConnections, requestTimeout].filter((t) => t !== undefined);
+    const timers: { stop(): void }[] = [];
+    if (idleConnections) timers.push(idleConnections);
+    if (requestTimeout) timers.push(requestTimeout);
     const maxConnections = effectiveMaxConnections(c.maxConnections);
     const refusals = new RefusedConnections(this.registry, c.name, maxConnections, (m) =>
       this.ctx.logger.warn(m),

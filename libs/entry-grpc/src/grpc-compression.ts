@@ -10,11 +10,19 @@ import { z } from 'zod';
  */
 export const grpcCompressionSchema = z
   .strictObject({
-    /** `gzip` compresses response messages from `minBytes` up for clients that accept it. */
-    send: z.enum(['identity', 'gzip']).default('identity'),
-    minBytes: z.number().int().nonnegative().default(1024),
-    /** zlib level 1–9. */
-    level: z.number().int().min(1).max(9).default(6),
+    send: z
+      .enum(['identity', 'gzip'])
+      .default('identity')
+      .describe(
+        '`gzip` compresses response messages from `minBytes` up for clients that accept it.',
+      ),
+    minBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(1024)
+      .describe('Messages smaller than this go uncompressed'),
+    level: z.number().int().min(1).max(9).default(6).describe('zlib level 1–9.'),
   })
   .prefault({});
 export type GrpcCompressionConfig = z.output<typeof grpcCompressionSchema>;

@@ -7,9 +7,11 @@ import {
 } from '@grpc/grpc-js';
 import {
   CallContext,
-  CallRejection,
   DEADLINE_MESSAGE,
-  armDeadline,
+  endCall,
+  startCall,
+  type CallAdapter,
+  type CallRejection,
   type CallChain,
   type CallHeaders,
   type CallInfo,
@@ -225,7 +227,11 @@ export function watchSentStatus(
 const HALF_CLOSE = Symbol('half-close');
 
 class MiddlewareCall
-  implements ServerInterceptingCallInterface, InterceptingServerListener, SentStatusWatcher
+  implements
+    ServerInterceptingCallInterface,
+    InterceptingServerListener,
+    SentStatusWatcher,
+    CallAdapter
 {
   private listener: InterceptingServerListener | undefined;
   private ctx: CallContext | undefined;
@@ -237,8 +243,8 @@ class MiddlewareCall
   private done = false;
   /** The deadline passed and the call was answered DeadlineExceeded: what the handler sends later is dropped. */
   private expired = false;
-  /** The timer of a deadline sooner than the client's (grpc-js answers the client's own). */
-  private deadlineTimer: NodeJS.Timeout | undefined;
+  /** The request metadata, handed up once the chain let the call through. */
+  private md: Metadata | undefined;
   /** Whether the status grpc-js sends is seen where it is sent (see watchSentStatus). */
   private readonly watched: boolean;
 
@@ -280,54 +286,36 @@ class MiddlewareCall
     const ctx = new CallContext(info, headers);
     this.headers = headers;
     this.ctx = ctx;
+    this.md = md;
     const clientDeadline = this.next.getDeadline();
     ctx.deadline = typeof clientDeadline === 'number' ? clientDeadline : clientDeadline.getTime();
     attachContext(md, ctx);
-    let pending: void | Promise<void>;
-    try {
-      pending = this.chain.before(ctx);
-    } catch (err) {
-      this.refuse(err);
-      return;
-    }
-    if (pending === undefined) {
-      this.startDeadline(ctx);
-      this.up(this.listener!.onReceiveMetadata, md);
-      return;
-    }
-    // A middleware is still deciding (a JWKS fetch, a shared rate limit): what arrives meanwhile
-    // waits, in order, and goes up once it has said yes.
-    this.held = [];
-    pending.then(
-      () => this.release(md),
-      (err: unknown) => {
-        this.held = undefined;
-        if (this.cancelled || ctx.ended) return;
-        this.refuse(err);
-      },
-    );
+    startCall(this.chain, ctx, this);
   }
 
-  /** A `before` refused the call, or failed: then INTERNAL, the error kept for the record. */
-  private refuse(err: unknown): void {
-    if (err instanceof CallRejection) {
-      this.reject(err);
-      return;
-    }
-    this.rejected = true;
-    if (this.ctx) this.ctx.error = err;
-    this.sendStatus({ code: 13, details: 'internal error', metadata: new Metadata() });
+  /**
+   * A middleware is still deciding (a JWKS fetch, a shared rate limit): what arrives meanwhile
+   * waits, in order, and goes up once it has said yes (proceed).
+   */
+  waiting(): void {
+    this.held = [];
+  }
+
+  /** grpc-js answers the client's own deadline itself: the driver arms only a sooner one. */
+  get enforcedDeadline(): number {
+    const client = this.next.getDeadline();
+    return typeof client === 'number' ? client : client.getTime();
   }
 
   /** Messages and the half-close that arrived while an asynchronous `before` ran. */
   private held: Array<unknown | typeof HALF_CLOSE> | undefined;
 
-  private release(md: Metadata): void {
-    const held = this.held!;
+  /** The chain let the call through: the metadata goes up, then what was held meanwhile. */
+  proceed(): void {
+    const held = this.held;
     this.held = undefined;
-    if (this.cancelled || this.ctx?.ended) return;
-    this.startDeadline(this.ctx!);
-    this.up(this.listener!.onReceiveMetadata, md);
+    this.up(this.listener!.onReceiveMetadata, this.md!);
+    if (held === undefined) return;
     for (const item of held) {
       if (this.cancelled) return;
       if (item === HALF_CLOSE) this.up(this.listener!.onReceiveHalfClose, undefined);
@@ -356,12 +344,14 @@ class MiddlewareCall
   }
 
   /**
-   * A middleware refused the call: it ends with the rejection's code, message and headers (as
-   * trailers, with the meta headers) and the layers above never hear of it. A header gRPC
-   * metadata cannot carry is left out.
+   * A middleware refused the call (or failed: Internal, `internal error`; a CallAnswer, which a
+   * gRPC call cannot carry, is Internal too): it ends with the rejection's code, message and
+   * headers (as trailers, with the meta headers) and the layers above never hear of it. A header
+   * gRPC metadata cannot carry is left out.
    */
-  private reject(err: CallRejection): void {
+  refuse(_call: CallContext, err: CallRejection): void {
     this.rejected = true;
+    this.held = undefined;
     if (this.ctx && this.ctx.error === undefined) this.ctx.error = err;
     const md = new Metadata();
     for (const name of Object.keys(err.headers)) {
@@ -374,19 +364,8 @@ class MiddlewareCall
     this.sendStatus({ code: codeOfRejection(err.status), details: err.message, metadata: md });
   }
 
-  /**
-   * A deadline sooner than the client's (the timeout middleware's) gets a timer here; grpc-js
-   * answers the client's own deadline itself (ARCHITECTURE.md §5.3).
-   */
-  private startDeadline(ctx: CallContext): void {
-    const client = this.next.getDeadline();
-    if (ctx.deadline < (typeof client === 'number' ? client : client.getTime()))
-      this.deadlineTimer = armDeadline(ctx, () => this.expire());
-  }
-
   /** The deadline passed: DeadlineExceeded now, and nothing the handler sends after it. */
-  private expire(): void {
-    this.deadlineTimer = undefined;
+  expire(): void {
     if (this.done || this.cancelled) return;
     this.expired = true;
     this.endWith({ code: 4, details: DEADLINE_MESSAGE, metadata: new Metadata() });
@@ -466,16 +445,14 @@ class MiddlewareCall
     const ctx = this.ctx;
     if (this.done || !ctx) return;
     this.done = true;
-    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
     if (code === 'DeadlineExceeded') {
       // grpc-js's own timer (the client's deadline) or ours: later sends are dropped either way.
       this.expired = true;
       ctx.abort('deadline');
     }
-    ctx.resCode = code;
     // A recovered exception is the call's error already (withRecovery): the record keeps it.
     if (code !== 'OK' && details && ctx.error === undefined) ctx.error = details;
-    this.chain.after(ctx);
+    endCall(ctx, code);
   }
 }
 

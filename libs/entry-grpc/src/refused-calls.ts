@@ -1,6 +1,14 @@
 import type http2 from 'node:http2';
 import type { Server } from '@grpc/grpc-js';
-import { CallContext, type CallChain, type CallHeaders, type CallInfo } from '@svcboot/entry-core';
+import {
+  CallContext,
+  endCall,
+  startCall,
+  type CallAdapter,
+  type CallChain,
+  type CallHeaders,
+  type CallInfo,
+} from '@svcboot/entry-core';
 import { codeName } from './codes.js';
 import { plainPeer } from './call-info.js';
 import { wasIntercepted } from './interceptor.js';
@@ -24,14 +32,30 @@ function unknownMethodInfo(path: string, remoteAddr: string, userAgent: string):
   };
 }
 
-/** Request headers of a call that never became one; nothing can be sent back any more. */
-class RefusedHeaders implements CallHeaders {
-  constructor(private readonly headers: http2.IncomingHttpHeaders) {}
+/**
+ * A call grpc-js already answered, as the call driver runs it: its request headers, nothing to
+ * send back (a guard may refuse it too; the status grpc-js sent stands), ended with that status.
+ */
+class RefusedCall implements CallHeaders, CallAdapter {
+  constructor(
+    private readonly headers: http2.IncomingHttpHeaders,
+    private readonly stream: http2.ServerHttp2Stream,
+    private readonly status: string | number | string[],
+  ) {}
   get(name: string): string | undefined {
     const v = this.headers[name.toLowerCase()];
     return Array.isArray(v) ? v[0] : v;
   }
   set(): void {}
+  proceed(call: CallContext): void {
+    const message = this.stream.sentHeaders['grpc-message'];
+    // A guard's refusal is not what the client got: the record keeps grpc-js's message.
+    call.error = message === undefined ? undefined : safeDecode(String(message));
+    endCall(call, codeName(Number(this.status)));
+  }
+  refuse(call: CallContext): void {
+    this.proceed(call);
+  }
 }
 
 /** grpc-js's private map of the HTTP/2 servers it made, one per connection injector. */
@@ -61,25 +85,12 @@ export function recordRefusedCalls(server: Server, chain: CallChain): number {
           ? ''
           : plainPeer(`${socket.remoteAddress}:${socket.remotePort ?? ''}`);
       const ua = headers['user-agent'] ?? '';
-      const ctx = new CallContext(
-        unknownMethodInfo(String(headers[':path'] ?? ''), remote, ua),
-        new RefusedHeaders(headers),
+      const refused = new RefusedCall(headers, stream, status);
+      startCall(
+        chain,
+        new CallContext(unknownMethodInfo(String(headers[':path'] ?? ''), remote, ua), refused),
+        refused,
       );
-      const finish = (): void => {
-        ctx.resCode = codeName(Number(status));
-        const message = stream.sentHeaders['grpc-message'];
-        if (message !== undefined) ctx.error = safeDecode(String(message));
-        chain.after(ctx);
-      };
-      // A guard may refuse this call too (it has no credentials): the status grpc-js sent stands.
-      let pending: void | Promise<void>;
-      try {
-        pending = chain.before(ctx);
-      } catch {
-        pending = undefined;
-      }
-      if (pending) pending.then(finish, finish);
-      else finish();
     });
   }
   return servers.size;

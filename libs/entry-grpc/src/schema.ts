@@ -52,14 +52,29 @@ const MiB = 1024 * 1024;
 export const grpcSchema = z.strictObject({
   ...entryBaseShape,
   ...observabilityShape,
-  port: portSchema.default(8080),
-  enableReflection: z.boolean().default(false),
-  /**
-   * Request validation of typed services from the protos' `buf.validate` rules (protovalidate):
-   * INVALID_ARGUMENT with a google.rpc.BadRequest (gateway: 400), before the handler.
-   */
-  validate: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
-  enableSvcGwOption: z.boolean().default(false),
+  port: portSchema
+    .default(8080)
+    .describe(
+      'The one TCP port for gRPC, the REST gateway, the UIs, /metrics and health; 0: the OS chooses',
+    ),
+  enableReflection: z
+    .boolean()
+    .default(false)
+    .describe(
+      'gRPC server reflection (v1 and v1alpha) for the added services and health, for grpcurl',
+    ),
+  validate: z
+    .strictObject({ enabled: z.boolean().default(false) })
+    .prefault({})
+    .describe(
+      "Request validation of typed services from the protos' buf.validate rules (protovalidate): INVALID_ARGUMENT with a google.rpc.BadRequest (gateway: 400), before the handler",
+    ),
+  enableSvcGwOption: z
+    .boolean()
+    .default(false)
+    .describe(
+      'svc-style gateway: unpopulated fields emitted, every header forwarded into metadata, response metadata copied back as headers',
+    ),
   sw: z
     .strictObject({
       enabled: z.boolean().default(false),
@@ -67,20 +82,32 @@ export const grpcSchema = z.strictObject({
       headers: uiHeaders,
       ...openApiOptionsShape,
     })
-    .prefault({}),
-  docs: docsSchema,
-  prom: promSchema,
+    .prefault({})
+    .describe(
+      'Swagger UI on the generated OpenAPI documents (<path>swagger.json, <path>openapi.json), its files\' response headers ("name:value") and protoc-gen-openapiv2\'s generator flags',
+    ),
+  docs: docsSchema.describe(
+    'RapiDoc on the generated OpenAPI document (enabled, path: /docs/, headers, style.theme)',
+  ),
+  prom: promSchema.describe(
+    'The Prometheus scrape endpoint (enabled, path: /metrics) and the Pushgateway pusher',
+  ),
   ...serverRoutesShape,
-  middleware: middlewareSchema,
-  /**
-   * The JSON error body of the gateway's errors: `grpcGateway` (google.rpc.Status as grpc-gateway
-   * writes it, `{code, message, details}`), `google` (Google's JSON API error) or `amazon`.
-   */
-  errorModel: z.enum(['grpcGateway', 'google', 'amazon']).default('grpcGateway'),
-  /** gzip/brotli for gateway (and UI) responses by Accept-Encoding; `grpc` for gRPC messages. */
-  compression: compressionSchema,
-  /** gzip for response messages to gRPC clients that accept it (see grpc-compression.ts). */
-  grpcCompression: grpcCompressionSchema,
+  middleware: middlewareSchema.describe(
+    "The call middlewares of gRPC and gateway calls: logging, prom, meta and entry-core's (auth, jwt, cors, csrf, secure, rateLimit, timeout, trace)",
+  ),
+  errorModel: z
+    .enum(['grpcGateway', 'google', 'amazon'])
+    .default('grpcGateway')
+    .describe(
+      "The JSON error body of the gateway's errors: `grpcGateway` (google.rpc.Status as grpc-gateway writes it, `{code, message, details}`), `google` (Google's JSON API error) or `amazon`.",
+    ),
+  compression: compressionSchema.describe(
+    'gzip/brotli for gateway (and UI) responses by Accept-Encoding (grpcCompression is for gRPC messages)',
+  ),
+  grpcCompression: grpcCompressionSchema.describe(
+    'gzip for response messages to gRPC clients that accept it (grpc-accept-encoding)',
+  ),
   gwOption: z
     .strictObject({
       marshal: z
@@ -98,6 +125,9 @@ export const grpcSchema = z.strictObject({
           allowPartial: z.boolean().default(false),
         })
         .prefault({})
+        .describe(
+          'How gateway responses are written as JSON (useProtoNames, emitUnpopulated, useEnumNumbers, indent, multiline)',
+        )
         .transform((m) => (m.multiline && m.indent === '' ? { ...m, indent: '  ' } : m)),
       unmarshal: z
         .strictObject({
@@ -105,80 +135,178 @@ export const grpcSchema = z.strictObject({
           /** protojson AllowPartial on requests; as `marshal.allowPartial`, always so in svcboot. */
           allowPartial: z.boolean().default(false),
         })
-        .prefault({}),
+        .prefault({})
+        .describe(
+          'How gateway request bodies are read (discardUnknown: ignore unknown fields; allowPartial)',
+        ),
       routing: z
         .strictObject({
-          /** A path bound only for other HTTP methods: 405 with `Allow` instead of grpc-gateway's 501 (code 12). */
-          methodNotAllowed405: z.boolean().default(false),
-          /** grpc-gateway WithDisablePathLengthFallback: a form POST no longer falls back to the path's GET binding. */
-          disablePathLengthFallback: z.boolean().default(false),
-          /** grpc-gateway WithDisableHTTPMethodOverride: `X-HTTP-Method-Override` on a form POST is ignored. */
-          disableHttpMethodOverride: z.boolean().default(false),
+          methodNotAllowed405: z
+            .boolean()
+            .default(false)
+            .describe(
+              "A path bound only for other HTTP methods: 405 with `Allow` instead of grpc-gateway's 501 (code 12).",
+            ),
+          disablePathLengthFallback: z
+            .boolean()
+            .default(false)
+            .describe(
+              "grpc-gateway WithDisablePathLengthFallback: a form POST no longer falls back to the path's GET binding.",
+            ),
+          disableHttpMethodOverride: z
+            .boolean()
+            .default(false)
+            .describe(
+              'grpc-gateway WithDisableHTTPMethodOverride: `X-HTTP-Method-Override` on a form POST is ignored.',
+            ),
         })
-        .prefault({}),
-      /** protoc-gen-grpc-gateway allow_patch_feature: a PATCH whose body is a field fills the request's FieldMask from the body's keys. */
-      allowPatchFeature: z.boolean().default(true),
-      /** How deeply request JSON may nest objects and arrays (400 beyond), checked before it is parsed. */
-      maxJsonDepth: z.number().int().min(1).default(100),
-      /** The most query parameters and form fields a gateway request may have (400 beyond). */
-      maxQueryParams: z.number().int().min(1).default(1000),
+        .prefault({})
+        .describe(
+          'Gateway routing: methodNotAllowed405, disablePathLengthFallback, disableHttpMethodOverride',
+        ),
+      allowPatchFeature: z
+        .boolean()
+        .default(true)
+        .describe(
+          "protoc-gen-grpc-gateway allow_patch_feature: a PATCH whose body is a field fills the request's FieldMask from the body's keys.",
+        ),
+      maxJsonDepth: z
+        .number()
+        .int()
+        .min(1)
+        .default(100)
+        .describe(
+          'How deeply request JSON may nest objects and arrays (400 beyond), checked before it is parsed.',
+        ),
+      maxQueryParams: z
+        .number()
+        .int()
+        .min(1)
+        .default(1000)
+        .describe(
+          'The most query parameters and form fields a gateway request may have (400 beyond).',
+        ),
     })
-    .prefault({}),
+    .prefault({})
+    .describe(
+      "The REST gateway's JSON marshalling, routing and request limits (grpc-gateway's options)",
+    ),
   protos: protosSchema,
-  gwMappingFiles: z.array(z.string().min(1)).default([]),
-  generateUnboundMethods: z.boolean().default(false),
-  /** gRPC-Web (binary and text) over HTTP/1.1 on the entry's port, answered by the same handlers. */
-  grpcWeb: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
+  gwMappingFiles: z
+    .array(z.string().min(1))
+    .default([])
+    .describe(
+      "google.api.Service YAML files with HTTP rules (http.rules) for the gateway, besides the protos' google.api.http options",
+    ),
+  generateUnboundMethods: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Serve every unary and server-streaming RPC without an HTTP rule at POST /<pkg>.<Service>/<Method> (body *)',
+    ),
+  grpcWeb: z
+    .strictObject({ enabled: z.boolean().default(false) })
+    .prefault({})
+    .describe(
+      "gRPC-Web (binary and text) over HTTP/1.1 on the entry's port, answered by the same handlers.",
+    ),
   tls: z
     .strictObject({
-      certFile: z.string().default(''),
-      keyFile: z.string().default(''),
-      certEntry: z.string().default(''),
+      certFile: z.string().default('').describe('PEM certificate file: the port speaks TLS'),
+      keyFile: z.string().default('').describe('PEM private key file of certFile'),
+      certEntry: z.string().default('').describe("Or a cert: entry's certPemPath and keyPemPath"),
     })
-    .prefault({}),
+    .prefault({})
+    .describe(
+      "TLS on the port: certFile and keyFile (PEM), or a cert: entry's (certEntry); ALPN h2 goes to gRPC, http/1.1 to the gateway",
+    ),
   maxRecvMsgSizeBytes: z
     .number()
     .int()
     .positive()
-    .default(4 * MiB),
-  maxSendMsgSizeBytes: z.number().int().positive().default(2_147_483_647),
-  /** rk-boot's: no limit on received messages (maxRecvMsgSizeBytes becomes 2 GiB - 1, grpc-js's most). */
-  noRecvMsgSizeLimit: z.boolean().default(false),
-  shutdownTimeoutMs: msSchema.default(10_000),
-  handshakeTimeoutMs: z.number().int().positive().default(10_000),
-  /** HTTP/1.1 (gateway, UIs, metrics): time a client may take to send its request headers. */
-  headersTimeoutMs: z.number().int().positive().default(10_000),
-  /** HTTP/1.1: time a client may take to send the whole request. */
-  requestTimeoutMs: msSchema.default(30_000),
-  /**
-   * An HTTP/2 connection whose streams have all ended this long ago gets GOAWAY and is closed
-   * (0: never). Default 5 minutes. Our own sweep (connection-limits.ts), not grpc-js's
-   * `grpc.max_connection_idle_ms`, which costs a timer refresh and a trace string per call.
-   */
-  connectionIdleTimeoutMs: msSchema.default(300_000),
-  /**
-   * A unary or server-streaming gRPC call whose request message is not complete this long after
-   * the call started ends with DEADLINE_EXCEEDED (0: never). Default 30 s.
-   */
-  requestMessageTimeoutMs: msSchema.default(30_000),
-  /**
-   * The most connections (gRPC and HTTP/1.1 together) open at once; 0: 80 % of the process's
-   * open-file limit, at most 10,000. Past it, new connections are closed (a few more are kept
-   * for /livez and /readyz).
-   */
-  maxConnections: z.number().int().nonnegative().default(0),
-  /** An HTTP/2 connection that has opened no stream this long after it started is closed (0: never). */
-  http2FirstStreamTimeoutMs: msSchema.default(30_000),
-  /**
-   * grpc-js `grpc.keepalive_time_ms`: the server pings each HTTP/2 connection this often and
-   * closes it when the PING is not acknowledged within keepaliveTimeoutMs (a peer gone without a
-   * FIN). gRPC's usual server default, 2 h; grpc-js's own default is never.
-   */
-  keepaliveTimeMs: z.number().int().positive().default(7_200_000),
-  /** grpc-js `grpc.keepalive_timeout_ms`: how long a keepalive PING may go unacknowledged. */
-  keepaliveTimeoutMs: z.number().int().positive().default(20_000),
-  /** grpc-js channelz bookkeeping (per-call counters and traces for the channelz admin service). */
-  enableChannelz: z.boolean().default(false),
+    .default(4 * MiB)
+    .describe('The largest request message accepted (grpc.max_receive_message_length)'),
+  maxSendMsgSizeBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(2_147_483_647)
+    .describe('The largest response message sent (grpc.max_send_message_length)'),
+  noRecvMsgSizeLimit: z
+    .boolean()
+    .default(false)
+    .describe(
+      "rk-boot's: no limit on received messages (maxRecvMsgSizeBytes becomes 2 GiB - 1, grpc-js's most)",
+    ),
+  shutdownTimeoutMs: msSchema
+    .default(10_000)
+    .describe('Time in-flight calls get to finish at shutdown before connections are cut'),
+  handshakeTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(10_000)
+    .describe(
+      'How long a new connection may take to say whether it is HTTP/2 or HTTP/1.x (with TLS: to finish the handshake)',
+    ),
+  headersTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(10_000)
+    .describe(
+      'HTTP/1.1 (gateway, UIs, metrics): time a client may take to send its request headers.',
+    ),
+  requestTimeoutMs: msSchema
+    .default(30_000)
+    .describe('HTTP/1.1: time a client may take to send the whole request.'),
+  // Our own sweep (connection-limits.ts), not grpc-js's `grpc.max_connection_idle_ms`, which
+  // costs a timer refresh and a trace string per call.
+  connectionIdleTimeoutMs: msSchema
+    .default(300_000)
+    .describe(
+      'An HTTP/2 connection whose streams have all ended this long ago gets GOAWAY and is closed (0: never). Default 5 minutes',
+    ),
+  requestMessageTimeoutMs: msSchema
+    .default(30_000)
+    .describe(
+      'A unary or server-streaming gRPC call whose request message is not complete this long after the call started ends with DEADLINE_EXCEEDED (0: never). Default 30 s.',
+    ),
+  maxConnections: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(0)
+    .describe(
+      "The most connections (gRPC and HTTP/1.1 together) open at once; 0: 80 % of the process's open-file limit, at most 10,000. Past it, new connections are closed (a few more are kept for /livez and /readyz).",
+    ),
+  http2FirstStreamTimeoutMs: msSchema
+    .default(30_000)
+    .describe(
+      'An HTTP/2 connection that has opened no stream this long after it started is closed (0: never).',
+    ),
+  keepaliveTimeMs: z
+    .number()
+    .int()
+    .positive()
+    .default(7_200_000)
+    .describe(
+      "grpc-js `grpc.keepalive_time_ms`: the server pings each HTTP/2 connection this often and closes it when the PING is not acknowledged within keepaliveTimeoutMs (a peer gone without a FIN). gRPC's usual server default, 2 h; grpc-js's own default is never.",
+    ),
+  keepaliveTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(20_000)
+    .describe(
+      'grpc-js `grpc.keepalive_timeout_ms`: how long a keepalive PING may go unacknowledged.',
+    ),
+  enableChannelz: z
+    .boolean()
+    .default(false)
+    .describe(
+      'grpc-js channelz bookkeeping (per-call counters and traces for the channelz admin service).',
+    ),
 });
 
 export type GrpcEntryConfig = z.output<typeof grpcSchema>;

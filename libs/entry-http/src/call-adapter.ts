@@ -2,10 +2,14 @@ import type { Context, Next } from 'koa';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import {
-  CallAnswer,
   CallContext,
-  CallRejection,
+  DEADLINE_MESSAGE,
   acceptableRequestId,
+  endCall,
+  startCall,
+  type CallAdapter,
+  type CallAnswer,
+  type CallRejection,
   errorBody,
   googleStatusName,
   grpcStatusOfHttp,
@@ -17,7 +21,6 @@ import {
   type CallInfo,
 } from '@svcboot/entry-core';
 import { BodyTooLarge, readRequestBody, respondTooLarge } from './body.js';
-import { runWithDeadline } from './deadline.js';
 
 declare module 'koa' {
   interface DefaultState {
@@ -28,12 +31,24 @@ declare module 'koa' {
   }
 }
 
-/** A call's headers on Koa, and its body for middlewares that read it (`call.body()`). */
-class KoaHeaders implements CallHeaders, CallBodySource {
+/**
+ * One request's call on Koa: its headers, its body for middlewares that read it (`call.body()`),
+ * and its adapter for entry-core's call driver (how a refusal, an early answer and the deadline
+ * look on an httpserver entry).
+ */
+class KoaCall implements CallHeaders, CallBodySource, CallAdapter {
+  /** The handlers' run, once the chain let the call through. */
+  handled: Promise<void> | undefined;
+  /** Settles `handled` at the deadline (see expire). */
+  private release: (() => void) | undefined;
+
   constructor(
     private readonly ctx: Context,
+    private readonly next: Next,
+    private readonly model: ErrorModel,
     private readonly bodyLimit: number,
   ) {}
+
   get(name: string): string | undefined {
     const v = this.ctx.get(name);
     return v === '' ? undefined : v;
@@ -47,14 +62,86 @@ class KoaHeaders implements CallHeaders, CallBodySource {
   readBody(): Promise<Buffer> {
     return readRequestBody(this.ctx, this.bodyLimit);
   }
+
+  /**
+   * The handlers run in the call's scope (the trace middleware's active span); with a deadline
+   * (the timeout middleware's) the call is answered 504 at it (expire), and nothing they set
+   * afterwards counts.
+   */
+  proceed(call: CallContext): void {
+    const run = call.runInScope(this.next, undefined, undefined);
+    if (call.deadline === Infinity) {
+      this.handled = run;
+      return;
+    }
+    this.handled = new Promise<void>((resolve, reject) => {
+      this.release = resolve;
+      run.then(
+        () => {
+          if (!call.expired) resolve();
+        },
+        (err: unknown) => {
+          if (!call.expired) reject(err);
+        },
+      );
+    });
+  }
+
+  /** At the deadline: 504 (the entry's error model, `deadline exceeded`), and koa writes only it. */
+  expire(call: CallContext): void {
+    const ctx = this.ctx;
+    ctx.state.error = DEADLINE_MESSAGE;
+    ctx.status = 504;
+    ctx.body = errorBody(this.model, {
+      httpStatus: 504,
+      grpcStatus: 'DEADLINE_EXCEEDED',
+      message: DEADLINE_MESSAGE,
+      requestId: call.requestId,
+    });
+    freeze(ctx);
+    this.release?.();
+  }
+
+  answer(_call: CallContext, answer: CallAnswer): void {
+    const ctx = this.ctx;
+    ctx.status = answer.httpStatus;
+    ctx.set(answer.headers);
+    ctx.body = null;
+  }
+
+  /** A body a middleware read was over the entry's limit: its 413. */
+  failed(_call: CallContext, err: unknown): boolean {
+    if (!(err instanceof BodyTooLarge)) return false;
+    respondTooLarge(this.ctx, err);
+    return true;
+  }
+
+  refuse(call: CallContext, rejection: CallRejection): void {
+    const ctx = this.ctx;
+    if (call.error !== undefined && call.error !== rejection) {
+      // A middleware failed (not a refusal): Internal, the error logged and kept for the record.
+      ctx.state.error = call.error;
+      ctx.app.emit('error', call.error, ctx);
+    } else ctx.state.error = rejection;
+    const httpStatus = rejectionStatus(rejection.status);
+    ctx.status = httpStatus;
+    ctx.set(rejection.headers);
+    ctx.body = errorBody(this.model, {
+      httpStatus,
+      grpcStatus: googleStatusName(rejection.status),
+      message: rejection.message,
+      requestId: call.requestId,
+    });
+  }
 }
 
 /**
- * Runs entry-core's middleware chain around each request; records the route template and status.
- * A middleware that refuses the call (throws a CallRejection in `before`) gets its HTTP status,
- * its headers and `{"error": message}`; the handlers do not run, the `after`s do. One that answers
- * early (a CallAnswer: a CORS preflight) gets its HTTP status and headers, no body. A middleware
- * may read the body (`call.body()`, up to `bodyLimit` bytes); the handler then gets the same bytes.
+ * Runs each request as one call of entry-core's call driver (the middleware chain around the
+ * handlers); records the route template and status. A middleware that refuses the call (throws a
+ * CallRejection in `before`) gets its HTTP status, its headers and `{"error": message}`; the
+ * handlers do not run, the `after`s do. One that answers early (a CallAnswer: a CORS preflight)
+ * gets its HTTP status and headers, no body. A middleware may read the body (`call.body()`, up to
+ * `bodyLimit` bytes); the handler then gets the same bytes.
  */
 export function callMiddleware(
   chain: CallChain,
@@ -76,19 +163,14 @@ export function callMiddleware(
       userAgent: ctx.get('user-agent'),
     };
     if (builtin?.(ctx.method, ctx.path)) info.builtin = true;
-    const headers = new KoaHeaders(ctx, bodyLimit);
-    const call = new CallContext(info, headers);
-    call.bodySource = headers;
+    const kc = new KoaCall(ctx, next, model, bodyLimit);
+    const call = new CallContext(info, kc);
+    call.bodySource = kc;
     ctx.state.call = call;
     try {
-      let refusedCall = refused(chain, call, ctx, model);
-      if (refusedCall !== true && refusedCall !== false) refusedCall = await refusedCall;
-      // The handler runs in the call's scope (the trace middleware's active span); with a deadline
-      // (the timeout middleware's) it is answered 504 at it, and nothing it sets afterwards counts.
-      if (!refusedCall)
-        await (call.deadline === Infinity
-          ? call.runInScope(next, undefined, undefined)
-          : runWithDeadline(call, ctx, next, model));
+      const pending = startCall(chain, call, kc);
+      if (pending !== undefined) await pending;
+      if (kc.handled !== undefined) await kc.handled;
     } finally {
       call.error = ctx.state.error;
       // The route template is known only once the router has matched.
@@ -96,70 +178,21 @@ export function callMiddleware(
       info.restPath = typeof route === 'string' ? route : '';
       info.operation = `${ctx.method} ${info.restPath || ctx.path}`;
       if (call.record) call.record.operation = info.operation;
-      call.resCode = String(ctx.status);
-      chain.after(call);
+      endCall(call, String(ctx.status));
     }
   };
 }
 
-/**
- * Runs the chain's `before`s; on a CallRejection answers it and returns true. A promise when a
- * `before` is asynchronous.
- */
-function refused(
-  chain: CallChain,
-  call: CallContext,
-  ctx: Context,
-  model: ErrorModel,
-): boolean | Promise<boolean> {
-  let pending: void | Promise<void>;
-  try {
-    pending = chain.before(call);
-  } catch (err) {
-    return refuse(err, ctx, call, model);
-  }
-  if (pending === undefined) return false;
-  return pending.then(
-    () => false,
-    (err: unknown) => refuse(err, ctx, call, model),
-  );
-}
-
-function refuse(err: unknown, ctx: Context, call: CallContext, model: ErrorModel): true {
-  if (err instanceof CallAnswer) {
-    ctx.status = err.httpStatus;
-    ctx.set(err.headers);
-    ctx.body = null;
-    return true;
-  }
-  if (err instanceof BodyTooLarge) {
-    respondTooLarge(ctx, err);
-    return true;
-  }
-  if (!(err instanceof CallRejection)) {
-    // A middleware failed (not a refusal): Internal, the error logged and kept for the record.
-    ctx.state.error = err;
-    ctx.status = 500;
-    ctx.body = errorBody(model, {
-      httpStatus: 500,
-      grpcStatus: 'INTERNAL',
-      message: 'internal error',
-      requestId: call.requestId,
-    });
-    ctx.app.emit('error', err, ctx);
-    return true;
-  }
-  ctx.state.error = err;
-  const httpStatus = rejectionStatus(err.status);
-  ctx.status = httpStatus;
-  ctx.set(err.headers);
-  ctx.body = errorBody(model, {
-    httpStatus,
-    grpcStatus: googleStatusName(err.status),
-    message: err.message,
-    requestId: call.requestId,
-  });
-  return true;
+/** From now on `ctx.body` and `ctx.status` keep the 504: a late handler's writes go nowhere. */
+function freeze(ctx: Context): void {
+  const status = ctx.status;
+  const body = ctx.body;
+  const noop = (): void => undefined;
+  Object.defineProperty(ctx, 'status', { get: () => status, set: noop, configurable: true });
+  Object.defineProperty(ctx, 'body', { get: () => body, set: noop, configurable: true });
+  const response = ctx.response;
+  Object.defineProperty(response, 'status', { get: () => status, set: noop, configurable: true });
+  Object.defineProperty(response, 'body', { get: () => body, set: noop, configurable: true });
 }
 
 /** The call's request id; without a chain, the client's (when acceptable) or a new one. */

@@ -117,4 +117,17 @@ describe('a middleware definition of another package, configured in boot.yaml', 
       boot({ argv: [], env: {}, configText: yaml('{ stmap: { enabled: true } }') }),
     ).rejects.toThrow(/stmap/);
   });
+
+  it('belongs to the app it was given to: another app of the process does not know its key', async () => {
+    app = await boot({
+      argv: [],
+      env: {},
+      middlewares: [stamp],
+      configText: yaml('{ stamp: { enabled: true } }'),
+    });
+    // A second app, booted after the first in the same process, without `middlewares`.
+    await expect(
+      boot({ argv: [], env: {}, configText: yaml('{ stamp: { enabled: true } }') }),
+    ).rejects.toThrow(/httpserver\[api\]\.middleware.*stamp/s);
+  });
 });

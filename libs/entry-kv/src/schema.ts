@@ -8,37 +8,93 @@ import { entryBaseShape, msSchema, observabilityShape } from '@svcboot/entry-cor
  * checks the rules that span several options.
  */
 export const kvConnectionShape = {
-  addrs: z.array(z.string().trim().min(1)).min(1, 'give at least one host:port'),
-  masterName: z.string().default(''),
-  /** `mansterName`, the spelling older configs use for `masterName`; accepted as an alias. */
-  mansterName: z.string().optional(),
-  sentinelPass: z.string().default(''),
-  maxRedirects: z.number().int().nonnegative().default(3),
-  readOnly: z.boolean().default(false),
-  routeByLatency: z.boolean().default(false),
-  routeRandomly: z.boolean().default(false),
-  db: z.number().int().nonnegative().default(0),
-  user: z.string().default(''),
-  pass: z.string().default(''),
-  /** -1 turns retries off, as in go-redis. */
-  maxRetries: z.number().int().min(-1).default(3),
-  minRetryBackoffMs: msSchema.default(8),
-  maxRetryBackoffMs: msSchema.default(512),
-  dialTimeoutMs: z.number().int().positive().default(5000),
-  readTimeoutMs: msSchema.default(3000),
-  writeTimeoutMs: msSchema.default(3000),
-  poolFIFO: z.boolean().default(false),
-  poolSize: z.number().int().positive().default(10),
-  minIdleConn: z.number().int().nonnegative().default(0),
-  maxConnAgeMs: msSchema.default(0),
-  poolTimeoutMs: msSchema.default(1300),
-  idleTimeoutMs: msSchema.default(5 * 60_000),
-  idleCheckFrequencyMs: msSchema.default(60_000),
+  addrs: z
+    .array(z.string().trim().min(1))
+    .min(1, 'give at least one host:port')
+    .describe(
+      'Redis host:port addresses: one for a single server, several for a cluster, the sentinels with masterName',
+    ),
+  masterName: z
+    .string()
+    .default('')
+    .describe("The Sentinel master's name: addrs are then sentinels"),
+  mansterName: z
+    .string()
+    .optional()
+    .describe(
+      '`mansterName`, the spelling older configs use for `masterName`; accepted as an alias.',
+    ),
+  sentinelPass: z.string().default('').describe("The sentinels' password"),
+  maxRedirects: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(3)
+    .describe('Cluster: how many MOVED/ASK redirects a command may follow'),
+  readOnly: z.boolean().default(false).describe('Cluster: send read commands to replicas'),
+  routeByLatency: z
+    .boolean()
+    .default(false)
+    .describe('Cluster: send read commands to the node with the lowest latency'),
+  routeRandomly: z
+    .boolean()
+    .default(false)
+    .describe('Cluster: send read commands to a random node'),
+  db: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(0)
+    .describe('The database number (a cluster has only 0)'),
+  user: z.string().default('').describe('The ACL user name (Redis 6+)'),
+  pass: z.string().default('').describe('The password; write it as "${REDIS_PASS}"'),
+  maxRetries: z.number().int().min(-1).default(3).describe('-1 turns retries off, as in go-redis.'),
+  minRetryBackoffMs: msSchema.default(8).describe('The least wait before a retry'),
+  maxRetryBackoffMs: msSchema.default(512).describe('The most wait before a retry'),
+  dialTimeoutMs: z.number().int().positive().default(5000).describe('Time to connect'),
+  readTimeoutMs: msSchema.default(3000).describe("Time a command's reply may take"),
+  writeTimeoutMs: msSchema.default(3000).describe("Time a command's write may take"),
+  poolFIFO: z
+    .boolean()
+    .default(false)
+    .describe('go-redis option, accepted for compatibility (one connection per node here)'),
+  poolSize: z
+    .number()
+    .int()
+    .positive()
+    .default(10)
+    .describe('go-redis option, accepted for compatibility (one connection per node here)'),
+  minIdleConn: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(0)
+    .describe('go-redis option, accepted for compatibility'),
+  maxConnAgeMs: msSchema.default(0).describe('go-redis option, accepted for compatibility'),
+  poolTimeoutMs: msSchema.default(1300).describe('go-redis option, accepted for compatibility'),
+  idleTimeoutMs: msSchema
+    .default(5 * 60_000)
+    .describe('go-redis option, accepted for compatibility'),
+  idleCheckFrequencyMs: msSchema
+    .default(60_000)
+    .describe('go-redis option, accepted for compatibility'),
   /** go-redis v9's pool options (rk-db's redis v2): accepted, no pool to apply them to (README). */
-  contextTimeoutEnabled: z.boolean().default(false),
-  maxIdleConn: z.number().int().nonnegative().default(0),
-  connMaxIdleTimeMs: msSchema.default(0),
-  connMaxLifetimeMs: msSchema.default(0),
+  contextTimeoutEnabled: z
+    .boolean()
+    .default(false)
+    .describe("go-redis v9 option, accepted for compatibility (rk-db's redis v2)"),
+  maxIdleConn: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(0)
+    .describe("go-redis v9 option, accepted for compatibility (rk-db's redis v2)"),
+  connMaxIdleTimeMs: msSchema
+    .default(0)
+    .describe("go-redis v9 option, accepted for compatibility (rk-db's redis v2)"),
+  connMaxLifetimeMs: msSchema
+    .default(0)
+    .describe("go-redis v9 option, accepted for compatibility (rk-db's redis v2)"),
 };
 
 type RawConnection = z.output<z.ZodObject<typeof kvConnectionShape>>;
@@ -110,8 +166,10 @@ export const kvEntrySchema = z
     ...entryBaseShape,
     ...observabilityShape,
     ...kvConnectionShape,
-    /** The app's /readyz answers 503 while this store's connection is down. */
-    readinessCheck: z.boolean().default(true),
+    readinessCheck: z
+      .boolean()
+      .default(true)
+      .describe("The app's /readyz answers 503 while this store's connection is down."),
   })
   .transform(normalizeKvOptions);
 

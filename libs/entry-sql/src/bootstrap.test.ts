@@ -178,11 +178,29 @@ describe('bootstrap failures', () => {
     const err = (await app.bootstrap().catch((e: unknown) => e)) as Error;
     expect(err.message).toMatch(
       new RegExp(
-        `cannot connect to database "app" at 127\\.0\\.0\\.1:${port} \\(user postgres\\): .*ECONNREFUSED`,
+        `cannot reach the PostgreSQL server at 127\\.0\\.0\\.1:${port} \\(for database "app", user postgres\\): .*ECONNREFUSED.*; check addr and that PostgreSQL is up`,
       ),
     );
+    expect(err.cause).toMatchObject({ code: 'SVC_SQL_SERVER_UNREACHABLE' });
     expect(err.message).not.toContain(SECRET);
     expect(await log()).not.toContain(SECRET);
+  });
+
+  it('with autoCreate, an unreachable server is reported as unreachable, not as a database it cannot create', async () => {
+    const port = await freePort();
+    const { app } = await setup(
+      relationalDbYaml({
+        addr: `127.0.0.1:${port}`,
+        database: [{ name: 'app', autoCreate: true }],
+      }),
+      [],
+    );
+    const err = (await app.bootstrap().catch((e: unknown) => e)) as Error;
+    expect(err.message).toMatch(
+      new RegExp(`cannot reach the PostgreSQL server at 127\\.0\\.0\\.1:${port} .*ECONNREFUSED`),
+    );
+    expect(err.message).not.toContain('cannot create');
+    expect(err.cause).toMatchObject({ code: 'SVC_SQL_SERVER_UNREACHABLE' });
   });
 
   it('authenticates with user and pass; a wrong pass fails naming the user, never the password', async () => {
@@ -245,7 +263,7 @@ describe('bootstrap failures', () => {
     );
     await expect(app.bootstrap()).rejects.toThrow(
       new RegExp(
-        `cannot create database "app" at 127\\.0\\.0\\.1:${port}.*(timeout|terminated)`,
+        `cannot reach the PostgreSQL server at 127\\.0\\.0\\.1:${port} .*(timeout|terminated)`,
         'i',
       ),
     );

@@ -11,7 +11,7 @@ import { parseParams } from './params.js';
 import { simpleProtocolPool } from './simple-protocol.js';
 import { DryRunPostgresDialect } from './dry-run.js';
 import { ensureDatabase } from './auto-create.js';
-import { describeError, sqlError, sqlState } from './errors.js';
+import { describeError, isServerUnreachable, sqlError, sqlState } from './errors.js';
 import { kyselyLogHook, type Logger } from './sql-logger.js';
 
 /** What the entry hands each database. */
@@ -117,6 +117,7 @@ export class SqlDatabase {
         const { options: _sessionSettings, ...maintenance } = clientConfig(deps.entry, config);
         await ensureDatabase(maintenance, config.name, deps.logger);
       } catch (err) {
+        if (isServerUnreachable(err)) throw this.unreachable(err);
         throw sqlError('SVC_SQL_CREATE_FAILED', [this.where, deps.redact(describeError(err))], {
           cause: err,
         });
@@ -126,6 +127,7 @@ export class SqlDatabase {
     try {
       await this.pool.query('SELECT 1');
     } catch (err) {
+      if (isServerUnreachable(err)) throw this.unreachable(err);
       throw sqlError(
         'SVC_SQL_UNREACHABLE',
         [this.where, deps.redact(describeError(err)), sqlState(err)],
@@ -134,6 +136,16 @@ export class SqlDatabase {
     }
     deps.logger.info(`Connecting to database [${config.name}] success`);
     this.probe?.start();
+  }
+
+  /** The server was never reached: say so, with its address, rather than what was being asked of it. */
+  private unreachable(err: unknown): Error {
+    const { entry, redact } = this.deps;
+    return sqlError(
+      'SVC_SQL_SERVER_UNREACHABLE',
+      [entry.addr, this.config.name, entry.user, redact(describeError(err))],
+      { cause: err },
+    );
   }
 
   private closing: Promise<void> | undefined;

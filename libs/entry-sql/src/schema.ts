@@ -31,22 +31,55 @@ export const relationalDbSchema = z
     ...entryBaseShape,
     ...observabilityShape,
     // Relational entries are off unless enabled, and match every domain.
-    enabled: z.boolean().default(false),
-    domain: z.string().default('*'),
-    user: z.string().default('postgres'),
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe('false: the entry is not created (relational entries are off unless enabled)'),
+    domain: z
+      .string()
+      .default('*')
+      .describe(
+        'The DOMAIN this item is for; * or empty matches every domain, an exact match wins',
+      ),
+    user: z.string().default('postgres').describe('The PostgreSQL user'),
     // The built-in password is the empty string.
-    pass: z.string().default(''),
-    addr: hostPortSchema('localhost:5432', { defaultPort: DEFAULT_PORT }),
-    database: databaseListSchema(databaseSchema),
-    logger: sqlLoggerSchema,
-    maxOpenConn: z.number().int().positive().default(10),
-    maxIdleConn: z.number().int().nonnegative().default(2),
-    connMaxLifetimeMs: msSchema.default(0),
-    connectTimeoutMs: msSchema.default(5000),
-    /** The app's /readyz answers 503 while a database's health probe fails. */
-    readinessCheck: z.boolean().default(true),
-    /** `SELECT 1` on each database this often (its timeout: connectTimeoutMs); 0: no probe. */
-    healthCheckIntervalMs: msSchema.default(5000),
+    pass: z.string().default('').describe('The password; write it as "${PG_PASS}"'),
+    addr: hostPortSchema('localhost:5432', { defaultPort: DEFAULT_PORT }).describe(
+      'The server, host:port (port 5432 when left out)',
+    ),
+    database: databaseListSchema(databaseSchema).describe(
+      'The databases to connect to: name, autoCreate, dryRun, params (key=value connection parameters), preferSimpleProtocol',
+    ),
+    logger: sqlLoggerSchema.describe(
+      'Where and how statements are logged (entry or level, encoding, outputPaths, slowThresholdMs)',
+    ),
+    maxOpenConn: z
+      .number()
+      .int()
+      .positive()
+      .default(10)
+      .describe('The most connections per database'),
+    maxIdleConn: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(2)
+      .describe('The most idle connections kept per database'),
+    connMaxLifetimeMs: msSchema
+      .default(0)
+      .describe('Close a connection after this long (0: never)'),
+    connectTimeoutMs: msSchema
+      .default(5000)
+      .describe("Time to connect, and the health probe's timeout"),
+    readinessCheck: z
+      .boolean()
+      .default(true)
+      .describe("The app's /readyz answers 503 while a database's health probe fails."),
+    healthCheckIntervalMs: msSchema
+      .default(5000)
+      .describe(
+        '`SELECT 1` on each database this often (its timeout: connectTimeoutMs); 0: no probe.',
+      ),
   })
   .superRefine((config, ctx) => {
     if (config.maxIdleConn > config.maxOpenConn) {

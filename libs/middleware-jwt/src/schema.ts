@@ -25,6 +25,9 @@ export const MIN_SECRET_BYTES: Readonly<Record<SymmetricAlgorithm, number>> = {
   HS512: 64,
 };
 
+/** A `${VAR}` reference the loader could not resolve (it leaves the text as written). */
+const UNRESOLVED = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}/;
+
 const symmetric = z.strictObject({
   algorithm: z.enum(SYMMETRIC_ALGORITHMS).default('HS256'),
   /** The shared secret, as text: write it as `"${JWT_SECRET}"`. */
@@ -94,7 +97,14 @@ export const jwtSchema = z
         issue(['symmetric'], 'needs the shared secret: token ("${VAR}") or tokenPath');
       else if (token !== '' && tokenPath !== '')
         issue(['symmetric'], 'set token or tokenPath, not both');
-      else if (token !== '' && Buffer.byteLength(token) < MIN_SECRET_BYTES[algorithm])
+      else if (UNRESOLVED.test(token)) {
+        // boot.yaml's `${VAR}` left as written: its length says nothing about the secret.
+        const name = UNRESOLVED.exec(token)?.[1] ?? '';
+        issue(
+          ['symmetric', 'token'],
+          `${name} is unset, so there is no secret: set it to a ${algorithm} secret of at least ${MIN_SECRET_BYTES[algorithm]} bytes (RFC 7518 §3.2)`,
+        );
+      } else if (token !== '' && Buffer.byteLength(token) < MIN_SECRET_BYTES[algorithm])
         issue(
           ['symmetric', 'token'],
           `a ${algorithm} secret needs at least ${MIN_SECRET_BYTES[algorithm]} bytes (RFC 7518 §3.2); this one has ${Buffer.byteLength(token)}`,

@@ -10,7 +10,7 @@ import {
   type TracerOptions,
   type TracerProvider,
 } from '@opentelemetry/api';
-import { onTracedClient, setLogCorrelation, type CallScopeRunner } from '@svcboot/entry-core';
+import { onTracedClient, setLogCorrelation } from '@svcboot/entry-core';
 import { instrumentClient } from './clients/index.js';
 
 /** The tracer provider of the entry whose call is running, kept in the call's OpenTelemetry context. */
@@ -34,11 +34,6 @@ export function soleProvider(): TracerProvider | undefined {
   for (const p of providers) return p;
   return undefined;
 }
-
-/** Enters a call's context (CallContext.runInScope): OpenTelemetry's `context.with`. */
-export const CONTEXT_RUNNER: CallScopeRunner = {
-  run: (state, fn, thisArg, arg) => context.with(state as Context, fn, thisArg, arg),
-};
 
 let installing: Promise<void> | undefined;
 

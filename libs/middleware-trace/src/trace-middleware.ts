@@ -1,4 +1,5 @@
 import {
+  context,
   type Attributes,
   type Context,
   ROOT_CONTEXT,
@@ -14,16 +15,16 @@ import {
 } from '@opentelemetry/api';
 import type { LifecycleContext } from '@svcboot/entry-core';
 import type { CallContext, CallHeaders, CallInfo, CallMiddleware } from '@svcboot/entry-core';
-import { isIgnored } from '@svcboot/entry-core';
+import { createContextKey, isIgnored } from '@svcboot/entry-core';
 import { grpcCodeOfName, httpStatusOfGrpcCode } from '@svcboot/entry-core';
 import { CallRejection } from '@svcboot/entry-core';
-import {
-  addProvider,
-  CONTEXT_RUNNER,
-  removeProvider,
-  soleProvider,
-  withProvider,
-} from './scope.js';
+import { addProvider, removeProvider, soleProvider, withProvider } from './scope.js';
+
+/** The call's OpenTelemetry context (its server span active), once `before` began the span. */
+export const TRACE_CONTEXT = createContextKey<Context | undefined>(
+  'svcboot.trace.context',
+  undefined,
+);
 
 /** The response header (metadata on gRPC) with the call's trace id. */
 export const TRACE_ID_HEADER = 'X-Trace-Id';
@@ -96,7 +97,15 @@ export class TraceMiddleware implements CallMiddleware {
     call.headers.set(TRACE_ID_HEADER, sc.traceId);
     const active = trace.setSpan(parent, span);
     // With one tracing entry in the process, client spans find its provider without a context key.
-    call.setScope(CONTEXT_RUNNER, soleProvider() ? active : withProvider(active, setup.provider));
+    call.set(TRACE_CONTEXT, soleProvider() ? active : withProvider(active, setup.provider));
+  }
+
+  /** The handler (and each up-call feeding it) runs with the call's span as the active context. */
+  around<T, A, R>(call: CallContext, next: (this: T, arg: A) => R, thisArg: T, arg: A): R {
+    const active = call.get(TRACE_CONTEXT);
+    return active === undefined
+      ? next.call(thisArg, arg)
+      : context.with(active, next, thisArg, arg);
   }
 
   /** `pkg.Svc/Method`, once per operation. */
@@ -111,7 +120,7 @@ export class TraceMiddleware implements CallMiddleware {
 
   after(call: CallContext): void {
     if (call.traceId === '') return;
-    const span = trace.getSpan(call.scope as Context);
+    const span = trace.getSpan(call.get(TRACE_CONTEXT) ?? ROOT_CONTEXT);
     if (span === undefined || !span.isRecording()) {
       span?.end();
       return;

@@ -18,7 +18,7 @@ import { middlewareSchema } from '@svcboot/entry-core';
 import { CallRejection } from '@svcboot/entry-core';
 import { toUrl } from './schema.js';
 import { installTracing } from './scope.js';
-import { TraceMiddleware } from './trace-middleware.js';
+import { TRACE_CONTEXT, TraceMiddleware } from './trace-middleware.js';
 
 const info: CallInfo = {
   operation: '/pkg.Svc/Get',
@@ -95,7 +95,7 @@ describe('CallContext.runInScope', () => {
       },
     };
     expect(call.runInScope(target.times, target, 21)).toBe(42);
-    expect(call.scope).toBeUndefined();
+    expect(call.get(TRACE_CONTEXT)).toBeUndefined();
   });
 });
 
@@ -103,6 +103,7 @@ describe('TraceMiddleware', () => {
   it('makes the call span active inside runInScope, and in what the handler continues with asynchronously, not outside', async () => {
     const { mw } = tracing();
     const call = new CallContext(info, headers());
+    call.bindChain(new CallChain([mw]));
     mw.before(call);
     expect(call.traceId).toMatch(/^[0-9a-f]{32}$/);
     const inside = await call.runInScope(
@@ -216,6 +217,7 @@ describe('TraceMiddleware', () => {
       outputs: [{ write: (l) => void lines.push(l) }],
     });
     const call = new CallContext(info, headers());
+    call.bindChain(new CallChain([mw]));
     mw.before(call);
     call.runInScope(() => logger.info({ k: 1 }, 'inside'), undefined, undefined);
     logger.info('outside');

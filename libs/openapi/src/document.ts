@@ -1,5 +1,6 @@
 import type protobuf from 'protobufjs';
 import type { HttpBinding } from './api/rules.js';
+import type { OpenApiSecurity } from './security.js';
 
 /** One HTTP binding of an RPC to document. */
 export interface OpenApiRoute {
@@ -14,6 +15,8 @@ export interface OpenApiSource {
   services: readonly protobuf.Service[];
   /** `info` when no `openapiv2_swagger` option sets it. */
   info: { title: string; version: string; description?: string };
+  /** The entry's guards (jwt, auth): their schemes, and which routes need them. */
+  security?: OpenApiSecurity;
 }
 
 export type OpenApiDocument = Record<string, unknown>;

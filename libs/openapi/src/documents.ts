@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { errorMessage } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
+import { z } from 'zod';
 import { loadDescriptorSets } from './api/descriptor-set.js';
 import { loadProtoRoot } from './api/protos.js';
 import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './api/rules.js';
@@ -9,6 +10,7 @@ import { documentSettingsSchema, type DocumentSettings } from './settings.js';
 import { sourceFromRoutes, type DocumentedRoute } from './source.js';
 import { buildOpenApiV2, type OpenApiDocument, type OpenApiSource } from './v2.js';
 import { buildOpenApiV3 } from './v3.js';
+import { securityOf, type GuardsConfig } from './security.js';
 
 /** The OpenAPI 2.0 document and, when it can be built, the 3.1 one. */
 export interface OpenApiDocuments {
@@ -29,9 +31,11 @@ export function openApiDocumentsOf(
   services: readonly protobuf.Service[],
   info: OpenApiSource['info'],
   sw: DocumentSettings['sw'] & { enabled?: unknown; path?: unknown },
+  guards?: GuardsConfig,
 ): OpenApiDocuments {
   const { enabled: _enabled, path: _path, ...options } = sw;
-  const source = sourceFromRoutes(routes, services, info);
+  const security = securityOf(guards);
+  const source = { ...sourceFromRoutes(routes, services, info), ...(security ? { security } : {}) };
   const v2 = buildOpenApiV2(source, options);
   try {
     return { v2, v3: buildOpenApiV3(source, options) };
@@ -50,6 +54,13 @@ export interface OpenApiDocumentsInput {
   gwOption?: { allowPatchFeature?: boolean };
   /** The `sw` section: protoc-gen-openapiv2's flags (`jsonNamesForFields`, ...); defaults as in boot.yaml. */
   sw?: Record<string, unknown>;
+  /**
+   * The entry's `middleware` (as in boot.yaml): an enabled `jwt` or `auth` gives the documents its
+   * security schemes and the operations it guards their `security` (its `ignore` list respected).
+   * Only `enabled`, `ignore`, jwt's `tokenLookup`/`authScheme` and whether auth lists `basic` or
+   * `apiKey` items are read; keys and secrets are not (they may be left out).
+   */
+  middleware?: Record<string, unknown>;
   /** `info` when no `openapiv2_swagger` option sets it (the entry uses the app's name, version, description). */
   appName: string;
   appVersion?: string;
@@ -61,6 +72,32 @@ export interface OpenApiDocumentsInput {
   /** Rules naming no method of the protos are skipped with a warning; default: dropped silently. */
   warn?(message: string): void;
 }
+
+/**
+ * What the documents read of `middleware.jwt` and `middleware.auth`: whether each is on, its
+ * ignore list, where a JWT is looked for, and whether Basic credentials or API keys are listed
+ * (never their values). Other keys (the secrets) are not read, so unresolved ones do no harm.
+ */
+const guardsSchema = z
+  .object({
+    jwt: z
+      .object({
+        enabled: z.boolean().default(false),
+        ignore: z.array(z.string()).default([]),
+        tokenLookup: z.string().default('header:Authorization'),
+        authScheme: z.string().default('Bearer'),
+      })
+      .optional(),
+    auth: z
+      .object({
+        enabled: z.boolean().default(false),
+        ignore: z.array(z.string()).default([]),
+        basic: z.array(z.unknown()).default([]),
+        apiKey: z.array(z.unknown()).default([]),
+      })
+      .optional(),
+  })
+  .default({});
 
 function servicesIn(ns: protobuf.NamespaceBase, out: protobuf.Service[] = []): protobuf.Service[] {
   for (const child of ns.nestedArray) {
@@ -104,12 +141,13 @@ export async function buildOpenApiDocuments(
   input: OpenApiDocumentsInput,
 ): Promise<OpenApiDocuments> {
   const configPath = input.configPath ?? 'grpc';
-  const parsed = documentSettingsSchema.safeParse({
+  const parsed = documentSettingsSchema.extend({ middleware: guardsSchema }).safeParse({
     protos: input.protos,
     gwMappingFiles: input.gwMappingFiles,
     generateUnboundMethods: input.generateUnboundMethods,
     gwOption: input.gwOption,
     sw: input.sw,
+    middleware: input.middleware,
   });
   if (!parsed.success) {
     const issues = parsed.error.issues.map(
@@ -200,7 +238,7 @@ export async function buildOpenApiDocuments(
     description: input.appDescription,
   };
   try {
-    return openApiDocumentsOf(routes, documented, info, c.sw);
+    return openApiDocumentsOf(routes, documented, info, c.sw, c.middleware);
   } catch (err) {
     throw openapiError('SVC_OPENAPI_FAILED', [configPath, errorMessage(err)], { cause: err });
   }

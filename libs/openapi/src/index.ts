@@ -21,6 +21,13 @@ export {
   documentSettingsSchema,
   type DocumentSettings,
 } from './settings.js';
+export {
+  securityOf,
+  type GuardsConfig,
+  type OpenApiSecurity,
+  type SecurityRequirement,
+  type SecurityScheme,
+} from './security.js';
 export { openapiErrors } from './errors.js';
 // The API description the documents (and entry-grpc's gateway) are built from.
 export { loadProtoRoot } from './api/protos.js';

@@ -5,34 +5,89 @@ import { z } from 'zod';
  * a grpc entry (entry-grpc's schema spreads this shape) and what `buildOpenApiDocuments` reads.
  */
 export const openApiOptionsShape = {
-  jsonNamesForFields: z.boolean().default(true),
-  disableDefaultErrors: z.boolean().default(false),
-  disableDefaultResponses: z.boolean().default(false),
-  disableServiceTags: z.boolean().default(false),
-  includePackageInTags: z.boolean().default(false),
-  openapiNamingStrategy: z.enum(['legacy', 'simple', 'fqn', 'package']).default('legacy'),
-  visibilityRestrictionSelectors: z.array(z.string().min(1)).default([]),
-  enumsAsInts: z.boolean().default(false),
-  omitEnumDefaultValue: z.boolean().default(false),
-  simpleOperationIds: z.boolean().default(false),
-  enableRpcDeprecation: z.boolean().default(false),
-  ignoreComments: z.boolean().default(false),
-  removeInternalComments: z.boolean().default(false),
-  allowPatchFeature: z.boolean().default(true),
-  repeatedPathParamSeparator: z.enum(['csv', 'pipes', 'ssv', 'tsv']).default('csv'),
-  preserveRpcOrder: z.boolean().default(false),
-  recursiveDepth: z.number().int().positive().default(1000),
+  jsonNamesForFields: z
+    .boolean()
+    .default(true)
+    .describe('Field names as their JSON names (lowerCamelCase) instead of the .proto names'),
+  disableDefaultErrors: z
+    .boolean()
+    .default(false)
+    .describe('Leave out the default error response (google.rpc.Status)'),
+  disableDefaultResponses: z
+    .boolean()
+    .default(false)
+    .describe('Leave out the default 200 response'),
+  disableServiceTags: z.boolean().default(false).describe('No tag per service'),
+  includePackageInTags: z.boolean().default(false).describe('Tags named package.Service'),
+  openapiNamingStrategy: z
+    .enum(['legacy', 'simple', 'fqn', 'package'])
+    .default('legacy')
+    .describe('How definitions are named: legacy (v1Shelf), simple, fqn or package'),
+  visibilityRestrictionSelectors: z
+    .array(z.string().min(1))
+    .default([])
+    .describe('google.api.visibility labels whose restricted elements are shown'),
+  enumsAsInts: z.boolean().default(false).describe('Enums as integers instead of their names'),
+  omitEnumDefaultValue: z.boolean().default(false).describe('Leave the zero value out of enums'),
+  simpleOperationIds: z
+    .boolean()
+    .default(false)
+    .describe('Operation ids without the service name (Method instead of Service_Method)'),
+  enableRpcDeprecation: z
+    .boolean()
+    .default(false)
+    .describe('Mark operations of deprecated RPCs deprecated'),
+  ignoreComments: z.boolean().default(false).describe('Leave proto comments out'),
+  removeInternalComments: z
+    .boolean()
+    .default(false)
+    .describe('Remove (-- internal --) parts of comments'),
+  allowPatchFeature: z
+    .boolean()
+    .default(true)
+    .describe(
+      'protoc-gen-openapiv2 allow_patch_feature: a PATCH whose body is a field leaves the FieldMask out of the documented body',
+    ),
+  repeatedPathParamSeparator: z
+    .enum(['csv', 'pipes', 'ssv', 'tsv'])
+    .default('csv')
+    .describe('How a repeated field in the path is joined: csv, pipes, ssv or tsv'),
+  preserveRpcOrder: z
+    .boolean()
+    .default(false)
+    .describe("Keep the RPCs' order in paths instead of sorting them"),
+  recursiveDepth: z
+    .number()
+    .int()
+    .positive()
+    .default(1000)
+    .describe('How deep recursive messages are expanded in query parameters'),
 };
 
 /** `protos:` of a grpc entry: the .proto files, their import roots, and binary descriptor sets. */
 export const protosSchema = z
   .strictObject({
-    files: z.array(z.string().min(1)).default([]),
-    includeDirs: z.array(z.string().min(1)).default([]),
-    /** Binary FileDescriptorSets (`buf build -o api.binpb`, `protoc --include_imports --descriptor_set_out`). */
-    descriptorSets: z.array(z.string().min(1)).default([]),
+    files: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        'The .proto files whose services are served, relative to the working folder or includeDirs',
+      ),
+    includeDirs: z
+      .array(z.string().min(1))
+      .default([])
+      .describe('Import roots for the .proto files (e.g. api, third-party/googleapis)'),
+    descriptorSets: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        'Binary FileDescriptorSets (`buf build -o api.binpb`, `protoc --include_imports --descriptor_set_out`).',
+      ),
   })
-  .prefault({});
+  .prefault({})
+  .describe(
+    'The .proto files to load (files, relative to includeDirs), their import roots, and binary descriptor sets',
+  );
 
 /**
  * The settings of a grpc entry the documents depend on, as boot.yaml writes them: unknown keys of

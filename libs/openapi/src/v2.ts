@@ -49,6 +49,7 @@ import {
 } from './schema.js';
 
 export type { OpenApiDocument, OpenApiRoute, OpenApiSource } from './document.js';
+import { v2Requirements } from './security.js';
 import type { OpenApiDocument, OpenApiSource } from './document.js';
 
 const STATUS = '.google.rpc.Status';
@@ -348,7 +349,17 @@ export function buildOpenApiV2(
     const serviceTag = openapiOption(service, 'openapiv2_tag');
     if (str(serviceTag, 'name')) tags = [str(serviceTag, 'name')];
     const o = openapiOption(method, 'openapiv2_operation');
-    let security: unknown[] | undefined;
+    // What the entry's guards require, unless the method's own option says otherwise (below).
+    let security: unknown[] | undefined = source.security
+      ? v2Requirements(
+          source.security,
+          source.security.requirementOf({
+            method,
+            httpMethod: binding.method,
+            pathTemplate: binding.pathTemplate,
+          }),
+        )
+      : undefined;
     let opExtensions: Record<string, unknown> = {};
     let consumes: string[] | undefined;
     let produces: string[] | undefined;
@@ -503,11 +514,20 @@ export function buildOpenApiV2(
     produces: doc['produces'] ?? ['application/json'],
     paths: Object.fromEntries(sortedPaths),
     definitions,
-    securityDefinitions: doc['securityDefinitions'],
+    securityDefinitions: securityDefinitionsOf(source, doc['securityDefinitions']),
     security: doc['security'],
     externalDocs: doc['externalDocs'],
     ...extra,
   });
+}
+
+/** The guards' schemes, then those of the file's `openapiv2_swagger` option (which win on a name). */
+function securityDefinitionsOf(source: OpenApiSource, fromOption: unknown): unknown {
+  const ours = Object.entries(source.security?.schemes ?? {}).flatMap(([name, s]) =>
+    s.v2 ? [[name, s.v2] as const] : [],
+  );
+  if (ours.length === 0) return fromOption;
+  return { ...Object.fromEntries(ours), ...(fromOption as Record<string, unknown> | undefined) };
 }
 
 function isVisible(opts: OpenApiOptions, restriction: string | undefined): boolean {

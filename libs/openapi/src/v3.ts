@@ -461,6 +461,12 @@ export function buildOpenApiV3(
       };
     }
     operation['responses'] = responses;
+    const security = source.security?.requirementOf({
+      method,
+      httpMethod: rt.binding.method,
+      pathTemplate: rt.binding.pathTemplate,
+    });
+    if (security) operation['security'] = security;
     if (
       method.options?.['deprecated'] === true ||
       plainOption(service, 'deprecated') === true ||
@@ -500,7 +506,12 @@ export function buildOpenApiV3(
     },
     paths,
   };
-  if (Object.keys(b.schemas).length > 0) doc['components'] = { schemas: b.schemas };
+  const components: Record<string, unknown> = {};
+  if (Object.keys(b.schemas).length > 0) components['schemas'] = b.schemas;
+  const schemes = Object.entries(source.security?.schemes ?? {});
+  if (schemes.length > 0)
+    components['securitySchemes'] = Object.fromEntries(schemes.map(([n, s]) => [n, s.v3]));
+  if (Object.keys(components).length > 0) doc['components'] = components;
   if (tags.length > 0) doc['tags'] = tags;
   return doc;
 }

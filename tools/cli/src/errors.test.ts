@@ -39,7 +39,22 @@ describe('svc errors carry their code', () => {
       (l) => lines.push(l),
     );
     expect(code).toBe(2);
-    expect(lines.join('\n')).toBe(`svc: unknown command "frobnicate"\n\n${USAGE}`);
+    expect(lines.join('\n')).toBe(
+      `svc: unknown command "frobnicate" [SVC_CLI_UNKNOWN_COMMAND]\n\n${USAGE}`,
+    );
+  });
+
+  it('every printed error ends its first line with its code', async () => {
+    const lines: string[] = [];
+    const code = await main(
+      ['pb', 'gen', '--runner', 'make'],
+      () => undefined,
+      (l) => lines.push(l),
+    );
+    expect(code).toBe(1);
+    expect(lines).toEqual([
+      'svc pb: --runner must be auto, buf or protoc, not "make" [SVC_CLI_BAD_FLAG]',
+    ]);
   });
 
   it('SVC_CLI_UNKNOWN_SUBCOMMAND: svc pb with a subcommand it lacks', async () => {

@@ -72,6 +72,29 @@ export type NewRefused =
   | { kind: 'notEmpty'; target: string }
   | { kind: 'count'; usage: string };
 
+/** Why `svc add` refused (SVC_CLI_ADD_REFUSED). */
+export type AddRefused =
+  | { kind: 'notAService'; dir: string; missing: string }
+  | { kind: 'already'; feature: string; where: string }
+  | { kind: 'noCheckout'; pkg: string }
+  | { kind: 'grpc' }
+  | { kind: 'count'; usage: string };
+
+function addRefusedMessage(why: AddRefused): string {
+  switch (why.kind) {
+    case 'notAService':
+      return `${why.dir} has no ${why.missing}: run svc add in the folder of a service made by \`svc new\` (or pass --dir)`;
+    case 'already':
+      return `the service already has ${why.feature} (${why.where}); nothing was changed`;
+    case 'noCheckout':
+      return `the service's @svcboot packages are packed from a svcboot checkout (vendor/), and this svc does not run from one, so ${why.pkg} cannot be packed; run the svc of the checkout (\`/path/to/svcboot/node_modules/.bin/svc add ...\`)`;
+    case 'grpc':
+      return 'svc add grpc is not supported (it needs protos, a gateway mapping and buf files): make a service with `svc new <name> --with grpc,...` and move your code into it';
+    case 'count':
+      return `expected one entry kind\n${why.usage}`;
+  }
+}
+
 export const cliErrors = {
   SVC_CLI_UNKNOWN_COMMAND: {
     when: '`svc` was given a command it does not have (exit code 2)',
@@ -117,6 +140,11 @@ export const cliErrors = {
           ? `${why.target} exists and is not empty; choose another name or --dir`
           : `expected one name\n${why.usage}`,
   },
+  SVC_CLI_ADD_REFUSED: {
+    when: '`svc add` will not change the service: the folder has no package.json or boot.yaml, the kind is there already, its packages cannot be packed, or not exactly one kind was given',
+    fix: 'run it in the folder of a service made by `svc new`, with a kind the service does not have yet',
+    message: (why: AddRefused) => addRefusedMessage(why),
+  },
   SVC_CLI_ENTRY_GRPC_MISSING: {
     when: '`svc pb openapi` (or `svc pb gen`, which writes the documents too) cannot load @svcboot/openapi (which @svcboot/entry-grpc brings) from the project, or it is too old to build OpenAPI documents',
     fix: "add @svcboot/entry-grpc (or @svcboot/openapi alone) to the project's dependencies (or update it) and run npm install; or pass --no-openapi",
@@ -128,6 +156,18 @@ export const cliErrors = {
       why.kind === 'cannotLoad'
         ? `cannot load @svcboot/openapi from ${why.cwd} (${why.reason}); add @svcboot/entry-grpc (which brings it) or @svcboot/openapi to the project's dependencies and run npm install`
         : `@svcboot/openapi at ${why.resolved} has no buildOpenApiDocuments; update it (npm install @svcboot/openapi@latest) to write OpenAPI documents`,
+  },
+  SVC_CLI_ENTRY_CORE_MISSING: {
+    when: '`svc schema` (or `svc add`) cannot load @svcboot/entry-core from the project, or it is too old to write the JSON Schema of boot.yaml',
+    fix: 'run npm install in the project (entry-core is a dependency of every svcboot service), or update it',
+    message: (
+      why:
+        | { kind: 'cannotLoad'; cwd: string; reason: string }
+        | { kind: 'tooOld'; resolved: string },
+    ) =>
+      why.kind === 'cannotLoad'
+        ? `cannot load @svcboot/entry-core from ${why.cwd} (${why.reason}); run npm install there (every svcboot service depends on it)`
+        : `@svcboot/entry-core at ${why.resolved} has no bootYamlJsonSchema; update it (npm install @svcboot/entry-core@latest) to write the JSON Schema of boot.yaml`,
   },
   SVC_CLI_BOOT_YAML_MISSING: {
     when: '`svc pb openapi` found no boot.yaml, whose grpc entries say what to document',
@@ -147,4 +187,23 @@ export function cliError<K extends CliErrorCode>(
 ): CliError {
   const message = (cliErrors[code].message as (...a: unknown[]) => string)(...(args as unknown[]));
   return new CliError(code, message, options);
+}
+
+/**
+ * An error as `svc` prints it: the message with its stable codes (`SVC_CLI_*`, or a lib's
+ * `SVC_*` and those of its causes) at the end of the first line, as entry-core's runApp prints.
+ */
+export function printableError(err: unknown): string {
+  const message = err instanceof Error ? err.message || err.name : String(err);
+  const codes: string[] = [];
+  let current: unknown = err;
+  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^SVC_[A-Z0-9_]+$/.test(code) && !codes.includes(code))
+      codes.push(code);
+    current = current.cause;
+  }
+  if (codes.length === 0) return message;
+  const [first, ...rest] = message.split('\n');
+  return [`${first} [${codes.join(', caused by ')}]`, ...rest].join('\n');
 }

@@ -2,7 +2,10 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_BIN_DIR, installCommand } from './install/command.js';
 import { pbCommand } from './pb/command.js';
 import { newCommand } from './scaffold/command.js';
-import { cliErrors } from './errors.js';
+import { deployCommand } from './deploy/command.js';
+import { addCommand } from './scaffold/add.js';
+import { schemaCommand } from './schema/command.js';
+import { cliError, printableError } from './errors.js';
 
 export const USAGE = `svc: tooling for svcboot services
 
@@ -13,6 +16,9 @@ export const USAGE = `svc: tooling for svcboot services
   svc pb openapi          write the OpenAPI documents of boot.yaml's grpc entries
   svc pb lint             lint protos with buf
   svc new <name>          scaffold a service (--with grpc,httpserver,kvstore,cache,relationaldb,columnardb)
+  svc deploy              write a Dockerfile and Kubernetes manifests (plain and Kustomize) from boot.yaml
+  svc add <kind>          add an entry kind to a service made by svc new (package, boot.yaml block, getter)
+  svc schema              write the JSON Schema of boot.yaml for the installed entry kinds (--out FILE)
 
 Run \`svc <command> --help\` for a command's flags; README.md describes them all.`;
 
@@ -53,6 +59,15 @@ export async function main(
       case 'new':
         await newCommand(rest, out);
         return 0;
+      case 'deploy':
+        await deployCommand(rest, out);
+        return 0;
+      case 'add':
+        await addCommand(rest, out);
+        return 0;
+      case 'schema':
+        await schemaCommand(rest, out);
+        return 0;
       case undefined:
       case 'help':
       case '--help':
@@ -60,12 +75,12 @@ export async function main(
         out(USAGE);
         return 0;
       default:
-        err(cliErrors.SVC_CLI_UNKNOWN_COMMAND.message(command, USAGE));
+        err(printableError(cliError('SVC_CLI_UNKNOWN_COMMAND', [command, USAGE])));
         return 2;
     }
   } catch (e) {
     // Plan, install, argument and project errors are all written for the user: message only.
-    err(`svc ${command}: ${e instanceof Error ? e.message : String(e)}`);
+    err(`svc ${command}: ${printableError(e)}`);
     return 1;
   }
 }

@@ -7,9 +7,15 @@ import { coreError } from '../errors.js';
 
 export const certEntrySchema = z.strictObject({
   ...entryBaseShape,
-  caPath: z.string().default(''),
-  certPemPath: z.string().default(''),
-  keyPemPath: z.string().default(''),
+  caPath: z
+    .string()
+    .default('')
+    .describe("A PEM file of CA certificates to trust (e.g. a Redis or Pushgateway server's)"),
+  certPemPath: z
+    .string()
+    .default('')
+    .describe("A PEM certificate: the server's for grpc tls.certEntry, the client's elsewhere"),
+  keyPemPath: z.string().default('').describe('The PEM private key of certPemPath'),
 });
 export type CertEntryConfig = z.output<typeof certEntrySchema>;
 

@@ -9,16 +9,30 @@ import { entryBaseShape } from '../schema.js';
 export const configEntrySchema = z.strictObject({
   ...entryBaseShape,
   /** A YAML or JSON file of values (relative to the working folder). */
-  path: z.string().default(''),
+  path: z
+    .string()
+    .default('')
+    .describe('A YAML or JSON file of values (relative to the working folder)'),
   /** Values written in boot.yaml; they win over the file's. */
-  content: z.record(z.string(), z.unknown()).default({}),
+  content: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .describe("Values written in boot.yaml; they win over the file's"),
   /**
    * Environment variables win over both: the key `db.host` is read from `<PREFIX>_DB_HOST`
    * (`DB_HOST` when the prefix is empty), as rk-boot's viper does.
    */
-  envPrefix: z.string().default(''),
+  envPrefix: z
+    .string()
+    .default('')
+    .describe(
+      'Environment variables win over both: the key db.host is read from <PREFIX>_DB_HOST (DB_HOST when empty)',
+    ),
   /** A `path` that does not exist is skipped (rk-boot's behaviour) instead of failing. */
-  optional: z.boolean().default(false),
+  optional: z
+    .boolean()
+    .default(false)
+    .describe('A path that does not exist is skipped instead of failing'),
 });
 export type ConfigEntryConfig = z.output<typeof configEntrySchema>;
 

@@ -7,12 +7,21 @@ import { encodingSchema, entryBaseShape, outputPathsSchema } from '../schema.js'
 
 export const eventEntrySchema = z.strictObject({
   ...entryBaseShape,
-  encoding: encodingSchema.default('console'),
-  outputPaths: outputPathsSchema,
+  encoding: encodingSchema
+    .default('console')
+    .describe("console (the record's key=value block) or json (one object per line)"),
+  outputPaths: outputPathsSchema.describe('Where records go: stdout, stderr or file paths'),
   /** The event entry of every entry that names no `eventEntry` (rk-boot's `default`). */
-  default: z.boolean().default(false),
+  default: z
+    .boolean()
+    .default(false)
+    .describe('The event entry of every entry that names no eventEntry'),
   /** Rotate the files among outputPaths (rk-boot's lumberjack; event/rotation.ts). */
-  lumberjack: rotationSchema.optional(),
+  lumberjack: rotationSchema
+    .optional()
+    .describe(
+      'Rotate the files among outputPaths (maxsize MB, maxage days, maxbackups, localtime, compress)',
+    ),
 });
 export type EventEntryConfig = z.output<typeof eventEntrySchema>;
 

@@ -7,15 +7,29 @@ import { encodingSchema, entryBaseShape, logLevelSchema, outputPathsSchema } fro
 
 export const loggerEntrySchema = z.strictObject({
   ...entryBaseShape,
-  level: logLevelSchema.default('info'),
-  encoding: encodingSchema.default('console'),
-  outputPaths: outputPathsSchema,
+  level: logLevelSchema
+    .default('info')
+    .describe('The lowest level written: debug, info, warn, error or silent'),
+  encoding: encodingSchema
+    .default('console')
+    .describe('console (tab-separated, for people) or json (one object per line)'),
+  outputPaths: outputPathsSchema.describe('Where lines go: stdout, stderr or file paths'),
   /** The logger of every entry that names no `loggerEntry` (rk-boot's `default`). */
-  default: z.boolean().default(false),
+  default: z
+    .boolean()
+    .default(false)
+    .describe('The logger of every entry that names no loggerEntry'),
   /** Fields every line of this logger carries (rk-boot's `zap.initialFields`). */
-  initialFields: z.record(z.string(), z.unknown()).default({}),
+  initialFields: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .describe('Fields every line of this logger carries'),
   /** Rotate the files among outputPaths (rk-boot's lumberjack; event/rotation.ts). */
-  lumberjack: rotationSchema.optional(),
+  lumberjack: rotationSchema
+    .optional()
+    .describe(
+      'Rotate the files among outputPaths (maxsize MB, maxage days, maxbackups, localtime, compress)',
+    ),
 });
 export type LoggerEntryConfig = z.output<typeof loggerEntrySchema>;
 

@@ -3,13 +3,15 @@ import { z } from 'zod';
 /** `commonService`: ready, alive, info and gc under `pathPrefix` (rk-boot's common service). */
 export const commonServiceSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
-    /** Where the routes live; `/svc/v1` and `/svc/v1/` mean the same. rk-boot: `/rk/v1`. */
+    enabled: z.boolean().default(false).describe('GET <pathPrefix>/ready, /alive, /info and /gc'),
     pathPrefix: z
       .string()
       .startsWith('/')
       .default('/svc/v1')
-      .transform((p) => (p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p)),
+      .transform((p) => (p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p))
+      .describe(
+        'Where the routes live; `/svc/v1` and `/svc/v1/` mean the same. rk-boot: `/rk/v1`.',
+      ),
   })
   .prefault({});
 export type CommonServiceConfig = z.output<typeof commonServiceSchema>;

@@ -76,7 +76,7 @@ export interface LoadedConfig {
 // `version: 1.0` is a number to YAML; the app section takes it as the text it was meant to be.
 const text = z.union([z.string(), z.number()]).transform(String);
 const texts = z.array(text);
-const appSchema = z.strictObject({
+export const appSchema = z.strictObject({
   name: text.pipe(z.string().min(1)).optional(),
   version: text.optional(),
   description: text.optional(),

@@ -43,9 +43,6 @@ function unwrap(schema: z.ZodType): z.ZodType[] {
       return def.getter ? unwrap(def.getter()) : [];
     case 'union':
       return (def.options ?? []).flatMap(unwrap);
-    case 'lazy':
-      // `middleware:` is lazy: its keys are the middlewares registered when boot.yaml is read.
-      return def.getter ? unwrap(def.getter()) : [];
     default:
       return [schema];
   }
@@ -59,8 +56,8 @@ function objectsAt(schema: z.ZodType, path: DocPath): z.ZodType[] {
       const def = defOf(s);
       if (typeof segment === 'number' && def.type === 'array' && def.element)
         next.push(...unwrap(def.element));
-      if (typeof segment === 'string' && def.type === 'object' && def.shape?.[segment])
-        next.push(...unwrap(def.shape[segment]));
+      const field = typeof segment === 'string' ? def.shape?.[segment] : undefined;
+      if (def.type === 'object' && field !== undefined) next.push(...unwrap(field));
     }
     current = next;
   }

@@ -27,9 +27,18 @@ export function databaseItemSchema<E extends z.ZodRawShape = Record<never, never
       .superRefine((name, ctx) => {
         const message = checkName?.(name);
         if (message) ctx.addIssue({ code: 'custom', message });
-      }),
-    autoCreate: z.boolean().default(false),
-    dryRun: z.boolean().default(false),
+      })
+      .describe("The database's name"),
+    autoCreate: z
+      .boolean()
+      .default(false)
+      .describe('Create the database at bootstrap when it is missing'),
+    dryRun: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Send no statement: each is compiled and handed to the statement logger (at warn) instead',
+      ),
     params: z
       .array(z.string())
       .default([...(options.defaultParams ?? [])])
@@ -45,7 +54,8 @@ export function databaseItemSchema<E extends z.ZodRawShape = Record<never, never
           const message = checkParam?.(p);
           if (message) ctx.addIssue({ code: 'custom', message });
         }
-      }),
+      })
+      .describe('Connection parameters as key=value items'),
     ...(options.extra ?? ({} as E)),
   });
 }

@@ -8,7 +8,8 @@ import { CallRejection, type RejectionSource } from './rejection.js';
  *
  * It is a CallRejection (status `Internal`) so that a transport that cannot answer with an HTTP
  * status (a native gRPC call) refuses the call as INTERNAL without knowing of it; gateway and
- * httpserver transports test for CallAnswer before CallRejection.
+ * httpserver transports (and built-in routes) render it through `CallAdapter.answer`, which the
+ * call driver prefers to `refuse` for a CallAnswer.
  */
 export class CallAnswer extends CallRejection {
   constructor(

@@ -1,8 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { LifecycleContext } from '../entry.js';
 import type { Event, EventHandle } from '../event/event.js';
+import { createContextKey, type ContextKey } from '../call/context-key.js';
 import { CallAnswer } from './answer.js';
 import { CallRejection } from './rejection.js';
+
+/**
+ * Who the call is from, once a guard (auth, JWT) verified it (see `CallContext.principal`).
+ */
+export const PRINCIPAL: ContextKey<CallPrincipal | undefined> = createContextKey<
+  CallPrincipal | undefined
+>('svcboot.principal', undefined);
 
 /** What a transport tells the middleware about one call. Its keys are the record's payload keys (ARCHITECTURE.md §5.1). */
 export interface CallInfo {
@@ -103,11 +111,6 @@ export class CallContext {
   /** Set by the logging middleware; handlers reach it as `event`. */
   record: Event | undefined;
   /**
-   * Who the call is from, once a guard (auth, JWT) has verified it: handlers read it, rate limits
-   * may key on it. Undefined when no guard ran or the call is on its `ignore` list.
-   */
-  principal: CallPrincipal | undefined;
-  /**
    * The CallRejection a middleware's `before` refused the call with (set by the chain; the
    * transports put the message in `error`), for the afters: record pairs, metrics, span event.
    */
@@ -116,8 +119,13 @@ export class CallContext {
   traceId = '';
   spanId = '';
   private id: string | undefined;
-  private scopeRunner: CallScopeRunner | undefined;
-  private scopeState: unknown;
+  /** The chain running the call (set by the driver, `startCall`). */
+  private runningChain: CallChain | undefined;
+  /** The chain's around steps as one, undefined when it has none (then `runInScope` calls directly). */
+  private around: AroundStep | undefined;
+  /** Per-call data by ContextKey index (made on the first `set`). */
+  private values: unknown[] | undefined;
+  private deadlineTimer: NodeJS.Timeout | undefined;
   /**
    * When the call must be answered by, in ms since the epoch; Infinity when it has no deadline.
    * The transport sets the client's (`grpc-timeout` on gRPC, `Grpc-Timeout` on the gateway), the
@@ -144,30 +152,66 @@ export class CallContext {
   }
 
   /**
-   * Runs `fn.call(thisArg, arg)` inside the call's scope: what a middleware set with `setScope`
-   * (the trace middleware: the call's span as the active OpenTelemetry context, so that the
-   * handler's logs and client spans belong to it), else a direct call. Transports call the handler
-   * (and the up-calls that feed it messages) through it; nothing is allocated.
+   * Runs `fn.call(thisArg, arg)` inside the chain's around steps (`CallMiddleware.around`: the
+   * trace middleware makes the call's span the active OpenTelemetry context, so that the handler's
+   * logs and client spans belong to it), else as a direct call. Transports call the handler (and
+   * the up-calls that feed it messages) through it; with no around step nothing is allocated.
    */
   runInScope<T, A, R>(fn: (this: T, arg: A) => R, thisArg: T, arg: A): R {
-    const runner = this.scopeRunner;
-    return runner === undefined
-      ? fn.call(thisArg, arg)
-      : runner.run(this.scopeState, fn, thisArg, arg);
+    const around = this.around;
+    return around === undefined ? fn.call(thisArg, arg) : around(this, fn, thisArg, arg);
   }
 
-  /** The state `setScope` set (the trace middleware's OpenTelemetry context), else undefined. */
-  get scope(): unknown {
-    return this.scopeState;
+  /** The value of `key` on this call: what was `set`, else the key's default. */
+  get<T>(key: ContextKey<T>): T {
+    const v = this.values?.[key.index];
+    return v === undefined ? key.defaultValue : (v as T);
+  }
+
+  /** Sets `key`'s value for the rest of the call (undefined: back to the default). */
+  set<T>(key: ContextKey<T>, value: T): void {
+    (this.values ??= [])[key.index] = value;
   }
 
   /**
-   * Sets the scope `runInScope` enters: `runner` (shared by the middleware's calls) with this
-   * call's `state`. One per call: a second call replaces the first.
+   * Who the call is from, once a guard (auth, JWT) has verified it: handlers read it, rate limits
+   * may key on it. Undefined when no guard ran or the call is on its `ignore` list. The typed
+   * accessor of the `PRINCIPAL` context key.
    */
-  setScope(runner: CallScopeRunner, state: unknown): void {
-    this.scopeRunner = runner;
-    this.scopeState = state;
+  get principal(): CallPrincipal | undefined {
+    return this.get(PRINCIPAL);
+  }
+  set principal(p: CallPrincipal | undefined) {
+    this.set(PRINCIPAL, p);
+  }
+
+  /** The chain the call runs through, once the driver started it. */
+  get chain(): CallChain | undefined {
+    return this.runningChain;
+  }
+
+  /** For the driver: the chain this call runs through (its `after`s, its around steps). @internal */
+  bindChain(chain: CallChain): void {
+    this.runningChain = chain;
+    this.around = chain.around;
+  }
+
+  /** For the driver: the timer of the call's deadline, cleared when the call ends. @internal */
+  armDeadline(timer: NodeJS.Timeout | undefined): void {
+    this.deadlineTimer = timer;
+  }
+
+  /** For the driver: clears the deadline's timer. @internal */
+  clearDeadline(): void {
+    if (this.deadlineTimer !== undefined) {
+      clearTimeout(this.deadlineTimer);
+      this.deadlineTimer = undefined;
+    }
+  }
+
+  /** True once the client went away (`abort('cancelled')`). */
+  get cancelled(): boolean {
+    return this.aborted === 'cancelled';
   }
 
   /**
@@ -203,12 +247,6 @@ export class CallContext {
     return this.record ?? NOOP_EVENT;
   }
 
-  /**
-   * The CSRF token this call's response cookie holds, once the csrf middleware let the call pass
-   * (a handler rendering a form puts it into the form's field). Read it with `csrfTokenOf(call)`.
-   */
-  csrfToken: string | undefined;
-
   /** Set by a transport whose calls have a request body it can read whole (gateway, httpserver). */
   bodySource: CallBodySource | undefined;
   private bodyRead: Promise<Buffer> | undefined;
@@ -239,9 +277,33 @@ function noteRejection(call: CallContext, err: unknown): void {
   if (err instanceof CallRejection && !(err instanceof CallAnswer)) call.rejection = err;
 }
 
-/** Enters a call's scope (see CallContext.runInScope): runs `fn.call(thisArg, arg)` inside `state`. */
-export interface CallScopeRunner {
-  run<T, A, R>(state: unknown, fn: (this: T, arg: A) => R, thisArg: T, arg: A): R;
+/**
+ * An around step (`CallMiddleware.around`): runs `next.call(thisArg, arg)` inside what it sets up
+ * for the call (an active OpenTelemetry context), returning its result.
+ */
+export type AroundStep = <T, A, R>(
+  call: CallContext,
+  next: (this: T, arg: A) => R,
+  thisArg: T,
+  arg: A,
+) => R;
+
+/** The around steps as one: the first (lowest order) outermost. */
+function composeArounds(steps: readonly AroundStep[]): AroundStep | undefined {
+  if (steps.length === 0) return undefined;
+  if (steps.length === 1) return steps[0];
+  return function around<T, A, R>(
+    call: CallContext,
+    next: (this: T, arg: A) => R,
+    thisArg: T,
+    arg: A,
+  ): R {
+    const step = (i: number): R =>
+      i === steps.length
+        ? next.call(thisArg, arg)
+        : steps[i]!(call, () => step(i + 1), undefined, undefined);
+    return step(0);
+  };
 }
 
 function abortReason(why: 'deadline' | 'cancelled'): DOMException {
@@ -268,6 +330,13 @@ export interface CallPrincipal {
 export interface CallMiddleware {
   before?(call: CallContext): void | Promise<void>;
   after?(call: CallContext): void;
+  /**
+   * An around step: wraps every entry into the rest of the call (the handler's start and each
+   * up-call that feeds it a message, `call.runInScope`) once the `before`s let it through. It must
+   * call `next.call(thisArg, arg)` exactly once and return its result, synchronously (a scope, not
+   * a wait): the trace middleware makes its span the active context. Steps nest in chain order.
+   */
+  around?<T, A, R>(call: CallContext, next: (this: T, arg: A) => R, thisArg: T, arg: A): R;
   /** At the entry's interrupt, after its calls drained (e.g. flush spans), within `lc`'s budget. */
   close?(lc: LifecycleContext): Promise<void>;
 }
@@ -277,8 +346,13 @@ export class CallChain {
   private readonly befores: Array<(c: CallContext) => void | Promise<void>>;
   private readonly afters: Array<(c: CallContext) => void>;
   private readonly closers: Array<(lc: LifecycleContext) => Promise<void>>;
+  /** The middlewares' around steps as one (see CallMiddleware.around); undefined when none has one. */
+  readonly around: AroundStep | undefined;
 
   constructor(middlewares: readonly CallMiddleware[]) {
+    this.around = composeArounds(
+      middlewares.filter((m) => m.around).map((m) => m.around!.bind(m) as AroundStep),
+    );
     this.befores = middlewares.filter((m) => m.before).map((m) => m.before!.bind(m));
     this.afters = middlewares
       .filter((m) => m.after)
@@ -288,13 +362,13 @@ export class CallChain {
   }
 
   get empty(): boolean {
-    return this.befores.length === 0 && this.afters.length === 0;
+    return this.befores.length === 0 && this.afters.length === 0 && this.around === undefined;
   }
 
   /**
    * Runs the `before`s in order. Returns undefined when all were synchronous; else a promise that
    * settles once the rest have run (rejected with what a `before` threw, e.g. a CallRejection).
-   * Transports: `const p = chain.before(call); if (p) p.then(go, refuse); else go();`.
+   * Transports do not call it: the call driver (`startCall`) does.
    */
   before(call: CallContext): void | Promise<void> {
     const befores = this.befores;
@@ -315,8 +389,8 @@ export class CallChain {
       await pending;
       const befores = this.befores;
       for (let i = from; i < befores.length; i++) {
-        // The call ended meanwhile (cancelled, past its deadline): the rest never run after `after`.
-        if (call.ended) return;
+        // The call ended, or the client left, meanwhile: the rest never run.
+        if (call.ended || call.cancelled) return;
         const r = befores[i]!(call);
         if (r !== undefined) await r;
       }

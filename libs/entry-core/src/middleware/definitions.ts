@@ -1,4 +1,5 @@
 import type { AnyMiddlewareDefinition } from './definition.js';
+import { MiddlewareRegistry } from './registry.js';
 import { authDefinition } from './auth/index.js';
 import { corsDefinition } from './cors/index.js';
 import { csrfDefinition } from './csrf/index.js';
@@ -22,33 +23,23 @@ export const middlewareDefinitions: readonly AnyMiddlewareDefinition[] = [
   timeoutDefinition,
 ];
 
-const registered = new Map<string, AnyMiddlewareDefinition>();
-for (const d of middlewareDefinitions) registered.set(d.key, d);
-let version = 0;
-
-const BUILTIN_KEYS = new Set(['logging', 'prom', 'meta']);
+/**
+ * The registry an app uses unless `boot({ middlewares })` gives it its own: svcboot's
+ * definitions and those of `registerMiddleware`.
+ */
+export const defaultMiddlewareRegistry = new MiddlewareRegistry(middlewareDefinitions);
 
 /**
- * Makes a middleware of another package configurable as `middleware.<key>` (e.g. passed as
- * `boot({ middlewares: [def] })`). Once per key: another definition under a taken key throws.
+ * Makes a middleware of another package configurable as `middleware.<key>` for every app of the
+ * process that has no registry of its own (`defaultMiddlewareRegistry`); prefer
+ * `boot({ middlewares: [def] })`, which registers it for that app only. Once per key: another
+ * definition under a taken key throws.
  */
 export function registerMiddleware(def: AnyMiddlewareDefinition): void {
-  const existing = registered.get(def.key);
-  if (existing === def) return;
-  if (existing !== undefined || BUILTIN_KEYS.has(def.key))
-    throw new Error(
-      `middleware "${def.key}" is defined twice: a key under middleware: names one middleware; rename the new one`,
-    );
-  registered.set(def.key, def);
-  version++;
+  defaultMiddlewareRegistry.register(def);
 }
 
-/** Every definition known now, svcboot's first, then in the order registered. */
+/** Every definition of the default registry, svcboot's first, then in the order registered. */
 export function registeredMiddlewares(): readonly AnyMiddlewareDefinition[] {
-  return [...registered.values()];
-}
-
-/** Changes whenever a definition is registered (lets schemas built from the list be cached). */
-export function middlewareRegistryVersion(): number {
-  return version;
+  return defaultMiddlewareRegistry.list();
 }

@@ -4,7 +4,8 @@ import type { Registry } from 'prom-client';
 import type { EntryContext } from '../entry.js';
 import { CallChain, type CallMiddleware } from './call.js';
 import { MiddlewareOrder, type MiddlewareOptionsBase } from './definition.js';
-import { middlewareRegistryVersion, registeredMiddlewares } from './definitions.js';
+import { defaultMiddlewareRegistry } from './definitions.js';
+import { parsingRegistry, type MiddlewareRegistry } from './registry.js';
 import { LoggingMiddleware } from './logging.js';
 import { EventLogger } from '../event/event-logger.js';
 import type { EventFactory } from '../event/event-factory.js';
@@ -60,30 +61,53 @@ function spreadIgnore(config: Record<string, unknown>): Record<string, unknown> 
   return out;
 }
 
-let cached: { version: number; schema: z.ZodType } | undefined;
+const cached = new WeakMap<MiddlewareRegistry, { version: number; schema: z.ZodType }>();
 
-/** The `middleware:` object schema for the definitions registered now (cached until one is added). */
+/**
+ * The `middleware:` object schema for the definitions of the registry being parsed with (the
+ * app's, see withMiddlewareRegistry; else the default), cached until one is added.
+ */
 function currentSchema(): z.ZodType {
-  const version = middlewareRegistryVersion();
-  if (cached?.version !== version) {
+  const registry = parsingRegistry(defaultMiddlewareRegistry);
+  const version = registry.version;
+  let entry = cached.get(registry);
+  if (entry?.version !== version) {
     const shape: Record<string, z.ZodType> = { ignore: ignoreList, ...builtinShape };
-    for (const d of registeredMiddlewares())
+    for (const d of registry.list())
       shape[d.key] = (d.schema as z.ZodType<MiddlewareOptionsBase>).prefault({});
-    cached = { version, schema: z.strictObject(shape).transform(spreadIgnore).prefault({}) };
+    entry = { version, schema: z.strictObject(shape).transform(spreadIgnore).prefault({}) };
+    cached.set(registry, entry);
   }
-  return cached.schema;
+  return entry.schema;
 }
 
 /**
  * `middleware.*` of the gRPC and HTTP entries: the built-in `logging|prom|meta.enabled` and the
- * options of every registered middleware definition under its key (svcboot's, in
+ * options of every middleware definition of the app's registry under its key (svcboot's, in
  * `middlewareDefinitions`, and those given to `boot({ middlewares })`), read when boot.yaml is
  * parsed: an unknown key is a config error naming its path.
  */
-export const middlewareSchema = z.lazy(currentSchema) as unknown as z.ZodType<
-  MiddlewareConfig,
-  unknown
->;
+export const middlewareSchema = dynamicSchema() as unknown as z.ZodType<MiddlewareConfig, unknown>;
+
+/**
+ * A schema that parses with `currentSchema()` each time (zod's own z.lazy resolves its getter once
+ * and keeps it: one app's registry would then hold for every later app of the process). Its
+ * static inner type (for tools that walk schemas) is the default registry's.
+ */
+function dynamicSchema(): z.ZodType {
+  const schema = z.lazy(currentSchema);
+  const internals = (schema as unknown as { _zod: ParseInternals })._zod;
+  // zod's run is its parse when a schema has no checks (this one has none): both delegate.
+  internals.parse = internals.run = (payload, ctx) =>
+    (currentSchema() as unknown as { _zod: ParseInternals })._zod.run(payload, ctx);
+  return schema;
+}
+
+/** The part of zod's schema internals a schema delegates its parse through. */
+interface ParseInternals {
+  parse(payload: unknown, ctx: unknown): unknown;
+  run(payload: unknown, ctx: unknown): unknown;
+}
 export interface MiddlewareConfig {
   logging: {
     enabled: boolean;
@@ -130,7 +154,7 @@ export function buildCallChain(
   },
 ): CallChain {
   const list = builtinMiddlewares(config, ctx, options);
-  for (const d of registeredMiddlewares()) {
+  for (const d of (ctx.middlewares ?? defaultMiddlewareRegistry).list()) {
     const options_ = config[d.key] as MiddlewareOptionsBase | undefined;
     if (!options_?.enabled) continue;
     list.push({

@@ -36,12 +36,11 @@ export function httpStatusOf(status: RejectStatus): number {
  * `after`s still do (the record gets `resCode` = `status`), and the transport answers with
  * `status` and `message` (plus `headers`, e.g. `WWW-Authenticate` or `Retry-After`).
  *
- * The contract for transports: catch a CallRejection around `chain.before`, set `call.resCode`
- * and `call.error`, run `chain.after`, and render it (gRPC: the status code and message as
- * trailers; HTTP: `httpStatusOf(status)` with `{"error": message}`). entry-http implements it
- * in src/call-adapter.ts; entry-grpc in src/interceptor.ts (gRPC: code, message and headers as
- * trailers) and src/gateway/gateway.ts (grpc-gateway's HTTP status for the code and its
- * google.rpc.Status body, `{"code", "message", "details": []}`).
+ * Transports do not catch it themselves: the call driver (`startCall`, src/call/driver.ts) runs
+ * the `before`s and hands a rejection to the transport's adapter (`CallAdapter.refuse`), which
+ * renders it (gRPC: the status code and message, the headers as trailers; gateway: grpc-gateway's
+ * HTTP status for the code and its google.rpc.Status body; httpserver and built-in routes:
+ * `httpStatusOf(status)` with the entry's error body) and ends the call with `endCall`.
  */
 export class CallRejection extends Error {
   constructor(

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -5,7 +6,13 @@ import { Counter, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { redactConfig } from '../config/secrets.js';
 import { SvcError } from '../errors.js';
-import { RecordingPushgateway, writeSelfSignedCert } from '@svcboot/testkit';
+import {
+  Child,
+  freePort,
+  RecordingPushgateway,
+  waitFor,
+  writeSelfSignedCert,
+} from '@svcboot/testkit';
 import { PromPusher, type PromPusherOptions } from './prom-pusher.js';
 import { promSchema } from './schema.js';
 
@@ -220,5 +227,42 @@ describe('prom options', () => {
   it('treat basicAuth as a secret when a config is printed', () => {
     const printed = JSON.stringify(redactConfig({ prom: { pusher: { basicAuth: 'me:pw' } } }));
     expect(printed).not.toContain('me:pw');
+  });
+});
+
+describe('PromPusher against the real Prometheus Pushgateway (Debian prometheus-pushgateway)', () => {
+  it('its pushes are accepted and served under the job and instance labels, and its DELETE at stop removes the group', async () => {
+    if (spawnSync('sh', ['-c', 'command -v prometheus-pushgateway']).status !== 0)
+      throw new Error(
+        'prometheus-pushgateway is not on PATH: install it (`apt-get install prometheus-pushgateway`)',
+      );
+    const port = await freePort();
+    const child = Child.start('prometheus-pushgateway', [
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--persistence.file=',
+    ]);
+    cleanup.push(async () => {
+      child.kill();
+      await child.exited;
+    });
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor('the Pushgateway to be ready', async () => (await fetch(`${base}/-/ready`)).ok, {
+      timeoutMs: 20_000,
+    });
+    const p = pusher({ remoteAddress: `127.0.0.1:${port}` });
+    p.start();
+    const metrics = await waitFor('the pushed metric on the Pushgateway', async () => {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      return text.includes('svc_test_pushed_total{') ? text : false;
+    });
+    expect(metrics).toMatch(/^svc_test_pushed_total\{instance="host-1:8080",job="orders"\} 7$/m);
+    // The Pushgateway's own note of the group's last push: a success, no failure.
+    expect(metrics).toMatch(/^push_time_seconds\{instance="host-1:8080",job="orders"\} [1-9]/m);
+    expect(metrics).toMatch(
+      /^push_failure_time_seconds\{instance="host-1:8080",job="orders"\} 0$/m,
+    );
+    await p.stop(AbortSignal.timeout(5000));
+    const after = await (await fetch(`${base}/metrics`)).text();
+    expect(after).not.toContain('job="orders"');
   });
 });

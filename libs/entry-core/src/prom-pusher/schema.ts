@@ -4,19 +4,41 @@ import { promEndpointSchema } from '../middleware/options.js';
 /** `prom.pusher`: rk-boot's keys for pushing the entry's metrics to a Prometheus Pushgateway. */
 export const promPusherSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
-    /** Time between pushes (after a failure the wait doubles, up to a minute or intervalMs). */
-    intervalMs: z.number().int().min(100).default(1000),
-    /** The `job` of the grouping key; empty: the app's name. */
-    jobName: z.string().default(''),
-    /** The Pushgateway: `host:port` or `http(s)://host:port[/prefix]`; required when enabled. */
-    remoteAddress: z.string().default(''),
-    /** `user:pass` for HTTP basic authentication; never logged. */
-    basicAuth: z.string().default(''),
-    /** A `cert:` entry: its CA verifies the Pushgateway, its certificate and key (if any) are the client's; the scheme becomes https. */
-    certEntry: z.string().default(''),
-    /** The `instance` of the grouping key; empty: `<hostname>:<entry port>`. Not in rk-boot. */
-    instance: z.string().default(''),
+    enabled: z.boolean().default(false).describe("Push the entry's metrics to a Pushgateway"),
+    intervalMs: z
+      .number()
+      .int()
+      .min(100)
+      .default(1000)
+      .describe(
+        'Time between pushes (after a failure the wait doubles, up to a minute or intervalMs).',
+      ),
+    jobName: z
+      .string()
+      .default('')
+      .describe("The `job` of the grouping key; empty: the app's name."),
+    remoteAddress: z
+      .string()
+      .default('')
+      .describe(
+        'The Pushgateway: `host:port` or `http(s)://host:port[/prefix]`; required when enabled.',
+      ),
+    basicAuth: z
+      .string()
+      .default('')
+      .describe('`user:pass` for HTTP basic authentication; never logged.'),
+    certEntry: z
+      .string()
+      .default('')
+      .describe(
+        "A `cert:` entry: its CA verifies the Pushgateway, its certificate and key (if any) are the client's; the scheme becomes https.",
+      ),
+    instance: z
+      .string()
+      .default('')
+      .describe(
+        'The `instance` of the grouping key; empty: `<hostname>:<entry port>`. Not in rk-boot.',
+      ),
   })
   .superRefine((p, ctx) => {
     if (p.enabled && p.remoteAddress.trim() === '')

@@ -3,25 +3,33 @@ import { z } from 'zod';
 /** `static`: files of a local folder under `path`, off by default. */
 export const staticSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
-    /** The URL folder; `/static` and `/static/` mean the same. */
+    enabled: z.boolean().default(false).describe('Serve the files of sourcePath under path'),
     path: z
       .string()
       .startsWith('/')
       .default('/static/')
-      .transform((p) => (p.endsWith('/') ? p : `${p}/`)),
-    /** Where the files come from; only `local` (a folder on disk) is supported. */
+      .transform((p) => (p.endsWith('/') ? p : `${p}/`))
+      .describe('The URL folder; `/static` and `/static/` mean the same.'),
     sourceType: z
       .string()
       .default('local')
       .refine((t) => t === 'local', {
         message:
           'only sourceType "local" is supported (rk-boot\'s "pkger" and "embed" have no Node equivalent); serve a folder on disk',
-      }),
-    /** The folder served (relative to the working folder); required when enabled, never defaulted. */
-    sourcePath: z.string().default(''),
-    /** An HTML list of a folder's files when a folder is asked for; off, folders are 404. */
-    listing: z.boolean().default(false),
+      })
+      .describe('Where the files come from; only `local` (a folder on disk) is supported.'),
+    sourcePath: z
+      .string()
+      .default('')
+      .describe(
+        'The folder served (relative to the working folder); required when enabled, never defaulted.',
+      ),
+    listing: z
+      .boolean()
+      .default(false)
+      .describe(
+        "An HTML list of a folder's files when a folder is asked for; off, folders are 404.",
+      ),
   })
   .superRefine((s, ctx) => {
     if (s.enabled && s.sourcePath.trim() === '')

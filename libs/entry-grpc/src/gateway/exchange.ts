@@ -4,7 +4,6 @@ import type { Metadata, ServerInterceptor } from '@grpc/grpc-js';
 import {
   CallContext,
   type CallRejection,
-  armDeadline,
   compressBody,
   isCompressible,
   negotiateEncoding,
@@ -13,6 +12,7 @@ import {
   type CompressionConfig,
   type ContentEncoding,
   type CallAnswer,
+  type CallAdapter,
   type CallBodySource,
 } from '@svcboot/entry-core';
 import { codeOfRejection, httpStatusFromCode } from '../codes.js';
@@ -88,6 +88,8 @@ export interface ExchangeHost {
   readonly interceptors: readonly ServerInterceptor[];
   statusJson(status: GatewayStatus): { code: number; message: string; details: unknown[] };
   finish(ctx: CallContext, status: GatewayStatus): void;
+  /** Every `before` let the call through (the call driver's `proceed`). */
+  admitted(x: Exchange): void;
   streamedMessage(route: GatewayRoute, json: unknown): unknown;
   httpBody(
     route: GatewayRoute,
@@ -111,19 +113,20 @@ export interface ExchangeHost {
  * trailers) and writes them with the status line in one `res.writeHead`, then reports the outcome
  * to the middleware once. A class with methods rather than closures, since one is made per request.
  */
-export class Exchange implements StreamBase, CallBodySource {
+export class Exchange implements StreamBase, CallBodySource, CallAdapter {
   readonly ctx: CallContext;
   readonly peer: string;
   readonly path: string;
   request: unknown;
   private readonly headers: GatewayHeaders;
   private readonly svc: boolean;
+  /** The chain let the call through (see proceed). */
+  private admittedCall = false;
   /** The outcome went to the middleware: nothing more is written or reported. */
   private settled = false;
   private call: GatewayUnaryCall | GatewayWritableCall | undefined;
   /** The bottom of the user's interceptor stack, when the entry has interceptors. */
   private stack: { cancel(): void } | undefined;
-  private timer: NodeJS.Timeout | undefined;
   /** An invalid `Grpc-Timeout`, answered 400 once the middleware let the call through. */
   private badTimeout: string | undefined;
   /** Trailer metadata to send as HTTP trailers (the request said `TE: trailers`), flat name/value list. */
@@ -131,12 +134,14 @@ export class Exchange implements StreamBase, CallBodySource {
 
   constructor(
     private readonly gateway: ExchangeHost,
-    private readonly route: GatewayRoute,
+    readonly route: GatewayRoute,
     private readonly values: string[],
     private readonly query: string,
-    private readonly req: IncomingMessage,
+    readonly req: IncomingMessage,
     private readonly res: ServerResponse,
     info: CallInfo,
+    /** A CORS preflight for a binding of another method (`bound`) or a gRPC-Web method (`web`). */
+    readonly preflight?: 'bound' | 'web',
   ) {
     this.svc = gateway.options.svcStyle;
     this.headers = new GatewayHeaders(req.headers, this.svc ? '' : 'Grpc-Metadata-');
@@ -152,11 +157,41 @@ export class Exchange implements StreamBase, CallBodySource {
     return readBody(this.req, this.gateway.options.maxBodyBytes);
   }
 
+  // The call driver's adapter (entry-core's CallAdapter): what happens to the call, on the gateway.
+
+  /** The chain let the call through: the gateway goes on (deadline check, body, dispatch). */
+  proceed(): void {
+    this.admittedCall = true;
+    this.gateway.admitted(this);
+  }
+
+  /** A client that leaves while a middleware decides (a JWKS fetch, a limit in Redis) cancels the call. */
+  waiting(call: CallContext): void {
+    this.res.once('close', () => {
+      if (!this.admittedCall && !this.settled) call.abort('cancelled');
+    });
+  }
+
+  /** A `before` refused the call, or failed (then Internal, the error kept for the record). */
+  refuse(_call: CallContext, rejection: CallRejection): void {
+    if (!this.req.complete) this.req.resume();
+    this.reject(rejection);
+  }
+
+  /** A body a middleware read (call.body()) was over the limit: the gateway's 413. */
+  failed(_call: CallContext, err: unknown): boolean {
+    if (!(err instanceof GatewayRejection)) return false;
+    if (!this.req.complete) this.req.resume();
+    this.fail(err);
+    return true;
+  }
+
   /**
    * A middleware answered the call itself (a CallAnswer: a CORS preflight): its HTTP status, the
    * headers set so far and its own, no body; the handler does not run.
    */
-  answer(a: CallAnswer): void {
+  answer(_call: CallContext, a: CallAnswer): void {
+    if (!this.req.complete) this.req.resume();
     const out = this.headers.out;
     for (const name of Object.keys(a.headers)) putHeader(out, name, a.headers[name]!);
     const bodiless = a.httpStatus === 204 || a.httpStatus === 304;
@@ -228,9 +263,8 @@ export class Exchange implements StreamBase, CallBodySource {
   }
 
   /**
-   * Once the middleware let the call through: an invalid `Grpc-Timeout` is answered 400 (false);
-   * else at the deadline a call still running is cancelled (its AbortSignal aborts) and answered
-   * 504 DeadlineExceeded, as grpc-gateway's expired context answers.
+   * Once the middleware let the call through: an invalid `Grpc-Timeout` is answered 400 (false).
+   * (The call driver armed the deadline: `expire`.)
    */
   startDeadline(): boolean {
     if (this.badTimeout !== undefined) {
@@ -238,12 +272,14 @@ export class Exchange implements StreamBase, CallBodySource {
       this.fail(new GatewayRejection(3, `invalid grpc-timeout: ${this.badTimeout}`, 400));
       return false;
     }
-    this.timer = armDeadline(this.ctx, () => this.expire());
     return true;
   }
 
-  private expire(): void {
-    this.timer = undefined;
+  /**
+   * At the deadline a call still running is cancelled (its AbortSignal aborts) and answered 504
+   * DeadlineExceeded, as grpc-gateway's expired context answers.
+   */
+  expire(): void {
     if (this.settled) return;
     const status: GatewayStatus = { code: 4, message: 'context deadline exceeded' };
     if (this.res.headersSent) {
@@ -729,10 +765,6 @@ export class Exchange implements StreamBase, CallBodySource {
   private finish(status: GatewayStatus): void {
     if (this.settled) return;
     this.settled = true;
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
     this.gateway.finish(this.ctx, status);
   }
 

@@ -2,10 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ServerInterceptor } from '@grpc/grpc-js';
 import {
-  CallAnswer,
-  type CallContext,
-  CallRejection,
+  endCall,
   setHttpHeader,
+  startCall,
+  type CallContext,
   type CallChain,
   type CallInfo,
 } from '@svcboot/entry-core';
@@ -257,55 +257,15 @@ export class Gateway implements ExchangeHost {
       gwUserAgent: ua,
       restPath: r.restPath,
     };
-    const x = new Exchange(this, route, values, query, req, res, info);
+    const x = new Exchange(this, route, values, query, req, res, info, preflight);
     x.clientDeadline(req.headers['grpc-timeout']);
-    let pending: void | Promise<void>;
-    try {
-      pending = this.chain.before(x.ctx);
-    } catch (err) {
-      this.refuse(x, req, err);
-      return;
-    }
-    if (pending === undefined) {
-      if (preflight !== undefined) this.notBound(x, req, pathname, preflight);
-      else this.proceed(x, route, req);
-      return;
-    }
-    // A client that leaves while a middleware decides (a JWKS fetch, a limit in Redis): the call
-    // ends as cancelled, and its handler never starts.
-    let gone = false;
-    const onClose = (): void => {
-      gone = true;
-    };
-    res.once('close', onClose);
-    pending.then(
-      () => {
-        res.off('close', onClose);
-        if (gone || x.ctx.ended) x.abandon();
-        else if (preflight !== undefined) this.notBound(x, req, pathname, preflight);
-        else this.proceed(x, route, req);
-      },
-      (err: unknown) => {
-        res.off('close', onClose);
-        if (gone || x.ctx.ended) x.abandon();
-        else if (err instanceof GatewayRejection) {
-          // A body a middleware read (call.body()) was over the limit: the gateway's 413.
-          if (!req.complete) req.resume();
-          x.fail(err);
-        } else this.refuse(x, req, err);
-      },
-    );
+    startCall(this.chain, x.ctx, x);
   }
 
-  /** A `before` refused the call, or failed (then Internal, the error kept for the record). */
-  private refuse(x: Exchange, req: IncomingMessage, err: unknown): void {
-    if (!req.complete) req.resume();
-    if (err instanceof CallAnswer) x.answer(err);
-    else if (err instanceof CallRejection) x.reject(err);
-    else {
-      x.ctx.error = err;
-      x.reject(new CallRejection('Internal', 'internal error'));
-    }
+  /** Every `before` let the call through (the call driver's `proceed`). @internal */
+  admitted(x: Exchange): void {
+    if (x.preflight !== undefined) this.notBound(x, x.req, x.ctx.info.gwPath!, x.preflight);
+    else this.proceed(x, x.route, x.req);
   }
 
   /**
@@ -358,9 +318,8 @@ export class Gateway implements ExchangeHost {
 
   /** Runs the middleware's `after` for a finished gateway call. */
   finish(ctx: CallContext, status: GatewayStatus): void {
-    ctx.resCode = codeName(status.code);
     if (status.code !== 0 && ctx.error === undefined) ctx.error = status.message;
-    this.chain.after(ctx);
+    endCall(ctx, codeName(status.code));
   }
 
   /**

@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { loadSync } from '@grpc/proto-loader';
 import { boot, type App } from '@svcboot/entry-core';
 import { grpcEntry, grpcPlugin } from '@svcboot/entry-grpc';
+// The served entry's middleware.jwt (svc itself reads the guards without it).
+import '@svcboot/middleware-jwt';
 import { freePort, waitFor } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { main } from '../main.js';
@@ -91,6 +93,17 @@ grpc:
       files: [api/v1/greeter.proto]
       includeDirs: [api]
     gwMappingFiles: [api/gateway.yaml]
+    # Runtime settings svc does not need: the secrets below are unset when svc runs.
+    shutdownTimeoutMs: \${FIXTURE_SHUTDOWN_MS}
+    middleware:
+      jwt:
+        enabled: true
+        symmetric: { token: "\${FIXTURE_JWT_SECRET}" }
+        ignore: [/sw/, /fixture.v1.Admin/]
+      auth:
+        enabled: true
+        basic: ["admin:\${FIXTURE_ADMIN_PASS}"]
+        ignore: [/sw/]
 `;
 }
 
@@ -116,7 +129,12 @@ beforeAll(async () => {
       configFile: path.join(project, 'boot.yaml'),
       cwd: project,
       argv: [],
-      env: { PATH: process.env['PATH'] },
+      env: {
+        PATH: process.env['PATH'],
+        FIXTURE_SHUTDOWN_MS: '5000',
+        FIXTURE_JWT_SECRET: 'a-shared-secret-of-at-least-32-bytes!',
+        FIXTURE_ADMIN_PASS: 'secret-pass',
+      },
       plugins: [grpcPlugin],
     });
     const entry = grpcEntry(app, 'greeter');
@@ -182,6 +200,34 @@ test('the documents svc writes are the ones the booted entry serves, written whi
     '/v1/hello/{userName}',
   ]);
   expect((JSON.parse(v3) as { openapi: string }).openapi).toMatch(/^3\.1\./);
+});
+
+test("svc needs none of the runtime secrets, and documents the guards: schemes and each operation's security", async () => {
+  for (const name of ['FIXTURE_SHUTDOWN_MS', 'FIXTURE_JWT_SECRET', 'FIXTURE_ADMIN_PASS'])
+    expect(process.env[name]).toBeUndefined();
+  await writeOpenApi(project, 'boot.yaml', 'secured');
+  const doc = JSON.parse(
+    await readFile(path.join(project, 'secured', 'greeter.swagger.json'), 'utf8'),
+  ) as {
+    securityDefinitions: Record<string, unknown>;
+    paths: Record<string, Record<string, { security?: unknown }>>;
+  };
+  expect(Object.keys(doc.securityDefinitions)).toEqual(['bearerAuth', 'basicAuth']);
+  expect(doc.paths['/v1/hello/{userName}']?.['get']?.security).toEqual([
+    { bearerAuth: [], basicAuth: [] },
+  ]);
+  // jwt ignores the Admin service: Basic alone.
+  expect(doc.paths['/fixture.v1.Admin/Reset']?.['post']?.security).toEqual([{ basicAuth: [] }]);
+  const v3 = JSON.parse(
+    await readFile(path.join(project, 'secured', 'greeter.openapi.json'), 'utf8'),
+  ) as { components: { securitySchemes: Record<string, unknown> } };
+  expect(v3.components.securitySchemes['bearerAuth']).toEqual({
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+  });
+  // Nothing of the secrets (which svc never had) in the documents.
+  expect(JSON.stringify(doc)).not.toContain('FIXTURE_');
 });
 
 test('svc pb openapi honours the environment of ${VAR:-default} and --out', async () => {

@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isMap, isSeq, parseDocument } from 'yaml';
+import { isMap, isSeq, parse as parseYaml, parseDocument } from 'yaml';
 import { cliError } from '../errors.js';
 
 import type * as Core from '@svcboot/entry-core';
@@ -61,8 +61,25 @@ async function importFrom<T>(
 }
 
 /**
- * boot.yaml reduced to its `app` and `grpc` sections, without the entries' logger and event
- * references: loading it needs no other kind installed and creates no logger or event output.
+ * The keys of a grpc entry that shape its documents. The others (port, TLS, loggers, middleware
+ * with its secrets, ...) are left out of what is loaded, so that `svc pb gen` needs none of the
+ * service's runtime settings: a `${JWT_SECRET}` or `${GRPC_PORT}` without a default is not read.
+ */
+const DOCUMENT_KEYS = new Set([
+  'name',
+  'enabled',
+  'domain',
+  'protos',
+  'gwMappingFiles',
+  'generateUnboundMethods',
+  'gwOption',
+  'sw',
+]);
+
+/**
+ * boot.yaml reduced to its `app` and `grpc` sections, each grpc entry to the keys that shape its
+ * documents: loading it needs no other kind installed, creates no logger or event output, and
+ * resolves no `${VAR}` that only the running service needs.
  */
 export function grpcOnlyConfig(text: string): string {
   const doc = parseDocument(text);
@@ -73,13 +90,88 @@ export function grpcOnlyConfig(text: string): string {
   }
   const grpc = doc.get('grpc');
   if (!isSeq(grpc) || grpc.items.length === 0) return '';
-  for (let i = 0; i < grpc.items.length; i++) {
-    doc.deleteIn(['grpc', i, 'loggerEntry']);
-    doc.deleteIn(['grpc', i, 'eventEntry']);
-    // TLS material is read at bootstrap only and does not shape the documents.
-    doc.deleteIn(['grpc', i, 'tls']);
+  for (const entry of grpc.items) {
+    if (!isMap(entry)) continue;
+    entry.items = entry.items.filter((pair) =>
+      DOCUMENT_KEYS.has(String((pair.key as { value?: unknown } | null)?.value ?? pair.key)),
+    );
   }
   return doc.toString();
+}
+
+/** `${VAR}` and `${VAR:-default}` resolved from `env` where they can be; an unset one without a default stays as written. */
+function lenient(value: unknown, env: Readonly<Record<string, string | undefined>>): unknown {
+  if (typeof value === 'string') {
+    const text = value.replace(
+      /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+      (whole, name: string, fallback: string | undefined) => env[name] || fallback || whole,
+    );
+    return text === 'true' ? true : text === 'false' ? false : text;
+  }
+  if (Array.isArray(value)) return value.map((v) => lenient(v, env));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, lenient(v, env)]));
+  return value;
+}
+
+/** What the documents read of an entry's guards (see buildOpenApiDocuments' `middleware`). */
+export interface DocumentGuards {
+  jwt?: Record<string, unknown>;
+  auth?: Record<string, unknown>;
+}
+
+/**
+ * `middleware.jwt` and `middleware.auth` of the grpc entry `name` (the item for `domain`, else
+ * the one for every domain), as the documents read them: on or off, ignore lists, where a token
+ * is looked for, and how many Basic credentials and API keys there are, never their values (an
+ * unset `${VAR}` in a secret does no harm).
+ */
+export function guardsOf(
+  text: string,
+  name: string,
+  domain: string,
+  env: Readonly<Record<string, string | undefined>>,
+): DocumentGuards {
+  const root = parseYaml(text) as { grpc?: unknown } | null;
+  const items = Array.isArray(root?.grpc) ? (root.grpc as Array<Record<string, unknown>>) : [];
+  const named = items.filter((i) => i !== null && typeof i === 'object' && i['name'] === name);
+  const domainOf = (i: Record<string, unknown>): string => {
+    const d = String(lenient(i['domain'] ?? '', env));
+    return d === '*' ? '' : d;
+  };
+  const want = domain === '*' ? '' : domain;
+  const item =
+    named.find((i) => want !== '' && domainOf(i) === want) ?? named.find((i) => domainOf(i) === '');
+  const middleware = item?.['middleware'];
+  if (middleware === null || typeof middleware !== 'object') return {};
+  const { jwt, auth } = middleware as Record<string, unknown>;
+  const out: DocumentGuards = {};
+  if (jwt !== null && typeof jwt === 'object') {
+    const j = jwt as Record<string, unknown>;
+    out.jwt = lenient(
+      Object.fromEntries(
+        ['enabled', 'ignore', 'tokenLookup', 'authScheme'].flatMap((k) =>
+          j[k] === undefined ? [] : [[k, j[k]]],
+        ),
+      ),
+      env,
+    ) as Record<string, unknown>;
+  }
+  if (auth !== null && typeof auth === 'object') {
+    const a = auth as Record<string, unknown>;
+    const count = (v: unknown): string[] => (Array.isArray(v) ? v.map(() => 'listed') : []);
+    out.auth = {
+      ...(lenient(
+        Object.fromEntries(
+          ['enabled', 'ignore'].flatMap((k) => (a[k] === undefined ? [] : [[k, a[k]]])),
+        ),
+        env,
+      ) as Record<string, unknown>),
+      basic: count(a['basic']),
+      apiKey: count(a['apiKey']),
+    };
+  }
+  return out;
 }
 
 /** The documents of one grpc entry, as the JSON text the entry serves. */
@@ -98,7 +190,8 @@ export async function openApiDocuments(
 ): Promise<Map<string, EntryDocuments>> {
   const file = path.resolve(cwd, bootFile);
   if (!existsSync(file)) throw cliError('SVC_CLI_BOOT_YAML_MISSING', [bootFile, cwd]);
-  const configText = grpcOnlyConfig(readFileSync(file, 'utf8'));
+  const fullText = readFileSync(file, 'utf8');
+  const configText = grpcOnlyConfig(fullText);
   const docs = new Map<string, EntryDocuments>();
   if (!configText) return docs;
   const projectRef = path.join(cwd, 'package.json');
@@ -140,6 +233,7 @@ export async function openApiDocuments(
       generateUnboundMethods: c.generateUnboundMethods,
       gwOption: c.gwOption,
       sw: c.sw,
+      middleware: { ...guardsOf(fullText, entry.name, c.domain ?? '', env) },
       appName: app.info.name,
       appVersion: app.info.version,
       appDescription: app.info.description,

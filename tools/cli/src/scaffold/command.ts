@@ -6,6 +6,7 @@ import { vendorGoogleapis } from '../pb/vendor.js';
 import * as t from './templates.js';
 import { findCheckout, packFromCheckout } from './workspace-packs.js';
 import { cliError } from '../errors.js';
+import { bootSchemaFor, SCHEMA_FILE } from '../schema/boot-schema.js';
 
 export const NEW_USAGE = `svc new <name> [--with grpc,httpserver,kvstore,cache,relationaldb,columnardb] [--dir PARENT]
                [--svcboot-version RANGE] [--svcboot-tarballs DIR] [--no-vendor]
@@ -25,6 +26,11 @@ export interface NewOptions {
   checkout?: string | undefined;
   /** Write third-party/googleapis. */
   vendor: boolean;
+  /**
+   * Where to load the @svcboot packages from to write boot.schema.json (a folder they resolve
+   * from: the checkout); without it the service writes it with `npm run schema` once installed.
+   */
+  schemaFrom?: string | undefined;
 }
 
 export function parseFeatures(text: string): t.Feature[] {
@@ -197,6 +203,7 @@ export async function scaffold(
       await mkdir(path.dirname(f), { recursive: true });
       await writeFile(f, text);
     }
+    if (o.schemaFrom) await writeBootSchema(staging, o.schemaFrom, o.features, log);
     if (o.features.includes('grpc') && o.vendor)
       await vendorGoogleapis(path.join(staging, 'third-party', 'googleapis'));
     if (existsSync(target)) await rm(target, { recursive: true });
@@ -205,6 +212,29 @@ export async function scaffold(
   } catch (err) {
     await rm(staging, { recursive: true, force: true });
     throw err;
+  }
+}
+
+/**
+ * Writes `dir/boot.schema.json` for `features` with the @svcboot packages of `from`; a failure is
+ * a warning (the service works without it, and `npm run schema` writes it once installed).
+ */
+export async function writeBootSchema(
+  dir: string,
+  from: string,
+  features: readonly t.Feature[],
+  log: (line: string) => void,
+): Promise<void> {
+  try {
+    const schema = await bootSchemaFor(
+      from,
+      features.map((f) => t.FEATURE_PACKAGES[f].pkg),
+    );
+    await writeFile(path.join(dir, SCHEMA_FILE), schema.text);
+  } catch (err) {
+    log(
+      `warning: ${SCHEMA_FILE} not written (${(err as Error).message.split('\n')[0]}); run \`npm run schema\` after npm install`,
+    );
   }
 }
 
@@ -245,6 +275,7 @@ export async function newCommand(
       tarballs,
       checkout,
       vendor: !values['no-vendor'],
+      schemaFrom: checkout,
     },
     out,
   );

@@ -137,6 +137,7 @@ test('packed packages a kind does not name (entry-kv under entry-cache) become d
     ['@svcboot/entry-core', 'svcboot-entry-core-0.1.0.tgz'],
     ['@svcboot/entry-kv', 'svcboot-entry-kv-0.1.0.tgz'],
     ['@svcboot/entry-cache', 'svcboot-entry-cache-0.1.0.tgz'],
+    ['@svcboot/cli', 'svcboot-cli-0.1.0.tgz'],
   ]);
   const files = new Map(
     scaffoldFiles(

@@ -9,6 +9,8 @@ import '@svcboot/entry-cache';
 import '@svcboot/entry-sql';
 import '@svcboot/entry-columnar';
 import { run } from '@svcboot/testkit';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { parse } from 'yaml';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { parseFeatures, scaffold, scaffoldFiles } from './command.js';
 import { FEATURES } from './templates.js';
@@ -31,6 +33,8 @@ beforeAll(async () => {
     svcbootVersion: '^0.1.0',
     tarballs: undefined,
     vendor: false,
+    // The libs of this checkout write boot.schema.json, as `svc new` from a clone does.
+    schemaFrom: path.join(cliDir, '..', '..'),
   });
 });
 
@@ -110,4 +114,25 @@ test('--with parsing', () => {
   expect(parseFeatures('httpserver, grpc')).toEqual(['grpc', 'httpserver']);
   expect(() => parseFeatures('')).toThrow(/names no entry kind/);
   expect(() => parseFeatures('grpc,redis')).toThrow(/unknown "redis"/);
+});
+
+test('boot.yaml names boot.schema.json for the YAML language server, which is written and accepts it', async () => {
+  const text = await readFile(path.join(dir, 'boot.yaml'), 'utf8');
+  expect(text.split('\n')[0]).toBe('# yaml-language-server: $schema=boot.schema.json');
+  const schema = JSON.parse(await readFile(path.join(dir, 'boot.schema.json'), 'utf8')) as {
+    properties: Record<string, unknown>;
+  };
+  expect(Object.keys(schema.properties).sort()).toEqual(
+    ['app', 'cert', 'event', 'logger', ...FEATURES].sort(),
+  );
+  const validate = new Ajv2020({ allErrors: true, allowUnionTypes: true }).compile(schema);
+  expect(validate(parse(text)) ? [] : validate.errors).toEqual([]);
+  // A misspelt key in the scaffold's own block is flagged, with where it is.
+  const misspelt = text.replace('    enableReflection: true', '    enableReflexion: true');
+  expect(validate(parse(misspelt))).toBe(false);
+  expect(
+    validate.errors
+      ?.filter((e) => e.keyword === 'additionalProperties')
+      .map((e) => [e.instancePath, e.params['additionalProperty']]),
+  ).toEqual([['/grpc/0', 'enableReflexion']]);
 });

@@ -1,4 +1,5 @@
 /** The files of a new service, as text, from the chosen entry kinds. */
+import { SCHEMA_MODELINE } from '../schema/boot-schema.js';
 
 export const FEATURES = [
   'grpc',
@@ -50,17 +51,22 @@ export function packageJson(i: ScaffoldInput): string {
     deps[FEATURE_PACKAGES[f].pkg] = i.svcbootSpec(FEATURE_PACKAGES[f].pkg);
   // Light on purpose (a first npm install in seconds): tests run on node:test, and protoc-gen-es
   // comes with `svc install` when the protos are generated.
-  const devDeps: Record<string, string> = { '@types/node': '^20.19.0', typescript: '~5.9.3' };
+  // The svc command: `svc add`, `svc schema` (npm run schema) and, with gRPC, `svc pb`.
+  const devDeps: Record<string, string> = {
+    '@svcboot/cli': i.svcbootSpec('@svcboot/cli'),
+    '@types/node': '^20.19.0',
+    typescript: '~5.9.3',
+  };
   if (has(i, 'grpc')) {
     deps['@grpc/grpc-js'] = '^1.14.0';
     deps['@grpc/proto-loader'] = '^0.8.0';
-    devDeps['@svcboot/cli'] = i.svcbootSpec('@svcboot/cli');
   }
   const scripts: Record<string, string> = {
     build: 'tsc -p tsconfig.build.json',
     prestart: 'tsc -p tsconfig.build.json',
     start: 'node dist/main.js',
     typecheck: 'tsc -p tsconfig.json --noEmit',
+    schema: 'svc schema --out boot.schema.json',
   };
   // tsconfig.json compiles the test beside main.js; node:test runs it.
   if (hasTest(i)) scripts['test'] = 'tsc -p tsconfig.json && node --test dist/main.test.js';
@@ -113,15 +119,37 @@ export const TSCONFIG_BUILD = `{
 }
 `;
 
-export function bootYaml(i: ScaffoldInput): string {
-  const parts: string[] = [
-    `# ${i.name}: the entries this service boots. \${VAR:-default} reads the environment.`,
-    'app:',
-    `  name: ${i.name}`,
-    '  version: 0.1.0',
-  ];
-  if (has(i, 'grpc')) {
-    parts.push(
+/** What each kind's block says above itself. */
+const BLOCK_HEADERS: Record<Feature, string[]> = {
+  grpc: [
+    "# gRPC with the REST gateway (@svcboot/entry-grpc): grpcEntry(app, 'greeter') in src/main.ts.",
+  ],
+  httpserver: ["# An HTTP server (@svcboot/entry-http): httpEntry(app, 'web') in src/main.ts."],
+  kvstore: [
+    "# Redis (@svcboot/entry-kv): kvEntry(app, 'redis') in src/main.ts. Several addrs: a cluster;",
+    '# with masterName: the sentinels.',
+  ],
+  cache: [
+    "# A two-tier cache (@svcboot/entry-cache): a local LRU in front of Redis; cacheEntry(app, 'cache')",
+    '# in src/main.ts. Leave kvstore out (or enabled: false) for the local tier alone.',
+  ],
+  relationaldb: [
+    "# PostgreSQL (@svcboot/entry-sql): relationalDbEntry(app, 'db') in src/main.ts. autoCreate makes",
+    '# the database when it is missing.',
+  ],
+  columnardb: [
+    "# ClickHouse over HTTP (@svcboot/entry-columnar): columnarEntry(app, 'clickhouse') in src/main.ts.",
+  ],
+};
+
+/**
+ * The boot.yaml lines of one kind: a comment saying what it is and where the code gets it, then
+ * the list with one entry. `svc new` writes one per kind; `svc add` appends one.
+ */
+export function bootYamlBlock(i: Pick<ScaffoldInput, 'name'>, feature: Feature): string[] {
+  const dbName = i.name.replace(/\W/g, '_');
+  const lines: Record<Feature, string[]> = {
+    grpc: [
       'grpc:',
       '  - name: greeter',
       '    enabled: true',
@@ -138,10 +166,8 @@ export function bootYaml(i: ScaffoldInput): string {
       '      files: [api/v1/greeter.proto]',
       '      includeDirs: [api, third-party/googleapis]',
       '    gwMappingFiles: [api/v1/gw_mapping.yaml]',
-    );
-  }
-  if (has(i, 'httpserver')) {
-    parts.push(
+    ],
+    httpserver: [
       'httpserver:',
       '  - name: web',
       '    enabled: true',
@@ -149,19 +175,15 @@ export function bootYaml(i: ScaffoldInput): string {
       '    middleware:',
       '      logging: { enabled: true }',
       '      meta: { enabled: true }',
-    );
-  }
-  if (has(i, 'kvstore')) {
-    parts.push(
+    ],
+    kvstore: [
       'kvstore:',
       '  - name: redis',
       '    enabled: true',
       '    addrs: ["${REDIS_ADDR:-localhost:6379}"]',
       '    pass: ${REDIS_PASS:-}',
-    );
-  }
-  if (has(i, 'cache')) {
-    parts.push(
+    ],
+    cache: [
       'cache:',
       '  - name: cache',
       '    enabled: true',
@@ -171,10 +193,8 @@ export function bootYaml(i: ScaffoldInput): string {
       '      enabled: true',
       '      addrs: ["${REDIS_ADDR:-localhost:6379}"]',
       '      pass: ${REDIS_PASS:-}',
-    );
-  }
-  if (has(i, 'relationaldb')) {
-    parts.push(
+    ],
+    relationaldb: [
       'relationaldb:',
       '  - name: db',
       '    enabled: true',
@@ -182,12 +202,10 @@ export function bootYaml(i: ScaffoldInput): string {
       '    user: "${PG_USER:-postgres}"',
       '    pass: "${PG_PASS:-}"',
       '    database:',
-      `      - name: "\${PG_DATABASE:-${i.name.replace(/\W/g, '_')}}"`,
+      `      - name: "\${PG_DATABASE:-${dbName}}"`,
       '        autoCreate: true',
-    );
-  }
-  if (has(i, 'columnardb')) {
-    parts.push(
+    ],
+    columnardb: [
       'columnardb:',
       '  - name: clickhouse',
       '    enabled: true',
@@ -195,10 +213,23 @@ export function bootYaml(i: ScaffoldInput): string {
       '    user: "${CLICKHOUSE_USER:-default}"',
       '    pass: "${CLICKHOUSE_PASS:-}"',
       '    database:',
-      `      - name: "\${CLICKHOUSE_DB:-${i.name.replace(/\W/g, '_')}}"`,
+      `      - name: "\${CLICKHOUSE_DB:-${dbName}}"`,
       '        autoCreate: true',
-    );
-  }
+    ],
+  };
+  return [...BLOCK_HEADERS[feature], ...lines[feature]];
+}
+
+export function bootYaml(i: ScaffoldInput): string {
+  const parts: string[] = [
+    SCHEMA_MODELINE,
+    `# ${i.name}: the entries this service boots. \${VAR:-default} reads the environment.`,
+    '# `svc add <kind>` adds a kind; `npm run schema` rewrites boot.schema.json for the installed ones.',
+    'app:',
+    `  name: ${i.name}`,
+    '  version: 0.1.0',
+  ];
+  for (const f of i.features) parts.push(...bootYamlBlock(i, f));
   return `${parts.join('\n')}\n`;
 }
 
@@ -246,6 +277,27 @@ plugins:
     opt: [target=ts, import_extension=js]
 `;
 
+/** The line of src/main.ts whose callback gets the entries (`svc add` writes below it). */
+export const RUN_APP_LINE = 'await runApp((app) => {';
+
+/** Connectors are only fetched in main.ts; the servers get handlers there. */
+export const isConnector = (f: Feature): boolean => f !== 'grpc' && f !== 'httpserver';
+
+/** `import { kvEntry } from '@svcboot/entry-kv';`: the typed getter (importing the package registers its boot.yaml key). */
+export function getterImport(f: Feature): string {
+  const { pkg, getter } = FEATURE_PACKAGES[f];
+  return `import { ${getter} } from '${pkg}';`;
+}
+
+/** A connector's lines in runApp's callback: its entry, typed, for the handlers to use. */
+export function getterUse(f: Feature): string[] {
+  const { getter, entryName } = FEATURE_PACKAGES[f];
+  return [
+    `  // The ${f} entry "${entryName}" of boot.yaml, typed; bootstrapped (connected) before the servers start.`,
+    `  const ${entryName} = ${getter}(app, '${entryName}');`,
+  ];
+}
+
 export function mainTs(i: ScaffoldInput): string {
   const lines: string[] = [];
   lines.push(`import { runApp } from '@svcboot/entry-core';`);
@@ -255,14 +307,7 @@ export function mainTs(i: ScaffoldInput): string {
       `import { loadSync } from '@grpc/proto-loader';`,
     );
   }
-  for (const f of i.features) {
-    const { pkg, getter } = FEATURE_PACKAGES[f];
-    if (f === 'grpc' || f === 'httpserver') lines.push(`import { ${getter} } from '${pkg}';`);
-    else
-      lines.push(
-        `import '${pkg}'; // registers the \`${f}\` key; ${getter}(app, name) gets the entry`,
-      );
-  }
+  for (const f of i.features) lines.push(getterImport(f));
   lines.push('');
   if (has(i, 'grpc')) {
     lines.push(
@@ -284,8 +329,9 @@ export function mainTs(i: ScaffoldInput): string {
   }
   lines.push(
     '// Boots ./boot.yaml, registers the handlers, and serves until SIGINT or SIGTERM.',
-    'await runApp((app) => {',
+    RUN_APP_LINE,
   );
+  for (const f of i.features) if (isConnector(f)) lines.push(...getterUse(f));
   if (has(i, 'grpc'))
     lines.push(`  grpcEntry(app, 'greeter').addService(greeterService, { Hello: hello });`);
   if (has(i, 'httpserver')) {
@@ -420,6 +466,8 @@ ${hasTest(i) ? 'npm test             # compiles, starts dist/main.js on free por
 
 In production (a container), build with \`npm run build\` and run \`node dist/main.js\` itself: npm
 start hands a SIGTERM to its shell, which ends without passing it on to node.
+${has(i, 'grpc') ? '`npx svc deploy`' : "`svc deploy` (svcboot's CLI, @svcboot/cli)"} writes a Dockerfile that does so and
+Kubernetes manifests from boot.yaml (svcboot's docs/kubernetes.md).
 ${needs.length ? `\nIt needs ${needs.join(', ')}.\n` : ''}
 ## Try it
 ${
@@ -432,6 +480,18 @@ ${
     : ''
 }${has(i, 'httpserver') ? `\n- HTTP server: \`curl localhost:8081/v1/hello\`\n` : ''}
 Ports come from \`GRPC_PORT\` / \`HTTP_PORT\` (see boot.yaml).
+
+## boot.yaml
+
+\`boot.schema.json\` is its JSON Schema (boot.yaml's first line names it for the YAML language
+server, e.g. VS Code's YAML extension): the editor completes keys, shows each option's
+description and default, and flags a misspelt key. \`npm run schema\` rewrites it for the
+installed entry kinds.
+
+To add an entry kind (\`kvstore\`, \`cache\`, \`relationaldb\`, \`columnardb\`, \`httpserver\`):
+\`npx svc add kvstore\`, then \`npm install\`. It adds the package, a commented block to boot.yaml
+and the typed getter to src/main.ts. When the @svcboot packages are in \`vendor/\`, run the svc of
+the svcboot clone they came from instead: \`/path/to/svcboot/node_modules/.bin/svc add kvstore\`.
 ${
   grpc
     ? `

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createContextKey } from '../../call/context-key.js';
 import { setHttpHeader, type CallContext, type CallMiddleware } from '../call.js';
 import { MiddlewareOrder, type MiddlewareDefinition } from '../definition.js';
 import { HttpScope, httpMethodOf, overTls } from '../http-scope.js';
@@ -19,8 +20,11 @@ interface Lookup {
  * A handler rendering an HTML form puts it into the form's field (`tokenLookup: form:_csrf`).
  */
 export function csrfTokenOf(call: CallContext): string | undefined {
-  return call.csrfToken;
+  return call.get(CSRF_TOKEN);
 }
+
+/** The context key csrfTokenOf reads: the token this call's response cookie holds. */
+export const CSRF_TOKEN = createContextKey<string | undefined>('svcboot.csrf.token', undefined);
 
 /**
  * Signed double-submit CSRF protection on gateway and httpserver calls (native gRPC calls, which
@@ -137,7 +141,7 @@ export class CsrfMiddleware implements CallMiddleware {
   }
 
   private pass(call: CallContext, token: string): void {
-    call.csrfToken = token;
+    call.set(CSRF_TOKEN, token);
     const secure = this.alwaysSecure || overTls(call, this.trustForwardedProto);
     setHttpHeader(
       call,

@@ -1,0 +1,282 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Secret } from 'kubernetes-models/v1/Secret';
+import { Service } from 'kubernetes-models/v1/Service';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { main } from '../main.js';
+import { deploy } from './command.js';
+import { findVars } from './service-model.js';
+import { buildManifests, millicores, type K8sObject } from './manifests.js';
+
+/*
+ * Every demo's `svc deploy` output against the Kubernetes API schema of kubernetes-models 4.5.1
+ * (the Kubernetes v1.33 API schema, compiled to validators; 5.x, for v1.36, needs Node 22) and the Prometheus Operator's ServiceMonitor
+ * schema (@kubernetes-models/prometheus-operator 4.4.4): the plain YAML file, read back from disk.
+ */
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
+const demos = readdirSync(path.join(repo, 'apps')).filter((d) =>
+  existsSync(path.join(repo, 'apps', d, 'boot.yaml')),
+);
+const tmp = mkdtempSync(path.join(tmpdir(), 'svc-deploy-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+// biome-ignore lint/suspicious/noExplicitAny: each model's constructor takes its own typed object.
+type Model = new (data: any) => { validate(): void };
+const models: Record<string, Model> = {
+  'v1/ConfigMap': ConfigMap,
+  'v1/Secret': Secret,
+  'v1/Service': Service,
+  'apps/v1/Deployment': Deployment,
+  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
+};
+
+function validate(o: K8sObject): void {
+  const Model = models[`${o.apiVersion}/${o.kind}`];
+  if (!Model) throw new Error(`no schema for ${o.apiVersion} ${o.kind}`);
+  new Model(o).validate();
+}
+
+const readDocs = (file: string): K8sObject[] =>
+  parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as K8sObject);
+
+type Container = {
+  ports: Array<{ name: string; containerPort: number }>;
+  env: Array<{
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef?: { name: string; key: string } };
+  }>;
+  readinessProbe?: { httpGet: { path: string; port: string } };
+  livenessProbe?: { httpGet: { path: string; port: string } };
+  startupProbe?: { httpGet: { path: string } };
+  securityContext: { readOnlyRootFilesystem: boolean; runAsNonRoot: boolean };
+};
+const podSpec = (d: K8sObject) =>
+  (
+    d['spec'] as {
+      template: { spec: { terminationGracePeriodSeconds: number; containers: Container[] } };
+    }
+  ).template.spec;
+
+describe('svc deploy: every demo validates against the Kubernetes v1.33 schema', () => {
+  for (const demo of demos) {
+    it(demo, async () => {
+      const out = path.join(tmp, demo);
+      const result = await deploy({ dir: path.join(repo, 'apps', demo), out, dockerfileDir: out });
+      const plain = readDocs(path.join(out, 'k8s', `${demo}.yaml`));
+      expect(plain.map((o) => o.kind)).toEqual(
+        expect.arrayContaining([
+          'ConfigMap',
+          'Deployment',
+          'HorizontalPodAutoscaler',
+          'PodDisruptionBudget',
+        ]),
+      );
+      for (const o of plain) validate(o);
+      const secretFile = path.join(out, 'k8s', 'secret.example.yaml');
+      if (existsSync(secretFile)) for (const o of readDocs(secretFile)) validate(o);
+      // The Kustomize base holds the same objects, one file each.
+      const base = path.join(out, 'kustomize', 'base');
+      const k = readDocs(path.join(base, 'kustomization.yaml'))[0] as unknown as {
+        resources: string[];
+      };
+      const baseObjects = k.resources.flatMap((f) => readDocs(path.join(base, f)));
+      expect(baseObjects).toEqual(plain);
+      // The ConfigMap carries boot.yaml unchanged: ${VAR}s are read in the pod.
+      const cm = plain.find((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-boot'));
+      expect((cm?.['data'] as Record<string, string> | undefined)?.['boot.yaml']).toBe(
+        readFileSync(path.join(repo, 'apps', demo, 'boot.yaml'), 'utf8'),
+      );
+      expect(readFileSync(path.join(out, 'Dockerfile'), 'utf8')).toMatch(/^CMD \["node", /m);
+      const serves = /^(grpc|httpserver):/m.test(
+        readFileSync(path.join(repo, 'apps', demo, 'boot.yaml'), 'utf8'),
+      );
+      expect(result.model.servers.length > 0).toBe(serves);
+      expect(plain.some((o) => o.kind === 'Service')).toBe(serves);
+    });
+  }
+});
+
+describe('svc deploy: what the manifests say', () => {
+  it('the schema refuses what Kubernetes refuses (so the validation above can fail)', async () => {
+    const out = path.join(tmp, 'broken');
+    const { manifests } = await deploy({
+      dir: path.join(repo, 'apps/demo-grpc'),
+      out,
+      dockerfileDir: out,
+    });
+    const d = structuredClone(manifests.objects.find((o) => o.kind === 'Deployment')!);
+    const c = podSpec(d).containers[0] as unknown as Record<string, unknown>;
+    c['ports'] = [{ name: 'greeter', containerPort: '8080' }];
+    expect(() => validate(d)).toThrow();
+    const hpa = structuredClone(
+      manifests.objects.find((o) => o.kind === 'HorizontalPodAutoscaler')!,
+    );
+    delete (hpa['spec'] as Record<string, unknown>)['maxReplicas'];
+    expect(() => validate(hpa)).toThrow();
+  });
+
+  it('demo-grpc: one named port 8080, probes on it, grace = drain + shutdown + margin', async () => {
+    const out = path.join(tmp, 'grpc-facts');
+    const { manifests } = await deploy({
+      dir: path.join(repo, 'apps/demo-grpc'),
+      out,
+      dockerfileDir: out,
+    });
+    const d = manifests.objects.find((o) => o.kind === 'Deployment')!;
+    const spec = podSpec(d);
+    const c = spec.containers[0]!;
+    // boot.yaml: port: ${PORT:-8080}
+    expect(c.ports).toEqual([{ name: 'greeter', containerPort: 8080, protocol: 'TCP' }]);
+    expect(c.readinessProbe?.httpGet).toMatchObject({ path: '/readyz', port: 'greeter' });
+    expect(c.livenessProbe?.httpGet).toMatchObject({ path: '/livez', port: 'greeter' });
+    expect(c.startupProbe?.httpGet.path).toBe('/livez');
+    // entry-core: DEFAULT_SIGTERM_DRAIN_DELAY_MS 5000; entry-grpc: shutdownTimeoutMs default 10000.
+    expect(spec.terminationGracePeriodSeconds).toBe(5 + 10 + 10);
+    expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, runAsNonRoot: true });
+    expect(c.env.map((e) => e.name)).toEqual(['SVC_BOOT_CONFIG']);
+    const svc = manifests.objects.find((o) => o.kind === 'Service')!;
+    expect((svc['spec'] as { ports: unknown[] }).ports).toEqual([
+      { name: 'greeter', port: 8080, targetPort: 'greeter', protocol: 'TCP', appProtocol: 'grpc' },
+    ]);
+    const sm = manifests.objects.find((o) => o.kind === 'ServiceMonitor')!;
+    expect((sm['spec'] as { endpoints: unknown[] }).endpoints).toEqual([
+      { port: 'greeter', path: '/metrics', scheme: 'http', interval: '30s' },
+    ]);
+  });
+
+  it('demo-secure: two ports; each secret ${VAR} from the Secret, PORT left to its default', async () => {
+    const out = path.join(tmp, 'secure-facts');
+    const { manifests } = await deploy({
+      dir: path.join(repo, 'apps/demo-secure'),
+      out,
+      dockerfileDir: out,
+    });
+    const c = podSpec(manifests.objects.find((o) => o.kind === 'Deployment')!).containers[0]!;
+    expect(c.ports.map((p) => [p.name, p.containerPort])).toEqual([
+      ['greeter', 8090],
+      ['ops', 8091],
+    ]);
+    const fromSecret = c.env.filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name);
+    expect(fromSecret.sort()).toEqual([
+      'DEMO_API_KEY',
+      'DEMO_CSRF_KEY',
+      'DEMO_JWT_SECRET',
+      'DEMO_OPS_PASSWORD',
+    ]);
+    expect(c.env.some((e) => e.name === 'PORT' || e.name === 'HTTP_PORT')).toBe(false);
+    // No secret value is written anywhere.
+    const all = readFileSync(path.join(out, 'k8s', 'demo-secure.yaml'), 'utf8');
+    const withoutBootYaml = all.replace(/boot\.yaml: \|[\s\S]*?\n---/, '');
+    expect(withoutBootYaml).not.toContain('demo-jwt-secret-for-local-use-only');
+    // Two entries stop one after the other: 5 s drain + 10 s + 10 s + 10 s margin.
+    expect(
+      podSpec(manifests.objects.find((o) => o.kind === 'Deployment')!)
+        .terminationGracePeriodSeconds,
+    ).toBe(35);
+  });
+
+  it('regenerating keeps the overlay the user edited', async () => {
+    const out = path.join(tmp, 'regen');
+    const dir = path.join(repo, 'apps/demo-minimal');
+    await deploy({ dir, out, dockerfileDir: out });
+    const overlay = path.join(out, 'kustomize/overlays/production/kustomization.yaml');
+    writeFileSync(overlay, `${readFileSync(overlay, 'utf8')}# my edit\n`);
+    const again = await deploy({ dir, out, dockerfileDir: out });
+    expect(again.kept).toEqual([overlay]);
+    expect(readFileSync(overlay, 'utf8')).toContain('# my edit');
+  });
+
+  it('finds secrets by key, by list under a secret key, in URL credentials and by name', () => {
+    const vars = findVars(
+      [
+        'a:',
+        '  token: "${T}"',
+        '  basic: ["u:${P:-x}"]',
+        '  url: "redis://u:${R}@h:6379"',
+        '  host: "${DB_PASSWORD}"',
+        '  port: ${PORT:-1}',
+      ].join('\n'),
+    );
+    expect(vars.map((v) => [v.name, v.secret, v.fallback])).toEqual([
+      ['T', true, undefined],
+      ['P', true, 'x'],
+      ['R', true, undefined],
+      ['DB_PASSWORD', true, undefined],
+      ['PORT', false, '1'],
+    ]);
+  });
+
+  it('warns when app.workers and the CPU request disagree', () => {
+    const model = {
+      dir: '/x',
+      bootFile: 'boot.yaml',
+      bootText: '',
+      app: { name: 'x', version: '1', description: '' },
+      workers: 4 as const,
+      drainDelayMs: undefined,
+      servers: [],
+      entries: [],
+      vars: [],
+      pkg: {
+        name: 'x',
+        start: 'dist/main.js',
+        nodeMajor: 22,
+        hasBuild: true,
+        svcbootKinds: [],
+        localDepDirs: [],
+      },
+    };
+    const opts = { image: 'x:1', minReplicas: 3, maxReplicas: 10 };
+    expect(buildManifests(model, { ...opts, cpu: '1' }, 5000).warnings.join('\n')).toMatch(
+      /app\.workers is 4 but the CPU request is 1/,
+    );
+    expect(buildManifests(model, opts, 5000).facts.cpuRequest).toBe('4');
+    expect(buildManifests(model, opts, 5000).warnings.join('\n')).not.toMatch(/app\.workers/);
+    expect(buildManifests({ ...model, workers: 'auto' }, opts, 5000).warnings.join('\n')).toMatch(
+      /"auto"/,
+    );
+    expect(millicores('500m')).toBe(500);
+  });
+
+  it('refuses what it cannot use, with a code: bad replica bounds, no boot.yaml', async () => {
+    const errs: string[] = [];
+    const code = await main(
+      [
+        'deploy',
+        '--dir',
+        path.join(repo, 'apps/demo-grpc'),
+        '--out',
+        path.join(tmp, 'x'),
+        '--min-replicas',
+        '12',
+      ],
+      () => undefined,
+      (l) => errs.push(l),
+    );
+    expect(code).toBe(1);
+    expect(errs.join('\n')).toMatch(
+      /--min-replicas \(12\) is more than --max-replicas \(10\).*SVC_CLI_DEPLOY_BAD_FLAG/,
+    );
+    errs.length = 0;
+    expect(
+      await main(
+        ['deploy', '--dir', tmp],
+        () => undefined,
+        (l) => errs.push(l),
+      ),
+    ).toBe(1);
+    expect(errs.join('\n')).toMatch(/no boot\.yaml in .*SVC_CLI_DEPLOY_NO_BOOT_YAML/);
+  });
+});

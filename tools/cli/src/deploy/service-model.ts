@@ -1,0 +1,292 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
+import { deployError } from './errors.js';
+
+/*
+ * What `svc deploy` needs to know about a service, read the way the service itself reads it:
+ * boot.yaml goes through the project's own @svcboot/entry-core loader (`boot()`, which validates
+ * and applies every default, with every @svcboot/entry-* kind the project depends on), the
+ * entries are created but never bootstrapped. `${VAR}` references need not be set: the loader gets
+ * an environment of its own in which a reference with a default takes its default and one without
+ * gets a placeholder; each reference is reported with whether it is a secret.
+ */
+
+/** One `${VAR}` of boot.yaml. */
+export interface VarRef {
+  name: string;
+  /** The `:-default`, when written. */
+  fallback: string | undefined;
+  /** A secret: under a secret key (entry-core's rule), or named like one. */
+  secret: boolean;
+  /** Where it was first seen, e.g. `grpc.0.middleware.jwt.symmetric.token`. */
+  at: string;
+}
+
+/** A server entry: one container port. */
+export interface ServerEntry {
+  kind: 'grpc' | 'httpserver';
+  name: string;
+  port: number;
+  /** TLS on the port (grpc entries): the probes use HTTPS. */
+  tls: boolean;
+  shutdownTimeoutMs: number;
+  metricsPath: string | undefined;
+  grpcWeb: boolean;
+}
+
+export interface ServiceModel {
+  dir: string;
+  bootFile: string;
+  /** boot.yaml as written (the ConfigMap holds it unchanged: `${VAR}`s are read in the pod). */
+  bootText: string;
+  app: { name: string; version: string; description: string };
+  workers: number | 'auto' | undefined;
+  /** `app.drainDelayMs` when set. */
+  drainDelayMs: number | undefined;
+  servers: ServerEntry[];
+  /** Every entry, as `kind[name]` (connectors included). */
+  entries: string[];
+  vars: VarRef[];
+  /** package.json: its name, its `main`/start script target, dependencies. */
+  pkg: PackageInfo;
+}
+
+export interface PackageInfo {
+  name: string;
+  /** What `node` runs in the image: the compiled entry point. */
+  start: string;
+  /** `engines.node` or the running major. */
+  nodeMajor: number;
+  hasBuild: boolean;
+  /** The @svcboot entry kinds and middlewares it depends on: each registers itself when imported. */
+  svcbootKinds: string[];
+  /** Folders of `file:` dependencies (e.g. vendor/ of `svc new`): `npm ci` needs them. */
+  localDepDirs: string[];
+}
+
+const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+// entry-core's secret keys plus `key` (csrf.key, apiKey[].key, an API's signing key): over-matching
+// only moves a value into a Secret.
+const SECRET_KEY =
+  /(pass|password|passwd|secret|token|apikey|basicauth|key|credentials?)$|^basic$/i;
+const SECRET_NAME = /(PASS|PASSWORD|PASSWD|SECRET|TOKEN|KEY|CREDENTIALS?|DSN)(_|$)/i;
+/** The entry types (Entry.type) that listen on a port, and their boot.yaml key. */
+const SERVER_TYPES: Record<string, 'grpc' | 'httpserver'> = {
+  GrpcEntry: 'grpc',
+  HttpEntry: 'httpserver',
+};
+/** What a `${VAR}` without a default stands for while the loader validates. */
+export const PLACEHOLDER = 'svc-deploy-placeholder';
+
+/** Every `${VAR}` of the document, first occurrence wins, with whether it is a secret. */
+export function findVars(text: string): VarRef[] {
+  const doc = parseDocument(text);
+  const found = new Map<string, VarRef>();
+  const walk = (node: unknown, at: string[], secretPath: boolean): void => {
+    if (isMap(node)) {
+      for (const pair of node.items) {
+        const key = String(isScalar(pair.key) ? pair.key.value : pair.key);
+        walk(pair.value, [...at, key], secretPath || SECRET_KEY.test(key));
+      }
+    } else if (isSeq(node)) {
+      for (const [i, item] of node.items.entries()) walk(item, [...at, String(i)], secretPath);
+    } else if (isScalar(node) && typeof node.value === 'string') {
+      const value = node.value;
+      for (const m of value.matchAll(VAR)) {
+        const name = m[1] ?? '';
+        const inUrlCredentials = /:\/\/[^\s:/@]*:$/.test(value.slice(0, m.index));
+        const secret = secretPath || inUrlCredentials || SECRET_NAME.test(name);
+        const prior = found.get(name);
+        if (prior) {
+          prior.secret ||= secret;
+          continue;
+        }
+        found.set(name, { name, fallback: m[2], secret, at: at.join('.') });
+      }
+    }
+  };
+  walk(doc.contents as Node | null, [], false);
+  return [...found.values()];
+}
+
+interface CoreModule {
+  boot(options: {
+    configFile: string;
+    configText: string;
+    cwd: string;
+    argv: string[];
+    env: Record<string, string | undefined>;
+  }): Promise<AppLike>;
+}
+
+interface AppLike {
+  readonly info: { name: string; version: string; description: string };
+  entries(): Array<{ readonly type: string; readonly name: string; readonly config?: unknown }>;
+}
+
+/**
+ * Imports `specifier` as code in `from` would. Run from sources (`--conditions=svcboot-source`),
+ * a packed copy has no src/: then its `exports` default (or `main`) is taken; a workspace
+ * package resolved to a dist/ not built yet falls back to its `svcboot-source` entry.
+ */
+export async function importFrom<T>(specifier: string, from: string): Promise<T> {
+  const req = createRequire(from);
+  let resolved = req.resolve(specifier);
+  if (!existsSync(resolved)) {
+    const manifest = req.resolve(`${specifier}/package.json`);
+    const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as {
+      main?: string;
+      exports?: { '.'?: { default?: string; 'svcboot-source'?: string } };
+    };
+    const dir = path.dirname(manifest);
+    const built = path.join(dir, pkg.exports?.['.']?.default ?? pkg.main ?? 'index.js');
+    // A workspace package not built yet, resolved without the condition: its sources (under tsx or vitest).
+    const source = pkg.exports?.['.']?.['svcboot-source'];
+    resolved = existsSync(built) || !source ? built : path.join(dir, source);
+  }
+  return (await import(pathToFileURL(resolved).href)) as T;
+}
+
+function readPackage(dir: string): Record<string, unknown> {
+  const file = path.join(dir, 'package.json');
+  if (!existsSync(file))
+    throw deployError(
+      'SVC_CLI_DEPLOY_NO_PACKAGE',
+      `no package.json in ${dir}; run svc deploy in the service's folder (or pass --dir)`,
+    );
+  return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+}
+
+function packageInfo(pkg: Record<string, unknown>): PackageInfo {
+  const deps = { ...(pkg['dependencies'] as Record<string, string> | undefined) };
+  const allDeps = { ...deps, ...(pkg['devDependencies'] as Record<string, string> | undefined) };
+  const localDepDirs = [
+    ...new Set(
+      Object.values(allDeps)
+        .filter((v) => v.startsWith('file:'))
+        .map((v) => path.posix.dirname(v.slice('file:'.length).replace(/^\.\//, '')) || '.'),
+    ),
+  ].filter((d) => d !== '.' && !d.startsWith('..'));
+  const scripts = (pkg['scripts'] as Record<string, string> | undefined) ?? {};
+  const engines = (pkg['engines'] as Record<string, string> | undefined)?.['node'];
+  const major = /(\d+)/.exec(engines ?? '')?.[1];
+  const main = typeof pkg['main'] === 'string' ? pkg['main'] : 'dist/main.js';
+  return {
+    name: String(pkg['name'] ?? 'service'),
+    start: main,
+    nodeMajor: major ? Number(major) : Number(process.versions.node.split('.')[0]),
+    hasBuild: typeof scripts['build'] === 'string',
+    svcbootKinds: Object.keys(deps).filter((d) => /^@svcboot\/(entry|middleware)-/.test(d)),
+    localDepDirs,
+  };
+}
+
+/** Reads boot.yaml and package.json of the service in `dir`. */
+export async function loadServiceModel(dir: string, bootFile = 'boot.yaml'): Promise<ServiceModel> {
+  const file = path.resolve(dir, bootFile);
+  if (!existsSync(file))
+    throw deployError(
+      'SVC_CLI_DEPLOY_NO_BOOT_YAML',
+      `no ${bootFile} in ${dir}; pass --config PATH`,
+    );
+  const bootText = readFileSync(file, 'utf8');
+  const pkgJson = readPackage(dir);
+  const pkg = packageInfo(pkgJson);
+  const vars = findVars(bootText);
+
+  // `app.workers` > 1 would make boot() fork workers: read it here and load without it.
+  const doc = parseDocument(bootText);
+  const env: Record<string, string | undefined> = {};
+  for (const v of vars) if (v.fallback === undefined) env[v.name] = PLACEHOLDER;
+  const workersRaw = doc.getIn(['app', 'workers']);
+  const drainRaw = doc.getIn(['app', 'drainDelayMs']);
+  doc.deleteIn(['app', 'workers']);
+  const workers = resolveVar(workersRaw, env);
+  const drain = resolveVar(drainRaw, env);
+
+  const projectRef = path.join(dir, 'package.json');
+  let core: CoreModule;
+  try {
+    core = await importFrom<CoreModule>('@svcboot/entry-core', projectRef);
+    // Each kind and middleware registers itself with entry-core when imported.
+    for (const kind of pkg.svcbootKinds) {
+      if (kind === '@svcboot/entry-core') continue;
+      try {
+        await importFrom<unknown>(kind, projectRef);
+      } catch (err) {
+        // Already registered by an earlier import of another copy of the path: the kind is there.
+        if ((err as { code?: unknown }).code !== 'SVC_PLUGIN_DUPLICATE') throw err;
+      }
+    }
+  } catch (err) {
+    throw deployError(
+      'SVC_CLI_DEPLOY_LOAD',
+      `cannot load the service's @svcboot packages from ${dir} (${(err as Error).message.split('\n')[0]}); run npm install there first`,
+      err,
+    );
+  }
+  let app: AppLike;
+  try {
+    app = await core.boot({
+      configFile: file,
+      configText: doc.toString(),
+      cwd: dir,
+      argv: [],
+      env,
+    });
+  } catch (err) {
+    throw deployError(
+      'SVC_CLI_DEPLOY_CONFIG',
+      `${bootFile} does not load: ${(err as Error).message}`,
+      err,
+    );
+  }
+  const servers: ServerEntry[] = [];
+  const entries: string[] = [];
+  for (const e of app.entries()) {
+    entries.push(`${e.type}[${e.name}]`);
+    const kind = SERVER_TYPES[e.type];
+    if (!kind) continue;
+    const c = (e.config ?? {}) as {
+      port?: number;
+      tls?: { certFile?: string; certEntry?: string };
+      shutdownTimeoutMs?: number;
+      prom?: { enabled?: boolean; path?: string };
+      grpcWeb?: { enabled?: boolean };
+    };
+    servers.push({
+      kind,
+      name: e.name,
+      port: c.port ?? 8080,
+      tls: Boolean(c.tls?.certFile || c.tls?.certEntry),
+      shutdownTimeoutMs: c.shutdownTimeoutMs ?? 10_000,
+      metricsPath: c.prom?.enabled ? (c.prom.path ?? '/metrics') : undefined,
+      grpcWeb: Boolean(c.grpcWeb?.enabled),
+    });
+  }
+  return {
+    dir,
+    bootFile,
+    bootText,
+    app: app.info,
+    workers: workers === 'auto' ? 'auto' : typeof workers === 'number' ? workers : undefined,
+    drainDelayMs: typeof drain === 'number' ? drain : undefined,
+    servers,
+    entries,
+    vars,
+    pkg,
+  };
+}
+
+/** A scalar of the app section, `${VAR:-default}` resolved as YAML would type it. */
+function resolveVar(value: unknown, env: Record<string, string | undefined>): unknown {
+  if (typeof value !== 'string') return value;
+  const text = value.replace(
+    VAR,
+    (_m, name: string, fallback: string | undefined) => env[name] ?? fallback ?? '',
+  );
+  return /^\d+$/.test(text) ? Number(text) : text;
+}

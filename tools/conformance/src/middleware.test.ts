@@ -1,0 +1,611 @@
+import { SignJWT } from 'jose';
+import { ConfigError } from '@svcboot/entry-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  BIG_MESSAGE,
+  HTTP_TRANSPORTS,
+  SECRET_DETAIL,
+  TRANSPORTS,
+  grpcHealthCheck,
+  isBuiltin,
+  speaksGrpc,
+  startTarget,
+  type Answer,
+  type Target,
+  type TransportName,
+} from './transports.js';
+
+/**
+ * Each middleware, checked once per transport from one parameterised suite (ARCHITECTURE.md §9):
+ * native gRPC, the REST gateway and gRPC-Web on a grpc entry, an httpserver entry's routes, and
+ * the built-in routes (`/svc/v1/info`) of both entries. Expected statuses are the references':
+ * gRPC's code numbers, and grpc-gateway's HTTPStatusFromCode (runtime/errors.go) for HTTP.
+ */
+
+/** gRPC code numbers (grpc/grpc codes.proto). */
+const GRPC_CODE = {
+  OK: 0,
+  InvalidArgument: 3,
+  DeadlineExceeded: 4,
+  PermissionDenied: 7,
+  ResourceExhausted: 8,
+  Internal: 13,
+  Unauthenticated: 16,
+} as const;
+type Code = keyof typeof GRPC_CODE;
+
+/** grpc-gateway's HTTPStatusFromCode. */
+const HTTP_OF: Readonly<Record<Code, number>> = {
+  OK: 200,
+  InvalidArgument: 400,
+  DeadlineExceeded: 504,
+  PermissionDenied: 403,
+  ResourceExhausted: 429,
+  Internal: 500,
+  Unauthenticated: 401,
+};
+
+/** The answer's status as the transport shows `code`. */
+function expectStatus(t: TransportName, a: Answer, code: Code): void {
+  if (speaksGrpc(t))
+    expect([a.grpcCode, a.grpcMessage]).toEqual([GRPC_CODE[code], expect.any(String)]);
+  else expect(a.httpStatus).toBe(HTTP_OF[code]);
+}
+
+/**
+ * A header the middleware set: under its own name, or on a gateway call as grpc-gateway forwards
+ * metadata (`Grpc-Metadata-<name>`).
+ */
+function header(t: TransportName, a: Answer, name: string): string | undefined {
+  const n = name.toLowerCase();
+  return a.headers.get(n) ?? (t === 'gateway' ? a.headers.get(`grpc-metadata-${n}`) : undefined);
+}
+
+const ALL = TRANSPORTS;
+/** Transports whose calls reach the app's handler (not the built-in routes). */
+const APP = TRANSPORTS.filter((t) => !isBuiltin(t));
+
+/** Starts one target per describe block and stops it after. */
+function target(
+  t: TransportName,
+  middleware: string,
+  options?: Parameters<typeof startTarget>[2],
+): () => Target {
+  let started: Target | undefined;
+  beforeAll(async () => {
+    started = await startTarget(t, middleware, options);
+  });
+  afterAll(async () => {
+    await started?.stop();
+  });
+  return () => started!;
+}
+
+describe.each(ALL)('meta on %s', (t) => {
+  const get = target(t, '');
+  it('answers with the request id it was given and the app headers', async () => {
+    const a = await get().call({ headers: { 'x-request-id': 'req-42' } });
+    expectStatus(t, a, 'OK');
+    expect([
+      header(t, a, 'X-Request-Id'),
+      header(t, a, 'X-Svc-App-Name'),
+      header(t, a, 'X-Svc-App-Version'),
+    ]).toEqual(['req-42', 'conformance', '1.2.3']);
+    // An id with characters a header must not echo is replaced by a UUIDv4.
+    const b = await get().call({ headers: { 'x-request-id': 'a b' } });
+    expect(header(t, b, 'X-Request-Id')).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+  });
+});
+
+describe.each(ALL)('logging and prom on %s', (t) => {
+  it('writes one record per call, with its operation and result, and counts it', async () => {
+    const started = await startTarget(t, '');
+    let records: Array<Record<string, unknown>>;
+    try {
+      expectStatus(t, await started.call({ headers: { 'x-request-id': 'rec-1' } }), 'OK');
+      const metrics = await started.metrics();
+      expect(metrics).toMatch(/svc_call_res_code_total\{[^}]*entry_name="conf"[^}]*\} 1/);
+    } finally {
+      records = await started.stop();
+    }
+    const calls = records.filter(
+      (r) => (r['ids'] as { requestId?: string })?.requestId === 'rec-1',
+    );
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({
+      operation: started.operation,
+      resCode: speaksGrpc(t) || t === 'gateway' ? 'OK' : '200',
+      eventStatus: 'Ended',
+    });
+  });
+});
+
+const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+const MALFORMED = 'malformed Authorization header: expected Basic <base64 of user:password>';
+
+describe.each(ALL)('auth on %s', (t) => {
+  const get = target(
+    t,
+    `      auth:
+        enabled: true
+        basic: ["alice:\${ALICE_PASSWORD}"]
+        apiKey: ["\${API_KEY}", { name: ci, key: "k-ci-000000000001" }]`,
+    { env: { ALICE_PASSWORD: 'wonder:land', API_KEY: 'k-3f9a7c21d4e8' } },
+  );
+  it('lets Basic (a password from ${VAR}) and X-API-Key through as the principal; refuses the rest with Unauthenticated, its message and the challenge; counts the reasons', async () => {
+    const ok = await get().call({
+      headers: { authorization: `Basic ${b64('alice:wonder:land')}` },
+    });
+    expectStatus(t, ok, 'OK');
+    const unnamed = await get().call({ headers: { 'x-api-key': 'k-3f9a7c21d4e8' } });
+    expectStatus(t, unnamed, 'OK');
+    const named = await get().call({ headers: { 'x-api-key': 'k-ci-000000000001' } });
+    expectStatus(t, named, 'OK');
+    if (!isBuiltin(t))
+      expect(
+        [ok, unnamed, named].map((a) => (JSON.parse(a.body) as { principal: string }).principal),
+      ).toEqual(['alice', 'apiKey[0]', 'ci']);
+    const refusals: Array<[Record<string, string>, string]> = [
+      [
+        {},
+        'missing credentials: send Authorization: Basic <base64 of user:password> or X-API-Key: <key>',
+      ],
+      [{ authorization: `Basic ${b64('alice:wrong')}` }, 'invalid credentials'],
+      [{ 'x-api-key': 'k-3f9a7c21d4e9' }, 'invalid credentials'],
+      [{ authorization: 'Basic %%%' }, MALFORMED],
+      [{ authorization: `Basic ${b64('alice')}` }, MALFORMED],
+      [{ authorization: 'Basic' }, MALFORMED],
+      // within every transport's header limit (Node's HTTP/1.1 server: 16 KB)
+      [{ authorization: `Basic ${'A'.repeat(12 * 1024)}` }, MALFORMED],
+    ];
+    for (const [headers, message] of refusals) {
+      const a = await get().call({ headers });
+      expectStatus(t, a, 'Unauthenticated');
+      expect(header(t, a, 'WWW-Authenticate') ?? a.headers.get('www-authenticate')).toBe(
+        'Basic realm="conf", charset="UTF-8", ApiKey realm="conf"',
+      );
+      expect(speaksGrpc(t) ? a.grpcMessage : a.body).toContain(message);
+      // grpc-gateway's error body: a google.rpc.Status
+      if (t === 'gateway') expect(JSON.parse(a.body)).toEqual({ code: 16, message, details: [] });
+    }
+    const metrics = await get().metrics();
+    for (const [reason, n] of [
+      ['missing_credentials', 1],
+      ['invalid_credentials', 2],
+      ['malformed_credentials', 4],
+    ] as const)
+      expect(metrics).toMatch(
+        new RegExp(
+          `svc_call_rejections_total\\{[^}]*middleware="auth",reason="${reason}"[^}]*\\} ${n}`,
+        ),
+      );
+  });
+});
+
+describe.each(ALL)('auth ignore list and probes on %s', (t) => {
+  const get = target(
+    t,
+    `      auth:
+        enabled: true
+        apiKey: [k-123]
+        ignore: ["/conformance.v1.Echo/Say", "/v1/say", "/svc/v1/info"]`,
+  );
+  it('lets an ignored operation or path through without credentials (no principal), and the probes; refuses what only looks like a probe', async () => {
+    const a = await get().call();
+    expectStatus(t, a, 'OK');
+    // (an empty field is left out of the gateway's JSON)
+    if (!isBuiltin(t))
+      expect((JSON.parse(a.body) as { principal?: string }).principal ?? '').toBe('');
+    for (const probe of ['/livez', '/readyz', '/metrics']) {
+      const r = await fetch(`${get().base}${probe}`);
+      await r.arrayBuffer();
+      expect([probe, r.status]).toEqual([probe, 200]);
+    }
+    // the grpc entry's health service too
+    if (t === 'grpc') expect(await grpcHealthCheck(Number(new URL(get().base).port))).toBe(0);
+    if (t === 'httpserver') {
+      const r = await fetch(`${get().base}/livezz`);
+      await r.arrayBuffer();
+      expect(r.status).toBe(401);
+    }
+  });
+  it("leaves a credential over the server's header limit to the server, before any middleware", async () => {
+    const huge = { authorization: `Basic ${'A'.repeat(100 * 1024)}`, 'x-request-id': 'huge' };
+    if (t === 'grpc') {
+      // Node's HTTP/2 layer resets the stream: the call fails, not with the guard's 16
+      const a = await get().call({ headers: huge });
+      expect(a.grpcCode).not.toBe(GRPC_CODE.OK);
+      expect(a.grpcCode).not.toBe(GRPC_CODE.Unauthenticated);
+      return;
+    }
+    if (t === 'grpc-web') return; // the same HTTP/1.1 server as the gateway's
+    // Node's HTTP/1.1 server refuses header blocks over 16 KB with 431
+    const r = await fetch(
+      `${get().base}${t === 'httpserver' ? '/v1/say' : isBuiltin(t) ? '/svc/v1/info' : '/v1/say'}`,
+      {
+        headers: huge,
+      },
+    );
+    await r.arrayBuffer();
+    expect(r.status).toBe(431);
+  });
+});
+
+describe.each(ALL)('auth records on %s', (t) => {
+  it('name the refusal (rejectedBy, rejectReason) and hold no credential', async () => {
+    const started = await startTarget(
+      t,
+      `      auth: { enabled: true, basic: ["alice:\${ALICE_PASSWORD}"], apiKey: [k-3f9a7c21d4e8] }`,
+      { env: { ALICE_PASSWORD: 'wonder:land' } },
+    );
+    let records: Array<Record<string, unknown>>;
+    try {
+      expectStatus(
+        t,
+        await started.call({ headers: { 'x-request-id': 'auth-1' } }),
+        'Unauthenticated',
+      );
+      expectStatus(
+        t,
+        await started.call({ headers: { authorization: `Basic ${b64('alice:wonder:land')}` } }),
+        'OK',
+      );
+      expectStatus(t, await started.call({ headers: { 'x-api-key': 'k-3f9a7c21d4e8' } }), 'OK');
+    } finally {
+      records = await started.stop();
+    }
+    const refused = records.find(
+      (r) => (r['ids'] as { requestId?: string })?.requestId === 'auth-1',
+    );
+    expect(refused?.['pairs']).toEqual({ rejectedBy: 'auth', rejectReason: 'missing_credentials' });
+    expect(JSON.stringify(records)).not.toMatch(/wonder|k-3f9a7c21d4e8/);
+  });
+});
+
+const JWT_SECRET = 'a-secret-of-at-least-thirty-two-bytes!!';
+const sign = (claims: Record<string, unknown>, secret = JWT_SECRET) =>
+  new SignJWT({ sub: 'bob', exp: Math.floor(Date.now() / 1000) + 300, ...claims })
+    .setProtectedHeader({ alg: 'HS256' })
+    .sign(new TextEncoder().encode(secret));
+
+describe.each(ALL)('jwt on %s', (t) => {
+  const get = target(
+    t,
+    `      jwt: { enabled: true, symmetric: { algorithm: HS256, token: "${JWT_SECRET}" } }`,
+  );
+  it('lets a token it verifies through as its subject; refuses none, another key and an expired one', async () => {
+    const ok = await get().call({ headers: { authorization: `Bearer ${await sign({})}` } });
+    expectStatus(t, ok, 'OK');
+    if (!isBuiltin(t)) expect(JSON.parse(ok.body)).toMatchObject({ principal: 'bob' });
+    expectStatus(t, await get().call(), 'Unauthenticated');
+    const forged = await sign({}, 'another-secret-of-at-least-thirty-two-b');
+    expectStatus(
+      t,
+      await get().call({ headers: { authorization: `Bearer ${forged}` } }),
+      'Unauthenticated',
+    );
+    const expired = await sign({ exp: Math.floor(Date.now() / 1000) - 600 });
+    expectStatus(
+      t,
+      await get().call({ headers: { authorization: `Bearer ${expired}` } }),
+      'Unauthenticated',
+    );
+  });
+});
+
+const ORIGIN = 'https://app.example.com';
+
+describe.each(ALL)('cors on %s', (t) => {
+  const get = target(
+    t,
+    `      cors:
+        enabled: true
+        allowOrigins: ["${ORIGIN}", "https://*.trusted.org"]
+        allowCredentials: true
+        allowHeaders: [Content-Type, X-CSRF-Token]
+        exposeHeaders: [X-Request-Id]
+        maxAge: 600
+      auth: { enabled: true, apiKey: [k-123] }`,
+  );
+  const cors = (a: Answer) => ({
+    allowOrigin: a.headers.get('access-control-allow-origin'),
+    credentials: a.headers.get('access-control-allow-credentials'),
+    vary: a.headers.get('vary'),
+  });
+  const key = { 'x-api-key': 'k-123' };
+
+  it('answers a preflight 204 with its headers and no body, before auth (it carries no credentials)', async () => {
+    const pre = await get().call({
+      method: 'OPTIONS',
+      headers: {
+        origin: ORIGIN,
+        'access-control-request-method': 'PUT',
+        'access-control-request-headers': 'content-type',
+      },
+    });
+    if (t === 'grpc') {
+      // Native gRPC has no preflight; its calls get no CORS headers.
+      expect(pre.headers.get('access-control-allow-origin')).toBeUndefined();
+      return;
+    }
+    // The built-in routes too (on a grpc entry this was a 500 before the call driver).
+    expect([pre.httpStatus, cors(pre)]).toEqual([
+      204,
+      {
+        allowOrigin: ORIGIN,
+        credentials: 'true',
+        vary: 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers',
+      },
+    ]);
+    expect([
+      pre.headers.get('access-control-allow-methods'),
+      pre.headers.get('access-control-allow-headers'),
+      pre.headers.get('access-control-max-age'),
+      pre.body,
+    ]).toEqual(['GET, HEAD, PUT, PATCH, POST, DELETE', 'Content-Type, X-CSRF-Token', '600', '']);
+    if (t === 'httpserver') {
+      // an httpserver entry answers it on any path, before routing
+      const nowhere = await fetch(`${get().base}/v1/nowhere`, {
+        method: 'OPTIONS',
+        headers: { origin: ORIGIN, 'access-control-request-method': 'PUT' },
+      });
+      await nowhere.arrayBuffer();
+      expect([nowhere.status, nowhere.headers.get('access-control-allow-origin')]).toEqual([
+        204,
+        ORIGIN,
+      ]);
+    }
+  });
+
+  it('gives an allowed origin (exact or by pattern) its headers, on a 401 too; a disallowed one (lookalikes, regex metacharacters) none, and its call goes on', async () => {
+    const ok = await get().call({ headers: { origin: ORIGIN, ...key } });
+    expectStatus(t, ok, 'OK');
+    if (t === 'grpc') {
+      expect(ok.headers.get('access-control-allow-origin')).toBeUndefined();
+      return;
+    }
+    expect(cors(ok)).toEqual({ allowOrigin: ORIGIN, credentials: 'true', vary: 'Origin' });
+    // gRPC-Web: the bridge's own exposed headers (the status headers …) come first
+    expect(ok.headers.get('access-control-expose-headers')).toMatch(/(^|, )X-Request-Id$/);
+    const sub = await get().call({ headers: { origin: 'https://a.b.trusted.org', ...key } });
+    expect(sub.headers.get('access-control-allow-origin')).toBe('https://a.b.trusted.org');
+    const refused = await get().call({ headers: { origin: ORIGIN } });
+    expectStatus(t, refused, 'Unauthenticated');
+    expect(cors(refused)).toEqual({ allowOrigin: ORIGIN, credentials: 'true', vary: 'Origin' });
+    for (const origin of [
+      'https://app.example.com.evil.org',
+      'https://appXexample.com',
+      'https://evil.org',
+      'null',
+    ]) {
+      const other = await get().call({ headers: { origin, ...key } });
+      expectStatus(t, other, 'OK');
+      expect([other.headers.get('access-control-allow-origin'), other.headers.get('vary')]).toEqual(
+        [undefined, 'Origin'],
+      );
+      const pre = await get().call({
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'PUT' },
+      });
+      expect(pre.headers.get('access-control-allow-methods')).toBeUndefined();
+    }
+  });
+});
+
+describe.each(['grpc', 'httpserver'] as const)('cors options on a %s entry', (kind) => {
+  it('refuses credentials with a wildcard origin at config time, naming the path', async () => {
+    const err = await startTarget(
+      kind === 'grpc' ? 'grpc' : 'httpserver',
+      '      cors: { enabled: true, allowCredentials: true, allowOrigins: ["*"] }',
+    ).then(
+      (started) => started.stop().then(() => undefined),
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).issues.map((i) => i.path)).toEqual([
+      expect.stringMatching(
+        new RegExp(`^${kind}\\[conf\\]\\.middleware\\.cors\\.allowOrigins(\\[0\\]|\\.0)$`),
+      ),
+    ]);
+    expect((err as Error).message).toContain('allowCredentials: true');
+  });
+});
+
+const CSP = "default-src 'none'; frame-ancestors 'none'";
+
+describe.each(ALL)('secure on %s', (t) => {
+  // auth (a guard, order 400) refuses calls without a key: its 401 must carry the headers too.
+  const get = target(
+    t,
+    `      secure:
+        enabled: true
+        xFrameOptions: DENY
+        contentSecurityPolicy: "${CSP}"
+        trustForwardedProto: true
+      auth: { enabled: true, apiKey: [k-123] }`,
+  );
+  const securityHeaders = (a: Answer) => ({
+    xss: a.headers.get('x-xss-protection'),
+    nosniff: a.headers.get('x-content-type-options'),
+    frame: a.headers.get('x-frame-options'),
+    csp: a.headers.get('content-security-policy'),
+    referrer: a.headers.get('referrer-policy'),
+    hsts: a.headers.get('strict-transport-security'),
+  });
+  const expected = {
+    xss: '0',
+    nosniff: 'nosniff',
+    frame: 'DENY',
+    csp: CSP,
+    referrer: 'no-referrer',
+    hsts: undefined,
+  };
+  it('sets the security headers on answers and rejections of browser-facing calls, HSTS only behind a trusted HTTPS proxy; nothing on native gRPC', async () => {
+    const key = { 'x-api-key': 'k-123' };
+    const ok = await get().call({ headers: key });
+    expectStatus(t, ok, 'OK');
+    const refused = await get().call();
+    expectStatus(t, refused, 'Unauthenticated');
+    if (t === 'grpc') {
+      expect([ok.headers.get('x-frame-options'), refused.headers.get('x-frame-options')]).toEqual([
+        undefined,
+        undefined,
+      ]);
+      expect(header(t, ok, 'X-Request-Id')).toBeDefined();
+      return;
+    }
+    expect(securityHeaders(ok)).toEqual(expected);
+    expect(securityHeaders(refused)).toEqual(expected);
+    const proxied = await get().call({ headers: { ...key, 'x-forwarded-proto': 'https' } });
+    expect(proxied.headers.get('strict-transport-security')).toBe(
+      'max-age=31536000; includeSubDomains',
+    );
+    if (t === 'httpserver') {
+      // the router's 404 passes through the chain too
+      const missing = await fetch(`${get().base}/v1/nowhere`, { headers: key });
+      await missing.arrayBuffer();
+      expect([missing.status, missing.headers.get('x-frame-options')]).toEqual([404, 'DENY']);
+    }
+  });
+});
+
+const CSRF_KEY = 'a-csrf-key-of-at-least-thirty-two-chars';
+
+function cookieToken(a: Answer): string {
+  const set = a.headers.get('set-cookie') ?? '';
+  const m = /_csrf=([^;]+)/.exec(set);
+  if (!m) throw new Error(`no _csrf cookie in ${JSON.stringify(set)}`);
+  return m[1]!;
+}
+
+describe.each(ALL)('csrf on %s', (t) => {
+  const get = target(t, `      csrf: { enabled: true, key: "${CSRF_KEY}" }`);
+  it('gives a safe call its signed cookie; an unsafe call must send it back, signed and equal to its cookie', async () => {
+    const page = await get().call();
+    expectStatus(t, page, 'OK');
+    if (speaksGrpc(t)) {
+      // gRPC and gRPC-Web are exempt (no page of another site can send them without a preflight).
+      expect(page.headers.get('set-cookie')).toBeUndefined();
+      const post = await get().call({ method: 'POST' });
+      expectStatus(t, post, 'OK');
+      return;
+    }
+    expect(page.headers.get('set-cookie')).toMatch(
+      /^_csrf=[\w-]{32}\.[\w-]{43}; Path=\/; Max-Age=86400; SameSite=Lax$/,
+    );
+    const token = cookieToken(page);
+    if (isBuiltin(t)) return; // GET only
+    const cookie = `_csrf=${token}`;
+    const missing = await get().call({ method: 'POST', headers: { cookie } });
+    expectStatus(t, missing, 'InvalidArgument');
+    expect(missing.body).toContain(
+      "missing CSRF token: send the _csrf cookie's value in the X-CSRF-Token header",
+    );
+    // A second token the server signed too, but not the one in this call's cookie.
+    const other = cookieToken(await get().call());
+    expect(other).not.toBe(token);
+    const refused: Array<Record<string, string>> = [
+      { cookie, 'x-csrf-token': other },
+      // one character changed: no longer what the server signed
+      { cookie, 'x-csrf-token': `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}` },
+      // the right token without its cookie
+      { 'x-csrf-token': token },
+    ];
+    for (const headers of refused) {
+      const a = await get().call({ method: 'POST', headers });
+      expectStatus(t, a, 'PermissionDenied');
+      expect(a.body).toContain('invalid CSRF token');
+    }
+    expectStatus(
+      t,
+      await get().call({ method: 'POST', headers: { cookie, 'x-csrf-token': token } }),
+      'OK',
+    );
+    const metrics = await get().metrics();
+    expect(metrics).toMatch(
+      /svc_call_rejections_total\{[^}]*middleware="csrf",reason="missing_token"[^}]*\} 1/,
+    );
+    expect(metrics).toMatch(
+      /svc_call_rejections_total\{[^}]*middleware="csrf",reason="invalid_token"[^}]*\} 3/,
+    );
+  });
+});
+
+describe.each(ALL)('rateLimit on %s', (t) => {
+  const get = target(t, '      rateLimit: { enabled: true, reqPerSec: 0.01, burst: 2 }');
+  it('refuses beyond the budget of the peer address; X-Forwarded-For never changes the key', async () => {
+    const answers: Answer[] = [];
+    for (let i = 1; i <= 3; i++)
+      answers.push(await get().call({ headers: { 'x-forwarded-for': `203.0.113.${i}` } }));
+    expectStatus(t, answers[0]!, 'OK');
+    expectStatus(t, answers[1]!, 'OK');
+    const refused = answers[2]!;
+    expectStatus(t, refused, 'ResourceExhausted');
+    expect(
+      Number(header(t, refused, 'Retry-After') ?? refused.headers.get('retry-after')),
+    ).toBeGreaterThan(0);
+  });
+});
+
+describe.each(APP)('timeout on %s', (t) => {
+  const get = target(t, '      timeout: { enabled: true, timeoutMs: 300 }');
+  it('answers DeadlineExceeded at timeoutMs; the late answer is dropped', async () => {
+    const a = await get().call({ text: 'slow' });
+    expectStatus(t, a, 'DeadlineExceeded');
+    expect(a.body).not.toContain('"text":"slow"');
+  });
+});
+
+describe.each(APP)('recovery on %s', (t) => {
+  const get = target(t, '');
+  it('answers a handler that throws with Internal and none of its detail', async () => {
+    const a = await get().call({ text: 'throw' });
+    expectStatus(t, a, 'Internal');
+    expect(`${a.grpcMessage} ${a.body}`).not.toContain(SECRET_DETAIL);
+  });
+});
+
+const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+
+describe.each(ALL)('trace on %s', (t) => {
+  const get = target(t, '      trace: { enabled: true }');
+  it("continues the caller's W3C trace and names it in X-Trace-Id", async () => {
+    const a = await get().call({ headers: { traceparent: TRACEPARENT } });
+    expectStatus(t, a, 'OK');
+    expect(header(t, a, 'X-Trace-Id')).toBe('0af7651916cd43dd8448eb211c80319c');
+    const fresh = await get().call();
+    expect(header(t, fresh, 'X-Trace-Id')).toMatch(/^[0-9a-f]{32}$/);
+    expect(header(t, fresh, 'X-Trace-Id')).not.toBe('0af7651916cd43dd8448eb211c80319c');
+  });
+});
+
+describe.each(['gateway', 'httpserver'] as const)('compression on %s', (t) => {
+  const get = target(t, '', {
+    extra: `    compression: { enabled: true, minBytes: 100, encodings: [gzip] }`,
+  });
+  it('compresses an error body like an answer', async () => {
+    const a = await get().call({ text: 'big-error', headers: { 'accept-encoding': 'gzip' } });
+    expect([a.httpStatus, a.headers.get('content-encoding')]).toEqual([400, 'gzip']);
+    expect(a.body).toContain(BIG_MESSAGE);
+    // what went over the wire is smaller than the message it carries
+    expect(Number(a.headers.get('content-length') ?? a.raw.length)).toBeLessThan(
+      BIG_MESSAGE.length,
+    );
+  });
+});
+
+describe.each(HTTP_TRANSPORTS)('errorModel google on %s', (t) => {
+  const get = target(t, '      auth: { enabled: true, apiKey: [k-123] }', {
+    extra: '    errorModel: google',
+  });
+  it("shapes a refusal as Google's JSON API error (code, status, message) naming the request id", async () => {
+    const a = await get().call({ headers: { 'x-request-id': 'req-em-1' } });
+    expectStatus(t, a, 'Unauthenticated');
+    const body = JSON.parse(a.body) as { error: Record<string, unknown> };
+    expect(body.error).toMatchObject({ code: 401, status: 'UNAUTHENTICATED' });
+    expect(body.error['message']).toEqual(expect.any(String));
+    expect(a.body).toContain('req-em-1');
+  });
+});

@@ -1,0 +1,443 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  Client,
+  credentials,
+  loadPackageDefinition,
+  Metadata,
+  status as grpcStatus,
+  type ServiceDefinition,
+  type ServiceError,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { boot, type App, type CallContext } from '@svcboot/entry-core';
+import { callContextOf, grpcEntry } from '@svcboot/entry-grpc';
+import { httpEntry } from '@svcboot/entry-http';
+// jwt and trace are packages of their own, registered when imported (as an app that uses them does).
+import '@svcboot/middleware-jwt';
+import '@svcboot/middleware-trace';
+
+/**
+ * The transports every middleware is checked on: native gRPC, the REST gateway and gRPC-Web (all
+ * three on a grpc entry), an httpserver entry's routes, and the built-in routes (the common
+ * service's `/svc/v1/info`) of both entries.
+ */
+export type TransportName =
+  | 'grpc'
+  | 'gateway'
+  | 'grpc-web'
+  | 'httpserver'
+  | 'builtin-grpc'
+  | 'builtin-http';
+
+export const TRANSPORTS: readonly TransportName[] = [
+  'grpc',
+  'gateway',
+  'grpc-web',
+  'httpserver',
+  'builtin-grpc',
+  'builtin-http',
+];
+
+/** The transports that answer over HTTP with an HTTP status (a browser can call them). */
+export const HTTP_TRANSPORTS: readonly TransportName[] = [
+  'gateway',
+  'httpserver',
+  'builtin-grpc',
+  'builtin-http',
+];
+
+/** Where a call's status is a gRPC code (native gRPC, gRPC-Web) rather than an HTTP status. */
+export function speaksGrpc(t: TransportName): boolean {
+  return t === 'grpc' || t === 'grpc-web';
+}
+
+/** A built-in route (no handler of the app's, GET only). */
+export function isBuiltin(t: TransportName): boolean {
+  return t === 'builtin-grpc' || t === 'builtin-http';
+}
+
+/** One answer, whatever the transport. */
+export interface Answer {
+  /** The HTTP status (gRPC and gRPC-Web: 200 unless the call never became one). */
+  httpStatus: number;
+  /** The gRPC status code on gRPC and gRPC-Web; undefined on plain HTTP. */
+  grpcCode: number | undefined;
+  /** The gRPC status message on gRPC and gRPC-Web. */
+  grpcMessage: string;
+  /** Response headers (gRPC: initial metadata and trailers together), lowercase names. */
+  headers: Map<string, string>;
+  /** The response body as text (gRPC: the reply's `text`). */
+  body: string;
+  /** The raw body bytes (HTTP transports). */
+  raw: Buffer;
+}
+
+export interface CallOptions {
+  /** What the handler is asked to do (see echo.proto): echoed by default. */
+  text?: string;
+  headers?: Record<string, string>;
+  /** HTTP transports: GET (the default) or POST (a JSON body) or OPTIONS (a preflight). */
+  method?: 'GET' | 'POST' | 'OPTIONS';
+  /** The raw body of a POST instead of the JSON `{"text": …}`. */
+  body?: string;
+}
+
+export interface Target {
+  readonly transport: TransportName;
+  /** One call to the Echo service (or to `/svc/v1/info` on a built-in transport). */
+  call(options?: CallOptions): Promise<Answer>;
+  /** The entry's Prometheus text. */
+  metrics(): Promise<string>;
+  /** `http://127.0.0.1:<port>` of the entry. */
+  readonly base: string;
+  /** The operation the transport's records name (`/conformance.v1.Echo/Say`, `GET /v1/say`, …). */
+  readonly operation: string;
+  /** Shuts the app down and returns its JSON records. */
+  stop(): Promise<Array<Record<string, unknown>>>;
+}
+
+const protoDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'protos');
+const echoProto = path.join(protoDir, 'conformance/v1/echo.proto');
+const LOAD = { includeDirs: [protoDir], longs: String, enums: String, defaults: true };
+
+/** The long message the handler refuses `big-error` with (larger than compression's minBytes). */
+export const BIG_MESSAGE = `too big: ${'x'.repeat(3000)}`;
+
+/** Secrets a handler's `throw` carries: never in an answer. */
+export const SECRET_DETAIL = 'SECRET-detail-password=hunter2';
+
+function waitForAbort(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+type Cb = (err: unknown, value?: unknown) => void;
+interface UnaryCall {
+  request: { text?: string };
+  metadata: Metadata;
+}
+
+/** The Echo implementation on the grpc entry (gRPC, gateway and gRPC-Web calls reach it). */
+function echoImplementation() {
+  return {
+    Say(call: UnaryCall, cb: Cb): void {
+      const ctx = callContextOf(call);
+      const text = call.request.text ?? '';
+      if (text === 'throw') throw new Error(SECRET_DETAIL);
+      if (text === 'big-error') {
+        cb({ code: grpcStatus.INVALID_ARGUMENT, details: BIG_MESSAGE });
+        return;
+      }
+      const reply = (): void =>
+        cb(null, { text, principal: ctx?.principal?.subject ?? '' } as unknown);
+      if (text === 'slow' && ctx) void waitForAbort(ctx.signal).then(reply);
+      else reply();
+    },
+  };
+}
+
+function entryYaml(kind: 'grpc' | 'httpserver', events: string, middleware: string): string {
+  const common = `    loggerEntry: quiet
+    eventEntry: records
+    commonService: { enabled: true }
+    prom: { enabled: true }
+    middleware:
+      logging: { enabled: true }
+      prom: { enabled: true }
+      meta: { enabled: true }
+${middleware}`;
+  const entry =
+    kind === 'grpc'
+      ? `grpc:
+  - name: conf
+    port: 0
+    grpcWeb: { enabled: true }
+    protos:
+      files: ["${echoProto}"]
+      includeDirs: ["${protoDir}"]
+${common}`
+      : `httpserver:
+  - name: conf
+    port: 0
+    host: 127.0.0.1
+${common}`;
+  return `app: { name: conformance, version: 1.2.3 }
+logger:
+  - name: quiet
+    level: silent
+event:
+  - name: records
+    encoding: json
+    outputPaths: ["${events}"]
+${entry}`;
+}
+
+/**
+ * Boots the entry `transport` runs on with logging, prom, meta and `middleware` (YAML lines under
+ * `middleware:`, indented by 6 spaces), records as JSON lines in a temp file; `extra` adds
+ * entry-level YAML (indented by 4 spaces).
+ */
+export async function startTarget(
+  transport: TransportName,
+  middleware: string,
+  options: { extra?: string; env?: Record<string, string> } = {},
+): Promise<Target> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-conformance-'));
+  const events = path.join(dir, 'events.log');
+  const onGrpc = transport === 'grpc' || transport === 'gateway' || transport === 'grpc-web';
+  const kind = onGrpc || transport === 'builtin-grpc' ? 'grpc' : 'httpserver';
+  const yaml = entryYaml(kind, events, `${middleware}\n${options.extra ?? ''}`);
+  let app: App;
+  let port: number;
+  let close: () => void = () => undefined;
+  try {
+    app = await boot({ argv: [], env: { ...options.env }, configText: yaml, cwd: dir });
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  if (kind === 'grpc') {
+    const entry = grpcEntry(app, 'conf');
+    const pkg = loadSync(echoProto, LOAD);
+    entry.addService(
+      pkg['conformance.v1.Echo'] as ServiceDefinition,
+      echoImplementation() as unknown as UntypedServiceImplementation,
+    );
+    await app.bootstrap();
+    port = entry.port;
+  } else {
+    const entry = httpEntry(app, 'conf');
+    entry.router.get('/v1/say', (ctx) => koaSay(ctx, String(ctx.query['text'] ?? '')));
+    entry.router.post('/v1/say', (ctx) => {
+      const raw = (ctx.request as { rawBody?: string }).rawBody ?? '';
+      let text = '';
+      try {
+        text = String((JSON.parse(raw) as { text?: unknown }).text ?? '');
+      } catch {
+        // a form or text body: nothing to echo
+      }
+      return koaSay(ctx, text);
+    });
+    await app.bootstrap();
+    port = entry.port;
+  }
+  const base = `http://127.0.0.1:${port}`;
+  let call: Target['call'];
+  let operation: string;
+  switch (transport) {
+    case 'grpc': {
+      const client = echoClient(`127.0.0.1:${port}`);
+      close = () => client.close();
+      call = (o) => grpcCall(client, o);
+      operation = '/conformance.v1.Echo/Say';
+      break;
+    }
+    case 'grpc-web':
+      call = (o) => grpcWebCall(base, o);
+      operation = '/conformance.v1.Echo/Say';
+      break;
+    case 'gateway':
+    case 'httpserver':
+      call = (o) => httpCall(`${base}/v1/say`, o);
+      operation = transport === 'gateway' ? '/conformance.v1.Echo/Say' : 'GET /v1/say';
+      break;
+    default:
+      call = (o) => httpCall(`${base}/svc/v1/info`, { ...o, text: undefined });
+      operation = 'GET /svc/v1/info';
+  }
+  return {
+    transport,
+    call,
+    operation,
+    base,
+    metrics: async () => (await fetch(`${base}/metrics`)).text(),
+    async stop() {
+      close();
+      await app.shutdown('test');
+      const text = await readFile(events, 'utf8').catch(() => '');
+      await rm(dir, { recursive: true, force: true });
+      return text
+        .split('\n')
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    },
+  };
+}
+
+interface KoaLike {
+  state: { call?: CallContext };
+  body: unknown;
+  throw(status: number, message: string): never;
+}
+
+async function koaSay(ctx: KoaLike, text: string): Promise<void> {
+  const call = ctx.state.call;
+  if (text === 'throw') throw new Error(SECRET_DETAIL);
+  if (text === 'big-error') ctx.throw(400, BIG_MESSAGE);
+  if (text === 'slow' && call) await waitForAbort(call.signal);
+  ctx.body = { text, principal: call?.principal?.subject ?? '' };
+}
+
+type EchoClient = Client & {
+  Say(
+    req: { text: string },
+    md: Metadata,
+    cb: (err: ServiceError | null, reply?: { text: string; principal: string }) => void,
+  ): { on(ev: 'metadata', f: (md: Metadata) => void): void };
+};
+
+function echoClient(address: string): EchoClient {
+  const pkg = loadPackageDefinition(loadSync(echoProto, LOAD)) as unknown as {
+    conformance: {
+      v1: {
+        Echo: new (
+          addr: string,
+          creds: ReturnType<typeof credentials.createInsecure>,
+          options?: Record<string, unknown>,
+        ) => EchoClient;
+      };
+    };
+  };
+  return new pkg.conformance.v1.Echo(address, credentials.createInsecure(), {
+    'grpc.use_local_subchannel_pool': 1,
+  });
+}
+
+/** A gRPC health check (`grpc.health.v1.Health/Check`, the whole server) on the entry: its status code. */
+export function grpcHealthCheck(port: number): Promise<number> {
+  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
+  return new Promise((resolve) => {
+    client.makeUnaryRequest(
+      '/grpc.health.v1.Health/Check',
+      () => Buffer.alloc(0),
+      (b: Buffer) => b,
+      {},
+      new Metadata(),
+      (err: ServiceError | null) => {
+        client.close();
+        resolve(err ? err.code : 0);
+      },
+    );
+  });
+}
+
+function addMetadata(into: Map<string, string>, md: Metadata | undefined): void {
+  if (!md) return;
+  for (const [k, v] of Object.entries(md.getMap())) into.set(k, String(v));
+}
+
+function grpcCall(client: EchoClient, o: CallOptions = {}): Promise<Answer> {
+  const md = new Metadata();
+  for (const [k, v] of Object.entries(o.headers ?? {})) md.set(k.toLowerCase(), v);
+  return new Promise((resolve) => {
+    const headers = new Map<string, string>();
+    const c = client.Say({ text: o.text ?? 'hi' }, md, (err, reply) => {
+      if (err) addMetadata(headers, err.metadata);
+      resolve({
+        httpStatus: 200,
+        grpcCode: err ? err.code : 0,
+        grpcMessage: err ? err.details : '',
+        headers,
+        body: reply ? JSON.stringify(reply) : '',
+        raw: Buffer.alloc(0),
+      });
+    });
+    c.on('metadata', (m) => addMetadata(headers, m));
+  });
+}
+
+async function httpCall(url: string, o: CallOptions = {}): Promise<Answer> {
+  const method = o.method ?? 'GET';
+  const headers: Record<string, string> = { ...o.headers };
+  let target = url;
+  let body: string | undefined;
+  if (method === 'POST') {
+    body = o.body ?? JSON.stringify({ text: o.text ?? 'hi' });
+    if (o.body === undefined) headers['content-type'] ??= 'application/json';
+  } else if (o.text !== undefined && method === 'GET') target = `${url}?text=${o.text}`;
+  const res = await fetch(target, { method, headers, body });
+  const raw = Buffer.from(await res.arrayBuffer());
+  const h = new Map<string, string>();
+  for (const [k, v] of res.headers) h.set(k, v);
+  const setCookie = res.headers.getSetCookie();
+  if (setCookie.length > 0) h.set('set-cookie', setCookie.join('\n'));
+  return {
+    httpStatus: res.status,
+    grpcCode: undefined,
+    grpcMessage: '',
+    headers: h,
+    // fetch has already undone any Content-Encoding.
+    body: raw.toString('utf8'),
+    raw,
+  };
+}
+
+/** A SayRequest { text } in one gRPC-Web message frame. */
+function sayFrame(text: string): Buffer {
+  const t = Buffer.from(text);
+  const msg = Buffer.concat([Buffer.from([0x0a, t.length]), t]);
+  const frame = Buffer.alloc(5);
+  frame.writeUInt32BE(msg.length, 1);
+  return Buffer.concat([frame, msg]);
+}
+
+async function grpcWebCall(base: string, o: CallOptions = {}): Promise<Answer> {
+  if (o.method === 'OPTIONS')
+    return httpCall(`${base}/conformance.v1.Echo/Say`, { ...o, text: undefined });
+  const res = await fetch(`${base}/conformance.v1.Echo/Say`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/grpc-web+proto',
+      'x-grpc-web': '1',
+      ...o.headers,
+    },
+    body: sayFrame(o.text ?? 'hi'),
+  });
+  const raw = Buffer.from(await res.arrayBuffer());
+  const headers = new Map<string, string>();
+  for (const [k, v] of res.headers) headers.set(k, v);
+  let body = '';
+  // Frames: a flag byte (0x80 marks the trailers), a 4-byte length, the bytes.
+  for (let i = 0; i + 5 <= raw.length; ) {
+    const flag = raw[i]!;
+    const len = raw.readUInt32BE(i + 1);
+    const data = raw.subarray(i + 5, i + 5 + len);
+    if (flag & 0x80) {
+      for (const line of data.toString('latin1').split('\r\n')) {
+        const colon = line.indexOf(':');
+        if (colon > 0)
+          headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+      }
+    } else body = decodeReply(data);
+    i += 5 + len;
+  }
+  const code = headers.get('grpc-status');
+  return {
+    httpStatus: res.status,
+    grpcCode: code === undefined ? undefined : Number(code),
+    grpcMessage: decodeURIComponent(headers.get('grpc-message') ?? ''),
+    headers,
+    body,
+    raw,
+  };
+}
+
+/** SayReply's fields 1 and 2 (strings) as JSON. */
+function decodeReply(data: Buffer): string {
+  const out: Record<string, string> = { text: '', principal: '' };
+  for (let i = 0; i < data.length; ) {
+    const tag = data[i]!;
+    const len = data[i + 1]!;
+    const value = data.subarray(i + 2, i + 2 + len).toString('utf8');
+    if (tag === 0x0a) out['text'] = value;
+    else if (tag === 0x12) out['principal'] = value;
+    i += 2 + len;
+  }
+  return JSON.stringify(out);
+}
