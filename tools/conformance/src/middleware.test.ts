@@ -363,10 +363,15 @@ describe.each(ALL)('cors on %s', (t) => {
     const ok = await get().call({ headers: { origin: ORIGIN, ...key } });
     expectStatus(t, ok, 'OK');
     if (t === 'grpc') {
-      expect(ok.headers.get('access-control-allow-origin')).toBeUndefined();
+      // native gRPC: no CORS header, not even Vary
+      expect(
+        [...ok.headers.keys()].filter((k) => k.includes('access-control') || k === 'vary'),
+      ).toEqual([]);
       return;
     }
     expect(cors(ok)).toEqual({ allowOrigin: ORIGIN, credentials: 'true', vary: 'Origin' });
+    // under their own names, not forwarded as metadata (Grpc-Metadata-…)
+    expect(ok.headers.get('grpc-metadata-access-control-allow-origin')).toBeUndefined();
     // gRPC-Web: the bridge's own exposed headers (the status headers …) come first
     expect(ok.headers.get('access-control-expose-headers')).toMatch(/(^|, )X-Request-Id$/);
     const sub = await get().call({ headers: { origin: 'https://a.b.trusted.org', ...key } });
