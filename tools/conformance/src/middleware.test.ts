@@ -538,6 +538,35 @@ describe.each(ALL)('csrf on %s', (t) => {
   });
 });
 
+describe.each(HTTP_TRANSPORTS)('csrf cookie options on %s', (t) => {
+  const get = target(
+    t,
+    `      csrf:
+        enabled: true
+        key: "${CSRF_KEY}"
+        cookieSameSite: Strict
+        trustForwardedProto: true`,
+  );
+  it('sets SameSite from cookieSameSite, and Secure only behind a trusted HTTPS proxy', async () => {
+    const page = await get().call();
+    expect(page.headers.get('set-cookie')).toMatch(
+      /^_csrf=[\w-]{32}\.[\w-]{43}; Path=\/; Max-Age=86400; SameSite=Strict$/,
+    );
+    const proxied = await get().call({ headers: { 'x-forwarded-proto': 'https' } });
+    expect(proxied.headers.get('set-cookie')).toMatch(/; SameSite=Strict; Secure$/);
+  });
+});
+
+describe.each(['gateway', 'httpserver'] as const)('csrf ignore list on %s', (t) => {
+  const get = target(
+    t,
+    `      csrf: { enabled: true, key: "${CSRF_KEY}", ignore: ["/v1/say", "/conformance.v1.Echo/Say"] }`,
+  );
+  it('lets an unsafe call to an ignored path through without a token', async () => {
+    expectStatus(t, await get().call({ method: 'POST' }), 'OK');
+  });
+});
+
 describe.each(ALL)('rateLimit on %s', (t) => {
   const get = target(t, '      rateLimit: { enabled: true, reqPerSec: 0.01, burst: 2 }');
   it('refuses beyond the budget of the peer address; X-Forwarded-For never changes the key', async () => {
