@@ -265,33 +265,127 @@ describe.each(ALL)('auth records on %s', (t) => {
 });
 
 const JWT_SECRET = 'a-secret-of-at-least-thirty-two-bytes!!';
-const sign = (claims: Record<string, unknown>, secret = JWT_SECRET) =>
-  new SignJWT({ sub: 'bob', exp: Math.floor(Date.now() / 1000) + 300, ...claims })
-    .setProtectedHeader({ alg: 'HS256' })
+const now = () => Math.floor(Date.now() / 1000);
+const sign = (claims: Record<string, unknown>, secret = JWT_SECRET, alg = 'HS256') =>
+  new SignJWT({
+    iss: 'https://id.example',
+    aud: 'conformance',
+    sub: 'bob',
+    exp: now() + 300,
+    ...claims,
+  })
+    .setProtectedHeader({ alg })
     .sign(new TextEncoder().encode(secret));
+const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+/** An unsigned token (`alg: none`) with claims that would pass. */
+const UNSIGNED = `${b64url({ alg: 'none' })}.${b64url({ iss: 'https://id.example', aud: 'conformance', sub: 'mallory' })}.`;
+const JWT = `      jwt:
+        enabled: true
+        symmetric: { algorithm: HS256, token: "${JWT_SECRET}" }
+        issuer: https://id.example
+        audience: conformance`;
+const JWT_MISSING = 'missing token: send Authorization: Bearer <token>';
 
 describe.each(ALL)('jwt on %s', (t) => {
-  const get = target(
-    t,
-    `      jwt: { enabled: true, symmetric: { algorithm: HS256, token: "${JWT_SECRET}" } }`,
-  );
-  it('lets a token it verifies through as its subject; refuses none, another key and an expired one', async () => {
+  const get = target(t, JWT);
+  it('lets a token it verifies through as its subject; refuses the rest with Unauthenticated, a message and a Bearer challenge per cause; counts the reasons', async () => {
     const ok = await get().call({ headers: { authorization: `Bearer ${await sign({})}` } });
     expectStatus(t, ok, 'OK');
     if (!isBuiltin(t)) expect(JSON.parse(ok.body)).toMatchObject({ principal: 'bob' });
-    expectStatus(t, await get().call(), 'Unauthenticated');
-    const forged = await sign({}, 'another-secret-of-at-least-thirty-two-b');
-    expectStatus(
-      t,
-      await get().call({ headers: { authorization: `Bearer ${forged}` } }),
-      'Unauthenticated',
+    const invalid = (description: string) =>
+      `Bearer realm="conf", error="invalid_token", error_description="${description}"`;
+    const cases: Array<[string | undefined, string, string]> = [
+      [undefined, JWT_MISSING, 'Bearer realm="conf"'],
+      [
+        await sign({}, 'another-secret-of-at-least-thirty-two-b'),
+        'invalid token: the signature does not verify',
+        invalid('invalid token: the signature does not verify'),
+      ],
+      [await sign({ exp: now() - 600 }), 'token expired', invalid('token expired')],
+      [await sign({ nbf: now() + 600 }), 'token not yet valid', invalid('token not yet valid')],
+      [
+        await sign({ aud: 'billing' }),
+        'token audience not accepted',
+        invalid('token audience not accepted'),
+      ],
+      [
+        await sign({}, JWT_SECRET, 'HS512'),
+        'invalid token: its algorithm is not accepted',
+        invalid('invalid token: its algorithm is not accepted'),
+      ],
+      [
+        UNSIGNED,
+        'invalid token: its algorithm is not accepted',
+        invalid('invalid token: its algorithm is not accepted'),
+      ],
+      ['not.a.jwt', 'invalid token', invalid('invalid token')],
+    ];
+    for (const [token, message, challenge] of cases) {
+      const a = await get().call({
+        headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+      });
+      expectStatus(t, a, 'Unauthenticated');
+      expect([
+        header(t, a, 'WWW-Authenticate') ?? a.headers.get('www-authenticate'),
+        speaksGrpc(t) ? a.grpcMessage : a.body,
+      ]).toEqual([challenge, expect.stringContaining(message)]);
+      if (t === 'gateway') expect(JSON.parse(a.body)).toEqual({ code: 16, message, details: [] });
+    }
+    const metrics = await get().metrics();
+    for (const [reason, n] of [
+      ['missing_token', 1],
+      ['bad_signature', 1],
+      ['expired', 1],
+      ['not_yet_valid', 1],
+      ['wrong_audience', 1],
+      ['wrong_algorithm', 2],
+      ['invalid_token', 1],
+    ] as const)
+      expect(metrics).toMatch(
+        new RegExp(
+          `svc_call_rejections_total\\{[^}]*middleware="jwt",reason="${reason}"[^}]*\\} ${n}`,
+        ),
+      );
+  });
+});
+
+describe.each(HTTP_TRANSPORTS)('jwt token lookup on %s', (t) => {
+  const get = target(
+    t,
+    `${JWT}\n        tokenLookup: "header:Authorization,query:access_token,cookie:jwt"`,
+  );
+  it('finds the token in the query or a cookie too, and names every source when there is none', async () => {
+    const token = await sign({});
+    expectStatus(t, await get().call({ query: `access_token=${token}` }), 'OK');
+    expectStatus(t, await get().call({ headers: { cookie: `theme=x; jwt=${token}` } }), 'OK');
+    const missing = await get().call();
+    expectStatus(t, missing, 'Unauthenticated');
+    expect(missing.body).toContain(
+      'missing token: send Authorization: Bearer <token> or query parameter access_token or cookie jwt',
     );
-    const expired = await sign({ exp: Math.floor(Date.now() / 1000) - 600 });
-    expectStatus(
-      t,
-      await get().call({ headers: { authorization: `Bearer ${expired}` } }),
-      'Unauthenticated',
+    // a 100 KB token in the query: the request line is over Node's header limit (431)
+    const huge = await get().call({ query: `access_token=${'A'.repeat(100 * 1024)}.x.y` });
+    expect(huge.httpStatus).toBe(431);
+  });
+});
+
+describe.each(ALL)('auth and jwt together on %s', (t) => {
+  const get = target(t, `      auth: { enabled: true, apiKey: [k-both-1234] }\n${JWT}`);
+  it("a call needs both (X-API-Key and a Bearer token); the principal is the token's subject", async () => {
+    const token = await sign({});
+    const noToken = await get().call({ headers: { 'x-api-key': 'k-both-1234' } });
+    expectStatus(t, noToken, 'Unauthenticated');
+    expect(speaksGrpc(t) ? noToken.grpcMessage : noToken.body).toContain(JWT_MISSING);
+    const noKey = await get().call({ headers: { authorization: `Bearer ${token}` } });
+    expectStatus(t, noKey, 'Unauthenticated');
+    expect(speaksGrpc(t) ? noKey.grpcMessage : noKey.body).toContain(
+      'missing credentials: send X-API-Key: <key>',
     );
+    const both = await get().call({
+      headers: { 'x-api-key': 'k-both-1234', authorization: `Bearer ${token}` },
+    });
+    expectStatus(t, both, 'OK');
+    if (!isBuiltin(t)) expect(JSON.parse(both.body)).toMatchObject({ principal: 'bob' });
   });
 });
 

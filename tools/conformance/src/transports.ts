@@ -84,6 +84,8 @@ export interface CallOptions {
   method?: 'GET' | 'POST' | 'OPTIONS';
   /** The raw body of a POST instead of the JSON `{"text": …}`. */
   body?: string;
+  /** HTTP transports: more query parameters (`name=value&…`, already encoded). */
+  query?: string;
 }
 
 export interface Target {
@@ -361,6 +363,7 @@ async function httpCall(url: string, o: CallOptions = {}): Promise<Answer> {
     body = o.body ?? JSON.stringify({ text: o.text ?? 'hi' });
     if (o.body === undefined) headers['content-type'] ??= 'application/json';
   } else if (o.text !== undefined && method === 'GET') target = `${url}?text=${o.text}`;
+  if (o.query !== undefined) target += `${target.includes('?') ? '&' : '?'}${o.query}`;
   const res = await fetch(target, { method, headers, body });
   const raw = Buffer.from(await res.arrayBuffer());
   const h = new Map<string, string>();
