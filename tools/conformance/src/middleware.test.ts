@@ -677,12 +677,59 @@ describe.each(ALL)('rateLimit on %s', (t) => {
   });
 });
 
+/** The deadline's message as each transport words it (grpc-gateway: Go's context error). */
+function expectDeadlineMessage(t: TransportName, a: Answer): void {
+  if (speaksGrpc(t)) expect(a.grpcMessage).toBe('deadline exceeded');
+  else if (t === 'gateway')
+    expect(JSON.parse(a.body)).toEqual({
+      code: 4,
+      message: 'context deadline exceeded',
+      details: [],
+    });
+  else
+    expect(JSON.parse(a.body)).toMatchObject({
+      error: { code: 504, status: 'DEADLINE_EXCEEDED', message: 'deadline exceeded' },
+    });
+}
+
 describe.each(APP)('timeout on %s', (t) => {
-  const get = target(t, '      timeout: { enabled: true, timeoutMs: 300 }');
-  it('answers DeadlineExceeded at timeoutMs; the late answer is dropped', async () => {
+  it('answers DeadlineExceeded at timeoutMs with its message and the request id; the late answer is dropped; one record', async () => {
+    const started = await startTarget(t, '      timeout: { enabled: true, timeoutMs: 300 }');
+    let records: Array<Record<string, unknown>>;
+    try {
+      const a = await started.call({ text: 'slow', headers: { 'x-request-id': 'slow-1' } });
+      expectStatus(t, a, 'DeadlineExceeded');
+      expectDeadlineMessage(t, a);
+      expect(a.body).not.toContain('"text":"slow"');
+      expect(header(t, a, 'X-Request-Id')).toBe('slow-1');
+      // the next call is not held by the one that timed out
+      expectStatus(t, await started.call({ text: 'fast' }), 'OK');
+    } finally {
+      records = await started.stop();
+    }
+    const slow = records.filter(
+      (r) => (r['ids'] as { requestId?: string })?.requestId === 'slow-1',
+    );
+    expect(slow.map((r) => r['resCode'])).toEqual([
+      t === 'httpserver' ? '504' : 'DeadlineExceeded',
+    ]);
+  });
+});
+
+describe.each(APP)('timeout paths on %s', (t) => {
+  const get = target(
+    t,
+    `      timeout:
+        enabled: true
+        timeoutMs: 600000
+        paths:
+          - { path: /conformance.v1.Echo/Say, timeoutMs: 300 }
+          - { path: /v1/say, timeoutMs: 300 }`,
+  );
+  it("gives the call its path's timeoutMs rather than the entry's", async () => {
     const a = await get().call({ text: 'slow' });
     expectStatus(t, a, 'DeadlineExceeded');
-    expect(a.body).not.toContain('"text":"slow"');
+    expectDeadlineMessage(t, a);
   });
 });
 
