@@ -692,6 +692,64 @@ function expectDeadlineMessage(t: TransportName, a: Answer): void {
     });
 }
 
+describe.each(ALL)('rateLimit under concurrency on %s', (t) => {
+  // One call per 1000 s after the burst, so the counts are exact; the entry's own default is
+  // high, so only the path's budget can refuse.
+  const config = `      rateLimit:
+        enabled: true
+        reqPerSec: 1000000
+        paths:
+          - { path: /conformance.v1.Echo/Say, reqPerSec: 0.001, burst: 20 }
+          - { path: /v1/say, reqPerSec: 0.001, burst: 20 }
+          - { path: /svc/v1/info, reqPerSec: 0.001, burst: 20 }`;
+  it("100 calls at once: exactly the path's burst passes, each with the budget left; the rest get ResourceExhausted with Retry-After and RateLimit-*, counted and recorded", async () => {
+    const started = await startTarget(t, config);
+    let records: Array<Record<string, unknown>> = [];
+    try {
+      await check(started);
+    } finally {
+      records = await started.stop();
+    }
+    const refused = records.filter(
+      (r) => (r['pairs'] as { rejectedBy?: string } | undefined)?.rejectedBy === 'rateLimit',
+    );
+    expect(refused).toHaveLength(80);
+    // an httpserver entry records HTTP statuses, a grpc entry gRPC codes (its built-in routes too)
+    const code = t === 'httpserver' || t === 'builtin-http' ? '429' : 'ResourceExhausted';
+    expect(new Set(refused.map((r) => r['resCode']))).toEqual(new Set([code]));
+    expect(refused[0]).toMatchObject({
+      pairs: { rejectedBy: 'rateLimit', rejectReason: 'over_limit' },
+    });
+  });
+  async function check(started: Target): Promise<void> {
+    const answers = await Promise.all(Array.from({ length: 100 }, () => started.call()));
+    const passed = answers.filter((a) => (speaksGrpc(t) ? a.grpcCode === 0 : a.httpStatus === 200));
+    const refused = answers.filter((a) => !passed.includes(a));
+    expect([passed.length, refused.length]).toEqual([20, 80]);
+    const h = (a: Answer, name: string) => header(t, a, name) ?? a.headers.get(name.toLowerCase());
+    expect(passed.map((a) => Number(h(a, 'RateLimit-Remaining'))).sort((x, y) => x - y)).toEqual(
+      Array.from({ length: 20 }, (_, i) => i),
+    );
+    for (const a of refused) {
+      expectStatus(t, a, 'ResourceExhausted');
+      const retry = h(a, 'Retry-After');
+      expect(Number(retry)).toBeGreaterThan(900);
+      expect(Number(retry)).toBeLessThanOrEqual(1000);
+      expect([
+        h(a, 'RateLimit-Limit'),
+        h(a, 'RateLimit-Remaining'),
+        h(a, 'RateLimit-Reset'),
+      ]).toEqual(['20', '0', retry]);
+      const message = `rate limit exceeded, retry in ${retry} s`;
+      expect(speaksGrpc(t) ? a.grpcMessage : a.body).toContain(message);
+      if (t === 'gateway') expect(JSON.parse(a.body)).toEqual({ code: 8, message, details: [] });
+    }
+    expect(await started.metrics()).toMatch(
+      /svc_call_rejections_total\{[^}]*middleware="rateLimit",reason="over_limit"[^}]*\} 80/,
+    );
+  }
+});
+
 describe.each(APP)('timeout on %s', (t) => {
   it('answers DeadlineExceeded at timeoutMs with its message and the request id; the late answer is dropped; one record', async () => {
     const started = await startTarget(t, '      timeout: { enabled: true, timeoutMs: 300 }');
