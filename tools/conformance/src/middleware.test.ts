@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { SignJWT } from 'jose';
 import { ConfigError } from '@svcboot/entry-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -811,6 +814,162 @@ describe.each(ALL)('trace on %s', (t) => {
     const fresh = await get().call();
     expect(header(t, fresh, 'X-Trace-Id')).toMatch(/^[0-9a-f]{32}$/);
     expect(header(t, fresh, 'X-Trace-Id')).not.toBe('0af7651916cd43dd8448eb211c80319c');
+  });
+});
+
+const PARENT_ID = 'b7ad6b7169203331';
+
+/** The spans a file exporter wrote (one JSON line each). */
+async function spansIn(file: string): Promise<Array<Record<string, unknown>>> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** A server span's name (OpenTelemetry's conventions): `package.Service/Method` for an RPC, `METHOD route` for HTTP. */
+function spanName(t: TransportName): string {
+  if (isBuiltin(t)) return 'GET /svc/v1/info';
+  return t === 'httpserver' ? 'GET /v1/say' : 'conformance.v1.Echo/Say';
+}
+
+describe.each(ALL)('trace spans on %s', (t) => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-conformance-spans-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  const key = { 'x-api-key': 'k-123' };
+
+  it("exports a server span per call, the caller's child, named and with the status code; the record carries its ids; X-Trace-Id and a call.rejected event on a refusal; an error status when the handler throws", async () => {
+    const spans = path.join(dir, `${t}.jsonl`);
+    const started = await startTarget(
+      t,
+      `      auth: { enabled: true, apiKey: [k-123] }
+      trace:
+        enabled: true
+        exporter: { file: { enabled: true, outputPath: "${spans}" } }`,
+    );
+    let records: Array<Record<string, unknown>>;
+    let refusedTrace: string | undefined;
+    let thrownTrace: string | undefined;
+    try {
+      const ok = await started.call({
+        headers: { ...key, traceparent: TRACEPARENT, 'x-request-id': 'tr-ok' },
+      });
+      expectStatus(t, ok, 'OK');
+      const refused = await started.call({ headers: { 'x-request-id': 'tr-no' } });
+      expectStatus(t, refused, 'Unauthenticated');
+      refusedTrace = header(t, refused, 'X-Trace-Id');
+      expect(refusedTrace).toMatch(/^[0-9a-f]{32}$/);
+      if (!isBuiltin(t)) {
+        const thrown = await started.call({ text: 'throw', headers: key });
+        expectStatus(t, thrown, 'Internal');
+        thrownTrace = header(t, thrown, 'X-Trace-Id');
+        expect(thrownTrace).toMatch(/^[0-9a-f]{32}$/);
+      }
+    } finally {
+      // the exporter is flushed at shutdown
+      records = await started.stop();
+    }
+    const all = await spansIn(spans);
+    const server = all.filter((x) => x['kind'] === 'server');
+    const ok = server.find((x) => x['traceId'] === '0af7651916cd43dd8448eb211c80319c');
+    expect(ok).toMatchObject({
+      name: spanName(t),
+      parentSpanId: PARENT_ID,
+      status: { code: 'unset' },
+    });
+    const attributes = ok?.['attributes'] as Record<string, unknown>;
+    if (t === 'grpc' || t === 'grpc-web' || t === 'gateway')
+      expect(attributes).toMatchObject({
+        'rpc.system': 'grpc',
+        'rpc.service': 'conformance.v1.Echo',
+        'rpc.method': 'Say',
+        'rpc.grpc.status_code': 0,
+      });
+    if (HTTP_TRANSPORTS.includes(t))
+      expect(attributes).toMatchObject({
+        'http.request.method': 'GET',
+        'http.response.status_code': 200,
+      });
+    const rec = records.find((r) => (r['ids'] as { requestId?: string })?.requestId === 'tr-ok');
+    expect(rec?.['ids']).toMatchObject({
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: ok?.['spanId'],
+    });
+    const refused = server.find((x) => x['traceId'] === refusedTrace);
+    expect(refused?.['parentSpanId']).toBe('');
+    expect(
+      ((refused?.['events'] ?? []) as Array<{ name: string; attributes: unknown }>).map((e) => [
+        e.name,
+        e.attributes,
+      ]),
+    ).toEqual([
+      [
+        'call.rejected',
+        expect.objectContaining({
+          'svc.rejection.status': 'Unauthenticated',
+          'svc.rejection.middleware': 'auth',
+        }),
+      ],
+    ]);
+    if (thrownTrace !== undefined)
+      expect(server.find((x) => x['traceId'] === thrownTrace)?.['status']).toMatchObject({
+        code: 'error',
+      });
+  });
+
+  it('sampleRatio 0 exports no span of a new trace but still gives the call its ids; a sampled incoming parent is followed', async () => {
+    const spans = path.join(dir, `${t}-sampled.jsonl`);
+    const started = await startTarget(
+      t,
+      `      trace:
+        enabled: true
+        sampleRatio: 0
+        exporter: { file: { enabled: true, outputPath: "${spans}" } }`,
+    );
+    let unsampled: string | undefined;
+    try {
+      const fresh = await started.call();
+      unsampled = header(t, fresh, 'X-Trace-Id');
+      expect(unsampled).toMatch(/^[0-9a-f]{32}$/);
+      expectStatus(t, await started.call({ headers: { traceparent: TRACEPARENT } }), 'OK');
+    } finally {
+      await started.stop();
+    }
+    const server = (await spansIn(spans)).filter((x) => x['kind'] === 'server');
+    expect(server.map((x) => [x['traceId'], x['parentSpanId']])).toEqual([
+      ['0af7651916cd43dd8448eb211c80319c', PARENT_ID],
+    ]);
+  });
+
+  it('propagator b3: reads B3 headers (multi and single) instead of traceparent', async () => {
+    const started = await startTarget(t, '      trace: { enabled: true, propagator: b3 }');
+    try {
+      const multi = await started.call({
+        headers: {
+          'x-b3-traceid': '0af7651916cd43dd8448eb211c80319c',
+          'x-b3-spanid': PARENT_ID,
+          'x-b3-sampled': '1',
+        },
+      });
+      const single = await started.call({
+        headers: { b3: `0af7651916cd43dd8448eb211c80319c-${PARENT_ID}-1` },
+      });
+      const w3c = await started.call({ headers: { traceparent: TRACEPARENT } });
+      expect([multi, single].map((a) => header(t, a, 'X-Trace-Id'))).toEqual([
+        '0af7651916cd43dd8448eb211c80319c',
+        '0af7651916cd43dd8448eb211c80319c',
+      ]);
+      expect(header(t, w3c, 'X-Trace-Id')).toMatch(/^[0-9a-f]{32}$/);
+      expect(header(t, w3c, 'X-Trace-Id')).not.toBe('0af7651916cd43dd8448eb211c80319c');
+    } finally {
+      await started.stop();
+    }
   });
 });
 
