@@ -895,7 +895,15 @@ describe.each(ALL)('trace spans on %s', (t) => {
       expect(attributes).toMatchObject({
         'http.request.method': 'GET',
         'http.response.status_code': 200,
+        'url.path': isBuiltin(t) ? '/svc/v1/info' : '/v1/say',
+        'server.address': '127.0.0.1',
       });
+    // (a grpc entry's built-in routes give the socket's IPv4-mapped form, the others the IPv4 one)
+    expect(attributes['network.peer.address']).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
+    expect(ok?.['resource']).toMatchObject({
+      'service.name': 'conformance',
+      'service.version': '1.2.3',
+    });
     const rec = records.find((r) => (r['ids'] as { requestId?: string })?.requestId === 'tr-ok');
     expect(rec?.['ids']).toMatchObject({
       traceId: '0af7651916cd43dd8448eb211c80319c',
@@ -918,8 +926,9 @@ describe.each(ALL)('trace spans on %s', (t) => {
       ],
     ]);
     if (thrownTrace !== undefined)
-      expect(server.find((x) => x['traceId'] === thrownTrace)?.['status']).toMatchObject({
-        code: 'error',
+      expect(server.find((x) => x['traceId'] === thrownTrace)).toMatchObject({
+        status: { code: 'error' },
+        events: [expect.objectContaining({ name: 'exception' })],
       });
   });
 
