@@ -2,7 +2,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { SignJWT } from 'jose';
-import { ConfigError } from '@svcboot/entry-core';
+import {
+  CallRejection,
+  ConfigError,
+  isIgnored,
+  MiddlewareOrder,
+  type CallContext,
+  type CallMiddleware,
+} from '@svcboot/entry-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BIG_MESSAGE,
@@ -264,6 +271,107 @@ describe.each(ALL)('auth records on %s', (t) => {
     );
     expect(refused?.['pairs']).toEqual({ rejectedBy: 'auth', rejectReason: 'missing_credentials' });
     expect(JSON.stringify(records)).not.toMatch(/wonder|k-3f9a7c21d4e8/);
+  });
+});
+
+/** A guard of the app's own (useMiddleware): refuses a call without `authorization`, now or later; skips its ignore list (`/metrics`). */
+function tokenGuard(mode: 'sync' | 'async'): CallMiddleware {
+  const check = (call: CallContext): void => {
+    if (isIgnored(['/metrics'], call.info)) return;
+    if (call.headers.get('authorization') === undefined)
+      throw new CallRejection('Unauthenticated', 'missing token', {
+        'WWW-Authenticate': 'Bearer realm="conformance"',
+      });
+  };
+  if (mode === 'sync') return { before: check };
+  // decides later, as a JWKS fetch or a shared rate limit would: the call waits for it
+  return {
+    before: (call) =>
+      new Promise<void>((resolve) => setTimeout(resolve, 20)).then(() => check(call)),
+  };
+}
+
+describe.each(
+  ALL.flatMap((t) => [
+    [t, 'sync'],
+    [t, 'async'],
+  ]) as Array<[TransportName, 'sync' | 'async']>,
+)('a CallRejection from a guard added with useMiddleware on %s (%s)', (t, mode) => {
+  it('answers its status, message and headers without running the handler; the afters still see the call; one record', async () => {
+    const seen: string[] = [];
+    const observer: CallMiddleware = {
+      after: (call) => {
+        if (!isIgnored(['/metrics'], call.info)) seen.push(String(call.resCode));
+      },
+    };
+    const started = await startTarget(t, '', { use: [observer, tokenGuard(mode)] });
+    let records: Array<Record<string, unknown>>;
+    try {
+      const refused = await started.call({ headers: { 'x-request-id': 'use-1' } });
+      expectStatus(t, refused, 'Unauthenticated');
+      expect(
+        header(t, refused, 'WWW-Authenticate') ?? refused.headers.get('www-authenticate'),
+      ).toBe('Bearer realm="conformance"');
+      expect(header(t, refused, 'X-Request-Id')).toBe('use-1');
+      if (speaksGrpc(t)) expect(refused.grpcMessage).toBe('missing token');
+      // a grpc entry answers HTTP errors as grpc-gateway does (its built-in routes too)
+      else if (t === 'gateway' || t === 'builtin-grpc')
+        expect(JSON.parse(refused.body)).toEqual({
+          code: 16,
+          message: 'missing token',
+          details: [],
+        });
+      else
+        expect(JSON.parse(refused.body)).toMatchObject({
+          error: { code: 401, status: 'UNAUTHENTICATED', message: 'missing token' },
+        });
+      expect(started.handled()).toBe(0);
+      expect(await started.metrics()).toMatch(
+        /svc_call_res_code_total\{[^}]*entry_name="conf"[^}]*="(Unauthenticated|401)"[^}]*\} 1/,
+      );
+      const allowed = await started.call({ headers: { authorization: 'Bearer t' } });
+      expectStatus(t, allowed, 'OK');
+      expect(started.handled()).toBe(isBuiltin(t) ? 0 : 1);
+      expect(seen).toHaveLength(2);
+      // after bootstrap, the chain is fixed
+      expect(() => started.useMiddleware(MiddlewareOrder.Guard, {})).toThrow(/bootstrap/);
+    } finally {
+      records = await started.stop();
+    }
+    const httpCodes = t === 'httpserver' || t === 'builtin-http';
+    // (a grpc entry's built-in routes give a refusal's gRPC name but an answer's HTTP status)
+    expect(seen).toEqual(
+      httpCodes ? ['401', '200'] : ['Unauthenticated', t === 'builtin-grpc' ? '200' : 'OK'],
+    );
+    const refused = records.filter(
+      (r) => (r['ids'] as { requestId?: string })?.requestId === 'use-1',
+    );
+    expect(refused.map((r) => r['resCode'])).toEqual([httpCodes ? '401' : 'Unauthenticated']);
+  });
+});
+
+describe.each(ALL)('a middleware that fails on %s', (t) => {
+  it('a before that throws something other than a CallRejection: Internal with a generic message, none of its detail; the error in the record', async () => {
+    const failing: CallMiddleware = {
+      before: (call) => {
+        if (call.headers.get('x-fail') !== undefined) throw new TypeError(SECRET_DETAIL);
+      },
+    };
+    const started = await startTarget(t, '', { use: [failing] });
+    let records: Array<Record<string, unknown>>;
+    try {
+      const a = await started.call({ headers: { 'x-fail': '1', 'x-request-id': 'fail-1' } });
+      expectStatus(t, a, 'Internal');
+      if (speaksGrpc(t)) expect(a.grpcMessage).toBe('internal error');
+      expect(`${a.grpcMessage} ${a.body}`).not.toContain(SECRET_DETAIL);
+      expect(started.handled()).toBe(0);
+    } finally {
+      records = await started.stop();
+    }
+    const rec = records.find((r) => (r['ids'] as { requestId?: string })?.requestId === 'fail-1');
+    // (a grpc entry's built-in routes record a bug's HTTP 500, where they record a refusal's gRPC name)
+    expect(rec?.['resCode']).toBe(t === 'httpserver' || isBuiltin(t) ? '500' : 'Internal');
+    expect(JSON.stringify(rec)).toContain(SECRET_DETAIL);
   });
 });
 
