@@ -84,6 +84,16 @@ export const BENCHMARKS: Benchmark[] = [
     timeoutMs: 300_000,
   },
   {
+    name: 'grpcclient',
+    description:
+      "The client side's CPU per outbound unary call: a grpcclient entry's client (no inbound call; with one, the breaker, round_robin and a retry policy; a new client per call) against a bare grpc-js client, with and without the same service config.",
+    command: tsx('grpcclient/run.ts'),
+    env: { BENCH_CALLS: '20000' },
+    quickEnv: { BENCH_CALLS: '5000' },
+    // ~30 s on an idle 2-core machine; 123 s at load average 11-14.
+    timeoutMs: 300_000,
+  },
+  {
     name: 'kv',
     description:
       'demo-kv (httpserver + kvstore) against bare Koa + ioredis: GET /v1/get and POST /v1/set.',

@@ -15,7 +15,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,8 +34,8 @@ import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 import protobuf from 'protobufjs';
 import { jsonToPlain, messageToJson } from '../../libs/entry-grpc/src/gateway/json.js';
 import { loadProtoRoot } from '../../libs/entry-grpc/src/protos.js';
+import { bufBinary } from '@svcboot/testkit';
 
-const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
 const testdata = path.resolve(here, '../../libs/entry-grpc/src/gateway/conformance/testdata');
 const protos = path.resolve(here, '../../libs/entry-grpc/src/test-support/protos');
@@ -54,7 +53,7 @@ function rand(): number {
 const int = (lo: number, hi: number): number => lo + Math.floor(rand() * (hi - lo + 1));
 const pick = <T>(xs: readonly T[]): T => xs[int(0, xs.length - 1)]!;
 
-const buf = path.join(path.dirname(require.resolve('@bufbuild/buf/package.json')), 'bin', 'buf');
+const buf = await bufBinary();
 /** The conformance protos with the googleapis files they import (as the suite's harness loads them). */
 const work = mkdtempSync(path.join(os.tmpdir(), 'json-mapping-'));
 mkdirSync(path.join(work, 'conformance/v1'), { recursive: true });

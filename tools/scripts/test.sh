@@ -1,10 +1,23 @@
 #!/usr/bin/env bash
 # npm test: start what the tests need, then test every project changed since the first commit
-# (on a clean clone: every project).
+# (on a clean clone: every project). The services and tools (apt-get and server start-up: waiting,
+# mostly) are made ready while nx builds the libs (CPU); the tests start once both are done.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-bash tools/scripts/services.sh
-bash tools/scripts/tools.sh
 base=$(git rev-list --max-parents=0 HEAD | tail -n 1)
 export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false
+
+ready_log=$(mktemp)
+trap 'rm -f "$ready_log"' EXIT
+# One after the other: both may run apt-get, which takes one lock.
+(bash tools/scripts/services.sh && bash tools/scripts/tools.sh) >"$ready_log" 2>&1 &
+ready=$!
+build_status=0
+npx nx affected -t build --base="$base" --outputStyle=stream || build_status=$?
+ready_status=0
+wait "$ready" || ready_status=$?
+cat "$ready_log"
+[ "$ready_status" = 0 ] || { echo "test.sh: making the test services and tools ready failed (above)"; exit "$ready_status"; }
+[ "$build_status" = 0 ] || exit "$build_status"
+# The builds are in nx's cache now: the test targets' dependsOn build replays them.
 exec npx nx affected:test --base="$base" --outputStyle=stream "$@"

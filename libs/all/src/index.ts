@@ -8,6 +8,7 @@ import { cachePlugin } from '@svcboot/entry-cache';
 import { columnarPlugin } from '@svcboot/entry-columnar';
 import type { AnyEntryPlugin, AnyMiddlewareDefinition } from '@svcboot/entry-core';
 import { grpcPlugin } from '@svcboot/entry-grpc';
+import { grpcClientPlugin } from '@svcboot/entry-grpcclient';
 import { httpPlugin } from '@svcboot/entry-http';
 import { kvPlugin } from '@svcboot/entry-kv';
 import { relationalDbPlugin } from '@svcboot/entry-sql';
@@ -22,6 +23,7 @@ export const allPlugins: readonly AnyEntryPlugin[] = [
   cachePlugin,
   relationalDbPlugin,
   columnarPlugin,
+  grpcClientPlugin,
 ];
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { ConfigError, type App } from '@svcboot/entry-core';
 import net from 'node:net';
-import { freePort } from '@svcboot/testkit';
+import { freePort, waitFor } from '@svcboot/testkit';
 import { columnarEntry, ColumnarQueryError, ident, sql, typed } from './index.js';
 import {
   CLICKHOUSE_ADDR,
@@ -30,7 +30,11 @@ afterAll(async () => {
 async function start(
   entryYaml: string,
   dbs: string[] = [],
-): Promise<{ app: App; appLog: () => Promise<string>; sqlLog: () => Promise<string> }> {
+): Promise<{
+  app: App;
+  appLog: (until?: string) => Promise<string>;
+  sqlLog: () => Promise<string>;
+}> {
   const tmp = await tempDir();
   cleanups.push(tmp.cleanup);
   for (const db of dbs) cleanups.push(() => dropDatabase(admin, db));
@@ -47,7 +51,16 @@ columnardb:
 ${entryYaml}`;
   const app = await bootYaml(yaml, tmp.dir);
   cleanups.push(() => app.shutdown());
-  return { app, appLog: () => tmp.read('app.log'), sqlLog: () => tmp.read('sql.log') };
+  // The logger writes to its file asynchronously: a test that reads right after an event waits
+  // for that event's line (`until`), polling with a deadline.
+  const appLog = (until?: string) =>
+    until === undefined
+      ? tmp.read('app.log')
+      : waitFor(`app.log to contain ${JSON.stringify(until)}`, async () => {
+          const text = await tmp.read('app.log');
+          return text.includes(until) && text;
+        });
+  return { app, appLog, sqlLog: () => tmp.read('sql.log') };
 }
 
 function sqlLogger(dir: string, level = 'info', extra = ''): string {
@@ -64,7 +77,7 @@ describe('columnardb bootstrap', () => {
     expect(await databaseExists(admin, name)).toBe(false);
     await app.bootstrap();
     expect(await databaseExists(admin, name)).toBe(true);
-    const lines = (await appLog())
+    const lines = (await appLog(`Connecting to database ${name} at ${CLICKHOUSE_ADDR} success`))
       .split('\n')
       .filter((l) => l.includes(name))
       .map((l) => (JSON.parse(l) as { msg: string }).msg);
@@ -92,7 +105,8 @@ describe('columnardb bootstrap', () => {
       `    addr: ${CLICKHOUSE_ADDR}\n    database:\n      - name: ${name}\n        autoCreate: true\n`,
     );
     await app.bootstrap();
-    const log = await appLog();
+    // Creating would come before this line, so once it is written, the check below is final.
+    const log = await appLog(`Connecting to database ${name} at ${CLICKHOUSE_ADDR} success`);
     expect(log).not.toContain(`Creating database ${name}`);
     expect(log).toContain(`Connecting to database ${name} at ${CLICKHOUSE_ADDR} success`);
     expect(await columnarEntry(app, 'ch').db(name).query(sql`EXISTS TABLE kept`)).toEqual([

@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,16 +15,16 @@ import { loadFileDescriptorSetFromBuffer } from '@grpc/proto-loader';
 import { boot, type App } from '@svcboot/entry-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcEntry } from './index.js';
+import { bufBinary } from '@svcboot/testkit';
 
-const require = createRequire(import.meta.url);
 const protoRoot = path.join(
   path.dirname(fileURLToPath(import.meta.url)),
   'test-support',
   'descriptor-set',
 );
 const shelfProto = path.join(protoRoot, 'shelf/v1/shelf.proto');
-/** The buf binary of the @bufbuild/buf devDependency (its bin script finds the platform package). */
-const buf = path.join(path.dirname(require.resolve('@bufbuild/buf/package.json')), 'bin', 'buf');
+/** buf, the pinned release testkit installs once outside the repository. */
+const buf = await bufBinary();
 
 type Req = Record<string, unknown>;
 type Cb = (err: unknown, value?: unknown) => void;

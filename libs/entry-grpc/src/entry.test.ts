@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import https from 'node:https';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -17,6 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { grpcEntry } from './index.js';
 import { libraryClient, startLibrary, unary } from './test-support/harness.js';
 import { libraryProto, protoDir } from './test-support/library-service.js';
+import { pinnedFiles, UI_PACKAGES } from '../../../tools/scripts/ui-packages.mjs';
 
 describe('grpc entry hooks', () => {
   it('runs user interceptors on gRPC calls and user Koa middleware before its own routes', async () => {
@@ -204,14 +204,9 @@ describe('UIs and the OpenAPI document', () => {
     try {
       const get = (p: string) => fetch(`${h.base}${p}`);
       expect((await get('/sw/')).headers.get('content-type')).toContain('text/html');
-      // The UI files are the pinned packages' own (copied into assets/ at build time), byte for byte.
-      const pinned = (pkg: string, file: string) =>
-        readFile(
-          path.join(
-            path.dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`)),
-            file,
-          ),
-        );
+      // The UI files are the pinned tarballs' own (written into assets/ at build time), byte for byte.
+      const pinned = new Map<string, Map<string, Buffer>>();
+      for (const ui of UI_PACKAGES) pinned.set(ui.pkg, await pinnedFiles(ui));
       for (const [p, pkg, file] of [
         ['/sw/swagger-ui-bundle.js', 'swagger-ui-dist', 'swagger-ui-bundle.js'],
         ['/sw/swagger-ui.css', 'swagger-ui-dist', 'swagger-ui.css'],
@@ -219,7 +214,9 @@ describe('UIs and the OpenAPI document', () => {
       ] as const) {
         const res = await get(p);
         expect(res.status, p).toBe(200);
-        expect(Buffer.from(await res.arrayBuffer()).equals(await pinned(pkg, file)), p).toBe(true);
+        const want = pinned.get(pkg)?.get(file);
+        expect(want, `${pkg} ${file}`).toBeDefined();
+        expect(Buffer.from(await res.arrayBuffer()).equals(want!), p).toBe(true);
       }
       expect((await get('/docs/LICENSE')).status).toBe(404); // shipped beside the file, not served
       expect((await get('/sw')).status).toBe(200); // redirected to /sw/

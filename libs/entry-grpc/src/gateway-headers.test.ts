@@ -19,7 +19,10 @@ interface RawResponse {
   status: number;
   /** Header lines as sent, names lowercased, in order (repeats kept). */
   lines: Array<[string, string]>;
+  /** The body as sent (chunk framing included), as text. */
   body: string;
+  /** The same bytes, for `dechunk`. */
+  bodyBytes: Buffer;
 }
 
 /** One HTTP/1.1 request on its own connection, the response read raw (repeated headers and framing visible). */
@@ -30,9 +33,9 @@ function raw(port: number, method: string, path: string, body = ''): Promise<Raw
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.once('error', reject);
     socket.once('close', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const end = text.indexOf('\r\n\r\n');
-      const [statusLine, ...headerLines] = text.slice(0, end).split('\r\n');
+      const bytes = Buffer.concat(chunks);
+      const end = bytes.indexOf('\r\n\r\n');
+      const [statusLine, ...headerLines] = bytes.toString('utf8', 0, end).split('\r\n');
       resolve({
         statusLine: statusLine!,
         status: Number(statusLine!.split(' ')[1]),
@@ -40,7 +43,8 @@ function raw(port: number, method: string, path: string, body = ''): Promise<Raw
           const colon = l.indexOf(':');
           return [l.slice(0, colon).toLowerCase(), l.slice(colon + 1).trim()];
         }),
-        body: text.slice(end + 4),
+        body: bytes.toString('utf8', end + 4),
+        bodyBytes: bytes.subarray(end + 4),
       });
     });
     const length = body ? `Content-Length: ${Buffer.byteLength(body)}\r\n` : '';
@@ -48,6 +52,26 @@ function raw(port: number, method: string, path: string, body = ''): Promise<Raw
       `${method} ${path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n${length}\r\n${body}`,
     );
   });
+}
+
+/**
+ * The payload of a chunked body (RFC 9112 §7.1): each chunk's size line read, the chunks' data
+ * joined, the last chunk and trailers dropped. Chunk boundaries are the sender's choice: one chunk
+ * may hold several NDJSON lines, or part of one.
+ */
+function dechunk(body: Buffer): string {
+  const data: Buffer[] = [];
+  for (let off = 0; ; ) {
+    const eol = body.indexOf('\r\n', off);
+    if (eol < 0) throw new Error(`chunked body cut short at byte ${off}`);
+    const sizeText = body.toString('latin1', off, eol).split(';')[0]!.trim();
+    const size = Number.parseInt(sizeText, 16);
+    if (!/^[0-9a-f]+$/i.test(sizeText) || Number.isNaN(size))
+      throw new Error(`bad chunk size line ${JSON.stringify(sizeText)} at byte ${off}`);
+    if (size === 0) return Buffer.concat(data).toString('utf8');
+    data.push(body.subarray(eol + 2, eol + 2 + size));
+    off = eol + 2 + size + 2;
+  }
 }
 
 /** Every value sent for a header (lowercase name). */
@@ -316,9 +340,9 @@ describe('gateway response heads (svc style)', () => {
     expect(one(s, 'content-type')).toBe('application/x-ndjson');
     for (const n of HOP_NAMES) expect(all(s, n), n).toEqual([]);
     expect(one(s, 'x-kept')).toBe('yes');
-    const lines = s.body
-      .split('\r\n')
-      .filter((l) => l.startsWith('{'))
+    const lines = dechunk(s.bodyBytes)
+      .split('\n')
+      .filter((l) => l !== '')
       .map((l) => JSON.parse(l) as { result: { id: string } });
     expect(lines.map((l) => l.result.id)).toEqual(['b0', 'b1']);
   });

@@ -23,6 +23,7 @@ import {
 } from '@grpc/grpc-js';
 import { loadFileDescriptorSetFromBuffer, loadSync } from '@grpc/proto-loader';
 import { boot, type App } from '@svcboot/entry-core';
+import { bufBinary } from '@svcboot/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcEntry } from './index.js';
 import { bookstore, bookstoreProto, bookstoreProtoDir } from './test-support/typed/bookstore.js';
@@ -31,8 +32,8 @@ import { http } from './test-support/typed/gen/google/api/annotations_pb.js';
 
 const require = createRequire(import.meta.url);
 const run = promisify(execFile);
-/** The buf binary of the @bufbuild/buf devDependency. */
-const buf = path.join(path.dirname(require.resolve('@bufbuild/buf/package.json')), 'bin', 'buf');
+/** buf, the pinned release testkit installs once outside the repository. */
+const buf = await bufBinary();
 
 let dir: string;
 let setFile: string;

@@ -34,8 +34,13 @@ describe('httpserver under hostile clients', () => {
     socket.write('GET /v1/ok HTTP/1.1\r\nHost: x\r\n'); // and never the blank line
     await waitFor('the server to close the slow connection', () => closed, { timeoutMs: 10_000 });
     expect(reply === '' || reply.startsWith('HTTP/1.1 408')).toBe(true);
-    // The server still answers others.
-    expect((await fetch(`http://127.0.0.1:${port}/v1/ok`)).status).toBe(200);
+    // The server still answers others. Polled: the 300 ms limit applies to every connection, so
+    // on a crowded machine a new one can itself wait that long to be read and rightly get 408.
+    await waitFor(
+      'the server to answer another client',
+      async () => (await fetch(`http://127.0.0.1:${port}/v1/ok`)).status === 200,
+      { timeoutMs: 10_000 },
+    );
   });
 
   it('serves 1,000 concurrent connections', async () => {

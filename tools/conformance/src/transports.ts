@@ -13,7 +13,13 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { boot, type App, type CallContext } from '@svcboot/entry-core';
+import {
+  boot,
+  MiddlewareOrder,
+  type App,
+  type CallContext,
+  type CallMiddleware,
+} from '@svcboot/entry-core';
 import { callContextOf, grpcEntry } from '@svcboot/entry-grpc';
 import { httpEntry } from '@svcboot/entry-http';
 // jwt and trace are packages of their own, registered when imported (as an app that uses them does).
@@ -84,6 +90,8 @@ export interface CallOptions {
   method?: 'GET' | 'POST' | 'OPTIONS';
   /** The raw body of a POST instead of the JSON `{"text": …}`. */
   body?: string;
+  /** HTTP transports: more query parameters (`name=value&…`, already encoded). */
+  query?: string;
 }
 
 export interface Target {
@@ -96,6 +104,10 @@ export interface Target {
   readonly base: string;
   /** The operation the transport's records name (`/conformance.v1.Echo/Say`, `GET /v1/say`, …). */
   readonly operation: string;
+  /** How many times the app's handler ran (0 on the built-in routes, which have none). */
+  handled(): number;
+  /** The entry's `useMiddleware` (after bootstrap: it must refuse). */
+  useMiddleware(order: number, middleware: CallMiddleware): void;
   /** Shuts the app down and returns its JSON records. */
   stop(): Promise<Array<Record<string, unknown>>>;
 }
@@ -124,9 +136,10 @@ interface UnaryCall {
 }
 
 /** The Echo implementation on the grpc entry (gRPC, gateway and gRPC-Web calls reach it). */
-function echoImplementation() {
+function echoImplementation(counter: { n: number }) {
   return {
     Say(call: UnaryCall, cb: Cb): void {
+      counter.n++;
       const ctx = callContextOf(call);
       const text = call.request.text ?? '';
       if (text === 'throw') throw new Error(SECRET_DETAIL);
@@ -186,7 +199,12 @@ ${entry}`;
 export async function startTarget(
   transport: TransportName,
   middleware: string,
-  options: { extra?: string; env?: Record<string, string> } = {},
+  options: {
+    extra?: string;
+    env?: Record<string, string>;
+    /** Middlewares added with the entry's `useMiddleware` at the Guard order, before bootstrap. */
+    use?: readonly CallMiddleware[];
+  } = {},
 ): Promise<Target> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-conformance-'));
   const events = path.join(dir, 'events.log');
@@ -196,6 +214,8 @@ export async function startTarget(
   let app: App;
   let port: number;
   let close: () => void = () => undefined;
+  const counter = { n: 0 };
+  let useMiddleware: Target['useMiddleware'];
   try {
     app = await boot({ argv: [], env: { ...options.env }, configText: yaml, cwd: dir });
   } catch (err) {
@@ -207,13 +227,15 @@ export async function startTarget(
     const pkg = loadSync(echoProto, LOAD);
     entry.addService(
       pkg['conformance.v1.Echo'] as ServiceDefinition,
-      echoImplementation() as unknown as UntypedServiceImplementation,
+      echoImplementation(counter) as unknown as UntypedServiceImplementation,
     );
+    for (const m of options.use ?? []) entry.useMiddleware(MiddlewareOrder.Guard, m);
+    useMiddleware = (order, m) => entry.useMiddleware(order, m);
     await app.bootstrap();
     port = entry.port;
   } else {
     const entry = httpEntry(app, 'conf');
-    entry.router.get('/v1/say', (ctx) => koaSay(ctx, String(ctx.query['text'] ?? '')));
+    entry.router.get('/v1/say', (ctx) => koaSay(ctx, String(ctx.query['text'] ?? ''), counter));
     entry.router.post('/v1/say', (ctx) => {
       const raw = (ctx.request as { rawBody?: string }).rawBody ?? '';
       let text = '';
@@ -222,8 +244,10 @@ export async function startTarget(
       } catch {
         // a form or text body: nothing to echo
       }
-      return koaSay(ctx, text);
+      return koaSay(ctx, text, counter);
     });
+    for (const m of options.use ?? []) entry.useMiddleware(MiddlewareOrder.Guard, m);
+    useMiddleware = (order, m) => entry.useMiddleware(order, m);
     await app.bootstrap();
     port = entry.port;
   }
@@ -257,6 +281,8 @@ export async function startTarget(
     operation,
     base,
     metrics: async () => (await fetch(`${base}/metrics`)).text(),
+    handled: () => counter.n,
+    useMiddleware,
     async stop() {
       close();
       await app.shutdown('test');
@@ -276,7 +302,8 @@ interface KoaLike {
   throw(status: number, message: string): never;
 }
 
-async function koaSay(ctx: KoaLike, text: string): Promise<void> {
+async function koaSay(ctx: KoaLike, text: string, counter: { n: number }): Promise<void> {
+  counter.n++;
   const call = ctx.state.call;
   if (text === 'throw') throw new Error(SECRET_DETAIL);
   if (text === 'big-error') ctx.throw(400, BIG_MESSAGE);
@@ -361,6 +388,7 @@ async function httpCall(url: string, o: CallOptions = {}): Promise<Answer> {
     body = o.body ?? JSON.stringify({ text: o.text ?? 'hi' });
     if (o.body === undefined) headers['content-type'] ??= 'application/json';
   } else if (o.text !== undefined && method === 'GET') target = `${url}?text=${o.text}`;
+  if (o.query !== undefined) target += `${target.includes('?') ? '&' : '?'}${o.query}`;
   const res = await fetch(target, { method, headers, body });
   const raw = Buffer.from(await res.arrayBuffer());
   const h = new Map<string, string>();

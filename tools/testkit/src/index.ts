@@ -47,3 +47,4 @@ export {
 export { PrivateClickHouse } from './clickhouse.js';
 export { RecordingPushgateway, type Received as PushReceived } from './pushgateway.js';
 export { writeSelfSignedCert } from './tls.js';
+export { bufBinary, BUF_VERSION } from './buf.js';

@@ -1,20 +1,19 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocuments, type OpenApiDocument } from '@svcboot/openapi';
+import { bufBinary } from '@svcboot/testkit';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const lib = path.resolve(here, '..', '..');
 const repo = path.resolve(lib, '..', '..');
-const require = createRequire(import.meta.url);
-/** The buf binary of the @bufbuild/buf devDependency, as descriptor-set.test.ts runs it. */
-const buf = path.join(path.dirname(require.resolve('@bufbuild/buf/package.json')), 'bin', 'buf');
+/** buf, the pinned release testkit installs once outside the repository, as descriptor-set.test.ts runs it. */
+const buf = await bufBinary();
 
 interface Tree {
   root: string;

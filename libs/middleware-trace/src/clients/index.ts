@@ -10,6 +10,10 @@ const instrumentations: Record<
 > = {
   ioredis: instrumentIoredis,
   pg: instrumentPg,
+  // entry-grpcclient starts its client spans itself, with the provider it is handed.
+  '@svcboot/entry-grpcclient': async (holder, provider) => {
+    (holder as { setTracerProvider(p: TracerProvider): void }).setTracerProvider(provider);
+  },
 };
 
 /** Patches an announced driver with its instrumentation; a driver this package has none for is left alone. */

@@ -1,21 +1,19 @@
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fromBinary } from '@bufbuild/protobuf';
 import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
-import { run } from '@svcboot/testkit';
+import { bufBinary, run } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { main } from '../main.js';
 import { SOURCE_NODE_ARGS } from './test-support/served.js';
 
-const require = createRequire(import.meta.url);
 const binTs = fileURLToPath(new URL('../bin.ts', import.meta.url));
 const cliDir = fileURLToPath(new URL('../..', import.meta.url));
-/** buf from the @bufbuild/buf devDependency, put where svc looks first (.svc/bin). */
-const buf = path.join(path.dirname(require.resolve('@bufbuild/buf/package.json')), 'bin', 'buf');
+/** buf (testkit installs the pinned release once, outside the repository), put where svc looks first (.svc/bin). */
+const buf = await bufBinary();
 
 // protobufjs's parser rejects the list of messages in the option; protoc and buf accept it.
 const SHOP_PROTO = `syntax = "proto3";

@@ -3,10 +3,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { run } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { main } from '../main.js';
 import { SOURCE_NODE_ARGS } from './test-support/served.js';
 
 // The README's "Typed services" section, as the files of a project: written out, generated with
-// `svc pb gen` (buf and protoc-gen-es from the workspace's node_modules/.bin), type-checked with
+// `svc pb gen` (buf and protoc-gen-es put in the project's .svc/bin by `svc install`, as a user
+// does; the workspace does not install them), type-checked with
 // the repository's strict settings, then served and called with its own typed client.
 
 const cliDir = fileURLToPath(new URL('../..', import.meta.url));
@@ -50,6 +52,12 @@ beforeAll(async () => {
     path.join(project, 'package.json'),
     JSON.stringify({ name: 'bookstore', private: true, type: 'module' }),
   );
+  const code = await main(
+    ['install', 'buf', 'protoc-gen-es', '--dir', path.join(project, '.svc', 'bin')],
+    () => {},
+    (l) => console.error(l),
+  );
+  expect(code).toBe(0);
 });
 
 afterAll(async () => {

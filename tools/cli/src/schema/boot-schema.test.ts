@@ -84,6 +84,7 @@ test('`svc schema` prints the same document to stdout, with every installed kind
     'config',
     'event',
     'grpc',
+    'grpcclient',
     'httpserver',
     'kvstore',
     'logger',

@@ -2,6 +2,12 @@ import { waitFor } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHttp, type HttpHarness } from './test-support/middleware-app.js';
 
+/**
+ * koa's late writes: a handler that goes on after the 504 (a body, a status, a header, a throw)
+ * changes nothing that was answered or recorded. The timeout's answer itself is checked on every
+ * transport by tools/conformance.
+ */
+
 let h: HttpHarness | undefined;
 afterEach(async () => {
   await h?.stop();
@@ -16,7 +22,7 @@ const TIMEOUT = `      timeout:
           - { path: "/v1/slow/*", timeoutMs: 100 }
 `;
 
-describe('the timeout middleware on httpserver calls', () => {
+describe("the timeout middleware and koa's late writes", () => {
   it('answers 504 (the error model) at the deadline; the handler sees its signal abort; its late body, status and error are dropped; one record', async () => {
     const seen: string[] = [];
     h = await startHttp(TIMEOUT, (entry) => {

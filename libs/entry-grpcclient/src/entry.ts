@@ -1,0 +1,198 @@
+import type { DescService } from '@bufbuild/protobuf';
+import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
+import {
+  Channel,
+  Client,
+  connectivityState,
+  credentials,
+  type ChannelCredentials,
+  type ChannelOptions,
+  type ClientOptions,
+} from '@grpc/grpc-js';
+import type { Entry, EntryContext, EntryHealth, LifecycleContext } from '@svcboot/entry-core';
+import { typedClient, type TypedClient } from '@svcboot/entry-grpc';
+import { AdaptiveBreaker } from './breaker.js';
+import { retryIdempotent } from './idempotent-retry.js';
+import { grpcClientErrors } from './errors.js';
+import { outboundInterceptor, type OutboundOptions } from './interceptor.js';
+import type { Registry } from 'prom-client';
+import { addClientMetricsTo, clientMetrics } from './metrics.js';
+import type { InboundCall } from './propagation.js';
+import type { GrpcClientConfig } from './schema.js';
+import { serviceConfigOf } from './service-config.js';
+import { parseTarget, type ChannelTarget } from './target.js';
+
+export const GRPC_CLIENT_ENTRY_TYPE = 'GrpcClientEntry';
+
+/** A grpc-js generated client class (`makeGenericClientConstructor`, grpc-tools, proto-loader). */
+export type PlainClientClass<C> = new (
+  address: string,
+  credentials: ChannelCredentials,
+  options?: ClientOptions,
+) => C;
+
+/**
+ * A `grpcclient` entry: one grpc-js channel to `target` (balanced, retried as configured) that
+ * typed and plain clients share. Each client made with an inbound call carries its deadline,
+ * request id, trace context and listed metadata.
+ */
+export class GrpcClientEntry implements Entry {
+  readonly type = GRPC_CLIENT_ENTRY_TYPE;
+  readonly name: string;
+  readonly description: string;
+  readonly readinessCheck: boolean;
+  /** The target as grpc-js takes it (`dns:///…`, `ipv4:…`, `unix:…`). */
+  readonly target: string;
+  private readonly parsed: ChannelTarget;
+  private readonly credentials: ChannelCredentials;
+  private readonly channelOptions: ChannelOptions;
+  private readonly outbound: OutboundOptions;
+  private channelMade: Channel | undefined;
+  private closed = false;
+
+  constructor(
+    readonly config: GrpcClientConfig,
+    private readonly ctx: EntryContext,
+  ) {
+    this.name = config.name;
+    this.description = config.description;
+    this.readinessCheck = config.readinessCheck;
+    const parsed = parseTarget(config.target);
+    // The schema checked it; a second look keeps the types honest.
+    if (typeof parsed === 'string') throw grpcClientErrors.badTarget(ctx.configPath, parsed);
+    this.parsed = parsed;
+    this.target = parsed.grpcTarget;
+    this.credentials = this.makeCredentials();
+    this.channelOptions = {
+      'grpc.service_config': serviceConfigOf(config),
+      'grpc.service_config_disable_resolution': 1,
+      'grpc.initial_reconnect_backoff_ms': config.reconnectBackoffMs.initial,
+      'grpc.max_reconnect_backoff_ms': config.reconnectBackoffMs.max,
+      ...(config.tls.serverName ? { 'grpc.ssl_target_name_override': config.tls.serverName } : {}),
+    };
+    const b = config.breaker;
+    this.outbound = {
+      client: config.name,
+      target: config.target,
+      timeoutMs: config.timeoutMs,
+      deadlineMarginMs: config.deadlineMarginMs,
+      metadata: config.propagate.metadata,
+      fixed: [
+        ...(config.auth.bearerToken
+          ? [['authorization', `Bearer ${config.auth.bearerToken}`] as const]
+          : []),
+        ...(config.auth.apiKey ? [[config.auth.apiKeyHeader, config.auth.apiKey] as const] : []),
+      ],
+      breaker: b.enabled
+        ? new AdaptiveBreaker({
+            k: b.k,
+            windowMs: b.windowMs,
+            buckets: b.buckets,
+            minRequests: b.minRequests,
+          })
+        : undefined,
+      metrics: clientMetrics(),
+    };
+  }
+
+  private makeCredentials(): ChannelCredentials {
+    const tls = this.config.tls;
+    if (!tls.enabled) return credentials.createInsecure();
+    if (tls.certEntry === '') return credentials.createSsl();
+    const bundle = this.ctx.cert(tls.certEntry);
+    return credentials.createSsl(bundle.ca ?? null, bundle.key ?? null, bundle.cert ?? null);
+  }
+
+  /** The shared channel, made on first use (or at bootstrap with `eager`). */
+  get channel(): Channel {
+    if (this.closed) throw grpcClientErrors.closed(this.name);
+    this.channelMade ??= new Channel(this.target, this.credentials, this.channelOptions);
+    return this.channelMade;
+  }
+
+  /** The breaker's state now, `disabled` without one. */
+  get breakerState(): 'closed' | 'open' | 'disabled' {
+    return this.outbound.breaker?.state ?? 'disabled';
+  }
+
+  /**
+   * grpc-js client options on the shared channel with this entry's interceptor: for a plain
+   * generated client, `new GreeterClient(entry.target, entry.channelCredentials, entry.clientOptions(call))`.
+   */
+  clientOptions(call?: InboundCall): ClientOptions {
+    return {
+      channelOverride: this.channel,
+      interceptors: [outboundInterceptor(this.outbound, call)],
+    };
+  }
+
+  /** The channel's credentials (plaintext or TLS as configured). */
+  get channelCredentials(): ChannelCredentials {
+    return this.credentials;
+  }
+
+  /**
+   * A typed client of `service` (protoc-gen-es output) on this entry's channel. Pass the inbound
+   * call (a typed handler's context or `callContextOf(call)`) to carry its deadline, request id and
+   * metadata; the active OpenTelemetry span goes as `traceparent` either way.
+   */
+  client<S extends GenService<GenServiceMethods>>(service: S, call?: InboundCall): TypedClient<S> {
+    const typed = typedClient(
+      service,
+      new Client(this.target, this.credentials, this.clientOptions(call)),
+    );
+    return retryIdempotent(service as unknown as DescService, typed, this.config.retry);
+  }
+
+  /** A plain grpc-js client of a generated class, on this entry's channel. */
+  plain<C>(clientClass: PlainClientClass<C>, call?: InboundCall): C {
+    return new clientClass(this.target, this.credentials, this.clientOptions(call));
+  }
+
+  async bootstrap(ctx: LifecycleContext): Promise<void> {
+    if (this.config.metricsEntry !== '') {
+      const server = this.ctx.entry(this.config.metricsEntry) as Partial<{ registry: Registry }>;
+      if (typeof server.registry?.registerMetric !== 'function')
+        throw grpcClientErrors.noRegistry(this.ctx.configPath, this.config.metricsEntry);
+      addClientMetricsTo(server.registry);
+    }
+    if (!this.config.eager) return;
+    const channel = this.channel;
+    const deadline = Date.now() + Math.min(this.config.connectTimeoutMs, ctx.timeoutMs);
+    for (;;) {
+      const state = channel.getConnectivityState(true);
+      if (state === connectivityState.READY) return;
+      if (Date.now() >= deadline)
+        throw grpcClientErrors.notConnected(
+          this.ctx.configPath,
+          this.config.target,
+          connectivityState[state],
+        );
+      await new Promise<void>((resolve) =>
+        channel.watchConnectivityState(state, deadline, () => resolve()),
+      );
+    }
+  }
+
+  async interrupt(): Promise<void> {
+    this.closed = true;
+    this.channelMade?.close();
+    this.channelMade = undefined;
+  }
+
+  backendHealth(): EntryHealth {
+    const ch = this.channelMade;
+    if (ch === undefined) return { ok: true, detail: 'not connected yet (lazy)' };
+    const state = ch.getConnectivityState(false);
+    const ok = state === connectivityState.READY || state === connectivityState.IDLE;
+    return { ok, detail: connectivityState[state].toLowerCase() };
+  }
+
+  bootstrapPayloads(): Record<string, unknown> {
+    return {
+      target: this.config.target,
+      loadBalancing: this.config.loadBalancing,
+      authority: this.parsed.display,
+    };
+  }
+}

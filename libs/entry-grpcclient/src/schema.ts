@@ -1,0 +1,118 @@
+import { entryBaseShape, msSchema, observabilityShape } from '@svcboot/entry-core';
+import { z } from 'zod';
+import { parseTarget } from './target.js';
+
+/** gRPC status code names as service configs spell them (gRFC A6 `retryableStatusCodes`). */
+export const STATUS_NAMES = [
+  'CANCELLED',
+  'UNKNOWN',
+  'INVALID_ARGUMENT',
+  'DEADLINE_EXCEEDED',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'PERMISSION_DENIED',
+  'RESOURCE_EXHAUSTED',
+  'FAILED_PRECONDITION',
+  'ABORTED',
+  'OUT_OF_RANGE',
+  'UNIMPLEMENTED',
+  'INTERNAL',
+  'UNAVAILABLE',
+  'DATA_LOSS',
+  'UNAUTHENTICATED',
+] as const;
+
+const retrySchema = z
+  .strictObject({
+    /** gRFC A6: attempts including the first; 1 turns retries off; grpc-js caps it at 5. */
+    maxAttempts: z.number().int().min(1).max(5).default(1),
+    initialBackoffMs: z.number().int().positive().default(50),
+    maxBackoffMs: z.number().int().positive().default(1000),
+    backoffMultiplier: z.number().positive().default(2),
+    retryableCodes: z.array(z.enum(STATUS_NAMES)).min(1).default(['UNAVAILABLE']),
+    /** gRFC A6 retry throttling (a token bucket per channel): the retry budget. */
+    budget: z
+      .strictObject({
+        maxTokens: z.number().positive().max(1000).default(10),
+        tokenRatio: z.number().positive().default(0.1),
+      })
+      .prefault({}),
+  })
+  .refine((r) => r.initialBackoffMs <= r.maxBackoffMs, {
+    message: 'initialBackoffMs is above maxBackoffMs',
+    path: ['initialBackoffMs'],
+  });
+
+const breakerSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  /** Google SRE's K: accepts are multiplied by it; lower throttles sooner. kratos: 1.5. */
+  k: z.number().min(1).default(1.5),
+  /** The sliding window the requests and accepts are counted over. */
+  windowMs: z.number().int().positive().default(3000),
+  /** Buckets of the window. */
+  buckets: z.number().int().min(1).max(1000).default(10),
+  /** No throttling below this many requests in the window. kratos: 100. */
+  minRequests: z.number().int().nonnegative().default(100),
+});
+
+/** One `grpcclient:` item. */
+export const grpcClientSchema = z.strictObject({
+  ...entryBaseShape,
+  ...observabilityShape,
+  target: z.string().superRefine((t, ctx) => {
+    const parsed = parseTarget(t);
+    if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed });
+  }),
+  loadBalancing: z.enum(['pick_first', 'round_robin']).default('pick_first'),
+  /** The deadline of a call made outside an inbound call, and the most any call gets. 0: none. */
+  timeoutMs: msSchema.default(0),
+  /** Taken off the inbound call's remaining time, for the answer's way back. */
+  deadlineMarginMs: msSchema.default(10),
+  retry: retrySchema.prefault({}),
+  breaker: breakerSchema.prefault({}),
+  propagate: z
+    .strictObject({
+      /** Inbound metadata (header) names copied onto the outbound call, lowercase. */
+      metadata: z.array(z.string().trim().toLowerCase().min(1)).default([]),
+    })
+    .prefault({}),
+  /** Credentials sent with every call (unless the call sets the header itself). Secrets: use `${VAR}`. */
+  auth: z
+    .strictObject({
+      /** `authorization: Bearer <bearerToken>`. */
+      bearerToken: z.string().default(''),
+      /** Sent in `apiKeyHeader`. */
+      apiKey: z.string().default(''),
+      apiKeyHeader: z.string().trim().toLowerCase().min(1).default('x-api-key'),
+    })
+    .prefault({}),
+  tls: z
+    .strictObject({
+      enabled: z.boolean().default(false),
+      /** A `cert:` entry: its CA verifies the server; its certificate and key, when given, are presented. */
+      certEntry: z.string().default(''),
+      /** The name the server's certificate must carry, when it is not the target's host. */
+      serverName: z.string().default(''),
+    })
+    .prefault({}),
+  /**
+   * A `grpc` or `httpserver` entry of this app whose metrics route (`prom.enabled`) also serves
+   * the client families; they are on prom-client's default registry either way.
+   */
+  metricsEntry: z.string().default(''),
+  /** Connect at bootstrap (and wait for the channel to be ready) instead of at the first call. */
+  eager: z.boolean().default(false),
+  /** Whether the channel's state counts for the app's readiness (/readyz). */
+  readinessCheck: z.boolean().default(false),
+  /** grpc-js's reconnect backoff after a failed connection: its first delay and its cap. */
+  reconnectBackoffMs: z
+    .strictObject({
+      initial: z.number().int().positive().default(1000),
+      max: z.number().int().positive().default(120_000),
+    })
+    .prefault({}),
+  /** How long bootstrap waits for an `eager` channel to connect. */
+  connectTimeoutMs: z.number().int().positive().default(5000),
+});
+
+export type GrpcClientConfig = z.output<typeof grpcClientSchema>;
