@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 const run = promisify(execFile);
 const libDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 // The workspace's TypeScript (the root's devDependency), not the nearest `typescript`: a dev tool's
-// own copy may sit in this package's node_modules (protoc-gen-es 2.13 brings TypeScript 5.4).
+// own copy may sit in this package's node_modules (protoc-gen-es 2.13 once put TypeScript 5.4 there).
 const require = createRequire(path.join(libDir, '..', '..', 'package.json'));
 const tsc = path.join(path.dirname(require.resolve('typescript/package.json')), 'bin', 'tsc');
 
