@@ -21,6 +21,7 @@ export const validateSchema = z
     "Request validation of typed services from the protos' buf.validate rules (protovalidate): INVALID_ARGUMENT with a google.rpc.BadRequest (gateway: 400), before the handler; grpc entries only",
   );
 
+/** The options of `middleware.validate`, defaults applied. */
 export type ValidateConfig = z.output<typeof validateSchema>;
 
 /**
