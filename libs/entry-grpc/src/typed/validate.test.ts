@@ -9,7 +9,14 @@ import {
 } from '@connectrpc/connect';
 import { createGrpcWebTransport } from '@connectrpc/connect-web';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BadRequestSchema, Code, RpcError, grpcEntry, typedClient } from '../index.js';
+import {
+  BadRequestSchema,
+  Code,
+  RpcError,
+  grpcEntry,
+  typedClient,
+  validateDefinition,
+} from '../index.js';
 import { Shelves, VALID_SHELF } from '../test-support/typed/shelf-validated.js';
 
 interface ShelvesClient {
@@ -197,6 +204,19 @@ describe('middleware.validate, configured', () => {
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
     expect(String((err as Error).message)).toContain('grpc[shelves].middleware.validate.failFast');
+  });
+
+  it('refuses an entry other than grpc, which has no typed services to check', () => {
+    expect(() =>
+      validateDefinition.create({ enabled: true, ignore: [] }, {} as never, {
+        entryName: 'web',
+        entryType: 'HttpEntry',
+        registry: {} as never,
+        configPath: 'httpserver[web].middleware.validate',
+      }),
+    ).toThrow(
+      /^httpserver\[web\]\.middleware\.validate: validate checks the requests of typed gRPC services/,
+    );
   });
 
   it('is no longer an entry option (validate.enabled)', async () => {
