@@ -128,7 +128,7 @@ export class GrpcEntry implements Entry {
   private readonly generated = new DescriptorPool();
   /** Every file of the entry's schema, for reflection (built at bootstrap when it is enabled). */
   private pool: DescriptorPool | undefined;
-  /** `validate.enabled`: protovalidate's check of typed services' requests (set at bootstrap). */
+  /** `middleware.validate`: protovalidate's check of typed services' requests (set at bootstrap). */
   private requestCheck: RequestCheck | undefined;
   private builtChain: CallChain | undefined;
   private readonly added: OrderedMiddleware[] = [];
@@ -291,7 +291,7 @@ export class GrpcEntry implements Entry {
     this.bootstrapped = true;
     const c = this.config;
     const tls = this.tlsMaterial();
-    if (c.validate.enabled) {
+    if (c.middleware['validate']?.enabled) {
       try {
         this.requestCheck = await protovalidateCheck((err) =>
           this.ctx.logger.error(`request validation failed: ${this.ctx.redact(errorMessage(err))}`),

@@ -26,9 +26,9 @@ export const grpcErrors = {
       `${configPath}: addService(${service}): no handler for ${missing}; implement every method of the service (throw new RpcError(Code.UNIMPLEMENTED, ...) from one not ready yet)`,
   },
   SVC_GRPC_VALIDATE: {
-    when: '`validate.enabled` is true but @bufbuild/protovalidate cannot be loaded',
+    when: '`middleware.validate.enabled` is true but @bufbuild/protovalidate cannot be loaded',
     fix: 'install it next to @svcboot/entry-grpc: `npm install @bufbuild/protovalidate`',
-    message: (configPath: string, cause: string) => `${configPath}.validate: ${cause}`,
+    message: (configPath: string, cause: string) => `${configPath}.middleware.validate: ${cause}`,
   },
   SVC_GRPC_TLS_CERT_ENTRY: {
     when: '`tls.certEntry` names a cert entry that lacks its certificate or its key',

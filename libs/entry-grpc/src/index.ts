@@ -1,7 +1,14 @@
 import { grpcPortingRules } from './porting.js';
-import { Phase, entryGetter, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
+import {
+  Phase,
+  entryGetter,
+  registerEntryKind,
+  registerMiddleware,
+  type EntryPlugin,
+} from '@svcboot/entry-core';
 import { GRPC_ENTRY_TYPE, GrpcEntry } from './entry.js';
 import { grpcSchema, type GrpcEntryConfig } from './schema.js';
+import { validateDefinition } from './typed/validate-middleware.js';
 
 /** The `grpc` entry kind. */
 export const grpcPlugin: EntryPlugin<GrpcEntryConfig, GrpcEntry> = {
@@ -15,6 +22,8 @@ export const grpcPlugin: EntryPlugin<GrpcEntryConfig, GrpcEntry> = {
 };
 
 registerEntryKind(grpcPlugin);
+// `middleware.validate` (typed services' requests against their buf.validate rules).
+registerMiddleware(validateDefinition);
 
 /** `grpcEntry(app, 'greeter')`: the gRPC entry of that name, or an error naming what exists. */
 export const grpcEntry = entryGetter(grpcPlugin);
@@ -43,6 +52,11 @@ export {
   type TypedClientOptions,
 } from './typed/client.js';
 export { codecOf, definitionOf } from './typed/service.js';
+export {
+  validateDefinition,
+  validateSchema,
+  type ValidateConfig,
+} from './typed/validate-middleware.js';
 export * from './typed/gen/google/rpc/error_details_pb.js';
 export {
   StatusSchema,

@@ -14,7 +14,6 @@ describe('grpc entry options', () => {
       eventEntry: '',
       port: 8080,
       enableReflection: false,
-      validate: { enabled: false },
       enableSvcGwOption: false,
       sw: {
         enabled: false,
@@ -69,6 +68,8 @@ describe('grpc entry options', () => {
         meta: { enabled: false, ignore: [], prefix: 'Svc' },
         // entry-core's middleware definitions, each off (their options: entry-core's tests).
         timeout: expect.objectContaining({ enabled: false }),
+        // entry-grpc's own, registered when it is imported.
+        validate: { enabled: false, ignore: [] },
       }),
       gwOption: {
         marshal: {

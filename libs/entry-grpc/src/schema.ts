@@ -63,12 +63,6 @@ export const grpcSchema = z.strictObject({
     .describe(
       'gRPC server reflection (v1 and v1alpha) for the added services and health, for grpcurl',
     ),
-  validate: z
-    .strictObject({ enabled: z.boolean().default(false) })
-    .prefault({})
-    .describe(
-      "Request validation of typed services from the protos' buf.validate rules (protovalidate): INVALID_ARGUMENT with a google.rpc.BadRequest (gateway: 400), before the handler",
-    ),
   enableSvcGwOption: z
     .boolean()
     .default(false)
@@ -94,7 +88,7 @@ export const grpcSchema = z.strictObject({
   ),
   ...serverRoutesShape,
   middleware: middlewareSchema.describe(
-    "The call middlewares of gRPC and gateway calls: logging, prom, meta and entry-core's (auth, jwt, cors, csrf, secure, rateLimit, timeout, trace)",
+    "The call middlewares of gRPC and gateway calls: logging, prom, meta and entry-core's (auth, jwt, cors, csrf, secure, rateLimit, timeout, trace) and validate (typed services' requests against their buf.validate rules)",
   ),
   errorModel: z
     .enum(['grpcGateway', 'google', 'amazon'])

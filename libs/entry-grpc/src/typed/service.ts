@@ -27,6 +27,7 @@ import { callContextOf } from '../interceptor.js';
 import { RpcError, statusOf } from './error.js';
 import type { TypedCallContext } from './types.js';
 import type { RequestCheck } from './validate.js';
+import { VALIDATE_REQUEST } from './validate-middleware.js';
 
 /** The grpc-js codec of a message type, from @bufbuild/protobuf (toBinary / fromBinary). */
 export function codecOf<Desc extends DescMessage>(
@@ -203,10 +204,15 @@ function adapt(
   checkOf: () => RequestCheck | undefined,
 ): UntypedHandleCall {
   const call0 = fn as unknown as (input: unknown, ctx: TypedCallContext) => unknown;
-  /** The request check in force (set at bootstrap), bound to this method's input type. */
-  const check = (): ((message: unknown) => void) | undefined => {
+  /**
+   * The request check in force (set at bootstrap), bound to this method's input type, when the
+   * validate middleware marked the call (it is enabled and the call is not on its `ignore` list).
+   */
+  const check = (call: { metadata: Metadata }): ((message: unknown) => void) | undefined => {
     const c = checkOf();
-    return c ? (message) => c(method.input, message as never) : undefined;
+    return c && callContextOf(call)?.get(VALIDATE_REQUEST)
+      ? (message) => c(method.input, message as never)
+      : undefined;
   };
   switch (method.methodKind) {
     case 'unary':
@@ -214,7 +220,7 @@ function adapt(
         const ctx = new CallState(call as AnyCall, path, logger);
         let response: unknown;
         try {
-          check()?.(call.request);
+          check(call)?.(call.request);
           response = await call0(call.request, ctx);
         } catch (err) {
           throw failure(err, ctx);
@@ -230,7 +236,7 @@ function adapt(
         const ctx = new CallState(call as unknown as AnyCall, path, logger);
         let response: unknown;
         try {
-          response = await call0(requestsOf(call, check()), ctx);
+          response = await call0(requestsOf(call, check(call)), ctx);
         } catch (err) {
           throw failure(err, ctx);
         }
@@ -241,7 +247,7 @@ function adapt(
       return (async (call: ServerWritableStream<unknown, unknown>) => {
         const ctx = new CallState(call as unknown as AnyCall, path, logger);
         try {
-          check()?.(call.request);
+          check(call)?.(call.request);
           await writeAll(call, call0(call.request, ctx) as AsyncIterable<unknown>, ctx);
         } catch (err) {
           throw failure(err, ctx);
@@ -255,7 +261,7 @@ function adapt(
         try {
           await writeAll(
             call as unknown as ServerWritableStream<unknown, unknown>,
-            call0(requestsOf(call, check()), ctx) as AsyncIterable<unknown>,
+            call0(requestsOf(call, check(call)), ctx) as AsyncIterable<unknown>,
             ctx,
           );
         } catch (err) {

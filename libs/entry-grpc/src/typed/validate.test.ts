@@ -1,9 +1,22 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { boot, type App } from '@svcboot/entry-core';
+import { boot, ConfigError, type App } from '@svcboot/entry-core';
+import {
+  Code as ConnectCode,
+  ConnectError,
+  createClient as createConnectClient,
+} from '@connectrpc/connect';
+import { createGrpcWebTransport } from '@connectrpc/connect-web';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BadRequestSchema, Code, RpcError, grpcEntry, typedClient } from '../index.js';
+import {
+  BadRequestSchema,
+  Code,
+  RpcError,
+  grpcEntry,
+  typedClient,
+  validateDefinition,
+} from '../index.js';
 import { Shelves, VALID_SHELF } from '../test-support/typed/shelf-validated.js';
 
 interface ShelvesClient {
@@ -29,7 +42,7 @@ const implementation = {
   },
 };
 
-async function bootShelves(dir: string, validate: boolean): Promise<App> {
+async function bootShelves(dir: string, validate: boolean, validateOptions = ''): Promise<App> {
   const app = await boot({
     configText: `app:
   name: shelves
@@ -40,8 +53,10 @@ grpc:
   - name: shelves
     port: 0
     loggerEntry: quiet
-    validate: { enabled: ${validate} }
+    middleware:
+      validate: { enabled: ${validate}${validateOptions} }
     sw: { enabled: true }
+    grpcWeb: { enabled: true }
 `,
     cwd: dir,
     argv: [],
@@ -52,7 +67,7 @@ grpc:
   return app;
 }
 
-describe('validate: protovalidate rules of typed services', () => {
+describe('middleware.validate: protovalidate rules of typed services', () => {
   let dir: string;
   let app: App;
   let client: ShelvesClient;
@@ -123,6 +138,94 @@ describe('validate: protovalidate rules of typed services', () => {
     expect(body.details[0]?.['@type']).toBe('type.googleapis.com/google.rpc.BadRequest');
     expect(body.details[0]?.fieldViolations.map((v) => v.field)).toEqual(['owner', 'floor']);
     expect(handled).not.toContain('gw-bad');
+  });
+});
+
+describe('middleware.validate, configured', () => {
+  it('checks gRPC-Web calls too: connect-web reads the BadRequest as details', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-validate-'));
+    const app = await bootShelves(dir, true);
+    try {
+      const web = createConnectClient(
+        Shelves as never,
+        createGrpcWebTransport({ baseUrl: `http://127.0.0.1:${grpcEntry(app, 'shelves').port}` }),
+      ) as unknown as { createShelf(r: unknown): Promise<{ name: string }> };
+      expect((await web.createShelf({ ...VALID_SHELF, name: 'web-ok' })).name).toBe('web-ok');
+      const err = await web
+        .createShelf({ ...VALID_SHELF, name: 'web-bad', tags: ['aa', 'bb', 'cc', 'dd'] })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConnectError);
+      expect((err as ConnectError).code).toBe(ConnectCode.InvalidArgument);
+      const details = (err as ConnectError).findDetails(BadRequestSchema);
+      expect(details[0]?.fieldViolations.map((v) => [v.field, v.reason])).toEqual([
+        ['tags', 'repeated.max_items'],
+      ]);
+      expect(handled).toContain('web-ok');
+      expect(handled).not.toContain('web-bad');
+    } finally {
+      await app.shutdown('test');
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('leaves the calls on its ignore list unchecked', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-validate-'));
+    const app = await bootShelves(dir, true, ', ignore: ["/shelf.v1.Shelves/CreateShelf"]');
+    const c = typedClient(
+      Shelves as never,
+      `127.0.0.1:${grpcEntry(app, 'shelves').port}`,
+    ) as unknown as ShelvesClient;
+    try {
+      expect(await c.createShelf({ name: 'ignored', capacity: 0 })).toMatchObject({
+        name: 'ignored',
+      });
+      // The other method is still checked.
+      const err = (await c
+        .importShelves(
+          (async function* () {
+            yield { ...VALID_SHELF, name: 'still-checked', code: 'x' };
+          })(),
+        )
+        .catch((e: unknown) => e)) as RpcError;
+      expect(err.code).toBe(Code.INVALID_ARGUMENT);
+      expect(handled).not.toContain('still-checked');
+    } finally {
+      c.$close();
+      await app.shutdown('test');
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives the usual config error for an unknown key, with its path', async () => {
+    const err = await boot({
+      configText:
+        'grpc:\n  - name: shelves\n    port: 0\n    middleware:\n      validate: { enabled: true, failFast: true }\n',
+      argv: [],
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(String((err as Error).message)).toContain('grpc[shelves].middleware.validate.failFast');
+  });
+
+  it('refuses an entry other than grpc, which has no typed services to check', () => {
+    expect(() =>
+      validateDefinition.create({ enabled: true, ignore: [] }, {} as never, {
+        entryName: 'web',
+        entryType: 'HttpEntry',
+        registry: {} as never,
+        configPath: 'httpserver[web].middleware.validate',
+      }),
+    ).toThrow(
+      /^httpserver\[web\]\.middleware\.validate: validate checks the requests of typed gRPC services/,
+    );
+  });
+
+  it('is no longer an entry option (validate.enabled)', async () => {
+    const err = await boot({
+      configText: 'grpc:\n  - name: shelves\n    port: 0\n    validate: { enabled: true }\n',
+      argv: [],
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(String((err as Error).message)).toContain('grpc[shelves].validate');
   });
 });
 

@@ -44,7 +44,7 @@ export function jsonPath(path: Path): string {
 }
 
 /**
- * The request check of the entry's `validate` option: the `buf.validate` rules of the request
+ * The request check of `middleware.validate` (see validate-middleware.ts): the `buf.validate` rules of the request
  * message (protovalidate, @bufbuild/protovalidate, an optional peer dependency loaded here).
  * A message that breaks them ends the call with INVALID_ARGUMENT and a google.rpc.BadRequest
  * naming each field (JSON names) and what is wrong; the handler is not called. A rule that
@@ -58,7 +58,7 @@ export async function protovalidateCheck(onError: (err: Error) => void): Promise
     };
   } catch (err) {
     throw new Error(
-      `validate is enabled but @bufbuild/protovalidate cannot be loaded (${(err as Error).message}); npm install @bufbuild/protovalidate`,
+      `middleware.validate is enabled but @bufbuild/protovalidate cannot be loaded (${(err as Error).message}); npm install @bufbuild/protovalidate`,
       { cause: err },
     );
   }
