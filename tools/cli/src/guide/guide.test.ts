@@ -15,7 +15,8 @@ import { guideBlocks, type GuideBlock } from './blocks.js';
 // Where the test differs from a user's shell, on purpose (the shims below):
 // - the project lives under tools/cli/.test-tmp, so the workspace's node_modules serve it:
 //   `npm install` is a no-op (the packages it names are the workspace's), `svc new` gets
-//   `--no-vendor` (no tarballs packed) and `svc` runs from this checkout's sources;
+//   `--no-vendor` (no tarballs packed) and `svc` (a shell function, ahead of the PATH) runs from
+//   this checkout's sources;
 // - `svc pb vendor` copies the demo's google/api protos instead of downloading them (offline);
 // - `npm run typecheck` runs the project's tsc with the workspace's source condition, and
 //   `npm start` runs src/main.ts with tsx (the packages' dist may not be built), on a free port.
@@ -53,7 +54,6 @@ svc() {
     *) ${node} ${q(binTs)} "$@" ;;
   esac
 }
-npx() { if [ "$1" = svc ]; then shift; svc "$@"; else echo "guide test: no shim for npx $*" >&2; return 1; fi; }
 npm() {
   case "$1 $2" in
     install*) echo "guide test: npm $* served by the workspace's node_modules" ;;
@@ -116,7 +116,8 @@ async function serve(shell: Shell, block: GuideBlock): Promise<number> {
   await waitFor(
     'the bookstore to be ready',
     async () => {
-      if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}):\n${output}`);
+      if (child.exitCode !== null)
+        throw new Error(`the service exited (${child.exitCode}):\n${output}`);
       const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
       return res?.status === 200 ? true : undefined;
     },
@@ -183,7 +184,9 @@ test('docs/guide.md runs: scaffold, typed bookstore on PostgreSQL and the cache,
       }
       calls++;
     } else {
-      throw new Error(`docs/guide.md line ${block.line}: a ${block.lang} block that follows no call`);
+      throw new Error(
+        `docs/guide.md line ${block.line}: a ${block.lang} block that follows no call`,
+      );
     }
   }
   // What the guide is made of; a block whose info string the test does not know fails above.
