@@ -2,12 +2,14 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { bootSchemaFor, SCHEMA_FILE } from './boot-schema.js';
+import { optionsTable } from './markdown.js';
 
-export const SCHEMA_USAGE = `svc schema [--out FILE]
+export const SCHEMA_USAGE = `svc schema [--out FILE] [--markdown KIND]
   Write the JSON Schema of boot.yaml for the entry kinds installed in this project (every
   package in node_modules with svcboot.entryKey, and the built-in logger, event and cert) to
   stdout, or to FILE (e.g. --out ${SCHEMA_FILE}, the file a scaffold's boot.yaml names for the
-  YAML language server).`;
+  YAML language server). --markdown KIND prints the options of one kind (e.g. cache) as a
+  markdown table instead: option, type, default and the schema's description.`;
 
 export async function schemaCommand(
   argv: readonly string[],
@@ -17,6 +19,7 @@ export async function schemaCommand(
     args: [...argv],
     options: {
       out: { type: 'string', short: 'o' },
+      markdown: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -26,6 +29,10 @@ export async function schemaCommand(
   }
   const cwd = process.cwd();
   const schema = await bootSchemaFor(cwd);
+  if (values.markdown !== undefined) {
+    out(optionsTable(JSON.parse(schema.text), values.markdown));
+    return;
+  }
   if (values.out === undefined) {
     out(schema.text.trimEnd());
     return;
