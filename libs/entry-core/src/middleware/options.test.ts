@@ -5,10 +5,13 @@ import { defaultMiddlewareRegistry } from './definitions.js';
 import { middlewareSchema } from './options.js';
 import { withMiddlewareRegistry } from './registry.js';
 
-const stamp: MiddlewareDefinition<{ enabled: boolean }> = {
+const stamp: MiddlewareDefinition<{ enabled: boolean; ignore: string[] }> = {
   key: 'stamp',
   order: 400,
-  schema: z.strictObject({ enabled: z.boolean().default(false) }),
+  schema: z.strictObject({
+    enabled: z.boolean().default(false),
+    ignore: z.array(z.string()).default([]),
+  }),
   create: () => ({}),
 };
 const withStamp = defaultMiddlewareRegistry.with([stamp]);
