@@ -95,11 +95,22 @@ export const middlewareSchema = dynamicSchema() as unknown as z.ZodType<Middlewa
  * static inner type (for tools that walk schemas) is the default registry's.
  */
 function dynamicSchema(): z.ZodType {
-  const schema = z.lazy(currentSchema);
+  return redirectParse(z.lazy(currentSchema));
+}
+
+/**
+ * Points `schema`'s parse at `currentSchema()`, and that of every copy made of it: zod's
+ * `.describe()`, `.meta()` and the like clone a schema from its def, and a clone is a plain
+ * z.lazy again (the entry schemas hold `middlewareSchema.describe(...)`).
+ */
+function redirectParse(schema: z.ZodType): z.ZodType {
   const internals = (schema as unknown as { _zod: ParseInternals })._zod;
   // zod's run is its parse when a schema has no checks (this one has none): both delegate.
   internals.parse = internals.run = (payload, ctx) =>
     (currentSchema() as unknown as { _zod: ParseInternals })._zod.run(payload, ctx);
+  const clone = schema.clone.bind(schema);
+  schema.clone = ((...args: Parameters<typeof clone>) =>
+    redirectParse(clone(...args))) as typeof schema.clone;
   return schema;
 }
 

@@ -123,7 +123,8 @@ test('boot.yaml names boot.schema.json for the YAML language server, which is wr
     properties: Record<string, unknown>;
   };
   expect(Object.keys(schema.properties).sort()).toEqual(
-    ['app', 'cert', 'event', 'logger', ...FEATURES].sort(),
+    // `app` and the kinds every app has (logger, event, cert, config), then the scaffold's.
+    ['app', 'cert', 'config', 'event', 'logger', ...FEATURES].sort(),
   );
   const validate = new Ajv2020({ allErrors: true, allowUnionTypes: true }).compile(schema);
   expect(validate(parse(text)) ? [] : validate.errors).toEqual([]);
