@@ -78,11 +78,12 @@ import { routesOf, webPreflightRoutes } from './routes.js';
 import type { GrpcEntryConfig } from './schema.js';
 import { ServiceSet } from './services.js';
 import { rapiDoc, swaggerUi, type UiMount } from './ui.js';
+import { GRPC_ENTRY_TYPE } from './entry-type.js';
 
 /** `noRecvMsgSizeLimit`: grpc-js's largest message length (2 GiB - 1). */
 const NO_RECV_LIMIT = 2_147_483_647;
 
-export const GRPC_ENTRY_TYPE = 'GrpcEntry';
+export { GRPC_ENTRY_TYPE };
 
 /**
  * What to do when protobufjs's .proto parser rejects a file: it refuses some files protoc

@@ -18,8 +18,8 @@ import { applyValidateRules } from './validate-rules.js';
 import { commentToSchema, enumValueComments, protoComment } from './comments.js';
 import type { OpenApiOptions } from './options.js';
 
-/** A Swagger 2.0 schema (or items) object. */
-export type Schema = Record<string, unknown>;
+import type { Schema } from './schema-object.js';
+export type { Schema };
 
 /** The package an element is declared in (`test.v1`), '' for none. */
 export function packageOf(obj: protobuf.ReflectionObject): string {

@@ -1,6 +1,6 @@
 import type protobuf from 'protobufjs';
 import { extensionValues } from './annotations.js';
-import type { Schema } from './schema.js';
+import type { Schema } from './schema-object.js';
 
 /** `(buf.validate.field)` as attached to a protobufjs field: FieldRules as proto JSON, proto names. */
 type Rules = Record<string, unknown>;

@@ -8,7 +8,7 @@ import {
   type MiddlewareDefinition,
 } from '@svcboot/entry-core';
 import { z } from 'zod';
-import { GRPC_ENTRY_TYPE } from '../entry.js';
+import { GRPC_ENTRY_TYPE } from '../entry-type.js';
 
 /** `middleware.validate`: protovalidate's check of typed services' requests. */
 export const validateSchema = z
