@@ -204,7 +204,13 @@ test('a package is built when every file of its dist/ is newer than its sources 
   await writeFile(path.join(dir, 'package.json'), '{}');
   await writeFile(path.join(dir, 'src', 'index.ts'), 'export const a = 1;');
   await writeFile(path.join(dir, 'src', 'index.test.ts'), '');
-  const pkg: WorkspacePackage = { name: '@svcboot/x', version: '0.1.0', dir, svcbootDeps: [] };
+  const pkg: WorkspacePackage = {
+    name: '@svcboot/x',
+    version: '0.1.0',
+    dir,
+    svcbootDeps: [],
+    buildDeps: [],
+  };
   const at = (s: number): Date => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
   const stamp = async (rel: string, s: number): Promise<void> =>
     utimes(path.join(dir, rel), at(s), at(s));

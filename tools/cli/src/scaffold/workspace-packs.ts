@@ -18,6 +18,7 @@ interface Manifest {
   workspaces?: string[];
   dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
   scripts?: Record<string, string>;
 }
 
@@ -28,6 +29,12 @@ export interface WorkspacePackage {
   dir: string;
   /** The @svcboot packages it needs at run time (dependencies and peerDependencies). */
   svcbootDeps: string[];
+  /**
+   * The @svcboot packages its build reads besides those (devDependencies: the CLI compiles against
+   * entry-core's types), built first when they are built too, so that no build reads a `dist/`
+   * another one is rewriting.
+   */
+  buildDeps: string[];
 }
 
 function readManifest(file: string): Manifest | undefined {
@@ -77,7 +84,10 @@ export function workspacePackages(root: string): Map<string, WorkspacePackage> {
     const svcbootDeps = Object.keys({ ...m.dependencies, ...m.peerDependencies }).filter((d) =>
       d.startsWith('@svcboot/'),
     );
-    out.set(m.name, { name: m.name, version: m.version, dir, svcbootDeps });
+    const buildDeps = Object.keys({ ...m.devDependencies }).filter(
+      (d) => d.startsWith('@svcboot/') && !svcbootDeps.includes(d),
+    );
+    out.set(m.name, { name: m.name, version: m.version, dir, svcbootDeps, buildDeps });
   }
   return out;
 }
@@ -190,7 +200,7 @@ export async function buildPackages(
   const build = (pkg: WorkspacePackage): Promise<void> => {
     let p = done.get(pkg.name);
     if (!p) {
-      const deps = pkg.svcbootDeps.flatMap((d) => {
+      const deps = [...pkg.svcbootDeps, ...pkg.buildDeps].flatMap((d) => {
         const dep = packages.find((x) => x.name === d);
         return dep ? [build(dep)] : [];
       });
