@@ -94,10 +94,26 @@ describe('buildOpenApiDocuments', () => {
     expect(warnings).toEqual([expect.stringContaining('shop.v1.Nowhere.Call')]);
   });
 
-  it('refuses a streaming method bound without body "*", naming the rule', async () => {
+  it('documents a streaming method bound with no body (grpc-gateway FlowCombination StreamEmptyRpc)', async () => {
+    await writeFile(
+      path.join(dir, 'upload-nobody.yaml'),
+      'type: google.api.Service\nconfig_version: 3\nhttp:\n  rules:\n    - selector: shop.v1.Shop.Upload\n      post: /v1/upload\n',
+    );
+    const { v2 } = await buildOpenApiDocuments({
+      protos: { files: ['shop.proto'] },
+      gwMappingFiles: ['upload-nobody.yaml'],
+      appName: 'shop',
+      baseDir: dir,
+      configPath: 'grpc[shop]',
+    });
+    const paths = v2['paths'] as Record<string, Record<string, { description?: string }>>;
+    expect(paths['/v1/upload']?.['post']).toBeDefined();
+  });
+
+  it('refuses a streaming method whose rule names a body field, naming the rule', async () => {
     await writeFile(
       path.join(dir, 'upload.yaml'),
-      'type: google.api.Service\nconfig_version: 3\nhttp:\n  rules:\n    - selector: shop.v1.Shop.Upload\n      post: /v1/upload\n',
+      'type: google.api.Service\nconfig_version: 3\nhttp:\n  rules:\n    - selector: shop.v1.Shop.Upload\n      post: /v1/upload\n      body: title\n',
     );
     const err = await failure(
       buildOpenApiDocuments({
@@ -110,7 +126,7 @@ describe('buildOpenApiDocuments', () => {
     );
     expect(err.code).toBe('SVC_OPENAPI_FAILED');
     expect(err.message).toMatch(
-      /^grpc\[shop\]\.sw: .*POST \/v1\/upload of \/shop\.v1\.Shop\/Upload: .*needs body "\*"/,
+      /^grpc\[shop\]\.sw: .*POST \/v1\/upload of \/shop\.v1\.Shop\/Upload: .*needs body "\*" or no body/,
     );
   });
 

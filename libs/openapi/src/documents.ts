@@ -218,10 +218,12 @@ export async function buildOpenApiDocuments(
       warn(`${b.source}: no added service has ${b.selector}; its HTTP rule is skipped`);
       continue;
     }
-    if (m.requestStream && b.body !== '*')
+    // The request body is the stream of messages: body "*", or no body (grpc-gateway's
+    // StreamEmptyRpc), never a field.
+    if (m.requestStream && b.body !== '*' && b.body !== '')
       throw openapiError('SVC_OPENAPI_FAILED', [
         configPath,
-        `${b.source}: rule ${b.method} ${b.pathTemplate} of ${grpcPath}: ${grpcPath} is client- or bidi-streaming; its rule needs body "*"`,
+        `${b.source}: rule ${b.method} ${b.pathTemplate} of ${grpcPath}: ${grpcPath} is client- or bidi-streaming; its rule needs body "*" or no body`,
       ]);
     routes.push({ binding: b, method: m, requestType: { root: m.root } });
     bound.add(grpcPath);

@@ -615,14 +615,15 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
   }
 
   /**
-   * Trailer metadata: with `TE: trailers` in the request, HTTP trailers (`Grpc-Trailer-<key>`, plain
-   * names in svc style); without it grpc-gateway sends none, and the svc style adds them to the
+   * Trailer metadata: with `TE: trailers` in the request, HTTP trailers `Grpc-Trailer-<key>` in
+   * both styles (rk-boot's svc style keeps grpc-gateway's trailer matcher and its error handler
+   * writes the same names); without it grpc-gateway sends none, and the svc style adds them to the
    * headers where no header metadata has the name (a trailer never overwrites a header).
    */
   private addTrailer(md: Metadata): void {
     const te = this.req.headers.te;
     if (typeof te === 'string' && te.toLowerCase().includes('trailers'))
-      addMetadataHeaders((this.trailers ??= []), md, this.svc, true);
+      addMetadataHeaders((this.trailers ??= []), md, false, true);
     else if (this.svc) addMetadataHeaders(this.headers.out, md, true, true, true);
   }
 

@@ -349,6 +349,8 @@ function scalarFromJson(type: string, v: unknown, at: string): unknown {
     return v;
   }
   if (type === 'bytes') {
+    // Raw bytes (a multipart upload's file part) go in as they are.
+    if (v instanceof Uint8Array) return v;
     if (typeof v !== 'string') throw new JsonInputError(`${at}: expected base64 text`);
     return Buffer.from(v.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
   }

@@ -80,9 +80,12 @@ export function buildRoute(
   const where = `${binding.source}: rule ${binding.method} ${binding.pathTemplate}${binding.body ? ` (body "${binding.body}")` : ''} of ${method.path}`;
   const template = compileTemplate(binding.pathTemplate, where);
   const def = method.definition as MethodDefinition<unknown, unknown> & { requestType?: unknown };
-  if (def.requestStream && binding.body !== '*')
+  // As protoc-gen-grpc-gateway's streaming request funcs: the whole request body is the stream of
+  // messages, so a rule with no body (FlowCombination's StreamEmptyRpc) is served like body "*";
+  // a body naming a field cannot mean anything here.
+  if (def.requestStream && binding.body !== '*' && binding.body !== '')
     throw new Error(
-      `${where}: ${method.path} is client- or bidi-streaming; its rule needs body "*" (the request body is the stream of messages)`,
+      `${where}: ${method.path} is client- or bidi-streaming; its rule needs body "*" or no body (the request body is the stream of messages)`,
     );
   const service = root.lookupService(method.service);
   const rpc = service.methods[method.name];

@@ -66,14 +66,14 @@ describe('deadlines (runtime/context.go)', () => {
   });
 });
 
-describe('trailers (runtime/handler.go, runtime/errors.go)', () => {
-  const failing = {
-    code: 5,
-    message: 'not found',
-    header: { uuid: 'u1' },
-    trailer: { foo: 'foo2', bar: 'bar2' },
-  };
+const failing = {
+  code: 5,
+  message: 'not found',
+  header: { uuid: 'u1' },
+  trailer: { foo: 'foo2', bar: 'bar2' },
+};
 
+describe('trailers (runtime/handler.go, runtime/errors.go)', () => {
   it('examples/internal/integration testABELookupNotFound (useTrailers): with TE: trailers, trailer metadata as HTTP trailers Grpc-Trailer-<key>', async () => {
     const r = await request(c, 'POST', '/v1/fail', JSON.stringify(failing), { te: 'trailers' });
     expect(r.status).toBe(404);
@@ -112,9 +112,47 @@ describe('trailers (runtime/handler.go, runtime/errors.go)', () => {
       expect(plain.headers['only']).toBe('o');
       const te = await request(d, 'POST', '/v1/fail', body, { te: 'trailers' });
       expect(te.headers['k']).toBe('h');
-      expect(te.trailers).toMatchObject({ k: 't', only: 'o' });
+      expect(te.trailers).toMatchObject({ 'grpc-trailer-k': 't', 'grpc-trailer-only': 'o' });
     } finally {
       await d.stop();
     }
+  });
+});
+
+describe('svc style (enableSvcGwOption): rk-grpc boot/gw_server_options.go NewRkGwServerMuxOptions', () => {
+  let d: Conformance;
+  beforeAll(async () => {
+    d = await startConformance('    enableSvcGwOption: true\n');
+  });
+  afterAll(async () => {
+    await d.stop();
+  });
+
+  it('HttpErrorHandler with TE: trailers: trailer metadata as HTTP trailers Grpc-Trailer-<key> (runtime.MetadataTrailerPrefix), header metadata as plain headers', async () => {
+    const r = await request(d, 'POST', '/v1/fail', JSON.stringify(failing), { te: 'trailers' });
+    expect(r.status).toBe(404);
+    expect(r.headers['uuid']).toBe('u1');
+    expect(r.headers['transfer-encoding']).toBe('chunked');
+    expect(r.trailers).toEqual({ 'grpc-trailer-foo': 'foo2', 'grpc-trailer-bar': 'bar2' });
+    expect(r.json).toEqual({ code: 5, message: 'not found', details: [] });
+  });
+
+  it('ForwardResponseMessage with TE: trailers (the default outgoing trailer matcher): Grpc-Trailer-<key>', async () => {
+    const body = JSON.stringify({ code: 0, trailer: { foo: 'f' } });
+    const r = await request(d, 'POST', '/v1/fail', body, { te: 'trailers' });
+    expect(r.status).toBe(200);
+    expect(r.trailers).toEqual({ 'grpc-trailer-foo': 'f' });
+  });
+
+  it("client-streaming-request-func: the handler's status is the answer (FailedPrecondition → 400), whether it fails at once or at the end of the stream", async () => {
+    const late = await request(d, 'POST', '/v1/collect', '{"name":"a"}\n{"name":"fail"}');
+    expect(late.status).toBe(400);
+    expect(late.json).toEqual({ code: 9, message: 'asked to fail', details: [] });
+    const early = await request(d, 'POST', '/v1/collect', '{"name":"fail-now"}\n{"name":"b"}');
+    expect(early.status).toBe(400);
+    expect(early.json).toEqual({ code: 9, message: 'asked to fail now', details: [] });
+    const te = await request(d, 'POST', '/v1/collect', '{"name":"fail"}', { te: 'trailers' });
+    expect(te.status).toBe(400);
+    expect(te.json).toEqual({ code: 9, message: 'asked to fail', details: [] });
   });
 });

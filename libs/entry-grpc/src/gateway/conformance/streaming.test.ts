@@ -50,6 +50,24 @@ describe('streaming requests (client- and bidi-streaming request funcs)', () => 
     expect((await request(c, 'POST', '/v1/collect', '{"name":')).status).toBe(400);
   });
 
+  it('examples/internal/integration TestFlowCombination StreamEmptyRpc: a client-streaming rule with no body reads the body as the stream', async () => {
+    const r = await request(c, 'POST', '/v1/collect/nobody', '{"name":"a"}\n{"name":"b"}');
+    expect(r.status, r.text).toBe(200);
+    expect(r.json).toEqual({ nesteds: [{ name: 'a' }, { name: 'b' }] });
+    const empty = await request(c, 'POST', '/v1/collect/nobody', '');
+    expect(empty.status).toBe(200);
+    expect(empty.json).toEqual({});
+  });
+
+  it('examples/internal/integration TestFlowCombination StreamEmptyStream: a bidi rule with no body, each message answered', async () => {
+    const r = await request(c, 'POST', '/v1/chat/nobody', '{"name":"a"}{"name":"b"}');
+    expect(r.status).toBe(200);
+    expect(lines(r.text)).toEqual([
+      { result: { name: 'a', amount: 1 } },
+      { result: { name: 'b', amount: 1 } },
+    ]);
+  });
+
   it('bidi streaming: each message answered as it arrives, as {"result":…} lines', async () => {
     const r = await request(c, 'POST', '/v1/chat', '{"name":"a"}\n{"name":"b","amount":1}\n');
     expect(r.status).toBe(200);

@@ -131,8 +131,21 @@ const implementation = {
     cb: Cb,
   ) => {
     const nesteds: Req[] = [];
-    call.on('data', (m) => nesteds.push(m));
-    call.on('end', () => cb(null, { nesteds }));
+    let failed = false;
+    call.on('data', (m) => {
+      nesteds.push(m);
+      // "fail-now" fails the call at once, while the request stream is still open.
+      if (m['name'] === 'fail-now' && !failed) {
+        failed = true;
+        cb({ code: 9, details: 'asked to fail now' });
+      }
+    });
+    call.on('end', () => {
+      if (failed) return;
+      // A message named "fail" fails the call once the stream has ended.
+      if (nesteds.some((m) => m['name'] === 'fail')) cb({ code: 9, details: 'asked to fail' });
+      else cb(null, { nesteds });
+    });
   },
   Chat: (
     call: Writable & {
