@@ -6,10 +6,17 @@ import { fileURLToPath } from 'node:url';
 import { credentials, loadPackageDefinition, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { parseConsoleRecord, SEPARATOR } from '@svcboot/entry-core';
-import { Child, freePort, isListening, plainEnv, waitFor } from '@svcboot/testkit';
+import {
+  Child,
+  HeadlessChromium,
+  chromiumBinary,
+  freePort,
+  isListening,
+  plainEnv,
+  waitFor,
+} from '@svcboot/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listServicesByReflection } from '@svcboot/testkit/grpc-reflection';
-import { HeadlessChromium, chromiumBinary } from './test-support/chromium.js';
 
 const appDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const META = [

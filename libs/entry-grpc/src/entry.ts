@@ -632,6 +632,8 @@ export class GrpcEntry implements Entry {
         errorModel: c.errorModel,
         compression: c.compression,
         maxQueryParams: c.gwOption.maxQueryParams,
+        sseHeartbeatMs: c.gwOption.sseHeartbeatMs,
+        maxUploadBytes: c.gwOption.maxUploadBytes ?? c.maxRecvMsgSizeBytes,
       },
       this.interceptors,
     );

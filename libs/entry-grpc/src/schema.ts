@@ -180,6 +180,22 @@ export const grpcSchema = z.strictObject({
         .describe(
           'The most query parameters and form fields a gateway request may have (400 beyond).',
         ),
+      sseHeartbeatMs: z
+        .number()
+        .int()
+        .min(0)
+        .default(15_000)
+        .describe(
+          'Server-sent events (a server-streaming rule asked for text/event-stream): a comment line every this many ms keeps an idle stream open through proxies; 0 sends none.',
+        ),
+      maxUploadBytes: z
+        .number()
+        .int()
+        .min(1)
+        .optional()
+        .describe(
+          'The most bytes a multipart/form-data upload may have (413 beyond, nothing kept past it); default maxRecvMsgSizeBytes.',
+        ),
     })
     .prefault({})
     .describe(

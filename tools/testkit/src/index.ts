@@ -18,6 +18,7 @@ export {
   type LoadOutcome,
 } from './http-load.js';
 export { consoleRecordTexts } from './records.js';
+export { HeadlessChromium, chromiumBinary } from './chromium.js';
 export { sigtermAndAskReadiness } from './drain.js';
 export {
   sigtermUnderKeepAliveLoad,

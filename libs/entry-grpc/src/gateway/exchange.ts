@@ -36,6 +36,14 @@ import {
   type StreamBase,
 } from './fake-call.js';
 import { DEFAULT_MAX_JSON_DEPTH } from './json-depth.js';
+import {
+  DEFAULT_SSE_HEARTBEAT_MS,
+  EVENT_STREAM_HEADERS,
+  EVENT_STREAM_TYPE,
+  HEARTBEAT,
+  acceptsEventStream,
+  eventFrame,
+} from './event-stream.js';
 import { JsonValueSplitter } from './json-stream.js';
 import {
   admittedBase,
@@ -131,6 +139,10 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
   private badTimeout: string | undefined;
   /** Trailer metadata to send as HTTP trailers (the request said `TE: trailers`), flat name/value list. */
   private trailers: string[] | undefined;
+  /** A server stream answered as server-sent events (the request accepts `text/event-stream`). */
+  private sse = false;
+  /** The event stream's comment heartbeat, stopped when the call settles. */
+  private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly gateway: ExchangeHost,
@@ -282,7 +294,8 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
   expire(): void {
     if (this.settled) return;
     const status: GatewayStatus = { code: 4, message: 'context deadline exceeded' };
-    if (this.res.headersSent) {
+    if (this.sse) this.eventStreamFailed(status);
+    else if (this.res.headersSent) {
       this.res.end(`${JSON.stringify({ error: this.gateway.statusJson(status) })}\n`);
       this.finish(status);
     } else this.finish(this.writeError(status));
@@ -312,6 +325,13 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
   }
 
   private invoke(): void {
+    const route = this.route;
+    if (
+      route.method.definition.responseStream &&
+      !route.httpBodyResponse &&
+      acceptsEventStream(this.req.headers.accept)
+    )
+      this.startEventStream();
     if (this.gateway.interceptors.length > 0) this.intercepted();
     else if (this.route.method.definition.responseStream) this.serverStream();
     else this.unary();
@@ -691,7 +711,10 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
     const hb = this.route.httpBodyResponse;
     let line: string | Buffer;
     let contentType = NDJSON_TYPE;
-    if (hb) {
+    if (this.sse) {
+      line = eventFrame(JSON.stringify(this.gateway.toJson(this.route, msg)));
+      if (!this.res.headersSent && !this.eventStreamHead()) return;
+    } else if (hb) {
       // ForwardResponseStream with HttpBody: each message's bytes, then the "\n" delimiter; the
       // first message's content type is the response's.
       const body = this.gateway.httpBody(this.route, msg, hb);
@@ -720,7 +743,8 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
       // No message: in svc style trailers still fit in the head (grpc-gateway sends none for a stream).
       const out = this.headers.out;
       if (trailer && this.svc) addMetadataHeaders(out, trailer, true, true, true);
-      putHeader(out, 'Content-Type', NDJSON_TYPE);
+      if (this.sse) for (const [name, value] of EVENT_STREAM_HEADERS) putHeader(out, name, value);
+      putHeader(out, 'Content-Type', this.sse ? EVENT_STREAM_TYPE : NDJSON_TYPE);
       putHeader(out, 'Content-Length', '0');
       status = this.writeHead(200, out, true) ?? OK;
     }
@@ -731,6 +755,10 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
   private streamFailed(err: unknown): void {
     if (this.settled) return;
     const status = statusFromError(err);
+    if (this.sse) {
+      this.eventStreamFailed(status);
+      return;
+    }
     if (!this.res.headersSent) {
       if (status.trailer && this.svc)
         addMetadataHeaders(this.headers.out, status.trailer, true, true, true);
@@ -744,6 +772,69 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
       line = `${JSON.stringify({ error: { code: status.code, message: status.message, details: [] } })}\n`;
     }
     this.res.end(line);
+    this.finish(status);
+  }
+
+  /**
+   * The stream is answered as server-sent events: each message an event, a failure an `error`
+   * event, and a comment every `sseHeartbeatMs` (the head goes out with the first of them, so that
+   * header metadata sent before the first message is in it).
+   */
+  private startEventStream(): void {
+    this.sse = true;
+    const ms = this.gateway.options.sseHeartbeatMs ?? DEFAULT_SSE_HEARTBEAT_MS;
+    if (ms <= 0) return;
+    this.heartbeat = setInterval(() => this.beat(), ms);
+    this.heartbeat.unref();
+  }
+
+  private beat(): void {
+    if (this.settled) return;
+    if (!this.res.headersSent && !this.eventStreamHead()) return;
+    this.res.write(HEARTBEAT);
+  }
+
+  /** The event stream's head: 200, its type, no caching or proxy buffering. False when refused (then answered). */
+  private eventStreamHead(): boolean {
+    const out = this.headers.out;
+    putHeader(out, 'Content-Type', EVENT_STREAM_TYPE);
+    for (const [name, value] of EVENT_STREAM_HEADERS) putHeader(out, name, value);
+    const failed = this.writeHead(200, out, false);
+    if (failed === undefined) return true;
+    this.stack?.cancel();
+    this.call?.cancel();
+    this.finish(failed);
+    return false;
+  }
+
+  /**
+   * A failed event stream: an `error` event whose data is the google.rpc.Status, then the end.
+   * Before anything was sent, the head carries the code's HTTP status (EventSource then reports
+   * the failure without reconnecting; other clients read the event).
+   */
+  private eventStreamFailed(status: GatewayStatus): void {
+    if (this.settled) return;
+    let json: string;
+    try {
+      json = JSON.stringify(this.gateway.statusJson(status));
+    } catch {
+      json = JSON.stringify({ code: status.code, message: status.message, details: [] });
+    }
+    const frame = eventFrame(json, 'error');
+    const res = this.res;
+    if (!res.headersSent) {
+      const out = this.headers.out;
+      if (status.trailer && this.svc) addMetadataHeaders(out, status.trailer, true, true, true);
+      putHeader(out, 'Content-Type', EVENT_STREAM_TYPE);
+      for (const [name, value] of EVENT_STREAM_HEADERS) putHeader(out, name, value);
+      putHeader(out, 'Content-Length', String(Buffer.byteLength(frame)));
+      const failed = this.writeHead(httpStatusFromCode(status.code), out, true);
+      if (failed) {
+        this.finish(failed);
+        return;
+      }
+    }
+    res.end(frame);
     this.finish(status);
   }
 
@@ -766,6 +857,7 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
   private finish(status: GatewayStatus): void {
     if (this.settled) return;
     this.settled = true;
+    if (this.heartbeat !== undefined) clearInterval(this.heartbeat);
     this.gateway.finish(this.ctx, status);
   }
 

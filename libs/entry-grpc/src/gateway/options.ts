@@ -22,6 +22,10 @@ export interface GatewayOptions {
   allowPatchFeature?: boolean;
   /** The error body: grpc-gateway's google.rpc.Status (default), or entry-core's google/amazon models. */
   errorModel?: GatewayErrorModel;
+  /** Server-sent events: a comment line every this many ms on an open event stream; 0: none. Default 15000. */
+  sseHeartbeatMs?: number;
+  /** The most bytes a multipart/form-data upload may have (413 beyond); default `maxBodyBytes`. */
+  maxUploadBytes?: number;
   /** Compression of unary responses (entry-core's `compression` options); off when absent. */
   compression?: CompressionConfig;
 }

@@ -172,12 +172,19 @@ const implementation = {
       setImmediate(() => call.emit('error', { code: 3, details: 'error' }));
     else call.end();
   },
-  Stream: (call: Writable) => {
+  Stream: (call: Writable & { emit(ev: 'error', e: unknown): void }) => {
     const count = Number(call.request['count'] ?? 0);
     const wait = Number(call.request['wait'] ?? 0);
+    const failCode = Number(call.request['fail_code'] ?? 0);
     let i = 0;
+    let timer: NodeJS.Timeout | undefined;
+    call.on('cancelled', () => clearTimeout(timer));
     const next = (): void => {
       if (call.cancelled) return;
+      if (i >= count && failCode !== 0) {
+        call.emit('error', { code: failCode, details: `failed after ${count} messages` });
+        return;
+      }
       if (i >= count) {
         const md = new Metadata();
         md.set('x-stream-trailer', 'st');
@@ -185,7 +192,7 @@ const implementation = {
         return;
       }
       call.write({ index: i++, deadline: deadlineOf(call) });
-      setTimeout(next, wait);
+      timer = setTimeout(next, wait);
     };
     next();
   },

@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { waitFor } from '@svcboot/testkit';
+import { waitFor } from './wait.js';
 import WebSocket from 'ws';
 
 /** The Chromium binary (Debian's `chromium` package), or undefined when it is not installed. */
