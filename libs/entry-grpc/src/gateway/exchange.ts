@@ -112,6 +112,7 @@ export interface ExchangeHost {
     raw: Buffer | undefined,
     form: Buffer | undefined,
     contentType?: string,
+    uploaded?: unknown,
   ): unknown;
 }
 
@@ -304,7 +305,8 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
     this.call?.cancel();
   }
 
-  dispatch(body: Buffer | undefined, form: Buffer | undefined): void {
+  /** Builds the request (from the body, the form, or an upload's body tree) and calls the handler. */
+  dispatch(body: Buffer | undefined, form: Buffer | undefined, uploaded?: unknown): void {
     if (this.settled) return;
     const { gateway, route } = this;
     try {
@@ -315,6 +317,7 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
         body,
         form,
         route.httpBodyRequest ? this.req.headers['content-type'] : undefined,
+        uploaded,
       );
     } catch (err) {
       this.fail(err);

@@ -30,7 +30,9 @@ import { anyToJson, detailsFromMetadata, type TypeResolver } from './rpc-status.
 import { WsRequest, WsResponse } from './websocket.js';
 import { Exchange, type ExchangeHost } from './exchange.js';
 import type { GatewayOptions } from './options.js';
+import { MultipartParser, multipartBoundary, readMultipart } from './multipart.js';
 import { GatewayRejection, isForm, peerOf, readBody } from './request.js';
+import { uploadTarget } from './upload.js';
 import type { GatewayRoute, HttpBodyFields } from './route.js';
 
 /**
@@ -296,6 +298,7 @@ export class Gateway implements ExchangeHost {
       return;
     }
     // A middleware may have read the body already (call.body()).
+    if (route.binding.body && this.upload(x, route, req)) return;
     if (route.binding.body) {
       (x.ctx.bodyRequested ?? readBody(req, this.options.maxBodyBytes)).then(
         (body) => x.dispatch(body, undefined),
@@ -316,6 +319,50 @@ export class Gateway implements ExchangeHost {
     }
   }
 
+  /**
+   * A `multipart/form-data` body: read through the streaming parser within `maxUploadBytes`, each
+   * part checked against the rule's body as its headers arrive (upload.ts), then dispatched as the
+   * body. False when the body is not multipart.
+   */
+  private upload(x: Exchange, route: GatewayRoute, req: IncomingMessage): boolean {
+    let parser: MultipartParser;
+    let target: ReturnType<typeof uploadTarget>;
+    try {
+      const boundary = multipartBoundary(req.headers['content-type']);
+      if (boundary === undefined) return false;
+      target = uploadTarget(route);
+      parser = new MultipartParser(
+        boundary,
+        (head) => target.check(head),
+        this.options.maxQueryParams ?? DEFAULT_MAX_QUERY_PARAMS,
+      );
+    } catch (err) {
+      if (!req.complete) req.resume();
+      x.fail(err);
+      return true;
+    }
+    const read = x.ctx.bodyRequested
+      ? x.ctx.bodyRequested.then((body) => {
+          parser.write(body);
+          return parser.end();
+        })
+      : readMultipart(req, parser, this.options.maxUploadBytes ?? this.options.maxBodyBytes);
+    read.then(
+      (parts) => {
+        let body: unknown;
+        try {
+          body = target.build(parts);
+        } catch (err) {
+          x.fail(err);
+          return;
+        }
+        x.dispatch(undefined, undefined, body);
+      },
+      (err: unknown) => x.fail(err),
+    );
+    return true;
+  }
+
   /** Runs the middleware's `after` for a finished gateway call. */
   finish(ctx: CallContext, status: GatewayStatus): void {
     if (status.code !== 0 && ctx.error === undefined) ctx.error = status.message;
@@ -333,6 +380,8 @@ export class Gateway implements ExchangeHost {
     raw: Buffer | undefined,
     form: Buffer | undefined,
     contentType?: string,
+    /** A multipart upload's parts as the body's JSON tree (upload.ts). */
+    uploaded?: unknown,
   ): unknown {
     const { binding, requestType } = route;
     const vars = route.template.variables;
@@ -341,6 +390,7 @@ export class Gateway implements ExchangeHost {
       vars.length === 0 &&
       (raw === undefined || raw.length === 0) &&
       form === undefined &&
+      uploaded === undefined &&
       (!query || binding.body === '*')
     ) {
       return route.method.definition.requestDeserialize(route.emptyRequest);
@@ -348,7 +398,16 @@ export class Gateway implements ExchangeHost {
     const discard = this.options.discardUnknown;
     let json: unknown = {};
     const hb = route.httpBodyRequest;
-    if (hb && raw !== undefined && raw.length > 0) {
+    if (uploaded !== undefined) {
+      if (binding.body === '*') json = uploaded;
+      else {
+        const path = route.bodyPath;
+        let obj = json as Record<string, unknown>;
+        for (let i = 0; i < path.length - 1; i++)
+          obj = obj[path[i]!.name] = {} as Record<string, unknown>;
+        obj[route.bodyField!.name] = uploaded;
+      }
+    } else if (hb && raw !== undefined && raw.length > 0) {
       // The raw bytes and their media type, not JSON (google.api.HttpBody as a request body).
       const body = new PlainValue({ [hb.contentType]: contentType ?? '', [hb.data]: raw });
       if (binding.body === '*') json = body;

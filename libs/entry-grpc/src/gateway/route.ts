@@ -37,7 +37,7 @@ export interface GatewayRoute {
 }
 
 /** The fields of a dotted path (`payload.input_value`), each but the last a singular message; undefined when a name is not found. */
-function resolveFieldPath(
+export function resolveFieldPath(
   type: protobuf.Type,
   path: string,
 ): { fields: protobuf.Field[]; error?: string } {
