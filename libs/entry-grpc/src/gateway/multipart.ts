@@ -32,7 +32,8 @@ function malformed(why: string): GatewayRejection {
  * multipart type without a usable boundary is a 400.
  */
 export function multipartBoundary(contentType: string | undefined): string | undefined {
-  if (contentType === undefined) return undefined;
+  // Most bodies are JSON: one character tells them apart before anything is allocated.
+  if (contentType === undefined || (contentType.charCodeAt(0) | 0x20) !== 0x6d) return undefined;
   const semi = contentType.indexOf(';');
   const type = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
   if (type !== 'multipart/form-data') return undefined;

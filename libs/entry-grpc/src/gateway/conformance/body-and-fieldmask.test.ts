@@ -77,7 +77,7 @@ describe('bodies (marshal_jsonpb.go, mux.go)', () => {
     expect(b.json).toEqual({ id: 'x', enGB: 'b' });
   });
 
-  it('runtime/marshal_jsonpb.go DecoderWrapper: unknown body fields → 400 unless gwOption.unmarshal.discardUnknown', async () => {
+  it('runtime/marshal_jsonpb.go DecoderWrapper with protojson\'s zero UnmarshalOptions (rk-boot\'s gwOption default, svcboot\'s): unknown body fields → 400; with gwOption.unmarshal.discardUnknown (v2\'s default marshaler) ignored', async () => {
     const r = await request(c, 'POST', '/v1/echo/x/body', JSON.stringify({ nope: 1 }));
     expect(r.status).toBe(400);
     expect(r.json).toMatchObject({ code: 3 });
@@ -148,6 +148,95 @@ describe('bodies (marshal_jsonpb.go, mux.go)', () => {
     const r = await request(c, 'POST', '/v1/echo/x/body', '');
     expect(r.status).toBe(200);
     expect(r.json).toEqual({ id: 'x' });
+  });
+});
+
+describe("grpc-gateway v2's default marshaler (runtime/marshaler_registry.go defaultMarshaler: EmitUnpopulated, DiscardUnknown)", () => {
+  // svcboot's defaults are rk-boot's (protojson's zero options: README, Differences); these two
+  // gwOption settings give the marshaler a bare runtime.NewServeMux() uses.
+  let v2: Conformance;
+  beforeAll(async () => {
+    v2 = await startConformance(
+      '    gwOption:\n      marshal: { emitUnpopulated: true }\n      unmarshal: { discardUnknown: true }\n',
+    );
+  });
+  afterAll(async () => {
+    await v2.stop();
+  });
+
+  it('protojson EmitUnpopulated: every field but unset oneof members (proto3 optional included) — scalars as zero values, messages null, lists [], maps {}', async () => {
+    const r = await request(v2, 'GET', '/v1/echo/x');
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({
+      id: 'x',
+      doubleValue: 0,
+      floatValue: 0,
+      int64Value: '0',
+      uint64Value: '0',
+      int32Value: 0,
+      fixed64Value: '0',
+      fixed32Value: 0,
+      boolValue: false,
+      bytesValue: '',
+      uint32Value: 0,
+      sfixed32Value: 0,
+      sfixed64Value: '0',
+      sint32Value: 0,
+      sint64Value: '0',
+      color: 'COLOR_UNSPECIFIED',
+      nested: null,
+      strings: [],
+      doubles: [],
+      colors: [],
+      int64s: [],
+      labels: {},
+      colorsById: {},
+      timestamp: null,
+      duration: null,
+      mask: null,
+      wrappedDouble: null,
+      wrappedFloat: null,
+      wrappedInt64: null,
+      wrappedUint64: null,
+      wrappedInt32: null,
+      wrappedUint32: null,
+      wrappedBool: null,
+      wrappedString: null,
+      wrappedBytes: null,
+      structValue: null,
+      value: null,
+      listValue: null,
+      enGB: '',
+      nesteds: [],
+      anyValue: null,
+      blobs: [],
+    });
+  });
+
+  it('protojson DiscardUnknown: unknown body fields are ignored, the call runs', async () => {
+    const r = await request(
+      v2,
+      'POST',
+      '/v1/echo/x/body',
+      JSON.stringify({ nope: 1, nested: { alsoNope: true, name: 'n' } }),
+    );
+    expect(r.status, r.text).toBe(200);
+    expect((r.json as Record<string, unknown>)['nested']).toEqual({
+      name: 'n',
+      amount: 0,
+      child: null,
+      color: 'COLOR_UNSPECIFIED',
+    });
+  });
+});
+
+describe('documented differences (README, Differences from grpc-gateway)', () => {
+  it('a unary body with bytes after its JSON value ({}.) is 400; grpc-gateway\'s json.Decoder reads the first value and ignores the rest', async () => {
+    const r = await request(c, 'POST', '/v1/echo/x/body', '{}.');
+    expect(r.status).toBe(400);
+    expect(r.json).toMatchObject({ code: 3 });
+    const two = await request(c, 'POST', '/v1/echo/x/body', '{"int32Value":1}{"int32Value":2}');
+    expect(two.status).toBe(400);
   });
 });
 

@@ -208,7 +208,15 @@ export interface Conformance {
   stop(): Promise<void>;
 }
 
-/** Boots a grpc entry serving the conformance service on port 0 (grpc-gateway's defaults unless `extraYaml` says otherwise). */
+/**
+ * Boots a grpc entry serving the conformance service on port 0, with svcboot's default gateway
+ * options unless `extraYaml` says otherwise. Those are grpc-gateway v2's runtime (routing, errors,
+ * headers, deadlines, generated handlers) with rk-boot's marshaler options, protojson's zero
+ * values: unpopulated fields omitted and unknown fields refused, where a bare
+ * `runtime.NewServeMux()` emits and discards them (runtime/marshaler_registry.go). Cases that
+ * depend on the marshaler say which one they check; the v2 default marshaler's cases set
+ * `gwOption.marshal.emitUnpopulated` and `gwOption.unmarshal.discardUnknown`.
+ */
 export async function startConformance(
   extraYaml = '',
   setup?: (entry: ReturnType<typeof grpcEntry>) => void,
