@@ -77,7 +77,7 @@ describe('bodies (marshal_jsonpb.go, mux.go)', () => {
     expect(b.json).toEqual({ id: 'x', enGB: 'b' });
   });
 
-  it('runtime/marshal_jsonpb.go DecoderWrapper with protojson\'s zero UnmarshalOptions (rk-boot\'s gwOption default, svcboot\'s): unknown body fields → 400; with gwOption.unmarshal.discardUnknown (v2\'s default marshaler) ignored', async () => {
+  it("runtime/marshal_jsonpb.go DecoderWrapper with protojson's zero UnmarshalOptions (rk-boot's gwOption default, svcboot's): unknown body fields → 400; with gwOption.unmarshal.discardUnknown (v2's default marshaler) ignored", async () => {
     const r = await request(c, 'POST', '/v1/echo/x/body', JSON.stringify({ nope: 1 }));
     expect(r.status).toBe(400);
     expect(r.json).toMatchObject({ code: 3 });
@@ -231,7 +231,7 @@ describe("grpc-gateway v2's default marshaler (runtime/marshaler_registry.go def
 });
 
 describe('documented differences (README, Differences from grpc-gateway)', () => {
-  it('a unary body with bytes after its JSON value ({}.) is 400; grpc-gateway\'s json.Decoder reads the first value and ignores the rest', async () => {
+  it("a unary body with bytes after its JSON value ({}.) is 400; grpc-gateway's json.Decoder reads the first value and ignores the rest", async () => {
     const r = await request(c, 'POST', '/v1/echo/x/body', '{}.');
     expect(r.status).toBe(400);
     expect(r.json).toMatchObject({ code: 3 });
