@@ -89,6 +89,7 @@ describe('grpc entry options', () => {
         allowPatchFeature: true,
         maxJsonDepth: 100,
         maxQueryParams: 1000,
+        sseHeartbeatMs: 15_000,
       },
       protos: { files: [], includeDirs: [], descriptorSets: [] },
       gwMappingFiles: [],

@@ -1,3 +1,4 @@
+import { ServerInterceptingCall, type ServerInterceptor } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aborted, request, startConformance, type Conformance } from './test-support/harness.js';
 
@@ -154,5 +155,31 @@ describe('svc style (enableSvcGwOption): rk-grpc boot/gw_server_options.go NewRk
     const te = await request(d, 'POST', '/v1/collect', '{"name":"fail"}', { te: 'trailers' });
     expect(te.status).toBe(400);
     expect(te.json).toEqual({ code: 9, message: 'asked to fail', details: [] });
+  });
+
+  it("client-streaming-request-func through user interceptors: the handler's status is the answer", async () => {
+    const pass: ServerInterceptor = (_method, call) => new ServerInterceptingCall(call);
+    const withInterceptor = await startConformance('    enableSvcGwOption: true\n', (e) =>
+      e.addInterceptor(pass),
+    );
+    try {
+      const late = await request(withInterceptor, 'POST', '/v1/collect', '{"name":"fail"}');
+      expect(late.status).toBe(400);
+      expect(late.json).toEqual({ code: 9, message: 'asked to fail', details: [] });
+      const early = await request(
+        withInterceptor,
+        'POST',
+        '/v1/collect',
+        '{"name":"fail-now"}\n{"name":"b"}',
+      );
+      expect(early.status).toBe(400);
+      const ok = await request(withInterceptor, 'POST', '/v1/collect', '{"name":"a"}');
+      expect(ok.status).toBe(200);
+      expect((ok.json as { nesteds: unknown[] }).nesteds).toEqual([
+        { name: 'a', amount: 0, child: null, color: 'COLOR_UNSPECIFIED' },
+      ]);
+    } finally {
+      await withInterceptor.stop();
+    }
   });
 });
