@@ -297,8 +297,8 @@ export class Gateway implements ExchangeHost {
       x.streamRequests();
       return;
     }
-    // A middleware may have read the body already (call.body()).
     if (route.binding.body && this.upload(x, route, req)) return;
+    // A middleware may have read the body already (call.body()).
     if (route.binding.body) {
       (x.ctx.bodyRequested ?? readBody(req, this.options.maxBodyBytes)).then(
         (body) => x.dispatch(body, undefined),
@@ -398,26 +398,10 @@ export class Gateway implements ExchangeHost {
     const discard = this.options.discardUnknown;
     let json: unknown = {};
     const hb = route.httpBodyRequest;
-    if (uploaded !== undefined) {
-      if (binding.body === '*') json = uploaded;
-      else {
-        const path = route.bodyPath;
-        let obj = json as Record<string, unknown>;
-        for (let i = 0; i < path.length - 1; i++)
-          obj = obj[path[i]!.name] = {} as Record<string, unknown>;
-        obj[route.bodyField!.name] = uploaded;
-      }
-    } else if (hb && raw !== undefined && raw.length > 0) {
+    if (uploaded !== undefined) json = atBody(route, uploaded);
+    else if (hb && raw !== undefined && raw.length > 0) {
       // The raw bytes and their media type, not JSON (google.api.HttpBody as a request body).
-      const body = new PlainValue({ [hb.contentType]: contentType ?? '', [hb.data]: raw });
-      if (binding.body === '*') json = body;
-      else {
-        const path = route.bodyPath;
-        let obj = json as Record<string, unknown>;
-        for (let i = 0; i < path.length - 1; i++)
-          obj = obj[path[i]!.name] = {} as Record<string, unknown>;
-        obj[route.bodyField!.name] = body;
-      }
+      json = atBody(route, new PlainValue({ [hb.contentType]: contentType ?? '', [hb.data]: raw }));
     } else if (raw !== undefined && raw.length > 0) {
       let parsed: unknown;
       const text = raw.toString('utf8');
@@ -450,11 +434,7 @@ export class Gateway implements ExchangeHost {
         }
         json = parsed;
       } else {
-        const path = route.bodyPath;
-        let obj = json as Record<string, unknown>;
-        for (let i = 0; i < path.length - 1; i++)
-          obj = obj[path[i]!.name] = {} as Record<string, unknown>;
-        obj[route.bodyField!.name] = parsed;
+        json = atBody(route, parsed);
         const mask = route.fieldMaskField;
         const bodyType = route.bodyField!.resolvedType;
         if (mask && bodyType instanceof protobuf.Type) {
@@ -546,6 +526,17 @@ export class Gateway implements ExchangeHost {
       only[marshal.useProtoNames ? f.name : jsonName(f)] ?? (f.repeated ? [] : f.map ? {} : null)
     );
   }
+}
+
+/** `value` where the rule's body goes: the whole request (`*`), or its body field under the field's path. */
+function atBody(route: GatewayRoute, value: unknown): unknown {
+  if (route.binding.body === '*') return value;
+  const json: Record<string, unknown> = {};
+  let obj = json;
+  const path = route.bodyPath;
+  for (let i = 0; i < path.length - 1; i++) obj = obj[path[i]!.name] = {};
+  obj[route.bodyField!.name] = value;
+  return json;
 }
 
 /** The first route of `list` whose template matches `pathname`, with the variables' values. */
