@@ -36,13 +36,10 @@ export function acceptsEventStream(accept: string | string[] | undefined): boole
 }
 
 /**
- * One event: an optional `event:` name, then the data. Each line of `data` is a `data:` line of its
- * own (the format has no escaping: a reader joins them with newlines again), then the blank line
- * that dispatches it.
+ * One event: an optional `event:` name, its `data:` line, and the blank line that dispatches it.
+ * `json` is JSON.stringify output without indentation: one line (newlines inside strings are
+ * escaped), so one `data:` line carries it.
  */
-export function eventFrame(data: string, event?: string): string {
-  let out = event === undefined ? '' : `event: ${event}\n`;
-  if (data.indexOf('\n') < 0 && data.indexOf('\r') < 0) return `${out}data: ${data}\n\n`;
-  for (const line of data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
-  return `${out}\n`;
+export function eventFrame(json: string, event?: string): string {
+  return event === undefined ? `data: ${json}\n\n` : `event: ${event}\ndata: ${json}\n\n`;
 }
