@@ -88,8 +88,8 @@ test('the README bookstore generates with svc pb gen, compiles, serves and answe
     path.join(project, 'tsconfig.json'),
     JSON.stringify({
       extends: path.join(repo, 'tsconfig.base.json'),
-      compilerOptions: { rootDir: '.' },
-      include: ['src/**/*.ts', 'gen/**/*.ts'],
+      compilerOptions: { rootDir: 'src' },
+      include: ['src/**/*.ts'],
     }),
   );
   await run(process.execPath, [tsc, '-p', 'tsconfig.json', '--noEmit'], { cwd: project });
@@ -98,7 +98,7 @@ test('the README bookstore generates with svc pb gen, compiles, serves and answe
   const serve = `
 import { boot } from '@svcboot/entry-core';
 import { grpcEntry } from '@svcboot/entry-grpc';
-import { Bookstore } from './gen/es/bookstore/v1/bookstore_pb.js';
+import { Bookstore } from './src/gen/bookstore/v1/bookstore_pb.js';
 import { bookstore } from './src/bookstore.js';
 const app = await boot({ argv: [], cwd: process.cwd(), configText: 'app:\\n  name: bookstore\\ngrpc:\\n  - name: bookstore\\n    port: 0\\n    enableReflection: true\\n' });
 const entry = grpcEntry(app, 'bookstore');
