@@ -1,7 +1,7 @@
-import { cp, mkdir, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Child, freePort, run } from '@svcboot/testkit';
+import { bufBinary, Child, freePort, run } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { main } from '../main.js';
 import { SOURCE_NODE_ARGS, servedOpenApi } from './test-support/served.js';
@@ -35,12 +35,14 @@ beforeAll(async () => {
   project = await mkdtemp(path.join(parent, 'demo-grpc-'));
   for (const f of ['api', 'third-party', 'boot.yaml', 'buf.yaml', 'buf.gen.yaml', 'package.json'])
     await cp(path.join(demoDir, f), path.join(project, f), { recursive: true });
+  // protoc-gen-es as `svc install` puts it; buf the pinned one the tests share (cached).
   const code = await main(
-    ['install', 'buf', 'protoc-gen-es', '--dir', path.join(project, '.svc', 'bin')],
+    ['install', 'protoc-gen-es', '--dir', path.join(project, '.svc', 'bin')],
     () => {},
     (l) => console.error(l),
   );
   expect(code).toBe(0);
+  await symlink(await bufBinary(), path.join(project, '.svc', 'bin', 'buf'));
 });
 
 afterAll(async () => {
