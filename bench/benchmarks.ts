@@ -59,6 +59,16 @@ export const BENCHMARKS: Benchmark[] = [
     timeoutMs: 420_000,
   },
   {
+    name: 'typed',
+    description:
+      'Typed contracts (issue 27): Greeter as a typed service (protoc-gen-es code, @bufbuild/protobuf codec) against the proto-loader path on gRPC unary and the gateway, server CPU per request; what middleware.validate (protovalidate) costs per call on a request with ten constrained fields; the @bufbuild/protobuf binary codec against protobufjs in process.',
+    command: tsx('grpc/typed-contracts.ts'),
+    env: { BENCH_SECONDS: '2', BENCH_ROUNDS: '5' },
+    quickEnv: { BENCH_SECONDS: '1', BENCH_ROUNDS: '3', BENCH_CODEC_CALLS: '20000' },
+    // ~5 minutes at load average 20-25.
+    timeoutMs: 480_000,
+  },
+  {
     name: 'memory',
     description:
       "demo-grpc's start-up to its first answered call, and its resident memory idle, after BENCH_CALLS gRPC calls and after BENCH_CALLS gateway calls (1,000,000 each in the full run).",

@@ -18,6 +18,24 @@ export interface LoadShape {
   httpConnections: number;
 }
 
+/**
+ * What is called: by default Greeter.Hello (an empty request) over gRPC and GET /v1/hello on the
+ * gateway; another method with its request message (protobuf bytes, framed here) and another
+ * gateway path, POSTed with a JSON body when one is given.
+ */
+export interface LoadTarget {
+  grpcPath: string;
+  grpcRequest: Uint8Array;
+  httpPath: string;
+  httpBody?: string;
+}
+
+const HELLO_TARGET: LoadTarget = {
+  grpcPath: '/api.v1.Greeter/Hello',
+  grpcRequest: new Uint8Array(0),
+  httpPath: '/v1/hello',
+};
+
 export interface LoadResult {
   reqPerSec: number;
   requests: number;
@@ -71,10 +89,16 @@ export async function treeCpuSeconds(pid: number): Promise<number> {
   return stats.reduce((s, [p, , cpu]) => (inTree.has(p) ? s + cpu : s), 0);
 }
 
-function h2loadArgs(protocol: Protocol, port: number, shape: LoadShape, body: string): string[] {
+function h2loadArgs(
+  protocol: Protocol,
+  port: number,
+  shape: LoadShape,
+  body: string,
+  target: LoadTarget,
+): string[] {
   return protocol === 'grpc'
     ? [
-        `http://127.0.0.1:${port}/api.v1.Greeter/Hello`,
+        `http://127.0.0.1:${port}${target.grpcPath}`,
         '-d',
         body,
         '-H',
@@ -90,7 +114,10 @@ function h2loadArgs(protocol: Protocol, port: number, shape: LoadShape, body: st
       ]
     : [
         '--h1',
-        `http://127.0.0.1:${port}/v1/hello`,
+        `http://127.0.0.1:${port}${target.httpPath}`,
+        ...(target.httpBody !== undefined
+          ? ['-d', body, '-H', 'content-type: application/json']
+          : []),
         '-c',
         String(shape.httpConnections),
         '-m',
@@ -136,13 +163,22 @@ export interface LoadOptions {
   dir: string;
   /** Skip the latency log (long runs). */
   noLatency?: boolean;
+  /** The method and path called; Greeter.Hello and GET /v1/hello by default. */
+  target?: LoadTarget;
 }
 
 export async function load(o: LoadOptions): Promise<LoadResult> {
-  const body = path.join(o.dir, 'hello.bin');
-  await writeFile(body, Buffer.from([0, 0, 0, 0, 0]));
+  const target = o.target ?? HELLO_TARGET;
+  const body = path.join(o.dir, `body-${o.port}-${o.protocol}`);
+  if (o.protocol === 'grpc') {
+    // One uncompressed gRPC message: flag 0, the length (big-endian), the bytes.
+    const frame = Buffer.alloc(5 + target.grpcRequest.byteLength);
+    frame.writeUInt32BE(target.grpcRequest.byteLength, 1);
+    frame.set(target.grpcRequest, 5);
+    await writeFile(body, frame);
+  } else if (target.httpBody !== undefined) await writeFile(body, target.httpBody);
   const log = path.join(o.dir, `h2load-${o.port}.log`);
-  const args = h2loadArgs(o.protocol, o.port, o.shape, body);
+  const args = h2loadArgs(o.protocol, o.port, o.shape, body, target);
   if (o.seconds !== undefined) args.push('-D', String(o.seconds));
   else args.push('-n', String(o.requests ?? 1000));
   if (!o.noLatency) args.push('--log-file', log);

@@ -190,7 +190,7 @@ test('docs/guide.md runs: scaffold, typed bookstore on PostgreSQL and the cache,
     }
   }
   // What the guide is made of; a block whose info string the test does not know fails above.
-  expect(files).toBe(5);
+  expect(files).toBe(4);
   expect(calls).toBe(7);
   expect(service?.exitCode).toBeNull();
   service?.kill('SIGTERM');

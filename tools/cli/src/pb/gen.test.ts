@@ -65,7 +65,7 @@ afterAll(async () => {
 test('svc pb gen with buf writes TypeScript that compiles; protoc writes the same files', async () => {
   const r = await svc(['pb', 'gen']);
   expect(r.stdout).toContain('generated code with buf');
-  const byBuf = await files(path.join(project, 'gen', 'es'));
+  const byBuf = await files(path.join(project, 'src', 'gen'));
   expect([...byBuf.keys()].sort()).toEqual([
     'google/api/annotations_pb.ts',
     'google/api/http_pb.ts',
@@ -81,9 +81,9 @@ test('svc pb gen with buf writes TypeScript that compiles; protoc writes the sam
 
   // The generated code compiles, and can be used: a typed HelloResponse and the service descriptor.
   await writeFile(
-    path.join(project, 'gen', 'use.ts'),
+    path.join(project, 'src', 'gen', 'use.ts'),
     `import { create, toJson } from '@bufbuild/protobuf';
-import { Greeter, HelloResponseSchema, type HelloResponse } from './es/v1/greeter_pb.js';
+import { Greeter, HelloResponseSchema, type HelloResponse } from './v1/greeter_pb.js';
 const reply: HelloResponse = create(HelloResponseSchema, { message: 'hi' });
 export const json = toJson(HelloResponseSchema, reply);
 export const method: string = Greeter.method.hello.name;
@@ -93,17 +93,17 @@ export const method: string = Greeter.method.hello.name;
     path.join(project, 'tsconfig.gen.json'),
     JSON.stringify({
       extends: './tsconfig.json',
-      compilerOptions: { noEmit: true, rootDir: '.' },
-      include: ['gen/**/*.ts'],
+      compilerOptions: { noEmit: true },
+      include: ['src/gen/**/*.ts'],
     }),
   );
   await run(process.execPath, [tsc, '-p', 'tsconfig.gen.json'], { cwd: project });
-  await rm(path.join(project, 'gen', 'use.ts'));
+  await rm(path.join(project, 'src', 'gen', 'use.ts'));
 
-  await rm(path.join(project, 'gen', 'es'), { recursive: true });
+  await rm(path.join(project, 'src', 'gen'), { recursive: true });
   const p = await svc(['pb', 'gen', '--runner', 'protoc', '--no-openapi']);
   expect(p.stdout).toContain('generated code with protoc');
-  expect(await files(path.join(project, 'gen', 'es'))).toEqual(byBuf);
+  expect(await files(path.join(project, 'src', 'gen'))).toEqual(byBuf);
 });
 
 test('the OpenAPI document svc pb gen writes is the one the running entry serves', async () => {

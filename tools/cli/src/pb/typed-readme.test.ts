@@ -1,14 +1,14 @@
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { run } from '@svcboot/testkit';
+import { bufBinary, run } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { main } from '../main.js';
 import { SOURCE_NODE_ARGS } from './test-support/served.js';
 
 // The README's "Typed services" section, as the files of a project: written out, generated with
-// `svc pb gen` (buf and protoc-gen-es put in the project's .svc/bin by `svc install`, as a user
-// does; the workspace does not install them), type-checked with
+// `svc pb gen` (protoc-gen-es put in the project's .svc/bin by `svc install`, as a user does,
+// and buf beside it; the workspace does not install them), type-checked with
 // the repository's strict settings, then served and called with its own typed client.
 
 const cliDir = fileURLToPath(new URL('../..', import.meta.url));
@@ -52,12 +52,15 @@ beforeAll(async () => {
     path.join(project, 'package.json'),
     JSON.stringify({ name: 'bookstore', private: true, type: 'module' }),
   );
+  // protoc-gen-es as `svc install` puts it there; buf the pinned one the tests share (cached
+  // after its first use, as `svc install buf` would put the same version there).
   const code = await main(
-    ['install', 'buf', 'protoc-gen-es', '--dir', path.join(project, '.svc', 'bin')],
+    ['install', 'protoc-gen-es', '--dir', path.join(project, '.svc', 'bin')],
     () => {},
     (l) => console.error(l),
   );
   expect(code).toBe(0);
+  await symlink(await bufBinary(), path.join(project, '.svc', 'bin', 'buf'));
 });
 
 afterAll(async () => {
@@ -88,8 +91,8 @@ test('the README bookstore generates with svc pb gen, compiles, serves and answe
     path.join(project, 'tsconfig.json'),
     JSON.stringify({
       extends: path.join(repo, 'tsconfig.base.json'),
-      compilerOptions: { rootDir: '.' },
-      include: ['src/**/*.ts', 'gen/**/*.ts'],
+      compilerOptions: { rootDir: 'src' },
+      include: ['src/**/*.ts'],
     }),
   );
   await run(process.execPath, [tsc, '-p', 'tsconfig.json', '--noEmit'], { cwd: project });
@@ -98,7 +101,7 @@ test('the README bookstore generates with svc pb gen, compiles, serves and answe
   const serve = `
 import { boot } from '@svcboot/entry-core';
 import { grpcEntry } from '@svcboot/entry-grpc';
-import { Bookstore } from './gen/es/bookstore/v1/bookstore_pb.js';
+import { Bookstore } from './src/gen/bookstore/v1/bookstore_pb.js';
 import { bookstore } from './src/bookstore.js';
 const app = await boot({ argv: [], cwd: process.cwd(), configText: 'app:\\n  name: bookstore\\ngrpc:\\n  - name: bookstore\\n    port: 0\\n    enableReflection: true\\n' });
 const entry = grpcEntry(app, 'bookstore');

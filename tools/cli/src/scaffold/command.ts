@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { vendorGoogleapis } from '../pb/vendor.js';
+import { GREETER_PB_PATH, GREETER_PB_TS } from './greeter-pb.js';
 import * as t from './templates.js';
 import { findCheckout, packFromCheckout } from './workspace-packs.js';
 import { cliError } from '../errors.js';
@@ -167,6 +168,7 @@ export function scaffoldFiles(
       ['api/v1/gw_mapping.yaml', t.GW_MAPPING],
       ['buf.yaml', t.BUF_YAML],
       ['buf.gen.yaml', t.BUF_GEN_YAML],
+      [GREETER_PB_PATH, GREETER_PB_TS],
     );
   }
   return files;

@@ -103,8 +103,7 @@ test('--svcboot-version: registry ranges even from a checkout, no vendor/ and no
   const dir = path.join(root, 'from-registry');
   const pkg = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8')) as Manifest;
   expect(pkg.dependencies).toEqual({
-    '@grpc/grpc-js': '^1.14.0',
-    '@grpc/proto-loader': '^0.8.0',
+    '@bufbuild/protobuf': '^2.17.0',
     '@svcboot/entry-core': '^0.2.0',
     '@svcboot/entry-grpc': '^0.2.0',
   });

@@ -8,6 +8,7 @@ import { credentials, loadPackageDefinition, type ServiceClientConstructor } fro
 import { loadSync } from '@grpc/proto-loader';
 import { freePort, isListening, plainEnv, run, waitFor } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { GREETER_PB_PATH, GREETER_PB_TS } from './greeter-pb.js';
 
 // The quick start of tools/cli/README.md, as a user types it in a clone after `npm install`:
 // `npx svc new` from the repository root (the @svcboot packages are not on the npm registry, so
@@ -200,7 +201,7 @@ test(
 );
 
 test(
-  'the vendored svc runs from its dist in the service: svc install protoc and protoc-gen-es, then svc pb gen',
+  'the vendored svc runs from its dist in the service: svc install protoc and protoc-gen-es, then svc pb gen rewrites src/gen as svc new wrote it',
   async () => {
     // As in a user's shell: not the PATH npm gives this workspace's scripts, whose node_modules/.bin
     // has the workspace's own buf (a devDependency), which svc pb gen would rightly prefer.
@@ -216,9 +217,14 @@ test(
     });
     expect(installed.stdout).toContain('installed .svc/bin/protoc');
     expect(installed.stdout).toContain('installed .svc/bin/protoc-gen-es');
+    // svc new wrote the generated code of its greeter.proto (the service is typed from it before
+    // any tool is installed): generating it again gives the same bytes.
+    const generated = path.join(dir, GREETER_PB_PATH);
+    expect(await readFile(generated, 'utf8')).toBe(GREETER_PB_TS);
+    await rm(path.join(dir, 'src', 'gen'), { recursive: true });
     const gen = await run('npx', ['--no', 'svc', 'pb', 'gen'], { cwd: dir, env });
     expect(gen.stdout).toContain('generated code with protoc');
-    expect(existsSync(path.join(dir, 'gen', 'es', 'v1', 'greeter_pb.ts'))).toBe(true);
+    expect(await readFile(generated, 'utf8')).toBe(GREETER_PB_TS);
     const doc = JSON.parse(
       await readFile(path.join(dir, 'gen', 'openapi', 'greeter.swagger.json'), 'utf8'),
     ) as { paths: Record<string, unknown> };

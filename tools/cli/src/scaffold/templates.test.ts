@@ -94,6 +94,19 @@ test('the files follow the chosen kinds', () => {
   expect(grpc.get('api/v1/greeter.proto')).toMatch(
     /package api\.v1;[\s\S]*service Greeter \{\s*rpc Hello \(HelloRequest\) returns \(HelloResponse\)[\s\S]*message HelloRequest \{\}[\s\S]*string message = 1;/,
   );
+  // Typed from the proto: the generated code is written, and main.ts registers its descriptor.
+  expect(grpc.get('src/gen/v1/greeter_pb.ts')).toContain(
+    '// @generated from file v1/greeter.proto (package api.v1, syntax proto3)',
+  );
+  expect(grpc.get('src/gen/v1/greeter_pb.ts')).toContain('export const Greeter: GenService<');
+  expect(grpc.get('src/main.ts')).toContain('const greeter: ServiceImpl<typeof Greeter> = {');
+  expect(grpc.get('src/main.ts')).toContain(
+    "grpcEntry(app, 'greeter').addService(Greeter, greeter);",
+  );
+  expect(grpc.get('src/main.ts')).not.toContain('proto-loader');
+  expect(grpc.get('buf.gen.yaml')).toContain('out: src/gen');
+  expect(JSON.parse(grpc.get('package.json')!).dependencies['@bufbuild/protobuf']).toBe('^2.17.0');
+  expect([...kv.keys()]).not.toContain('src/gen/v1/greeter_pb.ts');
   expect(grpc.get('api/v1/gw_mapping.yaml')).toBe(
     'type: google.api.Service\nconfig_version: 3\n\nhttp:\n  rules:\n    - selector: api.v1.Greeter.Hello\n      get: /v1/hello\n',
   );

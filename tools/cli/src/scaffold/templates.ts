@@ -57,10 +57,8 @@ export function packageJson(i: ScaffoldInput): string {
     '@types/node': '^20.19.0',
     typescript: '~5.9.3',
   };
-  if (has(i, 'grpc')) {
-    deps['@grpc/grpc-js'] = '^1.14.0';
-    deps['@grpc/proto-loader'] = '^0.8.0';
-  }
+  // The generated code in src/gen (protoc-gen-es) imports the protobuf runtime.
+  if (has(i, 'grpc')) deps['@bufbuild/protobuf'] = '^2.17.0';
   const scripts: Record<string, string> = {
     build: 'tsc -p tsconfig.build.json',
     prestart: 'tsc -p tsconfig.build.json',
@@ -271,9 +269,10 @@ lint:
 
 export const BUF_GEN_YAML = `version: v2
 plugins:
-  # TypeScript messages and service descriptors (@bufbuild/protobuf v2).
+  # TypeScript messages and service descriptors (@bufbuild/protobuf v2), under src/ so that
+  # tsconfig.json (rootDir src) compiles them with the service.
   - local: protoc-gen-es
-    out: gen/es
+    out: src/gen
     opt: [target=ts, import_extension=js]
 `;
 
@@ -301,39 +300,32 @@ export function getterUse(f: Feature): string[] {
 export function mainTs(i: ScaffoldInput): string {
   const lines: string[] = [];
   lines.push(`import { runApp } from '@svcboot/entry-core';`);
+  for (const f of i.features) lines.push(getterImport(f));
   if (has(i, 'grpc')) {
     lines.push(
-      `import type { ServiceDefinition, handleUnaryCall } from '@grpc/grpc-js';`,
-      `import { loadSync } from '@grpc/proto-loader';`,
+      `import type { ServiceImpl } from '@svcboot/entry-grpc';`,
+      `import { Greeter } from './gen/v1/greeter_pb.js';`,
     );
   }
-  for (const f of i.features) lines.push(getterImport(f));
-  lines.push('');
+  lines.push('', `export const GREETING = { message: 'Hello from ${i.name}' };`, '');
   if (has(i, 'grpc')) {
     lines.push(
-      `/** api.v1.HelloResponse (api/v1/greeter.proto). */`,
-      `export interface HelloResponse {`,
-      `  message: string;`,
-      `}`,
-      '',
-      `export const GREETING: HelloResponse = { message: 'Hello from ${i.name}' };`,
-      '',
-      `// Relative to includeDirs, like an import.`,
-      `const definitions = loadSync('v1/greeter.proto', { includeDirs: ['api', 'third-party/googleapis'], keepCase: true, defaults: true });`,
-      `const greeterService = definitions['api.v1.Greeter'] as ServiceDefinition;`,
-      `const hello: handleUnaryCall<Record<string, never>, HelloResponse> = (_call, callback) => callback(null, GREETING);`,
+      `// api.v1.Greeter of api/v1/greeter.proto, typed from its generated code (src/gen/v1/greeter_pb.ts;`,
+      `// \`npm run pb:gen\` rewrites it when the proto changes): one method per RPC, request in, response out.`,
+      `const greeter: ServiceImpl<typeof Greeter> = {`,
+      `  async hello() {`,
+      `    return GREETING;`,
+      `  },`,
+      `};`,
       '',
     );
-  } else {
-    lines.push(`export const GREETING = { message: 'Hello from ${i.name}' };`, '');
   }
   lines.push(
     '// Boots ./boot.yaml, registers the handlers, and serves until SIGINT or SIGTERM.',
     RUN_APP_LINE,
   );
   for (const f of i.features) if (isConnector(f)) lines.push(...getterUse(f));
-  if (has(i, 'grpc'))
-    lines.push(`  grpcEntry(app, 'greeter').addService(greeterService, { Hello: hello });`);
+  if (has(i, 'grpc')) lines.push(`  grpcEntry(app, 'greeter').addService(Greeter, greeter);`);
   if (has(i, 'httpserver')) {
     lines.push(
       `  httpEntry(app, 'web').router.get('/v1/hello', (ctx) => {`,
@@ -352,7 +344,7 @@ export function mainTestTs(i: ScaffoldInput): string {
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
-${grpc ? `import { credentials, loadPackageDefinition, type ServiceClientConstructor } from '@grpc/grpc-js';\nimport { loadSync } from '@grpc/proto-loader';\n` : ''}
+${grpc ? `import { typedClient } from '@svcboot/entry-grpc';\nimport { Greeter } from './gen/v1/greeter_pb.js';\n` : ''}
 // Starts the built service on free ports and calls its Hello (npm test compiles it first).
 
 // A service boots in a few seconds on a busy machine.
@@ -412,19 +404,13 @@ ${
   grpc
     ? `
 test('Hello over gRPC', { timeout }, async () => {
-  const pkg = loadPackageDefinition(loadSync('v1/greeter.proto', { includeDirs: ['api'], keepCase: true, defaults: true })) as unknown as {
-    api: { v1: { Greeter: ServiceClientConstructor } };
-  };
-  const client = new pkg.api.v1.Greeter(\`127.0.0.1:\${ports.grpc}\`, credentials.createInsecure());
+  // A client typed from the same generated code as the service.
+  const client = typedClient(Greeter, \`127.0.0.1:\${ports.grpc}\`);
   try {
-    const reply = await waitFor('gRPC Hello', () =>
-      new Promise<unknown>((resolve, reject) =>
-        (client as unknown as { Hello(req: object, cb: (err: Error | null, res: unknown) => void): void }).Hello({}, (err, res) => (err ? reject(err) : resolve(res))),
-      ),
-    );
-    assert.deepEqual(reply, { message: 'Hello from ${i.name}' });
+    const reply = await waitFor('gRPC Hello', () => client.hello({}));
+    assert.equal(reply.message, 'Hello from ${i.name}');
   } finally {
-    client.close();
+    client.$close();
   }
 });
 
@@ -500,14 +486,16 @@ ${
 - \`api/v1/greeter.proto\`: the Greeter service; \`api/v1/gw_mapping.yaml\`: its REST mapping.
 - \`third-party/googleapis\`: google/api and google/rpc protos (\`svc pb vendor\` writes them).
 - \`buf.yaml\`, \`buf.gen.yaml\`: the buf workspace and its TypeScript generator (protoc-gen-es).
+- \`src/gen/v1/greeter_pb.ts\`: what protoc-gen-es generated from greeter.proto (the messages and
+  the \`Greeter\` service descriptor). \`src/main.ts\` registers \`Greeter\` with an implementation
+  TypeScript checks against it (\`ServiceImpl<typeof Greeter>\`), and \`src/main.test.ts\` calls it
+  with a client typed from it. Commit it with the proto; after changing a proto, generate again:
 
 \`\`\`sh
-npx svc install buf protoc-gen-es   # or protobuf (protoc) instead of buf; they land in .svc/bin
-npx svc pb gen                      # gen/es/*.ts and gen/openapi/greeter.swagger.json
+npx svc install buf protoc-gen-es   # once; or protobuf (protoc) instead of buf; they land in .svc/bin
+npm run pb:gen                      # src/gen/**/*_pb.ts and gen/openapi/greeter.swagger.json
 npx svc pb lint
 \`\`\`
-
-The code in \`gen/es\` imports \`@bufbuild/protobuf\`: \`npm install @bufbuild/protobuf\` before you use it.
 `
     : ''
 }`;
