@@ -1,4 +1,4 @@
-import { Code, ConnectError, createClient } from '@connectrpc/connect';
+import { Code, type ConnectError, createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startLibrary, type Harness } from '../test-support/harness.js';
