@@ -5,7 +5,9 @@
  * serving the same method alone (connectNodeAdapter on node:http and node:http2). Each server is a
  * child process that reports its own `process.cpuUsage()`; the client runs `BENCH_CALLS` calls
  * (default 4000) with `BENCH_CONCURRENCY` in flight (16) after a warm-up, `BENCH_ROUNDS` times (3),
- * and prints the median µs of server CPU (user + system) per call. Not part of `npm run bench`.
+ * and prints the median µs of server CPU (user + system) per call. `BENCH_ONLY`: a regular
+ * expression the rows (`<server> <path>`) must match; `BENCH_CPU_PROF`: a folder for the servers'
+ * V8 CPU profiles (`--cpu-prof`). Not part of `npm run bench`.
  *
  * `node --import tsx grpc/connect.ts` from bench/ (after `npx nx run entry-grpc:build`).
  */
@@ -228,9 +230,11 @@ interface Child {
 }
 
 async function startChild(kind: string, env: Record<string, string>): Promise<Child> {
+  const prof = process.env['BENCH_CPU_PROF'];
+  const flags = prof ? ['--cpu-prof', '--cpu-prof-dir', path.join(prof, kind)] : [];
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', fileURLToPath(import.meta.url), 'serve', kind],
+    [...flags, '--import', 'tsx', fileURLToPath(import.meta.url), 'serve', kind],
     {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       env: { ...process.env, ...env },
@@ -268,10 +272,11 @@ async function main(): Promise<void> {
   try {
     for (const kind of ['svcboot', 'svcboot-mw', 'connect-node-h1', 'connect-node-h2'])
       children.set(kind, await startChild(kind, { GREETER_SET: setFile }));
+    const only = new RegExp(process.env['BENCH_ONLY'] ?? '');
     const rows = [
       ...ROWS,
       ...ROWS.filter((r) => r.server === 'svcboot').map((r) => ({ ...r, server: 'svcboot-mw' })),
-    ];
+    ].filter((r) => only.test(`${r.server} ${r.path}`));
     const results = new Map<string, number[]>();
     for (let round = 0; round < ROUNDS; round++) {
       for (const row of rows) {
@@ -317,5 +322,7 @@ if (process.argv[2] === 'serve') {
         ? await serveConnectNode(true)
         : await serveSvcboot(kind === 'svcboot-mw');
   process.on('message', () => process.send?.(process.cpuUsage()));
+  // A clean exit, so that `--cpu-prof` (BENCH_CPU_PROF) writes its profile.
+  process.on('SIGTERM', () => process.exit(0));
   process.send?.({ port });
 } else await main();
