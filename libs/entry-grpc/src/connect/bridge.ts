@@ -573,20 +573,24 @@ export class ConnectBridge {
 
     const out = new ResponseEnvelopes(x, type, method, respondGzip ? this.minCompress : Infinity);
     stream.on('response', (h) => {
-      if (ended) return;
+      if (ended || x.destroyed) return;
       const headers: Record<string, string | string[]> = {};
       for (const [name, value] of metadataOf(h)) headers[name] = value;
       headers['content-type'] = responseContentType(type);
       if (respondGzip) headers['connect-content-encoding'] = 'gzip';
       exposeHeaders(headers);
-      if (h['grpc-status'] !== undefined) {
+      const trailersOnly = h['grpc-status'] !== undefined;
+      if (!respondSafely(x, headers)) {
+        ended = true;
+        if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
+        return;
+      }
+      if (trailersOnly) {
         // Trailers-only (an error before any message): the status ends the stream at once.
         ended = true;
-        x.respond(200, headers, false);
         x.end(endStream(statusOf(h), metadataOf(h)));
         return;
       }
-      x.respond(200, headers, false);
       stream.on('data', (chunk: Buffer) => {
         if (!out.push(chunk) && !stream.isPaused()) {
           stream.pause();
@@ -746,6 +750,20 @@ class ResponseEnvelopes {
       },
       () => this.x.destroy(),
     );
+  }
+}
+
+/**
+ * A stream's head; false when Node refused a header (a control character in a handler's
+ * metadata): the response is then reset, as nothing valid can be sent.
+ */
+function respondSafely(x: HttpExchange, headers: Record<string, string | string[]>): boolean {
+  try {
+    x.respond(200, headers, false);
+    return true;
+  } catch {
+    x.destroy();
+    return false;
   }
 }
 

@@ -33,7 +33,12 @@ export class ConnectMethod {
   ) {
     this.requestStream = method.definition.requestStream;
     this.responseStream = method.definition.responseStream;
-    const rpc = root?.lookupService(method.service).methods[method.name];
+    let rpc: protobuf.Method | undefined;
+    try {
+      rpc = root?.lookupService(method.service).methods[method.name];
+    } catch {
+      // Not in the schema: binary calls only.
+    }
     this.requestType = rpc
       ? (rpc.resolvedRequestType ?? root!.lookupType(rpc.requestType))
       : undefined;

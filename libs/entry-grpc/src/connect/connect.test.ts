@@ -60,7 +60,7 @@ afterEach(async () => {
 });
 
 /** A grpc entry with Connect on, the Greeter (proto-loader) and the cors middleware. */
-async function startGreeter(): Promise<Server> {
+async function startGreeter(extraYaml = ''): Promise<Server> {
   const work = await mkdtemp(path.join(os.tmpdir(), 'svcboot-connect-entry-'));
   const events = path.join(work, 'events.log');
   const app = await boot({
@@ -85,7 +85,7 @@ grpc:
       prom: { enabled: true }
       meta: { enabled: true }
       cors: { enabled: true, allowOrigins: ["https://app.example"] }
-`,
+${extraYaml}`,
     cwd: work,
     argv: [],
     env: { ...process.env },
@@ -453,6 +453,31 @@ describe('the Connect protocol on the grpc entry port', () => {
     expect(gateway.status).toBe(404);
     // grpc-gateway's google.rpc.Status body: a numeric code
     expect(await gateway.json()).toMatchObject({ code: 5, message: 'gw' });
+  });
+
+  it('refuses a message over maxRecvMsgSizeBytes, decompressed ones too', async () => {
+    server = await startGreeter('    maxRecvMsgSizeBytes: 1024\n');
+    const connect = { 'content-type': 'application/json', 'connect-protocol-version': '1' };
+    const big = await fetch(`${server.base}/connecttest.v1.Greeter/Say`, {
+      method: 'POST',
+      headers: connect,
+      body: JSON.stringify({ text: 'x'.repeat(2000) }),
+    });
+    expect(big.status).toBe(429);
+    expect(await big.json()).toMatchObject({ code: 'resource_exhausted' });
+    // 100 kB of JSON that gzips to a few hundred bytes
+    const bomb = await fetch(`${server.base}/connecttest.v1.Greeter/Say`, {
+      method: 'POST',
+      headers: { ...connect, 'content-encoding': 'gzip' },
+      body: gzipSync(Buffer.from(JSON.stringify({ text: ' '.repeat(100_000) }))),
+    });
+    expect(bomb.status).toBe(429);
+    // A stream's envelope over the limit ends the stream with the error.
+    const client = greeter(createConnectTransport({ baseUrl: server.base, httpVersion: '2' }));
+    const err = await client.join(texts('y'.repeat(2000))).catch((e: unknown) => e);
+    expect((err as ConnectError).code).toBe(Code.ResourceExhausted);
+    // Within the limit, the same calls go through.
+    expect((await client.join(texts('a', 'b'))).text).toBe('a+b');
   });
 
   it('answers a CORS preflight for a Connect request and exposes the Connect headers', async () => {
