@@ -14,6 +14,7 @@ import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import { compressionGzip, createConnectTransport } from '@connectrpc/connect-node';
 import { createConnectTransport as createWebTransport } from '@connectrpc/connect-web';
+import { Metadata, credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { boot, type App } from '@svcboot/entry-core';
 import { bufBinary } from '@svcboot/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -523,6 +524,21 @@ describe('the Connect protocol on the grpc entry port', () => {
     expect(metrics).toMatch(
       /grpc_server_handled_total\{grpc_type="unary",grpc_service="connecttest.v1.Greeter",grpc_method="Say",grpc_code="OK"\} 1/,
     );
+    // gRPC on the same port still reaches grpc-js past the Connect router.
+    const grpc = new (makeGenericClientConstructor(greeterDefinition(), 'Greeter'))(
+      server.base.slice('http://'.length),
+      credentials.createInsecure(),
+    ) as unknown as Record<
+      string,
+      (req: unknown, md: Metadata, cb: (err: unknown, res: { text: string }) => void) => void
+    > & { close(): void };
+    const md = new Metadata();
+    md.set('x-request-id', 'grpc-1');
+    const viaGrpc = await new Promise<{ text: string }>((resolve, reject) =>
+      grpc['Say']!({ text: 'native' }, md, (err, res) => (err ? reject(err) : resolve(res))),
+    );
+    grpc.close();
+    expect(viaGrpc.text).toBe('hello native');
     const records = await server.stop();
     server = undefined;
     const find = (id: string): Record<string, unknown> | undefined =>
@@ -534,6 +550,8 @@ describe('the Connect protocol on the grpc entry port', () => {
     expect(payloads['remoteAddr'] ?? rec?.['remoteAddr']).toMatch(/^127\.0\.0\.1:\d+$/);
     const get = find('connect-2')?.['payloads'] as Record<string, string>;
     expect([get['apiProtocol'], get['gwMethod']]).toEqual(['Connect', 'GET']);
+    const native = find('grpc-1')?.['payloads'] as Record<string, string>;
+    expect(native['apiProtocol']).toBe('HTTP/2');
   });
 
   it('answers buf curl --protocol connect over HTTP/1.1 and HTTP/2', async () => {
