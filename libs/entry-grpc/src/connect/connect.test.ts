@@ -13,7 +13,10 @@ import {
 import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import { compressionGzip, createConnectTransport } from '@connectrpc/connect-node';
-import { createConnectTransport as createWebTransport } from '@connectrpc/connect-web';
+import {
+  createGrpcWebTransport,
+  createConnectTransport as createWebTransport,
+} from '@connectrpc/connect-web';
 import { Metadata, credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { boot, type App } from '@svcboot/entry-core';
 import { bufBinary } from '@svcboot/testkit';
@@ -60,7 +63,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** A grpc entry with Connect on, the Greeter (proto-loader) and the cors middleware. */
+/** A grpc entry with Connect (and gRPC-Web) on, the Greeter (proto-loader) and the cors middleware. */
 async function startGreeter(extraYaml = ''): Promise<Server> {
   const work = await mkdtemp(path.join(os.tmpdir(), 'svcboot-connect-entry-'));
   const events = path.join(work, 'events.log');
@@ -77,6 +80,7 @@ grpc:
     eventEntry: records
     generateUnboundMethods: true
     connect: { enabled: true }
+    grpcWeb: { enabled: true }
     protos:
       files: ["${greeterProto}"]
       includeDirs: ["${greeterProtoDir}"]
@@ -520,9 +524,14 @@ describe('the Connect protocol on the grpc entry port', () => {
       createConnectTransport({ baseUrl: server.base, httpVersion: '2', useHttpGet: true }),
     );
     await viaGet.get({ text: 'rec' }, { headers: { 'x-request-id': 'connect-2' } });
+    // gRPC-Web beside Connect: each bridge takes its own requests.
+    const web = greeter(createGrpcWebTransport({ baseUrl: server.base, fetch: globalThis.fetch }));
+    expect((await web.say({ text: 'web' }, { headers: { 'x-request-id': 'web-1' } })).text).toBe(
+      'hello web',
+    );
     const metrics = await (await fetch(`${server.base}/metrics`)).text();
     expect(metrics).toMatch(
-      /grpc_server_handled_total\{grpc_type="unary",grpc_service="connecttest.v1.Greeter",grpc_method="Say",grpc_code="OK"\} 1/,
+      /grpc_server_handled_total\{grpc_type="unary",grpc_service="connecttest.v1.Greeter",grpc_method="Say",grpc_code="OK"\} 2/,
     );
     // gRPC on the same port still reaches grpc-js past the Connect router.
     const grpc = new (makeGenericClientConstructor(greeterDefinition(), 'Greeter'))(
@@ -550,6 +559,7 @@ describe('the Connect protocol on the grpc entry port', () => {
     expect(payloads['remoteAddr'] ?? rec?.['remoteAddr']).toMatch(/^127\.0\.0\.1:\d+$/);
     const get = find('connect-2')?.['payloads'] as Record<string, string>;
     expect([get['apiProtocol'], get['gwMethod']]).toEqual(['Connect', 'GET']);
+    expect((find('web-1')?.['payloads'] as Record<string, string>)['apiProtocol']).toBe('gRPC-Web');
     const native = find('grpc-1')?.['payloads'] as Record<string, string>;
     expect(native['apiProtocol']).toBe('HTTP/2');
   });
