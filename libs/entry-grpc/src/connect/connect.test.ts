@@ -559,7 +559,8 @@ describe('the Connect protocol on the grpc entry port', () => {
     expect(payloads['remoteAddr'] ?? rec?.['remoteAddr']).toMatch(/^127\.0\.0\.1:\d+$/);
     const get = find('connect-2')?.['payloads'] as Record<string, string>;
     expect([get['apiProtocol'], get['gwMethod']]).toEqual(['Connect', 'GET']);
-    expect((find('web-1')?.['payloads'] as Record<string, string>)['apiProtocol']).toBe('gRPC-Web');
+    const viaWeb = find('web-1')?.['payloads'] as Record<string, string> | undefined;
+    expect(viaWeb?.['apiProtocol']).toBe('gRPC-Web');
     const native = find('grpc-1')?.['payloads'] as Record<string, string>;
     expect(native['apiProtocol']).toBe('HTTP/2');
   });
