@@ -1,6 +1,5 @@
 import http2 from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Transform, type TransformCallback } from 'node:stream';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { Duplex } from 'node:stream';
@@ -9,14 +8,8 @@ import type protobuf from 'protobufjs';
 import { GRPC_WEB_PEER_HEADER, bridgeMark, duplexPair, grpcWebMode } from '../grpc-web.js';
 import type { RegisteredMethod } from '../services.js';
 import { ConnectMethod, connectDetails } from './codec.js';
-import {
-  EnvelopeSplitter,
-  EnvelopeTooLarge,
-  FLAG_COMPRESSED,
-  FLAG_END_STREAM,
-  envelope,
-  type Envelope,
-} from './envelope.js';
+import { EnvelopeTooLarge } from './envelope.js';
+import { grpcFrame, metadataOf, statusOf, type GrpcStatus } from './grpc-status.js';
 import { http1Exchange, http2Exchange, type HttpExchange } from './http-exchange.js';
 import {
   ConnectFailure,
@@ -30,9 +23,10 @@ import {
   responseContentType,
   type ConnectType,
 } from './protocol.js';
+import { getMessage, inflate, readAll } from './request-body.js';
+import { RequestEnvelopes, ResponseEnvelopes, endStream } from './stream-messages.js';
 
 const gzip = promisify(zlib.gzip);
-const gunzip = promisify(zlib.gunzip);
 
 /**
  * The Connect protocol (connectrpc.com/docs/protocol) on the entry's port, answered by the
@@ -89,19 +83,6 @@ const NOT_FORWARDED = new Set([
   GRPC_WEB_PEER_HEADER,
 ]);
 
-/** Headers of the gRPC response that are gRPC's own, not metadata. */
-const GRPC_ONLY = new Set([
-  ':status',
-  'content-type',
-  'content-length',
-  'date',
-  'grpc-encoding',
-  'grpc-accept-encoding',
-  'grpc-status',
-  'grpc-message',
-  'grpc-status-details-bin',
-]);
-
 /** Response headers a browser reads without being told (CORS-safelisted) or that are CORS's own. */
 const NOT_EXPOSED = new Set([
   'content-type',
@@ -115,45 +96,6 @@ const NOT_EXPOSED = new Set([
 ]);
 
 const ENCODINGS = ['gzip'] as const;
-
-/** The status a gRPC call ended with. */
-interface GrpcStatus {
-  code: number;
-  message: string;
-  detailsBin: Buffer | undefined;
-}
-
-function statusOf(h: http2.IncomingHttpHeaders): GrpcStatus {
-  const raw = h['grpc-status'];
-  const code = raw === undefined ? 2 : Number(raw);
-  const msg = h['grpc-message'];
-  let message = typeof msg === 'string' ? msg : '';
-  if (message.includes('%')) {
-    try {
-      message = decodeURIComponent(message);
-    } catch {
-      // left as sent
-    }
-  }
-  const bin = h['grpc-status-details-bin'];
-  return {
-    code: Number.isInteger(code) && code >= 0 && code <= 16 ? code : 2,
-    message: raw === undefined ? 'the gRPC response had no status' : message,
-    detailsBin: typeof bin === 'string' ? Buffer.from(bin, 'base64') : undefined,
-  };
-}
-
-/** Metadata of gRPC headers or trailers (the status and gRPC's own headers left out). */
-function metadataOf(h: http2.IncomingHttpHeaders | undefined): Array<[string, string | string[]]> {
-  const out: Array<[string, string | string[]]> = [];
-  if (!h) return out;
-  for (const name of Object.keys(h)) {
-    const value = h[name];
-    if (value === undefined || name.startsWith(':') || GRPC_ONLY.has(name)) continue;
-    out.push([name, value as string | string[]]);
-  }
-  return out;
-}
 
 /**
  * Names the headers a browser may read, besides the cors middleware's: every one sent that is not
@@ -169,11 +111,6 @@ function exposeHeaders(out: Record<string, string | string[]>): void {
   const own = out['access-control-expose-headers'];
   out['access-control-expose-headers'] =
     own === undefined ? names.join(', ') : `${String(own)}, ${names.join(', ')}`;
-}
-
-/** A gRPC message frame (uncompressed). */
-function grpcFrame(data: Uint8Array): Buffer {
-  return envelope(0, data);
 }
 
 function first(value: string | string[] | undefined): string | undefined {
@@ -626,133 +563,6 @@ export class ConnectBridge {
   }
 }
 
-/** The end-of-stream message: `{"error": …, "metadata": {name: [values]}}`. */
-function endStream(status: GrpcStatus, metadata: Array<[string, string | string[]]>): Buffer {
-  const end: Record<string, unknown> = {};
-  if (status.code !== 0)
-    end.error = errorJson(status.code, status.message, connectDetails(status.detailsBin));
-  if (metadata.length > 0) {
-    const md: Record<string, string[]> = {};
-    for (const [name, value] of metadata) md[name] = Array.isArray(value) ? value : [value];
-    end.metadata = md;
-  }
-  return envelope(FLAG_END_STREAM, Buffer.from(JSON.stringify(end), 'utf8'));
-}
-
-/** Connect request envelopes (compressed, JSON) in, gRPC frames (binary, uncompressed) out. */
-class RequestEnvelopes extends Transform {
-  private readonly splitter: EnvelopeSplitter;
-
-  constructor(
-    private readonly maxBytes: number,
-    private readonly gzipped: boolean,
-    private readonly fromJson: ((text: string) => Buffer) | undefined,
-  ) {
-    super();
-    this.splitter = new EnvelopeSplitter(maxBytes);
-  }
-
-  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    let envelopes: Envelope[];
-    try {
-      envelopes = this.splitter.push(chunk);
-    } catch (err) {
-      cb(err as Error);
-      return;
-    }
-    if (envelopes.length === 0) {
-      cb();
-      return;
-    }
-    this.convert(envelopes).then(
-      () => cb(),
-      (err: unknown) => cb(err as Error),
-    );
-  }
-
-  private async convert(envelopes: Envelope[]): Promise<void> {
-    for (const e of envelopes) {
-      // An end-of-stream envelope from a client carries nothing for the server (lenient, as connect-es).
-      if (e.flags & FLAG_END_STREAM) continue;
-      let data = e.data;
-      if (e.flags & FLAG_COMPRESSED) {
-        if (!this.gzipped)
-          throw new ConnectFailure(
-            3,
-            'protocol error: received compressed message without Connect-Content-Encoding',
-          );
-        data = await inflate(data, this.maxBytes);
-      }
-      this.push(grpcFrame(this.fromJson ? this.fromJson(data.toString('utf8')) : data));
-    }
-  }
-
-  override _flush(cb: TransformCallback): void {
-    if (this.splitter.partial)
-      cb(new ConnectFailure(3, 'protocol error: the request body ended inside a message'));
-    else cb();
-  }
-}
-
-/**
- * gRPC response frames in, Connect envelopes out: as they are for uncompressed binary (the same
- * bytes), else each message converted (JSON) and compressed (at least `minCompress` bytes) in order.
- */
-class ResponseEnvelopes {
-  private readonly splitter = new EnvelopeSplitter(Number.MAX_SAFE_INTEGER);
-  private readonly passThrough: boolean;
-  /** The writes in order, once compression made them asynchronous. */
-  private queue: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly x: HttpExchange,
-    private readonly type: ConnectType,
-    private readonly method: ConnectMethod,
-    private readonly minCompress: number,
-  ) {
-    this.passThrough = type.binary && minCompress === Infinity;
-  }
-
-  /** False when the client is not taking data as fast (wait for its drain). */
-  push(chunk: Buffer): boolean {
-    const x = this.x;
-    if (x.destroyed) return true;
-    if (this.passThrough) return x.write(chunk);
-    let ok = true;
-    for (const frame of this.splitter.push(chunk)) {
-      let data: Buffer;
-      try {
-        data = this.type.binary
-          ? frame.data
-          : Buffer.from(this.method.responseToJson(frame.data), 'utf8');
-      } catch {
-        data = frame.data;
-      }
-      if (data.length >= this.minCompress) {
-        this.queue = this.queue
-          .then(() => gzip(data))
-          .then((z) => {
-            if (!x.destroyed) x.write(envelope(FLAG_COMPRESSED, z));
-          });
-      } else if (this.minCompress !== Infinity) {
-        this.queue = this.queue.then(() => {
-          if (!x.destroyed) x.write(envelope(0, data));
-        });
-      } else ok = x.write(envelope(0, data)) && ok;
-    }
-    return ok;
-  }
-
-  finish(end: Buffer): void {
-    this.queue.then(
-      () => {
-        if (!this.x.destroyed) this.x.end(end);
-      },
-      () => this.x.destroy(),
-    );
-  }
-}
-
 /**
  * A stream's head; false when Node refused a header (a control character in a handler's
  * metadata): the response is then reset, as nothing valid can be sent.
@@ -788,59 +598,6 @@ function asFailure(err: unknown): ConnectFailure {
 function drain(x: HttpExchange): void {
   const body = x.body as NodeJS.ReadableStream & { readableEnded?: boolean };
   if (!body.readableEnded) body.resume();
-}
-
-/** A GET's message: `message` (base64 with `base64=1`, URL-safe or standard, padded or not). */
-function getMessage(params: URLSearchParams): Buffer {
-  const message = params.get('message') ?? '';
-  return params.get('base64') === '1'
-    ? Buffer.from(message, 'base64')
-    : Buffer.from(message, 'utf8');
-}
-
-/** gunzip with a limit on what it makes (a small body must not inflate past the message limit). */
-async function inflate(data: Buffer, maxBytes: number): Promise<Buffer> {
-  try {
-    return await gunzip(data, { maxOutputLength: maxBytes });
-  } catch (err) {
-    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE')
-      throw new ConnectFailure(8, `decompressed message is larger than ${maxBytes} bytes`);
-    throw new ConnectFailure(3, `cannot gunzip the message: ${(err as Error).message}`);
-  }
-}
-
-/** The whole request body, refused past `limit` bytes (ResourceExhausted). */
-function readAll(
-  body: NodeJS.ReadableStream,
-  limit: number,
-  declared: string | undefined,
-): Promise<Buffer> {
-  if (declared !== undefined && Number(declared) > limit) {
-    body.resume();
-    return Promise.reject(
-      new ConnectFailure(
-        8,
-        `request body of ${declared} bytes exceeds the limit of ${limit} bytes`,
-      ),
-    );
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (c: Buffer): void => {
-      size += c.length;
-      if (size > limit) {
-        body.removeListener('data', onData);
-        body.resume();
-        reject(new ConnectFailure(8, `request body exceeds the limit of ${limit} bytes`));
-        return;
-      }
-      chunks.push(c);
-    };
-    body.on('data', onData);
-    body.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    body.once('error', reject);
-  });
 }
 
 /**
