@@ -1,6 +1,7 @@
 /**
- * One load run with h2load (Debian nghttp2-client): gRPC unary Greeter.Hello over HTTP/2, or
- * GET /v1/hello over HTTP/1.1 (`--h1`). Pinned to a CPU with taskset when given one. Reports
+ * One load run with h2load (Debian nghttp2-client): gRPC unary Greeter.Hello over HTTP/2, the
+ * same RPC as a Connect unary POST (`application/proto`) over HTTP/2, or GET /v1/hello over
+ * HTTP/1.1 (`--h1`). Pinned to a CPU with taskset when given one. Reports
  * throughput, latency from h2load's per-request log, the server's CPU per request (its process
  * and every descendant, user + system, from /proc) and the load generator's own CPU per request
  * (the shell's `times` for its finished child).
@@ -9,7 +10,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-export type Protocol = 'grpc' | 'http';
+export type Protocol = 'grpc' | 'http' | 'connect';
 
 export interface LoadShape {
   /** gRPC: connections × streams each; HTTP/1.1: connections, one request in flight each. */
@@ -96,6 +97,24 @@ function h2loadArgs(
   body: string,
   target: LoadTarget,
 ): string[] {
+  if (protocol === 'connect')
+    // Connect unary, binary: the body is the message itself. h2load sends no empty body, so the
+    // HelloRequest carries one unknown varint field (field 15, 0), which both servers skip.
+    return [
+      `http://127.0.0.1:${port}${target.grpcPath}`,
+      '-d',
+      body,
+      '-H',
+      'content-type: application/proto',
+      '-H',
+      'connect-protocol-version: 1',
+      '-c',
+      String(shape.grpcConnections),
+      '-m',
+      String(shape.grpcStreams),
+      '-t',
+      '1',
+    ];
   return protocol === 'grpc'
     ? [
         `http://127.0.0.1:${port}${target.grpcPath}`,
@@ -176,6 +195,10 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
     frame.writeUInt32BE(target.grpcRequest.byteLength, 1);
     frame.set(target.grpcRequest, 5);
     await writeFile(body, frame);
+  } else if (o.protocol === 'connect') {
+    // Connect unary, binary: the body is the message itself, plus one unknown varint field
+    // (field 15, 0) because h2load sends no empty body; both servers skip it.
+    await writeFile(body, Buffer.concat([target.grpcRequest, Buffer.from([0x78, 0x00])]));
   } else if (target.httpBody !== undefined) await writeFile(body, target.httpBody);
   const log = path.join(o.dir, `h2load-${o.port}.log`);
   const args = h2loadArgs(o.protocol, o.port, o.shape, body, target);

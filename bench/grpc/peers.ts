@@ -1,5 +1,5 @@
 /** The servers of the gRPC/gateway benchmark: one module each under servers/, and what they are. */
-export type Path = 'grpc' | 'gateway';
+export type Path = 'grpc' | 'gateway' | 'connect';
 
 export type Role = 'floor' | 'bare' | 'wired' | 'nest' | 'svc-none' | 'svc-all';
 
@@ -80,6 +80,31 @@ export const PEERS: readonly Peer[] = [
     role: 'svc-all',
     paths: ['grpc', 'gateway'],
     env: { SVC_MIDDLEWARE: 'logging,prom,meta' },
+  },
+  // The Connect row: svcboot with `connect.enabled` (its own processes, so that the rows above
+  // measure the entry as it was), against connect-node serving the same RPC alone.
+  {
+    id: 'connect-node',
+    module: 'connect-node',
+    label: 'bare @connectrpc/connect-node (node:http2)',
+    role: 'bare',
+    paths: ['connect'],
+  },
+  {
+    id: 'svc-none-connect',
+    module: 'svcboot',
+    label: 'svcboot, no middleware',
+    role: 'svc-none',
+    paths: ['connect'],
+    env: { SVC_MIDDLEWARE: 'none', SVC_CONNECT: '1' },
+  },
+  {
+    id: 'svc-all-connect',
+    module: 'svcboot',
+    label: 'svcboot, logging + prom + meta',
+    role: 'svc-all',
+    paths: ['connect'],
+    env: { SVC_MIDDLEWARE: 'logging,prom,meta', SVC_CONNECT: '1' },
   },
 ];
 

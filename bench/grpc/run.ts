@@ -1,5 +1,7 @@
 /**
- * gRPC unary Greeter.Hello and gateway GET /v1/hello: svcboot (no middleware, and all three)
+ * gRPC unary Greeter.Hello, gateway GET /v1/hello and Greeter.Hello over the Connect protocol
+ * (application/proto on h2c; svcboot with `connect.enabled` against @connectrpc/connect-node alone,
+ * no goals): svcboot (no middleware, and all three)
  * against the floors (node:http2 / node:http by hand), the bare libraries (grpc-js, Koa), the
  * hand-wired same-work peers (grpc-js + interceptor, Koa + middleware, with pino and prom-client)
  * and NestJS, all in one run under the same conditions: every server up at once, pinned to CPU 1,
@@ -100,8 +102,13 @@ const fmt = (n: number, d = 0): string =>
 const PATH_NAMES: Record<Path, string> = {
   grpc: 'gRPC unary Greeter.Hello',
   gateway: 'gateway GET /v1/hello (HTTP/1.1)',
+  connect: 'Connect unary Greeter.Hello (application/proto, h2c)',
 };
-const protocolOf = (p: Path): 'grpc' | 'http' => (p === 'grpc' ? 'grpc' : 'http');
+const PATHS = ['grpc', 'gateway', 'connect'] as const;
+/** The paths issue #21's goals are for (the Connect row compares without goals). */
+const GOAL_PATHS: ReadonlySet<Path> = new Set(['grpc', 'gateway']);
+const protocolOf = (p: Path): 'grpc' | 'http' | 'connect' =>
+  p === 'grpc' ? 'grpc' : p === 'connect' ? 'connect' : 'http';
 
 /** results[path][peer id][round] */
 type Results = Record<Path, Map<string, LoadResult[]>>;
@@ -134,10 +141,12 @@ function printPath(p: Path, results: Results): GoalRow[] {
     '| comparison | goal (req/s ratio) | req/s ratio, median of rounds | CPU ratio (b CPU / a CPU), median | req/s ratio of each round |',
   );
   console.log('|---|---:|---:|---:|---|');
-  const ofRole = (role: Role): Peer => peers.find((x) => x.role === role)!;
+  const ofRole = (role: Role): Peer | undefined => peers.find((x) => x.role === role);
   for (const c of COMPARISONS) {
     const a = ofRole(c.a);
     const b = ofRole(c.b);
+    // The Connect row has no floor, hand-wired or NestJS peer.
+    if (a === undefined || b === undefined) continue;
     const ra = byPeer.get(a.id) ?? [];
     const rb = byPeer.get(b.id) ?? [];
     const n = Math.min(ra.length, rb.length);
@@ -148,8 +157,10 @@ function printPath(p: Path, results: Results): GoalRow[] {
     );
     const r = median(ratios);
     const goal =
-      c.goal === undefined ? '' : `≥ ${c.goal.toFixed(2)} ${r >= c.goal ? '(met)' : '(not met)'}`;
-    if (c.goal !== undefined)
+      c.goal === undefined || !GOAL_PATHS.has(p)
+        ? ''
+        : `≥ ${c.goal.toFixed(2)} ${r >= c.goal ? '(met)' : '(not met)'}`;
+    if (c.goal !== undefined && GOAL_PATHS.has(p))
       goals.push({
         path: p,
         what: `${a.label} / ${b.label}`,
@@ -167,7 +178,7 @@ function printPath(p: Path, results: Results): GoalRow[] {
 /** The spread of each server's req/s over the rounds ((max - min) / median), as the run's noise. */
 function printNoise(results: Results): void {
   const spreads: number[] = [];
-  for (const p of ['grpc', 'gateway'] as const)
+  for (const p of PATHS)
     for (const rs of results[p].values()) {
       const v = rs.map((r) => r.reqPerSec);
       if (v.length > 1) spreads.push((Math.max(...v) - Math.min(...v)) / median(v));
@@ -368,8 +379,8 @@ try {
   } else {
     const peers = await Promise.all(PEERS.map((p) => startOrFail(p, dir, SERVER_CPU)));
     running.push(...peers);
-    const results: Results = { grpc: new Map(), gateway: new Map() };
-    const order: Array<[Path, Running[]]> = (['grpc', 'gateway'] as const).map((p) => [
+    const results: Results = { grpc: new Map(), gateway: new Map(), connect: new Map() };
+    const order: Array<[Path, Running[]]> = PATHS.map((p) => [
       p,
       peers.filter((r) => r.peer.paths.includes(p)),
     ]);
@@ -404,7 +415,7 @@ try {
       }
     }
     // Every round's list is in round order for every server, so per-round ratios pair up.
-    const goals = (['grpc', 'gateway'] as const).flatMap((p) => printPath(p, results));
+    const goals = PATHS.flatMap((p) => printPath(p, results));
     printNoise(results);
     const svcEvents = (await stat(path.join(dir, 'events-svc-all.log'))).size;
     console.log(

@@ -7,7 +7,8 @@
  * find where the time goes: SVC_CHANNELZ=1 (the entry's enableChannelz), SVC_IDLE=<ms>
  * (connectionIdleTimeoutMs), PROFILE_FILE (profiler.ts: SIGUSR2 starts and stops a CPU profile),
  * SVC_TYPED=1 (Greeter as a typed service from protoc-gen-es code, gen/v1/greeter_pb.ts, instead
- * of the proto-loader definition: bench/grpc/typed.ts compares the two).
+ * of the proto-loader definition: bench/grpc/typed.ts compares the two), SVC_CONNECT=1 (the
+ * entry's `connect.enabled`, for run.ts's Connect row).
  */
 import type { ServiceDefinition, sendUnaryData } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
@@ -41,7 +42,7 @@ grpc:
     eventEntry: records
     enableSvcGwOption: true
     enableChannelz: ${process.env['SVC_CHANNELZ'] === '1'}
-${idle ? `    connectionIdleTimeoutMs: ${idle}\n` : ''}    protos:
+${idle ? `    connectionIdleTimeoutMs: ${idle}\n` : ''}${process.env['SVC_CONNECT'] === '1' ? '    connect: { enabled: true }\n' : ''}    protos:
       files: [${protoFile}]
     gwMappingFiles: [${gwMappingFile}]
     prom: { enabled: true }

@@ -49,6 +49,7 @@ import { gatewayErrorBody } from './gateway/error-body.js';
 import { Gateway } from './gateway/gateway.js';
 import { responseCompression, watchAcceptEncoding } from './grpc-compression.js';
 import { GrpcWebBridge, routeGrpcWebStreams, stripGrpcWebPeer } from './grpc-web.js';
+import { ConnectBridge, routeConnectStreams } from './connect/bridge.js';
 import { plainPeer } from './call-info.js';
 import { refuseUpgrade } from './gateway/websocket.js';
 import { grpcTransport } from './call-transport.js';
@@ -99,6 +100,7 @@ interface Running {
   server: Server;
   injector: ConnectionInjector;
   grpcWeb: GrpcWebBridge | undefined;
+  connect: ConnectBridge | undefined;
   httpServer: http.Server;
   connections: IdleConnections;
   listener: OnePortListener;
@@ -135,6 +137,8 @@ export class GrpcEntry implements Entry {
   private readonly added: OrderedMiddleware[] = [];
   private readonly health: HealthService;
   private gateway: Gateway | undefined;
+  /** The protobufjs root describing a service's messages (built with the gateway). */
+  private rootFor: (service: string) => protobuf.Root | undefined = () => undefined;
   private openApi = '';
   private openApiV3 = '';
   /** The added services found in the loaded protos, for the OpenAPI document's tags. */
@@ -335,7 +339,10 @@ export class GrpcEntry implements Entry {
       // First: it needs grpc-js's own call, and hands the same call on.
       ...(c.grpcCompression.send === 'gzip' ? [responseCompression(c.grpcCompression)] : []),
       ...(this.chain.empty
-        ? [...(c.grpcWeb.enabled ? [stripGrpcWebPeer] : []), ...this.interceptors]
+        ? [
+            ...(c.grpcWeb.enabled || c.connect.enabled ? [stripGrpcWebPeer] : []),
+            ...this.interceptors,
+          ]
         : [middlewareInterceptor(this.chain), ...this.interceptors]),
     ];
     // Outermost: its status passes the middleware (the record) and grpc-js's own bookkeeping.
@@ -371,6 +378,17 @@ export class GrpcEntry implements Entry {
       ? new GrpcWebBridge({ inject: (socket) => injector.injectConnection(socket) })
       : undefined;
     if (grpcWeb) routeGrpcWebStreams(server, grpcWeb);
+    const connect = c.connect.enabled
+      ? new ConnectBridge({
+          inject: (socket) => injector.injectConnection(socket),
+          methods: this.services.methods,
+          rootFor: this.rootFor,
+          maxMessageBytes: c.noRecvMsgSizeLimit ? NO_RECV_LIMIT : c.maxRecvMsgSizeBytes,
+          gatewayPost: (path) => gateway.methodsFor(path).includes('POST'),
+          maxJsonDepth: c.gwOption.maxJsonDepth,
+        })
+      : undefined;
+    if (connect) routeConnectStreams(server, connect);
     if (c.grpcCompression.send === 'gzip') watchAcceptEncoding(server);
     // Calls to unknown methods are answered by grpc-js before any interceptor: recorded apart.
     if (!this.chain.empty) recordRefusedCalls(server, this.chain);
@@ -447,6 +465,7 @@ export class GrpcEntry implements Entry {
           )
         )
           return;
+        if (connect?.serve(req, res)) return;
         if (direct && this.serveGateway(gateway, req, res)) return;
         void viaKoa(req, res);
       },
@@ -492,7 +511,17 @@ export class GrpcEntry implements Entry {
         cause: err,
       });
     }
-    this.running = { server, injector, httpServer, connections, listener, port, grpcWeb, timers };
+    this.running = {
+      server,
+      injector,
+      httpServer,
+      connections,
+      listener,
+      port,
+      grpcWeb,
+      connect,
+      timers,
+    };
     this.logAddresses(port);
     this.pusher = startPromPusher(c.prom, this.ctx, this.registry, port);
   }
@@ -513,6 +542,7 @@ export class GrpcEntry implements Entry {
     const graceMs = Math.max(0, Math.min(lc.timeoutMs, this.config.shutdownTimeoutMs) - 500);
     // HTTP/2: GOAWAY naming the last stream taken; those calls complete, later ones go elsewhere.
     r.grpcWeb?.close();
+    r.connect?.close();
     r.injector.drain(graceMs);
     // HTTP/1.1: a keep-alive connection is closed only once it has been idle a while with
     // nothing received (closeIdleConnections would reset a request just sent on one).
@@ -612,6 +642,7 @@ export class GrpcEntry implements Entry {
       if (sets?.lookup(service)) return sets;
       return fallback?.lookup(service) ? fallback : undefined;
     };
+    this.rootFor = rootFor;
     const gateway = new Gateway(
       this.chain,
       {
@@ -648,7 +679,8 @@ export class GrpcEntry implements Entry {
     });
     this.documentedServices = documented;
     for (const route of routes) gateway.add(route);
-    if (c.grpcWeb.enabled)
+    // Browsers' CORS preflights to the gRPC paths, for gRPC-Web and Connect calls alike.
+    if (c.grpcWeb.enabled || c.connect.enabled)
       for (const route of webPreflightRoutes({
         services: this.services,
         rootFor,

@@ -45,16 +45,38 @@ export const stripGrpcWebPeer: ServerInterceptor = (_desc, call) =>
       ),
   });
 
+/** A call one of this process's bridges (gRPC-Web, Connect) made on the in-memory connection. */
+export interface BridgedCall {
+  /** The client's `ip:port`. */
+  peer: string;
+  protocol: 'gRPC-Web' | 'Connect';
+  /** The HTTP method the client used (Connect serves some calls as GET). */
+  httpMethod: string;
+}
+
 /**
- * The browser's `ip:port` when `value` (a GRPC_WEB_PEER_HEADER) was written by this process's
- * bridge, else undefined.
+ * The GRPC_WEB_PEER_HEADER value a bridge sends: `<token> <ip:port>` for gRPC-Web,
+ * `<token> <ip:port> Connect <method>` for Connect (connect/bridge.ts).
  */
-export function grpcWebPeerOf(value: unknown): string | undefined {
+export function bridgeMark(peer: string, connectMethod?: string): string {
+  return connectMethod === undefined
+    ? `${TOKEN} ${peer}`
+    : `${TOKEN} ${peer} Connect ${connectMethod}`;
+}
+
+/**
+ * What `value` (a GRPC_WEB_PEER_HEADER) says of the call when this process's bridge wrote it,
+ * else undefined.
+ */
+export function bridgedCallOf(value: unknown): BridgedCall | undefined {
   if (typeof value !== 'string' || value.length <= TOKEN.length || value[TOKEN.length] !== ' ')
     return undefined;
   if (!timingSafeEqual(Buffer.from(value.slice(0, TOKEN.length), 'latin1'), TOKEN_BYTES))
     return undefined;
-  return value.slice(TOKEN.length + 1);
+  const rest = value.slice(TOKEN.length + 1).split(' ');
+  if (rest[1] === 'Connect')
+    return { peer: rest[0]!, protocol: 'Connect', httpMethod: rest[2] ?? 'POST' };
+  return { peer: rest[0]!, protocol: 'gRPC-Web', httpMethod: 'POST' };
 }
 
 /** Whether `contentType` is a gRPC-Web one, and in which mode. */
@@ -67,7 +89,7 @@ export function grpcWebMode(contentType: string | undefined): 'binary' | 'text' 
 }
 
 /** Two connected in-memory streams: what one writes, the other reads. */
-function duplexPair(): [Duplex, Duplex] {
+export function duplexPair(): [Duplex, Duplex] {
   let a: Duplex;
   let b: Duplex;
   const make = (other: () => Duplex): Duplex =>
@@ -242,7 +264,7 @@ export class GrpcWebBridge {
       ':authority': web.headers.host || 'localhost',
       'content-type': 'application/grpc',
       te: 'trailers',
-      [GRPC_WEB_PEER_HEADER]: `${TOKEN} ${web.peer}`,
+      [GRPC_WEB_PEER_HEADER]: bridgeMark(web.peer),
     };
     for (const [name, value] of Object.entries(web.headers)) {
       if (value === undefined || name.startsWith(':') || NOT_FORWARDED.has(name)) continue;

@@ -18,7 +18,7 @@ import {
 } from '@svcboot/entry-core';
 import { codeName, codeOfRejection } from './codes.js';
 import { grpcCallInfo, grpcTypeOf, plainPeer } from './call-info.js';
-import { GRPC_WEB_PEER_HEADER, grpcWebPeerOf } from './grpc-web.js';
+import { GRPC_WEB_PEER_HEADER, bridgedCallOf } from './grpc-web.js';
 
 /** Where a handler finds its call's context: `callContextOf(call)`. */
 export const CALL_CONTEXT: unique symbol = Symbol.for('svcboot.grpc.callContext');
@@ -272,14 +272,14 @@ class MiddlewareCall
     };
     const webPeer = md.get(GRPC_WEB_PEER_HEADER);
     if (webPeer.length > 0) {
-      // A gRPC-Web call (grpc-web.ts): the browser's address, and a browser's call for the
-      // middlewares that only concern those (CORS).
+      // A gRPC-Web or Connect call (grpc-web.ts, connect/bridge.ts): the client's address, and
+      // a browser's call for the middlewares that only concern those (CORS).
       md.remove(GRPC_WEB_PEER_HEADER);
-      const peer = grpcWebPeerOf(webPeer[0]);
-      if (peer !== undefined) {
-        info.remoteAddr = peer;
-        info.apiProtocol = 'gRPC-Web';
-        info.gwMethod = 'POST';
+      const bridged = bridgedCallOf(webPeer[0]);
+      if (bridged !== undefined) {
+        info.remoteAddr = bridged.peer;
+        info.apiProtocol = bridged.protocol;
+        info.gwMethod = bridged.httpMethod;
         info.gwPath = info.apiPath;
       }
     }

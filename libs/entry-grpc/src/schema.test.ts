@@ -95,6 +95,7 @@ describe('grpc entry options', () => {
       gwMappingFiles: [],
       generateUnboundMethods: false,
       grpcWeb: { enabled: false },
+      connect: { enabled: false },
       grpcCompression: { send: 'identity', minBytes: 1024, level: 6 },
       errorModel: 'grpcGateway',
       compression: {

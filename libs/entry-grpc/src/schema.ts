@@ -220,6 +220,12 @@ export const grpcSchema = z.strictObject({
     .describe(
       "gRPC-Web (binary and text) over HTTP/1.1 on the entry's port, answered by the same handlers.",
     ),
+  connect: z
+    .strictObject({ enabled: z.boolean().default(false) })
+    .prefault({})
+    .describe(
+      "The Connect protocol (connect-es, connect-go, buf curl) over HTTP/1.1 and HTTP/2 on the entry's port, answered by the same handlers.",
+    ),
   tls: z
     .strictObject({
       certFile: z.string().default('').describe('PEM certificate file: the port speaks TLS'),
