@@ -9,15 +9,26 @@ import {
   type ChannelOptions,
   type ClientOptions,
 } from '@grpc/grpc-js';
-import type { Entry, EntryContext, EntryHealth, LifecycleContext } from '@svcboot/entry-core';
-import { typedClient, type TypedClient } from '@svcboot/entry-grpc';
-import { AdaptiveBreaker } from './breaker.js';
+import {
+  AdaptiveBreaker,
+  BreakerMiddleware,
+  buildCallChain,
+  clientCredentials,
+  MiddlewareOrder,
+  type CallChain,
+  type Entry,
+  type EntryContext,
+  type EntryHealth,
+  type InboundCall,
+  type LifecycleContext,
+} from '@svcboot/entry-core';
+import { grpcCallPayloads, typedClient, type TypedClient } from '@svcboot/entry-grpc';
+import { register, type Registry } from 'prom-client';
+import { ClientSpanMiddleware } from './client-span.js';
 import { retryIdempotent } from './idempotent-retry.js';
 import { grpcClientErrors } from './errors.js';
 import { outboundInterceptor, type OutboundOptions } from './interceptor.js';
-import type { Registry } from 'prom-client';
-import { addClientMetricsTo, clientMetrics } from './metrics.js';
-import type { InboundCall } from './propagation.js';
+import { addBreakerMetricsTo, clientBreakerMetrics, GrpcClientMetrics } from './metrics.js';
 import type { GrpcClientConfig } from './schema.js';
 import { serviceConfigOf } from './service-config.js';
 import { parseTarget, type ChannelTarget } from './target.js';
@@ -49,6 +60,10 @@ export class GrpcClientEntry implements Entry {
   private readonly outbound: OutboundOptions;
   private channelMade: Channel | undefined;
   private closed = false;
+  private readonly breaker: AdaptiveBreaker | undefined;
+  private builtChain: CallChain | undefined;
+  /** Where the chain's metric families go: the `metricsEntry`'s registry, else prom-client's default. */
+  private registry: Registry = register;
 
   constructor(
     readonly config: GrpcClientConfig,
@@ -71,27 +86,59 @@ export class GrpcClientEntry implements Entry {
       ...(config.tls.serverName ? { 'grpc.ssl_target_name_override': config.tls.serverName } : {}),
     };
     const b = config.breaker;
+    this.breaker = b.enabled
+      ? new AdaptiveBreaker({
+          k: b.k,
+          windowMs: b.windowMs,
+          buckets: b.buckets,
+          minRequests: b.minRequests,
+        })
+      : undefined;
+    const credentials = clientCredentials(config.auth, config.propagate.metadata);
     this.outbound = {
-      client: config.name,
       target: config.target,
       timeoutMs: config.timeoutMs,
       deadlineMarginMs: config.deadlineMarginMs,
-      metadata: config.propagate.metadata,
-      fixed: [
-        ...(config.auth.bearerToken
-          ? [['authorization', `Bearer ${config.auth.bearerToken}`] as const]
-          : []),
-        ...(config.auth.apiKey ? [[config.auth.apiKeyHeader, config.auth.apiKey] as const] : []),
+      metadata: credentials.metadata,
+      fixed: credentials.fixed,
+      chain: () => this.chain,
+    };
+  }
+
+  /**
+   * The outbound calls' middleware chain (entry-core's, as a server's), built on first use: the
+   * configured middlewares, the client span and the breaker.
+   */
+  private get chain(): CallChain {
+    this.builtChain ??= buildCallChain(this.config.middleware, this.ctx, {
+      entryName: this.name,
+      entryType: GRPC_CLIENT_ENTRY_TYPE,
+      registry: this.registry,
+      transport: {
+        payloads: grpcCallPayloads,
+        metrics: (registry) => new GrpcClientMetrics(registry, this.name),
+      },
+      added: [
+        { order: MiddlewareOrder.Trace, middleware: new ClientSpanMiddleware(this.config.target) },
+        ...(this.breaker === undefined ? [] : [this.breakerMiddleware(this.breaker)]),
       ],
-      breaker: b.enabled
-        ? new AdaptiveBreaker({
-            k: b.k,
-            windowMs: b.windowMs,
-            buckets: b.buckets,
-            minRequests: b.minRequests,
-          })
-        : undefined,
-      metrics: clientMetrics(),
+    });
+    return this.builtChain;
+  }
+
+  private breakerMiddleware(breaker: AdaptiveBreaker) {
+    const metrics = clientBreakerMetrics();
+    const labels = { client: this.name };
+    const prefix = `grpcclient "${this.name}" (${this.config.target}): circuit breaker open,`;
+    return {
+      order: MiddlewareOrder.Breaker,
+      middleware: new BreakerMiddleware({
+        breaker,
+        refusal: (call) =>
+          `${prefix} ${call.info.operation} not sent; the backend failed most recent calls`,
+        onRefused: () => metrics.breakerRejected.inc(labels),
+        onState: (state) => metrics.breakerState.set(labels, state === 'open' ? 1 : 0),
+      }),
     };
   }
 
@@ -112,7 +159,7 @@ export class GrpcClientEntry implements Entry {
 
   /** The breaker's state now, `disabled` without one. */
   get breakerState(): 'closed' | 'open' | 'disabled' {
-    return this.outbound.breaker?.state ?? 'disabled';
+    return this.breaker?.state ?? 'disabled';
   }
 
   /**
@@ -154,7 +201,9 @@ export class GrpcClientEntry implements Entry {
       const server = this.ctx.entry(this.config.metricsEntry) as Partial<{ registry: Registry }>;
       if (typeof server.registry?.registerMetric !== 'function')
         throw grpcClientErrors.noRegistry(this.ctx.configPath, this.config.metricsEntry);
-      addClientMetricsTo(server.registry);
+      addBreakerMetricsTo(server.registry);
+      // Before the first call builds the chain: its families go to the server's /metrics.
+      if (this.builtChain === undefined) this.registry = server.registry;
     }
     if (!this.config.eager) return;
     const channel = this.channel;
