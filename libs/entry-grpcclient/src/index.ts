@@ -44,6 +44,6 @@ export {
 } from '@svcboot/entry-core';
 export { ClientSpanMiddleware, grpcClientTracing } from './client-span.js';
 export { GrpcClientMetrics } from './metrics.js';
-export { baggageHeader, injectTraceContext } from './trace-headers.js';
+export { injectTraceContext } from './trace-headers.js';
 export { parseTarget, type ChannelTarget } from './target.js';
 export { serviceConfigOf } from './service-config.js';

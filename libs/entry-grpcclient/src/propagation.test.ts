@@ -11,7 +11,8 @@ import {
 } from '@svcboot/entry-core';
 import { describe, expect, it } from 'vitest';
 import { MetadataHeaders } from './metadata-headers.js';
-import { baggageHeader, injectTraceContext } from './trace-headers.js';
+import { baggageHeader } from '@svcboot/entry-core';
+import { injectTraceContext } from './trace-headers.js';
 
 /** Request id, listed metadata and credentials, then the trace headers of the active (here: no) context. */
 function propagate(md: Metadata, call: InboundCall | undefined, o: PropagationOptions): void {

@@ -12,3 +12,9 @@ export {
   type PropagationOptions,
 } from './propagation.js';
 export { breakerSchema, clientAuthSchema, propagateSchema, clientCredentials } from './schema.js';
+export {
+  baggageHeader,
+  writeTraceHeaders,
+  type BaggageMember,
+  type OutboundTrace,
+} from './trace-headers.js';
