@@ -76,6 +76,10 @@ export class GrpcClientEntry implements Entry {
     // The schema checked it; a second look keeps the types honest.
     if (typeof parsed === 'string') throw grpcClientErrors.badTarget(ctx.configPath, parsed);
     this.parsed = parsed;
+    if (parsed.dnsServer && process.env.GRPC_NODE_USE_ALTERNATIVE_RESOLVER !== 'true')
+      ctx.logger.warn(
+        `${ctx.configPath}.target names the DNS server ${parsed.dnsServer}, which grpc-js asks only when the process runs with GRPC_NODE_USE_ALTERNATIVE_RESOLVER=true (set before @grpc/grpc-js is loaded); without it the system's resolver answers`,
+      );
     this.target = parsed.grpcTarget;
     this.credentials = this.makeCredentials();
     this.channelOptions = {
@@ -83,6 +87,7 @@ export class GrpcClientEntry implements Entry {
       'grpc.service_config_disable_resolution': 1,
       'grpc.initial_reconnect_backoff_ms': config.reconnectBackoffMs.initial,
       'grpc.max_reconnect_backoff_ms': config.reconnectBackoffMs.max,
+      'grpc.dns_min_time_between_resolutions_ms': config.dnsMinIntervalMs,
       ...(config.tls.serverName ? { 'grpc.ssl_target_name_override': config.tls.serverName } : {}),
     };
     const b = config.breaker;

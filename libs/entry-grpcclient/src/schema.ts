@@ -101,6 +101,11 @@ export const grpcClientSchema = z.strictObject({
       max: z.number().int().positive().default(120_000),
     })
     .prefault({}),
+  /**
+   * grpc-js's `grpc.dns_min_time_between_resolutions_ms`: a `dns:` target is resolved again when a
+   * connection fails or closes (a replica gone, a server's max connection age), at most this often.
+   */
+  dnsMinIntervalMs: z.number().int().positive().default(30_000),
   /** How long bootstrap waits for an `eager` channel to connect. */
   connectTimeoutMs: z.number().int().positive().default(5000),
 });
