@@ -61,7 +61,7 @@ export class DnsServer {
       rr.writeUInt16BE(1, 4); // IN
       rr.writeUInt32BE(0, 6); // TTL 0: resolve again each time
       rr.writeUInt16BE(4, 10);
-      ip.split('.').forEach((octet, i) => rr.writeUInt8(Number(octet), 12 + i));
+      Buffer.from(ip.split('.').map(Number)).copy(rr, 12);
       return rr;
     });
     const reply = Buffer.concat([header, query.subarray(12, questionEnd), ...records]);
