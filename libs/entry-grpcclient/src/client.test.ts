@@ -230,9 +230,19 @@ grpc:
       },
       'Echo',
     );
-    const plain = grpcClient(front, 'backend').plain(EchoClient) as unknown as {
+    type PlainEcho = {
       call(r: CallRequest, cb: (err: Error | null, reply?: CallReply) => void): void;
+      close(): void;
     };
+    // A client closed after its call (as grpc-js code often does) leaves the entry's channel open.
+    const first = grpcClient(front, 'backend').plain(EchoClient) as unknown as PlainEcho;
+    await new Promise<void>((resolve, reject) =>
+      first.call(create(CallRequestSchema, { text: 'first' }), (err) =>
+        err ? reject(err) : resolve(),
+      ),
+    );
+    first.close();
+    const plain = grpcClient(front, 'backend').plain(EchoClient) as unknown as PlainEcho;
     const before = Date.now();
     const reply = await new Promise<CallReply>((resolve, reject) =>
       plain.call(create(CallRequestSchema, { text: 'plain' }), (err, r) =>

@@ -35,6 +35,17 @@ import { parseTarget, type ChannelTarget } from './target.js';
 
 export const GRPC_CLIENT_ENTRY_TYPE = 'GrpcClientEntry';
 
+/**
+ * The entry's one channel, which every client made on it shares: a client's `close()` (grpc-js
+ * closes the channel it was given) leaves it open; the entry closes it at interrupt.
+ */
+class SharedChannel extends Channel {
+  override close(): void {}
+  closeShared(): void {
+    super.close();
+  }
+}
+
 /** A grpc-js generated client class (`makeGenericClientConstructor`, grpc-tools, proto-loader). */
 export type PlainClientClass<C> = new (
   address: string,
@@ -58,7 +69,7 @@ export class GrpcClientEntry implements Entry {
   private readonly credentials: ChannelCredentials;
   private readonly channelOptions: ChannelOptions;
   private readonly outbound: OutboundOptions;
-  private channelMade: Channel | undefined;
+  private channelMade: SharedChannel | undefined;
   private closed = false;
   private readonly breaker: AdaptiveBreaker | undefined;
   private builtChain: CallChain | undefined;
@@ -158,7 +169,7 @@ export class GrpcClientEntry implements Entry {
   /** The shared channel, made on first use (or at bootstrap with `eager`). */
   get channel(): Channel {
     if (this.closed) throw grpcClientErrors.closed(this.name);
-    this.channelMade ??= new Channel(this.target, this.credentials, this.channelOptions);
+    this.channelMade ??= new SharedChannel(this.target, this.credentials, this.channelOptions);
     return this.channelMade;
   }
 
@@ -230,7 +241,7 @@ export class GrpcClientEntry implements Entry {
 
   async interrupt(): Promise<void> {
     this.closed = true;
-    this.channelMade?.close();
+    this.channelMade?.closeShared();
     this.channelMade = undefined;
   }
 
