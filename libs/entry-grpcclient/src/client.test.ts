@@ -267,24 +267,47 @@ describe('backends that fail', () => {
     for (const r of replicas) await r.kill();
   });
 
-  it('an unreachable backend answers UNAVAILABLE, not a hang', async () => {
+  it('an unreachable backend answers UNAVAILABLE, not a hang, with the target in the record', async () => {
     const port = await closedPort();
+    const records = path.join(dir, 'lonely.jsonl');
     const a = await bootApp(
       `app: { name: lonely }
+event: [{ name: records, encoding: json, outputPaths: [${JSON.stringify(records)}] }]
 grpcclient:
   - name: nobody
     target: static:///127.0.0.1:${port}
     timeoutMs: 10000
+    eventEntry: records
+    middleware: { logging: { enabled: true } }
 `,
       dir,
     );
     try {
       const err = await grpcClient(a, 'nobody')
         .client(Echo)
-        .call({ text: 'x' })
+        .call({ text: 'x' }, { metadata: { 'x-request-id': 'req-nobody' } })
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RpcError);
       expect((err as RpcError).code).toBe(Code.UNAVAILABLE);
+      let record: Record<string, unknown> | undefined;
+      await until(
+        async () => {
+          const text = await readFile(records, 'utf-8').catch(() => '');
+          record = text
+            .split('\n')
+            .filter((l) => l.startsWith('{'))
+            .map((l) => JSON.parse(l) as Record<string, unknown>)
+            .find((r) => (r.ids as { requestId?: string }).requestId === 'req-nobody');
+          return record !== undefined;
+        },
+        10_000,
+        'the record of the failed call',
+      );
+      expect(record).toMatchObject({
+        app: { entryName: 'nobody', entryType: 'GrpcClientEntry' },
+        remoteAddr: `static:///127.0.0.1:${port}`,
+        resCode: 'Unavailable',
+      });
     } finally {
       await a.shutdown('test');
     }
