@@ -93,7 +93,7 @@ export class HttpClientEntry implements Entry {
     this.description = config.description;
     const base = parseBaseUrl(config.baseUrl);
     // The schema checked it; a second look keeps the types honest.
-    if (typeof base === 'string') throw new Error(`${ctx.configPath}.baseUrl: ${base}`);
+    if (typeof base === 'string') throw httpClientErrors.badUrl(ctx.configPath, base);
     this.base = base;
     const b = config.breaker;
     this.breaker = b.enabled

@@ -2,6 +2,11 @@ import { errorFactory, SvcError, type ErrorCatalogue } from '@svcboot/entry-core
 
 /** entry-httpclient's errors (codes documented in README.md, "Errors"). */
 export const httpClientErrorCatalogue = {
+  SVC_HTTPCLIENT_BAD_URL: {
+    when: '`baseUrl` is not `http(s)://host[:port][/prefix]` (boot.yaml reports it as SVC_CONFIG_INVALID at its path; this code is for an entry made without the schema)',
+    fix: 'write it as http://host:port or https://host:port/prefix; the message says what is wrong with it',
+    message: (configPath: string, why: string) => `${configPath}.baseUrl: ${why}`,
+  },
   SVC_HTTPCLIENT_UNAVAILABLE: {
     when: 'a call got no response: the backend could not be reached (refused, reset, DNS), or the breaker refused it',
     fix: 'check that the backend is up at `baseUrl`; the error says which call and why',
@@ -30,6 +35,7 @@ export const httpClientErrorCatalogue = {
 const make = errorFactory(httpClientErrorCatalogue);
 
 export const httpClientErrors = {
+  badUrl: (configPath: string, why: string) => make('SVC_HTTPCLIENT_BAD_URL', [configPath, why]),
   unavailable: (client: string, baseUrl: string, what: string, why: string, cause?: unknown) =>
     new HttpClientCallError(
       'SVC_HTTPCLIENT_UNAVAILABLE',
