@@ -96,11 +96,20 @@ export const BENCHMARKS: Benchmark[] = [
   {
     name: 'grpcclient',
     description:
-      "The client side's CPU per outbound unary call: a grpcclient entry's client (no inbound call; with one, the breaker, round_robin and a retry policy; a new client per call) against a bare grpc-js client, with and without the same service config.",
+      "The client side's CPU per outbound unary call: a grpcclient entry's client (no inbound call; with one, the breaker, round_robin and a retry policy; with the logging and prom middlewares too; a new client per call) against a bare grpc-js client, with and without the same service config.",
     command: tsx('grpcclient/run.ts'),
     env: { BENCH_CALLS: '20000' },
     quickEnv: { BENCH_CALLS: '5000' },
     // ~30 s on an idle 2-core machine; 123 s at load average 11-14.
+    timeoutMs: 300_000,
+  },
+  {
+    name: 'httpclient',
+    description:
+      "The client side's CPU per outbound HTTP GET: an httpclient entry's fetch (no inbound call; with one, the breaker and a retry policy; with the logging and prom middlewares too) against Node's bare fetch.",
+    command: tsx('httpclient/run.ts'),
+    env: { BENCH_CALLS: '20000' },
+    quickEnv: { BENCH_CALLS: '5000' },
     timeoutMs: 300_000,
   },
   {

@@ -1,6 +1,7 @@
 /**
  * The client-side CPU cost of one outbound unary call: a grpcclient entry's client (its
- * interceptor: deadline, propagation; then with an inbound call, the breaker and a retry policy)
+ * interceptor: deadline, propagation, the call driver; then with an inbound call, the breaker and a
+ * retry policy; then the logging and prom middlewares)
  * against a bare grpc-js Client on the same kind of channel. The callee is a bare grpc-js server
  * in another process, so process.cpuUsage() of this process is the client's side alone.
  * Run: node --import tsx bench/grpcclient/run.ts
@@ -65,11 +66,18 @@ ${extra}`,
   return app;
 }
 const plainApp = await bootClient('');
-const fullApp = await bootClient(`    loadBalancing: round_robin
+const full = `    loadBalancing: round_robin
     retry: { maxAttempts: 3, retryableCodes: [UNAVAILABLE] }
     breaker: { enabled: true }
     propagate: { metadata: [x-tenant] }
-`);
+`;
+const fullApp = await bootClient(full);
+// The same with the client's middleware: a record per call (JSON, to /dev/null) and the prom
+// middleware's svc_call_* and grpc_client_* families.
+const middlewareApp = await bootClient(
+  `${full}    middleware: { logging: { enabled: true, eventEncoding: json, eventOutputPaths: [/dev/null] }, prom: { enabled: true } }
+`,
+);
 // What a handler passes as its inbound call: entry-core's CallContext shape.
 const inbound = {
   requestId: '7a0d5a49-7f6b-4f0e-9d0e-2a4b8f1d2c3e',
@@ -108,6 +116,10 @@ const clients: Record<string, { make: () => Echo; perCall: boolean }> = {
   },
   'grpcclient, inbound call + breaker + round_robin + retry policy': {
     make: () => grpcClient(fullApp, 'echo').plain(EchoClient, inbound) as unknown as Echo,
+    perCall: false,
+  },
+  'the same + logging + prom middleware': {
+    make: () => grpcClient(middlewareApp, 'echo').plain(EchoClient, inbound) as unknown as Echo,
     perCall: false,
   },
   'the same, a new client per call (one per inbound call)': {
@@ -154,13 +166,14 @@ for (let r = 0; r < 2; r++)
 
 await plainApp.shutdown('bench');
 await fullApp.shutdown('bench');
+await middlewareApp.shutdown('bench');
 (bare as unknown as Client).close();
 (bareRetry as unknown as Client).close();
 child.kill();
 
 console.log('## grpcclient\n');
 console.log(
-  `> node ${process.version}; callee: a bare grpc-js server in another process on loopback; ${CALLS} unary calls per round, ${IN_FLIGHT} in flight, 16-byte messages (identity codec); clients in A…E E…A order, twice; the client process's CPU (user + system) per call, best round.\n`,
+  `> node ${process.version}; callee: a bare grpc-js server in another process on loopback; ${CALLS} unary calls per round, ${IN_FLIGHT} in flight, 16-byte messages (identity codec); clients in A…F F…A order, twice; the client process's CPU (user + system) per call, best round.\n`,
 );
 console.log('| client | CPU µs per call | over bare grpc-js, µs |');
 console.log('|---|---:|---:|');

@@ -10,6 +10,7 @@ import type { AnyEntryPlugin, AnyMiddlewareDefinition } from '@svcboot/entry-cor
 import { grpcPlugin } from '@svcboot/entry-grpc';
 import { grpcClientPlugin } from '@svcboot/entry-grpcclient';
 import { httpPlugin } from '@svcboot/entry-http';
+import { httpClientPlugin } from '@svcboot/entry-httpclient';
 import { kvPlugin } from '@svcboot/entry-kv';
 import { relationalDbPlugin } from '@svcboot/entry-sql';
 import { jwtDefinition } from '@svcboot/middleware-jwt';
@@ -24,6 +25,7 @@ export const allPlugins: readonly AnyEntryPlugin[] = [
   relationalDbPlugin,
   columnarPlugin,
   grpcClientPlugin,
+  httpClientPlugin,
 ];
 
 /**

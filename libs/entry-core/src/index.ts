@@ -35,6 +35,29 @@ export { builtinPlugins } from './builtin/plugins.js';
 export { DEPENDENCIES_DOWN_PAIR } from './dependencies.js';
 export { HealthProbe, type HealthProbeOptions } from './connector/health-probe.js';
 export {
+  AdaptiveBreaker,
+  BreakerMiddleware,
+  breakerSchema,
+  clientAuthSchema,
+  clientCredentials,
+  inboundDeadline,
+  inboundHeader,
+  isBackendFailure,
+  outboundDeadline,
+  propagateHeaders,
+  propagateSchema,
+  baggageHeader,
+  writeTraceHeaders,
+  type BaggageMember,
+  type OutboundTrace,
+  type BreakerMiddlewareOptions,
+  type BreakerOptions,
+  type BreakerState,
+  type InboundCall,
+  type OutboundHeaders,
+  type PropagationOptions,
+} from './outbound/index.js';
+export {
   ConfigError,
   BootstrapError,
   EntryLookupError,
@@ -245,6 +268,7 @@ export {
   CallCounter,
   CallHistogram,
   RecentSummary,
+  sharedFamily,
   type CounterChild,
   type ObserverChild,
 } from './middleware/call-metrics.js';

@@ -3,10 +3,16 @@ import {
   SpanStatusCode,
   context,
   trace,
-  type Context,
   type Span,
   type TracerProvider,
 } from '@opentelemetry/api';
+import {
+  createContextKey,
+  grpcCodeOfName,
+  type CallContext,
+  type CallMiddleware,
+} from '@svcboot/entry-core';
+import { injectTraceContext } from './trace-headers.js';
 
 /**
  * Where @svcboot/middleware-trace puts its tracer provider once an entry of this process traces
@@ -20,40 +26,59 @@ export const grpcClientTracing = {
   },
 };
 
-/**
- * A client span for an outbound call, child of the active span (the inbound call's server span),
- * and the context to inject into the call's metadata; undefined when nothing traces or no span
- * is active.
- */
-export function startClientSpan(
-  path: string,
-  target: string,
-): { span: Span; ctx: Context } | undefined {
-  const provider = grpcClientTracing.provider;
-  if (provider === undefined) return undefined;
-  const parent = context.active();
-  if (trace.getSpan(parent) === undefined) return undefined;
-  const [, service = '', method = ''] = path.split('/');
-  const span = provider.getTracer('@svcboot/entry-grpcclient').startSpan(
-    path.slice(1),
-    {
-      kind: SpanKind.CLIENT,
-      attributes: {
-        'rpc.system': 'grpc',
-        'rpc.service': service,
-        'rpc.method': method,
-        'server.address': target,
-      },
-    },
-    parent,
-  );
-  return { span, ctx: trace.setSpan(parent, span) };
-}
+/** The outbound call's client span, between the middleware's `before` and `after`. */
+const CLIENT_SPAN = createContextKey<Span | undefined>('svcboot.grpcclient.span', undefined);
 
-/** Ends a client span with the call's status. */
-export function endClientSpan(span: Span, code: number, codeName: string, details: string): void {
-  span.setAttribute('rpc.grpc.status_code', code);
-  if (code !== 0)
-    span.setStatus({ code: SpanStatusCode.ERROR, message: `${codeName}: ${details}` });
-  span.end();
+/**
+ * The client side of tracing, in a grpcclient's chain at the trace middleware's order: a client
+ * span (`kind: client`, `pkg.Service/Method`, `rpc.*` attributes), child of the active span (the
+ * inbound call's server span), once an entry of the process traces; its ids on the call (the
+ * client's record carries them); and `traceparent` / `tracestate` / `baggage` naming it on the
+ * outbound metadata. Without a span of its own the active context's trace goes as it is.
+ */
+export class ClientSpanMiddleware implements CallMiddleware {
+  constructor(private readonly target: string) {}
+
+  before(call: CallContext): void {
+    const parent = context.active();
+    const provider = grpcClientTracing.provider;
+    let ctx = parent;
+    if (provider !== undefined && trace.getSpan(parent) !== undefined) {
+      const info = call.info;
+      const span = provider.getTracer('@svcboot/entry-grpcclient').startSpan(
+        info.operation.slice(1),
+        {
+          kind: SpanKind.CLIENT,
+          attributes: {
+            'rpc.system': 'grpc',
+            'rpc.service': info.grpcService ?? '',
+            'rpc.method': info.grpcMethod ?? '',
+            'server.address': this.target,
+          },
+        },
+        parent,
+      );
+      call.set(CLIENT_SPAN, span);
+      ctx = trace.setSpan(parent, span);
+    }
+    const sc = trace.getSpanContext(ctx);
+    if (sc !== undefined && trace.isSpanContextValid(sc)) {
+      call.traceId = sc.traceId;
+      call.spanId = sc.spanId;
+    }
+    injectTraceContext(call.headers, ctx);
+  }
+
+  after(call: CallContext): void {
+    const span = call.get(CLIENT_SPAN);
+    if (span === undefined) return;
+    const code = grpcCodeOfName(call.resCode) ?? 2;
+    span.setAttribute('rpc.grpc.status_code', code);
+    if (code !== 0) {
+      const error = call.rejection ?? call.error;
+      const details = error instanceof Error ? error.message : '';
+      span.setStatus({ code: SpanStatusCode.ERROR, message: `${call.resCode}: ${details}` });
+    }
+    span.end();
+  }
 }

@@ -97,6 +97,7 @@ grpcclient:
     deadlineMarginMs: 25
     auth: { bearerToken: "\${OUTBOUND_TOKEN}" }
     propagate: { metadata: [x-tenant] }
+    middleware: { logging: { enabled: true } }
 grpc:
   - name: front
     port: 0
@@ -145,27 +146,46 @@ grpc:
     expect(reply.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
     expect(reply.traceparent).not.toContain('00f067aa0ba902b7');
     // Each service's record of the call carries the same request id and trace id.
-    const recordOf = async (file: string): Promise<Record<string, unknown> | undefined> => {
+    const recordOf = async (
+      file: string,
+      entryType: string,
+    ): Promise<Record<string, unknown> | undefined> => {
       const text = await readFile(path.join(dir, file), 'utf-8').catch(() => '');
       return text
         .split('\n')
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Record<string, unknown>)
-        .find((r) => (r.ids as { requestId?: string } | undefined)?.requestId === 'req-outbound-1');
+        .find(
+          (r) =>
+            (r.ids as { requestId?: string } | undefined)?.requestId === 'req-outbound-1' &&
+            (r.app as { entryType?: string } | undefined)?.entryType === entryType,
+        );
     };
     let front: Record<string, unknown> | undefined;
+    let outbound: Record<string, unknown> | undefined;
     let back: Record<string, unknown> | undefined;
     await until(
       async () => {
-        front = await recordOf('front.jsonl');
-        back = await recordOf('backend.jsonl');
-        return front !== undefined && back !== undefined;
+        front = await recordOf('front.jsonl', 'GrpcEntry');
+        outbound = await recordOf('front.jsonl', 'GrpcClientEntry');
+        back = await recordOf('backend.jsonl', 'GrpcEntry');
+        return front !== undefined && outbound !== undefined && back !== undefined;
       },
       10_000,
-      'a record of the call in both services',
+      'a record of the call in both services, and of the outbound call',
     );
     expect(front?.ids).toMatchObject({ traceId });
     expect(back?.operation).toBe(front?.operation);
+    // The outbound call's own record: the client entry's type and name, the target as the remote
+    // address, the gRPC result, and the client span's ids.
+    expect(outbound).toMatchObject({
+      app: { appName: 'front', entryName: 'backend', entryType: 'GrpcClientEntry' },
+      payloads: { grpcService: 'echo.v1.Echo', grpcMethod: 'Call', grpcType: 'UnaryClient' },
+      operation: '/echo.v1.Echo/Call',
+      resCode: 'OK',
+      remoteAddr: `dns:///127.0.0.1:${grpcEntry(backend, 'echo').port}`,
+      ids: { traceId, spanId: reply.traceparent.split('-')[2] },
+    });
     // The outbound call has a client span: child of the front's server span, parent of the
     // backend's side (its id is the traceparent the backend got).
     const clientSpanId = reply.traceparent.split('-')[2];
@@ -210,9 +230,19 @@ grpc:
       },
       'Echo',
     );
-    const plain = grpcClient(front, 'backend').plain(EchoClient) as unknown as {
+    type PlainEcho = {
       call(r: CallRequest, cb: (err: Error | null, reply?: CallReply) => void): void;
+      close(): void;
     };
+    // A client closed after its call (as grpc-js code often does) leaves the entry's channel open.
+    const first = grpcClient(front, 'backend').plain(EchoClient) as unknown as PlainEcho;
+    await new Promise<void>((resolve, reject) =>
+      first.call(create(CallRequestSchema, { text: 'first' }), (err) =>
+        err ? reject(err) : resolve(),
+      ),
+    );
+    first.close();
+    const plain = grpcClient(front, 'backend').plain(EchoClient) as unknown as PlainEcho;
     const before = Date.now();
     const reply = await new Promise<CallReply>((resolve, reject) =>
       plain.call(create(CallRequestSchema, { text: 'plain' }), (err, r) =>
@@ -237,24 +267,47 @@ describe('backends that fail', () => {
     for (const r of replicas) await r.kill();
   });
 
-  it('an unreachable backend answers UNAVAILABLE, not a hang', async () => {
+  it('an unreachable backend answers UNAVAILABLE, not a hang, with the target in the record', async () => {
     const port = await closedPort();
+    const records = path.join(dir, 'lonely.jsonl');
     const a = await bootApp(
       `app: { name: lonely }
+event: [{ name: records, encoding: json, outputPaths: [${JSON.stringify(records)}] }]
 grpcclient:
   - name: nobody
     target: static:///127.0.0.1:${port}
     timeoutMs: 10000
+    eventEntry: records
+    middleware: { logging: { enabled: true } }
 `,
       dir,
     );
     try {
       const err = await grpcClient(a, 'nobody')
         .client(Echo)
-        .call({ text: 'x' })
+        .call({ text: 'x' }, { metadata: { 'x-request-id': 'req-nobody' } })
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RpcError);
       expect((err as RpcError).code).toBe(Code.UNAVAILABLE);
+      let record: Record<string, unknown> | undefined;
+      await until(
+        async () => {
+          const text = await readFile(records, 'utf-8').catch(() => '');
+          record = text
+            .split('\n')
+            .filter((l) => l.startsWith('{'))
+            .map((l) => JSON.parse(l) as Record<string, unknown>)
+            .find((r) => (r.ids as { requestId?: string }).requestId === 'req-nobody');
+          return record !== undefined;
+        },
+        10_000,
+        'the record of the failed call',
+      );
+      expect(record).toMatchObject({
+        app: { entryName: 'nobody', entryType: 'GrpcClientEntry' },
+        remoteAddr: `static:///127.0.0.1:${port}`,
+        resCode: 'Unavailable',
+      });
     } finally {
       await a.shutdown('test');
     }
@@ -358,11 +411,13 @@ grpcclient:
     breaker: { enabled: true, minRequests: 5, windowMs: 1000, buckets: 10 }
     reconnectBackoffMs: { initial: 100, max: 200 }
     metricsEntry: ops
+    middleware: { prom: { enabled: true } }
 grpc:
   - name: ops
     port: 0
     loggerEntry: quiet
     prom: { enabled: true }
+    middleware: { prom: { enabled: true } }
 `,
       dir,
     );
@@ -411,8 +466,19 @@ grpc:
     const metricsUrl = `http://127.0.0.1:${grpcEntry(app, 'ops').port}/metrics`;
     const metrics = await (await fetch(metricsUrl)).text();
     expect(metrics).toMatch(/grpc_client_breaker_rejected_total\{client="echo"\} [1-9]/);
+    // The client chain's prom middleware: go-grpc-prometheus's client families, and svc_call_*
+    // rows of the client entry beside the server's own (one family, told apart by entry_type).
     expect(metrics).toMatch(
-      /grpc_client_handled_total\{client="echo",grpc_method="\/echo.v1.Echo\/Call",grpc_code="Unavailable"\} [1-9]/,
+      /grpc_client_handled_total\{client="echo",grpc_type="unary",grpc_service="echo.v1.Echo",grpc_method="Call",grpc_code="Unavailable"\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /grpc_client_started_total\{client="echo",grpc_type="unary",grpc_service="echo.v1.Echo",grpc_method="Call"\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /svc_call_res_code_total\{entry_name="echo",entry_type="GrpcClientEntry",[^}]*grpc_method="Call",[^}]*res_code="Unavailable"\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /svc_call_rejections_total\{entry_name="echo",middleware="breaker",reason="open"\} [1-9]/,
     );
 
     // One replica back on its port: calls succeed again and the breaker closes.

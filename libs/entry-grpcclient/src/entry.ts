@@ -9,20 +9,42 @@ import {
   type ChannelOptions,
   type ClientOptions,
 } from '@grpc/grpc-js';
-import type { Entry, EntryContext, EntryHealth, LifecycleContext } from '@svcboot/entry-core';
-import { typedClient, type TypedClient } from '@svcboot/entry-grpc';
-import { AdaptiveBreaker } from './breaker.js';
+import {
+  AdaptiveBreaker,
+  BreakerMiddleware,
+  buildCallChain,
+  clientCredentials,
+  MiddlewareOrder,
+  type CallChain,
+  type Entry,
+  type EntryContext,
+  type EntryHealth,
+  type InboundCall,
+  type LifecycleContext,
+} from '@svcboot/entry-core';
+import { grpcCallPayloads, typedClient, type TypedClient } from '@svcboot/entry-grpc';
+import { register, type Registry } from 'prom-client';
+import { ClientSpanMiddleware } from './client-span.js';
 import { retryIdempotent } from './idempotent-retry.js';
 import { grpcClientErrors } from './errors.js';
 import { outboundInterceptor, type OutboundOptions } from './interceptor.js';
-import type { Registry } from 'prom-client';
-import { addClientMetricsTo, clientMetrics } from './metrics.js';
-import type { InboundCall } from './propagation.js';
+import { addBreakerMetricsTo, clientBreakerMetrics, GrpcClientMetrics } from './metrics.js';
 import type { GrpcClientConfig } from './schema.js';
 import { serviceConfigOf } from './service-config.js';
 import { parseTarget, type ChannelTarget } from './target.js';
 
 export const GRPC_CLIENT_ENTRY_TYPE = 'GrpcClientEntry';
+
+/**
+ * The entry's one channel, which every client made on it shares: a client's `close()` (grpc-js
+ * closes the channel it was given) leaves it open; the entry closes it at interrupt.
+ */
+class SharedChannel extends Channel {
+  override close(): void {}
+  closeShared(): void {
+    super.close();
+  }
+}
 
 /** A grpc-js generated client class (`makeGenericClientConstructor`, grpc-tools, proto-loader). */
 export type PlainClientClass<C> = new (
@@ -47,8 +69,12 @@ export class GrpcClientEntry implements Entry {
   private readonly credentials: ChannelCredentials;
   private readonly channelOptions: ChannelOptions;
   private readonly outbound: OutboundOptions;
-  private channelMade: Channel | undefined;
+  private channelMade: SharedChannel | undefined;
   private closed = false;
+  private readonly breaker: AdaptiveBreaker | undefined;
+  private builtChain: CallChain | undefined;
+  /** Where the chain's metric families go: the `metricsEntry`'s registry, else prom-client's default. */
+  private registry: Registry = register;
 
   constructor(
     readonly config: GrpcClientConfig,
@@ -61,6 +87,10 @@ export class GrpcClientEntry implements Entry {
     // The schema checked it; a second look keeps the types honest.
     if (typeof parsed === 'string') throw grpcClientErrors.badTarget(ctx.configPath, parsed);
     this.parsed = parsed;
+    if (parsed.dnsServer && process.env.GRPC_NODE_USE_ALTERNATIVE_RESOLVER !== 'true')
+      ctx.logger.warn(
+        `${ctx.configPath}.target names the DNS server ${parsed.dnsServer}, which grpc-js asks only when the process runs with GRPC_NODE_USE_ALTERNATIVE_RESOLVER=true (set before @grpc/grpc-js is loaded); without it the system's resolver answers`,
+      );
     this.target = parsed.grpcTarget;
     this.credentials = this.makeCredentials();
     this.channelOptions = {
@@ -68,30 +98,63 @@ export class GrpcClientEntry implements Entry {
       'grpc.service_config_disable_resolution': 1,
       'grpc.initial_reconnect_backoff_ms': config.reconnectBackoffMs.initial,
       'grpc.max_reconnect_backoff_ms': config.reconnectBackoffMs.max,
+      'grpc.dns_min_time_between_resolutions_ms': config.dnsMinIntervalMs,
       ...(config.tls.serverName ? { 'grpc.ssl_target_name_override': config.tls.serverName } : {}),
     };
     const b = config.breaker;
+    this.breaker = b.enabled
+      ? new AdaptiveBreaker({
+          k: b.k,
+          windowMs: b.windowMs,
+          buckets: b.buckets,
+          minRequests: b.minRequests,
+        })
+      : undefined;
+    const credentials = clientCredentials(config.auth, config.propagate.metadata);
     this.outbound = {
-      client: config.name,
       target: config.target,
       timeoutMs: config.timeoutMs,
       deadlineMarginMs: config.deadlineMarginMs,
-      metadata: config.propagate.metadata,
-      fixed: [
-        ...(config.auth.bearerToken
-          ? [['authorization', `Bearer ${config.auth.bearerToken}`] as const]
-          : []),
-        ...(config.auth.apiKey ? [[config.auth.apiKeyHeader, config.auth.apiKey] as const] : []),
+      metadata: credentials.metadata,
+      fixed: credentials.fixed,
+      chain: () => this.chain,
+    };
+  }
+
+  /**
+   * The outbound calls' middleware chain (entry-core's, as a server's), built on first use: the
+   * configured middlewares, the client span and the breaker.
+   */
+  private get chain(): CallChain {
+    this.builtChain ??= buildCallChain(this.config.middleware, this.ctx, {
+      entryName: this.name,
+      entryType: GRPC_CLIENT_ENTRY_TYPE,
+      registry: this.registry,
+      transport: {
+        payloads: grpcCallPayloads,
+        metrics: (registry) => new GrpcClientMetrics(registry, this.name),
+      },
+      added: [
+        { order: MiddlewareOrder.Trace, middleware: new ClientSpanMiddleware(this.config.target) },
+        ...(this.breaker === undefined ? [] : [this.breakerMiddleware(this.breaker)]),
       ],
-      breaker: b.enabled
-        ? new AdaptiveBreaker({
-            k: b.k,
-            windowMs: b.windowMs,
-            buckets: b.buckets,
-            minRequests: b.minRequests,
-          })
-        : undefined,
-      metrics: clientMetrics(),
+    });
+    return this.builtChain;
+  }
+
+  private breakerMiddleware(breaker: AdaptiveBreaker) {
+    const metrics = clientBreakerMetrics();
+    const labels = { client: this.name };
+    const prefix = `grpcclient "${this.name}" (${this.config.target}): circuit breaker open,`;
+    return {
+      order: MiddlewareOrder.Breaker,
+      middleware: new BreakerMiddleware({
+        breaker,
+        refusal: (call) =>
+          `${prefix} ${call.info.operation} not sent; the backend failed most recent calls`,
+        onRefused: () => metrics.breakerRejected.inc(labels),
+        onState: (state) => metrics.breakerState.set(labels, state === 'open' ? 1 : 0),
+      }),
     };
   }
 
@@ -106,13 +169,13 @@ export class GrpcClientEntry implements Entry {
   /** The shared channel, made on first use (or at bootstrap with `eager`). */
   get channel(): Channel {
     if (this.closed) throw grpcClientErrors.closed(this.name);
-    this.channelMade ??= new Channel(this.target, this.credentials, this.channelOptions);
+    this.channelMade ??= new SharedChannel(this.target, this.credentials, this.channelOptions);
     return this.channelMade;
   }
 
   /** The breaker's state now, `disabled` without one. */
   get breakerState(): 'closed' | 'open' | 'disabled' {
-    return this.outbound.breaker?.state ?? 'disabled';
+    return this.breaker?.state ?? 'disabled';
   }
 
   /**
@@ -154,7 +217,9 @@ export class GrpcClientEntry implements Entry {
       const server = this.ctx.entry(this.config.metricsEntry) as Partial<{ registry: Registry }>;
       if (typeof server.registry?.registerMetric !== 'function')
         throw grpcClientErrors.noRegistry(this.ctx.configPath, this.config.metricsEntry);
-      addClientMetricsTo(server.registry);
+      addBreakerMetricsTo(server.registry);
+      // Before the first call builds the chain: its families go to the server's /metrics.
+      if (this.builtChain === undefined) this.registry = server.registry;
     }
     if (!this.config.eager) return;
     const channel = this.channel;
@@ -176,7 +241,7 @@ export class GrpcClientEntry implements Entry {
 
   async interrupt(): Promise<void> {
     this.closed = true;
-    this.channelMade?.close();
+    this.channelMade?.closeShared();
     this.channelMade = undefined;
   }
 

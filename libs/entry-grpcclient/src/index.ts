@@ -32,8 +32,18 @@ export const grpcClient = entryGetter(grpcClientPlugin);
 
 export { GrpcClientEntry, GRPC_CLIENT_ENTRY_TYPE, type PlainClientClass } from './entry.js';
 export { grpcClientSchema, STATUS_NAMES, type GrpcClientConfig } from './schema.js';
-export { AdaptiveBreaker, type BreakerOptions, type BreakerState } from './breaker.js';
 export { grpcClientErrorCatalogue } from './errors.js';
-export { outboundDeadline, type InboundCall, type PropagationOptions } from './propagation.js';
+// The breaker and the propagation rules are entry-core's (shared with entry-httpclient).
+export {
+  AdaptiveBreaker,
+  outboundDeadline,
+  type BreakerOptions,
+  type BreakerState,
+  type InboundCall,
+  type PropagationOptions,
+} from '@svcboot/entry-core';
+export { ClientSpanMiddleware, grpcClientTracing } from './client-span.js';
+export { GrpcClientMetrics } from './metrics.js';
+export { injectTraceContext } from './trace-headers.js';
 export { parseTarget, type ChannelTarget } from './target.js';
 export { serviceConfigOf } from './service-config.js';

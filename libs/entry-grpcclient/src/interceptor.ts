@@ -1,38 +1,33 @@
 import {
   InterceptingCall,
   Metadata,
-  status,
   type Interceptor,
+  type InterceptorOptions,
+  type Listener,
   type StatusObject,
 } from '@grpc/grpc-js';
-import type { AdaptiveBreaker } from './breaker.js';
-import { CODE_NAMES } from '@svcboot/entry-grpc';
-import { endClientSpan, startClientSpan } from './client-span.js';
-import type { ClientMetrics } from './metrics.js';
 import {
+  CallContext,
+  endCall,
   outboundDeadline,
-  propagate,
+  propagateHeaders,
+  startCall,
+  type CallAdapter,
+  type CallChain,
+  type CallInfo,
+  type CallRejection,
   type InboundCall,
   type PropagationOptions,
-} from './propagation.js';
-
-/** Status codes that count as the backend failing, for the breaker (as kratos counts them). */
-const FAILURES = new Set<number>([
-  status.UNKNOWN,
-  status.DEADLINE_EXCEEDED,
-  status.RESOURCE_EXHAUSTED,
-  status.INTERNAL,
-  status.UNAVAILABLE,
-  status.DATA_LOSS,
-]);
+} from '@svcboot/entry-core';
+import { CODE_NAMES } from '@svcboot/entry-grpc';
+import { MetadataHeaders } from './metadata-headers.js';
 
 /** What the outbound interceptor of one client entry needs. */
 export interface OutboundOptions extends PropagationOptions {
-  /** The entry's name, for messages and metric labels. */
-  readonly client: string;
+  /** The target as configured: the record's `remoteAddr`, the span's `server.address`. */
   readonly target: string;
-  readonly breaker: AdaptiveBreaker | undefined;
-  readonly metrics: ClientMetrics;
+  /** The client's middleware chain (records, metrics, the client span, the breaker). */
+  readonly chain: () => CallChain;
 }
 
 function deadlineMs(d: Date | number | undefined): number {
@@ -40,69 +35,100 @@ function deadlineMs(d: Date | number | undefined): number {
   return typeof d === 'number' ? d : d.getTime();
 }
 
+/** The call model of one outbound RPC, by method path: its info is the same for every call. */
+const infos = new Map<string, CallInfo>();
+
+function callInfoOf(options: InterceptorOptions, target: string): CallInfo {
+  const def = options.method_definition;
+  const key = `${target} ${def.path}`;
+  let info = infos.get(key);
+  if (info === undefined) {
+    const [, service = '', method = ''] = def.path.split('/');
+    info = {
+      operation: def.path,
+      remoteAddr: target,
+      apiMethod: 'POST',
+      apiPath: def.path,
+      apiProtocol: 'grpc',
+      apiQuery: '',
+      userAgent: '',
+      grpcService: service,
+      grpcMethod: method,
+      grpcType: def.requestStream
+        ? def.responseStream
+          ? 'BidiStream'
+          : 'ClientStream'
+        : def.responseStream
+          ? 'ServerStream'
+          : 'UnaryClient',
+    };
+    if (infos.size < 10_000) infos.set(key, info);
+  }
+  return info;
+}
+
 /**
  * The grpc-js interceptor of a client entry, for calls made on behalf of `inbound` (or of none):
- * the deadline and metadata it propagates, the breaker's verdict (a refused call ends at once
- * with UNAVAILABLE, never reaching the channel), and the outcome counted for the breaker and
- * `grpc_client_handled_total`. Retries happen below it, in grpc-js: the breaker sees a call once.
+ * the propagated deadline and metadata, then the call through entry-core's call driver with the
+ * client's chain (records with the client's entry type, `grpc_client_*` metrics, the client span,
+ * the breaker: a refused call ends at once with UNAVAILABLE, never reaching the channel). The
+ * chain's `after`s run when the status arrives. Retries happen below it, in grpc-js: the chain
+ * sees a call once.
  */
 export function outboundInterceptor(
   o: OutboundOptions,
   inbound: InboundCall | undefined,
 ): Interceptor {
   return (options, nextCall) => {
-    const method = options.method_definition.path;
     const deadline = outboundDeadline(deadlineMs(options.deadline), inbound, o);
     const next = nextCall(
       deadline === Infinity ? options : { ...options, deadline: new Date(deadline) },
     );
-    const breaker = o.breaker;
-    if (breaker !== undefined && !breaker.allow()) {
-      o.metrics.breakerRejected.inc({ client: o.client });
-      o.metrics.breakerState.set({ client: o.client }, 1);
-      return new InterceptingCall(next, {
-        start(_metadata, listener) {
-          const details = `grpcclient "${o.client}" (${o.target}): circuit breaker open, ${method} not sent; the backend failed most recent calls`;
-          queueMicrotask(() => {
-            o.metrics.handled.inc({
-              client: o.client,
-              grpc_method: method,
-              grpc_code: CODE_NAMES[status.UNAVAILABLE] ?? 'Unavailable',
-            });
-            listener.onReceiveStatus({
-              code: status.UNAVAILABLE,
-              details,
-              metadata: new Metadata(),
-            });
-          });
-        },
-        sendMessage() {},
-        halfClose() {},
-        cancel() {},
-      });
-    }
+    const info = callInfoOf(options, o.target);
+    // Set when the chain refused the call: what the caller still sends is dropped.
+    let refused = false;
     return new InterceptingCall(next, {
-      start(metadata, _listener, start) {
-        const client = startClientSpan(method, o.target);
-        propagate(metadata, inbound, o, client?.ctx);
-        start(metadata, {
-          onReceiveStatus(s: StatusObject, done) {
-            if (client !== undefined)
-              endClientSpan(client.span, s.code, CODE_NAMES[s.code] ?? String(s.code), s.details);
-            if (breaker !== undefined) {
-              if (FAILURES.has(s.code)) breaker.onFailed();
-              else breaker.onAccepted();
-              o.metrics.breakerState.set({ client: o.client }, breaker.state === 'open' ? 1 : 0);
-            }
-            o.metrics.handled.inc({
-              client: o.client,
-              grpc_method: method,
-              grpc_code: CODE_NAMES[s.code] ?? String(s.code),
-            });
-            done(s);
+      start(metadata, listener, start) {
+        propagateHeaders(new MetadataHeaders(metadata), inbound, o);
+        const call = new CallContext(info, new MetadataHeaders(metadata));
+        call.deadline = deadline;
+        const adapter: CallAdapter = {
+          proceed(c) {
+            const ending: Partial<Listener> = {
+              onReceiveStatus(s: StatusObject, done: (s: StatusObject) => void) {
+                if (s.code !== 0) c.error = new Error(s.details);
+                endCall(c, CODE_NAMES[s.code] ?? `Code(${s.code})`);
+                done(s);
+              },
+            };
+            c.runInScope(() => start(metadata, ending), undefined, undefined);
           },
-        });
+          refuse(c, rejection: CallRejection) {
+            refused = true;
+            queueMicrotask(() => {
+              endCall(c, rejection.status);
+              listener.onReceiveStatus({
+                code: codeOf(rejection.status),
+                details: rejection.message,
+                metadata: new Metadata(),
+              });
+            });
+          },
+        };
+        startCall(o.chain(), call, adapter);
+      },
+      sendMessage(message, send) {
+        if (!refused) send(message);
+      },
+      halfClose(close) {
+        if (!refused) close();
       },
     });
   };
+}
+
+/** The gRPC code of a rejection's status (its names are gRPC's code names). */
+function codeOf(status: string): number {
+  const n = CODE_NAMES.indexOf(status);
+  return n < 0 ? 2 : n;
 }

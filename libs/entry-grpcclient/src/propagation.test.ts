@@ -1,7 +1,25 @@
 import { Metadata } from '@grpc/grpc-js';
-import { CallContext, type CallHeaders, type CallInfo } from '@svcboot/entry-core';
+import { propagation, ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
+import {
+  CallContext,
+  outboundDeadline,
+  propagateHeaders,
+  type CallHeaders,
+  type CallInfo,
+  type InboundCall,
+  type PropagationOptions,
+} from '@svcboot/entry-core';
 import { describe, expect, it } from 'vitest';
-import { outboundDeadline, propagate, type InboundCall } from './propagation.js';
+import { MetadataHeaders } from './metadata-headers.js';
+import { baggageHeader } from '@svcboot/entry-core';
+import { injectTraceContext } from './trace-headers.js';
+
+/** Request id, listed metadata and credentials, then the trace headers of the active (here: no) context. */
+function propagate(md: Metadata, call: InboundCall | undefined, o: PropagationOptions): void {
+  const headers = new MetadataHeaders(md);
+  propagateHeaders(headers, call, o);
+  injectTraceContext(headers);
+}
 
 const info: CallInfo = {
   operation: '/front.v1.Front/Get',
@@ -69,15 +87,53 @@ describe('propagate', () => {
     const md = new Metadata();
     md.set('x-tenant', 'mine');
     md.set('authorization', 'Bearer caller');
-    const typed: InboundCall = {
-      requestId: 'req-2',
-      deadline: undefined,
-      metadata: new Metadata(),
-    };
-    typed.metadata.set('x-tenant', 'acme');
+    const inbound = new Metadata();
+    inbound.set('x-tenant', 'acme');
+    const typed: InboundCall = { requestId: 'req-2', deadline: undefined, metadata: inbound };
     propagate(md, typed, { ...options, fixed: [['authorization', 'Bearer t']] });
     expect(md.get('x-tenant')).toEqual(['mine']);
     expect(md.get('authorization')).toEqual(['Bearer caller']);
     expect(md.get('x-request-id')).toEqual(['req-2']);
+  });
+});
+
+describe('injectTraceContext', () => {
+  const span = trace.wrapSpanContext({
+    traceId: '0af7651916cd43dd8448eb211c80319c',
+    spanId: 'b7ad6b7169203331',
+    traceFlags: TraceFlags.SAMPLED,
+  });
+  it('writes traceparent and the W3C baggage of the context, percent-encoded', () => {
+    let ctx = trace.setSpan(ROOT_CONTEXT, span);
+    ctx = propagation.setBaggage(
+      ctx,
+      propagation.createBaggage({
+        tenant: { value: 'acme corp' },
+        'user.id': { value: '42' },
+      }),
+    );
+    const md = new Metadata();
+    injectTraceContext(new MetadataHeaders(md), ctx);
+    expect(md.get('traceparent')).toEqual([
+      '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+    ]);
+    expect(md.get('baggage')).toEqual(['tenant=acme%20corp,user.id=42']);
+  });
+  it('leaves a baggage the call set, and sends none when the context has none', () => {
+    const md = new Metadata();
+    md.set('baggage', 'mine=1');
+    const ctx = propagation.setBaggage(
+      ROOT_CONTEXT,
+      propagation.createBaggage({ a: { value: 'b' } }),
+    );
+    injectTraceContext(new MetadataHeaders(md), ctx);
+    expect(md.get('baggage')).toEqual(['mine=1']);
+    const none = new Metadata();
+    injectTraceContext(new MetadataHeaders(none), trace.setSpan(ROOT_CONTEXT, span));
+    expect(none.get('baggage')).toEqual([]);
+  });
+  it('stops at the W3C limit of 180 members', () => {
+    const entries = Array.from({ length: 200 }, (_, i) => [`k${i}`, { value: 'v' }] as const);
+    expect(baggageHeader(entries).split(',')).toHaveLength(180);
   });
 });

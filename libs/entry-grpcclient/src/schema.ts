@@ -1,4 +1,12 @@
-import { entryBaseShape, msSchema, observabilityShape } from '@svcboot/entry-core';
+import {
+  breakerSchema,
+  clientAuthSchema,
+  entryBaseShape,
+  middlewareSchema,
+  msSchema,
+  observabilityShape,
+  propagateSchema,
+} from '@svcboot/entry-core';
 import { z } from 'zod';
 import { parseTarget } from './target.js';
 
@@ -43,18 +51,6 @@ const retrySchema = z
     path: ['initialBackoffMs'],
   });
 
-const breakerSchema = z.strictObject({
-  enabled: z.boolean().default(false),
-  /** Google SRE's K: accepts are multiplied by it; lower throttles sooner. kratos: 1.5. */
-  k: z.number().min(1).default(1.5),
-  /** The sliding window the requests and accepts are counted over. */
-  windowMs: z.number().int().positive().default(3000),
-  /** Buckets of the window. */
-  buckets: z.number().int().min(1).max(1000).default(10),
-  /** No throttling below this many requests in the window. kratos: 100. */
-  minRequests: z.number().int().nonnegative().default(100),
-});
-
 /** One `grpcclient:` item. */
 export const grpcClientSchema = z.strictObject({
   ...entryBaseShape,
@@ -69,23 +65,10 @@ export const grpcClientSchema = z.strictObject({
   /** Taken off the inbound call's remaining time, for the answer's way back. */
   deadlineMarginMs: msSchema.default(10),
   retry: retrySchema.prefault({}),
-  breaker: breakerSchema.prefault({}),
-  propagate: z
-    .strictObject({
-      /** Inbound metadata (header) names copied onto the outbound call, lowercase. */
-      metadata: z.array(z.string().trim().toLowerCase().min(1)).default([]),
-    })
-    .prefault({}),
+  breaker: breakerSchema,
+  propagate: propagateSchema,
   /** Credentials sent with every call (unless the call sets the header itself). Secrets: use `${VAR}`. */
-  auth: z
-    .strictObject({
-      /** `authorization: Bearer <bearerToken>`. */
-      bearerToken: z.string().default(''),
-      /** Sent in `apiKeyHeader`. */
-      apiKey: z.string().default(''),
-      apiKeyHeader: z.string().trim().toLowerCase().min(1).default('x-api-key'),
-    })
-    .prefault({}),
+  auth: clientAuthSchema,
   tls: z
     .strictObject({
       enabled: z.boolean().default(false),
@@ -96,8 +79,15 @@ export const grpcClientSchema = z.strictObject({
     })
     .prefault({}),
   /**
-   * A `grpc` or `httpserver` entry of this app whose metrics route (`prom.enabled`) also serves
-   * the client families; they are on prom-client's default registry either way.
+   * The outbound calls' middlewares, as a server's: `logging` (a record per call, with this
+   * entry's type), `prom` (`svc_call_*` and `grpc_client_*`), `meta`, and entry-core's.
+   */
+  middleware: middlewareSchema.describe(
+    'The middlewares of outbound calls: logging (a record per call), prom (svc_call_* and grpc_client_*), meta and the others',
+  ),
+  /**
+   * A `grpc` or `httpserver` entry of this app whose metrics route (`prom.enabled`) serves the
+   * client's families; else they are on prom-client's default registry.
    */
   metricsEntry: z.string().default(''),
   /** Connect at bootstrap (and wait for the channel to be ready) instead of at the first call. */
@@ -111,6 +101,11 @@ export const grpcClientSchema = z.strictObject({
       max: z.number().int().positive().default(120_000),
     })
     .prefault({}),
+  /**
+   * grpc-js's `grpc.dns_min_time_between_resolutions_ms`: a `dns:` target is resolved again when a
+   * connection fails or closes (a replica gone, a server's max connection age), at most this often.
+   */
+  dnsMinIntervalMs: z.number().int().positive().default(30_000),
   /** How long bootstrap waits for an `eager` channel to connect. */
   connectTimeoutMs: z.number().int().positive().default(5000),
 });

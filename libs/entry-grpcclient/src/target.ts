@@ -6,6 +6,11 @@ export interface ChannelTarget {
   readonly grpcTarget: string;
   /** The authority calls carry (`:authority`), the host of the target. */
   readonly display: string;
+  /**
+   * The DNS server a `dns://<server>/host:port` target names ('' for none): grpc-js asks it only
+   * when GRPC_NODE_USE_ALTERNATIVE_RESOLVER=true, else it uses the system's resolver.
+   */
+  readonly dnsServer?: string;
 }
 
 const HOST_PORT = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\s/[\]]+)):(\d{1,5})$/;
@@ -70,5 +75,9 @@ export function parseTarget(target: string): ChannelTarget | string {
   const hp = hostPort(rest);
   if (typeof hp === 'string') return `in "${t}": ${hp}`;
   const host = isIP(hp.host) === 6 ? `[${hp.host}]` : hp.host;
-  return { grpcTarget: `dns://${dnsServer}/${host}:${hp.port}`, display: `${host}:${hp.port}` };
+  return {
+    grpcTarget: `dns://${dnsServer}/${host}:${hp.port}`,
+    display: `${host}:${hp.port}`,
+    dnsServer,
+  };
 }

@@ -73,6 +73,22 @@ abstract class LabelledMetric<L extends string, C> {
   ): void;
 }
 
+/**
+ * The family named `name` in `registry` when one of class `kind` is there already, else `make()`'s
+ * (which registers itself): entries that share a registry (a client entry's calls served at a
+ * server entry's /metrics) share the families, their rows told apart by the entry's labels.
+ */
+export function sharedFamily<M>(
+  registry: Registry,
+  name: string,
+  // biome-ignore lint/suspicious/noExplicitAny: any constructor of the family's class
+  kind: abstract new (...args: any[]) => M,
+  make: () => M,
+): M {
+  const existing = registry.getSingleMetric(name) as unknown;
+  return existing instanceof kind ? existing : make();
+}
+
 export interface CounterChild {
   inc(): void;
 }

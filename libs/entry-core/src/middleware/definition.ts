@@ -21,6 +21,8 @@ export const MiddlewareOrder = {
   Csrf: 420,
   /** Rate limits after authentication: a limit may be keyed by the API key or the JWT subject. */
   RateLimit: 450,
+  /** A client entry's circuit breaker: a call it refuses still gets its record and metrics. */
+  Breaker: 460,
   Timeout: 500,
 } as const;
 

@@ -2,6 +2,7 @@ import type { Registry } from 'prom-client';
 import {
   CallCounter,
   RecentSummary,
+  sharedFamily,
   type CounterChild,
   type ObserverChild,
 } from './call-metrics.js';
@@ -61,25 +62,44 @@ export class PromMiddleware implements CallMiddleware {
   constructor(private readonly options: PromMiddlewareOptions) {
     this.ignore = options.ignore ?? [];
     const registry = options.registry;
-    this.elapsed = new RecentSummary(
+    // Shared with the other entries on this registry (a client entry's `metricsEntry`).
+    this.elapsed = sharedFamily(
+      registry,
       'svc_call_elapsed_seconds',
-      'Time to handle a call, in seconds, by entry, method and result code (quantiles over the latest 1024 calls).',
-      CALL_LABELS,
-      [0.5, 0.9, 0.99],
-      registry,
+      RecentSummary<(typeof CALL_LABELS)[number]>,
+      () =>
+        new RecentSummary(
+          'svc_call_elapsed_seconds',
+          'Time to handle a call, in seconds, by entry, method and result code (quantiles over the latest 1024 calls).',
+          CALL_LABELS,
+          [0.5, 0.9, 0.99],
+          registry,
+        ),
     );
-    this.resCodes = new CallCounter(
-      'svc_call_res_code_total',
-      'Calls handled, by entry, method and result code.',
-      CALL_LABELS,
+    this.resCodes = sharedFamily(
       registry,
+      'svc_call_res_code_total',
+      CallCounter<(typeof CALL_LABELS)[number]>,
+      () =>
+        new CallCounter(
+          'svc_call_res_code_total',
+          'Calls handled, by entry, method and result code.',
+          CALL_LABELS,
+          registry,
+        ),
     );
     this.transport = options.transport;
-    this.rejections = new CallCounter(
-      'svc_call_rejections_total',
-      'Calls a middleware refused before the handler, by entry, middleware and reason.',
-      ['entry_name', 'middleware', 'reason'],
+    this.rejections = sharedFamily(
       registry,
+      'svc_call_rejections_total',
+      CallCounter<'entry_name' | 'middleware' | 'reason'>,
+      () =>
+        new CallCounter(
+          'svc_call_rejections_total',
+          'Calls a middleware refused before the handler, by entry, middleware and reason.',
+          ['entry_name', 'middleware', 'reason'],
+          registry,
+        ),
     );
   }
 

@@ -3,6 +3,11 @@ import type { TracedClient } from '@svcboot/entry-core';
 import { instrumentIoredis } from './ioredis.js';
 import { instrumentPg } from './pg.js';
 
+/** entry-grpcclient and entry-httpclient start their client spans themselves, with the provider handed over. */
+async function handOver(holder: unknown, provider: TracerProvider): Promise<void> {
+  (holder as { setTracerProvider(p: TracerProvider): void }).setTracerProvider(provider);
+}
+
 /** The instrumentations this package has, by the driver a connector announces (registerTracedClient). */
 const instrumentations: Record<
   string,
@@ -10,10 +15,8 @@ const instrumentations: Record<
 > = {
   ioredis: instrumentIoredis,
   pg: instrumentPg,
-  // entry-grpcclient starts its client spans itself, with the provider it is handed.
-  '@svcboot/entry-grpcclient': async (holder, provider) => {
-    (holder as { setTracerProvider(p: TracerProvider): void }).setTracerProvider(provider);
-  },
+  '@svcboot/entry-grpcclient': handOver,
+  '@svcboot/entry-httpclient': handOver,
 };
 
 /** Patches an announced driver with its instrumentation; a driver this package has none for is left alone. */

@@ -85,6 +85,7 @@ test('`svc schema` prints the same document to stdout, with every installed kind
     'event',
     'grpc',
     'grpcclient',
+    'httpclient',
     'httpserver',
     'kvstore',
     'logger',

@@ -1,0 +1,126 @@
+import { Child, freePort, plainEnv, waitFor } from '@svcboot/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appDir, type Seen } from './services.js';
+
+let demo: Child;
+let front: string;
+
+interface Line {
+  ids?: { requestId?: string; traceId?: string; spanId?: string };
+  app?: { appName: string; entryName: string; entryType: string };
+  traceId?: string;
+  spanId?: string;
+  parentSpanId?: string;
+  kind?: string;
+  name?: string;
+}
+
+/** The JSON lines the demo printed: records (with `app`) and spans (with `kind`). */
+function lines(): Line[] {
+  return demo.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Line);
+}
+
+beforeAll(async () => {
+  // A free port can be taken between freePort() and the listen: a demo that exited is started again.
+  for (let attempt = 1; ; attempt++) {
+    const [port, users, billing] = [await freePort(), await freePort(), await freePort()];
+    demo = Child.start(
+      process.execPath,
+      ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
+      {
+        cwd: appDir,
+        env: plainEnv({
+          PORT: String(port),
+          USERS_PORT: String(users),
+          BILLING_PORT: String(billing),
+          SPANS_FILE: 'stdout',
+        }),
+      },
+    );
+    let exited = false;
+    void demo.exited.then(() => (exited = true));
+    await waitFor(
+      'the demo to be ready',
+      () => exited || demo.stderr.includes('demo-chain ready'),
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    if (!exited) {
+      front = `http://127.0.0.1:${port}`;
+      return;
+    }
+    if (attempt === 3) throw new Error(`the demo exited:\n${demo.stderr}`);
+  }
+}, 200_000);
+
+afterAll(async () => {
+  demo?.process.kill('SIGTERM');
+  await demo?.waitForExit();
+});
+
+describe('demo-chain', () => {
+  it('one request id and one trace across front, users (gRPC) and billing (HTTP)', async () => {
+    const res = await fetch(`${front}/v1/accounts/42`, {
+      headers: { 'x-request-id': 'chain-req-1', 'grpc-timeout': '5000m' },
+    });
+    expect(res.status).toBe(200);
+    const account = (await res.json()) as { name: string; users: Seen; billing: Seen };
+    expect(account.name).toBe('user 42');
+    expect(account.users.requestId).toBe('chain-req-1');
+    expect(account.billing.requestId).toBe('chain-req-1');
+
+    // The records of the request: the front's call, its two outbound calls, and one in each callee.
+    let records: Line[] = [];
+    await waitFor('five records of the request', () => {
+      records = lines().filter((l) => l.app && l.ids?.requestId === 'chain-req-1');
+      return records.length >= 5;
+    });
+    expect(records.map((r) => `${r.app?.appName}/${r.app?.entryType}`).sort()).toEqual([
+      'billing/HttpEntry',
+      'front/GrpcClientEntry',
+      'front/GrpcEntry',
+      'front/HttpClientEntry',
+      'users/GrpcEntry',
+    ]);
+    const traceId = records[0]?.ids?.traceId;
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    for (const r of records) expect(r.ids?.traceId).toBe(traceId);
+
+    // The spans: each callee's server span is a child of the front's client span for it.
+    await waitFor('the callees’ server spans', () => {
+      const spans = lines().filter((l) => l.kind !== undefined && l.traceId === traceId);
+      return spans.filter((s) => s.kind === 'server').length >= 3;
+    });
+    const spans = lines().filter((l) => l.kind !== undefined && l.traceId === traceId);
+    for (const seen of [account.users, account.billing]) {
+      const clientSpanId = seen.traceparent.split('-')[2];
+      const client = spans.find((s) => s.spanId === clientSpanId);
+      expect(client?.kind).toBe('client');
+      expect(spans.some((s) => s.kind === 'server' && s.parentSpanId === clientSpanId)).toBe(true);
+      const frontServer = spans.find((s) => s.spanId === client?.parentSpanId);
+      expect(frontServer?.kind).toBe('server');
+    }
+  });
+
+  it('the callees see the caller’s deadline, less the margin and never more than timeoutMs', async () => {
+    const short = (await (
+      await fetch(`${front}/v1/accounts/7`, { headers: { 'grpc-timeout': '900m' } })
+    ).json()) as { users: Seen; billing: Seen };
+    for (const seen of [short.users, short.billing]) {
+      expect(Number(seen.deadlineLeftMs)).toBeGreaterThan(0);
+      expect(Number(seen.deadlineLeftMs)).toBeLessThanOrEqual(890);
+    }
+    // A caller with 60 s: the clients' timeoutMs (2000) caps what the callees get.
+    const long = (await (
+      await fetch(`${front}/v1/accounts/7`, { headers: { 'grpc-timeout': '60S' } })
+    ).json()) as { users: Seen; billing: Seen };
+    for (const seen of [long.users, long.billing]) {
+      expect(Number(seen.deadlineLeftMs)).toBeGreaterThan(0);
+      expect(Number(seen.deadlineLeftMs)).toBeLessThanOrEqual(2000);
+    }
+  });
+});
