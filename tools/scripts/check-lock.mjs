@@ -1,6 +1,6 @@
 // Checks that a package-lock.json is complete: every dependency, optional dependency and required
 // peer of every package in it resolves to a package in the lock (Node's node_modules walk), the
-// other platforms' optional binaries (@biomejs/cli-darwin-arm64, @nx/nx-win32-x64-msvc, …)
+// other platforms' optional binaries (@nx/nx-win32-x64-msvc, @rollup/rollup-darwin-arm64, …)
 // included. An install that cannot fetch an optional dependency's manifest (offline, a partial npm
 // cache, a registry error) leaves it out of the lock without a word; the next `npm install` with
 // the registry reachable adds it back, so a fresh clone comes out dirty, and `npm ci` refuses the

@@ -62,12 +62,18 @@ describe('the rateLimit middleware shared through Redis (kvstore)', () => {
       );
       children.push(child);
     }
+    // Two node + tsx start-ups at once: 30 s, as the other app start-ups here, not waitFor's 10 s
+    // default (seen running out at load 26 with both apps still starting).
     for (const [k, port] of ports.entries())
-      await waitFor(`app ${k} to listen`, async () => {
-        if (children[k]!.process.exitCode !== null)
-          throw new Error(`app ${k} exited: ${children[k]!.stdout}${children[k]!.stderr}`);
-        return isListening(port);
-      });
+      await waitFor(
+        `app ${k} to listen`,
+        async () => {
+          if (children[k]!.process.exitCode !== null)
+            throw new Error(`app ${k} exited: ${children[k]!.stdout}${children[k]!.stderr}`);
+          return isListening(port);
+        },
+        { timeoutMs: 30_000 },
+      );
     // 100 calls, 50 to each instance, all at once
     const results = await Promise.all(
       Array.from({ length: 100 }, (_, i) => hit(`http://127.0.0.1:${ports[i % 2]}/v1/hit`)),
