@@ -74,7 +74,7 @@ export function planReload(
     for (const p of plans) p.discard?.();
   };
   return {
-    changes: plans.flatMap((p) => p.changes),
+    changes: plans.flatMap((p) => p.changes).sort(),
     refused,
     apply() {
       for (const p of plans) p.apply();
