@@ -29,14 +29,18 @@ export function reloadServerEntry(
       message: coreErrors.SVC_RELOAD_NOT_LIVE.message(notLiveBecause(p)),
       code: 'SVC_RELOAD_NOT_LIVE',
     }));
-  if (refused.length > 0) return refusedReload(refused);
   if (chain === undefined)
     return refusedReload([
+      ...refused,
       {
         path: `${change.configPath}.middleware`,
         message: coreErrors.SVC_RELOAD_NOT_LIVE.message('the entry has not built its chain yet'),
         code: 'SVC_RELOAD_NOT_LIVE',
       },
     ]);
-  return planChainReload(chain, next.middleware);
+  const plan = planChainReload(chain, next.middleware);
+  if (refused.length === 0) return plan;
+  // Every problem is listed at once, the middleware's too.
+  plan.discard?.();
+  return refusedReload([...refused, ...plan.refused]);
 }
