@@ -97,12 +97,29 @@ export const appSchema = z.strictObject({
   reload: z
     .strictObject({
       /** SIGHUP reloads boot.yaml (with `app.workers`, the primary relays it to every worker). */
-      signal: z.boolean().default(true),
+      signal: z
+        .boolean()
+        .default(true)
+        .describe(
+          'SIGHUP reloads boot.yaml (with app.workers, the primary relays it to every worker)',
+        ),
       /** Reload when boot.yaml changes on disk, once it has been quiet for `debounceMs`. */
-      watch: z.boolean().default(false),
-      debounceMs: z.number().int().min(10).max(60_000).default(500),
+      watch: z
+        .boolean()
+        .default(false)
+        .describe('Reload when boot.yaml changes on disk, once it has been quiet for debounceMs'),
+      debounceMs: z
+        .number()
+        .int()
+        .min(10)
+        .max(60_000)
+        .default(500)
+        .describe('How long a changed boot.yaml must stay unchanged before it is reloaded (ms)'),
     })
-    .optional(),
+    .optional()
+    .describe(
+      'Configuration reload without a restart: what changes live and what needs a restart is in entry-core README, "Reload"',
+    ),
 });
 
 /** `app.reload`: how a running app takes a changed boot.yaml (README, "Reload"). */
