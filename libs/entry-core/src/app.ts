@@ -222,11 +222,11 @@ export async function boot(options: BootOptions = {}): Promise<App> {
 }
 
 /** Where an app's reloads read boot.yaml from, and the `app` section it runs with. */
-interface ReloadSource {
+type ReloadSource = {
   /** Reads and validates the file again (or `configText`), as boot() did; throws a ConfigError. */
   load(configText?: string): Promise<LoadedConfig>;
   settings: AppSettings;
-}
+};
 
 function registryFor(options: BootOptions): PluginRegistry {
   if (options.plugins === undefined) return options.registry ?? defaultRegistry;
@@ -728,8 +728,11 @@ export class App {
     );
   }
 
-  /** @internal boot() tells the app where its reloads read the file from. */
-  useReloadSource(source: ReloadSource): void {
+  /** @internal boot() tells the app where its reloads read the file from, and its `app` section. */
+  useReloadSource(source: {
+    load(configText?: string): Promise<LoadedConfig>;
+    settings: Pick<LoadedConfig, 'app' | 'drainDelayMs' | 'workers' | 'reload' | 'porting'>;
+  }): void {
     this.reloadSource = source;
   }
 

@@ -124,8 +124,11 @@ export const appSchema = z.strictObject({
 
 /** `app.reload`: how a running app takes a changed boot.yaml (README, "Reload"). */
 export interface ReloadSettings {
+  /** SIGHUP reloads the file. */
   signal: boolean;
+  /** A change of the file on disk reloads it. */
   watch: boolean;
+  /** How long the changed file must stay unchanged before a watched reload. */
   debounceMs: number;
 }
 

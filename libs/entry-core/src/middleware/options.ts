@@ -152,10 +152,14 @@ export interface OrderedMiddleware {
 
 /** What `buildCallChain` is given besides the config, kept for a reload (`planChainReload`). */
 export interface CallChainOptions {
+  /** The entry's name and type, for metric labels and the middlewares' messages. */
   entryName: string;
   entryType: string;
+  /** The entry's registry, for the middlewares' metric families. */
   registry: Registry;
+  /** The transport's record payloads and metric families (default: `basicTransport`). */
   transport?: CallTransport;
+  /** Middlewares the app added (`useMiddleware`), kept as they are by reloads. */
   added?: readonly OrderedMiddleware[];
 }
 

@@ -3,6 +3,7 @@ import { Counter, type Registry } from 'prom-client';
 /** The outcome of one reload (`ReloadResult.outcome`), the metric's `result` label. */
 export type ReloadOutcome = 'applied' | 'unchanged' | 'refused' | 'invalid';
 
+/** The reload counter's name. */
 export const RELOADS_METRIC = 'svc_config_reloads_total';
 
 /**
@@ -23,6 +24,7 @@ export class ReloadMetric {
       this.counter.labels(result).inc(0);
   }
 
+  /** Counts one reload. */
   count(outcome: ReloadOutcome): void {
     this.counter.labels(outcome).inc();
   }
