@@ -1,3 +1,4 @@
+import { waitFor } from '@svcboot/testkit';
 import { describe, expect, it } from 'vitest';
 import { CallAnswer } from '../middleware/answer.js';
 import {
@@ -297,6 +298,34 @@ describe('a chain whose stage is swapped (a reload)', () => {
     chain.swap([kept, closing('new')]);
     await chain.close({ signal: new AbortController().signal, timeoutMs: 1000 });
     expect(closed.sort()).toEqual(['kept', 'new', 'replaced']);
+  });
+
+  it('closes a middleware swapped out once the last call of its stage ended, not before', async () => {
+    const closed: string[] = [];
+    const chain = new CallChain([
+      {
+        before() {},
+        async close() {
+          closed.push('old');
+        },
+      },
+    ]);
+    const a = new CallContext(info, headers);
+    const b = new CallContext(info, headers);
+    startCall(chain, a, new Recorder());
+    startCall(chain, b, new Recorder());
+    chain.swap([{ before() {} }]);
+    endCall(a, 'OK');
+    await Promise.resolve();
+    expect(closed).toEqual([]);
+    endCall(b, 'OK');
+    await waitFor('the old stage to close', () => closed.length === 1, {
+      timeoutMs: 5000,
+      intervalMs: 5,
+    });
+    // The chain's own close does not close it again.
+    await chain.close({ signal: new AbortController().signal, timeoutMs: 1000 });
+    expect(closed).toEqual(['old']);
   });
 
   it('takes no middleware when it was built with none (its transports do not run it)', () => {

@@ -54,7 +54,7 @@ export function endCall(call: CallContext, resCode: string): void {
   call.resCode = resCode;
   const stage = call.stage;
   if (stage === undefined) call.ended = true;
-  else stage.after(call);
+  else stage.leave(call);
 }
 
 /** The call ended, or the client left, while a `before` ran: nothing more is written. */

@@ -206,6 +206,7 @@ export class CallContext {
    */
   bindChain(chain: CallChain): ChainStage {
     const stage = chain.stage;
+    stage.enter();
     this.runningChain = chain;
     this.runningStage = stage;
     this.around = stage.around;
@@ -368,6 +369,10 @@ export class ChainStage {
   readonly closable: readonly CallMiddleware[];
   /** The middlewares' around steps as one (see CallMiddleware.around); undefined when none has one. */
   readonly around: AroundStep | undefined;
+  /** Calls the driver started in this stage that have not ended. */
+  private inFlight = 0;
+  /** What runs once the stage, swapped out, has no call in flight. */
+  private onDrained: (() => void) | undefined;
 
   constructor(middlewares: readonly CallMiddleware[]) {
     this.around = composeArounds(
@@ -424,7 +429,34 @@ export class ChainStage {
     call.ended = true;
     for (let i = 0; i < this.afters.length; i++) this.afters[i]!(call);
   }
+
+  /** For the driver: a call starts in this stage. @internal */
+  enter(): void {
+    this.inFlight++;
+  }
+
+  /** For the driver: the `after`s of a call the driver started in this stage, which leaves it. @internal */
+  leave(call: CallContext): void {
+    try {
+      this.after(call);
+    } finally {
+      if (--this.inFlight === 0 && this.onDrained !== undefined) {
+        const drained = this.onDrained;
+        this.onDrained = undefined;
+        drained();
+      }
+    }
+  }
+
+  /** Runs `fn` once no call the driver started in this stage is in flight (at once when none is). */
+  whenDrained(fn: () => void): void {
+    if (this.inFlight === 0) fn();
+    else this.onDrained = fn;
+  }
 }
+
+/** How long a middleware of a stage swapped out may take to close (see CallChain#swap). */
+const RETIRED_CLOSE_MS = 10_000;
 
 /**
  * The middlewares of one entry, run as one: a handle on the current `ChainStage`, which a
@@ -434,8 +466,10 @@ export class ChainStage {
  */
 export class CallChain {
   private current: ChainStage;
-  /** Stages swapped out: their middlewares are closed with the chain (a call may still run in one). */
+  /** Stages swapped out in which calls still run. */
   private readonly retired: ChainStage[] = [];
+  /** Middlewares of stages swapped out, closed once their last call ended (see `swap`). */
+  private readonly closedEarly = new Set<CallMiddleware>();
   /**
    * True when the chain was built with no middleware: transports may then leave it out of their
    * path entirely, so a reload cannot give it middlewares (see `swap`).
@@ -480,8 +514,25 @@ export class CallChain {
     const next = new ChainStage(middlewares);
     if (this.startedEmpty && !next.empty)
       throw new Error('a chain built with no middleware cannot take middlewares later');
-    this.retired.push(this.current);
+    const old = this.current;
+    this.retired.push(old);
     this.current = next;
+    // Once its last call ended, the old stage's middlewares that no stage still uses are closed
+    // (a trace exporter flushes): a reload leaves nothing open behind it. Failures are the
+    // middleware's to report; what is not closed by then is closed with the chain.
+    old.whenDrained(() => {
+      this.retired.splice(this.retired.indexOf(old), 1);
+      const lc = { signal: AbortSignal.timeout(RETIRED_CLOSE_MS), timeoutMs: RETIRED_CLOSE_MS };
+      for (const m of old.closable) {
+        if (this.inUse(m) || this.closedEarly.has(m)) continue;
+        this.closedEarly.add(m);
+        void m.close!(lc).catch(() => undefined);
+      }
+    });
+  }
+
+  private inUse(m: CallMiddleware): boolean {
+    return [this.current, ...this.retired].some((stage) => stage.closable.includes(m));
   }
 
   /**
