@@ -461,7 +461,7 @@ export class App {
    * DEFAULT_SIGTERM_DRAIN_DELAY_MS when an entry serves traffic, unless `app.drainDelayMs` says
    * otherwise: an app of connectors only has no load balancer to wait for). Resolves the exit
    * code: 0 for a clean stop, 1 when a step failed. A second signal during shutdown exits at once
-   * with code 1.
+   * with code 1. Meanwhile SIGHUP reloads boot.yaml (`reload()`; off with `app.reload.signal: false`).
    */
   waitForShutdown(signals: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM']): Promise<number> {
     return new Promise((resolve) => {
