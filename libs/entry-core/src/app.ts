@@ -18,6 +18,7 @@ import {
   errorMessage,
   printableError,
   formatIssue,
+  coreErrors,
   type ConfigIssue,
 } from './errors.js';
 import { defaultRegistry, PluginRegistry, type AnyEntryPlugin } from './registry.js';
@@ -25,7 +26,7 @@ import { builtinPlugins } from './builtin/plugins.js';
 import type { AnyMiddlewareDefinition } from './middleware/definition.js';
 import { defaultMiddlewareRegistry } from './middleware/definitions.js';
 import { withMiddlewareRegistry, type MiddlewareRegistry } from './middleware/registry.js';
-import { loadConfig, type LoadedEntry } from './config/load.js';
+import { loadConfig, type LoadedConfig, type LoadedEntry } from './config/load.js';
 import { locateConfig } from './config/locate.js';
 import type { PortingMode } from './config/porting.js';
 import {
@@ -54,6 +55,11 @@ import { allWorkersReady } from './cluster/readiness.js';
 import type { DependencyDown } from './entry.js';
 import type { Event } from './event/event.js';
 import { DEPENDENCIES_DOWN_PAIR, dependenciesDown, describeDown, failed } from './dependencies.js';
+import { planReload, type AppSettings } from './reload/plan.js';
+import { ReloadMetric, type ReloadOutcome } from './reload/metrics.js';
+import type { ReloadResult } from './reload/result.js';
+import { watchConfigFile } from './reload/watch.js';
+import { onPrimaryReload } from './cluster/worker.js';
 
 export interface BootOptions {
   /** boot.yaml's path; otherwise `--config`, `$SVC_BOOT_CONFIG`, then `./boot.yaml` under `cwd`. */
@@ -150,27 +156,32 @@ export async function boot(options: BootOptions = {}): Promise<App> {
   const appDir = options.configText !== undefined ? cwd : path.dirname(file);
   let installed: Map<string, InstalledKind> | undefined;
   let installedMiddlewares: Map<string, InstalledKind> | undefined;
-  const loaded = withMiddlewareRegistry(middlewares, () =>
-    loadConfig({
-      file,
-      text,
-      argv,
-      env,
-      registry: registryFor(options),
-      // Read from node_modules only when a key is unknown, to name the package that provides it.
-      installedKinds: () => (installed ??= findInstalledKinds([appDir, cwd])),
-      installedMiddlewares: () =>
-        (installedMiddlewares ??= findInstalledMiddlewares([appDir, cwd])),
-      appDefaults: packageDefaults(appDir),
-      ...(options.porting ? { porting: options.porting } : {}),
-    }),
-  );
+  // The same reading of the file as at boot (interpolation, --set, SVC_SET, $DOMAIN, porting),
+  // again for each reload.
+  const load = (configText: string): LoadedConfig =>
+    withMiddlewareRegistry(middlewares, () =>
+      loadConfig({
+        file,
+        text: configText,
+        argv,
+        env,
+        registry: registryFor(options),
+        // Read from node_modules only when a key is unknown, to name the package that provides it.
+        installedKinds: () => (installed ??= findInstalledKinds([appDir, cwd])),
+        installedMiddlewares: () =>
+          (installedMiddlewares ??= findInstalledMiddlewares([appDir, cwd])),
+        appDefaults: packageDefaults(appDir),
+        ...(options.porting ? { porting: options.porting } : {}),
+      }),
+    );
+  const loaded = load(text);
   const workers = workerCount(loaded.workers);
   if (workers > 1 && !inSvcbootWorker) {
     // The primary: it forks the workers (each runs this same script and boots this same file)
     // and supervises them until they stop; it runs no entry and never returns (README, Workers).
     return runPrimary({
       workers,
+      reloadOnSignal: loaded.reload.signal,
       drainDelayMs: loaded.drainDelayMs ?? options.drainDelayMs,
       defaultSigtermDrainMs: DEFAULT_SIGTERM_DRAIN_DELAY_MS,
     });
@@ -188,8 +199,34 @@ export async function boot(options: BootOptions = {}): Promise<App> {
     middlewares,
   );
   app.reportConfigWarnings(loaded.warnings);
+  app.useReloadSource({
+    settings: loaded,
+    load: async (configText) => {
+      if (configText !== undefined) return load(configText);
+      if (options.configText !== undefined) return load(options.configText);
+      let again: string;
+      try {
+        again = await readFile(file, 'utf8');
+      } catch (err) {
+        throw new ConfigError(file, [
+          {
+            path: file,
+            message: `cannot read the config file (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})`,
+          },
+        ]);
+      }
+      return load(again);
+    },
+  });
   return app;
 }
+
+/** Where an app's reloads read boot.yaml from, and the `app` section it runs with. */
+type ReloadSource = {
+  /** Reads and validates the file again (or `configText`), as boot() did; throws a ConfigError. */
+  load(configText?: string): Promise<LoadedConfig>;
+  settings: AppSettings;
+};
 
 function registryFor(options: BootOptions): PluginRegistry {
   if (options.plugins === undefined) return options.registry ?? defaultRegistry;
@@ -218,12 +255,20 @@ export class App {
   private readonly variables: Readonly<Record<string, string | undefined>>;
   /** Whether an enabled entry serves traffic (phase Server): only then does SIGTERM drain by default. */
   private readonly servesTraffic: boolean;
+  /** Where reloads read the file from (set by boot()). */
+  private reloadSource: ReloadSource | undefined;
+  /** Reloads run one after the other: each waits for the one before. */
+  private reloadQueue: Promise<unknown> = Promise.resolve();
+  /** `svc_config_reloads_total`, shown by every server entry's metrics path. */
+  private readonly reloadMetric = new ReloadMetric();
+  /** Stops watching boot.yaml (`app.reload.watch`). */
+  private stopWatching: (() => void) | undefined;
 
   constructor(
     info: AppInfo,
     env: EnvInfo,
     entries: readonly LoadedEntry[],
-    private readonly scrubber: SecretScrubber,
+    private scrubber: SecretScrubber,
     readonly configFile: string,
     options: BootOptions,
     /** The app's middleware kinds (EntryContext.middlewares). */
@@ -382,6 +427,7 @@ export class App {
     }
     this.state = 'running';
     reportWorkerReady(true);
+    this.watchConfig();
   }
 
   /**
@@ -394,6 +440,7 @@ export class App {
     this.stopping ??= (async () => {
       const wasRunning = this.state === 'running';
       this.state = 'stopping';
+      this.stopWatching?.();
       reportWorkerReady(false);
       this.logger.info(`Shutdown begins (${reason})`);
       if (wasRunning && drainDelayMs > 0) {
@@ -414,7 +461,7 @@ export class App {
    * DEFAULT_SIGTERM_DRAIN_DELAY_MS when an entry serves traffic, unless `app.drainDelayMs` says
    * otherwise: an app of connectors only has no load balancer to wait for). Resolves the exit
    * code: 0 for a clean stop, 1 when a step failed. A second signal during shutdown exits at once
-   * with code 1.
+   * with code 1. Meanwhile SIGHUP reloads boot.yaml (`reload()`; off with `app.reload.signal: false`).
    */
   waitForShutdown(signals: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM']): Promise<number> {
     return new Promise((resolve) => {
@@ -431,7 +478,9 @@ export class App {
           (signal === 'SIGTERM' && this.servesTraffic ? DEFAULT_SIGTERM_DRAIN_DELAY_MS : 0);
         void this.shutdown(signal, delay).then((clean) => {
           for (const s of signals) process.off(s, onSignal);
+          process.off('SIGHUP', onHangup);
           offPrimary();
+          offReload();
           clearInterval(keepAlive);
           resolve(clean ? 0 : 1);
         });
@@ -450,6 +499,15 @@ export class App {
         stop(signal);
       };
       for (const s of signals) process.on(s, onSignal);
+      // SIGHUP reloads boot.yaml (`app.reload.signal`, default on; README, "Reload"). With
+      // `app.workers` the primary gets it and asks each worker, which answers with its result.
+      const onHangup = (): void => {
+        this.logger.info('Received SIGHUP; reloading the configuration');
+        void this.reload();
+      };
+      if (this.reloadSource?.settings.reload.signal !== false && !signals.includes('SIGHUP'))
+        process.on('SIGHUP', onHangup);
+      const offReload = onPrimaryReload(() => this.reload());
       const offPrimary = onPrimaryShutdown((signal, drainDelayMs) => {
         if (received) return;
         received = true;
@@ -490,6 +548,7 @@ export class App {
       entry: (name, key) => this.entry(name, key),
       redact: (text) => this.redact(text),
       middlewares: this.middlewares,
+      reloads: this.reloadMetric,
       isReady: () => this.isReady(),
       dependenciesDown: (scope) => this.dependenciesDown(scope),
       output: (p, rotation) => this.outputs.get(p, rotation),
@@ -540,6 +599,144 @@ export class App {
   }
 
   /**
+   * Reads boot.yaml again (as boot() did: `${VAR}`, `--set`, `SVC_SET`, `$DOMAIN`), validates all
+   * of it, and applies what changed, whole or not at all (README, "Reload"): the middleware
+   * options of grpc and httpserver entries (calls in flight finish with the middlewares they
+   * started with) and the level of logger entries change live; a change that needs a restart (a
+   * port, an entry added or removed, a connector's options …) refuses the reload with its path
+   * and code, and an invalid file is refused with the usual errors. The running configuration
+   * stays unless the result is `applied`. Each reload is logged, writes a `Reload` record and
+   * counts in `svc_config_reloads_total{result}`. `configText` replaces the file's text (tests,
+   * embedding). Never rejects. In a worker of `app.workers`, this worker only: SIGHUP to the
+   * primary reloads every worker.
+   */
+  reload(options: { configText?: string } = {}): Promise<ReloadResult> {
+    const run = (): Promise<ReloadResult> => this.reloadNow(options.configText);
+    const result = this.reloadQueue.then(run, run);
+    this.reloadQueue = result;
+    return result;
+  }
+
+  private async reloadNow(configText: string | undefined): Promise<ReloadResult> {
+    const began = this.reloadEvents().begin('Reload');
+    const result = await this.planAndApply(configText);
+    this.reloadMetric.count(result.outcome);
+    const problems = result.problems.map((p) => `  - ${this.redact(formatIssue(p))}`).join('\n');
+    if (result.outcome === 'applied' || result.outcome === 'unchanged')
+      this.logger.info(result.message);
+    else this.logger.error(`${result.message}${problems ? `\n${problems}` : ''}`);
+    began.payloads = {
+      configFile: this.configFile,
+      result: result.outcome,
+      changes: result.changes,
+      problems: result.problems.map((p) => ({ path: p.path, code: p.code ?? '' })),
+    };
+    if (result.problems.length > 0) began.setError(this.redact(result.message));
+    this.reloadEvents().write(began.finish(RELOAD_CODES[result.outcome]));
+    return result;
+  }
+
+  private async planAndApply(configText: string | undefined): Promise<ReloadResult> {
+    const source = this.reloadSource;
+    if (source === undefined || this.state !== 'running')
+      return {
+        outcome: 'refused',
+        changes: [],
+        problems: [],
+        message: coreErrors.SVC_RELOAD_NOT_RUNNING.message(
+          source === undefined ? 'not booted from a file' : this.state,
+        ),
+      };
+    let next: LoadedConfig;
+    try {
+      next = await source.load(configText);
+    } catch (err) {
+      const problems: readonly ConfigIssue[] =
+        err instanceof ConfigError
+          ? err.issues
+          : [{ path: this.configFile, message: this.redact(errorMessage(err)) }];
+      return invalid(this.configFile, problems);
+    }
+    const plan = planReload(
+      this.running.map((r) => ({ loaded: r.loaded, entry: r.entry })),
+      source.settings,
+      next,
+    );
+    if (plan.refused.length > 0) {
+      plan.discard();
+      if (plan.refused.some((p) => p.code === 'SVC_RELOAD_INVALID'))
+        return invalid(this.configFile, plan.refused);
+      return {
+        outcome: 'refused',
+        changes: [],
+        problems: plan.refused,
+        message: coreErrors.SVC_RELOAD_REFUSED.message(this.configFile, plan.refused.length),
+      };
+    }
+    // The configuration was shown to the app by this point; it is swapped in one synchronous step.
+    plan.apply();
+    const byPath = new Map(next.entries.map((e) => [e.configPath, e]));
+    for (const r of this.running) r.loaded = byPath.get(r.loaded.configPath) ?? r.loaded;
+    this.disabled.splice(0, this.disabled.length, ...next.entries.filter((e) => !e.enabled));
+    this.scrubber = this.scrubber.with(next.secrets);
+    if (plan.changes.length === 0)
+      return {
+        outcome: 'unchanged',
+        changes: [],
+        problems: [],
+        message: `Reload of ${this.configFile}: nothing changed`,
+      };
+    return {
+      outcome: 'applied',
+      changes: plan.changes,
+      problems: [],
+      message: `Reload of ${this.configFile} applied: ${plan.changes.join(', ')}`,
+    };
+  }
+
+  /** The `Reload` records' factory: the app's default event entry (else stdout), entry `app`. */
+  private reloadEventFactory: EventFactory | undefined;
+  private reloadEvents(): EventFactory {
+    return (this.reloadEventFactory ??= new EventFactory(
+      this.defaultBuiltin(EventEntry, 'event')?.eventLogger ?? this.defaultEvents,
+      makeScope(
+        this.timezone,
+        {
+          appName: this.info.name,
+          appVersion: this.info.version,
+          entryName: 'app',
+          entryType: 'App',
+        },
+        sortedEnv(this.env),
+      ),
+    ));
+  }
+
+  /** With `app.reload.watch`: reloads when boot.yaml changes on disk (after its debounce). */
+  private watchConfig(): void {
+    const settings = this.reloadSource?.settings.reload;
+    if (!settings?.watch || this.stopWatching) return;
+    this.stopWatching = watchConfigFile(
+      this.configFile,
+      settings.debounceMs,
+      () => {
+        this.logger.info(`${this.configFile} changed; reloading the configuration`);
+        void this.reload();
+      },
+      (err) =>
+        this.logger.warn(`Cannot watch ${this.configFile} (app.reload.watch): ${err.message}`),
+    );
+  }
+
+  /** @internal boot() tells the app where its reloads read the file from, and its `app` section. */
+  useReloadSource(source: {
+    load(configText?: string): Promise<LoadedConfig>;
+    settings: Pick<LoadedConfig, 'app' | 'drainDelayMs' | 'workers' | 'reload' | 'porting'>;
+  }): void {
+    this.reloadSource = source;
+  }
+
+  /**
    * What boot.yaml asked for that was accepted with a warning (porting: ignored keys); logged
    * once at boot through the app logger.
    */
@@ -557,6 +754,23 @@ export class App {
         `${this.configFile}: ${formatIssue(w)}`,
       );
   }
+}
+
+/** A reload's record `resCode`, by outcome (gRPC code names, as the other records have). */
+const RELOAD_CODES: Readonly<Record<ReloadOutcome, string>> = {
+  applied: 'OK',
+  unchanged: 'OK',
+  refused: 'FailedPrecondition',
+  invalid: 'InvalidArgument',
+};
+
+function invalid(file: string, problems: readonly ConfigIssue[]): ReloadResult {
+  return {
+    outcome: 'invalid',
+    changes: [],
+    problems,
+    message: coreErrors.SVC_RELOAD_INVALID.message(file, problems.length),
+  };
 }
 
 function sortedEnv(env: EnvInfo): Record<string, string> {

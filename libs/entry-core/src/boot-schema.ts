@@ -100,7 +100,7 @@ export function bootYamlJsonSchema(options: BootSchemaOptions = {}): JsonSchema 
     app: appSchema
       .optional()
       .describe(
-        'The application: name, version and description (default: package.json), drainDelayMs, workers',
+        'The application: name, version and description (default: package.json), drainDelayMs, workers, reload',
       ),
   };
   for (const key of [...byKey.keys()].sort()) {

@@ -8,6 +8,8 @@ import type { CertBundle } from './builtin/cert-bundle.js';
 import type { Output } from './event/output.js';
 import type { LogEncoding, LogLevel } from './logger.js';
 import type { MiddlewareRegistry } from './middleware/registry.js';
+import type { ConfigChange, EntryReload } from './reload/entry-reload.js';
+import type { ReloadMetric } from './reload/metrics.js';
 
 /** Bootstrap order: lower phases start first and stop last. Inside a phase, boot.yaml order. */
 export const Phase = {
@@ -114,6 +116,11 @@ export interface EntryContext {
   dependenciesDown(scope: 'readiness' | 'all'): readonly DependencyDown[];
   /** The app's shared write target for `stdout`, `stderr` or a file path. */
   output(path: string, rotation?: RotationOptions): Output;
+  /**
+   * The app's `svc_config_reloads_total` counter: a server entry shows it on its metrics path
+   * (`reloads.register(registry)`). Absent outside an App.
+   */
+  readonly reloads?: ReloadMetric;
   /** A logger with its own level, encoding and outputs (e.g. a SQL logger). */
   makeLogger(options: {
     level: LogLevel;
@@ -141,6 +148,13 @@ export interface EntryPlugin<C extends BaseEntryConfig = BaseEntryConfig, E exte
    */
   readonly porting?: readonly PortingRule[];
   create(config: C, ctx: EntryContext): E;
+  /**
+   * Plans a changed configuration of one of its running entries (a reload: SIGHUP,
+   * `app.reload()`; README, "Reload"): what changes live and what cannot. Nothing changes before
+   * the plan's `apply`. Absent: any change to the kind's entries refuses the reload with
+   * `SVC_RELOAD_NOT_LIVE`.
+   */
+  reload?(entry: E, next: C, change: ConfigChange<C>): EntryReload;
 }
 
 /** The config type of a plugin, for typed getters. */

@@ -201,6 +201,41 @@ export const coreErrors = {
     message: (configPath: string, name: string) =>
       `${configPath}.kvstore: entry "${name}" has no Redis client that runs scripts (EVALSHA/EVAL); name a kvstore entry`,
   },
+  SVC_RELOAD_INVALID: {
+    when: 'a configuration reload (SIGHUP, `app.reload()`, a watched file) read a boot.yaml that does not validate, or whose changed middleware cannot be created (a JWT key file that cannot be read)',
+    fix: 'correct each listed path and reload again; the app keeps running with the configuration it had',
+    message: (file: string, problems: number) =>
+      `${file}: reload refused: ${problems} problem${problems === 1 ? '' : 's'} in the new configuration; the running configuration stays`,
+  },
+  SVC_RELOAD_REFUSED: {
+    when: 'a configuration reload changes something that cannot change while the app runs (each such change is listed with its own code)',
+    fix: 'restart the app to apply those changes, or put their old values back to reload the rest',
+    message: (file: string, problems: number) =>
+      `${file}: reload refused: ${problems} change${problems === 1 ? '' : 's'} need${problems === 1 ? 's' : ''} a restart; nothing was applied, the running configuration stays`,
+  },
+  SVC_RELOAD_NOT_LIVE: {
+    when: 'a reload changes an option that is read once at start (a port, TLS, a connector option, an output path …; README, "Reload")',
+    fix: 'restart the app to apply it, or put the old value back',
+    message: (what: string) =>
+      `cannot change while the app runs (${what}); restart the app to apply it, or put the old value back`,
+  },
+  SVC_RELOAD_ENTRY_ADDED: {
+    when: 'a reload adds an entry, or enables one that was disabled',
+    fix: 'restart the app to start the new entry',
+    message: () =>
+      'a new (or newly enabled) entry cannot be started by a reload; restart the app to start it',
+  },
+  SVC_RELOAD_ENTRY_REMOVED: {
+    when: 'a reload removes an entry, or disables one that runs',
+    fix: 'restart the app to stop the entry',
+    message: () =>
+      'a running entry cannot be removed (or disabled) by a reload; restart the app to stop it',
+  },
+  SVC_RELOAD_NOT_RUNNING: {
+    when: 'a reload was asked before the app finished its bootstrap, or once its shutdown began',
+    fix: 'reload once the app is running (readiness true)',
+    message: (state: string) => `reload refused: the app is ${state}, not running`,
+  },
 } satisfies ErrorCatalogue;
 
 /** Throws entry-core's catalogued errors. */

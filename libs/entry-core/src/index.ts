@@ -172,6 +172,7 @@ export {
 export {
   CallContext,
   CallChain,
+  ChainStage,
   acceptableRequestId,
   type CallInfo,
   type CallHeaders,
@@ -276,6 +277,8 @@ export {
   middlewareSchema,
   promEndpointSchema,
   buildCallChain,
+  planChainReload,
+  type CallChainOptions,
   type OrderedMiddleware,
   type MiddlewareConfig,
   type PromEndpointConfig,
@@ -358,6 +361,8 @@ export {
   type LoadedConfig,
   type LoadedEntry,
   type AppSection,
+  type ReloadSettings,
+  type WorkersSetting,
 } from './config/load.js';
 export {
   UiMount,
@@ -367,3 +372,8 @@ export {
   type SwaggerUiOptions,
   type UiDocument,
 } from './http/api-ui.js';
+export type { ReloadResult } from './reload/result.js';
+export { ReloadMetric, RELOADS_METRIC, type ReloadOutcome } from './reload/metrics.js';
+export { refusedReload, type ConfigChange, type EntryReload } from './reload/entry-reload.js';
+export { reloadServerEntry } from './reload/server-reload.js';
+export { changedPaths } from './reload/diff.js';

@@ -32,6 +32,9 @@ import {
   type EntryContext,
   type LifecycleContext,
   type OrderedMiddleware,
+  reloadServerEntry,
+  type ConfigChange,
+  type EntryReload,
 } from '@svcboot/entry-core';
 import Koa from 'koa';
 import { Registry } from 'prom-client';
@@ -153,11 +156,14 @@ export class GrpcEntry implements Entry {
   private pusher: PromPusher | undefined;
 
   constructor(
-    readonly config: GrpcEntryConfig,
+    config: GrpcEntryConfig,
     private readonly ctx: EntryContext,
   ) {
-    if (config.prom.enabled || config.middleware.prom.enabled || config.prom.pusher.enabled)
+    this.current = config;
+    if (config.prom.enabled || config.middleware.prom.enabled || config.prom.pusher.enabled) {
       collectProcessMetrics(this.registry);
+      ctx.reloads?.register(this.registry);
+    }
     this.health = new HealthService(
       () => ctx.isReady() && !this.draining && ctx.dependenciesDown('readiness').length === 0,
       (name) => name === 'grpc.health.v1.Health' || this.services.serviceNames().includes(name),
@@ -289,6 +295,28 @@ export class GrpcEntry implements Entry {
       promPort: port,
       swEnabled: c.sw.enabled,
       swPath: c.sw.path,
+    };
+  }
+
+  /** The entry's options, as boot.yaml (and the reloads since) gave them. */
+  get config(): GrpcEntryConfig {
+    return this.current;
+  }
+  private current: GrpcEntryConfig;
+
+  /**
+   * The plugin's `reload` (entry-core README, "Reload"): `middleware.*` changes live, for the
+   * calls (gRPC, gateway, gRPC-Web, built-in routes) that start after it; any other changed
+   * option needs a restart.
+   */
+  planReload(next: GrpcEntryConfig, change: ConfigChange<GrpcEntryConfig>): EntryReload {
+    const plan = reloadServerEntry(this.builtChain, next, change);
+    return {
+      ...plan,
+      apply: () => {
+        plan.apply();
+        this.current = next;
+      },
     };
   }
 

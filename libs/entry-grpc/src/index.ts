@@ -19,6 +19,7 @@ export const grpcPlugin: EntryPlugin<GrpcEntryConfig, GrpcEntry> = {
   schema: grpcSchema,
   porting: grpcPortingRules,
   create: (config, ctx) => new GrpcEntry(config, ctx),
+  reload: (entry, next, change) => entry.planReload(next, change),
 };
 
 registerEntryKind(grpcPlugin);

@@ -24,6 +24,9 @@ import {
   type EntryContext,
   type LifecycleContext,
   type OrderedMiddleware,
+  reloadServerEntry,
+  type ConfigChange,
+  type EntryReload,
 } from '@svcboot/entry-core';
 import type { HttpEntryConfig } from './schema.js';
 import { apiUis } from './api-ui.js';
@@ -56,7 +59,7 @@ export class HttpEntry implements Entry {
   private pusher: PromPusher | undefined;
 
   constructor(
-    private readonly config: HttpEntryConfig,
+    private config: HttpEntryConfig,
     private readonly ctx: EntryContext,
   ) {
     this.name = config.name;
@@ -89,6 +92,21 @@ export class HttpEntry implements Entry {
       );
     this.added.push({ order, middleware });
     return this;
+  }
+
+  /**
+   * The plugin's `reload` (entry-core README, "Reload"): `middleware.*` changes live, for the
+   * calls that start after it; any other changed option needs a restart.
+   */
+  planReload(next: HttpEntryConfig, change: ConfigChange<HttpEntryConfig>): EntryReload {
+    const plan = reloadServerEntry(this.callChain, next, change);
+    return {
+      ...plan,
+      apply: () => {
+        plan.apply();
+        this.config = next;
+      },
+    };
   }
 
   async bootstrap(): Promise<void> {
@@ -250,7 +268,10 @@ export class HttpEntry implements Entry {
   /** /livez, /readyz and `prom.path`: entry-core's HealthRoutes. */
   private healthRoutes(): HealthRoutes {
     const { prom } = this.config;
-    if (prom.enabled || prom.pusher.enabled) collectProcessMetrics(this.registry);
+    if (prom.enabled || prom.pusher.enabled) {
+      collectProcessMetrics(this.registry);
+      this.ctx.reloads?.register(this.registry);
+    }
     return new HealthRoutes({
       isReady: () => this.ctx.isReady(),
       isDraining: () => this.draining,

@@ -11,6 +11,7 @@ export const httpPlugin: EntryPlugin<HttpEntryConfig, HttpEntry> = {
   schema: httpEntrySchema,
   porting: httpPortingRules,
   create: (config, ctx) => new HttpEntry(config, ctx),
+  reload: (entry, next, change) => entry.planReload(next, change),
 };
 
 registerEntryKind(httpPlugin);

@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import { rotationSchema } from '../event/rotation.js';
 import { loggerPortingRules } from '../config/porting-rules.js';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
+import { coreErrors } from '../errors.js';
+import { refusedReload } from '../reload/entry-reload.js';
 import { encodingSchema, entryBaseShape, logLevelSchema, outputPathsSchema } from '../schema.js';
 
 export const loggerEntrySchema = z.strictObject({
@@ -62,5 +64,26 @@ export const loggerPlugin: EntryPlugin<LoggerEntryConfig, LoggerEntry> = {
       config.description,
       Object.keys(fields).length > 0 ? logger.child(fields) : logger,
     );
+  },
+  // `level` changes live: the loggers made from this one (each entry's) follow its level.
+  // Outputs, encoding and fields are opened and bound at start.
+  reload: (entry, next, change) => {
+    const refused = change.paths
+      .filter((p) => p !== 'level')
+      .map((p) => ({
+        path: `${change.configPath}.${p}`,
+        message: coreErrors.SVC_RELOAD_NOT_LIVE.message(
+          "a logger's outputs, encoding and fields are set up at start; only its level changes live",
+        ),
+        code: 'SVC_RELOAD_NOT_LIVE',
+      }));
+    if (refused.length > 0) return refusedReload(refused);
+    return {
+      changes: [`${change.configPath}.level`],
+      refused: [],
+      apply() {
+        entry.logger.level = next.level;
+      },
+    };
   },
 };

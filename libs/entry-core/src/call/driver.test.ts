@@ -1,3 +1,4 @@
+import { waitFor } from '@svcboot/testkit';
 import { describe, expect, it } from 'vitest';
 import { CallAnswer } from '../middleware/answer.js';
 import {
@@ -265,5 +266,73 @@ describe('context keys', () => {
     expect([a.get(TENANT), b.get(TENANT)]).toEqual(['acme', 'none']);
     a.principal = { by: 'auth', subject: 'alice', claims: {} };
     expect([a.principal?.subject, b.principal]).toEqual(['alice', undefined]);
+  });
+});
+
+describe('a chain whose stage is swapped (a reload)', () => {
+  it('runs a call started before the swap through the old stage to its end, and later calls through the new one', () => {
+    const log: string[] = [];
+    const chain = new CallChain([noting(log, 'old')]);
+    const inFlight = new CallContext(info, headers);
+    startCall(chain, inFlight, new Recorder());
+    chain.swap([noting(log, 'new')]);
+    const later = new CallContext(info, headers);
+    startCall(chain, later, new Recorder());
+    endCall(inFlight, 'OK');
+    endCall(later, 'OK');
+    expect(log).toEqual(['old.before', 'new.before', 'old.after', 'new.after']);
+    expect(inFlight.stage).not.toBe(later.stage);
+    expect(later.stage).toBe(chain.stage);
+  });
+
+  it('closes the middlewares of every stage once, those swapped out too', async () => {
+    const closed: string[] = [];
+    const closing = (name: string): CallMiddleware => ({
+      before() {},
+      async close() {
+        closed.push(name);
+      },
+    });
+    const kept = closing('kept');
+    const chain = new CallChain([kept, closing('replaced')]);
+    chain.swap([kept, closing('new')]);
+    await chain.close({ signal: new AbortController().signal, timeoutMs: 1000 });
+    expect(closed.sort()).toEqual(['kept', 'new', 'replaced']);
+  });
+
+  it('closes a middleware swapped out once the last call of its stage ended, not before', async () => {
+    const closed: string[] = [];
+    const chain = new CallChain([
+      {
+        before() {},
+        async close() {
+          closed.push('old');
+        },
+      },
+    ]);
+    const a = new CallContext(info, headers);
+    const b = new CallContext(info, headers);
+    startCall(chain, a, new Recorder());
+    startCall(chain, b, new Recorder());
+    chain.swap([{ before() {} }]);
+    endCall(a, 'OK');
+    await Promise.resolve();
+    expect(closed).toEqual([]);
+    endCall(b, 'OK');
+    await waitFor('the old stage to close', () => closed.length === 1, {
+      timeoutMs: 5000,
+      intervalMs: 5,
+    });
+    // The chain's own close does not close it again.
+    await chain.close({ signal: new AbortController().signal, timeoutMs: 1000 });
+    expect(closed).toEqual(['old']);
+  });
+
+  it('takes no middleware when it was built with none (its transports do not run it)', () => {
+    const chain = new CallChain([]);
+    expect(chain.startedEmpty).toBe(true);
+    expect(() => chain.swap([{ before() {} }])).toThrow(/built with no middleware/);
+    chain.swap([]);
+    expect(chain.empty).toBe(true);
   });
 });

@@ -21,10 +21,10 @@ export function startCall(
   call: CallContext,
   adapter: CallAdapter,
 ): void | Promise<void> {
-  call.bindChain(chain);
+  const stage = call.bindChain(chain);
   let pending: void | Promise<void>;
   try {
-    pending = chain.before(call);
+    pending = stage.before(call);
   } catch (err) {
     settle(call, adapter, err);
     return undefined;
@@ -52,9 +52,9 @@ export function endCall(call: CallContext, resCode: string): void {
   if (call.ended) return;
   call.clearDeadline();
   call.resCode = resCode;
-  const chain = call.chain;
-  if (chain === undefined) call.ended = true;
-  else chain.after(call);
+  const stage = call.stage;
+  if (stage === undefined) call.ended = true;
+  else stage.leave(call);
 }
 
 /** The call ended, or the client left, while a `before` ran: nothing more is written. */

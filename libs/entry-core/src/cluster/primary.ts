@@ -39,6 +39,8 @@ export interface PrimaryOptions {
   drainDelayMs: number | undefined;
   /** The drain delay a worker uses after SIGTERM when none is configured. */
   defaultSigtermDrainMs: number;
+  /** `app.reload.signal`: SIGHUP asks every worker to reload (default true). */
+  reloadOnSignal?: boolean;
 }
 
 interface Slot {
@@ -111,6 +113,8 @@ class Supervisor {
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    // SIGHUP: every worker reloads boot.yaml and says how it went (README, "Reload").
+    if (this.options.reloadOnSignal !== false) process.on('SIGHUP', () => this.relayReload());
     this.logger.info(`Starting ${this.slots.length} workers (app.workers), pid ${process.pid}`);
     for (const slot of this.slots) this.fork(slot);
     return done;
@@ -173,6 +177,14 @@ class Supervisor {
       case 'metrics':
         this.collect(worker, message.id, message.key);
         return;
+      case 'reloaded': {
+        const slot = this.slots.find((s) => s.worker === worker);
+        const line = `Worker ${slot?.index ?? '?'} (pid ${worker.process.pid}) reload ${message.outcome}: ${message.message}`;
+        if (message.outcome === 'applied' || message.outcome === 'unchanged')
+          this.logger.info(line);
+        else this.logger.error(line);
+        return;
+      }
       case 'metrics-part': {
         const c = this.collections.get(message.id);
         if (!c || !worker.id || !c.waiting.delete(worker.id)) return;
@@ -181,6 +193,18 @@ class Supervisor {
         return;
       }
     }
+  }
+
+  /** Asks every worker that listens to reload boot.yaml; each one's result is logged when it comes. */
+  private relayReload(): void {
+    if (this.stopping) return;
+    const workers = this.slots.filter(
+      (s) => s.worker?.isConnected() === true && this.attached.has(s.worker),
+    );
+    this.logger.info(
+      `Received SIGHUP; asking ${workers.length} workers to reload the configuration`,
+    );
+    for (const s of workers) send(s.worker!, { svcboot: 'reload' });
   }
 
   /** Gathers registry `key` from every connected worker for `asker`'s scrape `askId`. */

@@ -23,7 +23,9 @@ export type ToPrimary =
   /** Asks for every worker's registry `key` (a /metrics scrape); answered by `metrics-parts`. */
   | { svcboot: 'metrics'; id: number; key: string }
   /** This worker's registry `key`, for the primary's collection `id`. */
-  | { svcboot: 'metrics-part'; id: number; part: MetricsPart };
+  | { svcboot: 'metrics-part'; id: number; part: MetricsPart }
+  /** The result of the reload the primary asked for (`reload`): its outcome and log line. */
+  | { svcboot: 'reloaded'; outcome: string; message: string };
 
 /** Primary → worker. */
 export type ToWorker =
@@ -34,7 +36,9 @@ export type ToWorker =
   /** Send registry `key` as `metrics-part` for collection `id`. */
   | { svcboot: 'collect'; id: number; key: string }
   /** The answer to this worker's `metrics` request `id`: one part per worker that answered. */
-  | { svcboot: 'metrics-parts'; id: number; parts: MetricsPart[] };
+  | { svcboot: 'metrics-parts'; id: number; parts: MetricsPart[] }
+  /** Reload boot.yaml (the primary got SIGHUP); answered by `reloaded`. */
+  | { svcboot: 'reload' };
 
 export function isSvcbootMessage(m: unknown): m is { svcboot: string } {
   return (

@@ -27,6 +27,8 @@ let nextAsk = 0;
 let shutdownHandler: ShutdownHandler | undefined;
 let shutdownRequested: { signal: NodeJS.Signals; drainDelayMs: number | undefined } | undefined;
 let listening = false;
+type ReloadHandler = () => Promise<{ outcome: string; message: string }>;
+let reloadHandler: ReloadHandler | undefined;
 
 /** Sends to the primary; false when there is no channel any more (the primary is gone). */
 export function sendToPrimary(message: ToPrimary, done?: (err: Error | null) => void): boolean {
@@ -60,6 +62,17 @@ export function onPrimaryShutdown(handler: ShutdownHandler): () => void {
   if (shutdownRequested) handler(shutdownRequested.signal, shutdownRequested.drainDelayMs);
   return () => {
     if (shutdownHandler === handler) shutdownHandler = undefined;
+  };
+}
+
+/**
+ * Runs `handler` (the app's reload) when the primary relays a reload (it got SIGHUP), and sends
+ * its result back. Returns a function that removes it.
+ */
+export function onPrimaryReload(handler: ReloadHandler): () => void {
+  reloadHandler = handler;
+  return () => {
+    if (reloadHandler === handler) reloadHandler = undefined;
   };
 }
 
@@ -97,6 +110,21 @@ function onMessage(raw: unknown): void {
       shutdownRequested ??= { signal: message.signal, drainDelayMs: message.drainDelayMs };
       shutdownHandler?.(message.signal, message.drainDelayMs);
       return;
+    case 'reload': {
+      const handler = reloadHandler;
+      if (handler === undefined) {
+        sendToPrimary({
+          svcboot: 'reloaded',
+          outcome: 'refused',
+          message: 'reload refused: this worker is not running (not waiting for a signal)',
+        });
+        return;
+      }
+      void handler().then(({ outcome, message }) =>
+        sendToPrimary({ svcboot: 'reloaded', outcome, message }),
+      );
+      return;
+    }
     case 'collect': {
       const registry = registries.get(message.key);
       void (registry ? registry.getMetricsAsJSON() : Promise.resolve([])).then(

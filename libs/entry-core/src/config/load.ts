@@ -68,6 +68,8 @@ export interface LoadedConfig {
   drainDelayMs: number | undefined;
   /** `app.workers`: processes serving the entries (1: this one; see cluster/). */
   workers: WorkersSetting;
+  /** `app.reload`, with its defaults. */
+  reload: ReloadSettings;
   /** The entries selected for this domain, in file order. */
   entries: LoadedEntry[];
   secrets: Set<string>;
@@ -91,7 +93,50 @@ export const appSchema = z.strictObject({
   drainDelayMs: z.number().int().nonnegative().optional(),
   /** Worker processes sharing the entries' ports (`auto`: one per available CPU). */
   workers: z.union([z.number().int().min(1).max(1024), z.literal('auto')]).optional(),
+  /** Configuration reload without a restart (README, "Reload"). */
+  reload: z
+    .strictObject({
+      /** SIGHUP reloads boot.yaml (with `app.workers`, the primary relays it to every worker). */
+      signal: z
+        .boolean()
+        .default(true)
+        .describe(
+          'SIGHUP reloads boot.yaml (with app.workers, the primary relays it to every worker)',
+        ),
+      /** Reload when boot.yaml changes on disk, once it has been quiet for `debounceMs`. */
+      watch: z
+        .boolean()
+        .default(false)
+        .describe('Reload when boot.yaml changes on disk, once it has been quiet for debounceMs'),
+      debounceMs: z
+        .number()
+        .int()
+        .min(10)
+        .max(60_000)
+        .default(500)
+        .describe('How long a changed boot.yaml must stay unchanged before it is reloaded (ms)'),
+    })
+    .optional()
+    .describe(
+      'Configuration reload without a restart: what changes live and what needs a restart is in entry-core README, "Reload"',
+    ),
 });
+
+/** `app.reload`: how a running app takes a changed boot.yaml (README, "Reload"). */
+export interface ReloadSettings {
+  /** SIGHUP reloads the file. */
+  signal: boolean;
+  /** A change of the file on disk reloads it. */
+  watch: boolean;
+  /** How long the changed file must stay unchanged before a watched reload. */
+  debounceMs: number;
+}
+
+export const DEFAULT_RELOAD_SETTINGS: ReloadSettings = {
+  signal: true,
+  watch: false,
+  debounceMs: 500,
+};
 
 /** The `app` section as the app reports it (AppInfo). */
 export interface AppSection {
@@ -252,6 +297,7 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
   let appInfo: AppSection = input.appDefaults;
   let drainDelayMs: number | undefined;
   let workers: WorkersSetting = 1;
+  let reload: ReloadSettings = DEFAULT_RELOAD_SETTINGS;
   if (!isMap(app)) {
     issues.push(at(['app'], 'must be a map with name, version and description'));
   } else {
@@ -265,10 +311,17 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
     if (!result.success)
       issues.push(...toConfigIssues(result.error, appSchema, value, ['app'], undefined, source));
     else {
-      const { drainDelayMs: delay, workers: count, porting: _mode, ...info } = result.data;
+      const {
+        drainDelayMs: delay,
+        workers: count,
+        porting: _mode,
+        reload: reloadSection,
+        ...info
+      } = result.data;
       appInfo = { ...input.appDefaults, ...stripUndefined(info) };
       drainDelayMs = delay;
       workers = count ?? 1;
+      reload = reloadSection ?? DEFAULT_RELOAD_SETTINGS;
     }
   }
 
@@ -302,6 +355,7 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
     porting: mode,
     drainDelayMs,
     workers,
+    reload,
     entries,
     secrets,
   };

@@ -81,6 +81,10 @@ export class SecretScrubber {
       .filter((s) => s.length > 0)
       .sort((a, b) => b.length - a.length);
   }
+  /** A scrubber of these secrets and `more` (a reloaded configuration's). */
+  with(more: Iterable<string>): SecretScrubber {
+    return new SecretScrubber([...this.secrets, ...more]);
+  }
   scrub(text: string): string {
     let out = redactUrlCredentials(text);
     for (const secret of this.secrets) {

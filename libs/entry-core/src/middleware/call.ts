@@ -121,6 +121,8 @@ export class CallContext {
   private id: string | undefined;
   /** The chain running the call (set by the driver, `startCall`). */
   private runningChain: CallChain | undefined;
+  /** The chain's stage when the call started: its middlewares run the whole call. */
+  private runningStage: ChainStage | undefined;
   /** The chain's around steps as one, undefined when it has none (then `runInScope` calls directly). */
   private around: AroundStep | undefined;
   /** Per-call data by ContextKey index (made on the first `set`). */
@@ -190,10 +192,25 @@ export class CallContext {
     return this.runningChain;
   }
 
-  /** For the driver: the chain this call runs through (its `after`s, its around steps). @internal */
-  bindChain(chain: CallChain): void {
+  /**
+   * The stage of its chain the call runs through, from start to end (the chain's stage when the
+   * driver started it; a reload that swaps the chain's stage meanwhile does not change it).
+   */
+  get stage(): ChainStage | undefined {
+    return this.runningStage;
+  }
+
+  /**
+   * For the driver: the chain this call runs through; binds the call to its current stage (its
+   * `before`s, `after`s and around steps) and returns it. @internal
+   */
+  bindChain(chain: CallChain): ChainStage {
+    const stage = chain.stage;
+    stage.enter();
     this.runningChain = chain;
-    this.around = chain.around;
+    this.runningStage = stage;
+    this.around = stage.around;
+    return stage;
   }
 
   /** For the driver: the timer of the call's deadline, cleared when the call ends. @internal */
@@ -341,13 +358,21 @@ export interface CallMiddleware {
   close?(lc: LifecycleContext): Promise<void>;
 }
 
-/** The middlewares of one entry, run as one. */
-export class CallChain {
+/**
+ * One immutable set of an entry's middlewares, run as one. A call runs through the stage that was
+ * current when it started (`CallChain`), to its end, whatever a reload swaps in meanwhile.
+ */
+export class ChainStage {
   private readonly befores: Array<(c: CallContext) => void | Promise<void>>;
   private readonly afters: Array<(c: CallContext) => void>;
-  private readonly closers: Array<(lc: LifecycleContext) => Promise<void>>;
+  /** The middlewares that hold something (`close`). */
+  readonly closable: readonly CallMiddleware[];
   /** The middlewares' around steps as one (see CallMiddleware.around); undefined when none has one. */
   readonly around: AroundStep | undefined;
+  /** Calls the driver started in this stage that have not ended. */
+  private inFlight = 0;
+  /** What runs once the stage, swapped out, has no call in flight. */
+  private onDrained: (() => void) | undefined;
 
   constructor(middlewares: readonly CallMiddleware[]) {
     this.around = composeArounds(
@@ -358,7 +383,7 @@ export class CallChain {
       .filter((m) => m.after)
       .map((m) => m.after!.bind(m))
       .reverse();
-    this.closers = middlewares.filter((m) => m.close).map((m) => m.close!.bind(m));
+    this.closable = middlewares.filter((m) => m.close);
   }
 
   get empty(): boolean {
@@ -405,8 +430,118 @@ export class CallChain {
     for (let i = 0; i < this.afters.length; i++) this.afters[i]!(call);
   }
 
-  /** Closes the middlewares that hold something (see CallMiddleware.close); entries call it in interrupt. */
+  /** For the driver: a call starts in this stage. @internal */
+  enter(): void {
+    this.inFlight++;
+  }
+
+  /** For the driver: the `after`s of a call the driver started in this stage, which leaves it. @internal */
+  leave(call: CallContext): void {
+    try {
+      this.after(call);
+    } finally {
+      if (--this.inFlight === 0 && this.onDrained !== undefined) {
+        const drained = this.onDrained;
+        this.onDrained = undefined;
+        drained();
+      }
+    }
+  }
+
+  /** Runs `fn` once no call the driver started in this stage is in flight (at once when none is). */
+  whenDrained(fn: () => void): void {
+    if (this.inFlight === 0) fn();
+    else this.onDrained = fn;
+  }
+}
+
+/** How long a middleware of a stage swapped out may take to close (see CallChain#swap). */
+const RETIRED_CLOSE_MS = 10_000;
+
+/**
+ * The middlewares of one entry, run as one: a handle on the current `ChainStage`, which a
+ * configuration reload swaps whole (`swap`). The driver binds each call to the stage current at
+ * its start (`CallContext.bindChain`), so a call in flight keeps the middlewares, and thus the
+ * configuration, it started with (ARCHITECTURE.md §9).
+ */
+export class CallChain {
+  private current: ChainStage;
+  /** Stages swapped out in which calls still run. */
+  private readonly retired: ChainStage[] = [];
+  /** Middlewares of stages swapped out, closed once their last call ended (see `swap`). */
+  private readonly closedEarly = new Set<CallMiddleware>();
+  /**
+   * True when the chain was built with no middleware: transports may then leave it out of their
+   * path entirely, so a reload cannot give it middlewares (see `swap`).
+   */
+  readonly startedEmpty: boolean;
+
+  constructor(middlewares: readonly CallMiddleware[]) {
+    this.current = new ChainStage(middlewares);
+    this.startedEmpty = this.current.empty;
+  }
+
+  /** The stage new calls run through. */
+  get stage(): ChainStage {
+    return this.current;
+  }
+
+  /** The current stage's around steps as one (see CallMiddleware.around). */
+  get around(): AroundStep | undefined {
+    return this.current.around;
+  }
+
+  get empty(): boolean {
+    return this.current.empty;
+  }
+
+  /** Runs the current stage's `before`s (see ChainStage#before); the driver runs the call's own stage. */
+  before(call: CallContext): void | Promise<void> {
+    return this.current.before(call);
+  }
+
+  /** Runs the current stage's `after`s. */
+  after(call: CallContext): void {
+    this.current.after(call);
+  }
+
+  /**
+   * Makes `middlewares` the stage of every call that starts from now on; calls in flight finish
+   * in the stage they started with. A chain that `startedEmpty` takes no middleware (its
+   * transports do not run it): it throws then.
+   */
+  swap(middlewares: readonly CallMiddleware[]): void {
+    const next = new ChainStage(middlewares);
+    if (this.startedEmpty && !next.empty)
+      throw new Error('a chain built with no middleware cannot take middlewares later');
+    const old = this.current;
+    this.retired.push(old);
+    this.current = next;
+    // Once its last call ended, the old stage's middlewares that no stage still uses are closed
+    // (a trace exporter flushes): a reload leaves nothing open behind it. Failures are the
+    // middleware's to report; what is not closed by then is closed with the chain.
+    old.whenDrained(() => {
+      this.retired.splice(this.retired.indexOf(old), 1);
+      const lc = { signal: AbortSignal.timeout(RETIRED_CLOSE_MS), timeoutMs: RETIRED_CLOSE_MS };
+      for (const m of old.closable) {
+        if (this.inUse(m) || this.closedEarly.has(m)) continue;
+        this.closedEarly.add(m);
+        void m.close!(lc).catch(() => undefined);
+      }
+    });
+  }
+
+  private inUse(m: CallMiddleware): boolean {
+    return [this.current, ...this.retired].some((stage) => stage.closable.includes(m));
+  }
+
+  /**
+   * Closes the middlewares that hold something (see CallMiddleware.close), those of stages swapped
+   * out too, each once; entries call it in interrupt, after their calls drained.
+   */
   async close(lc: LifecycleContext): Promise<void> {
-    await Promise.all(this.closers.map((c) => c(lc)));
+    const all = new Set<CallMiddleware>();
+    for (const stage of [...this.retired, this.current]) for (const m of stage.closable) all.add(m);
+    await Promise.all([...all].map((m) => m.close!(lc)));
   }
 }

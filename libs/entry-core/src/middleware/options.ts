@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { Registry } from 'prom-client';
 import type { EntryContext } from '../entry.js';
@@ -13,6 +14,8 @@ import { encodingSchema } from '../schema.js';
 import { MetaMiddleware } from './meta.js';
 import { PromMiddleware } from './prom.js';
 import { basicTransport, type CallTransport } from './transport.js';
+import { coreErrors, errorMessage, type ConfigIssue } from '../errors.js';
+import { refusedReload, type EntryReload } from '../reload/entry-reload.js';
 
 /** Calls a middleware skips (see `isIgnored`): operations, paths, prefixes ending in `/`, globs. */
 const ignoreList = z.array(z.string().min(1)).default([]);
@@ -147,6 +150,34 @@ export interface OrderedMiddleware {
   readonly middleware: CallMiddleware;
 }
 
+/** What `buildCallChain` is given besides the config, kept for a reload (`planChainReload`). */
+export interface CallChainOptions {
+  /** The entry's name and type, for metric labels and the middlewares' messages. */
+  entryName: string;
+  entryType: string;
+  /** The entry's registry, for the middlewares' metric families. */
+  registry: Registry;
+  /** The transport's record payloads and metric families (default: `basicTransport`). */
+  transport?: CallTransport;
+  /** Middlewares the app added (`useMiddleware`), kept as they are by reloads. */
+  added?: readonly OrderedMiddleware[];
+}
+
+/** One middleware of a chain, made from `middleware.<key>` (undefined key: added by the app). */
+interface ChainPart extends OrderedMiddleware {
+  readonly key: string | undefined;
+}
+
+/** How a chain was made: what a reload re-makes it from. */
+interface ChainRecipe {
+  config: MiddlewareConfig;
+  parts: readonly ChainPart[];
+  readonly ctx: EntryContext;
+  readonly options: CallChainOptions;
+}
+
+const recipes = new WeakMap<CallChain, ChainRecipe>();
+
 /**
  * Builds an entry's chain, in the order meta → prom → logging (their `after`s run in reverse),
  * with `added` middlewares put in by their `order` (MiddlewareOrder; after the built-ins of the
@@ -156,71 +187,199 @@ export interface OrderedMiddleware {
 export function buildCallChain(
   config: MiddlewareConfig,
   ctx: EntryContext,
-  options: {
-    entryName: string;
-    entryType: string;
-    registry: Registry;
-    transport?: CallTransport;
-    added?: readonly OrderedMiddleware[];
-  },
+  options: CallChainOptions,
 ): CallChain {
-  const list = builtinMiddlewares(config, ctx, options);
-  for (const d of (ctx.middlewares ?? defaultMiddlewareRegistry).list()) {
-    const options_ = config[d.key] as MiddlewareOptionsBase | undefined;
-    if (!options_?.enabled) continue;
-    list.push({
-      order: d.order,
-      middleware: d.create(options_, ctx, {
-        entryName: options.entryName,
-        entryType: options.entryType,
-        registry: options.registry,
-        configPath: `${ctx.configPath}.middleware.${d.key}`,
-      }),
-    });
+  const parts: ChainPart[] = [];
+  for (const key of middlewareKeys(ctx)) {
+    const middleware = createMiddleware(key, config, ctx, options);
+    if (middleware) parts.push(middleware);
   }
+  const chain = new CallChain(ordered(parts, options).map((m) => m.middleware));
+  recipes.set(chain, { config, parts, ctx, options });
+  return chain;
+}
+
+/** The built-ins' keys, then the registry's definitions' in their list's order. */
+function middlewareKeys(ctx: EntryContext): string[] {
+  const defs = (ctx.middlewares ?? defaultMiddlewareRegistry).list();
+  return [...BUILTIN_ORDER, ...defs.map((d) => d.key)];
+}
+
+const BUILTIN_ORDER = ['meta', 'prom', 'logging'] as const;
+
+/** The chain's order: by `order`; equal orders keep built-ins, then definitions, then `added`. */
+function ordered(parts: readonly ChainPart[], options: CallChainOptions): OrderedMiddleware[] {
+  const list: OrderedMiddleware[] = [...parts];
   if (options.added) list.push(...options.added);
   // Array.prototype.sort is stable: equal orders keep built-ins first, then definitions in their
   // list's order, then the order added.
-  list.sort((a, b) => a.order - b.order);
-  return new CallChain(list.map((m) => m.middleware));
+  return list.sort((a, b) => a.order - b.order);
 }
 
-function builtinMiddlewares(
+/** The middleware of `middleware.<key>` when enabled, else undefined. */
+function createMiddleware(
+  key: string,
+  config: MiddlewareConfig,
+  ctx: EntryContext,
+  options: CallChainOptions,
+): ChainPart | undefined {
+  const builtin = createBuiltin(key, config, ctx, options);
+  if (builtin !== null) return builtin;
+  const d = (ctx.middlewares ?? defaultMiddlewareRegistry).get(key);
+  const options_ = config[key] as MiddlewareOptionsBase | undefined;
+  if (!d || !options_?.enabled) return undefined;
+  return {
+    key,
+    order: d.order,
+    middleware: d.create(options_, ctx, {
+      entryName: options.entryName,
+      entryType: options.entryType,
+      registry: options.registry,
+      configPath: `${ctx.configPath}.middleware.${d.key}`,
+    }),
+  };
+}
+
+/**
+ * The options under `middleware.prom` make metric families in the entry's registry once (a
+ * second PromMiddleware would register them again): they cannot change live.
+ */
+const NOT_LIVE: Readonly<Record<string, string>> = {
+  prom: "the call metrics' families are registered in the entry's registry at start",
+};
+
+/**
+ * Plans a reload of `chain` (made by `buildCallChain`) to `next`: the middlewares whose options
+ * changed are made anew from `next` (those unchanged are kept, with their state: a rate limit's
+ * budgets, a JWKS cache), and `apply` swaps the chain's stage, so calls that start after it run
+ * the new middlewares and calls in flight finish with the old ones (README, "Reload"). A
+ * middleware that cannot be made (a JWT key file that cannot be read) refuses the reload with
+ * `SVC_RELOAD_INVALID`; `middleware.prom` with `SVC_RELOAD_NOT_LIVE`.
+ */
+export function planChainReload(chain: CallChain, next: MiddlewareConfig): EntryReload {
+  const recipe = recipes.get(chain);
+  if (recipe === undefined)
+    return refusedReload([
+      {
+        path: 'middleware',
+        message: coreErrors.SVC_RELOAD_NOT_LIVE.message('the chain was not built from boot.yaml'),
+        code: 'SVC_RELOAD_NOT_LIVE',
+      },
+    ]);
+  const { ctx, options } = recipe;
+  const base = `${ctx.configPath}.middleware`;
+  const refused: ConfigIssue[] = [];
+  const changed = middlewareKeys(ctx).filter(
+    (key) => !isDeepStrictEqual(recipe.config[key], next[key]),
+  );
+  if (changed.length === 0) return { changes: [], refused: [], apply() {} };
+  for (const key of changed)
+    if (NOT_LIVE[key] !== undefined)
+      refused.push({
+        path: `${base}.${key}`,
+        message: coreErrors.SVC_RELOAD_NOT_LIVE.message(NOT_LIVE[key]),
+        code: 'SVC_RELOAD_NOT_LIVE',
+      });
+  const made: CallMiddleware[] = [];
+  const parts: ChainPart[] = [];
+  if (refused.length === 0)
+    for (const key of middlewareKeys(ctx)) {
+      if (!changed.includes(key)) {
+        const kept = recipe.parts.find((p) => p.key === key);
+        if (kept) parts.push(kept);
+        continue;
+      }
+      try {
+        const part = createMiddleware(key, next, ctx, options);
+        if (part) {
+          parts.push(part);
+          made.push(part.middleware);
+        }
+      } catch (err) {
+        refused.push({
+          path: `${base}.${key}`,
+          message: ctx.redact(errorMessage(err)),
+          code: 'SVC_RELOAD_INVALID',
+        });
+      }
+    }
+  const list = ordered(parts, options).map((m) => m.middleware);
+  if (refused.length === 0 && chain.startedEmpty && list.length > 0)
+    refused.push({
+      path: base,
+      message: coreErrors.SVC_RELOAD_NOT_LIVE.message(
+        'the entry started with no middleware enabled, so its transports do not run a chain',
+      ),
+      code: 'SVC_RELOAD_NOT_LIVE',
+    });
+  const discard = (): void => {
+    const lc = { signal: AbortSignal.timeout(5000), timeoutMs: 5000 };
+    for (const m of made) void m.close?.(lc).catch(() => undefined);
+  };
+  if (refused.length > 0) {
+    discard();
+    return refusedReload(refused);
+  }
+  return {
+    changes: changed.map((key) => `${base}.${key}`),
+    refused: [],
+    apply() {
+      chain.swap(list);
+      recipe.config = next;
+      recipe.parts = parts;
+    },
+    discard,
+  };
+}
+
+/** `null`: `key` is no built-in. Undefined: a built-in that is off. */
+function createBuiltin(
+  key: string,
   config: MiddlewareConfig,
   ctx: EntryContext,
   options: { entryName: string; entryType: string; registry: Registry; transport?: CallTransport },
-): OrderedMiddleware[] {
+): ChainPart | undefined | null {
   const transport = options.transport ?? basicTransport;
-  const list: OrderedMiddleware[] = [];
-  if (config.meta.enabled)
-    list.push({
-      order: MiddlewareOrder.Meta,
-      middleware: new MetaMiddleware(ctx.app, ctx.env, config.meta),
-    });
-  if (config.prom.enabled) {
-    list.push({
-      order: MiddlewareOrder.Prom,
-      middleware: new PromMiddleware({
-        registry: options.registry,
-        entryName: options.entryName,
-        entryType: options.entryType,
-        domain: ctx.env.domain,
-        instance: os.hostname(),
-        ignore: config.prom.ignore,
-        ...(transport.metrics ? { transport: transport.metrics(options.registry) } : {}),
-      }),
-    });
+  switch (key) {
+    case 'meta':
+      return config.meta.enabled
+        ? {
+            key,
+            order: MiddlewareOrder.Meta,
+            middleware: new MetaMiddleware(ctx.app, ctx.env, config.meta),
+          }
+        : undefined;
+    case 'prom':
+      return config.prom.enabled
+        ? {
+            key,
+            order: MiddlewareOrder.Prom,
+            middleware: new PromMiddleware({
+              registry: options.registry,
+              entryName: options.entryName,
+              entryType: options.entryType,
+              domain: ctx.env.domain,
+              instance: os.hostname(),
+              ignore: config.prom.ignore,
+              ...(transport.metrics ? { transport: transport.metrics(options.registry) } : {}),
+            }),
+          }
+        : undefined;
+    case 'logging':
+      return config.logging.enabled
+        ? {
+            key,
+            order: MiddlewareOrder.Logging,
+            middleware: new LoggingMiddleware(
+              recordsOf(config.logging, ctx),
+              transport.payloads,
+              config.logging.ignore,
+            ),
+          }
+        : undefined;
+    default:
+      return null;
   }
-  if (config.logging.enabled)
-    list.push({
-      order: MiddlewareOrder.Logging,
-      middleware: new LoggingMiddleware(
-        recordsOf(config.logging, ctx),
-        transport.payloads,
-        config.logging.ignore,
-      ),
-    });
-  return list;
 }
 
 /** The logging middleware's records: the entry's event factory, or outputs of their own. */

@@ -77,6 +77,7 @@ ${middleware}`;
     port,
     base: `http://127.0.0.1:${port}`,
     client,
+    yaml,
     async stop() {
       client.close();
       await app.shutdown('test');

@@ -24,6 +24,8 @@ export interface Harness {
   port: number;
   base: string;
   client: Client & Record<string, (...args: unknown[]) => unknown>;
+  /** The boot.yaml text the app was booted with (for `app.reload({ configText })`). */
+  yaml: string;
   /** Shuts the app down (flushing records) and returns the JSON records written. */
   stop(): Promise<Array<Record<string, unknown>>>;
 }
@@ -94,6 +96,7 @@ ${extraYaml}`;
     port,
     base: `http://127.0.0.1:${port}`,
     client,
+    yaml,
     async stop() {
       client.close();
       await app.shutdown('test');
