@@ -113,6 +113,11 @@ export { allWorkersReady } from './cluster/readiness.js';
 export { WORKER_ENV } from './cluster/protocol.js';
 export { IdleConnections, DRAIN_IDLE_CLOSE_MS } from './http/idle-connections.js';
 export {
+  ListenerQuiet,
+  LISTENER_QUIET_MS,
+  LISTENER_QUIET_MAX_MS,
+} from './http/quiet-listener.js';
+export {
   compressionSchema,
   compressBody,
   isCompressible,

@@ -48,3 +48,7 @@ export { PrivateClickHouse } from './clickhouse.js';
 export { RecordingPushgateway, type Received as PushReceived } from './pushgateway.js';
 export { writeSelfSignedCert } from './tls.js';
 export { bufBinary, BUF_VERSION } from './buf.js';
+export {
+  sigtermUnderSharedAgentLoad,
+  type SharedAgentLoadResult,
+} from './shared-agent-load.js';
