@@ -189,6 +189,7 @@ export {
 export {
   CallRejection,
   httpStatusOf,
+  httpStatusOfRejection,
   type RejectStatus,
   type RejectionSource,
 } from './middleware/rejection.js';
@@ -348,3 +349,6 @@ export {
   type SwaggerUiOptions,
   type UiDocument,
 } from './http/api-ui.js';
+export { loadSheddingSchema, type LoadSheddingOptions } from './overload/schema.js';
+export { LoadShedding, SHED_HTTP_STATUS, type ShedReason } from './overload/load-shedding.js';
+export { LOAD_SAMPLE_INTERVAL_MS } from './overload/event-loop-load.js';

@@ -252,6 +252,7 @@ export class GrpcEntry implements Entry {
       registry: this.registry,
       transport: grpcTransport,
       added: this.added,
+      loadShedding: this.config.loadShedding,
     });
     return this.builtChain;
   }

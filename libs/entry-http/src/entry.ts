@@ -104,6 +104,7 @@ export class HttpEntry implements Entry {
       registry: this.registry,
       // Plain HTTP calls: the basic record payloads, no metric families of their own.
       transport: basicTransport,
+      loadShedding: config.loadShedding,
     }));
     // User middleware added with koa.use() before bootstrap runs inside ours.
     const userMiddleware = this.koa.middleware.splice(0);

@@ -52,3 +52,4 @@ export {
   sigtermUnderSharedAgentLoad,
   type SharedAgentLoadResult,
 } from './shared-agent-load.js';
+export { driveOverload, quantile, type OverloadResult } from './overload-load.js';

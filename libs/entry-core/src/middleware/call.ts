@@ -348,6 +348,7 @@ export class CallChain {
   private readonly closers: Array<(lc: LifecycleContext) => Promise<void>>;
   /** The middlewares' around steps as one (see CallMiddleware.around); undefined when none has one. */
   readonly around: AroundStep | undefined;
+  private calls = 0;
 
   constructor(middlewares: readonly CallMiddleware[]) {
     this.around = composeArounds(
@@ -361,6 +362,14 @@ export class CallChain {
     this.closers = middlewares.filter((m) => m.close).map((m) => m.close!.bind(m));
   }
 
+  /**
+   * The calls in flight on this chain: started (`before`) and not yet ended (`after`), the one
+   * asking included. The driver runs both exactly once per call (ARCHITECTURE.md §9).
+   */
+  get inFlight(): number {
+    return this.calls;
+  }
+
   get empty(): boolean {
     return this.befores.length === 0 && this.afters.length === 0 && this.around === undefined;
   }
@@ -371,6 +380,7 @@ export class CallChain {
    * Transports do not call it: the call driver (`startCall`) does.
    */
   before(call: CallContext): void | Promise<void> {
+    this.calls++;
     const befores = this.befores;
     try {
       for (let i = 0; i < befores.length; i++) {
@@ -402,6 +412,7 @@ export class CallChain {
 
   after(call: CallContext): void {
     call.ended = true;
+    this.calls--;
     for (let i = 0; i < this.afters.length; i++) this.afters[i]!(call);
   }
 

@@ -13,6 +13,8 @@ import { encodingSchema } from '../schema.js';
 import { MetaMiddleware } from './meta.js';
 import { PromMiddleware } from './prom.js';
 import { basicTransport, type CallTransport } from './transport.js';
+import { LoadShedding } from '../overload/load-shedding.js';
+import type { LoadSheddingOptions } from '../overload/schema.js';
 
 /** Calls a middleware skips (see `isIgnored`): operations, paths, prefixes ending in `/`, globs. */
 const ignoreList = z.array(z.string().min(1)).default([]);
@@ -162,9 +164,16 @@ export function buildCallChain(
     registry: Registry;
     transport?: CallTransport;
     added?: readonly OrderedMiddleware[];
+    /** The entry's `loadShedding` options (none: no shedding). */
+    loadShedding?: LoadSheddingOptions;
   },
 ): CallChain {
   const list = builtinMiddlewares(config, ctx, options);
+  if (options.loadShedding?.enabled)
+    list.push({
+      order: MiddlewareOrder.LoadShedding,
+      middleware: new LoadShedding(options.loadShedding, options.entryName, options.registry),
+    });
   for (const d of (ctx.middlewares ?? defaultMiddlewareRegistry).list()) {
     const options_ = config[d.key] as MiddlewareOptionsBase | undefined;
     if (!options_?.enabled) continue;
