@@ -8,7 +8,7 @@ import {
 /** How often the event loop's load is sampled. */
 export const LOAD_SAMPLE_INTERVAL_MS = 100;
 
-/** How much the shed share grows per sample while overloaded. */
+/** How much the shed share grows per sample interval while overloaded. */
 const SHARE_UP = 0.1;
 /**
  * How much it shrinks per sample once not: slower, so that it stays near the share the overload
@@ -40,14 +40,16 @@ export class EventLoopLoad {
   utilization = 0;
   /** How late the last sample ran (ms). */
   lateByMs = 0;
-  private wasLate = false;
+  /** How many samples in a row, up to the last, ran more than `lateMs` late. */
+  lateStreak = 0;
   private last: EventLoopUtilization;
   private readonly timer: NodeJS.Timeout;
   private readonly delays: IntervalHistogram;
 
   constructor(
     private readonly maxUtilization: number,
-    private readonly lateMs: number,
+    /** How late a sample must run for the loop to count as late. */
+    readonly lateMs: number,
   ) {
     this.last = performance.eventLoopUtilization();
     this.delays = monitorEventLoopDelay({ resolution: 10 });
@@ -72,15 +74,16 @@ export class EventLoopLoad {
   private sample(): void {
     const nowMs = Date.now();
     this.lateByMs = Math.max(0, nowMs - this.dueMs);
+    // A late sample stands for the samples it missed: the share moves by as many steps.
+    const steps = (LOAD_SAMPLE_INTERVAL_MS + this.lateByMs) / LOAD_SAMPLE_INTERVAL_MS;
     this.dueMs = nowMs + LOAD_SAMPLE_INTERVAL_MS;
     const now = performance.eventLoopUtilization();
     this.utilization = performance.eventLoopUtilization(now, this.last).utilization;
     this.last = now;
+    this.lateStreak = this.lateByMs > this.lateMs ? this.lateStreak + 1 : 0;
     if (this.maxUtilization <= 0) return;
-    const late = this.lateByMs > this.lateMs;
-    const overloaded = late && this.wasLate && this.utilization >= this.maxUtilization;
-    this.wasLate = late;
-    const share = this.shedShare + (overloaded ? SHARE_UP : -SHARE_DOWN);
+    const overloaded = this.lateStreak >= 2 && this.utilization >= this.maxUtilization;
+    const share = this.shedShare + steps * (overloaded ? SHARE_UP : -SHARE_DOWN);
     this.shedShare = Math.max(0, Math.min(MAX_SHARE, share));
   }
 }

@@ -31,7 +31,11 @@ const MESSAGES: Readonly<Record<ShedReason, string>> = {
  * are made once.
  */
 export class LoadShedding implements CallMiddleware {
-  private readonly load: EventLoopLoad | undefined;
+  /** Made at the entry's first call: start-up work (loading, compiling) is no overload. */
+  private load: EventLoopLoad | undefined;
+  private readonly measuresLoop: boolean;
+  private readonly maxUtilization: number;
+  private readonly lateMs: number;
   private readonly rejections: Readonly<Record<ShedReason, CallRejection>>;
   private readonly counts: Readonly<Record<ShedReason, CounterChild>>;
   private readonly maxInFlight: number;
@@ -40,12 +44,10 @@ export class LoadShedding implements CallMiddleware {
   constructor(options: LoadSheddingOptions, entryName: string, registry: Registry) {
     this.maxInFlight = options.maxInFlight > 0 ? options.maxInFlight : Infinity;
     this.maxDelayMs = options.maxEventLoopDelayMs > 0 ? options.maxEventLoopDelayMs : Infinity;
-    if (options.maxEventLoopDelayMs > 0 || options.maxEventLoopUtilization > 0)
-      this.load = new EventLoopLoad(
-        options.maxEventLoopUtilization,
-        // A loop this late at two samples in a row is queueing calls (a quarter of the cap).
-        options.maxEventLoopDelayMs > 0 ? options.maxEventLoopDelayMs / 4 : 50,
-      );
+    this.measuresLoop = options.maxEventLoopDelayMs > 0 || options.maxEventLoopUtilization > 0;
+    this.maxUtilization = options.maxEventLoopUtilization;
+    // A loop late by half the cap at two samples in a row is queueing calls.
+    this.lateMs = options.maxEventLoopDelayMs > 0 ? options.maxEventLoopDelayMs / 2 : 100;
     const headers = { 'Retry-After': String(options.retryAfterS) };
     const counter = new CallCounter(
       'svc_shed_total',
@@ -81,8 +83,14 @@ export class LoadShedding implements CallMiddleware {
   private overloaded(call: CallContext): ShedReason | undefined {
     if ((call.chain?.inFlight ?? 0) > this.maxInFlight) return 'in_flight';
     const load = this.load;
-    if (load === undefined) return undefined;
-    if (call.receivedMs > load.dueMs + this.maxDelayMs) return 'event_loop_delay';
+    if (load === undefined) {
+      if (this.measuresLoop) this.load = new EventLoopLoad(this.maxUtilization, this.lateMs);
+      return undefined;
+    }
+    // Late now, and at the last two samples too: a loop that is falling behind, not one that was
+    // merely woken late (a process the OS did not run for a while) or stuck once (a slow start).
+    if (call.receivedMs > load.dueMs + this.maxDelayMs && load.lateStreak >= 2)
+      return 'event_loop_delay';
     const share = load.shedShare;
     if (share > 0 && Math.random() < share) return 'event_loop_utilization';
     return undefined;

@@ -26,7 +26,7 @@ export const loadSheddingSchema = z
       .nonnegative()
       .default(200)
       .describe(
-        'Shed a call (reason event_loop_delay) while the event loop is this late: a timer due that long ago has not run yet because the current turn of the loop is still busy; 0: off. A quarter of it is the lateness that, with maxEventLoopUtilization, marks the loop overloaded.',
+        'Shed a call (reason event_loop_delay) while the event loop is this late (a timer due that long ago has not run yet because the current turn of the loop is still busy) and its last sample ran late by half as much; 0: off. Half of it is also the lateness that, with maxEventLoopUtilization, marks the loop overloaded.',
       ),
     maxEventLoopUtilization: z
       .number()
@@ -34,7 +34,7 @@ export const loadSheddingSchema = z
       .max(1)
       .default(0.95)
       .describe(
-        'The event-loop utilisation (perf_hooks, sampled every 100 ms) at or above which, while the loop also runs late (a quarter of maxEventLoopDelayMs, two samples in a row), a share of the calls is shed (reason event_loop_utilization): it grows by 10% per sample while overloaded and shrinks by 5% per sample once not; 0: off.',
+        'The event-loop utilisation (perf_hooks, sampled every 100 ms) at or above which, while the loop also runs late (by half maxEventLoopDelayMs, two samples in a row), a share of the calls is shed (reason event_loop_utilization): it grows by 10% per sample while overloaded and shrinks by 5% per sample once not; 0: off.',
       ),
     retryAfterS: z
       .number()
