@@ -49,12 +49,11 @@ export class ListenerQuiet {
     const maxMs = options.maxMs ?? LISTENER_QUIET_MAX_MS;
     if (options.signal?.aborted || maxMs <= 0) return;
     this.waiting = true;
-    // Connections the kernel holds are accepted in the event loop's poll phase, which may not have
-    // run for a while (a busy loop): let it run once before judging the quiet.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    const start = Date.now();
-    const until = start + maxMs;
     try {
+      // Connections the kernel holds are accepted in the event loop's poll phase, which may not
+      // have run for a while (a busy loop): let it run once before judging the quiet.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const until = Date.now() + maxMs;
       await new Promise<void>((resolve) => {
         let timer: NodeJS.Timeout | undefined;
         const done = (): void => {
@@ -67,6 +66,7 @@ export class ListenerQuiet {
           if (now >= until || now - this.lastMs >= quietMs) done();
           else timer = setTimeout(check, Math.min(until, this.lastMs + quietMs) - now);
         };
+        if (options.signal?.aborted) return resolve();
         options.signal?.addEventListener('abort', done, { once: true });
         check();
       });

@@ -42,6 +42,8 @@ export class EventLoopLoad {
   lateByMs = 0;
   /** How many samples in a row, up to the last, ran more than `lateMs` late. */
   lateStreak = 0;
+  /** Calls started since the last sample (LoadShedding counts them; the sample starts over). */
+  calls = 0;
   private last: EventLoopUtilization;
   private readonly timer: NodeJS.Timeout;
   private readonly delays: IntervalHistogram;
@@ -73,6 +75,7 @@ export class EventLoopLoad {
 
   private sample(): void {
     const nowMs = Date.now();
+    this.calls = 0;
     this.lateByMs = Math.max(0, nowMs - this.dueMs);
     // A late sample stands for the samples it missed: the share moves by as many steps.
     const steps = (LOAD_SAMPLE_INTERVAL_MS + this.lateByMs) / LOAD_SAMPLE_INTERVAL_MS;

@@ -12,6 +12,13 @@ export type ShedReason = 'in_flight' | 'event_loop_delay' | 'event_loop_utilizat
 /** The HTTP status of a shed call on the gateway and httpserver (gRPC gets RESOURCE_EXHAUSTED). */
 export const SHED_HTTP_STATUS = 503;
 
+/**
+ * The calls that must have started since the last sample before the event-loop checks shed one:
+ * a late loop with only a few calls is slow for another reason (a paused or crowded machine, a
+ * slow start), and shedding them would not help it.
+ */
+const MIN_CALLS_PER_SAMPLE = 4;
+
 const REASONS: readonly ShedReason[] = ['in_flight', 'event_loop_delay', 'event_loop_utilization'];
 
 const MESSAGES: Readonly<Record<ShedReason, string>> = {
@@ -87,6 +94,7 @@ export class LoadShedding implements CallMiddleware {
       if (this.measuresLoop) this.load = new EventLoopLoad(this.maxUtilization, this.lateMs);
       return undefined;
     }
+    if (++load.calls <= MIN_CALLS_PER_SAMPLE) return undefined;
     // Late now, and at the last two samples too: a loop that is falling behind, not one that was
     // merely woken late (a process the OS did not run for a while) or stuck once (a slow start).
     if (call.receivedMs > load.dueMs + this.maxDelayMs && load.lateStreak >= 2)
