@@ -53,7 +53,7 @@ for (let i = 1; i <= runs; i++) {
       kinds[k] = (kinds[k] ?? 0) + 1;
     }
     console.log(
-      `run ${i}: served ${r.served} (Connection: close after the signal ${r.closedAfterSignal}), refused ${r.refused}, lost ${r.lost.length} ${JSON.stringify(kinds)}, exit ${r.exitCode}`,
+      `run ${i}: served ${r.served} (Connection: close after the signal ${r.closedAfterSignal}), refused ${r.refused}, shed ${r.shed}, lost ${r.lost.length} ${JSON.stringify(kinds)}, exit ${r.exitCode}`,
     );
   } finally {
     child.kill();

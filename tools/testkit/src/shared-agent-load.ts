@@ -14,6 +14,11 @@ export interface SharedAgentLoadResult {
    */
   refused: number;
   /**
+   * Answered 503 with Retry-After: shed by the app's load shedding (a crowded machine can make the
+   * app fall behind); an answer, not a lost request.
+   */
+  shed: number;
+  /**
    * Sent and then lost: a reset, a hang-up, EPIPE, or an answer with another status. The
    * promise of a graceful shutdown is zero.
    */
@@ -50,6 +55,7 @@ export async function sigtermUnderSharedAgentLoad(
     served: 0,
     closedAfterSignal: 0,
     refused: 0,
+    shed: 0,
     lost: [],
     exitCode: null,
   };
@@ -57,13 +63,23 @@ export async function sigtermUnderSharedAgentLoad(
   let exited = false;
   void child.exited.then(() => (exited = true));
 
-  type Outcome = { status?: number; connection?: string; error?: string; reused?: boolean };
+  type Outcome = {
+    status?: number;
+    connection?: string;
+    retryAfter?: boolean;
+    error?: string;
+    reused?: boolean;
+  };
   const one = (): Promise<Outcome> =>
     new Promise((resolve) => {
       const req = http.get({ host: '127.0.0.1', port, path, agent }, (res) => {
         res.resume();
         res.on('end', () =>
-          resolve({ status: res.statusCode, connection: String(res.headers.connection ?? '') }),
+          resolve({
+            status: res.statusCode,
+            connection: String(res.headers.connection ?? ''),
+            retryAfter: res.headers['retry-after'] !== undefined,
+          }),
         );
         res.on('error', (err: NodeJS.ErrnoException) =>
           resolve({ error: err.code ?? err.message }),
@@ -85,6 +101,8 @@ export async function sigtermUnderSharedAgentLoad(
       if (o.status === expectStatus) {
         result.served++;
         if (afterSignal && o.connection === 'close') result.closedAfterSignal++;
+      } else if (o.status === 503 && o.retryAfter) {
+        result.shed++;
       } else {
         result.lost.push({
           afterSignal,
