@@ -1,9 +1,4 @@
-import {
-  monitorEventLoopDelay,
-  performance,
-  type EventLoopUtilization,
-  type IntervalHistogram,
-} from 'node:perf_hooks';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 
 /** How often the event loop's load is sampled. */
 export const LOAD_SAMPLE_INTERVAL_MS = 100;
@@ -26,7 +21,8 @@ const MAX_SHARE = 0.99;
  * perf_hooks `eventLoopUtilization`, at or over `maxUtilization`) *and* late (this sample and the
  * one before it ran over `lateMs` after their due time): a loop kept busy by clients that wait for
  * their answers still runs its timers on time and sheds nothing; one that queues calls faster
- * than it serves them falls behind. The delay histogram (`monitorEventLoopDelay`) is for metrics.
+ * than it serves them falls behind. (The delay's distribution is already in every entry's
+ * process metrics, `nodejs_eventloop_lag_*`.)
  */
 export class EventLoopLoad {
   /**
@@ -46,7 +42,6 @@ export class EventLoopLoad {
   calls = 0;
   private last: EventLoopUtilization;
   private readonly timer: NodeJS.Timeout;
-  private readonly delays: IntervalHistogram;
 
   constructor(
     private readonly maxUtilization: number,
@@ -54,23 +49,13 @@ export class EventLoopLoad {
     readonly lateMs: number,
   ) {
     this.last = performance.eventLoopUtilization();
-    this.delays = monitorEventLoopDelay({ resolution: 10 });
-    this.delays.enable();
     this.dueMs = Date.now() + LOAD_SAMPLE_INTERVAL_MS;
     this.timer = setInterval(() => this.sample(), LOAD_SAMPLE_INTERVAL_MS);
     this.timer.unref();
   }
 
-  /** The longest event-loop delay since the last call (ms), then starts over: for a gauge. */
-  takeMaxDelayMs(): number {
-    const max = this.delays.max / 1e6;
-    this.delays.reset();
-    return Number.isFinite(max) ? max : 0;
-  }
-
   stop(): void {
     clearInterval(this.timer);
-    this.delays.disable();
   }
 
   private sample(): void {

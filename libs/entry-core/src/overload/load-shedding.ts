@@ -30,7 +30,7 @@ const MESSAGES: Readonly<Record<ShedReason, string>> = {
 /**
  * Load shedding (`loadShedding` of a server entry): a step of the entry's chain, right after the
  * record is begun (MiddlewareOrder.LoadShedding), that refuses a call the process cannot serve in
- * time before any guard runs, the body is read or the request message decoded: RESOURCE_EXHAUSTED
+ * time before any guard runs, the body is read or the handler is called: RESOURCE_EXHAUSTED
  * on gRPC, 503 with `Retry-After` on HTTP. A shed call is recorded (`rejectedBy: loadShedding`,
  * `rejectReason`) and counted (`svc_shed_total{entry_name,reason}`). Calls the entry serves for
  * probes and scraping (`CallInfo.builtin`) are never shed. Per call it compares three numbers and,
@@ -40,7 +40,8 @@ const MESSAGES: Readonly<Record<ShedReason, string>> = {
 export class LoadShedding implements CallMiddleware {
   /** Made at the entry's first call: start-up work (loading, compiling) is no overload. */
   private load: EventLoopLoad | undefined;
-  private readonly measuresLoop: boolean;
+  /** Whether an event-loop threshold is set (and the entry is not closed). */
+  private measuresLoop: boolean;
   private readonly maxUtilization: number;
   private readonly lateMs: number;
   private readonly rejections: Readonly<Record<ShedReason, CallRejection>>;
@@ -105,6 +106,8 @@ export class LoadShedding implements CallMiddleware {
   }
 
   async close(_lc: LifecycleContext): Promise<void> {
+    this.measuresLoop = false;
     this.load?.stop();
+    this.load = undefined;
   }
 }
