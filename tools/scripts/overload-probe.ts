@@ -3,8 +3,10 @@
  * shedding and a route that holds the CPU 20 ms (libs/entry-http/src/test-support/overload-app.ts),
  * driven at RATE calls a second for 4 s over 64 keep-alive connections while a probe asks /livez
  * on its own connection, RUNS times; prints served, shed (by reason, from /metrics) and the /livez
- * latencies. Run from the repository root:
+ * latencies; with a third argument `off`, the same app with loadShedding.enabled false, for
+ * comparison. Run from the repository root:
  *   node --conditions=svcboot-source --import tsx tools/scripts/overload-probe.ts 125 5
+ *   node --conditions=svcboot-source --import tsx tools/scripts/overload-probe.ts 125 5 off
  */
 import path from 'node:path';
 import {
@@ -19,6 +21,7 @@ import {
 
 const rate = Number(process.argv[2] ?? 125);
 const runs = Number(process.argv[3] ?? 1);
+const shedding = process.argv[4] === 'off' ? 'off' : 'on';
 const lib = path.resolve('libs/entry-http');
 for (let i = 1; i <= runs; i++) {
   const port = await freePort();
@@ -30,7 +33,7 @@ for (let i = 1; i <= runs; i++) {
       'tsx',
       path.join(lib, 'src/test-support/overload-app.ts'),
     ],
-    { cwd: lib, env: plainEnv({ PORT: String(port) }) },
+    { cwd: lib, env: plainEnv({ PORT: String(port), LOAD_SHEDDING: shedding }) },
   );
   try {
     await waitFor(
@@ -56,6 +59,7 @@ for (let i = 1; i <= runs; i++) {
     console.log(
       JSON.stringify({
         run: i,
+        shedding,
         rate,
         sent: r.sent,
         served: r.served,
