@@ -79,6 +79,7 @@ export class LoadShedding implements CallMiddleware {
     this.counts = counts;
   }
 
+  /** Lets the call through, or throws the CallRejection of the reason it is shed for. */
   before(call: CallContext): void {
     if (call.info.builtin === true) return;
     const reason = this.overloaded(call);
@@ -105,6 +106,7 @@ export class LoadShedding implements CallMiddleware {
     return undefined;
   }
 
+  /** Stops the event-loop sampling (the entry's interrupt, once its calls drained). */
   async close(_lc: LifecycleContext): Promise<void> {
     this.measuresLoop = false;
     this.load?.stop();

@@ -47,4 +47,5 @@ export const loadSheddingSchema = z
   })
   .prefault({});
 
+/** A server entry's `loadShedding` options, defaults filled in. */
 export type LoadSheddingOptions = z.output<typeof loadSheddingSchema>;
