@@ -14,7 +14,7 @@ import {
   googleStatusName,
   grpcStatusOfHttp,
   type CallBodySource,
-  httpStatusOf as rejectionStatus,
+  httpStatusOfRejection,
   type ErrorModel,
   type CallChain,
   type CallHeaders,
@@ -123,7 +123,7 @@ class KoaCall implements CallHeaders, CallBodySource, CallAdapter {
       ctx.state.error = call.error;
       ctx.app.emit('error', call.error, ctx);
     } else ctx.state.error = rejection;
-    const httpStatus = rejectionStatus(rejection.status);
+    const httpStatus = httpStatusOfRejection(rejection);
     ctx.status = httpStatus;
     ctx.set(rejection.headers);
     ctx.body = errorBody(this.model, {

@@ -49,3 +49,8 @@ export { PrivateClickHouse } from './clickhouse.js';
 export { RecordingPushgateway, type Received as PushReceived } from './pushgateway.js';
 export { writeSelfSignedCert } from './tls.js';
 export { bufBinary, BUF_VERSION } from './buf.js';
+export {
+  sigtermUnderSharedAgentLoad,
+  type SharedAgentLoadResult,
+} from './shared-agent-load.js';
+export { driveOverload, quantile, type OverloadResult } from './overload-load.js';

@@ -8,7 +8,7 @@ import {
   type CallHeaders,
   type CallInfo,
 } from '../middleware/call.js';
-import { httpStatusOf, type CallRejection } from '../middleware/rejection.js';
+import { httpStatusOfRejection, type CallRejection } from '../middleware/rejection.js';
 import { queryOf, sendError, type MatchedRoute, type ServerRoutes } from './route.js';
 
 /** One built-in route call on node:http: its headers and its adapter for the call driver. */
@@ -51,7 +51,7 @@ class RouteCall implements CallHeaders, CallAdapter {
     this.routes.refuse(
       this.req,
       this.res,
-      httpStatusOf(rejection.status),
+      httpStatusOfRejection(rejection),
       rejection,
       this.requestId,
     );

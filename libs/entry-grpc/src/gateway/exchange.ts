@@ -255,7 +255,9 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
     if (this.ctx.error === undefined) this.ctx.error = err;
     const out = this.headers.out;
     for (const name of Object.keys(err.headers)) putHeader(out, name, err.headers[name]!);
-    this.finish(this.writeError({ code: codeOfRejection(err.status), message: err.message }));
+    this.finish(
+      this.writeError({ code: codeOfRejection(err.status), message: err.message }, err.httpStatus),
+    );
   }
 
   /**
