@@ -89,7 +89,7 @@ describe('grpc entry: load shedding (loadShedding.maxInFlight)', () => {
     expect(h.entry.config.loadShedding).toEqual({
       enabled: true,
       maxInFlight: 5000,
-      maxEventLoopDelayMs: 200,
+      maxEventLoopDelayMs: 500,
       maxEventLoopUtilization: 0.95,
       retryAfterS: 1,
     });

@@ -101,7 +101,7 @@ describe('grpc entry options', () => {
       loadShedding: {
         enabled: true,
         maxInFlight: 5000,
-        maxEventLoopDelayMs: 200,
+        maxEventLoopDelayMs: 500,
         maxEventLoopUtilization: 0.95,
         retryAfterS: 1,
       },

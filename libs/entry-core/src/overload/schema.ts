@@ -24,7 +24,7 @@ export const loadSheddingSchema = z
     maxEventLoopDelayMs: z
       .number()
       .nonnegative()
-      .default(200)
+      .default(500)
       .describe(
         'Shed a call (reason event_loop_delay) while the event loop is this late (a timer due that long ago has not run yet because the current turn of the loop is still busy) and its last sample ran late by half as much; 0: off. Half of it is also the lateness that, with maxEventLoopUtilization, marks the loop overloaded.',
       ),
