@@ -8,9 +8,9 @@ import {
   type CallChain,
   type CallHeaders,
   type CallInfo,
+  plainPeer,
 } from '@svcboot/entry-core';
 import { codeName } from './codes.js';
-import { plainPeer } from './call-info.js';
 import { wasIntercepted } from './interceptor.js';
 
 /**
