@@ -229,6 +229,7 @@ describe('the trace middleware on a grpc entry, exported over OTLP/HTTP protobuf
       'url.path': '/v1/shelves/s1',
       'http.response.status_code': 200,
       'server.address': '127.0.0.1',
+      'server.port': Number(new URL(running.base).port),
       'network.peer.address': '127.0.0.1',
     });
     expect(s.attributes['network.peer.port']).toBeGreaterThan(0);
@@ -339,7 +340,13 @@ describe('the trace middleware on a grpc entry, exported over OTLP/HTTP protobuf
       'rpc.service': 'test.v1.Library',
       'rpc.method': 'Ping',
       'rpc.grpc.status_code': 0,
+      // OpenTelemetry's RPC server span: the server the client addressed (its :authority) and
+      // the client's address (IPv4 form, though the listener is dual-stack)
+      'server.address': '127.0.0.1',
+      'server.port': Number(new URL(running.base).port),
+      'network.peer.address': '127.0.0.1',
     });
+    expect(traced.attributes['network.peer.port']).toBeGreaterThan(0);
     expect(traced.attributes['http.request.method']).toBeUndefined();
     expect(traced.status.code).toBe(0);
     const rejected = ping.find((p) => p.traceId !== TRACE_ID)!;
