@@ -183,14 +183,14 @@ describe('TraceMiddleware', () => {
     end(http, { host: 'example.com' });
     end(http);
     const spans = exporter.getFinishedSpans() as ReadableSpan[];
-    expect(
-      spans.map((s) => [s.attributes['server.address'], s.attributes['server.port']]),
-    ).toEqual([
-      ['api.example.com', 8443],
-      ['::1', 50051],
-      ['example.com', undefined],
-      [undefined, undefined],
-    ]);
+    expect(spans.map((s) => [s.attributes['server.address'], s.attributes['server.port']])).toEqual(
+      [
+        ['api.example.com', 8443],
+        ['::1', 50051],
+        ['example.com', undefined],
+        [undefined, undefined],
+      ],
+    );
   });
 
   it('while the SDK loads, a call waits for it and then gets its span', async () => {
