@@ -303,6 +303,7 @@ export {
   type MatchedRoute,
 } from './http/route.js';
 export { serveThroughChain } from './http/chain-route.js';
+export { plainPeer, socketPeer } from './http/peer.js';
 export {
   CommonService,
   type CommonServiceOptions,

@@ -36,6 +36,7 @@ import {
   reloadServerEntry,
   type ConfigChange,
   type EntryReload,
+  plainPeer,
 } from '@svcboot/entry-core';
 import Koa from 'koa';
 import { Registry } from 'prom-client';
@@ -54,7 +55,6 @@ import { Gateway } from './gateway/gateway.js';
 import { responseCompression, watchAcceptEncoding } from './grpc-compression.js';
 import { GrpcWebBridge, routeGrpcWebStreams, stripGrpcWebPeer } from './grpc-web.js';
 import { ConnectBridge, routeConnectStreams } from './connect/bridge.js';
-import { plainPeer } from './call-info.js';
 import { refuseUpgrade } from './gateway/websocket.js';
 import { grpcTransport } from './call-transport.js';
 import { codeOfHttpStatus, codeOfRejection } from './codes.js';

@@ -13,6 +13,7 @@ import {
   errorBody,
   googleStatusName,
   grpcStatusOfHttp,
+  socketPeer,
   type CallBodySource,
   httpStatusOfRejection,
   type ErrorModel,
@@ -155,7 +156,7 @@ export function callMiddleware(
     const req = ctx.req;
     const info: CallInfo = {
       operation: `${ctx.method} ${ctx.path}`,
-      remoteAddr: `${req.socket.remoteAddress ?? ''}:${req.socket.remotePort ?? ''}`,
+      remoteAddr: socketPeer(req.socket),
       apiMethod: ctx.method,
       apiPath: ctx.path,
       apiProtocol: `HTTP/${req.httpVersion}`,

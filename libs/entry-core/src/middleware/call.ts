@@ -33,6 +33,11 @@ export interface CallInfo {
   /** The route template (`/v1/user/:id`), for metric labels. */
   restPath?: string;
   /**
+   * The host (and port) the client addressed where the request headers carry no `Host`: a gRPC
+   * or gRPC-Web call's `:authority` (gRPC metadata has no pseudo-headers). Not a record payload.
+   */
+  authority?: string;
+  /**
    * True on a route the entry serves itself for probes and scraping (`/livez`, `/readyz`, the
    * metrics path, `grpc.health.v1.Health`), not on the app's own: guards (auth, jwt) let it pass
    * without credentials. Not a record payload.
