@@ -51,9 +51,9 @@ import type { ServiceImplementationOf } from './typed/types.js';
 import { gatewayErrorBody } from './gateway/error-body.js';
 import { Gateway } from './gateway/gateway.js';
 import { responseCompression, watchAcceptEncoding } from './grpc-compression.js';
-import { GrpcWebBridge, routeGrpcWebStreams, stripGrpcWebPeer } from './grpc-web.js';
+import { stripGrpcWebPeer } from './bridge/mark.js';
+import { GrpcWebBridge, routeGrpcWebStreams } from './grpc-web.js';
 import { ConnectBridge, routeConnectStreams } from './connect/bridge.js';
-import { plainPeer } from './call-info.js';
 import { refuseUpgrade } from './gateway/websocket.js';
 import { grpcTransport } from './call-transport.js';
 import { codeOfHttpStatus, codeOfRejection } from './codes.js';
@@ -485,14 +485,7 @@ export class GrpcEntry implements Entry {
         // Responses sent while draining (from the app's shutdown on: readiness is false through
         // the drain delay) ask HTTP/1.1 clients to close their connection.
         if (this.draining || !this.ctx.isReady()) res.setHeader('Connection', 'close');
-        if (
-          grpcWeb?.serve(
-            req,
-            res,
-            plainPeer(`${req.socket.remoteAddress}:${req.socket.remotePort}`),
-          )
-        )
-          return;
+        if (grpcWeb?.serve(req, res)) return;
         if (connect?.serve(req, res)) return;
         if (direct && this.serveGateway(gateway, req, res)) return;
         void viaKoa(req, res);
