@@ -24,9 +24,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { grpcEntry } from '../index.js';
 import { jsonRecords } from '../test-support/harness.js';
 import {
+  greeterConfig,
   greeterDefinition,
   greeterImplementation,
-  greeterProto,
   greeterProtoDir,
 } from './test-support/greeter.js';
 
@@ -68,22 +68,10 @@ async function startGreeter(extraYaml = ''): Promise<Server> {
   const work = await mkdtemp(path.join(os.tmpdir(), 'svcboot-connect-entry-'));
   const events = path.join(work, 'events.log');
   const app = await boot({
-    configText: `app: { name: greeter }
-logger:
-  - { name: quiet, level: warn }
-event:
-  - { name: records, encoding: json, outputPaths: ["${events}"] }
-grpc:
-  - name: api
-    port: 0
-    loggerEntry: quiet
-    eventEntry: records
-    generateUnboundMethods: true
-    connect: { enabled: true }
-    grpcWeb: { enabled: true }
-    protos:
-      files: ["${greeterProto}"]
-      includeDirs: ["${greeterProtoDir}"]
+    configText: greeterConfig(
+      'greeter',
+      events,
+      `    grpcWeb: { enabled: true }
     prom: { enabled: true }
     middleware:
       logging: { enabled: true }
@@ -91,6 +79,7 @@ grpc:
       meta: { enabled: true }
       cors: { enabled: true, allowOrigins: ["https://app.example"] }
 ${extraYaml}`,
+    ),
     cwd: work,
     argv: [],
     env: { ...process.env },
