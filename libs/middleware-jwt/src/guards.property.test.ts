@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { CallContext, CallRejection, middlewareSchema } from '@svcboot/entry-core';
-import { guardHarness } from '@svcboot/testkit/guard-harness';
+import { guardHarness } from '@svcboot/testkit/middleware-harness';
 import { jwtDefinition } from './index.js';
 
 const { create, callWith, outcome } = guardHarness(

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { guardHarness } from '@svcboot/testkit/guard-harness';
+import { guardHarness } from '@svcboot/testkit/middleware-harness';
 import { CallContext } from '../call.js';
 import { CallRejection } from '../rejection.js';
 import { middlewareSchema } from '../options.js';
