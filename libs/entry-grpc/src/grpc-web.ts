@@ -4,7 +4,7 @@ import { type Duplex, Transform, type TransformCallback } from 'node:stream';
 import { grpcRequestHeaders } from './bridge/grpc-request-headers.js';
 import { http1Exchange, http2Exchange, type HttpExchange } from './bridge/http-exchange.js';
 import { InMemoryGrpcConnection } from './bridge/in-memory-grpc.js';
-import { GRPC_WEB_PEER_HEADER, bridgeMark } from './bridge/mark.js';
+import { bridgeMark } from './bridge/mark.js';
 import { routeStreams } from './bridge/route-streams.js';
 
 /**
@@ -25,23 +25,8 @@ export function grpcWebMode(contentType: string | undefined): 'binary' | 'text' 
   return undefined;
 }
 
-/** Request headers that describe the HTTP/1.1 hop or that gRPC sets itself. */
-const NOT_FORWARDED = new Set([
-  'host',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'te',
-  'content-length',
-  'content-type',
-  'accept',
-  'accept-encoding',
-  'x-grpc-web',
-  'http2-settings',
-  GRPC_WEB_PEER_HEADER,
-]);
+/** Request headers of gRPC-Web's own, besides those no bridge forwards (grpcRequestHeaders). */
+const NOT_FORWARDED = new Set(['x-grpc-web']);
 
 /** Response headers of the gRPC side that are not passed on to the gRPC-Web client. */
 const NOT_RETURNED = new Set([

@@ -7,7 +7,7 @@ import { negotiateEncoding } from '@svcboot/entry-core';
 import type protobuf from 'protobufjs';
 import { grpcRequestHeaders } from '../bridge/grpc-request-headers.js';
 import { InMemoryGrpcConnection } from '../bridge/in-memory-grpc.js';
-import { GRPC_WEB_PEER_HEADER, bridgeMark } from '../bridge/mark.js';
+import { bridgeMark } from '../bridge/mark.js';
 import { routeStreams } from '../bridge/route-streams.js';
 import { grpcWebMode } from '../grpc-web.js';
 import type { RegisteredMethod } from '../services.js';
@@ -62,20 +62,9 @@ export interface ConnectBridgeOptions {
   maxJsonDepth?: number;
 }
 
-/** Request headers the bridge handles itself, or that describe the client's HTTP hop. */
+/** Request headers of Connect's (and gRPC's) own, besides those no bridge forwards. */
 const NOT_FORWARDED = new Set([
-  'host',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'te',
-  'content-length',
-  'content-type',
   'content-encoding',
-  'accept',
-  'accept-encoding',
   'connect-protocol-version',
   'connect-timeout-ms',
   'connect-content-encoding',
@@ -83,8 +72,6 @@ const NOT_FORWARDED = new Set([
   'grpc-timeout',
   'grpc-encoding',
   'grpc-accept-encoding',
-  'http2-settings',
-  GRPC_WEB_PEER_HEADER,
 ]);
 
 /** Response headers a browser reads without being told (CORS-safelisted) or that are CORS's own. */
