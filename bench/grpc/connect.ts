@@ -38,23 +38,18 @@ const SAY = '/connecttest.v1.Greeter/Say';
 async function serveSvcboot(middleware: boolean): Promise<number> {
   const { boot } = await import('@svcboot/entry-core');
   const { grpcEntry } = await import('@svcboot/entry-grpc');
-  const { greeterDefinition, greeterImplementation } = await import(
+  const { greeterConfig, greeterDefinition, greeterImplementation } = await import(
     '../../libs/entry-grpc/src/connect/test-support/greeter.js'
   );
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-connect-'));
   const app = await boot({
-    configText: `app: { name: bench }
-logger: [{ name: quiet, level: warn }]
-event: [{ name: records, encoding: json, outputPaths: ["${path.join(dir, 'events.log')}"] }]
-grpc:
-  - name: api
-    port: 0
-    loggerEntry: quiet
-    eventEntry: records
-    generateUnboundMethods: true
-    connect: { enabled: true }
-    protos: { files: ["${greeterProto}"], includeDirs: ["${protoDir}"] }
-${middleware ? '    middleware: { logging: { enabled: true }, prom: { enabled: true }, meta: { enabled: true } }\n' : ''}`,
+    configText: greeterConfig(
+      'bench',
+      path.join(dir, 'events.log'),
+      middleware
+        ? '    middleware: { logging: { enabled: true }, prom: { enabled: true }, meta: { enabled: true } }\n'
+        : '',
+    ),
     cwd: dir,
     argv: [],
     env: {},
@@ -184,44 +179,26 @@ interface Row {
   call: (port: number) => Call;
 }
 
-const ROWS: Row[] = [
-  { server: 'svcboot', path: 'gRPC (grpc-js client, h2)', call: (p) => grpcCaller(p) },
-  {
-    server: 'svcboot',
-    path: 'REST gateway JSON (HTTP/1.1)',
-    call: (p) => http1Caller(p, { 'content-type': 'application/json' }, jsonBody),
-  },
-  {
-    server: 'svcboot',
-    path: 'Connect JSON (HTTP/1.1)',
-    call: (p) => http1Caller(p, CONNECT_JSON, jsonBody),
-  },
-  {
-    server: 'svcboot',
-    path: 'Connect proto (HTTP/1.1)',
-    call: (p) => http1Caller(p, CONNECT_PROTO, protoBody),
-  },
-  {
-    server: 'svcboot',
-    path: 'Connect proto (h2c)',
-    call: (p) => http2Caller(p, CONNECT_PROTO, protoBody),
-  },
-  {
-    server: 'connect-node-h1',
-    path: 'Connect JSON (HTTP/1.1)',
-    call: (p) => http1Caller(p, CONNECT_JSON, jsonBody),
-  },
-  {
-    server: 'connect-node-h1',
-    path: 'Connect proto (HTTP/1.1)',
-    call: (p) => http1Caller(p, CONNECT_PROTO, protoBody),
-  },
-  {
-    server: 'connect-node-h2',
-    path: 'Connect proto (h2c)',
-    call: (p) => http2Caller(p, CONNECT_PROTO, protoBody),
-  },
-];
+/** Each path a client takes, by name. */
+const PATHS: Record<string, (port: number) => Call> = {
+  'gRPC (grpc-js client, h2)': (p) => grpcCaller(p),
+  'REST gateway JSON (HTTP/1.1)': (p) =>
+    http1Caller(p, { 'content-type': 'application/json' }, jsonBody),
+  'Connect JSON (HTTP/1.1)': (p) => http1Caller(p, CONNECT_JSON, jsonBody),
+  'Connect proto (HTTP/1.1)': (p) => http1Caller(p, CONNECT_PROTO, protoBody),
+  'Connect proto (h2c)': (p) => http2Caller(p, CONNECT_PROTO, protoBody),
+};
+
+/** The paths each server answers. */
+const SERVED: Record<string, string[]> = {
+  svcboot: Object.keys(PATHS),
+  'connect-node-h1': ['Connect JSON (HTTP/1.1)', 'Connect proto (HTTP/1.1)'],
+  'connect-node-h2': ['Connect proto (h2c)'],
+};
+
+const ROWS: Row[] = Object.entries(SERVED).flatMap(([server, paths]) =>
+  paths.map((path) => ({ server, path, call: PATHS[path]! })),
+);
 
 interface Child {
   child: ChildProcess;

@@ -97,6 +97,8 @@ function h2loadArgs(
   body: string,
   target: LoadTarget,
 ): string[] {
+  // gRPC and Connect: HTTP/2 connections, each with its streams in flight, one h2load thread.
+  const streams = ['-c', String(shape.grpcConnections), '-m', String(shape.grpcStreams), '-t', '1'];
   if (protocol === 'connect')
     // Connect unary, binary: the body is the message itself. h2load sends no empty body, so the
     // HelloRequest carries one unknown varint field (field 15, 0), which both servers skip.
@@ -108,12 +110,7 @@ function h2loadArgs(
       'content-type: application/proto',
       '-H',
       'connect-protocol-version: 1',
-      '-c',
-      String(shape.grpcConnections),
-      '-m',
-      String(shape.grpcStreams),
-      '-t',
-      '1',
+      ...streams,
     ];
   return protocol === 'grpc'
     ? [
@@ -124,12 +121,7 @@ function h2loadArgs(
         'content-type: application/grpc',
         '-H',
         'te: trailers',
-        '-c',
-        String(shape.grpcConnections),
-        '-m',
-        String(shape.grpcStreams),
-        '-t',
-        '1',
+        ...streams,
       ]
     : [
         '--h1',

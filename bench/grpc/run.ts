@@ -19,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, isListening } from '@svcboot/testkit';
+import { fmt, median } from '../lib/stats.js';
 import { ensureBuilt, nodeTsx } from '../lib/built.js';
 import { h2loadVersion, hasTaskset, type LoadResult, type LoadShape, load } from './load.js';
 import { COMPARISONS, PEERS, type Path, type Peer, type Role } from './peers.js';
@@ -89,16 +90,6 @@ async function stop(r: Running): Promise<void> {
   if (r.child.exitCode === null) r.child.kill('SIGKILL');
 }
 
-const median = (xs: readonly number[]): number => {
-  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
-  if (s.length === 0) return Number.NaN;
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-const fmt = (n: number, d = 0): string =>
-  Number.isNaN(n)
-    ? '–'
-    : n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
 const PATH_NAMES: Record<Path, string> = {
   grpc: 'gRPC unary Greeter.Hello',
   gateway: 'gateway GET /v1/hello (HTTP/1.1)',

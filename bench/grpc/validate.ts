@@ -12,24 +12,21 @@
  *
  * `node --import tsx grpc/validate.ts` from bench/ (BENCH_SECONDS, 2; BENCH_ROUNDS, 5).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { Code, RpcError, typedClient } from '@svcboot/entry-grpc';
-import { freePort, isListening } from '@svcboot/testkit';
 import {
   CreateShelfRequestSchema,
   Shelves,
   VALID_SHELF,
 } from '../../libs/entry-grpc/src/test-support/typed/shelf-validated.js';
-import { ensureBuilt, nodeTsx } from '../lib/built.js';
-import { hasTaskset, load, type LoadResult, type LoadShape, type LoadTarget } from './load.js';
+import { ensureBuilt } from '../lib/built.js';
+import { fmt, median } from '../lib/stats.js';
+import { hasTaskset, type LoadShape, type LoadTarget } from './load.js';
+import { loadRounds, startServer, stopServers, type ServerProcess } from './server-process.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env['BENCH_SECONDS'] ?? 2);
 const rounds = Number(process.env['BENCH_ROUNDS'] ?? 5);
 const shape: LoadShape = { grpcConnections: 8, grpcStreams: 8, httpConnections: 32 };
@@ -49,30 +46,18 @@ const TARGET: LoadTarget = {
   httpBody: JSON.stringify({ ...VALID_SHELF, floor: String(VALID_SHELF.floor) }),
 };
 
-interface Server {
+interface Server extends ServerProcess {
   mode: Mode;
-  child: ChildProcess;
-  port: number;
 }
 
 async function start(mode: Mode): Promise<Server> {
-  const port = await freePort();
-  const cmd = nodeTsx(path.join(here, 'servers', 'validated.ts'));
-  const [file, ...args] = pinned ? ['taskset', '-c', '1', ...cmd] : cmd;
-  const child = spawn(file!, args, {
-    env: { ...process.env, SVC_VALIDATE: mode, PORT: String(port), NO_COLOR: '1' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const deadline = Date.now() + 60_000;
-  while (!(await isListening(port))) {
-    if (child.exitCode !== null) throw new Error(`validate ${mode} exited with ${child.exitCode}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`validate ${mode} did not listen on ${port} within 60 s`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { mode, child, port };
+  const server = await startServer(
+    `validate ${mode}`,
+    'validated',
+    { SVC_VALIDATE: mode },
+    pinned ? '1' : undefined,
+  );
+  return { mode, ...server };
 }
 
 /**
@@ -107,45 +92,22 @@ async function verify(s: Server): Promise<void> {
   await res.arrayBuffer();
 }
 
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-const fmt = (n: number, d = 0): string =>
-  n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
-
 ensureBuilt();
 const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-validate-'));
 const servers: Server[] = [];
 try {
   for (const m of MODES) servers.push(await start(m));
   for (const s of servers) await verify(s);
-  const results = new Map<string, LoadResult[]>();
-  const run = (s: Server, protocol: 'grpc' | 'http', secs: number): Promise<LoadResult> =>
-    load({
-      protocol,
-      port: s.port,
-      pid: s.child.pid!,
-      shape,
-      seconds: secs,
-      dir,
-      noLatency: true,
-      target: TARGET,
-      ...(pinned ? { cpu: '0' } : {}),
-    });
-  for (const s of servers) for (const p of ['grpc', 'http'] as const) await run(s, p, 2);
-  const load0 = os.loadavg()[0]!;
-  for (let r = 0; r < rounds; r++) {
-    const order = servers.map((_, i) => servers[(i + r) % servers.length]!);
-    for (const p of ['grpc', 'http'] as const)
-      for (const s of order) {
-        const res = await run(s, p, seconds);
-        if (res.errors > 0) throw new Error(`${s.mode} ${p}: ${res.errors} failed requests`);
-        const key = `${p}|${s.mode}`;
-        results.set(key, [...(results.get(key) ?? []), res]);
-      }
-  }
+  const { results, loadAtStart: load0 } = await loadRounds(servers, (s) => s.mode, {
+    shape,
+    dir,
+    seconds,
+    rounds,
+    noLatency: true,
+    target: TARGET,
+    noErrors: true,
+    ...(pinned ? { cpu: '0' } : {}),
+  });
   const load1 = os.loadavg()[0]!;
   console.log(
     `> h2load, ${rounds} rounds × ${seconds} s per server and path, a valid CreateShelfRequest (10 rules; ${TARGET.grpcRequest.byteLength} bytes, ${TARGET.httpBody!.length} as JSON); ${pinned ? 'servers pinned to CPU 1, h2load to CPU 0' : 'unpinned'}; load average ${load0.toFixed(1)} at the start, ${load1.toFixed(1)} at the end; Node ${process.version}`,
@@ -167,10 +129,6 @@ try {
     }
   }
 } finally {
-  for (const s of servers) {
-    s.child.kill('SIGTERM');
-    await Promise.race([once(s.child, 'exit'), new Promise((r) => setTimeout(r, 10_000))]);
-    if (s.child.exitCode === null) s.child.kill('SIGKILL');
-  }
+  await stopServers(servers);
   await rm(dir, { recursive: true, force: true });
 }

@@ -6,30 +6,27 @@
  * in another process, so process.cpuUsage() of this process is the client's side alone.
  * Run: node --import tsx bench/grpcclient/run.ts
  */
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Client, Metadata, credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
-import { boot, type App } from '@svcboot/entry-core';
 import { grpcClient } from '@svcboot/entry-grpcclient';
-import { assertBuilt, nodeTsx } from '../lib/built.js';
+import { assertBuilt } from '../lib/built.js';
+import {
+  CALLS,
+  CLIENT_MIDDLEWARE,
+  INBOUND,
+  IN_FLIGHT,
+  bestRounds,
+  bootClient,
+  cpuPerCall,
+  printTable,
+  startCallee,
+} from '../lib/client-cost.js';
 
 assertBuilt('entry-core', 'entry-grpc', 'entry-grpcclient');
 
-const CALLS = Number(process.env['BENCH_CALLS'] ?? 20_000);
-const IN_FLIGHT = 16;
 const here = path.dirname(fileURLToPath(import.meta.url));
-
-const [cmd, ...args] = nodeTsx(path.join(here, 'server.ts'));
-const child = spawn(cmd!, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-const port = await new Promise<number>((resolve) => {
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    out += d.toString();
-    const m = /READY (\d+)/.exec(out);
-    if (m) resolve(Number(m[1]));
-  });
-});
+const { port, child } = await startCallee(path.join(here, 'server.ts'));
 
 const identity = (b: Buffer): Buffer => b;
 const EchoClient = makeGenericClientConstructor(
@@ -48,42 +45,17 @@ const EchoClient = makeGenericClientConstructor(
 );
 type Echo = { call(req: Buffer, md: Metadata, cb: (err: Error | null) => void): void };
 
-async function bootClient(extra: string): Promise<App> {
-  const app = await boot({
-    argv: [],
-    env: {},
-    configText: `logger: [{ name: q, level: error }]
-event: [{ name: e, outputPaths: [stderr] }]
-grpcclient:
-  - name: echo
-    target: static:///127.0.0.1:${port}
-    loggerEntry: q
-    eventEntry: e
-    timeoutMs: 5000
-${extra}`,
-  });
-  await app.bootstrap();
-  return app;
-}
-const plainApp = await bootClient('');
+const address = `target: static:///127.0.0.1:${port}`;
+const plainApp = await bootClient('grpcclient', address, '');
 const full = `    loadBalancing: round_robin
     retry: { maxAttempts: 3, retryableCodes: [UNAVAILABLE] }
     breaker: { enabled: true }
     propagate: { metadata: [x-tenant] }
 `;
-const fullApp = await bootClient(full);
+const fullApp = await bootClient('grpcclient', address, full);
 // The same with the client's middleware: a record per call (JSON, to /dev/null) and the prom
 // middleware's svc_call_* and grpc_client_* families.
-const middlewareApp = await bootClient(
-  `${full}    middleware: { logging: { enabled: true, eventEncoding: json, eventOutputPaths: [/dev/null] }, prom: { enabled: true } }
-`,
-);
-// What a handler passes as its inbound call: entry-core's CallContext shape.
-const inbound = {
-  requestId: '7a0d5a49-7f6b-4f0e-9d0e-2a4b8f1d2c3e',
-  deadline: Date.now() + 3_600_000,
-  headers: { get: (n: string) => (n === 'x-tenant' ? 'acme' : undefined) },
-};
+const middlewareApp = await bootClient('grpcclient', address, `${full}${CLIENT_MIDDLEWARE}`);
 
 const bare = new EchoClient(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as Echo;
 // The same service config as the full entry (round_robin, a retry policy, retry throttling):
@@ -115,54 +87,32 @@ const clients: Record<string, { make: () => Echo; perCall: boolean }> = {
     perCall: false,
   },
   'grpcclient, inbound call + breaker + round_robin + retry policy': {
-    make: () => grpcClient(fullApp, 'echo').plain(EchoClient, inbound) as unknown as Echo,
+    make: () => grpcClient(fullApp, 'echo').plain(EchoClient, INBOUND) as unknown as Echo,
     perCall: false,
   },
   'the same + logging + prom middleware': {
-    make: () => grpcClient(middlewareApp, 'echo').plain(EchoClient, inbound) as unknown as Echo,
+    make: () => grpcClient(middlewareApp, 'echo').plain(EchoClient, INBOUND) as unknown as Echo,
     perCall: false,
   },
   'the same, a new client per call (one per inbound call)': {
-    make: () => grpcClient(fullApp, 'echo').plain(EchoClient, inbound) as unknown as Echo,
+    make: () => grpcClient(fullApp, 'echo').plain(EchoClient, INBOUND) as unknown as Echo,
     perCall: true,
   },
 };
 
 const payload = Buffer.alloc(16);
-async function cpuPerCall({
-  make,
-  perCall,
-}: {
-  make: () => Echo;
-  perCall: boolean;
-}): Promise<number> {
-  const shared = make();
-  let sent = 0;
-  const c0 = process.cpuUsage();
-  await new Promise<void>((resolve, reject) => {
-    let done = 0;
-    const one = (): void => {
-      if (sent >= CALLS) return;
-      sent++;
-      (perCall ? make() : shared).call(payload, new Metadata(), (err) => {
-        if (err) return reject(err);
-        if (++done === CALLS) resolve();
-        else one();
-      });
-    };
-    for (let i = 0; i < IN_FLIGHT; i++) one();
-  });
-  const c = process.cpuUsage(c0);
-  return (c.user + c.system) / CALLS;
-}
-
-const names = Object.keys(clients);
-const results = new Map<string, number[]>(names.map((n) => [n, []]));
-for (const n of names) await cpuPerCall(clients[n]!); // warm-up
-// A…E E…A, twice.
-const order = [...names, ...[...names].reverse()];
-for (let r = 0; r < 2; r++)
-  for (const n of order) results.get(n)!.push(await cpuPerCall(clients[n]!));
+const rows = Object.fromEntries(
+  Object.entries(clients).map(([n, { make, perCall }]) => [
+    n,
+    () => {
+      const shared = make();
+      return cpuPerCall((done) =>
+        (perCall ? make() : shared).call(payload, new Metadata(), (err) => done(err)),
+      );
+    },
+  ]),
+);
+const best = await bestRounds(rows);
 
 await plainApp.shutdown('bench');
 await fullApp.shutdown('bench');
@@ -171,15 +121,10 @@ await middlewareApp.shutdown('bench');
 (bareRetry as unknown as Client).close();
 child.kill();
 
-console.log('## grpcclient\n');
-console.log(
-  `> node ${process.version}; callee: a bare grpc-js server in another process on loopback; ${CALLS} unary calls per round, ${IN_FLIGHT} in flight, 16-byte messages (identity codec); clients in A…F F…A order, twice; the client process's CPU (user + system) per call, best round.\n`,
+printTable(
+  'grpcclient',
+  `node ${process.version}; callee: a bare grpc-js server in another process on loopback; ${CALLS} unary calls per round, ${IN_FLIGHT} in flight, 16-byte messages (identity codec); clients in A…F F…A order, twice; the client process's CPU (user + system) per call, best round.`,
+  'bare grpc-js',
+  best,
 );
-console.log('| client | CPU µs per call | over bare grpc-js, µs |');
-console.log('|---|---:|---:|');
-const base = Math.min(...results.get(names[0]!)!);
-for (const n of names) {
-  const best = Math.min(...results.get(n)!);
-  console.log(`| ${n} | ${best.toFixed(1)} | ${(best - base).toFixed(1)} |`);
-}
 process.exit(0);

@@ -53,7 +53,8 @@ import type { ServiceImplementationOf } from './typed/types.js';
 import { gatewayErrorBody } from './gateway/error-body.js';
 import { Gateway } from './gateway/gateway.js';
 import { responseCompression, watchAcceptEncoding } from './grpc-compression.js';
-import { GrpcWebBridge, routeGrpcWebStreams, stripGrpcWebPeer } from './grpc-web.js';
+import { stripGrpcWebPeer } from './bridge/mark.js';
+import { GrpcWebBridge, routeGrpcWebStreams } from './grpc-web.js';
 import { ConnectBridge, routeConnectStreams } from './connect/bridge.js';
 import { refuseUpgrade } from './gateway/websocket.js';
 import { grpcTransport } from './call-transport.js';
@@ -490,14 +491,7 @@ export class GrpcEntry implements Entry {
         // reconnect, and the listener's close would reset that connection.
         if ((this.draining || !this.ctx.isReady()) && listener.quiet.closesConnections)
           res.setHeader('Connection', 'close');
-        if (
-          grpcWeb?.serve(
-            req,
-            res,
-            plainPeer(`${req.socket.remoteAddress}:${req.socket.remotePort}`),
-          )
-        )
-          return;
+        if (grpcWeb?.serve(req, res)) return;
         if (connect?.serve(req, res)) return;
         if (direct && this.serveGateway(gateway, req, res)) return;
         void viaKoa(req, res);

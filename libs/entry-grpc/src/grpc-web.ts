@@ -1,12 +1,11 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
-import {
-  ServerInterceptingCall,
-  ServerListenerBuilder,
-  type ServerInterceptor,
-} from '@grpc/grpc-js';
 import http2 from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Duplex, Transform, type TransformCallback } from 'node:stream';
+import { type Duplex, Transform, type TransformCallback } from 'node:stream';
+import { grpcRequestHeaders } from './bridge/grpc-request-headers.js';
+import { http1Exchange, http2Exchange, type HttpExchange } from './bridge/http-exchange.js';
+import { InMemoryGrpcConnection } from './bridge/in-memory-grpc.js';
+import { bridgeMark } from './bridge/mark.js';
+import { routeStreams } from './bridge/route-streams.js';
 import { plainPeer } from '@svcboot/entry-core';
 
 /**
@@ -18,67 +17,6 @@ import { plainPeer } from '@svcboot/entry-core';
  * which gRPC-Web sends as a last frame of the body (flag 0x80), and the text mode's base64.
  */
 
-/**
- * Request header carrying `<token> <ip:port>` of the browser over the in-memory connection. The
- * bridge drops any a client sends; the interceptor trusts one only with this process's token.
- */
-export const GRPC_WEB_PEER_HEADER = 'x-svc-grpc-web-peer';
-
-/** A per-process secret that marks what the bridge itself sent. */
-const TOKEN = randomBytes(16).toString('hex');
-const TOKEN_BYTES = Buffer.from(TOKEN, 'latin1');
-
-/**
- * Removes GRPC_WEB_PEER_HEADER before any handler sees it, for entries whose middleware chain is
- * empty (the middleware interceptor removes it otherwise): the token never reaches user code.
- */
-export const stripGrpcWebPeer: ServerInterceptor = (_desc, call) =>
-  new ServerInterceptingCall(call, {
-    start: (next) =>
-      next(
-        new ServerListenerBuilder()
-          .withOnReceiveMetadata((md, pass) => {
-            md.remove(GRPC_WEB_PEER_HEADER);
-            pass(md);
-          })
-          .build(),
-      ),
-  });
-
-/** A call one of this process's bridges (gRPC-Web, Connect) made on the in-memory connection. */
-export interface BridgedCall {
-  /** The client's `ip:port`. */
-  peer: string;
-  protocol: 'gRPC-Web' | 'Connect';
-  /** The HTTP method the client used (Connect serves some calls as GET). */
-  httpMethod: string;
-}
-
-/**
- * The GRPC_WEB_PEER_HEADER value a bridge sends: `<token> <ip:port>` for gRPC-Web,
- * `<token> <ip:port> Connect <method>` for Connect (connect/bridge.ts).
- */
-export function bridgeMark(peer: string, connectMethod?: string): string {
-  return connectMethod === undefined
-    ? `${TOKEN} ${peer}`
-    : `${TOKEN} ${peer} Connect ${connectMethod}`;
-}
-
-/**
- * What `value` (a GRPC_WEB_PEER_HEADER) says of the call when this process's bridge wrote it,
- * else undefined.
- */
-export function bridgedCallOf(value: unknown): BridgedCall | undefined {
-  if (typeof value !== 'string' || value.length <= TOKEN.length || value[TOKEN.length] !== ' ')
-    return undefined;
-  if (!timingSafeEqual(Buffer.from(value.slice(0, TOKEN.length), 'latin1'), TOKEN_BYTES))
-    return undefined;
-  const rest = value.slice(TOKEN.length + 1).split(' ');
-  if (rest[1] === 'Connect')
-    return { peer: rest[0]!, protocol: 'Connect', httpMethod: rest[2] ?? 'POST' };
-  return { peer: rest[0]!, protocol: 'gRPC-Web', httpMethod: 'POST' };
-}
-
 /** Whether `contentType` is a gRPC-Web one, and in which mode. */
 export function grpcWebMode(contentType: string | undefined): 'binary' | 'text' | undefined {
   if (contentType === undefined) return undefined;
@@ -88,49 +26,8 @@ export function grpcWebMode(contentType: string | undefined): 'binary' | 'text' 
   return undefined;
 }
 
-/** Two connected in-memory streams: what one writes, the other reads. */
-export function duplexPair(): [Duplex, Duplex] {
-  let a: Duplex;
-  let b: Duplex;
-  const make = (other: () => Duplex): Duplex =>
-    new Duplex({
-      read() {},
-      write(chunk: Buffer, _enc, cb) {
-        other().push(chunk);
-        cb();
-      },
-      final(cb) {
-        other().push(null);
-        cb();
-      },
-      destroy(err, cb) {
-        const o = other();
-        if (!o.destroyed) o.destroy();
-        cb(err);
-      },
-    });
-  a = make(() => b);
-  b = make(() => a);
-  return [a, b];
-}
-
-/** Request headers that describe the HTTP/1.1 hop or that gRPC sets itself. */
-const NOT_FORWARDED = new Set([
-  'host',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'te',
-  'content-length',
-  'content-type',
-  'accept',
-  'accept-encoding',
-  'x-grpc-web',
-  'http2-settings',
-  GRPC_WEB_PEER_HEADER,
-]);
+/** Request headers of gRPC-Web's own, besides those no bridge forwards (grpcRequestHeaders). */
+const NOT_FORWARDED = new Set(['x-grpc-web']);
 
 /** Response headers of the gRPC side that are not passed on to the gRPC-Web client. */
 const NOT_RETURNED = new Set([
@@ -145,78 +42,27 @@ const NOT_RETURNED = new Set([
 const EXPOSED =
   'grpc-status, grpc-message, grpc-status-details-bin, x-request-id, x-trace-id, www-authenticate';
 
-/** One gRPC-Web request and its response, over HTTP/1.1 or HTTP/2. */
-interface WebExchange {
-  method: string;
-  path: string;
-  headers: Record<string, string | string[] | undefined>;
-  body: NodeJS.ReadableStream;
-  peer: string;
-  readonly destroyed: boolean;
-  readonly headersSent: boolean;
-  respond(status: number, headers: Record<string, string | string[]>, end: boolean): void;
-  /** False when the data is queued: wait for onDrain. */
-  write(data: Buffer | string): boolean;
-  onDrain(f: () => void): void;
-  end(): void;
-  destroy(): void;
-  onClose(f: () => void): void;
-}
-
 export interface GrpcWebOptions {
   /** Hands the server end of an in-memory connection to grpc-js. */
   inject(socket: Duplex): void;
 }
 
+/** gRPC-Web's `x-user-agent` (browsers may not set User-Agent) is the call's `user-agent`. */
+const RENAMED = { 'x-user-agent': 'user-agent' } as const;
+
 /** Serves gRPC-Web requests through one multiplexed in-memory HTTP/2 connection to grpc-js. */
 export class GrpcWebBridge {
-  private session: http2.ClientHttp2Session | undefined;
-  private closed = false;
+  private readonly grpc: InMemoryGrpcConnection;
 
-  constructor(private readonly options: GrpcWebOptions) {}
-
-  private connect(): http2.ClientHttp2Session {
-    const live = this.session;
-    if (live && !live.closed && !live.destroyed) return live;
-    const [client, server] = duplexPair();
-    this.options.inject(server);
-    const session = http2.connect('http://grpc-web.invalid', {
-      createConnection: () => client,
-    });
-    session.on('error', () => {});
-    session.on('close', () => {
-      if (this.session === session) this.session = undefined;
-    });
-    this.session = session;
-    return session;
+  constructor(options: GrpcWebOptions) {
+    this.grpc = new InMemoryGrpcConnection(options.inject, 'http://grpc-web.invalid');
   }
 
   /** Answers an HTTP/1.1 gRPC-Web request (true), or false when `req` is not one. */
-  serve(req: IncomingMessage, res: ServerResponse, peer: string): boolean {
+  serve(req: IncomingMessage, res: ServerResponse): boolean {
     const mode = grpcWebMode(req.headers['content-type']);
     if (mode === undefined) return false;
-    this.bridge(mode, {
-      method: req.method ?? '',
-      path: req.url ?? '/',
-      headers: req.headers,
-      body: req,
-      peer,
-      get destroyed() {
-        return res.destroyed;
-      },
-      get headersSent() {
-        return res.headersSent;
-      },
-      respond: (status, headers, end) => {
-        res.writeHead(status, headers);
-        if (end) res.end();
-      },
-      write: (data) => res.write(data),
-      onDrain: (f) => void res.once('drain', f),
-      end: () => void res.end(),
-      destroy: () => void res.destroy(),
-      onClose: (f) => void res.on('close', f),
-    });
+    this.bridge(mode, http1Exchange(req, res));
     return true;
   }
 
@@ -224,59 +70,29 @@ export class GrpcWebBridge {
   serveStream(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): boolean {
     const mode = grpcWebMode(headers['content-type']);
     if (mode === undefined) return false;
-    const socket = stream.session?.socket;
-    const peer = plainPeer(`${socket?.remoteAddress ?? ''}:${socket?.remotePort ?? ''}`);
-    this.bridge(mode, {
-      method: String(headers[':method'] ?? ''),
-      path: String(headers[':path'] ?? '/'),
-      headers: { ...headers, host: String(headers[':authority'] ?? '') },
-      body: stream,
-      peer,
-      get destroyed() {
-        return stream.destroyed || stream.closed;
-      },
-      get headersSent() {
-        return stream.headersSent;
-      },
-      respond: (status, h, end) => stream.respond({ ':status': status, ...h }, { endStream: end }),
-      write: (data) => stream.write(data),
-      onDrain: (f) => void stream.once('drain', f),
-      end: () => void stream.end(),
-      destroy: () => void stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR),
-      onClose: (f) => void stream.on('close', f),
-    });
+    this.bridge(mode, http2Exchange(stream, headers));
     return true;
   }
 
-  private bridge(mode: 'binary' | 'text', web: WebExchange): void {
+  private bridge(mode: 'binary' | 'text', web: HttpExchange): void {
     if (web.method !== 'POST') {
       web.respond(405, { allow: 'POST', 'content-type': 'text/plain' }, true);
       return;
     }
-    if (this.closed) {
+    if (this.grpc.closed) {
       web.respond(503, { 'content-type': 'text/plain' }, true);
       return;
     }
-    const headers: http2.OutgoingHttpHeaders = {
-      ':method': 'POST',
-      ':path': web.path,
-      ':scheme': 'http',
-      ':authority': web.headers.host || 'localhost',
-      'content-type': 'application/grpc',
-      te: 'trailers',
-      [GRPC_WEB_PEER_HEADER]: bridgeMark(web.peer),
-    };
-    for (const [name, value] of Object.entries(web.headers)) {
-      if (value === undefined || name.startsWith(':') || NOT_FORWARDED.has(name)) continue;
-      if (name === 'x-user-agent') {
-        headers['user-agent'] = Array.isArray(value) ? value.join(' ') : value;
-        continue;
-      }
-      headers[name] = value;
-    }
+    const headers = grpcRequestHeaders(
+      web.url,
+      web.headers,
+      bridgeMark(web.peer),
+      NOT_FORWARDED,
+      RENAMED,
+    );
     let stream: http2.ClientHttp2Stream;
     try {
-      stream = this.connect().request(headers, { endStream: false });
+      stream = this.grpc.request(headers);
     } catch {
       web.respond(503, { 'content-type': 'text/plain' }, true);
       return;
@@ -347,8 +163,7 @@ export class GrpcWebBridge {
 
   /** No new calls; the in-memory connection goes with grpc-js's own shutdown. */
   close(): void {
-    this.closed = true;
-    this.session?.close();
+    this.grpc.close();
   }
 }
 
@@ -425,25 +240,9 @@ class Base64Stream {
 
 /**
  * Puts the bridge in front of grpc-js on the HTTP/2 servers grpc-js made for `server`'s connection
- * injectors (a private map, as refused-calls.ts reads it): a gRPC-Web stream (a browser on TLS
- * negotiates HTTP/2) goes to the bridge, every other stream to grpc-js's own handlers, which
- * would otherwise take `application/grpc-web` for gRPC. Returns how many servers it wrapped.
+ * injectors: a gRPC-Web stream (a browser on TLS negotiates HTTP/2) goes to the bridge, every other
+ * stream to grpc-js's own handlers (see routeStreams). Returns how many servers it wrapped.
  */
 export function routeGrpcWebStreams(server: object, bridge: GrpcWebBridge): number {
-  const servers = (server as { http2Servers?: unknown }).http2Servers;
-  if (!(servers instanceof Map)) return 0;
-  let n = 0;
-  for (const h2 of servers.keys() as Iterable<http2.Http2Server>) {
-    const grpcHandlers = h2.listeners('stream') as Array<(...args: unknown[]) => void>;
-    h2.removeAllListeners('stream');
-    h2.on(
-      'stream',
-      (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
-        if (bridge.serveStream(stream, headers)) return;
-        for (const handle of grpcHandlers) handle.call(h2, stream, headers, ...rest);
-      },
-    );
-    n++;
-  }
-  return n;
+  return routeStreams(server, (stream, headers) => bridge.serveStream(stream, headers));
 }

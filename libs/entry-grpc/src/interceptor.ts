@@ -19,7 +19,7 @@ import {
 } from '@svcboot/entry-core';
 import { codeName, codeOfRejection } from './codes.js';
 import { grpcCallInfo, grpcTypeOf } from './call-info.js';
-import { GRPC_WEB_PEER_HEADER, bridgedCallOf } from './grpc-web.js';
+import { GRPC_WEB_PEER_HEADER, bridgedCallOf } from './bridge/mark.js';
 
 /** Where a handler finds its call's context: `callContextOf(call)`. */
 export const CALL_CONTEXT: unique symbol = Symbol.for('svcboot.grpc.callContext');

@@ -5,12 +5,16 @@ import zlib from 'node:zlib';
 import type { Duplex } from 'node:stream';
 import { negotiateEncoding } from '@svcboot/entry-core';
 import type protobuf from 'protobufjs';
-import { GRPC_WEB_PEER_HEADER, bridgeMark, duplexPair, grpcWebMode } from '../grpc-web.js';
+import { grpcRequestHeaders } from '../bridge/grpc-request-headers.js';
+import { InMemoryGrpcConnection } from '../bridge/in-memory-grpc.js';
+import { bridgeMark } from '../bridge/mark.js';
+import { routeStreams } from '../bridge/route-streams.js';
+import { grpcWebMode } from '../grpc-web.js';
 import type { RegisteredMethod } from '../services.js';
 import { ConnectMethod, connectDetails } from './codec.js';
 import { EnvelopeTooLarge } from './envelope.js';
 import { grpcFrame, metadataOf, statusOf, type GrpcStatus } from './grpc-status.js';
-import { http1Exchange, http2Exchange, type HttpExchange } from './http-exchange.js';
+import { http1Exchange, http2Exchange, type HttpExchange } from '../bridge/http-exchange.js';
 import {
   ConnectFailure,
   PROTOCOL_VERSION,
@@ -58,20 +62,9 @@ export interface ConnectBridgeOptions {
   maxJsonDepth?: number;
 }
 
-/** Request headers the bridge handles itself, or that describe the client's HTTP hop. */
+/** Request headers of Connect's (and gRPC's) own, besides those no bridge forwards. */
 const NOT_FORWARDED = new Set([
-  'host',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'te',
-  'content-length',
-  'content-type',
   'content-encoding',
-  'accept',
-  'accept-encoding',
   'connect-protocol-version',
   'connect-timeout-ms',
   'connect-content-encoding',
@@ -79,8 +72,6 @@ const NOT_FORWARDED = new Set([
   'grpc-timeout',
   'grpc-encoding',
   'grpc-accept-encoding',
-  'http2-settings',
-  GRPC_WEB_PEER_HEADER,
 ]);
 
 /** Response headers a browser reads without being told (CORS-safelisted) or that are CORS's own. */
@@ -119,13 +110,13 @@ function first(value: string | string[] | undefined): string | undefined {
 
 /** Serves Connect requests through one multiplexed in-memory HTTP/2 connection to grpc-js. */
 export class ConnectBridge {
-  private session: http2.ClientHttp2Session | undefined;
-  private closed = false;
+  private readonly grpc: InMemoryGrpcConnection;
   private readonly methods = new Map<string, ConnectMethod | undefined>();
   private readonly minCompress: number;
 
   constructor(private readonly options: ConnectBridgeOptions) {
     this.minCompress = options.compressMinBytes ?? 1024;
+    this.grpc = new InMemoryGrpcConnection(options.inject, 'http://connect.invalid');
   }
 
   /** The method at `path`, with its JSON mapping (made once). */
@@ -137,20 +128,6 @@ export class ConnectBridge {
       : undefined;
     this.methods.set(path, cm);
     return cm;
-  }
-
-  private connect(): http2.ClientHttp2Session {
-    const live = this.session;
-    if (live && !live.closed && !live.destroyed) return live;
-    const [client, server] = duplexPair();
-    this.options.inject(server);
-    const session = http2.connect('http://connect.invalid', { createConnection: () => client });
-    session.on('error', () => {});
-    session.on('close', () => {
-      if (this.session === session) this.session = undefined;
-    });
-    this.session = session;
-    return session;
   }
 
   /**
@@ -214,8 +191,7 @@ export class ConnectBridge {
 
   /** No new calls; the in-memory connection goes with grpc-js's own shutdown. */
   close(): void {
-    this.closed = true;
-    this.session?.close();
+    this.grpc.close();
   }
 
   private answer(method: ConnectMethod, x: HttpExchange): void {
@@ -283,29 +259,21 @@ export class ConnectBridge {
         12,
         `${method.method.path} has no descriptor in the entry's protos: only the proto encoding can call it`,
       );
-    if (this.closed) throw new ConnectFailure(14, 'the server is shutting down');
+    if (this.grpc.closed) throw new ConnectFailure(14, 'the server is shutting down');
     return type;
   }
 
   /** The gRPC call's request headers: the client's metadata, the deadline, the bridge's mark. */
   private open(method: ConnectMethod, x: HttpExchange): http2.ClientHttp2Stream {
-    const headers: http2.OutgoingHttpHeaders = {
-      ':method': 'POST',
-      ':path': method.method.path,
-      ':scheme': 'http',
-      ':authority': first(x.headers.host) || 'localhost',
-      'content-type': 'application/grpc',
-      te: 'trailers',
-      [GRPC_WEB_PEER_HEADER]: bridgeMark(x.peer, x.method),
-    };
+    const headers = grpcRequestHeaders(
+      method.method.path,
+      x.headers,
+      bridgeMark(x.peer, x.method),
+      NOT_FORWARDED,
+    );
     const timeout = parseTimeoutMs(x.headers['connect-timeout-ms']);
     if (timeout !== undefined) headers['grpc-timeout'] = grpcTimeoutOf(timeout);
-    for (const name of Object.keys(x.headers)) {
-      const value = x.headers[name];
-      if (value === undefined || name.startsWith(':') || NOT_FORWARDED.has(name)) continue;
-      headers[name] = value;
-    }
-    return this.connect().request(headers, { endStream: false });
+    return this.grpc.request(headers);
   }
 
   // ------------------------------------------------------------------------------------ unary
@@ -601,24 +569,9 @@ function drain(x: HttpExchange): void {
 }
 
 /**
- * Puts the bridge in front of the handlers of grpc-js's HTTP/2 servers (see routeGrpcWebStreams):
- * a Connect stream goes to the bridge, every other to what was there (gRPC-Web's bridge, grpc-js).
+ * Puts the bridge in front of the handlers of grpc-js's HTTP/2 servers (see routeStreams): a
+ * Connect stream goes to the bridge, every other to what was there (gRPC-Web's bridge, grpc-js).
  */
 export function routeConnectStreams(server: object, bridge: ConnectBridge): number {
-  const servers = (server as { http2Servers?: unknown }).http2Servers;
-  if (!(servers instanceof Map)) return 0;
-  let n = 0;
-  for (const h2 of servers.keys() as Iterable<http2.Http2Server>) {
-    const handlers = h2.listeners('stream') as Array<(...args: unknown[]) => void>;
-    h2.removeAllListeners('stream');
-    h2.on(
-      'stream',
-      (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
-        if (bridge.serveStream(stream, headers)) return;
-        for (const handle of handlers) handle.call(h2, stream, headers, ...rest);
-      },
-    );
-    n++;
-  }
-  return n;
+  return routeStreams(server, (stream, headers) => bridge.serveStream(stream, headers));
 }

@@ -1,7 +1,7 @@
 import protobuf from 'protobufjs';
 import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from '../gateway/json-depth.js';
 import { jsonToPlain, messageToJson, type MarshalOptions } from '../gateway/json.js';
-import { anyToJson, rpcTypes } from '../gateway/rpc-status.js';
+import { anyToJson, statusDetailsOf } from '../gateway/rpc-status.js';
 import type { RegisteredMethod } from '../services.js';
 import { ConnectFailure, base64Raw, type ConnectDetail } from './protocol.js';
 
@@ -58,12 +58,7 @@ export class ConnectMethod {
 
   /** A request message in JSON as the binary protobuf the handler's deserializer takes. */
   requestFromJson(text: string): Buffer {
-    const type = this.requestType;
-    if (!type)
-      throw new ConnectFailure(
-        12,
-        `${this.method.path} has no descriptor in the entry's protos: only application/proto can call it`,
-      );
+    const type = this.described(this.requestType);
     let plain: unknown;
     try {
       checkJsonDepth(text, this.maxJsonDepth, 'the request message');
@@ -80,14 +75,18 @@ export class ConnectMethod {
 
   /** A response message's binary protobuf as JSON text. */
   responseToJson(bytes: Uint8Array): string {
-    const type = this.responseType;
-    if (!type)
-      throw new ConnectFailure(
-        12,
-        `${this.method.path} has no descriptor in the entry's protos: only application/proto can call it`,
-      );
+    const type = this.described(this.responseType);
     const msg = type.decode(bytes) as unknown as Record<string, unknown>;
     return JSON.stringify(messageToJson(type, msg, this.marshal));
+  }
+
+  /** `type`, or the Connect error for a method JSON cannot call (its types were not found). */
+  private described(type: protobuf.Type | undefined): protobuf.Type {
+    if (type) return type;
+    throw new ConnectFailure(
+      12,
+      `${this.method.path} has no descriptor in the entry's protos: only application/proto can call it`,
+    );
   }
 
   /** Whether JSON can be served (the method's types were found). */
@@ -99,14 +98,7 @@ export class ConnectMethod {
 /** The details of `grpc-status-details-bin` (a google.rpc.Status) as Connect's error details. */
 export function connectDetails(bin: Buffer | undefined): ConnectDetail[] {
   if (bin === undefined || bin.length === 0) return [];
-  const statusType = rpcTypes().lookupType('google.rpc.Status');
-  let status: { details?: Array<{ type_url?: string; value?: Uint8Array }> };
-  try {
-    status = statusType.decode(bin) as unknown as typeof status;
-  } catch {
-    return [];
-  }
-  return (status.details ?? []).map((d) => {
+  return statusDetailsOf(bin).map((d) => {
     const url = d.type_url ?? '';
     return {
       type: url.slice(url.lastIndexOf('/') + 1),

@@ -24,9 +24,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { grpcEntry } from '../index.js';
 import { jsonRecords } from '../test-support/harness.js';
 import {
+  greeterConfig,
   greeterDefinition,
   greeterImplementation,
-  greeterProto,
   greeterProtoDir,
 } from './test-support/greeter.js';
 
@@ -68,22 +68,10 @@ async function startGreeter(extraYaml = ''): Promise<Server> {
   const work = await mkdtemp(path.join(os.tmpdir(), 'svcboot-connect-entry-'));
   const events = path.join(work, 'events.log');
   const app = await boot({
-    configText: `app: { name: greeter }
-logger:
-  - { name: quiet, level: warn }
-event:
-  - { name: records, encoding: json, outputPaths: ["${events}"] }
-grpc:
-  - name: api
-    port: 0
-    loggerEntry: quiet
-    eventEntry: records
-    generateUnboundMethods: true
-    connect: { enabled: true }
-    grpcWeb: { enabled: true }
-    protos:
-      files: ["${greeterProto}"]
-      includeDirs: ["${greeterProtoDir}"]
+    configText: greeterConfig(
+      'greeter',
+      events,
+      `    grpcWeb: { enabled: true }
     prom: { enabled: true }
     middleware:
       logging: { enabled: true }
@@ -91,6 +79,7 @@ grpc:
       meta: { enabled: true }
       cors: { enabled: true, allowOrigins: ["https://app.example"] }
 ${extraYaml}`,
+    ),
     cwd: work,
     argv: [],
     env: { ...process.env },
@@ -148,35 +137,41 @@ async function collect<T>(it: AsyncIterable<T>): Promise<{ items: T[]; error?: u
   return { items };
 }
 
+/** A Greeter client on each of connect-node's Connect transports: HTTP/1.1 and HTTP/2, JSON and proto. */
+function* connectClients(baseUrl: string) {
+  for (const httpVersion of ['1.1', '2'] as const)
+    for (const useBinaryFormat of [false, true])
+      yield {
+        httpVersion,
+        useBinaryFormat,
+        client: greeter(createConnectTransport({ baseUrl, httpVersion, useBinaryFormat })),
+      };
+}
+
 describe('the Connect protocol on the grpc entry port', () => {
   it('serves unary calls in JSON and proto over HTTP/1.1 and HTTP/2 (connect-node), with headers and trailers', async () => {
     server = await startGreeter();
-    for (const httpVersion of ['1.1', '2'] as const) {
-      for (const useBinaryFormat of [false, true]) {
-        const client = greeter(
-          createConnectTransport({ baseUrl: server.base, httpVersion, useBinaryFormat }),
-        );
-        let header: Headers | undefined;
-        let trailer: Headers | undefined;
-        const res = await client.say(
-          { text: `${httpVersion}/${useBinaryFormat}`, big: 9007199254740993n },
-          {
-            headers: { 'x-custom': 'c1' },
-            onHeader: (h) => {
-              header = h;
-            },
-            onTrailer: (t) => {
-              trailer = t;
-            },
+    for (const { httpVersion, useBinaryFormat, client } of connectClients(server.base)) {
+      let header: Headers | undefined;
+      let trailer: Headers | undefined;
+      const res = await client.say(
+        { text: `${httpVersion}/${useBinaryFormat}`, big: 9007199254740993n },
+        {
+          headers: { 'x-custom': 'c1' },
+          onHeader: (h) => {
+            header = h;
           },
-        );
-        expect(res.text).toBe(`hello ${httpVersion}/${useBinaryFormat}`);
-        // int64 past 2^53 survives the JSON mapping (a string in JSON).
-        expect(res.big).toBe(9007199254740993n);
-        expect(header?.get('x-greeting')).toBe('hello');
-        expect(header?.get('x-custom-seen')).toBe('c1');
-        expect(trailer?.get('x-done')).toBe('yes');
-      }
+          onTrailer: (t) => {
+            trailer = t;
+          },
+        },
+      );
+      expect(res.text).toBe(`hello ${httpVersion}/${useBinaryFormat}`);
+      // int64 past 2^53 survives the JSON mapping (a string in JSON).
+      expect(res.big).toBe(9007199254740993n);
+      expect(header?.get('x-greeting')).toBe('hello');
+      expect(header?.get('x-custom-seen')).toBe('c1');
+      expect(trailer?.get('x-done')).toBe('yes');
     }
   });
 
@@ -277,37 +272,32 @@ describe('the Connect protocol on the grpc entry port', () => {
 
   it('streams server messages, ending with trailers or with the error at the end', async () => {
     server = await startGreeter();
-    for (const httpVersion of ['1.1', '2'] as const) {
-      for (const useBinaryFormat of [false, true]) {
-        const client = greeter(
-          createConnectTransport({ baseUrl: server.base, httpVersion, useBinaryFormat }),
-        );
-        let trailer: Headers | undefined;
-        const ok = await collect(
-          client.count(
-            { n: 3 },
-            {
-              onTrailer: (t) => {
-                trailer = t;
-              },
+    for (const { client } of connectClients(server.base)) {
+      let trailer: Headers | undefined;
+      const ok = await collect(
+        client.count(
+          { n: 3 },
+          {
+            onTrailer: (t) => {
+              trailer = t;
             },
-          ),
-        );
-        expect(ok.error).toBeUndefined();
-        expect(ok.items.map((m) => m.text)).toEqual(['#0', '#1', '#2']);
-        expect(trailer?.get('x-total')).toBe('3');
+          },
+        ),
+      );
+      expect(ok.error).toBeUndefined();
+      expect(ok.items.map((m) => m.text)).toEqual(['#0', '#1', '#2']);
+      expect(trailer?.get('x-total')).toBe('3');
 
-        const failed = await collect(client.count({ n: 2, failCode: 9 }));
-        expect(failed.items.map((m) => m.text)).toEqual(['#0', '#1']);
-        const e = failed.error as ConnectError;
-        expect([e.code, e.rawMessage]).toEqual([Code.FailedPrecondition, 'count failed']);
-        expect(e.metadata.get('x-why')).toBe('asked');
+      const failed = await collect(client.count({ n: 2, failCode: 9 }));
+      expect(failed.items.map((m) => m.text)).toEqual(['#0', '#1']);
+      const e = failed.error as ConnectError;
+      expect([e.code, e.rawMessage]).toEqual([Code.FailedPrecondition, 'count failed']);
+      expect(e.metadata.get('x-why')).toBe('asked');
 
-        // An error before any message (trailers-only on the gRPC side).
-        const early = await collect(client.count({ n: 0, failCode: 7 }));
-        expect(early.items).toEqual([]);
-        expect((early.error as ConnectError).code).toBe(Code.PermissionDenied);
-      }
+      // An error before any message (trailers-only on the gRPC side).
+      const early = await collect(client.count({ n: 0, failCode: 7 }));
+      expect(early.items).toEqual([]);
+      expect((early.error as ConnectError).code).toBe(Code.PermissionDenied);
     }
   });
 

@@ -87,6 +87,22 @@ export function anyToJson(
   return { '@type': typeUrl, ...(json as Record<string, unknown>) };
 }
 
+/** A detail of a google.rpc.Status: a google.protobuf.Any, as protobufjs decodes it. */
+export interface StatusDetail {
+  type_url?: string;
+  value?: Uint8Array;
+}
+
+/** The details of a google.rpc.Status's bytes (`grpc-status-details-bin`); none when they do not decode. */
+export function statusDetailsOf(bin: Uint8Array): StatusDetail[] {
+  const statusType = rpcTypes().lookupType('google.rpc.Status');
+  try {
+    return (statusType.decode(bin) as unknown as { details?: StatusDetail[] }).details ?? [];
+  } catch {
+    return [];
+  }
+}
+
 /** The details of a google.rpc.Status carried in `grpc-status-details-bin`, as JSON Any values. */
 export function detailsFromMetadata(
   md: Metadata | undefined,
@@ -96,14 +112,7 @@ export function detailsFromMetadata(
   if (!md) return [];
   const bin = md.get('grpc-status-details-bin')[0];
   if (bin === undefined || typeof bin === 'string') return [];
-  const statusType = rpcTypes().lookupType('google.rpc.Status');
-  let status: { details?: Array<{ type_url?: string; value?: Uint8Array }> };
-  try {
-    status = statusType.decode(bin) as unknown as typeof status;
-  } catch {
-    return [];
-  }
-  return (status.details ?? []).map((d) =>
+  return statusDetailsOf(bin).map((d) =>
     anyToJson(d.type_url ?? '', d.value ?? new Uint8Array(), resolve, o),
   );
 }

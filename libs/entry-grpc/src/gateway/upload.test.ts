@@ -1,6 +1,10 @@
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request, startConformance, type Conformance } from './conformance/test-support/harness.js';
+import {
+  openPost,
+  request,
+  startConformance,
+  type Conformance,
+} from './conformance/test-support/harness.js';
 import { MultipartParser, type PartHead } from './multipart.js';
 
 // Issue 28 point 3: multipart/form-data uploads to rules whose body is a message with bytes
@@ -180,21 +184,17 @@ describe('malformed and oversized uploads', () => {
       expect(declared.json).toMatchObject({ code: 8 });
       // Chunked, no Content-Length: the answer comes after the limit, before the body ends.
       const status = await new Promise<number>((resolve, reject) => {
-        const req = http.request(
-          {
-            host: '127.0.0.1',
-            port: d.port,
-            method: 'POST',
-            path: '/v1/echo/x/body',
-            headers: { 'content-type': 'multipart/form-data; boundary=XX' },
-          },
+        const req = openPost(
+          d,
+          '/v1/echo/x/body',
+          { 'content-type': 'multipart/form-data; boundary=XX' },
           (res) => {
             res.resume();
             resolve(res.statusCode ?? 0);
             req.destroy();
           },
+          reject,
         );
-        req.on('error', reject);
         req.write(
           '--XX\r\nContent-Disposition: form-data; name="bytes_value"; filename="b"\r\n\r\n',
         );

@@ -1,43 +1,17 @@
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import type { EntryContext } from '../../entry.js';
-import { CallContext, type CallInfo } from '../call.js';
+import { guardHarness } from '@svcboot/testkit/middleware-harness';
+import { CallContext } from '../call.js';
 import { CallRejection } from '../rejection.js';
 import { middlewareSchema } from '../options.js';
 import { authDefinition } from './index.js';
 
-const info: CallInfo = {
-  operation: 'GET /v1/x',
-  remoteAddr: '127.0.0.1:1',
-  apiMethod: 'GET',
-  apiPath: '/v1/x',
-  apiProtocol: 'HTTP/1.1',
-  apiQuery: '',
-  userAgent: 'test',
-};
-const ctx = { env: { domain: 'prod' }, logger: { warn() {} } } as unknown as EntryContext;
-const entry = { entryName: 'e', entryType: 'T', registry: new Registry(), configPath: 'x' };
-const create = (key: 'auth', options: object) =>
-  authDefinition.create(
-    middlewareSchema.parse({ [key]: { enabled: true, ...options } })[key] as never,
-    ctx,
-    entry,
-  );
-const callWith = (headers: Record<string, string>, apiQuery = '') =>
-  new CallContext({ ...info, apiQuery }, { get: (n) => headers[n.toLowerCase()], set() {} });
-
-/** What a guard's `before` did: `pass`, a rejection's reason, or `threw <something else>`. */
-async function outcome(before: () => void | Promise<void>): Promise<string> {
-  try {
-    await before();
-    return 'pass';
-  } catch (err) {
-    return err instanceof CallRejection && err.status !== 'Internal'
-      ? `${err.status} ${err.source?.reason}`
-      : `threw ${String(err)}`;
-  }
-}
+const { create, callWith, outcome } = guardHarness(
+  { CallContext, CallRejection, middlewareSchema },
+  authDefinition,
+  new Registry(),
+);
 
 // Header-ish text: printable ASCII (what HTTP and gRPC metadata carry), base64 and JWT alphabets.
 const printable = fc.string({
@@ -51,7 +25,7 @@ const base64ish = fc.string({
 
 describe('guards on arbitrary input', () => {
   it('auth refuses any Authorization / X-API-Key that is not configured, as Unauthenticated, never otherwise', async () => {
-    const m = create('auth', { basic: ['alice:s3cret'], apiKey: ['k-0123456789'] });
+    const m = create({ basic: ['alice:s3cret'], apiKey: ['k-0123456789'] });
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(

@@ -3,7 +3,7 @@ import { CallAnswer } from '../answer.js';
 import { CallChain } from '../call.js';
 import { CallRejection } from '../rejection.js';
 import { middlewareSchema } from '../options.js';
-import { grpcInfo, testCall } from '../test-call.js';
+import { grpcInfo, testCall } from '../../test-support/test-call.js';
 import { CorsMiddleware } from './index.js';
 import { OriginMatcher } from './origins.js';
 import { corsSchema } from './schema.js';

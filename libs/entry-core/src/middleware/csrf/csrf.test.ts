@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CallRejection } from '../rejection.js';
 import { middlewareSchema } from '../options.js';
-import { grpcInfo, testCall } from '../test-call.js';
+import { grpcInfo, testCall } from '../../test-support/test-call.js';
 import { CsrfMiddleware, csrfTokenOf } from './index.js';
 import { csrfSchema } from './schema.js';
 import { cookieValue, CsrfTokens } from './token.js';

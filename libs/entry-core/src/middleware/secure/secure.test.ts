@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { middlewareSchema } from '../options.js';
-import { grpcInfo, testCall } from '../test-call.js';
+import { grpcInfo, testCall } from '../../test-support/test-call.js';
 import { SecureMiddleware } from './index.js';
 import { secureSchema } from './schema.js';
 

@@ -18,6 +18,25 @@ import { encodeStatusDetails } from '../../gateway/rpc-status.js';
 export const greeterProtoDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'proto');
 export const greeterProto = path.join(greeterProtoDir, 'connecttest/v1/greeter.proto');
 
+/**
+ * A config with a grpc entry `api` that serves the Greeter's proto with Connect on, a quiet logger
+ * and JSON records to the file `events`; `extra` is more lines of the entry's options.
+ */
+export function greeterConfig(appName: string, events: string, extra = ''): string {
+  return `app: { name: ${appName} }
+logger: [{ name: quiet, level: warn }]
+event: [{ name: records, encoding: json, outputPaths: ["${events}"] }]
+grpc:
+  - name: api
+    port: 0
+    loggerEntry: quiet
+    eventEntry: records
+    generateUnboundMethods: true
+    connect: { enabled: true }
+    protos: { files: ["${greeterProto}"], includeDirs: ["${greeterProtoDir}"] }
+${extra}`;
+}
+
 /** The Greeter as users load a service: proto-loader, no generated code. */
 export function greeterDefinition(): ServiceDefinition {
   const pkg = loadSync(greeterProto, { includeDirs: [greeterProtoDir], longs: String });

@@ -1,4 +1,3 @@
-import http from 'node:http';
 import {
   ResponderBuilder,
   ServerInterceptingCall,
@@ -7,7 +6,7 @@ import {
   type ServerInterceptor,
 } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request, startConformance, type Conformance } from './test-support/harness.js';
+import { openPost, request, startConformance, type Conformance } from './test-support/harness.js';
 
 // Issue 15 point 3: client- and bidi-streaming over REST (grpc-gateway's generated streaming handlers).
 
@@ -79,24 +78,7 @@ describe('streaming requests (client- and bidi-streaming request funcs)', () => 
   });
 
   it('examples/internal/integration testABEBulkEchoZeroLength: an empty chunked body gives 200 with no items', async () => {
-    const r = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: c.port,
-          method: 'POST',
-          path: '/v1/chat',
-          headers: { 'transfer-encoding': 'chunked' },
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (d: Buffer) => (text += d.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        },
-      );
-      req.on('error', reject);
-      req.end();
-    });
+    const r = await request(c, 'POST', '/v1/chat', undefined, { 'transfer-encoding': 'chunked' });
     expect(r.status).toBe(200);
     expect(r.text).toBe('');
   });
@@ -104,14 +86,10 @@ describe('streaming requests (client- and bidi-streaming request funcs)', () => 
   it('bidi streaming: responses are written while the request is still open', async () => {
     const got: unknown[] = [];
     await new Promise<void>((resolve, reject) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: c.port,
-          method: 'POST',
-          path: '/v1/chat',
-          headers: { 'transfer-encoding': 'chunked' },
-        },
+      const req = openPost(
+        c,
+        '/v1/chat',
+        { 'transfer-encoding': 'chunked' },
         (res) => {
           let buf = '';
           res.on('data', (d: Buffer) => {
@@ -126,8 +104,8 @@ describe('streaming requests (client- and bidi-streaming request funcs)', () => 
           });
           res.on('end', () => resolve());
         },
+        reject,
       );
-      req.on('error', reject);
       req.write('{"name":"first"}\n');
     });
     expect(got).toEqual([

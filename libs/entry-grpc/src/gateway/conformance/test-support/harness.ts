@@ -321,3 +321,22 @@ export function request(
     req.end(body);
   });
 }
+
+/**
+ * A POST whose body the test writes (and ends, or not) itself: a streamed body, no Content-Length.
+ * `onResponse` gets the answer as soon as it begins, `onError` a failure of the request.
+ */
+export function openPost(
+  c: Pick<Conformance, 'port'>,
+  target: string,
+  headers: Record<string, string>,
+  onResponse: (res: http.IncomingMessage) => void,
+  onError: (err: Error) => void,
+): http.ClientRequest {
+  const req = http.request(
+    { host: '127.0.0.1', port: c.port, method: 'POST', path: target, headers },
+    onResponse,
+  );
+  req.on('error', onError);
+  return req;
+}

@@ -15,7 +15,7 @@ export interface HttpExchange {
   readonly headersSent: boolean;
   respond(status: number, headers: Record<string, string | string[]>, end: boolean): void;
   /** False when the data is queued: wait for onDrain. */
-  write(data: Buffer): boolean;
+  write(data: Buffer | string): boolean;
   onDrain(f: () => void): void;
   end(data?: Buffer): void;
   destroy(): void;

@@ -1,0 +1,30 @@
+import type http2 from 'node:http2';
+
+/**
+ * Puts a bridge in front of the handlers of the HTTP/2 servers grpc-js made for `server`'s
+ * connection injectors (a private map, as refused-calls.ts reads it): a stream `serveStream` takes
+ * (returns true for) is the bridge's, every other goes to what was there before (another bridge,
+ * grpc-js's own handlers, which would otherwise take `application/grpc-web` for gRPC). Returns how
+ * many servers it wrapped.
+ */
+export function routeStreams(
+  server: object,
+  serveStream: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => boolean,
+): number {
+  const servers = (server as { http2Servers?: unknown }).http2Servers;
+  if (!(servers instanceof Map)) return 0;
+  let n = 0;
+  for (const h2 of servers.keys() as Iterable<http2.Http2Server>) {
+    const handlers = h2.listeners('stream') as Array<(...args: unknown[]) => void>;
+    h2.removeAllListeners('stream');
+    h2.on(
+      'stream',
+      (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
+        if (serveStream(stream, headers)) return;
+        for (const handle of handlers) handle.call(h2, stream, headers, ...rest);
+      },
+    );
+    n++;
+  }
+  return n;
+}
