@@ -66,6 +66,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (started?.pid !== undefined && groupAlive(started.pid)) process.kill(-started.pid, 'SIGKILL');
+  // Not removed under a running install (when a test failed before the last one awaited it).
+  await toolsInstalled?.catch(() => {});
   await rm(root, { recursive: true, force: true });
 });
 
