@@ -24,7 +24,8 @@ cat "$ready_log"
 # which nothing depends on and which runs longest (it scaffolds, installs and compiles services),
 # would start among the last and end alone. When it is affected it starts here at once, beside the
 # others.
-if npx nx show projects --affected --base="$base" -t test | grep -qx '@svcboot/cli'; then
+affected=$(npx nx show projects --affected --base="$base" -t test)
+if grep -qx '@svcboot/cli' <<<"$affected"; then
   npx nx run @svcboot/cli:test --outputStyle=stream "$@" &
   cli=$!
   status=0
