@@ -20,4 +20,19 @@ cat "$ready_log"
 [ "$ready_status" = 0 ] || { echo "test.sh: making the test services and tools ready failed (above)"; exit "$ready_status"; }
 [ "$build_status" = 0 ] || exit "$build_status"
 # The builds are in nx's cache now: the test targets' dependsOn build replays them.
+# nx starts the test tasks of the most depended-upon projects first (entry-core, ...), so the CLI's,
+# which nothing depends on and which runs longest (it scaffolds, installs and compiles services),
+# would start among the last and end alone. When it is affected it starts here at once, beside the
+# others.
+affected=$(npx nx show projects --affected --base="$base" -t test)
+if grep -qx '@svcboot/cli' <<<"$affected"; then
+  npx nx run @svcboot/cli:test --outputStyle=stream "$@" &
+  cli=$!
+  status=0
+  npx nx affected:test --base="$base" --exclude=@svcboot/cli --outputStyle=stream "$@" || status=$?
+  cli_status=0
+  wait "$cli" || cli_status=$?
+  [ "$cli_status" = 0 ] || { echo "test.sh: the tests of @svcboot/cli failed (above)"; exit "$cli_status"; }
+  exit "$status"
+fi
 exec npx nx affected:test --base="$base" --outputStyle=stream "$@"

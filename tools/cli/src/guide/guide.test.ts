@@ -2,8 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, waitFor } from '@svcboot/testkit';
+import { BUF_VERSION, bufBinary, freePort, waitFor } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { findTool } from '../install/tools.js';
 import { SOURCE_NODE_ARGS } from '../pb/test-support/served.js';
 import { guideBlocks, type GuideBlock } from './blocks.js';
 
@@ -18,6 +19,9 @@ import { guideBlocks, type GuideBlock } from './blocks.js';
 //   `--no-vendor` (no tarballs packed) and `svc` (a shell function, ahead of the PATH) runs from
 //   this checkout's sources;
 // - `svc pb vendor` copies the demo's google/api protos instead of downloading them (offline);
+// - `svc install` links buf from the pinned copy the tests share (testkit's bufBinary(), the
+//   version `svc install buf` installs; execute.test.ts checks that install) into .svc/bin and
+//   installs the other tools it names as the guide says;
 // - `npm run typecheck` runs the project's tsc with the workspace's source condition, and
 //   `npm start` runs src/main.ts with tsx (the packages' dist may not be built), on a free port.
 
@@ -29,11 +33,14 @@ const demoApi = path.join(repo, 'apps', 'demo-grpc', 'third-party', 'googleapis'
 
 let root: string;
 let service: ChildProcess | undefined;
+let buf: string;
 
 beforeAll(async () => {
   const parent = path.join(cliDir, '.test-tmp');
   await mkdir(parent, { recursive: true });
   root = await mkdtemp(path.join(parent, 'guide-'));
+  expect(BUF_VERSION).toBe(findTool('buf')!.version);
+  buf = await bufBinary();
 });
 
 afterAll(async () => {
@@ -50,6 +57,13 @@ set -a
 svc() {
   case "$1 $2" in
     "pb vendor") mkdir -p third-party/googleapis/google && cp -r ${q(demoApi)} third-party/googleapis/google/api ;;
+    install\\ *)
+      shift
+      local tools=()
+      for t in "$@"; do
+        if [ "$t" = buf ]; then mkdir -p .svc/bin && ln -sfn ${q(buf)} .svc/bin/buf; else tools+=("$t"); fi
+      done
+      [ \${#tools[@]} -eq 0 ] || ${node} ${q(binTs)} install "\${tools[@]}" ;;
     new\\ *) ${node} ${q(binTs)} "$@" --no-vendor --svcboot-version ^0.1.0 ;;
     *) ${node} ${q(binTs)} "$@" ;;
   esac

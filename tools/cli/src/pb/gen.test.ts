@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Child, freePort, run } from '@svcboot/testkit';
+import { BUF_VERSION, bufBinary, Child, freePort, run } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { findTool } from '../install/tools.js';
 import { main } from '../main.js';
 import { SOURCE_NODE_ARGS, servedOpenApi } from './test-support/served.js';
 import { scaffold } from '../scaffold/command.js';
@@ -49,12 +50,18 @@ beforeAll(async () => {
     tarballs: undefined,
     vendor: true,
   });
+  // protoc and protoc-gen-es as `svc install` puts them there; buf the pinned one the tests share
+  // (cached after its first use; the version `svc install buf` puts there, whose own install
+  // execute.test.ts checks).
+  const bin = path.join(project, '.svc', 'bin');
   const code = await main(
-    ['install', 'buf', 'protobuf', 'protoc-gen-es', '--dir', path.join(project, '.svc', 'bin')],
+    ['install', 'protobuf', 'protoc-gen-es', '--dir', bin],
     () => {},
     (l) => console.error(l),
   );
   expect(code).toBe(0);
+  expect(BUF_VERSION).toBe(findTool('buf')!.version);
+  await symlink(await bufBinary(), path.join(bin, 'buf'));
 });
 
 afterAll(async () => {

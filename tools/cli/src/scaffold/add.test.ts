@@ -8,7 +8,7 @@ import { freePort, plainEnv, run, waitFor } from '@svcboot/testkit';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { main } from '../main.js';
+import { svcIn as svc } from './test-support/svc-in.js';
 import { addGetter, appendBlock } from './add.js';
 import { mainTs } from './templates.js';
 
@@ -30,26 +30,6 @@ afterAll(async () => {
   if (started?.exitCode === null) started.kill('SIGKILL');
   await rm(root, { recursive: true, force: true });
 });
-
-async function svc(
-  args: string[],
-  cwd: string,
-): Promise<{ code: number; out: string; err: string }> {
-  const prev = process.cwd();
-  process.chdir(cwd);
-  const out: string[] = [];
-  const err: string[] = [];
-  try {
-    const code = await main(
-      args,
-      (l) => out.push(l),
-      (l) => err.push(l),
-    );
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    process.chdir(prev);
-  }
-}
 
 interface Manifest {
   dependencies: Record<string, string>;
@@ -107,13 +87,16 @@ test(
         cwd: dir,
       },
     );
-    // The service's own svc (vendored, from its dist) writes the same schema from what is installed.
-    await run('npm', ['run', 'schema'], { cwd: dir });
+    // The service's own svc (vendored, from its dist) writes the same schema from what is installed,
+    // and tsc type-checks the getters' use (a wrong getter or name would fail here or at boot):
+    // two separate outputs (boot.schema.json, dist/), written at once.
+    await Promise.all([
+      run('npm', ['run', 'schema'], { cwd: dir }),
+      run('npm', ['run', 'build'], { cwd: dir }),
+    ]);
     expect(
       JSON.parse(await readFile(path.join(dir, 'boot.schema.json'), 'utf8')) as unknown,
     ).toEqual(schema);
-    // tsc type-checks the getters' use; a wrong getter or name would fail here or at boot.
-    await run('npm', ['run', 'build'], { cwd: dir });
 
     const port = await freePort();
     started = spawn(process.execPath, ['dist/main.js'], {

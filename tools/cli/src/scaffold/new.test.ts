@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { main } from '../main.js';
+import { svcIn as svc } from './test-support/svc-in.js';
 import { scaffoldFiles } from './command.js';
 import {
   findCheckout,
@@ -29,26 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
-
-async function svc(
-  args: string[],
-  cwd: string,
-): Promise<{ code: number; out: string; err: string }> {
-  const prev = process.cwd();
-  process.chdir(cwd);
-  const out: string[] = [];
-  const err: string[] = [];
-  try {
-    const code = await main(
-      args,
-      (l) => out.push(l),
-      (l) => err.push(l),
-    );
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    process.chdir(prev);
-  }
-}
 
 interface Manifest {
   dependencies: Record<string, string>;

@@ -25,6 +25,24 @@ const BUDGET_MS = 240_000;
 let root: string;
 let dir: string;
 let started: ChildProcess | undefined;
+/**
+ * The last test's `svc install`, started by the first one once the service is installed: it only
+ * writes the service's .svc/bin (which neither tsc project includes), so its npm downloads run
+ * while npm start and npm test compile.
+ */
+let toolsInstalled: ReturnType<typeof run> | undefined;
+
+/**
+ * As in a user's shell: not the PATH npm gives this workspace's scripts, whose node_modules/.bin
+ * has the workspace's own buf (a devDependency), which svc pb gen would rightly prefer.
+ */
+const userEnv = (): NodeJS.ProcessEnv =>
+  plainEnv({
+    PATH: (process.env['PATH'] ?? '')
+      .split(path.delimiter)
+      .filter((d) => !d.includes(`${path.sep}node_modules${path.sep}.bin`))
+      .join(path.delimiter),
+  });
 
 /** True while any process of the group led by `pid` is alive. */
 function groupAlive(pid: number): boolean {
@@ -48,6 +66,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (started?.pid !== undefined && groupAlive(started.pid)) process.kill(-started.pid, 'SIGKILL');
+  // Not removed under a running install (when a test failed before the last one awaited it).
+  await toolsInstalled?.catch(() => {});
   await rm(root, { recursive: true, force: true });
 });
 
@@ -113,6 +133,12 @@ test(
     expect(lock.packages['node_modules/@svcboot/entry-core']?.resolved).toBe(
       'file:vendor/svcboot-entry-core-0.1.0.tgz',
     );
+    toolsInstalled = run('npx', ['--no', 'svc', 'install', 'protobuf', 'protoc-gen-es'], {
+      cwd: dir,
+      env: userEnv(),
+    });
+    // Awaited (and its failure reported) by the last test.
+    toolsInstalled.catch(() => {});
 
     const grpcPort = await freePort();
     const httpPort = await freePort();
@@ -203,18 +229,10 @@ test(
 test(
   'the vendored svc runs from its dist in the service: svc install protoc and protoc-gen-es, then svc pb gen rewrites src/gen as svc new wrote it',
   async () => {
-    // As in a user's shell: not the PATH npm gives this workspace's scripts, whose node_modules/.bin
-    // has the workspace's own buf (a devDependency), which svc pb gen would rightly prefer.
-    const env = plainEnv({
-      PATH: (process.env['PATH'] ?? '')
-        .split(path.delimiter)
-        .filter((d) => !d.includes(`${path.sep}node_modules${path.sep}.bin`))
-        .join(path.delimiter),
-    });
-    const installed = await run('npx', ['--no', 'svc', 'install', 'protobuf', 'protoc-gen-es'], {
-      cwd: dir,
-      env,
-    });
+    const env = userEnv();
+    // `npx --no svc install protobuf protoc-gen-es` in the service, started by the first test.
+    expect(toolsInstalled, 'the first test installed the service').toBeDefined();
+    const installed = await toolsInstalled!;
     expect(installed.stdout).toContain('installed .svc/bin/protoc');
     expect(installed.stdout).toContain('installed .svc/bin/protoc-gen-es');
     // svc new wrote the generated code of its greeter.proto (the service is typed from it before
