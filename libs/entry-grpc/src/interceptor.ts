@@ -38,18 +38,24 @@ export function attachContext(metadata: Metadata, ctx: CallContext): void {
 const LEGAL_KEY = /^[0-9a-z_.-]+$/;
 const LEGAL_VALUE = /^[ -~]*$/;
 
+/** A header name as a metadata key, and the last value set under it that passed the value check. */
+interface KeyEntry {
+  readonly key: string;
+  lastLegal: string | undefined;
+}
 /** Header names as metadata keys, lowercased once per name. */
-const keyOf = new Map<string, string>();
+const keyOf = new Map<string, KeyEntry>();
 /** A header name as a metadata key (lowercased, checked as grpc-js checks keys), once per name. */
-function metadataKey(name: string): string {
-  let key = keyOf.get(name);
-  if (key === undefined) {
-    key = name.toLowerCase();
+function metadataKey(name: string): KeyEntry {
+  let entry = keyOf.get(name);
+  if (entry === undefined) {
+    const key = name.toLowerCase();
     if (!LEGAL_KEY.test(key) || key.endsWith('-bin'))
       throw new Error(`"${name}" cannot be a gRPC metadata key`);
-    if (keyOf.size < 256) keyOf.set(name, key);
+    entry = { key, lastLegal: undefined };
+    if (keyOf.size < 256) keyOf.set(name, entry);
   }
-  return key;
+  return entry;
 }
 
 /**
@@ -95,12 +101,17 @@ export class MetadataHeaders implements CallHeaders {
   }
   /** Throws, as Metadata.add does, for a name or value gRPC metadata cannot carry. */
   set(name: string, value: string): void {
-    const key = metadataKey(name);
-    if (!LEGAL_VALUE.test(value))
-      throw new Error(
-        `the value of ${name} has characters gRPC metadata cannot carry: ${JSON.stringify(value)}`,
-      );
-    this.out.push(key, value);
+    const entry = metadataKey(name);
+    // Most headers repeat their value call after call (the meta middleware's app name, domain,
+    // version; a timestamp within its millisecond): checked once while it repeats.
+    if (value !== entry.lastLegal) {
+      if (!LEGAL_VALUE.test(value))
+        throw new Error(
+          `the value of ${name} has characters gRPC metadata cannot carry: ${JSON.stringify(value)}`,
+        );
+      entry.lastLegal = value;
+    }
+    this.out.push(entry.key, value);
   }
   /** Adds the response headers to `md` (after what a handler put there, as Metadata.merge would). */
   writeTo(md: Metadata): void {
