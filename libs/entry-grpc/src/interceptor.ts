@@ -121,6 +121,11 @@ export class MetadataHeaders implements CallHeaders {
 }
 
 const NO_HEADERS: readonly string[] = [];
+/**
+ * The handler's metadata when it sent none: only read (toHttp2Headers makes a new object each
+ * time), so one for every call rather than a Metadata (a Map and an options object) per call.
+ */
+const NO_METADATA = new Metadata();
 
 /**
  * The client's address from the connection info grpc-js has already read for the call (getPeer
@@ -408,7 +413,7 @@ class MiddlewareCall
     // Too late: the client has its DeadlineExceeded (grpc-js drops a cancelled call's messages too).
     if (this.expired) return;
     // The initial metadata goes first, and must carry the meta headers.
-    if (!this.metadataSent) this.sendMetadata(new Metadata());
+    if (!this.metadataSent) this.sendMetadata(NO_METADATA);
     this.next.sendMessage(message, callback);
   }
 
