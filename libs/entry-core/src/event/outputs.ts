@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ForwardedOutput } from '../cluster/forwarded-output.js';
+import { FORWARD_WINDOW_MS, ForwardedOutput } from '../cluster/forwarded-output.js';
 import { inSvcbootWorker } from '../cluster/protocol.js';
 import { Rotation, type RotationOptions } from './rotation.js';
 
@@ -133,9 +133,10 @@ function workerOutput(
   if (rotation) return new ForwardedOutput(outputPath);
   switch (targetKind(outputPath)) {
     case 'file':
-      return new BatchedOutput(outputPath);
+      return new BatchedOutput(outputPath, { windowMs: FORWARD_WINDOW_MS });
     case 'pipe':
       return new BatchedOutput(outputPath, {
+        windowMs: FORWARD_WINDOW_MS,
         maxWriteBytes: PIPE_BUF,
         oversize: new ForwardedOutput(outputPath),
       });
@@ -144,10 +145,15 @@ function workerOutput(
   }
 }
 
-/** A worker's batched output to a pipe: writes up to `maxWriteBytes`, bigger records to `oversize`. */
-interface WholeWrites {
-  readonly maxWriteBytes: number;
-  readonly oversize: Output & { flush(): Promise<void>; close(): Promise<void> };
+/**
+ * A worker's batched output: its records gather for `windowMs` (as they did when sent to the
+ * primary: one write per window, not per event-loop turn, from each of many processes); to a
+ * pipe, writes of up to `maxWriteBytes`, bigger records to `oversize`.
+ */
+interface WorkerWrites {
+  readonly windowMs: number;
+  readonly maxWriteBytes?: number;
+  readonly oversize?: Output & { flush(): Promise<void>; close(): Promise<void> };
 }
 
 /**
@@ -182,7 +188,7 @@ class BatchedOutput implements Output {
   /** Records queued for the next batch, and their length in characters. */
   private pending: string[] = [];
   private pendingChars = 0;
-  private turn: NodeJS.Immediate | undefined;
+  private turn: NodeJS.Immediate | NodeJS.Timeout | undefined;
 
   /** The unwritten rest of the batch being written, and how many records it holds. */
   private inFlight: Buffer | undefined;
@@ -229,14 +235,19 @@ class BatchedOutput implements Output {
 
   /** Set for a worker's pipe: see {@link workerOutput}. */
   private readonly maxWriteBytes: number | undefined;
-  private readonly oversize: WholeWrites['oversize'] | undefined;
+  private readonly oversize: WorkerWrites['oversize'];
+  /** Set in a worker: see {@link WorkerWrites}; else a batch is written at the end of its turn. */
+  private readonly windowMs: number | undefined;
+  /** The window's timer, re-armed (refresh) for each batch rather than made anew. */
+  private windowTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly outputPath: string,
-    whole?: WholeWrites,
+    worker?: WorkerWrites,
   ) {
-    this.maxWriteBytes = whole?.maxWriteBytes;
-    this.oversize = whole?.oversize;
+    this.maxWriteBytes = worker?.maxWriteBytes;
+    this.oversize = worker?.oversize;
+    this.windowMs = worker?.windowMs;
     this.fdFixed = outputPath === 'stdout' ? 1 : outputPath === 'stderr' ? 2 : undefined;
     if (this.fdFixed !== undefined) {
       this.fd = this.fdFixed;
@@ -273,7 +284,8 @@ class BatchedOutput implements Output {
     this.pending.push(chunk);
     this.accepted++;
     if ((this.pendingChars += chunk.length) >= BATCH_CHARS) this.startWrite();
-    else this.turn ??= setImmediate(this.endOfTurn);
+    else
+      this.turn ??= this.windowMs === undefined ? setImmediate(this.endOfTurn) : this.armWindow();
   }
 
   /** Resolves once every record accepted so far has been handed to the OS (or dropped after an error), or after FLUSH_LIMIT_MS. */
@@ -410,7 +422,7 @@ class BatchedOutput implements Output {
     this.exiting = true;
     this.bypass = true;
     if (this.state === 'failed' || this.state === 'closed') return;
-    if (this.turn) clearImmediate(this.turn);
+    this.clearTurn();
     this.turn = undefined;
     clearTimeout(this.watchdog);
     if (this.writing && this.stuckSeen) {
@@ -453,6 +465,24 @@ class BatchedOutput implements Output {
       if (code === 'EBADF' || code === 'EPIPE') this.state = 'failed';
       this.report(err, code === 'EBADF' || code === 'EPIPE' ? 'stopped' : 'write');
     }
+  }
+
+  /** Starts a worker's window (unref'd: queued records never keep the process alive; the exit hook writes them). */
+  private armWindow(): NodeJS.Timeout {
+    if (this.windowTimer) return this.windowTimer.refresh();
+    this.windowTimer = setTimeout(this.endOfTurn, this.windowMs);
+    this.windowTimer.unref();
+    return this.windowTimer;
+  }
+
+  private clearTurn(): void {
+    const turn = this.turn;
+    if (turn === undefined) return;
+    if (turn === this.windowTimer) {
+      clearTimeout(turn);
+      // A cleared timer cannot be re-armed by refresh(): a later window makes a new one.
+      this.windowTimer = undefined;
+    } else clearImmediate(turn as NodeJS.Immediate);
   }
 
   private readonly endOfTurn = (): void => {
@@ -609,7 +639,7 @@ class BatchedOutput implements Output {
     this.report(err, kind);
     this.pending = [];
     this.pendingChars = 0;
-    if (this.turn) clearImmediate(this.turn);
+    this.clearTurn();
     this.turn = undefined;
     clearTimeout(this.watchdog);
     untrack(this);
