@@ -158,8 +158,9 @@ interface WorkerWrites {
 
 /**
  * One write target. `write` pushes the record onto a list; the first write of an event-loop turn
- * schedules one `setImmediate` that joins the list and hands it to `fs.write` as one buffer
- * (sooner when BATCH_CHARS are pending). While a write is in flight new records wait for the
+ * schedules one `setImmediate` (in a worker of `app.workers` > 1, a 5 ms timer: WorkerWrites)
+ * that joins the list and hands it to `fs.write` as one buffer (sooner when BATCH_CHARS are
+ * pending; to a worker's pipe, as several writes of whole records up to PIPE_BUF each). While a write is in flight new records wait for the
  * next batch, so records keep their order and a record is never split between writers. Partial
  * writes continue from where they stopped; EAGAIN from a non-blocking pipe or terminal is
  * retried after 1 ms, doubling up to BUSY_RETRY_MAX_MS (an unref'd timer); EBADF and EPIPE stop
