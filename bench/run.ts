@@ -3,10 +3,11 @@
  * writes BENCHMARKS.md at the repository root with each one's tables and how it was run.
  * The whole run has a budget (BENCH_BUDGET_SECONDS, 1500): a benchmark gets the smaller of its own
  * timeout and what is left, and is killed with everything it started when that runs out.
- * `--quick` runs each with its `quickEnv` (fewer calls, shorter rounds).
+ * `--quick` runs each with its `quickEnv` (fewer calls, shorter rounds). What BENCHMARKS.md holds
+ * from the line KEPT_MARKER on (hand-written sections, e.g. issue 33's local A/B runs) is kept.
  */
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -140,5 +141,9 @@ const header = [
   'differences under ~10 % as noise.',
   '',
 ].join('\n');
-await writeFile(path.join(here, '..', 'BENCHMARKS.md'), `${header}\n${sections.join('\n')}`);
+const KEPT_MARKER = '<!-- kept by npm run bench: the sections below are written by hand -->';
+const file = path.join(here, '..', 'BENCHMARKS.md');
+const previous = await readFile(file, 'utf8').catch(() => '');
+const kept = previous.includes(KEPT_MARKER) ? previous.slice(previous.indexOf(KEPT_MARKER)) : '';
+await writeFile(file, `${header}\n${sections.join('\n')}${kept ? `\n${kept}` : ''}`);
 console.log(`\nwrote BENCHMARKS.md (${chosen.map((b) => b.name).join(', ')})`);

@@ -39,18 +39,24 @@ export function attachContext(metadata: Metadata, ctx: CallContext): void {
 const LEGAL_KEY = /^[0-9a-z_.-]+$/;
 const LEGAL_VALUE = /^[ -~]*$/;
 
+/** A header name as a metadata key, and the last value set under it that passed the value check. */
+interface KeyEntry {
+  readonly key: string;
+  lastLegal: string | undefined;
+}
 /** Header names as metadata keys, lowercased once per name. */
-const keyOf = new Map<string, string>();
+const keyOf = new Map<string, KeyEntry>();
 /** A header name as a metadata key (lowercased, checked as grpc-js checks keys), once per name. */
-function metadataKey(name: string): string {
-  let key = keyOf.get(name);
-  if (key === undefined) {
-    key = name.toLowerCase();
+function metadataKey(name: string): KeyEntry {
+  let entry = keyOf.get(name);
+  if (entry === undefined) {
+    const key = name.toLowerCase();
     if (!LEGAL_KEY.test(key) || key.endsWith('-bin'))
       throw new Error(`"${name}" cannot be a gRPC metadata key`);
-    if (keyOf.size < 256) keyOf.set(name, key);
+    entry = { key, lastLegal: undefined };
+    if (keyOf.size < 256) keyOf.set(name, entry);
   }
-  return key;
+  return entry;
 }
 
 /**
@@ -96,12 +102,17 @@ export class MetadataHeaders implements CallHeaders {
   }
   /** Throws, as Metadata.add does, for a name or value gRPC metadata cannot carry. */
   set(name: string, value: string): void {
-    const key = metadataKey(name);
-    if (!LEGAL_VALUE.test(value))
-      throw new Error(
-        `the value of ${name} has characters gRPC metadata cannot carry: ${JSON.stringify(value)}`,
-      );
-    this.out.push(key, value);
+    const entry = metadataKey(name);
+    // Most headers repeat their value call after call (the meta middleware's app name, domain,
+    // version; a timestamp within its millisecond): checked once while it repeats.
+    if (value !== entry.lastLegal) {
+      if (!LEGAL_VALUE.test(value))
+        throw new Error(
+          `the value of ${name} has characters gRPC metadata cannot carry: ${JSON.stringify(value)}`,
+        );
+      entry.lastLegal = value;
+    }
+    this.out.push(entry.key, value);
   }
   /** Adds the response headers to `md` (after what a handler put there, as Metadata.merge would). */
   writeTo(md: Metadata): void {
@@ -111,6 +122,11 @@ export class MetadataHeaders implements CallHeaders {
 }
 
 const NO_HEADERS: readonly string[] = [];
+/**
+ * The handler's metadata when it sent none: only read (toHttp2Headers makes a new object each
+ * time), so one for every call rather than a Metadata (a Map and an options object) per call.
+ */
+const NO_METADATA = new Metadata();
 
 /**
  * The client's address from the connection info grpc-js has already read for the call (getPeer
@@ -400,7 +416,7 @@ class MiddlewareCall
     // Too late: the client has its DeadlineExceeded (grpc-js drops a cancelled call's messages too).
     if (this.expired) return;
     // The initial metadata goes first, and must carry the meta headers.
-    if (!this.metadataSent) this.sendMetadata(new Metadata());
+    if (!this.metadataSent) this.sendMetadata(NO_METADATA);
     this.next.sendMessage(message, callback);
   }
 

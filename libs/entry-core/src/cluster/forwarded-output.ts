@@ -1,9 +1,9 @@
 /**
- * A worker's write target when `app.workers` > 1: records go to the primary, which alone writes
- * the outputs. One writer per output is what keeps records whole: stdout is usually a pipe (a
- * container's log pipe), where POSIX makes a write atomic only up to PIPE_BUF (4 KiB) and a
- * batch of records is up to 1 MiB, so two processes writing the same pipe could interleave
- * inside a record; terminals promise nothing at all. The primary's output (entry-core's batched
+ * A worker's write target when `app.workers` > 1 and the worker cannot write it itself so that
+ * records stay whole (event/outputs.ts, workerOutput: a terminal, a socket, a file that rotates,
+ * a record over PIPE_BUF for a pipe): records go to the primary, which writes them. Terminals
+ * promise nothing about concurrent writes, a rotation must be done by one process, and a pipe
+ * makes a write atomic only up to PIPE_BUF (4 KiB). The primary's output (entry-core's batched
  * output) then orders, batches and throttles them as it does in a single process.
  */
 import fs from 'node:fs';

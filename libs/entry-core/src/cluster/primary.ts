@@ -1,6 +1,7 @@
 /**
  * The primary process of `app.workers` > 1: forks the workers (node:cluster, so they share the
- * entries' ports), runs no entry itself, writes the records its workers send, answers their
+ * entries' ports), runs no entry itself, writes the records its workers cannot write whole
+ * themselves (event/outputs.ts, workerOutput), answers their
  * metric scrapes with every worker's figures, tells them whether all are ready, restarts a
  * worker that exits with an exponential backoff, gives up when workers keep failing at startup,
  * and on SIGTERM/SIGINT has each worker shut down as it would alone, then exits.

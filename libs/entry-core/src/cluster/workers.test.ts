@@ -1,4 +1,11 @@
-import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -125,6 +132,63 @@ describe('app.workers: 2 (a primary and two workers on one port)', () => {
       child.stdout.split('\n').filter((l) => l === 'EOE').length,
     );
   }, 120_000);
+
+  it('has each of 4 workers write its own whole JSON records to a file and to a full stdout pipe, every line parsing', async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-workers-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'records.log');
+    // Records of ~500 bytes: several fit in one atomic pipe write (4 KiB).
+    const child = start({
+      PORT: String(port),
+      WORKERS: '4',
+      FILLER: '300',
+      EVENTS_OUT: `stdout,${file}`,
+    });
+    await waitFor('4 workers to be ready', () => child.stdout.includes('All 4 workers are ready'), {
+      timeoutMs: 90_000,
+    });
+    const workers = workerPids(child);
+    expect(workers).toHaveLength(4);
+    // The workers opened the file themselves; the primary did not (it writes nothing of theirs).
+    const opened = (pid: number): boolean =>
+      readdirSync(`/proc/${pid}/fd`).some((fd) => {
+        try {
+          return readlinkSync(`/proc/${pid}/fd/${fd}`) === file;
+        } catch {
+          return false; // closed meanwhile
+        }
+      });
+    expect(workers.map(opened)).toEqual([true, true, true, true]);
+    expect(opened(child.process.pid!)).toBe(false);
+
+    // 800 requests, 16 at a time over new connections (spread over the workers), while nobody
+    // reads stdout: the pipe fills, and only writes up to PIPE_BUF stay whole.
+    child.process.stdout!.pause();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next++ < 800) expect((await get(port, '/pid')).status).toBe(200);
+      }),
+    );
+    child.process.stdout!.resume();
+    child.process.kill('SIGTERM');
+    expect(await child.waitForExit(60_000)).toBe(0);
+
+    const fromFile = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
+    const fromStdout = child.stdout.split('\n').filter((l) => l.startsWith('{'));
+    for (const lines of [fromFile, fromStdout]) {
+      const records = lines.map(
+        (l) => JSON.parse(l) as { operation: string; pairs: { pid: string; filler: string } },
+      );
+      const calls = records.filter((r) => r.operation === 'GET /pid');
+      expect(calls).toHaveLength(800);
+      for (const r of calls) expect(r.pairs.filler).toBe('x'.repeat(300));
+      expect(new Set(calls.map((r) => Number(r.pairs.pid)))).toEqual(new Set(workers));
+    }
+  }, 180_000);
 
   it('is ready only once every worker is: not while worker 2 is still starting', async () => {
     const port = await freePort();

@@ -48,4 +48,46 @@ describe('event records', () => {
     expect(rec['pairs']).toEqual({ user: 'u1' });
     expect(typeof (rec['timing'] as Record<string, number>)['db']).toBe('number');
   });
+
+  it('console records in a row keep their own operation, result code, ids and added parts', () => {
+    const plain = (op: string, code: string, id: string, requestId: string): Event => {
+      const e = new Event(op);
+      e.eventId = id;
+      e.requestId = requestId;
+      e.remoteAddr = '10.0.0.1:1';
+      return e.finish(code);
+    };
+    const records = [
+      plain('/a.S/M', 'OK', 'id-1', 'id-1'),
+      plain('/a.S/M', 'OK', 'id-2', 'id-2'),
+      plain('/a.S/N', 'OK', 'id-3', 'other "id"'),
+      plain('/a.S/N', 'NotFound', 'id-4', ''),
+      sample(true),
+      plain('/a.S/N', 'NotFound', 'id-5', 'id-5'),
+    ].map((e) => Object.fromEntries(parseConsoleRecord(encodeConsole(e, scope))));
+    expect(records.map((r) => [r['operation'], r['resCode'], r['eventStatus']])).toEqual([
+      ['/a.S/M', 'OK', 'Ended'],
+      ['/a.S/M', 'OK', 'Ended'],
+      ['/a.S/N', 'OK', 'Ended'],
+      ['/a.S/N', 'NotFound', 'Ended'],
+      ['/api.v1.Greeter/Hello', 'OK', 'Ended'],
+      ['/a.S/N', 'NotFound', 'Ended'],
+    ]);
+    expect(records.map((r) => JSON.parse(r['ids']!) as unknown)).toEqual([
+      { eventId: 'id-1', requestId: 'id-1' },
+      { eventId: 'id-2', requestId: 'id-2' },
+      { eventId: 'id-3', requestId: 'other "id"' },
+      { eventId: 'id-4' },
+      { eventId: 'id-1', requestId: 'id-1' },
+      { eventId: 'id-5', requestId: 'id-5' },
+    ]);
+    expect(records.map((r) => [r['counters'], r['pairs'], r['error']])).toEqual([
+      ['{}', '{}', undefined],
+      ['{}', '{}', undefined],
+      ['{}', '{}', undefined],
+      ['{}', '{}', undefined],
+      ['{"rows":4}', '{"user":"u1"}', 'first line\\nsecond line'],
+      ['{}', '{}', undefined],
+    ]);
+  });
 });

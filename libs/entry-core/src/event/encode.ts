@@ -61,11 +61,12 @@ const oneLine = (s: string): string =>
   s.includes('\n') || s.includes('\r') ? s.replace(/\r/g, '\\r').replace(/\n/g, '\\n') : s;
 
 function idsJson(e: Event): string {
+  const eventId = quote(e.eventId);
+  // An API call's two ids are one (SPEC.md §2.10): quoted once.
+  const requestId = e.requestId === e.eventId ? eventId : quote(e.requestId);
   if (e.traceId !== '')
-    return `{"eventId":${quote(e.eventId)},"requestId":${quote(e.requestId)},"traceId":"${e.traceId}","spanId":"${e.spanId}"}`;
-  return e.requestId
-    ? `{"eventId":${quote(e.eventId)},"requestId":${quote(e.requestId)}}`
-    : `{"eventId":${quote(e.eventId)}}`;
+    return `{"eventId":${eventId},"requestId":${requestId},"traceId":"${e.traceId}","spanId":"${e.spanId}"}`;
+  return e.requestId ? `{"eventId":${eventId},"requestId":${requestId}}` : `{"eventId":${eventId}}`;
 }
 
 function payloadsJson(e: Event): string {
@@ -76,39 +77,62 @@ function payloadsJson(e: Event): string {
 }
 
 const CONSOLE_START = `${SEPARATOR}\nendTime=`;
+/** From `counters=` to `remoteAddr=` when a record has no counters, pairs, timing nor error (most calls). */
+const CONSOLE_NOTHING_ADDED = '\ncounters={}\npairs={}\ntiming={}\nremoteAddr=';
 
 /**
- * The console record as one flat string: parts joined once (a chain of `+` would leave a tree of
- * ~40 cons strings per record for the garbage collector, and for the output to flatten).
+ * The console lines from `operation=` to `eventStatus=` of the last record, kept while records
+ * in a row share their operation and result code (most do): one string instead of six.
+ */
+let lastOperation = '';
+let lastResCode = '';
+let lastTail = '\noperation=\nresCode=\neventStatus=';
+
+function consoleTail(e: Event): string {
+  if (e.operation !== lastOperation || e.resCode !== lastResCode) {
+    lastTail = `\noperation=${oneLine(e.operation)}\nresCode=${oneLine(e.resCode)}\neventStatus=`;
+    lastOperation = e.operation;
+    lastResCode = e.resCode;
+  }
+  return lastTail;
+}
+
+/**
+ * The console record. Built with `+`: V8 keeps the result as a tree of its parts, and the
+ * output's batch (one join of a turn's records, then one Buffer) copies each record's characters
+ * once, from the tree; a flat string per record (Array.join) would copy them once more, which
+ * cost more than the whole encoding (issue 33). The parts that are the same for most records
+ * are one string each (CONSOLE_NOTHING_ADDED, the tail).
  */
 export function encodeConsole(e: Event, scope: EventScope): string {
-  return [
-    CONSOLE_START,
-    isoWithOffset(e.endMs),
-    '\nstartTime=',
-    isoWithOffset(e.startMs),
-    '\nelapsedNano=',
-    String(e.elapsedNano),
-    scope.consoleTimezone,
-    idsJson(e),
-    scope.consoleAppEnv,
-    payloadsJson(e),
-    e.error === undefined ? '\ncounters=' : `\nerror=${oneLine(e.error)}\ncounters=`,
-    jsonObject(e.counters),
-    '\npairs=',
-    jsonObject(e.pairs),
-    '\ntiming=',
-    jsonObject(e.timing),
-    '\nremoteAddr=',
-    oneLine(e.remoteAddr),
-    '\noperation=',
-    oneLine(e.operation),
-    '\nresCode=',
-    oneLine(e.resCode),
-    '\neventStatus=',
-    e.eventStatus,
-    '\nEOE\n',
-  ].join('');
+  let out =
+    CONSOLE_START +
+    isoWithOffset(e.endMs) +
+    '\nstartTime=' +
+    isoWithOffset(e.startMs) +
+    '\nelapsedNano=' +
+    e.elapsedNano +
+    scope.consoleTimezone +
+    idsJson(e) +
+    scope.consoleAppEnv +
+    payloadsJson(e);
+  if (
+    e.error === undefined &&
+    e.counters === undefined &&
+    e.pairs === undefined &&
+    e.timing === undefined
+  )
+    out += CONSOLE_NOTHING_ADDED;
+  else
+    out +=
+      (e.error === undefined ? '\ncounters=' : `\nerror=${oneLine(e.error)}\ncounters=`) +
+      jsonObject(e.counters) +
+      '\npairs=' +
+      jsonObject(e.pairs) +
+      '\ntiming=' +
+      jsonObject(e.timing) +
+      '\nremoteAddr=';
+  return out + oneLine(e.remoteAddr) + consoleTail(e) + e.eventStatus + '\nEOE\n';
 }
 
 export function encodeJson(e: Event, scope: EventScope): string {

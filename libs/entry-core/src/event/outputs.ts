@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ForwardedOutput } from '../cluster/forwarded-output.js';
+import { FORWARD_WINDOW_MS, ForwardedOutput } from '../cluster/forwarded-output.js';
 import { inSvcbootWorker } from '../cluster/protocol.js';
 import { Rotation, type RotationOptions } from './rotation.js';
 
@@ -8,6 +8,12 @@ import type { Output } from './output.js';
 
 export type { Output };
 
+/**
+ * The most bytes one write to a pipe may carry and stay whole when other processes write to the
+ * same pipe (POSIX PIPE_BUF, 4 KiB on Linux): a worker of `app.workers` > 1 writing to a pipe
+ * writes batches of whole records up to this size.
+ */
+export const PIPE_BUF = 4096;
 /** Pending characters past which a batch is written at once instead of at the end of the turn. */
 const BATCH_CHARS = 64 * 1024;
 /** The most characters joined into one write (a string cannot grow without bound). */
@@ -33,6 +39,7 @@ const EXIT_LAND_LIMIT_MS = 5000;
 const FLUSH_LIMIT_MS = 5000;
 
 const dropped: Output = { write: () => undefined };
+function noop(): void {}
 
 /**
  * The app's write targets by output path (`stdout`, `stderr` or a file), shared so that
@@ -45,39 +52,115 @@ export class OutputSet {
   private readonly outputs = new Map<string, BatchedOutput | ForwardedOutput>();
   private closed = false;
 
+  /** Outputs replaced in a worker by a forwarded one (a file asked for later with rotation): still flushed and closed. */
+  private readonly retired: BatchedOutput[] = [];
+
   /**
    * The output for `outputPath`; `rotation` (a `logger`/`event` entry's `lumberjack`) rotates a
-   * file once it grows past its size: the first entry to ask for a file with one sets it. Not in
-   * a worker of `app.workers` > 1, whose records the primary writes.
+   * file once it grows past its size: the first entry to ask for a file with one sets it. In a
+   * worker of `app.workers` > 1, see {@link workerOutput}: the worker writes whole records itself
+   * where the target keeps them whole, and the primary writes the rest (a file that rotates).
    */
   get(outputPath: string, rotation?: RotationOptions): Output {
     if (this.closed) return dropped;
     let output = this.outputs.get(outputPath);
     if (!output) {
-      // In a worker of `app.workers` > 1 the primary writes every output (cluster/forwarded-output.ts).
-      output = inSvcbootWorker ? new ForwardedOutput(outputPath) : new BatchedOutput(outputPath);
+      output = inSvcbootWorker ? workerOutput(outputPath, rotation) : new BatchedOutput(outputPath);
+      this.outputs.set(outputPath, output);
+    } else if (inSvcbootWorker && rotation && output instanceof BatchedOutput) {
+      // Asked for with rotation after it was made without: from now on the primary writes it.
+      this.retired.push(output);
+      output = new ForwardedOutput(outputPath);
       this.outputs.set(outputPath, output);
     }
     if (rotation && output instanceof BatchedOutput) output.rotateWith(rotation);
     return output;
   }
 
+  private all(): Array<BatchedOutput | ForwardedOutput> {
+    return [...this.outputs.values(), ...this.retired];
+  }
+
   /** Resolves once every record written so far has been handed to the OS. */
   async flush(): Promise<void> {
-    await Promise.all([...this.outputs.values()].map((o) => o.flush()));
+    await Promise.all(this.all().map((o) => o.flush()));
   }
 
   /** Flushes, then closes files (never the process's stdout or stderr); later writes are dropped. */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.outputs.values()].map((o) => o.close()));
+    await Promise.all(this.all().map((o) => o.close()));
+  }
+}
+
+/** What a write target is, for a worker: where its writes stay whole with other processes writing too. */
+type TargetKind = 'file' | 'pipe' | 'other';
+
+function targetKind(outputPath: string): TargetKind {
+  try {
+    const st =
+      outputPath === 'stdout'
+        ? fs.fstatSync(1)
+        : outputPath === 'stderr'
+          ? fs.fstatSync(2)
+          : fs.statSync(outputPath);
+    return st.isFile() ? 'file' : st.isFIFO() ? 'pipe' : 'other';
+  } catch (err) {
+    // Not there yet: the output creates it, a regular file.
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' &&
+      outputPath !== 'stdout' &&
+      outputPath !== 'stderr'
+      ? 'file'
+      : 'other';
   }
 }
 
 /**
+ * A worker's output (`app.workers` > 1; once per path, at boot): the worker writes whole records
+ * itself where other processes' writes cannot land inside one, so that the primary does not
+ * write every worker's records (issue 33):
+ * - a regular file (opened for appending, or a stdout redirected to a file): each write lands
+ *   whole (Linux serialises writes to one file), batches of any size;
+ * - a pipe (a container's stdout): writes of whole records up to PIPE_BUF bytes, which POSIX
+ *   makes atomic; a record bigger than that goes to the primary, which writes it;
+ * - anything else (a terminal, a socket), and a file that rotates (one process must rename it):
+ *   the primary writes every record (cluster/forwarded-output.ts).
+ */
+function workerOutput(
+  outputPath: string,
+  rotation: RotationOptions | undefined,
+): BatchedOutput | ForwardedOutput {
+  if (rotation) return new ForwardedOutput(outputPath);
+  switch (targetKind(outputPath)) {
+    case 'file':
+      return new BatchedOutput(outputPath, { windowMs: FORWARD_WINDOW_MS });
+    case 'pipe':
+      return new BatchedOutput(outputPath, {
+        windowMs: FORWARD_WINDOW_MS,
+        maxWriteBytes: PIPE_BUF,
+        oversize: new ForwardedOutput(outputPath),
+      });
+    default:
+      return new ForwardedOutput(outputPath);
+  }
+}
+
+/**
+ * A worker's batched output: its records gather for `windowMs` (as they did when sent to the
+ * primary: one write per window, not per event-loop turn, from each of many processes); to a
+ * pipe, writes of up to `maxWriteBytes`, bigger records to `oversize`.
+ */
+interface WorkerWrites {
+  readonly windowMs: number;
+  readonly maxWriteBytes?: number;
+  readonly oversize?: Output & { flush(): Promise<void>; close(): Promise<void> };
+}
+
+/**
  * One write target. `write` pushes the record onto a list; the first write of an event-loop turn
- * schedules one `setImmediate` that joins the list and hands it to `fs.write` as one buffer
- * (sooner when BATCH_CHARS are pending). While a write is in flight new records wait for the
+ * schedules one `setImmediate` (in a worker of `app.workers` > 1, a 5 ms timer: WorkerWrites)
+ * that joins the list and hands it to `fs.write` as one buffer (sooner when BATCH_CHARS are
+ * pending; to a worker's pipe, as several writes of whole records up to PIPE_BUF each). While a write is in flight new records wait for the
  * next batch, so records keep their order and a record is never split between writers. Partial
  * writes continue from where they stopped; EAGAIN from a non-blocking pipe or terminal is
  * retried after 1 ms, doubling up to BUSY_RETRY_MAX_MS (an unref'd timer); EBADF and EPIPE stop
@@ -106,7 +189,7 @@ class BatchedOutput implements Output {
   /** Records queued for the next batch, and their length in characters. */
   private pending: string[] = [];
   private pendingChars = 0;
-  private turn: NodeJS.Immediate | undefined;
+  private turn: NodeJS.Immediate | NodeJS.Timeout | undefined;
 
   /** The unwritten rest of the batch being written, and how many records it holds. */
   private inFlight: Buffer | undefined;
@@ -151,7 +234,21 @@ class BatchedOutput implements Output {
     return this.rotation?.settled() ?? Promise.resolve();
   }
 
-  constructor(private readonly outputPath: string) {
+  /** Set for a worker's pipe: see {@link workerOutput}. */
+  private readonly maxWriteBytes: number | undefined;
+  private readonly oversize: WorkerWrites['oversize'];
+  /** Set in a worker: see {@link WorkerWrites}; else a batch is written at the end of its turn. */
+  private readonly windowMs: number | undefined;
+  /** The window's timer, re-armed (refresh) for each batch rather than made anew. */
+  private windowTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly outputPath: string,
+    worker?: WorkerWrites,
+  ) {
+    this.maxWriteBytes = worker?.maxWriteBytes;
+    this.oversize = worker?.oversize;
+    this.windowMs = worker?.windowMs;
     this.fdFixed = outputPath === 'stdout' ? 1 : outputPath === 'stderr' ? 2 : undefined;
     if (this.fdFixed !== undefined) {
       this.fd = this.fdFixed;
@@ -170,6 +267,12 @@ class BatchedOutput implements Output {
   }
 
   write(chunk: string): void {
+    const max = this.maxWriteBytes;
+    if (max !== undefined && chunk.length * 3 > max && Buffer.byteLength(chunk) > max) {
+      // Cannot be one atomic write to the pipe: the primary writes it.
+      this.oversize!.write(chunk);
+      return;
+    }
     if (this.bypass) {
       this.writeBypassed(chunk);
       return;
@@ -182,11 +285,17 @@ class BatchedOutput implements Output {
     this.pending.push(chunk);
     this.accepted++;
     if ((this.pendingChars += chunk.length) >= BATCH_CHARS) this.startWrite();
-    else this.turn ??= setImmediate(this.endOfTurn);
+    else
+      this.turn ??= this.windowMs === undefined ? setImmediate(this.endOfTurn) : this.armWindow();
   }
 
   /** Resolves once every record accepted so far has been handed to the OS (or dropped after an error), or after FLUSH_LIMIT_MS. */
   flush(): Promise<void> {
+    if (this.oversize) return Promise.all([this.oversize.flush(), this.flushOwn()]).then(noop);
+    return this.flushOwn();
+  }
+
+  private flushOwn(): Promise<void> {
     const target = this.accepted;
     if (this.done >= target) return Promise.resolve();
     this.startWrite();
@@ -218,7 +327,7 @@ class BatchedOutput implements Output {
     if (this.droppedRecords !== 0 && !this.bypass) this.queueDropNotice();
     this.closed = true;
     this.bypass = true;
-    await this.flush();
+    await Promise.all([this.flushOwn(), this.oversize?.close()]);
     // The backups' gzip and removals finish before the app says it stopped.
     await withinLimit(this.rotationSettled(), FLUSH_LIMIT_MS);
     untrack(this);
@@ -314,7 +423,7 @@ class BatchedOutput implements Output {
     this.exiting = true;
     this.bypass = true;
     if (this.state === 'failed' || this.state === 'closed') return;
-    if (this.turn) clearImmediate(this.turn);
+    this.clearTurn();
     this.turn = undefined;
     clearTimeout(this.watchdog);
     if (this.writing && this.stuckSeen) {
@@ -331,7 +440,14 @@ class BatchedOutput implements Output {
     } else if (this.lineOpen && !this.inFlight && this.pending.length) {
       this.pending.unshift('\n');
     }
-    if (this.pending.length) parts.push(Buffer.from(this.pending.join(''), 'utf8'));
+    if (this.maxWriteBytes !== undefined) {
+      // A worker's pipe: whole records, one atomic write each group (see workerOutput).
+      for (let rest = this.pending; rest.length > 0; ) {
+        const n = this.wholeWriteCount(rest, 0);
+        parts.push(Buffer.from(rest.slice(0, n).join(''), 'utf8'));
+        rest = rest.slice(n);
+      }
+    } else if (this.pending.length) parts.push(Buffer.from(this.pending.join(''), 'utf8'));
     this.pending = [];
     this.pendingChars = 0;
     if (parts.length === 0) return;
@@ -342,13 +458,32 @@ class BatchedOutput implements Output {
         fs.mkdirSync(path.dirname(this.outputPath), { recursive: true });
         this.fd = fs.openSync(this.outputPath, 'a');
       }
-      writeFullySync(this.fd, parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+      if (this.maxWriteBytes !== undefined) for (const part of parts) writeFullySync(this.fd, part);
+      else writeFullySync(this.fd, parts.length === 1 ? parts[0]! : Buffer.concat(parts));
       this.lineOpen = false;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EBADF' || code === 'EPIPE') this.state = 'failed';
       this.report(err, code === 'EBADF' || code === 'EPIPE' ? 'stopped' : 'write');
     }
+  }
+
+  /** Starts a worker's window (unref'd: queued records never keep the process alive; the exit hook writes them). */
+  private armWindow(): NodeJS.Timeout {
+    if (this.windowTimer) return this.windowTimer.refresh();
+    this.windowTimer = setTimeout(this.endOfTurn, this.windowMs);
+    this.windowTimer.unref();
+    return this.windowTimer;
+  }
+
+  private clearTurn(): void {
+    const turn = this.turn;
+    if (turn === undefined) return;
+    if (turn === this.windowTimer) {
+      clearTimeout(turn);
+      // A cleared timer cannot be re-armed by refresh(): a later window makes a new one.
+      this.windowTimer = undefined;
+    } else clearImmediate(turn as NodeJS.Immediate);
   }
 
   private readonly endOfTurn = (): void => {
@@ -378,7 +513,14 @@ class BatchedOutput implements Output {
   private startWrite(): void {
     if (this.inFlight !== undefined || this.state !== 'open' || this.pending.length === 0) return;
     let records: string[];
-    if (this.pendingChars <= MAX_WRITE_CHARS) {
+    if (this.maxWriteBytes !== undefined) {
+      const n = this.wholeWriteCount(this.pending, this.lineOpen ? 1 : 0);
+      records = n === this.pending.length ? this.pending : this.pending.splice(0, n);
+      if (records === this.pending) this.pending = [];
+      let chars = 0;
+      for (const r of records) chars += r.length;
+      this.pendingChars -= chars;
+    } else if (this.pendingChars <= MAX_WRITE_CHARS) {
       records = this.pending;
       this.pending = [];
       this.pendingChars = 0;
@@ -399,6 +541,22 @@ class BatchedOutput implements Output {
     this.inFlightRecords = records.length;
     if (this.rotation && this.regularFile) this.rotateIfDue(this.inFlight.length);
     this.writeInFlight();
+  }
+
+  /**
+   * How many of `records`, from the first, fit in one write of maxWriteBytes (at least one: each
+   * record is within it, see write), after `extra` bytes.
+   */
+  private wholeWriteCount(records: readonly string[], extra: number): number {
+    const max = this.maxWriteBytes!;
+    let bytes = extra;
+    let n = 0;
+    while (n < records.length) {
+      bytes += Buffer.byteLength(records[n]!);
+      if (bytes > max && n > 0) break;
+      n++;
+    }
+    return n;
   }
 
   /** Rotates the file (lumberjack) when this batch would take it past its size; no write is in flight. */
@@ -482,7 +640,7 @@ class BatchedOutput implements Output {
     this.report(err, kind);
     this.pending = [];
     this.pendingChars = 0;
-    if (this.turn) clearImmediate(this.turn);
+    this.clearTurn();
     this.turn = undefined;
     clearTimeout(this.watchdog);
     untrack(this);

@@ -5,7 +5,9 @@
  * requests in its registry; `/crash` answers, then throws an uncaught exception; `/livez`,
  * `/readyz` and `/metrics` are entry-core's HealthRoutes over `workersRegistry`. With
  * $FAIL_BOOT set, its bootstrap fails (a crash loop at startup); with $HOLD_FILE set, worker 2's
- * bootstrap waits until that file exists (a worker slow to start).
+ * bootstrap waits until that file exists (a worker slow to start). With $EVENTS_OUT set (output
+ * paths, comma-separated), the records go to an `event` entry writing JSON lines there, and
+ * $FILLER sets the length of the record's `filler` pair (default 6000).
  */
 import { existsSync } from 'node:fs';
 import http from 'node:http';
@@ -58,8 +60,8 @@ class PidEntry implements Entry {
         requests.inc();
         const event = ctx.events.begin('GET /pid');
         event.addPair('pid', String(process.pid));
-        // A long pair, so that a record is much bigger than a pipe's atomic write (4 KiB).
-        event.addPair('filler', 'x'.repeat(6000));
+        // By default a long pair, so that a record is much bigger than a pipe's atomic write (4 KiB).
+        event.addPair('filler', filler);
         ctx.events.write(event.finish('OK'));
         res.setHeader('X-Worker-Pid', String(process.pid));
         res.end(String(process.pid));
@@ -107,6 +109,9 @@ class PidEntry implements Entry {
   }
 }
 
+const filler = 'x'.repeat(Number(process.env['FILLER'] ?? 6000));
+const eventsOut = process.env['EVENTS_OUT']?.split(',');
+
 const plugin: EntryPlugin<Config, PidEntry> = {
   key: 'pid',
   packageName: 'workers-fixture',
@@ -122,9 +127,17 @@ await runApp(undefined, {
   name: workers-fixture
   workers: \${WORKERS:-2}
   drainDelayMs: \${DRAIN_MS:-0}
-pid:
+${
+  eventsOut
+    ? `event:
+  - name: records
+    encoding: json
+    outputPaths: [${eventsOut.map((p) => JSON.stringify(p)).join(', ')}]
+`
+    : ''
+}pid:
   - name: web
     port: \${PORT}
-`,
+${eventsOut ? '    eventEntry: records\n' : ''}`,
   argv: [],
 });
