@@ -36,7 +36,6 @@ import {
   reloadServerEntry,
   type ConfigChange,
   type EntryReload,
-  plainPeer,
 } from '@svcboot/entry-core';
 import Koa from 'koa';
 import { Registry } from 'prom-client';

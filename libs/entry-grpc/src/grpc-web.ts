@@ -6,7 +6,6 @@ import { http1Exchange, http2Exchange, type HttpExchange } from './bridge/http-e
 import { InMemoryGrpcConnection } from './bridge/in-memory-grpc.js';
 import { bridgeMark } from './bridge/mark.js';
 import { routeStreams } from './bridge/route-streams.js';
-import { plainPeer } from '@svcboot/entry-core';
 
 /**
  * gRPC-Web (`application/grpc-web[+proto]` and `application/grpc-web-text[+proto]`) on the entry's
