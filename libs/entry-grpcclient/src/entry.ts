@@ -5,6 +5,7 @@ import {
   Client,
   connectivityState,
   credentials,
+  status,
   type ChannelCredentials,
   type ChannelOptions,
   type ClientOptions,
@@ -14,6 +15,7 @@ import {
   BreakerMiddleware,
   buildCallChain,
   clientCredentials,
+  httpStatusOfGrpcCode,
   MiddlewareOrder,
   type CallChain,
   type Entry,
@@ -21,6 +23,7 @@ import {
   type EntryHealth,
   type InboundCall,
   type LifecycleContext,
+  type UpstreamFailure,
 } from '@svcboot/entry-core';
 import { grpcCallPayloads, typedClient, type TypedClient } from '@svcboot/entry-grpc';
 import { register, type Registry } from 'prom-client';
@@ -118,7 +121,25 @@ export class GrpcClientEntry implements Entry {
       metadata: credentials.metadata,
       fixed: credentials.fixed,
       chain: () => this.chain,
+      failure: (code) => this.failureOf(code),
     };
+  }
+
+  /** What an inbound caller may see of a call that failed with `code`, made once per code. */
+  private readonly failures = new Map<number, UpstreamFailure>();
+  private failureOf(code: number): UpstreamFailure {
+    let failure = this.failures.get(code);
+    if (failure === undefined) {
+      failure = {
+        client: this.name,
+        grpcCode: code,
+        httpStatus: httpStatusOfGrpcCode(code),
+        message: `upstream "${this.name}" failed: ${status[code] ?? `code ${code}`}`,
+        passThrough: this.config.errors.passThrough,
+      };
+      if (code >= 0 && code <= 16) this.failures.set(code, failure);
+    }
+    return failure;
   }
 
   /**

@@ -1,6 +1,7 @@
 import {
   breakerSchema,
   clientAuthSchema,
+  clientErrorsSchema,
   entryBaseShape,
   middlewareSchema,
   msSchema,
@@ -69,6 +70,8 @@ export const grpcClientSchema = z.strictObject({
   propagate: propagateSchema,
   /** Credentials sent with every call (unless the call sets the header itself). Secrets: use `${VAR}`. */
   auth: clientAuthSchema,
+  /** What the inbound caller sees of this client's failure when a handler rethrows it. */
+  errors: clientErrorsSchema,
   tls: z
     .strictObject({
       enabled: z.boolean().default(false),

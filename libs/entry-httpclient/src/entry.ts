@@ -6,7 +6,11 @@ import {
   CallContext,
   clientCredentials,
   endCall,
+  GRPC_CODE_NAMES,
+  googleStatusName,
+  grpcStatusOfHttp,
   httpStatusOf,
+  markUpstreamFailure,
   MiddlewareOrder,
   outboundDeadline,
   propagateHeaders,
@@ -17,6 +21,7 @@ import {
   type EntryContext,
   type InboundCall,
   type PropagationOptions,
+  type UpstreamFailure,
 } from '@svcboot/entry-core';
 import { register, type Registry } from 'prom-client';
 import { parseBaseUrl, type BaseUrl } from './base-url.js';
@@ -203,8 +208,13 @@ export class HttpClientEntry implements Entry {
             },
             (err: unknown) => {
               c.error = err;
-              endCall(c, String(err instanceof HttpClientCallError ? err.status : 499));
-              reject(err);
+              if (err instanceof HttpClientCallError) {
+                endCall(c, String(err.status));
+                reject(markUpstreamFailure(err, this.failureOf(err.status)));
+              } else {
+                endCall(c, '499');
+                reject(err);
+              }
             },
           );
         },
@@ -212,13 +222,37 @@ export class HttpClientEntry implements Entry {
           const status = httpStatusOf(rejection.status);
           endCall(c, String(status));
           reject(
-            new HttpClientCallError('SVC_HTTPCLIENT_UNAVAILABLE', rejection.message, status, {
-              cause: rejection,
-            }),
+            markUpstreamFailure(
+              new HttpClientCallError('SVC_HTTPCLIENT_UNAVAILABLE', rejection.message, status, {
+                cause: rejection,
+              }),
+              this.failureOf(status),
+            ),
           );
         },
       });
     });
+  }
+
+  /** What an inbound caller may see of a call that failed with `status` (503, 504), made once. */
+  private readonly failures = new Map<number, UpstreamFailure>();
+  private failureOf(status: number): UpstreamFailure {
+    let failure = this.failures.get(status);
+    if (failure === undefined) {
+      failure = {
+        client: this.name,
+        // Google's canonical code for the status (503 UNAVAILABLE, 504 DEADLINE_EXCEEDED).
+        grpcCode: Math.max(
+          0,
+          GRPC_CODE_NAMES.findIndex((n) => googleStatusName(n) === grpcStatusOfHttp(status)),
+        ),
+        httpStatus: status,
+        message: `upstream "${this.name}" failed: ${status}`,
+        passThrough: this.config.errors.passThrough,
+      };
+      this.failures.set(status, failure);
+    }
+    return failure;
   }
 
   /** The attempts of one call: retried as `retry:` says while the budget and the deadline allow. */

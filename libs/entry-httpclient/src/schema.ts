@@ -1,6 +1,7 @@
 import {
   breakerSchema,
   clientAuthSchema,
+  clientErrorsSchema,
   entryBaseShape,
   middlewareSchema,
   msSchema,
@@ -48,6 +49,8 @@ export const httpClientSchema = z.strictObject({
   deadlineMarginMs: msSchema.default(10),
   /** Retries of idempotent methods (GET, HEAD, OPTIONS, PUT, DELETE), unless a call opts in. */
   retry: retrySchema,
+  /** What the inbound caller sees of this client's failure when a handler rethrows it. */
+  errors: clientErrorsSchema,
   breaker: breakerSchema,
   propagate: propagateSchema,
   /** Credentials sent with every call (unless the call sets the header itself). Secrets: use `${VAR}`. */
