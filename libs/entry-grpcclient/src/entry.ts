@@ -34,6 +34,11 @@ import { outboundInterceptor, type OutboundOptions } from './interceptor.js';
 import { addBreakerMetricsTo, clientBreakerMetrics, GrpcClientMetrics } from './metrics.js';
 import type { GrpcClientConfig } from './schema.js';
 import { serviceConfigOf } from './service-config.js';
+import {
+  PERIODIC_DNS_SCHEME,
+  registerPeriodicDns,
+  RESOLVE_INTERVAL_OPTION,
+} from './periodic-resolver.js';
 import { parseTarget, type ChannelTarget } from './target.js';
 
 export const GRPC_CLIENT_ENTRY_TYPE = 'GrpcClientEntry';
@@ -66,7 +71,10 @@ export class GrpcClientEntry implements Entry {
   readonly name: string;
   readonly description: string;
   readonly readinessCheck: boolean;
-  /** The target as grpc-js takes it (`dns:///…`, `ipv4:…`, `unix:…`). */
+  /**
+   * The target as grpc-js takes it (`dns:///…`; `svcboot-dns:///…` when `resolveIntervalMs` re-resolves
+   * it on a timer; `ipv4:…`, `unix:…`).
+   */
   readonly target: string;
   private readonly parsed: ChannelTarget;
   private readonly credentials: ChannelCredentials;
@@ -94,7 +102,12 @@ export class GrpcClientEntry implements Entry {
       ctx.logger.warn(
         `${ctx.configPath}.target names the DNS server ${parsed.dnsServer}, which grpc-js asks only when the process runs with GRPC_NODE_USE_ALTERNATIVE_RESOLVER=true (set before @grpc/grpc-js is loaded); without it the system's resolver answers`,
       );
-    this.target = parsed.grpcTarget;
+    const periodic = parsed.grpcTarget.startsWith('dns:') && config.resolveIntervalMs > 0;
+    if (periodic) registerPeriodicDns();
+    // A dns: target resolved again on the entry's interval: the same resolver under its scheme.
+    this.target = periodic
+      ? `${PERIODIC_DNS_SCHEME}:${parsed.grpcTarget.slice('dns:'.length)}`
+      : parsed.grpcTarget;
     this.credentials = this.makeCredentials();
     this.channelOptions = {
       'grpc.service_config': serviceConfigOf(config),
@@ -102,6 +115,7 @@ export class GrpcClientEntry implements Entry {
       'grpc.initial_reconnect_backoff_ms': config.reconnectBackoffMs.initial,
       'grpc.max_reconnect_backoff_ms': config.reconnectBackoffMs.max,
       'grpc.dns_min_time_between_resolutions_ms': config.dnsMinIntervalMs,
+      [RESOLVE_INTERVAL_OPTION]: config.resolveIntervalMs,
       ...(config.tls.serverName ? { 'grpc.ssl_target_name_override': config.tls.serverName } : {}),
     };
     const b = config.breaker;

@@ -109,6 +109,11 @@ export const grpcClientSchema = z.strictObject({
    * connection fails or closes (a replica gone, a server's max connection age), at most this often.
    */
   dnsMinIntervalMs: z.number().int().positive().default(30_000),
+  /**
+   * A `dns:` target is also resolved again every this many ms while the channel is in use (a new
+   * replica in DNS gets calls without a connection closing first); 0: only on failure, as grpc-js.
+   */
+  resolveIntervalMs: msSchema.default(30_000),
   /** How long bootstrap waits for an `eager` channel to connect. */
   connectTimeoutMs: z.number().int().positive().default(5000),
 });
