@@ -5,7 +5,7 @@ import { Server, ServerCredentials, type ServiceDefinition } from '@grpc/grpc-js
 import { boot, type App } from '@svcboot/entry-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { grpcClient } from './index.js';
-import { DnsServer } from './test-support/dns-server.js';
+import { DnsServer } from '@svcboot/testkit';
 import {
   CallReplySchema,
   CallRequestSchema,

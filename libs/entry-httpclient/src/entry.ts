@@ -24,11 +24,13 @@ import {
   type UpstreamFailure,
 } from '@svcboot/entry-core';
 import { register, type Registry } from 'prom-client';
+import { AddressBalancer } from './address-balancer.js';
 import { parseBaseUrl, type BaseUrl } from './base-url.js';
 import { HttpClientSpanMiddleware } from './client-span.js';
 import { HttpClientCallError, httpClientErrors } from './errors.js';
 import { RequestHeaders } from './headers.js';
 import { addBreakerMetricsTo, HttpClientMetrics, httpBreakerMetrics } from './metrics.js';
+import { hostResolver } from './resolve-host.js';
 import { backoffMs, isIdempotent, RetryBudget } from './retry.js';
 import type { HttpClientConfig } from './schema.js';
 
@@ -89,6 +91,8 @@ export class HttpClientEntry implements Entry {
   private builtChain: CallChain | undefined;
   private registry: Registry = register;
   private closed = false;
+  /** With `loadBalancing: round_robin`: the dispatcher that spreads calls over the host's addresses. */
+  private readonly balancer: AddressBalancer | undefined;
 
   constructor(
     readonly config: HttpClientConfig,
@@ -109,6 +113,18 @@ export class HttpClientEntry implements Entry {
           minRequests: b.minRequests,
         })
       : undefined;
+    this.balancer =
+      config.loadBalancing === 'round_robin'
+        ? new AddressBalancer(
+            base,
+            hostResolver(config.dnsServer),
+            config.resolveIntervalMs,
+            (err) =>
+              ctx.logger.warn(
+                `${ctx.configPath}: resolving ${base.host} failed (${err instanceof Error ? err.message : String(err)}); calls keep the addresses known`,
+              ),
+          )
+        : undefined;
     this.budget = new RetryBudget(config.retry.budget.maxTokens, config.retry.budget.tokenRatio);
     const credentials = clientCredentials(config.auth, config.propagate.metadata);
     this.propagation = {
@@ -267,6 +283,21 @@ export class HttpClientEntry implements Entry {
     const deadline = call.deadline;
     const what = call.info.operation;
     const caller = init.signal ?? undefined;
+    if (this.balancer !== undefined) {
+      try {
+        await this.balancer.ready();
+      } catch (err) {
+        throw httpClientErrors.unavailable(
+          this.name,
+          this.config.baseUrl,
+          what,
+          `cannot resolve ${this.base.host}: ${whyFailed(err)}`,
+          err,
+        );
+      }
+      // undici's Dispatcher and the one Node's fetch types name are the same API, typed twice.
+      init = { ...init, dispatcher: this.balancer as unknown as RequestInit['dispatcher'] };
+    }
     for (let attempt = 1; ; attempt++) {
       const remaining = deadline - Date.now();
       if (remaining <= 0)
@@ -328,6 +359,12 @@ export class HttpClientEntry implements Entry {
 
   async interrupt(): Promise<void> {
     this.closed = true;
+    await this.balancer?.close();
+  }
+
+  /** With `loadBalancing: round_robin`, the addresses calls go to now; else []. */
+  get addresses(): string[] {
+    return this.balancer?.addresses ?? [];
   }
 
   bootstrapPayloads(): Record<string, unknown> {
