@@ -1,6 +1,15 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import {
+  credentials,
+  makeGenericClientConstructor,
+  status,
+  type Client,
+  type ServiceDefinition,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { boot, type App } from '@svcboot/entry-core';
+import { grpcEntry } from '@svcboot/entry-grpc';
 import { httpEntry } from '@svcboot/entry-http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpClientCallError, httpClient } from './index.js';
@@ -12,6 +21,21 @@ async function closedPort(): Promise<number> {
   await new Promise<void>((r) => s.close(() => r()));
   return port;
 }
+
+/** One unary method with JSON messages: a plain grpc-js service, no generated code. */
+const json = (v: unknown): Buffer => Buffer.from(JSON.stringify(v));
+const parse = (b: Buffer): unknown => JSON.parse(b.toString());
+const definition: ServiceDefinition = {
+  get: {
+    path: '/test.Front/Get',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: json,
+    requestDeserialize: parse,
+    responseSerialize: json,
+    responseDeserialize: parse,
+  },
+};
 
 describe("an httpclient's failure, rethrown by an httpserver handler", () => {
   let app: App;
@@ -64,5 +88,42 @@ httpserver: [{ name: api, port: 0, host: 127.0.0.1, loggerEntry: quiet }]
     const res = await fetch(`${front}/v1/open`);
     expect(res.status).toBe(503);
     expect(await res.text()).toContain('ECONNREFUSED');
+  });
+
+  it('rethrown by a gRPC handler: UNAVAILABLE with the generic message', async () => {
+    const port = await closedPort();
+    const grpcApp = await boot({
+      configText: `app: { name: grpc-front }
+logger: [{ name: quiet, level: error }]
+httpclient: [{ name: hidden, baseUrl: "http://127.0.0.1:${port}", timeoutMs: 5000 }]
+grpc: [{ name: front, port: 0, loggerEntry: quiet }]
+`,
+      argv: [],
+      env: {},
+    });
+    try {
+      grpcEntry(grpcApp, 'front').addService(definition, {
+        // An async handler that throws the client's error (recovery catches the rejection).
+        get: async () => {
+          await httpClient(grpcApp, 'hidden').fetch('/x');
+        },
+      });
+      await grpcApp.bootstrap();
+      const Front = makeGenericClientConstructor(definition, 'Front');
+      const client = new Front(
+        `127.0.0.1:${grpcEntry(grpcApp, 'front').port}`,
+        credentials.createInsecure(),
+      ) as unknown as Client & {
+        get(req: unknown, done: (err: ServiceError | null) => void): void;
+      };
+      const err = await new Promise<ServiceError | null>((resolve) =>
+        client.get({}, (e) => resolve(e)),
+      );
+      client.close();
+      expect(err?.code).toBe(status.UNAVAILABLE);
+      expect(err?.details).toBe('upstream "hidden" failed: 503');
+    } finally {
+      await grpcApp.shutdown('test');
+    }
   });
 });
