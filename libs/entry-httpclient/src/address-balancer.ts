@@ -66,6 +66,11 @@ export class AddressBalancer extends Dispatcher {
     });
   }
 
+  /** Whether the host has been resolved (calls can be dispatched). */
+  get resolved(): boolean {
+    return this.order.length > 0;
+  }
+
   /** The addresses in use now. */
   get addresses(): string[] {
     return [...this.upstreams.keys()];

@@ -283,21 +283,7 @@ export class HttpClientEntry implements Entry {
     const deadline = call.deadline;
     const what = call.info.operation;
     const caller = init.signal ?? undefined;
-    if (this.balancer !== undefined) {
-      try {
-        await this.balancer.ready();
-      } catch (err) {
-        throw httpClientErrors.unavailable(
-          this.name,
-          this.config.baseUrl,
-          what,
-          `cannot resolve ${this.base.host}: ${whyFailed(err)}`,
-          err,
-        );
-      }
-      // undici's Dispatcher and the one Node's fetch types name are the same API, typed twice.
-      init = { ...init, dispatcher: this.balancer as unknown as RequestInit['dispatcher'] };
-    }
+    const request = this.balancer === undefined ? init : await this.balanced(init, what);
     for (let attempt = 1; ; attempt++) {
       const remaining = deadline - Date.now();
       if (remaining <= 0)
@@ -308,7 +294,7 @@ export class HttpClientEntry implements Entry {
       let res: Response | undefined;
       let failure: unknown;
       try {
-        res = await fetch(url, signal === undefined ? init : { ...init, signal });
+        res = await fetch(url, signal === undefined ? request : { ...request, signal });
       } catch (err) {
         if (timeout?.aborted)
           throw httpClientErrors.deadline(
@@ -340,6 +326,28 @@ export class HttpClientEntry implements Entry {
       await res?.body?.cancel();
       await new Promise((r) => setTimeout(r, wait));
     }
+  }
+
+  /**
+   * `init` with the balancer as fetch's dispatcher, once the host was resolved (the first call
+   * waits for it; a failure is SVC_HTTPCLIENT_UNAVAILABLE and the next call tries again).
+   */
+  private async balanced(init: RequestInit, what: string): Promise<RequestInit> {
+    const balancer = this.balancer as AddressBalancer;
+    if (!balancer.resolved)
+      try {
+        await balancer.ready();
+      } catch (err) {
+        throw httpClientErrors.unavailable(
+          this.name,
+          this.config.baseUrl,
+          what,
+          `cannot resolve ${this.base.host}: ${whyFailed(err)}`,
+          err,
+        );
+      }
+    // undici's Dispatcher and the one Node's fetch types name are the same API, typed twice.
+    return { ...init, dispatcher: balancer as unknown as RequestInit['dispatcher'] };
   }
 
   /** The call's whole time, for the deadline error's message. */
