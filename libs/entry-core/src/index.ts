@@ -137,6 +137,11 @@ export { allWorkersReady } from './cluster/readiness.js';
 export { WORKER_ENV } from './cluster/protocol.js';
 export { IdleConnections, DRAIN_IDLE_CLOSE_MS } from './http/idle-connections.js';
 export {
+  ListenerQuiet,
+  LISTENER_QUIET_MS,
+  LISTENER_QUIET_MAX_MS,
+} from './http/quiet-listener.js';
+export {
   compressionSchema,
   compressBody,
   isCompressible,
@@ -215,6 +220,7 @@ export {
 export {
   CallRejection,
   httpStatusOf,
+  httpStatusOfRejection,
   type RejectStatus,
   type RejectionSource,
 } from './middleware/rejection.js';
@@ -304,6 +310,7 @@ export {
   type MatchedRoute,
 } from './http/route.js';
 export { serveThroughChain } from './http/chain-route.js';
+export { plainPeer, socketPeer } from './http/peer.js';
 export {
   CommonService,
   type CommonServiceOptions,
@@ -384,3 +391,6 @@ export { ReloadMetric, RELOADS_METRIC, type ReloadOutcome } from './reload/metri
 export { refusedReload, type ConfigChange, type EntryReload } from './reload/entry-reload.js';
 export { reloadServerEntry } from './reload/server-reload.js';
 export { changedPaths } from './reload/diff.js';
+export { loadSheddingSchema, type LoadSheddingOptions } from './overload/schema.js';
+export { LoadShedding, SHED_HTTP_STATUS, type ShedReason } from './overload/load-shedding.js';
+export { LOAD_SAMPLE_INTERVAL_MS } from './overload/event-loop-load.js';

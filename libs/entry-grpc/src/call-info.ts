@@ -13,11 +13,6 @@ export function splitPath(path: string): { service: string; method: string } {
   return { service: path.slice(1, slash), method: path.slice(slash + 1) };
 }
 
-/** `::ffff:127.0.0.1:5000` (an IPv4 peer of a dual-stack listener) → `127.0.0.1:5000`. */
-export function plainPeer(peer: string): string {
-  return peer.startsWith('::ffff:') ? peer.slice(7) : peer;
-}
-
 /** The per-method part of a gRPC call's CallInfo; the adapter adds the per-call fields. */
 export function grpcCallInfo(path: string, type: GrpcType): CallInfo {
   const { service, method } = splitPath(path);

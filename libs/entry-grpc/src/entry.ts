@@ -26,6 +26,7 @@ import {
   HealthRoutes,
   workersRegistry,
   IdleConnections,
+  LISTENER_QUIET_MAX_MS,
   type CallChain,
   type CallMiddleware,
   type Entry,
@@ -35,6 +36,7 @@ import {
   reloadServerEntry,
   type ConfigChange,
   type EntryReload,
+  plainPeer,
 } from '@svcboot/entry-core';
 import Koa from 'koa';
 import { Registry } from 'prom-client';
@@ -53,7 +55,6 @@ import { Gateway } from './gateway/gateway.js';
 import { responseCompression, watchAcceptEncoding } from './grpc-compression.js';
 import { GrpcWebBridge, routeGrpcWebStreams, stripGrpcWebPeer } from './grpc-web.js';
 import { ConnectBridge, routeConnectStreams } from './connect/bridge.js';
-import { plainPeer } from './call-info.js';
 import { refuseUpgrade } from './gateway/websocket.js';
 import { grpcTransport } from './call-transport.js';
 import { codeOfHttpStatus, codeOfRejection } from './codes.js';
@@ -261,6 +262,7 @@ export class GrpcEntry implements Entry {
       registry: this.registry,
       transport: grpcTransport,
       added: this.added,
+      loadShedding: this.config.loadShedding,
     });
     return this.builtChain;
   }
@@ -484,7 +486,10 @@ export class GrpcEntry implements Entry {
         }
         // Responses sent while draining (from the app's shutdown on: readiness is false through
         // the drain delay) ask HTTP/1.1 clients to close their connection.
-        if (this.draining || !this.ctx.isReady()) res.setHeader('Connection', 'close');
+        // Not while the listener waits to close (ListenerQuiet): a client told to close would
+        // reconnect, and the listener's close would reset that connection.
+        if ((this.draining || !this.ctx.isReady()) && listener.quiet.closesConnections)
+          res.setHeader('Connection', 'close');
         if (
           grpcWeb?.serve(
             req,
@@ -564,10 +569,15 @@ export class GrpcEntry implements Entry {
     this.draining = true;
     this.health.notify();
     this.health.endWatches();
-    r.listener.stopAccepting();
-    this.gateway?.closeWebSockets();
     // Leave a little of the budget for closing what will not drain by itself.
-    const graceMs = Math.max(0, Math.min(lc.timeoutMs, this.config.shutdownTimeoutMs) - 500);
+    const budgetMs = Math.max(0, Math.min(lc.timeoutMs, this.config.shutdownTimeoutMs) - 500);
+    const started = Date.now();
+    await r.listener.stopAcceptingWhenQuiet({
+      maxMs: Math.min(LISTENER_QUIET_MAX_MS, budgetMs / 4),
+      signal: lc.signal,
+    });
+    const graceMs = Math.max(0, budgetMs - (Date.now() - started));
+    this.gateway?.closeWebSockets();
     // HTTP/2: GOAWAY naming the last stream taken; those calls complete, later ones go elsewhere.
     r.grpcWeb?.close();
     r.connect?.close();

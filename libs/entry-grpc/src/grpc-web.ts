@@ -7,7 +7,7 @@ import {
 import http2 from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Duplex, Transform, type TransformCallback } from 'node:stream';
-import { plainPeer } from './call-info.js';
+import { plainPeer } from '@svcboot/entry-core';
 
 /**
  * gRPC-Web (`application/grpc-web[+proto]` and `application/grpc-web-text[+proto]`) on the entry's

@@ -15,9 +15,10 @@ import {
   type CallChain,
   type CallHeaders,
   type CallInfo,
+  plainPeer,
 } from '@svcboot/entry-core';
 import { codeName, codeOfRejection } from './codes.js';
-import { grpcCallInfo, grpcTypeOf, plainPeer } from './call-info.js';
+import { grpcCallInfo, grpcTypeOf } from './call-info.js';
 import { GRPC_WEB_PEER_HEADER, bridgedCallOf } from './grpc-web.js';
 
 /** Where a handler finds its call's context: `callContextOf(call)`. */
@@ -269,6 +270,8 @@ class MiddlewareCall
       ...this.info,
       remoteAddr: peerOf(this.next),
       userAgent: firstValue(md, 'user-agent'),
+      // (a gRPC-Web or Connect call's is the browser's Host: the bridge passes it on)
+      authority: this.next.getHost(),
     };
     const webPeer = md.get(GRPC_WEB_PEER_HEADER);
     if (webPeer.length > 0) {

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
+import { ListenerQuiet } from '@svcboot/entry-core';
 
 /** Where a connection goes once its protocol is known. */
 export interface ConnectionSinks {
@@ -66,6 +67,8 @@ export const HEALTH_RESERVE = 16;
  */
 export class OnePortListener {
   private readonly server: net.Server;
+  /** Whether responses may close their connection now (false while the listener waits to close). */
+  readonly quiet: ListenerQuiet;
   private readonly sockets = new Set<net.Socket>();
 
   private readonly overflow = new WeakSet<object>();
@@ -128,6 +131,7 @@ export class OnePortListener {
         if (track(socket)) sniff(socket, sinks, handshakeTimeoutMs);
       });
     }
+    this.quiet = new ListenerQuiet(this.server);
   }
 
   listen(port: number, host?: string): Promise<number> {
@@ -145,6 +149,15 @@ export class OnePortListener {
   stopAccepting(): void {
     // close() would only call back once every connection is gone; the entry drains those itself.
     if (this.server.listening) this.server.close();
+  }
+
+  /**
+   * Stops accepting once no connection has come for a moment (ListenerQuiet: closing the listener
+   * resets the connections the kernel holds for it, each with a request already sent).
+   */
+  async stopAcceptingWhenQuiet(options: { maxMs?: number; signal?: AbortSignal }): Promise<void> {
+    await this.quiet.settle(options);
+    this.stopAccepting();
   }
 
   /**

@@ -8,16 +8,21 @@ import {
   type CallChain,
   type CallHeaders,
   type CallInfo,
+  plainPeer,
 } from '@svcboot/entry-core';
 import { codeName } from './codes.js';
-import { plainPeer } from './call-info.js';
 import { wasIntercepted } from './interceptor.js';
 
 /**
  * One CallInfo for every call to a method the server does not have: the path asked for is in the
  * record (apiPath), but metric labels stay bounded whatever paths clients send.
  */
-function unknownMethodInfo(path: string, remoteAddr: string, userAgent: string): CallInfo {
+function unknownMethodInfo(
+  path: string,
+  remoteAddr: string,
+  userAgent: string,
+  authority: string | undefined,
+): CallInfo {
   return {
     operation: 'unknown method',
     remoteAddr,
@@ -29,6 +34,7 @@ function unknownMethodInfo(path: string, remoteAddr: string, userAgent: string):
     grpcService: 'unknown',
     grpcMethod: 'unknown',
     grpcType: 'UnaryServer',
+    authority,
   };
 }
 
@@ -86,11 +92,9 @@ export function recordRefusedCalls(server: Server, chain: CallChain): number {
           : plainPeer(`${socket.remoteAddress}:${socket.remotePort ?? ''}`);
       const ua = headers['user-agent'] ?? '';
       const refused = new RefusedCall(headers, stream, status);
-      startCall(
-        chain,
-        new CallContext(unknownMethodInfo(String(headers[':path'] ?? ''), remote, ua), refused),
-        refused,
-      );
+      const path = String(headers[':path'] ?? '');
+      const info = unknownMethodInfo(path, remote, ua, headers[':authority'] ?? headers.host);
+      startCall(chain, new CallContext(info, refused), refused);
     });
   }
   return servers.size;

@@ -98,6 +98,13 @@ describe('grpc entry options', () => {
       connect: { enabled: false },
       grpcCompression: { send: 'identity', minBytes: 1024, level: 6 },
       errorModel: 'grpcGateway',
+      loadShedding: {
+        enabled: true,
+        maxInFlight: 5000,
+        maxEventLoopDelayMs: 500,
+        maxEventLoopUtilization: 0.95,
+        retryAfterS: 1,
+      },
       compression: {
         enabled: false,
         minBytes: 1024,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { grpcCompressionSchema } from './grpc-compression.js';
 import {
   compressionSchema,
+  loadSheddingSchema,
   entryBaseShape,
   middlewareSchema,
   msSchema,
@@ -96,6 +97,9 @@ export const grpcSchema = z.strictObject({
     .describe(
       "The JSON error body of the gateway's errors: `grpcGateway` (google.rpc.Status as grpc-gateway writes it, `{code, message, details}`), `google` (Google's JSON API error) or `amazon`.",
     ),
+  loadShedding: loadSheddingSchema.describe(
+    'Load shedding of gRPC, gRPC-Web and gateway calls: RESOURCE_EXHAUSTED (gRPC) or 503 with Retry-After (HTTP) past maxInFlight calls or while the event loop is overloaded; /livez, /readyz, grpc.health.v1 and the metrics path are never shed (on by default)',
+  ),
   compression: compressionSchema.describe(
     'gzip/brotli for gateway (and UI) responses by Accept-Encoding (grpcCompression is for gRPC messages)',
   ),

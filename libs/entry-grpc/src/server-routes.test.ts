@@ -131,7 +131,7 @@ describe('grpc entry: common service, pprof and static files on its one port', (
     expect(ops).toEqual(
       expect.arrayContaining([
         'GET /svc/v1/ready 200',
-        'GET /svc/v1/info Unauthenticated',
+        'GET /svc/v1/info 401',
         'GET /svc/v1/info 200',
         'GET /svc/v1/gc 501',
         'POST /svc/v1/ready 405',

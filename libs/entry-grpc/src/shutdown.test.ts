@@ -7,6 +7,7 @@ import {
   isListening,
   plainEnv,
   sigtermUnderKeepAliveLoad,
+  sigtermUnderSharedAgentLoad,
   waitFor,
 } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -106,5 +107,43 @@ describe('grpc entry: SIGTERM under keep-alive gateway load, with the defaults',
     expect(await heldClosed).toBe(0);
     expect(trailers['grpc-status']).toBe('0');
     expect(Buffer.concat(chunks).toString('latin1')).toContain('pong held');
+  });
+});
+
+describe('grpc entry (gateway): SIGTERM under one keep-alive http.Agent (8 sockets, 16 looping GETs), with the defaults', () => {
+  it('loses no request: the client is refused only once the app stops listening, no request it sent is reset, and the app exits 0', async () => {
+    const port = await freePort();
+    const child = Child.start(
+      process.execPath,
+      [
+        '--conditions=svcboot-source',
+        '--import',
+        'tsx',
+        path.join(here, 'test-support/sigterm-app.ts'),
+      ],
+      { cwd: path.join(here, '..'), env: plainEnv({ PORT: String(port) }) },
+    );
+    cleanups.push(() => child.kill());
+    await waitFor(
+      'the app to listen',
+      async () => child.stdout.includes('listening on port') && (await isListening(port)),
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    // The client goes on through the drain (no load balancer takes the app out): each response
+    // that says Connection: close makes it open a new connection, up to the listener's close,
+    // which resets every connection the kernel had completed for it (7 per run on main).
+    const r = await sigtermUnderSharedAgentLoad(child, {
+      port,
+      path: '/v1/shelves/s1',
+      maxSockets: 8,
+    });
+    const summary = JSON.stringify({
+      ...r,
+      lost: r.lost.slice(0, 10),
+      stdout: child.stdout.slice(-1500),
+    });
+    expect(r.lost, summary).toEqual([]);
+    expect(r.closedAfterSignal, summary).toBeGreaterThan(0);
+    expect(r.exitCode, summary).toBe(0);
   });
 });

@@ -229,6 +229,7 @@ describe('the trace middleware on a grpc entry, exported over OTLP/HTTP protobuf
       'url.path': '/v1/shelves/s1',
       'http.response.status_code': 200,
       'server.address': '127.0.0.1',
+      'server.port': Number(new URL(running.base).port),
       'network.peer.address': '127.0.0.1',
     });
     expect(s.attributes['network.peer.port']).toBeGreaterThan(0);
@@ -286,6 +287,18 @@ describe('the trace middleware on a grpc entry, exported over OTLP/HTTP protobuf
     expect(denied.error?.code).toBe(7);
     expect(denied.error?.metadata.get('x-trace-id')).toHaveLength(1);
 
+    // A method the server does not have: grpc-js answers UNIMPLEMENTED, the chain still sees it.
+    const unknown = await new Promise<number>((resolve) =>
+      running!.client.makeUnaryRequest(
+        '/test.v1.Library/Nope',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.alloc(0),
+        (err) => resolve(err ? err.code : 0),
+      ),
+    );
+    expect(unknown).toBe(12);
+
     const stream = running.client['ListBooks']!({ shelf: 's1', count: 2 }) as NodeJS.EventEmitter;
     const streamHeaders = await new Promise<Metadata>((resolve) =>
       stream.once('metadata', resolve),
@@ -339,6 +352,18 @@ describe('the trace middleware on a grpc entry, exported over OTLP/HTTP protobuf
       'rpc.service': 'test.v1.Library',
       'rpc.method': 'Ping',
       'rpc.grpc.status_code': 0,
+      // OpenTelemetry's RPC server span: the server the client addressed (its :authority) and
+      // the client's address (IPv4 form, though the listener is dual-stack)
+      'server.address': '127.0.0.1',
+      'server.port': Number(new URL(running.base).port),
+      'network.peer.address': '127.0.0.1',
+    });
+    expect(traced.attributes['network.peer.port']).toBeGreaterThan(0);
+    expect(byName(receiver.spans, 'unknown/unknown')[0]?.attributes).toMatchObject({
+      'rpc.grpc.status_code': 12,
+      'server.address': '127.0.0.1',
+      'server.port': Number(new URL(running.base).port),
+      'network.peer.address': '127.0.0.1',
     });
     expect(traced.attributes['http.request.method']).toBeUndefined();
     expect(traced.status.code).toBe(0);

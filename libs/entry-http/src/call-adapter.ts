@@ -13,8 +13,9 @@ import {
   errorBody,
   googleStatusName,
   grpcStatusOfHttp,
+  socketPeer,
   type CallBodySource,
-  httpStatusOf as rejectionStatus,
+  httpStatusOfRejection,
   upstreamFailureOf,
   type ErrorModel,
   type CallChain,
@@ -124,7 +125,7 @@ class KoaCall implements CallHeaders, CallBodySource, CallAdapter {
       ctx.state.error = call.error;
       ctx.app.emit('error', call.error, ctx);
     } else ctx.state.error = rejection;
-    const httpStatus = rejectionStatus(rejection.status);
+    const httpStatus = httpStatusOfRejection(rejection);
     ctx.status = httpStatus;
     ctx.set(rejection.headers);
     ctx.body = errorBody(this.model, {
@@ -156,7 +157,7 @@ export function callMiddleware(
     const req = ctx.req;
     const info: CallInfo = {
       operation: `${ctx.method} ${ctx.path}`,
-      remoteAddr: `${req.socket.remoteAddress ?? ''}:${req.socket.remotePort ?? ''}`,
+      remoteAddr: socketPeer(req.socket),
       apiMethod: ctx.method,
       apiPath: ctx.path,
       apiProtocol: `HTTP/${req.httpVersion}`,

@@ -18,6 +18,8 @@ import {
   HealthRoutes,
   workersRegistry,
   IdleConnections,
+  ListenerQuiet,
+  LISTENER_QUIET_MAX_MS,
   type CallChain,
   type CallMiddleware,
   type Entry,
@@ -51,6 +53,7 @@ export class HttpEntry implements Entry {
   readonly registry = new Registry();
   private server: http.Server | undefined;
   private connections: IdleConnections | undefined;
+  private quiet: ListenerQuiet | undefined;
   private boundPort = -1;
   private draining = false;
   private readonly added: OrderedMiddleware[] = [];
@@ -119,6 +122,7 @@ export class HttpEntry implements Entry {
       registry: this.registry,
       // Plain HTTP calls: the basic record payloads, no metric families of their own.
       transport: basicTransport,
+      loadShedding: config.loadShedding,
     }));
     // User middleware added with koa.use() before bootstrap runs inside ours.
     const userMiddleware = this.koa.middleware.splice(0);
@@ -173,6 +177,7 @@ export class HttpEntry implements Entry {
     );
     server.keepAliveTimeout = config.keepAliveTimeoutMs;
     this.connections = new IdleConnections(server);
+    this.quiet = new ListenerQuiet(server);
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => {
         reject(
@@ -228,6 +233,12 @@ export class HttpEntry implements Entry {
     const connections = this.connections;
     if (!server || !connections) return void (await pushed);
     this.draining = true;
+    // Closing the listener resets the connections the kernel holds for it: first a moment with no
+    // new one, keep-alive responses meanwhile (ListenerQuiet).
+    await this.quiet?.settle({
+      maxMs: Math.min(LISTENER_QUIET_MAX_MS, this.shutdownTimeoutMs / 4),
+      signal: lifecycle.signal,
+    });
     // net.Server's close: http.Server's would close idle keep-alive connections at once, resetting
     // a request a client has just sent on one.
     const closed = new Promise<void>((resolve) =>
@@ -246,6 +257,7 @@ export class HttpEntry implements Entry {
       server.close(() => undefined);
       this.server = undefined;
       this.connections = undefined;
+      this.quiet = undefined;
       await pushed;
     }
     // The calls have ended: middlewares flush what they hold (the trace middleware's spans).
@@ -255,13 +267,16 @@ export class HttpEntry implements Entry {
   /**
    * While the app drains, responses close their connection, so keep-alive clients reconnect
    * (elsewhere) instead of meeting a reset when the server goes. Checked again after the
-   * handler, for requests that were already running when shutdown began.
+   * handler, for requests that were already running when shutdown began. Not while the listener
+   * waits to close (ListenerQuiet): a client told to close would reconnect, and the listener's
+   * close would reset that connection.
    */
   private closeWhileDraining(): Koa.Middleware {
+    const closes = (): boolean => !this.ctx.isReady() && this.quiet?.closesConnections !== false;
     return async (ctx, next) => {
-      if (!this.ctx.isReady()) ctx.set('Connection', 'close');
+      if (closes()) ctx.set('Connection', 'close');
       await next();
-      if (!this.ctx.isReady() && !ctx.headerSent) ctx.set('Connection', 'close');
+      if (closes() && !ctx.headerSent) ctx.set('Connection', 'close');
     };
   }
 

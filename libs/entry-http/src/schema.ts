@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   compressionSchema,
+  loadSheddingSchema,
   entryBaseShape,
   errorModelSchema,
   middlewareSchema,
@@ -75,6 +76,9 @@ export const httpEntrySchema = z.strictObject({
     .describe(
       'The JSON error body of rejections, recovered exceptions, 404s and 405s: `google` or `amazon`.',
     ),
+  loadShedding: loadSheddingSchema.describe(
+    'Load shedding: 503 with Retry-After past maxInFlight calls or while the event loop is overloaded; /livez, /readyz and the metrics path are never shed (on by default)',
+  ),
   compression: compressionSchema.describe(
     'gzip/brotli for responses, negotiated by Accept-Encoding (off by default).',
   ),

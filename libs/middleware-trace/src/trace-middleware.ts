@@ -193,8 +193,13 @@ function startAttributes(call: CallContext): Attributes {
     attributes['http.request.method'] = info.apiMethod;
     attributes['url.path'] = info.apiPath;
   }
-  const host = call.headers.get('host');
-  if (host) attributes['server.address'] = hostOnly(host);
+  // The server the client addressed (OpenTelemetry's HTTP and RPC server conventions both ask
+  // for it): HTTP's Host, gRPC's :authority.
+  const authority = info.authority ?? call.headers.get('host');
+  if (authority) {
+    const port = splitAuthority(authority, attributes);
+    if (port > 0) attributes['server.port'] = port;
+  }
   const peer = info.remoteAddr;
   const colon = peer.lastIndexOf(':');
   if (colon > 0) {
@@ -220,14 +225,29 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** `example.com:8080` → `example.com`; `[::1]:8080` → `::1`. */
-function hostOnly(host: string): string {
-  if (host.startsWith('[')) {
-    const end = host.indexOf(']');
-    return end > 0 ? host.slice(1, end) : host;
+/**
+ * Sets `server.address` from an authority (`example.com:8080` → `example.com`, `[::1]:8080` →
+ * `::1`) and returns its port (0 when it names none).
+ */
+function splitAuthority(authority: string, attributes: Attributes): number {
+  let host = authority;
+  let rest = '';
+  if (authority.startsWith('[')) {
+    const end = authority.indexOf(']');
+    if (end > 0) {
+      host = authority.slice(1, end);
+      rest = authority.slice(end + 1);
+    }
+  } else {
+    const colon = authority.indexOf(':');
+    if (colon >= 0) {
+      host = authority.slice(0, colon);
+      rest = authority.slice(colon);
+    }
   }
-  const colon = host.indexOf(':');
-  return colon < 0 ? host : host.slice(0, colon);
+  attributes['server.address'] = host;
+  const port = rest.startsWith(':') ? Number(rest.slice(1)) : 0;
+  return Number.isInteger(port) && port > 0 && port < 65536 ? port : 0;
 }
 
 function unbracket(address: string): string {

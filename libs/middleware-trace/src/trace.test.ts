@@ -159,6 +159,40 @@ describe('TraceMiddleware', () => {
     ]);
   });
 
+  it("names the server the client addressed: a gRPC call's :authority (CallInfo.authority), else Host; an IPv6 authority unbracketed; no port when it names none", () => {
+    const exporter = new InMemorySpanExporter();
+    const { mw } = tracing(exporter);
+    const end = (i: CallInfo, h: Record<string, string> = {}) => {
+      const call = new CallContext(i, headers(h));
+      const chain = new CallChain([mw]);
+      chain.before(call);
+      call.resCode = i.grpcService === undefined ? '200' : 'OK';
+      chain.after(call);
+    };
+    end({ ...info, authority: 'api.example.com:8443' }, { host: 'ignored.example.com:1' });
+    end({ ...info, authority: '[::1]:50051' });
+    const http: CallInfo = {
+      ...info,
+      operation: 'GET /v1/x',
+      apiMethod: 'GET',
+      apiPath: '/v1/x',
+      grpcService: undefined,
+      grpcMethod: undefined,
+      grpcType: undefined,
+    };
+    end(http, { host: 'example.com' });
+    end(http);
+    const spans = exporter.getFinishedSpans() as ReadableSpan[];
+    expect(spans.map((s) => [s.attributes['server.address'], s.attributes['server.port']])).toEqual(
+      [
+        ['api.example.com', 8443],
+        ['::1', 50051],
+        ['example.com', undefined],
+        [undefined, undefined],
+      ],
+    );
+  });
+
   it('while the SDK loads, a call waits for it and then gets its span', async () => {
     const provider = new BasicTracerProvider();
     let settle!: () => void;

@@ -10,6 +10,7 @@ import { ALL, APP, expectStatus, header, target } from './suite.js';
 import {
   SECRET_DETAIL,
   isBuiltin,
+  recordsHttpStatus,
   speaksGrpc,
   startTarget,
   type Answer,
@@ -82,11 +83,8 @@ describe.each(
     } finally {
       records = await started.stop();
     }
-    const httpCodes = t === 'httpserver' || t === 'builtin-http';
-    // (a grpc entry's built-in routes give a refusal's gRPC name but an answer's HTTP status)
-    expect(seen).toEqual(
-      httpCodes ? ['401', '200'] : ['Unauthenticated', t === 'builtin-grpc' ? '200' : 'OK'],
-    );
+    const httpCodes = recordsHttpStatus(t);
+    expect(seen).toEqual(httpCodes ? ['401', '200'] : ['Unauthenticated', 'OK']);
     const refused = records.filter(
       (r) => (r['ids'] as { requestId?: string })?.requestId === 'use-1',
     );
@@ -113,8 +111,7 @@ describe.each(ALL)('a middleware that fails on %s', (t) => {
       records = await started.stop();
     }
     const rec = records.find((r) => (r['ids'] as { requestId?: string })?.requestId === 'fail-1');
-    // (a grpc entry's built-in routes record a bug's HTTP 500, where they record a refusal's gRPC name)
-    expect(rec?.['resCode']).toBe(t === 'httpserver' || isBuiltin(t) ? '500' : 'Internal');
+    expect(rec?.['resCode']).toBe(recordsHttpStatus(t) ? '500' : 'Internal');
     expect(JSON.stringify(rec)).toContain(SECRET_DETAIL);
   });
 });
@@ -172,8 +169,8 @@ describe.each(ALL)('rateLimit under concurrency on %s', (t) => {
       (r) => (r['pairs'] as { rejectedBy?: string } | undefined)?.rejectedBy === 'rateLimit',
     );
     expect(refused).toHaveLength(80);
-    // an httpserver entry records HTTP statuses, a grpc entry gRPC codes (its built-in routes too)
-    const code = t === 'httpserver' || t === 'builtin-http' ? '429' : 'ResourceExhausted';
+    // an HTTP route's call records its HTTP status, a gRPC method's call its gRPC code
+    const code = recordsHttpStatus(t) ? '429' : 'ResourceExhausted';
     expect(new Set(refused.map((r) => r['resCode']))).toEqual(new Set([code]));
     expect(refused[0]).toMatchObject({
       pairs: { rejectedBy: 'rateLimit', rejectReason: 'over_limit' },

@@ -6,7 +6,7 @@ import { ALL, expectStatus, header, target } from './suite.js';
 import {
   HTTP_TRANSPORTS,
   isBuiltin,
-  speaksGrpc,
+  recordsHttpStatus,
   startTarget,
   type TransportName,
 } from './transports.js';
@@ -48,9 +48,12 @@ describe.each(ALL)('logging and prom on %s', (t) => {
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({
       operation: started.operation,
-      resCode: speaksGrpc(t) || t === 'gateway' ? 'OK' : '200',
+      resCode: recordsHttpStatus(t) ? '200' : 'OK',
       eventStatus: 'Ended',
     });
+    // The client's address in its IPv4 form on every transport, whether the listener is
+    // dual-stack (a grpc entry's: Node reports `::ffff:127.0.0.1`) or IPv4 only (the httpserver's).
+    expect(calls[0]?.['remoteAddr']).toMatch(/^127\.0\.0\.1:\d+$/);
   });
 });
 
@@ -147,10 +150,17 @@ describe.each(ALL)('trace spans on %s', (t) => {
         'http.request.method': 'GET',
         'http.response.status_code': 200,
         'url.path': isBuiltin(t) ? '/svc/v1/info' : '/v1/say',
-        'server.address': '127.0.0.1',
       });
-    // (a grpc entry's built-in routes give the socket's IPv4-mapped form, the others the IPv4 one)
-    expect(attributes['network.peer.address']).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
+    // OpenTelemetry's server span conventions, HTTP and RPC alike (semantic-conventions
+    // docs/rpc/rpc-spans.md: server.address Required, server.port Conditionally Required on an
+    // RPC server span): the server the client addressed (Host, gRPC's :authority), and the
+    // client's address in its IPv4 form whatever the listener (no IPv4-mapped `::ffff:`).
+    expect(attributes).toMatchObject({
+      'server.address': '127.0.0.1',
+      'server.port': Number(new URL(started.base).port),
+      'network.peer.address': '127.0.0.1',
+    });
+    expect(attributes['network.peer.port']).toBeGreaterThan(0);
     expect(ok?.['resource']).toMatchObject({
       'service.name': 'conformance',
       'service.version': '1.2.3',

@@ -61,6 +61,17 @@ export function speaksGrpc(t: TransportName): boolean {
   return t === 'grpc' || t === 'grpc-web';
 }
 
+/**
+ * Where a call's record (and `call.resCode`) gives the HTTP status it was answered with (`200`,
+ * `401`) rather than a gRPC code name (`OK`, `Unauthenticated`): an HTTP route's call, whose
+ * operation is `METHOD path` (an httpserver route, either entry's built-in routes). A gRPC,
+ * gRPC-Web or gateway call is a call of a gRPC method (SPEC.md 2.10: its operation is the method's
+ * full name) and gives its gRPC code, as rk-grpc's gateway calls do; rk-gin's give the status.
+ */
+export function recordsHttpStatus(t: TransportName): boolean {
+  return t === 'httpserver' || isBuiltin(t);
+}
+
 /** A built-in route (no handler of the app's, GET only). */
 export function isBuiltin(t: TransportName): boolean {
   return t === 'builtin-grpc' || t === 'builtin-http';

@@ -50,3 +50,8 @@ export { RecordingPushgateway, type Received as PushReceived } from './pushgatew
 export { writeSelfSignedCert } from './tls.js';
 export { bufBinary, BUF_VERSION } from './buf.js';
 export { DnsServer } from './dns-server.js';
+export {
+  sigtermUnderSharedAgentLoad,
+  type SharedAgentLoadResult,
+} from './shared-agent-load.js';
+export { driveOverload, quantile, type OverloadResult } from './overload-load.js';

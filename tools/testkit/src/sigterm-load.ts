@@ -12,13 +12,15 @@ export interface KeepAliveOutcome {
   status?: number;
   /** The response's Connection header. */
   connection?: string;
+  /** A 503 with Retry-After: shed by the app's load shedding, an answer (not a lost request). */
+  shed?: boolean;
   /** The client-side error when there was no response (`ECONNRESET`, `socket hang up`, …). */
   error?: string;
 }
 
 export interface SigtermLoadResult {
   outcomes: KeepAliveOutcome[];
-  /** Requests that did not end in `expectStatus`: what the test counts as lost. */
+  /** Requests that did not end in `expectStatus` (or a shed 503): what the test counts as lost. */
   failures: KeepAliveOutcome[];
   /** What the readiness probe saw that made the "load balancer" stop opening connections. */
   readiness: number | string;
@@ -65,6 +67,8 @@ export async function sigtermUnderKeepAliveLoad(
         res.on('end', () => {
           outcome.status = res.statusCode;
           outcome.connection = String(res.headers.connection ?? '');
+          if (res.statusCode === 503 && res.headers['retry-after'] !== undefined)
+            outcome.shed = true;
           resolve(outcome);
         });
         res.on('error', (err: NodeJS.ErrnoException) => {
@@ -125,6 +129,6 @@ export async function sigtermUnderKeepAliveLoad(
   await Promise.all(workers);
   await options.beforeExit?.();
   const exitCode = await child.waitForExit(30_000);
-  const failures = outcomes.filter((o) => o.status !== expectStatus);
+  const failures = outcomes.filter((o) => o.status !== expectStatus && o.shed !== true);
   return { outcomes, failures, readiness, exitCode };
 }

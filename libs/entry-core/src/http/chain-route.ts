@@ -8,7 +8,8 @@ import {
   type CallHeaders,
   type CallInfo,
 } from '../middleware/call.js';
-import { httpStatusOf, type CallRejection } from '../middleware/rejection.js';
+import { httpStatusOfRejection, type CallRejection } from '../middleware/rejection.js';
+import { socketPeer } from './peer.js';
 import { queryOf, sendError, type MatchedRoute, type ServerRoutes } from './route.js';
 
 /** One built-in route call on node:http: its headers and its adapter for the call driver. */
@@ -51,12 +52,13 @@ class RouteCall implements CallHeaders, CallAdapter {
     this.routes.refuse(
       this.req,
       this.res,
-      httpStatusOf(rejection.status),
+      httpStatusOfRejection(rejection),
       rejection,
       this.requestId,
     );
-    // A refusal's code is its status name; a failed `before` (a bug) is the 500 it got.
-    endCall(call, call.rejection === rejection ? rejection.status : String(this.res.statusCode));
+    // An HTTP call's code is the HTTP status it was answered with (as on an httpserver entry): a
+    // refusal's (401, 429 …), a failed `before`'s (a bug) 500.
+    endCall(call, String(this.res.statusCode));
   }
 
   /** A CORS preflight's 204: the headers set so far and the answer's own, no body. */
@@ -79,8 +81,8 @@ class RouteCall implements CallHeaders, CallAdapter {
  * through the call driver: the middlewares' `before`s run first (awaited when asynchronous), so
  * a guard (auth, rate limit) can refuse it (`httpStatusOf(status)`, its headers, the error body of
  * the entry's error model, `routes.errorBody`) and CORS can answer its preflight (204); the
- * `after`s run once it is answered, with `resCode` the HTTP status (the rejection's status name
- * when refused) and the route's template as `restPath` and in the operation (`GET /svc/v1/info`,
+ * `after`s run once it is answered, with `resCode` the HTTP status it was answered with (a
+ * refusal's too, as on an httpserver entry) and the route's template as `restPath` and in the operation (`GET /svc/v1/info`,
  * `GET /static/*`).
  */
 export async function serveThroughChain(
@@ -94,7 +96,7 @@ export async function serveThroughChain(
   const method = req.method ?? '';
   const info: CallInfo = {
     operation: `${method} ${matched.template}`,
-    remoteAddr: `${req.socket.remoteAddress ?? ''}:${req.socket.remotePort ?? ''}`,
+    remoteAddr: socketPeer(req.socket),
     apiMethod: method,
     apiPath: pathname,
     apiProtocol: `HTTP/${req.httpVersion}`,

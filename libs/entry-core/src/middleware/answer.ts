@@ -13,7 +13,7 @@ import { CallRejection, type RejectionSource } from './rejection.js';
  */
 export class CallAnswer extends CallRejection {
   constructor(
-    readonly httpStatus: number,
+    override readonly httpStatus: number,
     headers: Readonly<Record<string, string>> = {},
     source?: RejectionSource,
   ) {

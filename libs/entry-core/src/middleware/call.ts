@@ -33,6 +33,11 @@ export interface CallInfo {
   /** The route template (`/v1/user/:id`), for metric labels. */
   restPath?: string;
   /**
+   * The host (and port) the client addressed where the request headers carry no `Host`: a gRPC
+   * or gRPC-Web call's `:authority` (gRPC metadata has no pseudo-headers). Not a record payload.
+   */
+  authority?: string;
+  /**
    * True on a route the entry serves itself for probes and scraping (`/livez`, `/readyz`, the
    * metrics path, `grpc.health.v1.Health`), not on the app's own: guards (auth, jwt) let it pass
    * without credentials. Not a record payload.
@@ -370,7 +375,7 @@ export class ChainStage {
   /** The middlewares' around steps as one (see CallMiddleware.around); undefined when none has one. */
   readonly around: AroundStep | undefined;
   /** Calls the driver started in this stage that have not ended. */
-  private inFlight = 0;
+  private running = 0;
   /** What runs once the stage, swapped out, has no call in flight. */
   private onDrained: (() => void) | undefined;
 
@@ -384,6 +389,11 @@ export class ChainStage {
       .map((m) => m.after!.bind(m))
       .reverse();
     this.closable = middlewares.filter((m) => m.close);
+  }
+
+  /** Calls the driver started in this stage that have not ended, the one asking included. */
+  get inFlight(): number {
+    return this.running;
   }
 
   get empty(): boolean {
@@ -432,7 +442,7 @@ export class ChainStage {
 
   /** For the driver: a call starts in this stage. @internal */
   enter(): void {
-    this.inFlight++;
+    this.running++;
   }
 
   /** For the driver: the `after`s of a call the driver started in this stage, which leaves it. @internal */
@@ -440,7 +450,7 @@ export class ChainStage {
     try {
       this.after(call);
     } finally {
-      if (--this.inFlight === 0 && this.onDrained !== undefined) {
+      if (--this.running === 0 && this.onDrained !== undefined) {
         const drained = this.onDrained;
         this.onDrained = undefined;
         drained();
@@ -450,7 +460,7 @@ export class ChainStage {
 
   /** Runs `fn` once no call the driver started in this stage is in flight (at once when none is). */
   whenDrained(fn: () => void): void {
-    if (this.inFlight === 0) fn();
+    if (this.running === 0) fn();
     else this.onDrained = fn;
   }
 }
@@ -493,6 +503,16 @@ export class CallChain {
 
   get empty(): boolean {
     return this.current.empty;
+  }
+
+  /**
+   * The calls in flight on this chain: started by the driver and not yet ended, the one asking
+   * included, whichever stage they run in (load shedding's `maxInFlight` reads it).
+   */
+  get inFlight(): number {
+    let n = this.current.inFlight;
+    for (let i = 0; i < this.retired.length; i++) n += this.retired[i]!.inFlight;
+    return n;
   }
 
   /** Runs the current stage's `before`s (see ChainStage#before); the driver runs the call's own stage. */

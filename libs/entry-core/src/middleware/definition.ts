@@ -10,6 +10,11 @@ export const MiddlewareOrder = {
   /** Tracing: the span is open before the record begins, so the record can carry its ids. */
   Trace: 250,
   Logging: 300,
+  /**
+   * Load shedding: once the record is begun (a shed call is recorded and counted), before anything
+   * that costs (secure headers, guards, the body).
+   */
+  LoadShedding: 350,
   /** Secure headers: set before any guard, so that rejections carry them too. */
   Secure: 360,
   /** CORS: a preflight carries no credentials, and a browser reads a 401 only with CORS headers. */

@@ -16,6 +16,8 @@ import { PromMiddleware } from './prom.js';
 import { basicTransport, type CallTransport } from './transport.js';
 import { coreErrors, errorMessage, type ConfigIssue } from '../errors.js';
 import { refusedReload, type EntryReload } from '../reload/entry-reload.js';
+import { LoadShedding } from '../overload/load-shedding.js';
+import type { LoadSheddingOptions } from '../overload/schema.js';
 
 /** Calls a middleware skips (see `isIgnored`): operations, paths, prefixes ending in `/`, globs. */
 const ignoreList = z.array(z.string().min(1)).default([]);
@@ -161,6 +163,8 @@ export interface CallChainOptions {
   transport?: CallTransport;
   /** Middlewares the app added (`useMiddleware`), kept as they are by reloads. */
   added?: readonly OrderedMiddleware[];
+  /** The entry's `loadShedding` options (none: no shedding); not a `middleware.*` key, so a reload keeps it. */
+  loadShedding?: LoadSheddingOptions;
 }
 
 /** One middleware of a chain, made from `middleware.<key>` (undefined key: added by the app). */
@@ -194,8 +198,22 @@ export function buildCallChain(
     const middleware = createMiddleware(key, config, ctx, options);
     if (middleware) parts.push(middleware);
   }
-  const chain = new CallChain(ordered(parts, options).map((m) => m.middleware));
-  recipes.set(chain, { config, parts, ctx, options });
+  // Load shedding is a step of the chain (right after the record is begun) but no `middleware.*`
+  // key: it goes with the app's added middlewares, which a reload keeps as they are.
+  const recipeOptions: CallChainOptions = options.loadShedding?.enabled
+    ? {
+        ...options,
+        added: [
+          {
+            order: MiddlewareOrder.LoadShedding,
+            middleware: new LoadShedding(options.loadShedding, options.entryName, options.registry),
+          },
+          ...(options.added ?? []),
+        ],
+      }
+    : options;
+  const chain = new CallChain(ordered(parts, recipeOptions).map((m) => m.middleware));
+  recipes.set(chain, { config, parts, ctx, options: recipeOptions });
   return chain;
 }
 

@@ -26,9 +26,14 @@ const HTTP_STATUS: Readonly<Record<RejectStatus, number>> = {
   Internal: 500,
 };
 
-/** The HTTP status a transport answers a rejection with (grpc-gateway's mapping). */
+/** The HTTP status a transport answers a rejection status with (grpc-gateway's mapping). */
 export function httpStatusOf(status: RejectStatus): number {
   return HTTP_STATUS[status];
+}
+
+/** The HTTP status an HTTP transport answers `rejection` with: its own, else its status's. */
+export function httpStatusOfRejection(rejection: CallRejection): number {
+  return rejection.httpStatus ?? HTTP_STATUS[rejection.status];
 }
 
 /**
@@ -40,7 +45,8 @@ export function httpStatusOf(status: RejectStatus): number {
  * the `before`s and hands a rejection to the transport's adapter (`CallAdapter.refuse`), which
  * renders it (gRPC: the status code and message, the headers as trailers; gateway: grpc-gateway's
  * HTTP status for the code and its google.rpc.Status body; httpserver and built-in routes:
- * `httpStatusOf(status)` with the entry's error body) and ends the call with `endCall`.
+ * `httpStatusOf(status)` with the entry's error body; `httpStatus` wins over both) and ends the
+ * call with `endCall`.
  */
 export class CallRejection extends Error {
   constructor(
@@ -49,6 +55,11 @@ export class CallRejection extends Error {
     readonly headers: Readonly<Record<string, string>> = {},
     /** Which middleware refused and a short, stable reason (`missing_token`): for the record and `svc_call_rejections_total`. */
     readonly source?: RejectionSource,
+    /**
+     * The HTTP status where it is not grpc-gateway's for `status`: a shed call is
+     * RESOURCE_EXHAUSTED on gRPC but 503 (with Retry-After) on HTTP, where 429 would blame the client.
+     */
+    readonly httpStatus?: number,
   ) {
     super(message);
     this.name = 'CallRejection';

@@ -7,6 +7,7 @@ import {
   compressBody,
   isCompressible,
   negotiateEncoding,
+  plainPeer,
   varyAcceptEncoding,
   type CallInfo,
   type CompressionConfig,
@@ -219,11 +220,10 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
   }
 
   metadata(): Metadata {
-    const ip = this.req.socket.remoteAddress ?? '';
     const md = metadataFromHeaders(
       this.req.headers,
       this.svc,
-      ip.startsWith('::ffff:') ? ip.slice(7) : ip,
+      plainPeer(this.req.socket.remoteAddress ?? ''),
     );
     attachContext(md, this.ctx);
     return md;
@@ -255,7 +255,9 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
     if (this.ctx.error === undefined) this.ctx.error = err;
     const out = this.headers.out;
     for (const name of Object.keys(err.headers)) putHeader(out, name, err.headers[name]!);
-    this.finish(this.writeError({ code: codeOfRejection(err.status), message: err.message }));
+    this.finish(
+      this.writeError({ code: codeOfRejection(err.status), message: err.message }, err.httpStatus),
+    );
   }
 
   /**
