@@ -40,6 +40,7 @@ export {
   breakerSchema,
   clientAuthSchema,
   clientCredentials,
+  clientErrorsSchema,
   inboundDeadline,
   inboundHeader,
   isBackendFailure,
@@ -191,6 +192,12 @@ export {
 export { createContextKey, type ContextKey } from './call/context-key.js';
 export { startCall, endCall } from './call/driver.js';
 export type { CallAdapter } from './call/adapter.js';
+export {
+  hiddenUpstreamFailure,
+  markUpstreamFailure,
+  upstreamFailureOf,
+  type UpstreamFailure,
+} from './call/upstream-failure.js';
 export { CallAnswer } from './middleware/answer.js';
 export { CorsMiddleware, corsDefinition } from './middleware/cors/index.js';
 export {

@@ -1,6 +1,7 @@
 import { Metadata, type MethodDefinition, type UntypedHandleCall } from '@grpc/grpc-js';
-import type { CallContext } from '@svcboot/entry-core';
+import { hiddenUpstreamFailure, type CallContext, type UpstreamFailure } from '@svcboot/entry-core';
 import { callContextOf } from './interceptor.js';
+import { upstreamStatus } from './upstream-status.js';
 
 /** What the client gets instead of a handler's own exception: no text of it, the request id. */
 export function recoveredStatus(ctx: CallContext | undefined): {
@@ -50,6 +51,16 @@ export function withRecovery(
     onRecovered(err, path, ctx);
     return recoveredStatus(ctx);
   };
+  /** An outbound client's failure, rethrown: its generic status; the error stays the record's. */
+  const upstream = (
+    call: CallWithMetadata,
+    err: unknown,
+    failure: UpstreamFailure,
+  ): ReturnType<typeof recoveredStatus> => {
+    const ctx = callContextOf(call);
+    if (ctx && ctx.error === undefined) ctx.error = err;
+    return upstreamStatus(failure);
+  };
   const fn = handler as unknown as (call: CallWithMetadata, cb?: Callback) => unknown;
   if (!def.responseStream) {
     // Unary and client streaming: the answer goes through the callback, once.
@@ -63,7 +74,9 @@ export function withRecovery(
           return;
         }
         answered = true;
-        if (err === null || err === undefined || isStatus(err))
+        const hidden = hiddenUpstreamFailure(err);
+        if (hidden !== undefined) callback(upstream(call, err, hidden));
+        else if (err === null || err === undefined || isStatus(err))
           callback(err ?? null, value, trailer, flags);
         else callback(recover(call, err));
       };
@@ -84,7 +97,15 @@ export function withRecovery(
         return;
       }
       failed = true;
-      call.emit('error', isStatus(err) ? err : recover(call, err));
+      const hidden = hiddenUpstreamFailure(err);
+      call.emit(
+        'error',
+        hidden !== undefined
+          ? upstream(call, err, hidden)
+          : isStatus(err)
+            ? err
+            : recover(call, err),
+      );
     };
     try {
       const r = fn(call);

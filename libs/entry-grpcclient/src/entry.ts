@@ -5,6 +5,7 @@ import {
   Client,
   connectivityState,
   credentials,
+  status,
   type ChannelCredentials,
   type ChannelOptions,
   type ClientOptions,
@@ -14,6 +15,7 @@ import {
   BreakerMiddleware,
   buildCallChain,
   clientCredentials,
+  httpStatusOfGrpcCode,
   MiddlewareOrder,
   type CallChain,
   type Entry,
@@ -21,6 +23,7 @@ import {
   type EntryHealth,
   type InboundCall,
   type LifecycleContext,
+  type UpstreamFailure,
 } from '@svcboot/entry-core';
 import { grpcCallPayloads, typedClient, type TypedClient } from '@svcboot/entry-grpc';
 import { register, type Registry } from 'prom-client';
@@ -31,6 +34,11 @@ import { outboundInterceptor, type OutboundOptions } from './interceptor.js';
 import { addBreakerMetricsTo, clientBreakerMetrics, GrpcClientMetrics } from './metrics.js';
 import type { GrpcClientConfig } from './schema.js';
 import { serviceConfigOf } from './service-config.js';
+import {
+  PERIODIC_DNS_SCHEME,
+  registerPeriodicDns,
+  RESOLVE_INTERVAL_OPTION,
+} from './periodic-resolver.js';
 import { parseTarget, type ChannelTarget } from './target.js';
 
 export const GRPC_CLIENT_ENTRY_TYPE = 'GrpcClientEntry';
@@ -63,7 +71,10 @@ export class GrpcClientEntry implements Entry {
   readonly name: string;
   readonly description: string;
   readonly readinessCheck: boolean;
-  /** The target as grpc-js takes it (`dns:///…`, `ipv4:…`, `unix:…`). */
+  /**
+   * The target as grpc-js takes it (`dns:///…`; `svcboot-dns:///…` when `resolveIntervalMs` re-resolves
+   * it on a timer; `ipv4:…`, `unix:…`).
+   */
   readonly target: string;
   private readonly parsed: ChannelTarget;
   private readonly credentials: ChannelCredentials;
@@ -91,7 +102,12 @@ export class GrpcClientEntry implements Entry {
       ctx.logger.warn(
         `${ctx.configPath}.target names the DNS server ${parsed.dnsServer}, which grpc-js asks only when the process runs with GRPC_NODE_USE_ALTERNATIVE_RESOLVER=true (set before @grpc/grpc-js is loaded); without it the system's resolver answers`,
       );
-    this.target = parsed.grpcTarget;
+    const periodic = parsed.grpcTarget.startsWith('dns:') && config.resolveIntervalMs > 0;
+    if (periodic) registerPeriodicDns();
+    // A dns: target resolved again on the entry's interval: the same resolver under its scheme.
+    this.target = periodic
+      ? `${PERIODIC_DNS_SCHEME}:${parsed.grpcTarget.slice('dns:'.length)}`
+      : parsed.grpcTarget;
     this.credentials = this.makeCredentials();
     this.channelOptions = {
       'grpc.service_config': serviceConfigOf(config),
@@ -99,6 +115,7 @@ export class GrpcClientEntry implements Entry {
       'grpc.initial_reconnect_backoff_ms': config.reconnectBackoffMs.initial,
       'grpc.max_reconnect_backoff_ms': config.reconnectBackoffMs.max,
       'grpc.dns_min_time_between_resolutions_ms': config.dnsMinIntervalMs,
+      [RESOLVE_INTERVAL_OPTION]: config.resolveIntervalMs,
       ...(config.tls.serverName ? { 'grpc.ssl_target_name_override': config.tls.serverName } : {}),
     };
     const b = config.breaker;
@@ -118,7 +135,25 @@ export class GrpcClientEntry implements Entry {
       metadata: credentials.metadata,
       fixed: credentials.fixed,
       chain: () => this.chain,
+      failure: (code) => this.failureOf(code),
     };
+  }
+
+  /** What an inbound caller may see of a call that failed with `code`, made once per code. */
+  private readonly failures = new Map<number, UpstreamFailure>();
+  private failureOf(code: number): UpstreamFailure {
+    let failure = this.failures.get(code);
+    if (failure === undefined) {
+      failure = {
+        client: this.name,
+        grpcCode: code,
+        httpStatus: httpStatusOfGrpcCode(code),
+        message: `upstream "${this.name}" failed: ${status[code] ?? `code ${code}`}`,
+        passThrough: this.config.errors.passThrough,
+      };
+      if (code >= 0 && code <= 16) this.failures.set(code, failure);
+    }
+    return failure;
   }
 
   /**

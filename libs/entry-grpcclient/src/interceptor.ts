@@ -9,6 +9,7 @@ import {
 import {
   CallContext,
   endCall,
+  markUpstreamFailure,
   outboundDeadline,
   propagateHeaders,
   startCall,
@@ -18,6 +19,7 @@ import {
   type CallRejection,
   type InboundCall,
   type PropagationOptions,
+  type UpstreamFailure,
 } from '@svcboot/entry-core';
 import { CODE_NAMES } from '@svcboot/entry-grpc';
 import { MetadataHeaders } from './metadata-headers.js';
@@ -28,6 +30,8 @@ export interface OutboundOptions extends PropagationOptions {
   readonly target: string;
   /** The client's middleware chain (records, metrics, the client span, the breaker). */
   readonly chain: () => CallChain;
+  /** What the inbound caller may see of a failed call, by its gRPC code (`errors.passThrough`). */
+  readonly failure: (code: number) => UpstreamFailure;
 }
 
 function deadlineMs(d: Date | number | undefined): number {
@@ -96,9 +100,14 @@ export function outboundInterceptor(
           proceed(c) {
             const ending: Partial<Listener> = {
               onReceiveStatus(s: StatusObject, done: (s: StatusObject) => void) {
-                if (s.code !== 0) c.error = new Error(s.details);
+                if (s.code === 0) {
+                  endCall(c, 'OK');
+                  return done(s);
+                }
+                c.error = new Error(s.details);
                 endCall(c, CODE_NAMES[s.code] ?? `Code(${s.code})`);
-                done(s);
+                // grpc-js copies the status onto the error it gives the caller, the mark included.
+                done(markUpstreamFailure({ ...s }, o.failure(s.code)));
               },
             };
             c.runInScope(() => start(metadata, ending), undefined, undefined);
@@ -107,11 +116,13 @@ export function outboundInterceptor(
             refused = true;
             queueMicrotask(() => {
               endCall(c, rejection.status);
-              listener.onReceiveStatus({
-                code: codeOf(rejection.status),
-                details: rejection.message,
-                metadata: new Metadata(),
-              });
+              const code = codeOf(rejection.status);
+              listener.onReceiveStatus(
+                markUpstreamFailure(
+                  { code, details: rejection.message, metadata: new Metadata() },
+                  o.failure(code),
+                ),
+              );
             });
           },
         };

@@ -1,6 +1,7 @@
 import {
   breakerSchema,
   clientAuthSchema,
+  clientErrorsSchema,
   entryBaseShape,
   middlewareSchema,
   msSchema,
@@ -69,6 +70,8 @@ export const grpcClientSchema = z.strictObject({
   propagate: propagateSchema,
   /** Credentials sent with every call (unless the call sets the header itself). Secrets: use `${VAR}`. */
   auth: clientAuthSchema,
+  /** What the inbound caller sees of this client's failure when a handler rethrows it. */
+  errors: clientErrorsSchema,
   tls: z
     .strictObject({
       enabled: z.boolean().default(false),
@@ -106,6 +109,11 @@ export const grpcClientSchema = z.strictObject({
    * connection fails or closes (a replica gone, a server's max connection age), at most this often.
    */
   dnsMinIntervalMs: z.number().int().positive().default(30_000),
+  /**
+   * A `dns:` target is also resolved again every this many ms while the channel is in use (a new
+   * replica in DNS gets calls without a connection closing first); 0: only on failure, as grpc-js.
+   */
+  resolveIntervalMs: msSchema.default(30_000),
   /** How long bootstrap waits for an `eager` channel to connect. */
   connectTimeoutMs: z.number().int().positive().default(5000),
 });

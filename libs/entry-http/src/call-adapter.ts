@@ -16,6 +16,7 @@ import {
   socketPeer,
   type CallBodySource,
   httpStatusOfRejection,
+  upstreamFailureOf,
   type ErrorModel,
   type CallChain,
   type CallHeaders,
@@ -215,7 +216,10 @@ export function errorResponder(model: ErrorModel) {
       await next();
     } catch (err) {
       ctx.state.error = err;
-      const status = httpStatusOf(err);
+      // An outbound client's failure (grpcclient, httpclient) the handler let through: its
+      // status, and its generic message unless the client passes the backend's text through.
+      const upstream = upstreamFailureOf(err);
+      const status = upstream?.httpStatus ?? httpStatusOf(err);
       ctx.status = status;
       // Koa's rule: an error's message is shown only when it says so (`expose`, which
       // ctx.throw and http-errors set for 4xx); else the status's own words.
@@ -225,11 +229,15 @@ export function errorResponder(model: ErrorModel) {
       ctx.body = errorBody(model, {
         httpStatus: status,
         grpcStatus: grpcStatusOfHttp(status),
-        message: !hidden
-          ? String(e.message)
-          : status >= 500
-            ? 'internal error'
-            : (STATUS_CODES[status] ?? 'error').toLowerCase(),
+        message: upstream
+          ? upstream.passThrough
+            ? String(e.message)
+            : upstream.message
+          : !hidden
+            ? String(e.message)
+            : status >= 500
+              ? 'internal error'
+              : (STATUS_CODES[status] ?? 'error').toLowerCase(),
         requestId: requestIdOf(ctx),
       });
       if (status >= 500) ctx.app.emit('error', err, ctx);

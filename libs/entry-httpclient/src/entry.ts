@@ -6,7 +6,11 @@ import {
   CallContext,
   clientCredentials,
   endCall,
+  GRPC_CODE_NAMES,
+  googleStatusName,
+  grpcStatusOfHttp,
   httpStatusOf,
+  markUpstreamFailure,
   MiddlewareOrder,
   outboundDeadline,
   propagateHeaders,
@@ -17,13 +21,16 @@ import {
   type EntryContext,
   type InboundCall,
   type PropagationOptions,
+  type UpstreamFailure,
 } from '@svcboot/entry-core';
 import { register, type Registry } from 'prom-client';
+import { AddressBalancer } from './address-balancer.js';
 import { parseBaseUrl, type BaseUrl } from './base-url.js';
 import { HttpClientSpanMiddleware } from './client-span.js';
 import { HttpClientCallError, httpClientErrors } from './errors.js';
 import { RequestHeaders } from './headers.js';
 import { addBreakerMetricsTo, HttpClientMetrics, httpBreakerMetrics } from './metrics.js';
+import { hostResolver } from './resolve-host.js';
 import { backoffMs, isIdempotent, RetryBudget } from './retry.js';
 import type { HttpClientConfig } from './schema.js';
 
@@ -84,6 +91,8 @@ export class HttpClientEntry implements Entry {
   private builtChain: CallChain | undefined;
   private registry: Registry = register;
   private closed = false;
+  /** With `loadBalancing: round_robin`: the dispatcher that spreads calls over the host's addresses. */
+  private readonly balancer: AddressBalancer | undefined;
 
   constructor(
     readonly config: HttpClientConfig,
@@ -104,6 +113,18 @@ export class HttpClientEntry implements Entry {
           minRequests: b.minRequests,
         })
       : undefined;
+    this.balancer =
+      config.loadBalancing === 'round_robin'
+        ? new AddressBalancer(
+            base,
+            hostResolver(config.dnsServer),
+            config.resolveIntervalMs,
+            (err) =>
+              ctx.logger.warn(
+                `${ctx.configPath}: resolving ${base.host} failed (${err instanceof Error ? err.message : String(err)}); calls keep the addresses known`,
+              ),
+          )
+        : undefined;
     this.budget = new RetryBudget(config.retry.budget.maxTokens, config.retry.budget.tokenRatio);
     const credentials = clientCredentials(config.auth, config.propagate.metadata);
     this.propagation = {
@@ -203,8 +224,13 @@ export class HttpClientEntry implements Entry {
             },
             (err: unknown) => {
               c.error = err;
-              endCall(c, String(err instanceof HttpClientCallError ? err.status : 499));
-              reject(err);
+              if (err instanceof HttpClientCallError) {
+                endCall(c, String(err.status));
+                reject(markUpstreamFailure(err, this.failureOf(err.status)));
+              } else {
+                endCall(c, '499');
+                reject(err);
+              }
             },
           );
         },
@@ -212,13 +238,37 @@ export class HttpClientEntry implements Entry {
           const status = httpStatusOf(rejection.status);
           endCall(c, String(status));
           reject(
-            new HttpClientCallError('SVC_HTTPCLIENT_UNAVAILABLE', rejection.message, status, {
-              cause: rejection,
-            }),
+            markUpstreamFailure(
+              new HttpClientCallError('SVC_HTTPCLIENT_UNAVAILABLE', rejection.message, status, {
+                cause: rejection,
+              }),
+              this.failureOf(status),
+            ),
           );
         },
       });
     });
+  }
+
+  /** What an inbound caller may see of a call that failed with `status` (503, 504), made once. */
+  private readonly failures = new Map<number, UpstreamFailure>();
+  private failureOf(status: number): UpstreamFailure {
+    let failure = this.failures.get(status);
+    if (failure === undefined) {
+      failure = {
+        client: this.name,
+        // Google's canonical code for the status (503 UNAVAILABLE, 504 DEADLINE_EXCEEDED).
+        grpcCode: Math.max(
+          0,
+          GRPC_CODE_NAMES.findIndex((n) => googleStatusName(n) === grpcStatusOfHttp(status)),
+        ),
+        httpStatus: status,
+        message: `upstream "${this.name}" failed: ${status}`,
+        passThrough: this.config.errors.passThrough,
+      };
+      this.failures.set(status, failure);
+    }
+    return failure;
   }
 
   /** The attempts of one call: retried as `retry:` says while the budget and the deadline allow. */
@@ -233,6 +283,7 @@ export class HttpClientEntry implements Entry {
     const deadline = call.deadline;
     const what = call.info.operation;
     const caller = init.signal ?? undefined;
+    const request = this.balancer === undefined ? init : await this.balanced(init, what);
     for (let attempt = 1; ; attempt++) {
       const remaining = deadline - Date.now();
       if (remaining <= 0)
@@ -243,7 +294,7 @@ export class HttpClientEntry implements Entry {
       let res: Response | undefined;
       let failure: unknown;
       try {
-        res = await fetch(url, signal === undefined ? init : { ...init, signal });
+        res = await fetch(url, signal === undefined ? request : { ...request, signal });
       } catch (err) {
         if (timeout?.aborted)
           throw httpClientErrors.deadline(
@@ -277,6 +328,28 @@ export class HttpClientEntry implements Entry {
     }
   }
 
+  /**
+   * `init` with the balancer as fetch's dispatcher, once the host was resolved (the first call
+   * waits for it; a failure is SVC_HTTPCLIENT_UNAVAILABLE and the next call tries again).
+   */
+  private async balanced(init: RequestInit, what: string): Promise<RequestInit> {
+    const balancer = this.balancer as AddressBalancer;
+    if (!balancer.resolved)
+      try {
+        await balancer.ready();
+      } catch (err) {
+        throw httpClientErrors.unavailable(
+          this.name,
+          this.config.baseUrl,
+          what,
+          `cannot resolve ${this.base.host}: ${whyFailed(err)}`,
+          err,
+        );
+      }
+    // undici's Dispatcher and the one Node's fetch types name are the same API, typed twice.
+    return { ...init, dispatcher: balancer as unknown as RequestInit['dispatcher'] };
+  }
+
   /** The call's whole time, for the deadline error's message. */
   private timeoutOf(call: CallContext): number {
     return Math.max(0, Math.round(call.deadline - call.receivedMs));
@@ -294,6 +367,12 @@ export class HttpClientEntry implements Entry {
 
   async interrupt(): Promise<void> {
     this.closed = true;
+    await this.balancer?.close();
+  }
+
+  /** With `loadBalancing: round_robin`, the addresses calls go to now; else []. */
+  get addresses(): string[] {
+    return this.balancer?.addresses ?? [];
   }
 
   bootstrapPayloads(): Record<string, unknown> {

@@ -1,6 +1,7 @@
 import {
   breakerSchema,
   clientAuthSchema,
+  clientErrorsSchema,
   entryBaseShape,
   middlewareSchema,
   msSchema,
@@ -48,6 +49,18 @@ export const httpClientSchema = z.strictObject({
   deadlineMarginMs: msSchema.default(10),
   /** Retries of idempotent methods (GET, HEAD, OPTIONS, PUT, DELETE), unless a call opts in. */
   retry: retrySchema,
+  /** What the inbound caller sees of this client's failure when a handler rethrows it. */
+  errors: clientErrorsSchema,
+  /**
+   * `round_robin`: each call to the next of the addresses `baseUrl`'s host resolves to (a headless
+   * service's pods), skipping those that failed to connect; `pick_first`: undici's one pool per
+   * origin (the system resolver's first address).
+   */
+  loadBalancing: z.enum(['pick_first', 'round_robin']).default('pick_first'),
+  /** With `round_robin`: the host is resolved again this often (ms; 0: only at the first call). */
+  resolveIntervalMs: msSchema.default(30_000),
+  /** With `round_robin`: the DNS server (`host:port`) asked for the host's A/AAAA records; '' the system's resolver. */
+  dnsServer: z.string().default(''),
   breaker: breakerSchema,
   propagate: propagateSchema,
   /** Credentials sent with every call (unless the call sets the header itself). Secrets: use `${VAR}`. */

@@ -49,6 +49,7 @@ export { PrivateClickHouse } from './clickhouse.js';
 export { RecordingPushgateway, type Received as PushReceived } from './pushgateway.js';
 export { writeSelfSignedCert } from './tls.js';
 export { bufBinary, BUF_VERSION } from './buf.js';
+export { DnsServer } from './dns-server.js';
 export {
   sigtermUnderSharedAgentLoad,
   type SharedAgentLoadResult,

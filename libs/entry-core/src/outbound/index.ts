@@ -11,7 +11,13 @@ export {
   type OutboundHeaders,
   type PropagationOptions,
 } from './propagation.js';
-export { breakerSchema, clientAuthSchema, propagateSchema, clientCredentials } from './schema.js';
+export {
+  breakerSchema,
+  clientAuthSchema,
+  clientErrorsSchema,
+  propagateSchema,
+  clientCredentials,
+} from './schema.js';
 export {
   baggageHeader,
   writeTraceHeaders,

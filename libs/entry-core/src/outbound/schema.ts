@@ -53,3 +53,17 @@ export function clientCredentials(
       : metadata;
   return { fixed, metadata: forwarded };
 }
+
+/**
+ * `errors:` of a client entry: what the inbound caller sees when a handler lets this client's
+ * failure propagate (rethrows it).
+ */
+export const clientErrorsSchema = z
+  .strictObject({
+    /**
+     * Pass the backend's message and details on to the inbound caller; else it reads
+     * `upstream "<client>" failed: <code>` (the code or status is kept; the record keeps the text).
+     */
+    passThrough: z.boolean().default(false),
+  })
+  .prefault({});

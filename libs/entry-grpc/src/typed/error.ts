@@ -10,6 +10,7 @@ import {
   type Registry,
 } from '@bufbuild/protobuf';
 import { anyPack, anyUnpack, type Any } from '@bufbuild/protobuf/wkt';
+import { markUpstreamFailure, upstreamFailureOf } from '@svcboot/entry-core';
 import { StatusSchema } from './gen/google/rpc/status_pb.js';
 import {
   BadRequestSchema,
@@ -106,7 +107,10 @@ export function statusOf(
   return { code: err.code, details: err.message, metadata };
 }
 
-/** An RpcError from a status a client received (details decoded from `grpc-status-details-bin`). */
+/**
+ * An RpcError from a status a client received (details decoded from `grpc-status-details-bin`).
+ * A client entry's mark (entry-core's UpstreamFailure) goes with it.
+ */
 export function rpcErrorOf(err: {
   code?: number;
   details?: string;
@@ -125,5 +129,7 @@ export function rpcErrorOf(err: {
   }
   const metadata = err.metadata?.clone() ?? new Metadata();
   metadata.remove('grpc-status-details-bin');
-  return new RpcError(code, err.details ?? err.message ?? '', details, metadata);
+  const rpc = new RpcError(code, err.details ?? err.message ?? '', details, metadata);
+  const upstream = upstreamFailureOf(err);
+  return upstream === undefined ? rpc : markUpstreamFailure(rpc, upstream);
 }

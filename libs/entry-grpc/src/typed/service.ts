@@ -22,8 +22,9 @@ import {
   type UntypedServiceImplementation,
   type sendUnaryData,
 } from '@grpc/grpc-js';
-import type { EntryContext } from '@svcboot/entry-core';
+import { hiddenUpstreamFailure, type EntryContext } from '@svcboot/entry-core';
 import { callContextOf } from '../interceptor.js';
+import { upstreamStatus } from '../upstream-status.js';
 import { RpcError, statusOf } from './error.js';
 import type { TypedCallContext } from './types.js';
 import type { RequestCheck } from './validate.js';
@@ -137,6 +138,12 @@ class CallState implements TypedCallContext {
     return this.trailersMd;
   }
 
+  /** Makes `err` the call's error in its record (unless one is set already). */
+  keepError(err: unknown): void {
+    const chain = callContextOf(this.call);
+    if (chain !== undefined && chain.error === undefined) chain.error = err;
+  }
+
   /** Sends the response headers once, if any were set. */
   sendHeaders(call: { sendMetadata(m: Metadata): void }): void {
     if (this.headersSent) return;
@@ -146,8 +153,17 @@ class CallState implements TypedCallContext {
   }
 }
 
-/** A thrown RpcError as the status grpc-js sends; anything else as it is (recovery answers INTERNAL). */
+/**
+ * A thrown RpcError as the status grpc-js sends; an outbound client's failure as its generic status
+ * (unless the client passes its backend's text through; the error stays the record's); anything
+ * else as it is (recovery answers INTERNAL).
+ */
 function failure(err: unknown, ctx: CallState): unknown {
+  const upstream = hiddenUpstreamFailure(err);
+  if (upstream !== undefined) {
+    ctx.keepError(err);
+    return upstreamStatus(upstream, ctx.trailers);
+  }
   return err instanceof RpcError ? statusOf(err, ctx.trailers) : err;
 }
 
