@@ -113,6 +113,14 @@ function redirectParse(schema: z.ZodType): z.ZodType {
   // zod's run is its parse when a schema has no checks (this one has none): both delegate.
   internals.parse = internals.run = (payload, ctx) =>
     (currentSchema() as unknown as { _zod: ParseInternals })._zod.run(payload, ctx);
+  // What tools that walk schemas read (z.toJSONSchema, `svc schema`): zod keeps a lazy's first
+  // inner type on the def its clones share, so the definitions registered at that moment would
+  // hold for the process; read the current one each time instead.
+  Object.defineProperty(internals, 'innerType', {
+    get: currentSchema,
+    configurable: true,
+    enumerable: true,
+  });
   const clone = schema.clone.bind(schema);
   schema.clone = ((...args: Parameters<typeof clone>) =>
     redirectParse(clone(...args))) as typeof schema.clone;

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -6,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { main } from '../main.js';
+import { SOURCE_NODE_ARGS } from '../pb/test-support/served.js';
 import { SCHEMA_FILE } from './boot-schema.js';
 
 // boot.yaml's JSON Schema (`svc schema`), checked with a real JSON Schema validator (ajv,
@@ -14,28 +15,28 @@ import { SCHEMA_FILE } from './boot-schema.js';
 // demo's boot.yaml passes it, and misspelt keys at any depth are flagged.
 
 const repo = path.resolve(fileURLToPath(new URL('../../../..', import.meta.url)));
+const cliDir = path.join(repo, 'tools/cli');
 let tmp: string;
 let text: string;
 let validate: ValidateFunction;
 
-async function svc(
-  args: string[],
-  cwd: string,
-): Promise<{ code: number; out: string; err: string }> {
-  const prev = process.cwd();
-  process.chdir(cwd);
-  const out: string[] = [];
-  const err: string[] = [];
-  try {
-    const code = await main(
-      args,
-      (l) => out.push(l),
-      (l) => err.push(l),
+/**
+ * `svc <args>` in a process of its own, as a user runs it: the schema is made from the middleware
+ * definitions that process registers, not from what other test files left in a shared worker.
+ */
+function svc(args: string[], cwd: string): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [...SOURCE_NODE_ARGS, path.join(cliDir, 'src/bin.ts'), ...args],
+      { cwd },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+        if (code === -1) reject(error);
+        else resolve({ code, out: stdout.trim(), err: stderr.trim() });
+      },
     );
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    process.chdir(prev);
-  }
+  });
 }
 
 beforeAll(async () => {
