@@ -36,6 +36,9 @@ export { DEPENDENCIES_DOWN_PAIR } from './dependencies.js';
 export { HealthProbe, type HealthProbeOptions } from './connector/health-probe.js';
 export {
   AdaptiveBreaker,
+  addBreakerMetricsTo,
+  breakerMetrics,
+  breakerStep,
   BreakerMiddleware,
   breakerSchema,
   clientAuthSchema,
@@ -51,6 +54,8 @@ export {
   writeTraceHeaders,
   type BaggageMember,
   type OutboundTrace,
+  type BreakerClientKind,
+  type BreakerMetrics,
   type BreakerMiddlewareOptions,
   type BreakerOptions,
   type BreakerState,

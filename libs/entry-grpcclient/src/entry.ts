@@ -12,7 +12,8 @@ import {
 } from '@grpc/grpc-js';
 import {
   AdaptiveBreaker,
-  BreakerMiddleware,
+  addBreakerMetricsTo,
+  breakerStep,
   buildCallChain,
   clientCredentials,
   httpStatusOfGrpcCode,
@@ -31,7 +32,7 @@ import { ClientSpanMiddleware } from './client-span.js';
 import { retryIdempotent } from './idempotent-retry.js';
 import { grpcClientErrors } from './errors.js';
 import { outboundInterceptor, type OutboundOptions } from './interceptor.js';
-import { addBreakerMetricsTo, clientBreakerMetrics, GrpcClientMetrics } from './metrics.js';
+import { BREAKER_KIND, GrpcClientMetrics } from './metrics.js';
 import type { GrpcClientConfig } from './schema.js';
 import { serviceConfigOf } from './service-config.js';
 import {
@@ -171,26 +172,12 @@ export class GrpcClientEntry implements Entry {
       },
       added: [
         { order: MiddlewareOrder.Trace, middleware: new ClientSpanMiddleware(this.config.target) },
-        ...(this.breaker === undefined ? [] : [this.breakerMiddleware(this.breaker)]),
+        ...(this.breaker === undefined
+          ? []
+          : [breakerStep(BREAKER_KIND, this.name, this.config.target, this.breaker)]),
       ],
     });
     return this.builtChain;
-  }
-
-  private breakerMiddleware(breaker: AdaptiveBreaker) {
-    const metrics = clientBreakerMetrics();
-    const labels = { client: this.name };
-    const prefix = `grpcclient "${this.name}" (${this.config.target}): circuit breaker open,`;
-    return {
-      order: MiddlewareOrder.Breaker,
-      middleware: new BreakerMiddleware({
-        breaker,
-        refusal: (call) =>
-          `${prefix} ${call.info.operation} not sent; the backend failed most recent calls`,
-        onRefused: () => metrics.breakerRejected.inc(labels),
-        onState: (state) => metrics.breakerState.set(labels, state === 'open' ? 1 : 0),
-      }),
-    };
   }
 
   private makeCredentials(): ChannelCredentials {
@@ -252,7 +239,7 @@ export class GrpcClientEntry implements Entry {
       const server = this.ctx.entry(this.config.metricsEntry) as Partial<{ registry: Registry }>;
       if (typeof server.registry?.registerMetric !== 'function')
         throw grpcClientErrors.noRegistry(this.ctx.configPath, this.config.metricsEntry);
-      addBreakerMetricsTo(server.registry);
+      addBreakerMetricsTo(BREAKER_KIND, server.registry);
       // Before the first call builds the chain: its families go to the server's /metrics.
       if (this.builtChain === undefined) this.registry = server.registry;
     }

@@ -1,8 +1,9 @@
-import { Counter, Gauge, register, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import {
   CallCounter,
   CallHistogram,
   sharedFamily,
+  type BreakerClientKind,
   type CallContext,
   type CallInfo,
   type CounterChild,
@@ -10,49 +11,14 @@ import {
   type TransportMetrics,
 } from '@svcboot/entry-core';
 
-/** The breaker's families, on prom-client's default registry (shared by every client of the process). */
-export interface BreakerMetrics {
-  readonly breakerState: Gauge<'client'>;
-  readonly breakerRejected: Counter<'client'>;
-}
-
-let breakerMetrics: BreakerMetrics | undefined;
-
-function existing<T>(name: string, make: () => T): T {
-  return (register.getSingleMetric(name) as T | undefined) ?? make();
-}
-
-/** Adds the breaker families to `registry` too (a server entry's, served at its /metrics), once. */
-export function addBreakerMetricsTo(registry: Registry): void {
-  for (const m of Object.values(clientBreakerMetrics())) {
-    const name = (m as unknown as { name: string }).name;
-    if (registry.getSingleMetric(name) === undefined) registry.registerMetric(m);
-  }
-}
-
-export function clientBreakerMetrics(): BreakerMetrics {
-  breakerMetrics ??= {
-    breakerState: existing(
-      'grpc_client_breaker_state',
-      () =>
-        new Gauge({
-          name: 'grpc_client_breaker_state',
-          help: "A grpcclient's circuit breaker: 0 closed, 1 open (refusing calls with some probability).",
-          labelNames: ['client'],
-        }),
-    ),
-    breakerRejected: existing(
-      'grpc_client_breaker_rejected_total',
-      () =>
-        new Counter({
-          name: 'grpc_client_breaker_rejected_total',
-          help: "Outbound gRPC calls a grpcclient's circuit breaker refused (failed fast with UNAVAILABLE).",
-          labelNames: ['client'],
-        }),
-    ),
-  };
-  return breakerMetrics;
-}
+/** The breaker families' names and help texts of grpcclient entries (entry-core's `breakerMetrics`). */
+export const BREAKER_KIND: BreakerClientKind = {
+  metricPrefix: 'grpc_client',
+  entryKind: 'grpcclient',
+  aClient: 'a grpcclient',
+  protocol: 'gRPC',
+  refusedWith: 'UNAVAILABLE',
+};
 
 const LABELS = ['client', 'grpc_type', 'grpc_service', 'grpc_method'] as const;
 type Label = (typeof LABELS)[number];

@@ -1,7 +1,8 @@
 import {
   AdaptiveBreaker,
+  addBreakerMetricsTo,
   basicCallPayloads,
-  BreakerMiddleware,
+  breakerStep,
   buildCallChain,
   CallContext,
   clientCredentials,
@@ -29,7 +30,7 @@ import { parseBaseUrl, type BaseUrl } from './base-url.js';
 import { HttpClientSpanMiddleware } from './client-span.js';
 import { HttpClientCallError, httpClientErrors } from './errors.js';
 import { RequestHeaders } from './headers.js';
-import { addBreakerMetricsTo, HttpClientMetrics, httpBreakerMetrics } from './metrics.js';
+import { BREAKER_KIND, HttpClientMetrics } from './metrics.js';
 import { hostResolver } from './resolve-host.js';
 import { backoffMs, isIdempotent, RetryBudget } from './retry.js';
 import type { HttpClientConfig } from './schema.js';
@@ -152,26 +153,12 @@ export class HttpClientEntry implements Entry {
       },
       added: [
         { order: MiddlewareOrder.Trace, middleware: new HttpClientSpanMiddleware(this.base) },
-        ...(this.breaker === undefined ? [] : [this.breakerMiddleware(this.breaker)]),
+        ...(this.breaker === undefined
+          ? []
+          : [breakerStep(BREAKER_KIND, this.name, this.config.baseUrl, this.breaker)]),
       ],
     });
     return this.builtChain;
-  }
-
-  private breakerMiddleware(breaker: AdaptiveBreaker) {
-    const metrics = httpBreakerMetrics();
-    const labels = { client: this.name };
-    const prefix = `httpclient "${this.name}" (${this.config.baseUrl}): circuit breaker open,`;
-    return {
-      order: MiddlewareOrder.Breaker,
-      middleware: new BreakerMiddleware({
-        breaker,
-        refusal: (call) =>
-          `${prefix} ${call.info.operation} not sent; the backend failed most recent calls`,
-        onRefused: () => metrics.breakerRejected.inc(labels),
-        onState: (state) => metrics.breakerState.set(labels, state === 'open' ? 1 : 0),
-      }),
-    };
   }
 
   /**
@@ -360,7 +347,7 @@ export class HttpClientEntry implements Entry {
     const server = this.ctx.entry(this.config.metricsEntry) as Partial<{ registry: Registry }>;
     if (typeof server.registry?.registerMetric !== 'function')
       throw httpClientErrors.noRegistry(this.ctx.configPath, this.config.metricsEntry);
-    addBreakerMetricsTo(server.registry);
+    addBreakerMetricsTo(BREAKER_KIND, server.registry);
     // Before the first call builds the chain: its families go to the server's /metrics.
     if (this.builtChain === undefined) this.registry = server.registry;
   }

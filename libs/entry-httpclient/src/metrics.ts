@@ -1,57 +1,23 @@
-import { Counter, Gauge, register, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import {
   CallCounter,
   CallHistogram,
   sharedFamily,
+  type BreakerClientKind,
   type CallContext,
   type CounterChild,
   type ObserverChild,
   type TransportMetrics,
 } from '@svcboot/entry-core';
 
-/** The breaker's families, on prom-client's default registry (shared by every client of the process). */
-export interface BreakerMetrics {
-  readonly breakerState: Gauge<'client'>;
-  readonly breakerRejected: Counter<'client'>;
-}
-
-let breakerMetrics: BreakerMetrics | undefined;
-
-function existing<T>(name: string, make: () => T): T {
-  return (register.getSingleMetric(name) as T | undefined) ?? make();
-}
-
-/** Adds the breaker families to `registry` too (a server entry's, served at its /metrics), once. */
-export function addBreakerMetricsTo(registry: Registry): void {
-  for (const m of Object.values(httpBreakerMetrics())) {
-    const name = (m as unknown as { name: string }).name;
-    if (registry.getSingleMetric(name) === undefined) registry.registerMetric(m);
-  }
-}
-
-export function httpBreakerMetrics(): BreakerMetrics {
-  breakerMetrics ??= {
-    breakerState: existing(
-      'http_client_breaker_state',
-      () =>
-        new Gauge({
-          name: 'http_client_breaker_state',
-          help: "An httpclient's circuit breaker: 0 closed, 1 open (refusing calls with some probability).",
-          labelNames: ['client'],
-        }),
-    ),
-    breakerRejected: existing(
-      'http_client_breaker_rejected_total',
-      () =>
-        new Counter({
-          name: 'http_client_breaker_rejected_total',
-          help: "Outbound HTTP calls an httpclient's circuit breaker refused (failed fast with 503).",
-          labelNames: ['client'],
-        }),
-    ),
-  };
-  return breakerMetrics;
-}
+/** The breaker families' names and help texts of httpclient entries (entry-core's `breakerMetrics`). */
+export const BREAKER_KIND: BreakerClientKind = {
+  metricPrefix: 'http_client',
+  entryKind: 'httpclient',
+  aClient: 'an httpclient',
+  protocol: 'HTTP',
+  refusedWith: '503',
+};
 
 const LABELS = ['client', 'method', 'route'] as const;
 type Label = (typeof LABELS)[number];

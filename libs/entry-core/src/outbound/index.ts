@@ -4,6 +4,13 @@ export {
   isBackendFailure,
   type BreakerMiddlewareOptions,
 } from './breaker-middleware.js';
+export {
+  addBreakerMetricsTo,
+  breakerMetrics,
+  breakerStep,
+  type BreakerClientKind,
+  type BreakerMetrics,
+} from './breaker-metrics.js';
 export { inboundDeadline, inboundHeader, type InboundCall } from './inbound.js';
 export {
   outboundDeadline,
