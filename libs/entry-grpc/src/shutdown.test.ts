@@ -4,7 +4,6 @@ import { fileURLToPath } from 'node:url';
 import {
   Child,
   freePort,
-  isListening,
   plainEnv,
   sigtermUnderKeepAliveLoad,
   sigtermUnderSharedAgentLoad,
@@ -38,11 +37,7 @@ describe('grpc entry: SIGTERM under keep-alive gateway load, with the defaults',
       },
     );
     cleanups.push(() => child.kill());
-    await waitFor(
-      'the app to listen',
-      async () => child.stdout.includes('listening on port') && (await isListening(port)),
-      { timeoutMs: 30_000, intervalMs: 100 },
-    );
+    await child.listening(port);
 
     // A gRPC call held open across the signal: headers and half its message sent; a PING's ACK
     // (sent after them) says the server has taken the stream.
@@ -113,22 +108,12 @@ describe('grpc entry: SIGTERM under keep-alive gateway load, with the defaults',
 describe('grpc entry (gateway): SIGTERM under one keep-alive http.Agent (8 sockets, 16 looping GETs), with the defaults', () => {
   it('loses no request: the client is refused only once the app stops listening, no request it sent is reset, and the app exits 0', async () => {
     const port = await freePort();
-    const child = Child.start(
-      process.execPath,
-      [
-        '--conditions=svcboot-source',
-        '--import',
-        'tsx',
-        path.join(here, 'test-support/sigterm-app.ts'),
-      ],
-      { cwd: path.join(here, '..'), env: plainEnv({ PORT: String(port) }) },
-    );
+    const child = Child.startSource(path.join(here, 'test-support/sigterm-app.ts'), {
+      cwd: path.join(here, '..'),
+      env: plainEnv({ PORT: String(port) }),
+    });
     cleanups.push(() => child.kill());
-    await waitFor(
-      'the app to listen',
-      async () => child.stdout.includes('listening on port') && (await isListening(port)),
-      { timeoutMs: 30_000, intervalMs: 100 },
-    );
+    await child.listening(port);
     // The client goes on through the drain (no load balancer takes the app out): each response
     // that says Connection: close makes it open a new connection, up to the listener's close,
     // which resets every connection the kernel had completed for it (7 per run on main).

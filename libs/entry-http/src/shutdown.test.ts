@@ -3,11 +3,9 @@ import { fileURLToPath } from 'node:url';
 import {
   Child,
   freePort,
-  isListening,
   plainEnv,
   sigtermUnderKeepAliveLoad,
   sigtermUnderSharedAgentLoad,
-  waitFor,
 } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -34,11 +32,7 @@ describe('httpserver: SIGTERM under keep-alive load, with the defaults', () => {
       },
     );
     children.push(child);
-    await waitFor(
-      'the app to listen',
-      async () => child.stdout.includes('listening on port') && (await isListening(port)),
-      { timeoutMs: 30_000, intervalMs: 100 },
-    );
+    await child.listening(port);
 
     const r = await sigtermUnderKeepAliveLoad(child, { port, path: '/v1/ok', connections: 8 });
     const summary = JSON.stringify({
@@ -63,22 +57,12 @@ describe('httpserver: SIGTERM under keep-alive load, with the defaults', () => {
 describe('httpserver: SIGTERM under one keep-alive http.Agent (8 sockets, 16 looping GETs), with the defaults', () => {
   it('loses no request: the client is refused only once the app stops listening, no request it sent is reset, and the app exits 0', async () => {
     const port = await freePort();
-    const child = Child.start(
-      process.execPath,
-      [
-        '--conditions=svcboot-source',
-        '--import',
-        'tsx',
-        path.join(here, 'test-support/sigterm-app.ts'),
-      ],
-      { cwd: path.join(here, '..'), env: plainEnv({ PORT: String(port) }) },
-    );
+    const child = Child.startSource(path.join(here, 'test-support/sigterm-app.ts'), {
+      cwd: path.join(here, '..'),
+      env: plainEnv({ PORT: String(port) }),
+    });
     children.push(child);
-    await waitFor(
-      'the app to listen',
-      async () => child.stdout.includes('listening on port') && (await isListening(port)),
-      { timeoutMs: 30_000, intervalMs: 100 },
-    );
+    await child.listening(port);
     // The client goes on through the drain (no load balancer takes the app out): each response
     // that says Connection: close makes it open a new connection, up to the listener's close,
     // which resets every connection the kernel had completed for it (7 per run on main).

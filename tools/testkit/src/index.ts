@@ -1,6 +1,6 @@
 export { waitFor } from './wait.js';
 export { freePort, isListening } from './ports.js';
-export { run, Child, plainEnv, type RunResult } from './process.js';
+export { run, Child, plainEnv, SOURCE_NODE_ARGS, type RunResult } from './process.js';
 export {
   installPacked,
   installedFiles,

@@ -1,5 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { isListening } from './ports.js';
 import { waitFor } from './wait.js';
+
+/** Node's arguments that run a TypeScript file of the workspace from its sources (tsx, the svcboot-source condition). */
+export const SOURCE_NODE_ARGS: readonly string[] = [
+  '--conditions=svcboot-source',
+  '--import',
+  'tsx',
+];
 
 /** The environment for children: ours, without colour (test runners force it on). */
 export function plainEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -63,6 +71,23 @@ export class Child {
         env: options.env ?? plainEnv(),
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
+    );
+  }
+
+  /** Starts `script` (a TypeScript file of the workspace) on this Node, from the sources (SOURCE_NODE_ARGS). */
+  static startSource(
+    script: string,
+    options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  ): Child {
+    return Child.start(process.execPath, [...SOURCE_NODE_ARGS, script], options);
+  }
+
+  /** Waits until the child printed `marker` and `port` on 127.0.0.1 accepts connections. */
+  async listening(port: number, marker = 'listening on port', timeoutMs = 30_000): Promise<void> {
+    await waitFor(
+      'the app to listen',
+      async () => this.stdout.includes(marker) && (await isListening(port)),
+      { timeoutMs, intervalMs: 100 },
     );
   }
 
