@@ -65,7 +65,22 @@ export async function freeRedisPort(): Promise<number> {
 export async function startRedis(
   options: { args?: readonly string[]; port?: number; conf?: string; password?: string } = {},
 ): Promise<RedisProcess> {
-  const port = options.port ?? (await freeRedisPort());
+  if (options.port !== undefined) return startRedisOn(options.port, options);
+  // A port free a moment ago can be taken before redis-server binds it (tests run side by side):
+  // then another free port is tried.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRedisOn(await freeRedisPort(), options);
+    } catch (err) {
+      if (attempt >= 5 || !String(err).includes('Address already in use')) throw err;
+    }
+  }
+}
+
+async function startRedisOn(
+  port: number,
+  options: { args?: readonly string[]; conf?: string; password?: string },
+): Promise<RedisProcess> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-redis-'));
   const confArgs: string[] = [];
   if (options.conf !== undefined) {
