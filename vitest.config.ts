@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -35,6 +36,9 @@ export default defineConfig({
     maxWorkers: workers,
     isolate,
     restoreMocks: true,
+    // The tests' fetch lets go of idle keep-alive connections (see the file): an app's graceful
+    // shutdown no longer waits on a connection the test is done with.
+    setupFiles: [fileURLToPath(new URL('tools/testkit/src/fetch-keep-alive.ts', import.meta.url))],
     // Tests start real servers and processes on 2 shared cores; a project needing more time
     // says so on its command line (tools/cli: --testTimeout).
     testTimeout: 60_000,

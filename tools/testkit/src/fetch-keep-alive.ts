@@ -1,0 +1,38 @@
+/**
+ * A vitest setup file (vitest.config.ts `setupFiles`): the tests' `fetch` closes a keep-alive
+ * connection once it has been idle 50 ms, where Node's default client keeps it 4 s.
+ *
+ * Why: an entry's graceful shutdown closes an idle keep-alive connection only after it has been
+ * idle DRAIN_IDLE_CLOSE_MS (1 s, entry-core http/idle-connections.ts), since a request the client
+ * has just sent on it would otherwise be reset. A test that fetched from an app and then shuts it
+ * down therefore waited that second in full, once per app: about 150 s of the conformance suite
+ * alone. A client that lets go of its idle connections is a client a server meets in production
+ * too; what the server does is unchanged (its own tests hold connections open with sockets and
+ * agents of their own, which this leaves alone).
+ *
+ * Node's fetch is undici's and takes its dispatcher from a global symbol: the replacement is an
+ * Agent of that same undici (the constructor of the one Node made), so nothing else is loaded.
+ */
+const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+
+interface Dispatcher {
+  close(): Promise<void>;
+}
+type DispatcherClass = new (options: {
+  keepAliveTimeout: number;
+  keepAliveMaxTimeout: number;
+}) => Dispatcher;
+
+const slot = globalThis as unknown as Record<symbol, Dispatcher | undefined>;
+// Node creates its global dispatcher on the first fetch; a data: URL touches no network.
+if (slot[GLOBAL_DISPATCHER] === undefined) await (await fetch('data:,')).arrayBuffer();
+const current = slot[GLOBAL_DISPATCHER];
+if (current !== undefined && !(current as { svcTestClient?: true }).svcTestClient) {
+  const Agent = current.constructor as DispatcherClass;
+  const agent = Object.assign(new Agent({ keepAliveTimeout: 50, keepAliveMaxTimeout: 50 }), {
+    svcTestClient: true as const,
+  });
+  slot[GLOBAL_DISPATCHER] = agent;
+  // Connections it still holds close; calls already made on it finish first.
+  void current.close().catch(() => undefined);
+}
