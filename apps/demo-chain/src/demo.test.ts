@@ -58,7 +58,8 @@ beforeAll(async () => {
 }, 200_000);
 
 afterAll(async () => {
-  demo?.process.kill('SIGTERM');
+  // SIGINT: SIGTERM would first wait out the drain delay for a load balancer (5 s).
+  demo?.process.kill('SIGINT');
   await demo?.waitForExit();
 });
 

@@ -29,7 +29,8 @@ afterEach(async () => {
   await h?.stop();
   h = undefined;
   for (const c of children.splice(0)) {
-    if (c.process.exitCode === null && c.process.signalCode === null) c.process.kill('SIGTERM');
+    // SIGINT: SIGTERM would first wait out the drain delay for a load balancer (5 s).
+    if (c.process.exitCode === null && c.process.signalCode === null) c.process.kill('SIGINT');
     await c.waitForExit();
   }
   await redis?.stop();
