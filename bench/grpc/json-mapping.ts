@@ -33,7 +33,7 @@ import {
 import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 import protobuf from 'protobufjs';
 import { jsonToPlain, messageToJson } from '../../libs/entry-grpc/src/gateway/json.js';
-import { loadProtoRoot } from '../../libs/entry-grpc/src/protos.js';
+import { loadProtoRoot } from '../../libs/openapi/src/api/protos.js';
 import { bufBinary } from '@svcboot/testkit';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -292,6 +292,12 @@ export {
   type ObserverChild,
 } from './middleware/call-metrics.js';
 export {
+  CallFamilies,
+  CALL_LATENCY_BUCKETS,
+  type CallFamiliesOptions,
+  type FamilyText,
+} from './middleware/call-families.js';
+export {
   middlewareSchema,
   promEndpointSchema,
   buildCallChain,

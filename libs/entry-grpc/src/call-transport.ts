@@ -1,15 +1,10 @@
 import type { Registry } from 'prom-client';
 import {
-  CallCounter,
-  CallHistogram,
+  CallFamilies,
   jsonString as quote,
-  type CallContext,
   type CallInfo,
   type CallPayloads,
   type CallTransport,
-  type CounterChild,
-  type ObserverChild,
-  type TransportMetrics,
 } from '@svcboot/entry-core';
 
 /**
@@ -55,82 +50,36 @@ export const grpcCallPayloads: CallPayloads = {
 const GRPC_LABELS = ['grpc_type', 'grpc_service', 'grpc_method'] as const;
 type GrpcLabel = (typeof GRPC_LABELS)[number];
 
-interface RpcChildren {
-  started: CounterChild;
-  handling: ObserverChild;
-  handled: Map<string, CounterChild>;
-  labels: Record<GrpcLabel, string>;
-}
-
 /**
  * go-grpc-prometheus's server families, `grpc_server_started_total`, `grpc_server_handled_total`
  * and `grpc_server_handling_seconds`, for gRPC calls (gateway calls have no grpcType here: they
  * count only in svc_call_*). Children are cached per RPC and code: no allocation per call.
  */
-export class GrpcServerMetrics implements TransportMetrics {
-  private readonly started: CallCounter<GrpcLabel>;
-  private readonly handled: CallCounter<GrpcLabel | 'grpc_code'>;
-  private readonly handling: CallHistogram<GrpcLabel>;
-  private readonly rpcs = new Map<string, RpcChildren>();
-
+export class GrpcServerMetrics extends CallFamilies<GrpcLabel, 'grpc_code'> {
   constructor(registry: Registry) {
-    this.started = new CallCounter(
-      'grpc_server_started_total',
-      'Total number of RPCs started on the server.',
-      GRPC_LABELS,
-      registry,
-    );
-    this.handled = new CallCounter(
-      'grpc_server_handled_total',
-      'Total number of RPCs completed on the server, regardless of success or failure.',
-      [...GRPC_LABELS, 'grpc_code'],
-      registry,
-    );
-    this.handling = new CallHistogram(
-      'grpc_server_handling_seconds',
-      'Histogram of response latency (seconds) of gRPC that had been application-level handled by the server.',
-      GRPC_LABELS,
-      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registry,
-    );
-  }
-
-  before(call: CallContext): void {
-    this.rpcFor(call.info)?.started.inc();
-  }
-
-  after(call: CallContext, seconds: number): void {
-    const rpc = this.rpcFor(call.info);
-    if (!rpc) return;
-    let handled = rpc.handled.get(call.resCode);
-    if (!handled)
-      rpc.handled.set(
-        call.resCode,
-        (handled = this.handled.labels({ ...rpc.labels, grpc_code: call.resCode })),
-      );
-    handled.inc();
-    rpc.handling.observe(seconds);
-  }
-
-  /** One RPC (operation) has one service, method and type. */
-  private rpcFor(i: CallInfo): RpcChildren | undefined {
-    if (!i.grpcType) return undefined;
-    let rpc = this.rpcs.get(i.operation);
-    if (!rpc) {
-      const labels = {
-        grpc_type: grpcTypeLabel(i.grpcType),
+    super(registry, {
+      started: {
+        name: 'grpc_server_started_total',
+        help: 'Total number of RPCs started on the server.',
+      },
+      handled: {
+        name: 'grpc_server_handled_total',
+        help: 'Total number of RPCs completed on the server, regardless of success or failure.',
+        codeLabel: 'grpc_code',
+      },
+      handling: {
+        name: 'grpc_server_handling_seconds',
+        help: 'Histogram of response latency (seconds) of gRPC that had been application-level handled by the server.',
+      },
+      labelNames: GRPC_LABELS,
+      // One RPC (operation) has one service, method and type.
+      keyOf: (i: CallInfo) => (i.grpcType ? i.operation : undefined),
+      labelsOf: (i: CallInfo) => ({
+        grpc_type: grpcTypeLabel(i.grpcType ?? ''),
         grpc_service: i.grpcService ?? '',
         grpc_method: i.grpcMethod ?? '',
-      };
-      rpc = {
-        started: this.started.labels(labels),
-        handling: this.handling.labels(labels),
-        handled: new Map(),
-        labels,
-      };
-      this.rpcs.set(i.operation, rpc);
-    }
-    return rpc;
+      }),
+    });
   }
 }
 
