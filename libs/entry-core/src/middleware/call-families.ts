@@ -66,12 +66,15 @@ export class CallFamilies<L extends string, C extends string> implements Transpo
   private readonly handledFamily: CallCounter<L | C>;
   private readonly handlingFamily: CallHistogram<L>;
   private readonly byKey = new Map<string, Children<L>>();
+  /** The options' keyOf, held directly: it runs twice per call. */
+  private readonly keyOf: (info: CallInfo) => string | undefined;
 
   constructor(
     registry: Registry,
     private readonly options: CallFamiliesOptions<L, C>,
   ) {
     const { started, handled, handling, labelNames } = options;
+    this.keyOf = options.keyOf;
     const family = <M>(
       name: string,
       // biome-ignore lint/suspicious/noExplicitAny: any constructor of the family's class
@@ -129,7 +132,7 @@ export class CallFamilies<L extends string, C extends string> implements Transpo
   }
 
   private childrenOf(info: CallInfo): Children<L> | undefined {
-    const key = this.options.keyOf(info);
+    const key = this.keyOf(info);
     if (key === undefined) return undefined;
     let c = this.byKey.get(key);
     if (!c) {
