@@ -22,6 +22,7 @@ import {
   type ConfigIssue,
 } from './errors.js';
 import { defaultRegistry, PluginRegistry, type AnyEntryPlugin } from './registry.js';
+import { assertOnePackageCopy } from './package-copies.js';
 import { builtinPlugins } from './builtin/plugins.js';
 import type { AnyMiddlewareDefinition } from './middleware/definition.js';
 import { defaultMiddlewareRegistry } from './middleware/definitions.js';
@@ -85,6 +86,12 @@ export interface BootOptions {
    * these; svcboot's own need not be listed).
    */
   middlewares?: readonly AnyMiddlewareDefinition[];
+  /**
+   * Boot although two copies of a svcboot package holding a registry are loaded (by default that
+   * fails with SVC_PACKAGE_COPIES). For tools that load the packages of several services into
+   * one process and pass every kind explicitly; an app never needs it.
+   */
+  allowPackageCopies?: boolean;
   /** The registry to read kinds from (default: `defaultRegistry`, which imports fill). */
   registry?: PluginRegistry;
   /** Time each entry's bootstrap may take before it fails (default 60 s). */
@@ -124,6 +131,9 @@ type State = 'created' | 'starting' | 'running' | 'stopping' | 'stopped' | 'fail
 
 /** Loads and validates boot.yaml (every error at once) and creates its enabled entries. */
 export async function boot(options: BootOptions = {}): Promise<App> {
+  // Before the file: with two copies of entry-core, a key registered into the other copy would
+  // be blamed on a missing import.
+  if (!options.allowPackageCopies) assertOnePackageCopy();
   // The app's middleware kinds: the default registry's, plus its own (for this app only).
   const middlewares =
     options.middlewares === undefined || options.middlewares.length === 0

@@ -1,3 +1,5 @@
+import type { PackageCopy } from './package-copies.js';
+
 /**
  * svcboot's errors: every error a lib throws for its users is a `SvcError` with a stable `code`
  * (`SVC_CONFIG_INVALID`), listed once in that lib's catalogue (its `src/errors.ts`) with its
@@ -120,6 +122,17 @@ export const coreErrors = {
     message: (key: string, first: string, second: string) =>
       `boot.yaml key "${key}" is registered twice: by ${first} and by ${second}. ` +
       'Two copies of a package may be installed; run `npm ls` to find them.',
+  },
+  SVC_PACKAGE_COPIES: {
+    when: '`boot()` found two copies of one svcboot package that holds a registry (`@svcboot/entry-core`) loaded in the process, from two folders: what one copy registers, the other does not see',
+    fix: "install each svcboot package once: from a registry or tarballs rather than linked folders (`npm install ../path` brings that folder's own node_modules), with the same version range everywhere, then `npm dedupe`; `npm ls <package>` shows the copies",
+    message: (packageName: string, copies: readonly PackageCopy[]) =>
+      `${copies.length} copies of ${packageName} are loaded in this process, and each keeps its own registry ` +
+      '(a kind or middleware registered into one is missing from the other):\n' +
+      copies.map((c) => `  - ${c.dir} (version ${c.version})`).join('\n') +
+      `\nInstall ${packageName} once: install svcboot packages from a registry or tarballs, not as linked folders ` +
+      '(`npm install ../path` links a folder that brings its own node_modules), give them the same version range, ' +
+      `then run \`npm dedupe\` (\`npm ls ${packageName}\` lists the copies).`,
   },
   SVC_ADDRESS_INVALID: {
     when: 'a `host:port` address in boot.yaml is a URL, has no host, no port or an invalid port',

@@ -31,6 +31,12 @@ export {
   registerEntryKind,
   type AnyEntryPlugin,
 } from './registry.js';
+export {
+  assertOnePackageCopy,
+  duplicatePackageCopies,
+  recordPackageCopy,
+  type PackageCopy,
+} from './package-copies.js';
 export { builtinPlugins } from './builtin/plugins.js';
 export { DEPENDENCIES_DOWN_PAIR } from './dependencies.js';
 export { HealthProbe, type HealthProbeOptions } from './connector/health-probe.js';

@@ -119,6 +119,7 @@ interface CoreModule {
     cwd: string;
     argv: string[];
     env: Record<string, string | undefined>;
+    allowPackageCopies?: boolean;
   }): Promise<AppLike>;
 }
 
@@ -236,6 +237,8 @@ export async function loadServiceModel(dir: string, bootFile = 'boot.yaml'): Pro
       cwd: dir,
       argv: [],
       env,
+      // The CLI only reads the file; other services' copies loaded in this process do not matter.
+      allowPackageCopies: true,
     });
   } catch (err) {
     throw deployError(

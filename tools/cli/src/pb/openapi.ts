@@ -223,6 +223,8 @@ export async function openApiDocuments(
     argv: [],
     env,
     plugins: [plugin],
+    // The CLI only reads the file, with its own plugin; other copies in this process do not matter.
+    allowPackageCopies: true,
   });
   const entries = app.entries().filter((e): e is DocumentEntry => e.type === plugin.entryType);
   for (const entry of entries) {
