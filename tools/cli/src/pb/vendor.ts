@@ -52,6 +52,8 @@ export async function vendorGoogleapis(
         'pack',
         `${GOOGLEAPIS_PACKAGE}@${version}`,
         '--ignore-scripts',
+        // The tarball in npm's cache is used as it is (offline too); the registry only when missing.
+        '--prefer-offline',
         '--silent',
         '--pack-destination',
         staging,
