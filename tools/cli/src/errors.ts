@@ -77,7 +77,7 @@ export type AddRefused =
   | { kind: 'notAService'; dir: string; missing: string }
   | { kind: 'already'; feature: string; where: string }
   | { kind: 'noCheckout'; pkg: string }
-  | { kind: 'grpc' }
+  | { kind: 'unknown'; unknown: string; kinds: readonly string[] }
   | { kind: 'count'; usage: string };
 
 function addRefusedMessage(why: AddRefused): string {
@@ -88,8 +88,8 @@ function addRefusedMessage(why: AddRefused): string {
       return `the service already has ${why.feature} (${why.where}); nothing was changed`;
     case 'noCheckout':
       return `the service's @svcboot packages are packed from a svcboot checkout (vendor/), and this svc does not run from one, so ${why.pkg} cannot be packed; run the svc of the checkout (\`/path/to/svcboot/node_modules/.bin/svc add ...\`)`;
-    case 'grpc':
-      return 'svc add grpc is not supported (it needs protos, a gateway mapping and buf files): make a service with `svc new <name> --with grpc,...` and move your code into it';
+    case 'unknown':
+      return `no svcboot package declares the kind "${why.unknown}"; svc add knows ${why.kinds.join(', ')}`;
     case 'count':
       return `expected one entry kind\n${why.usage}`;
   }
@@ -141,7 +141,7 @@ export const cliErrors = {
           : `expected one name\n${why.usage}`,
   },
   SVC_CLI_ADD_REFUSED: {
-    when: '`svc add` will not change the service: the folder has no package.json or boot.yaml, the kind is there already, its packages cannot be packed, or not exactly one kind was given',
+    when: '`svc add` will not change the service: the folder has no package.json or boot.yaml, the kind is there already or no svcboot package declares it, its packages cannot be packed, or not exactly one kind was given',
     fix: 'run it in the folder of a service made by `svc new`, with a kind the service does not have yet',
     message: (why: AddRefused) => addRefusedMessage(why),
   },

@@ -205,7 +205,13 @@ export async function scaffold(
       await mkdir(path.dirname(f), { recursive: true });
       await writeFile(f, text);
     }
-    if (o.schemaFrom) await writeBootSchema(staging, o.schemaFrom, o.features, log);
+    if (o.schemaFrom)
+      await writeBootSchema(
+        staging,
+        o.schemaFrom,
+        o.features.map((f) => t.FEATURE_PACKAGES[f].pkg),
+        log,
+      );
     if (o.features.includes('grpc') && o.vendor)
       await vendorGoogleapis(path.join(staging, 'third-party', 'googleapis'));
     if (existsSync(target)) await rm(target, { recursive: true });
@@ -218,20 +224,17 @@ export async function scaffold(
 }
 
 /**
- * Writes `dir/boot.schema.json` for `features` with the @svcboot packages of `from`; a failure is
- * a warning (the service works without it, and `npm run schema` writes it once installed).
+ * Writes `dir/boot.schema.json` for the kinds of `packages`, loaded from `from`; a failure is a
+ * warning (the service works without it, and `npm run schema` writes it once installed).
  */
 export async function writeBootSchema(
   dir: string,
   from: string,
-  features: readonly t.Feature[],
+  packages: readonly string[],
   log: (line: string) => void,
 ): Promise<void> {
   try {
-    const schema = await bootSchemaFor(
-      from,
-      features.map((f) => t.FEATURE_PACKAGES[f].pkg),
-    );
+    const schema = await bootSchemaFor(from, packages);
     await writeFile(path.join(dir, SCHEMA_FILE), schema.text);
   } catch (err) {
     log(
