@@ -33,7 +33,16 @@ if (tsx === undefined) {
 } else {
   const child = spawn(
     process.execPath,
-    ['--conditions=svcboot-source', '--import', tsx, source, ...process.argv.slice(2)],
+    [
+      '--conditions=svcboot-source',
+      // A project's packages installed from tarballs have no src/: they load from dist/.
+      '--import',
+      new URL('./source-fallback.mjs', import.meta.url).href,
+      '--import',
+      tsx,
+      source,
+      ...process.argv.slice(2),
+    ],
     { stdio: 'inherit' },
   );
   // Ctrl-C reaches both processes (one process group); a signal sent to this process alone is handed on.

@@ -10,14 +10,14 @@ import { cliError, printableError } from './errors.js';
 export const USAGE = `svc: tooling for svcboot services
 
   svc install <tool>...   install protobuf and Go tooling into .svc/bin (svc install help)
-  svc pb vendor           copy the googleapis protos into third-party/googleapis
+  svc pb vendor           copy the googleapis protos and protovalidate's into third-party/googleapis
   svc pb gen              generate TypeScript from protos and write the OpenAPI documents
   svc pb build            compile protos into a descriptor set (protos.descriptorSets)
   svc pb openapi          write the OpenAPI documents of boot.yaml's grpc entries
   svc pb lint             lint protos with buf
   svc new <name>          scaffold a service (--with grpc,httpserver,kvstore,cache,relationaldb,columnardb)
   svc deploy              write a Dockerfile and Kubernetes manifests (plain and Kustomize) from boot.yaml
-  svc add <kind>          add an entry kind to a service made by svc new (package, boot.yaml block, getter)
+  svc add <kind>          add an entry kind or middleware to a service made by svc new (package, block, getter)
   svc schema              write the JSON Schema of boot.yaml for the installed entry kinds (--out FILE)
 
 Run \`svc <command> --help\` for a command's flags; README.md describes them all.`;

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { resolveFrom } from '../resolve-from.js';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isMap, isSeq, parse as parseYaml, parseDocument } from 'yaml';
@@ -56,7 +56,7 @@ async function importFrom<T>(
   specifier: string,
   from: string,
 ): Promise<{ module: T; resolved: string }> {
-  const resolved = createRequire(from).resolve(specifier);
+  const resolved = resolveFrom(specifier, from);
   return { module: (await import(pathToFileURL(resolved).href)) as T, resolved };
 }
 

@@ -4,7 +4,7 @@
  * `svcboot.entryKey`) and of the middleware packages installed (`svcboot.middlewareKeys`: their
  * options under `middleware:`), so that it says what the service itself accepts.
  */
-import { createRequire } from 'node:module';
+import { resolveFrom } from '../resolve-from.js';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cliError } from '../errors.js';
@@ -39,11 +39,11 @@ export interface BootSchema {
  * or above one) resolves packages, or for `only` these packages when given.
  */
 export async function bootSchemaFor(from: string, only?: readonly string[]): Promise<BootSchema> {
-  const require = createRequire(path.join(path.resolve(from), 'package.json'));
+  const manifest = path.join(path.resolve(from), 'package.json');
   let core: CoreModule;
   let resolved: string;
   try {
-    resolved = require.resolve('@svcboot/entry-core');
+    resolved = resolveFrom('@svcboot/entry-core', manifest);
     core = (await import(pathToFileURL(resolved).href)) as CoreModule;
   } catch (err) {
     throw cliError(
@@ -68,7 +68,10 @@ export async function bootSchemaFor(from: string, only?: readonly string[]): Pro
     ].sort();
   const plugins: unknown[] = [];
   for (const pkg of packages) {
-    const mod = (await import(pathToFileURL(require.resolve(pkg)).href)) as Record<string, unknown>;
+    const mod = (await import(pathToFileURL(resolveFrom(pkg, manifest)).href)) as Record<
+      string,
+      unknown
+    >;
     const plugin = Object.values(mod).find(isPluginOf(pkg));
     if (!plugin) continue;
     plugins.push(plugin);
