@@ -72,6 +72,51 @@ test('main.ts with every kind compiles against the libs', async () => {
   expect(r.code).toBe(0);
 });
 
+test('npm test runs the tests there are, and passes with none (a deleted test does not run from dist/)', async () => {
+  const tmp = await mkdtemp(path.join(cliDir, '.test-tmp', 'npm-test-'));
+  try {
+    const files = new Map(
+      scaffoldFiles({
+        name: 'no-test',
+        features: ['kvstore'],
+        parent: tmp,
+        svcbootVersion: '^0.1.0',
+        tarballs: undefined,
+        vendor: false,
+      }),
+    );
+    for (const f of ['package.json', 'tsconfig.json'])
+      await writeFile(path.join(tmp, f), files.get(f)!);
+    await mkdir(path.join(tmp, 'src'));
+    // The service's own code is not what this is about: a main.ts with no import.
+    await writeFile(path.join(tmp, 'src', 'main.ts'), 'export const answer = 42;\n');
+    const npmTest = () =>
+      run('npm', ['test', '--silent'], { cwd: tmp, allowFailure: true }).then((r) => ({
+        code: r.code,
+        output: r.stdout + r.stderr,
+      }));
+    const none = await npmTest();
+    expect(none.output).toMatch(/# tests 0\n/);
+    expect(none.code).toBe(0);
+
+    await writeFile(
+      path.join(tmp, 'src', 'main.test.ts'),
+      "import assert from 'node:assert/strict';\nimport test from 'node:test';\nimport { answer } from './main.js';\n\ntest('answer', () => assert.equal(answer, 41));\n",
+    );
+    const failing = await npmTest();
+    expect(failing.output).toMatch(/# tests 1\n# suites 0\n# pass 0\n# fail 1\n/);
+    expect(failing.code).not.toBe(0);
+
+    // The guide deletes src/main.test.ts: its old build must not run.
+    await rm(path.join(tmp, 'src', 'main.test.ts'));
+    const deleted = await npmTest();
+    expect(deleted.output).toMatch(/# tests 0\n/);
+    expect(deleted.code).toBe(0);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+});
+
 test('the files follow the chosen kinds', () => {
   const opts = {
     name: 'x',
@@ -114,13 +159,15 @@ test('the files follow the chosen kinds', () => {
   const scripts = (JSON.parse(grpc.get('package.json')!) as { scripts: Record<string, string> })
     .scripts;
   expect(scripts['prestart']).toBe('tsc -p tsconfig.build.json');
-  expect(scripts['test']).toBe('tsc -p tsconfig.json && node --test dist/main.test.js');
+  expect(scripts['test']).toBe('tsc -p tsconfig.json && cd dist && node --test');
+  expect(scripts['pretest']).toBe(`node -e "fs.rmSync('dist', { recursive: true, force: true })"`);
   expect(Object.keys(JSON.parse(grpc.get('package.json')!).devDependencies)).toEqual([
     '@svcboot/cli',
     '@types/node',
     'typescript',
   ]);
-  expect(JSON.parse(kv.get('package.json')!).scripts.test).toBeUndefined();
+  // A service without a server has no test yet; npm test passes all the same.
+  expect(JSON.parse(kv.get('package.json')!).scripts.test).toBe(scripts['test']);
 });
 
 test('--with parsing', () => {

@@ -66,8 +66,12 @@ export function packageJson(i: ScaffoldInput): string {
     typecheck: 'tsc -p tsconfig.json --noEmit',
     schema: 'svc schema --out boot.schema.json',
   };
-  // tsconfig.json compiles the test beside main.js; node:test runs it.
-  if (hasTest(i)) scripts['test'] = 'tsc -p tsconfig.json && node --test dist/main.test.js';
+  // tsconfig.json compiles the tests beside main.js; node:test runs every dist/**/*.test.js, and
+  // passes with none (a service whose test was deleted, or one with no server). From dist/, with
+  // no argument: Node 20 reads an argument as a path, Node 22+ as a glob. dist/ is emptied first,
+  // so that a test deleted from src/ does not run from its old build.
+  scripts['pretest'] = `node -e "fs.rmSync('dist', { recursive: true, force: true })"`;
+  scripts['test'] = 'tsc -p tsconfig.json && cd dist && node --test';
   if (has(i, 'grpc')) scripts['pb:gen'] = 'svc pb gen';
   const pkg = {
     name: i.name,
@@ -344,6 +348,7 @@ export function mainTestTs(i: ScaffoldInput): string {
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 ${grpc ? `import { typedClient } from '@svcboot/entry-grpc';\nimport { Greeter } from './gen/v1/greeter_pb.js';\n` : ''}
 // Starts the built service on free ports and calls its Hello (npm test compiles it first).
 
@@ -389,7 +394,9 @@ const ports = { grpc: 0, http: 0 };
 before(async () => {
   ports.grpc = await freePort();
   ports.http = await freePort();
-  service = spawn(process.execPath, ['dist/main.js'], {
+  // dist/main.js beside this file, run from the service's folder (its boot.yaml).
+  service = spawn(process.execPath, [fileURLToPath(new URL('./main.js', import.meta.url))], {
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
     env: { ...process.env, GRPC_PORT: String(ports.grpc), HTTP_PORT: String(ports.http) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -448,7 +455,7 @@ A svcboot service with: ${i.features.join(', ')}. Made by \`svc new\`.
 \`\`\`sh
 npm install
 npm start            # builds (tsc) into dist/, then boots ./boot.yaml; Ctrl-C stops it
-${hasTest(i) ? 'npm test             # compiles, starts dist/main.js on free ports and calls Hello\n' : ''}\`\`\`
+${hasTest(i) ? 'npm test             # compiles, starts dist/main.js on free ports and calls Hello\n' : 'npm test             # compiles and runs the tests of src/**/*.test.ts (none yet)\n'}\`\`\`
 
 In production (a container), build with \`npm run build\` and run \`node dist/main.js\` itself: npm
 start hands a SIGTERM to its shell, which ends without passing it on to node.
