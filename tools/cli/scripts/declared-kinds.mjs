@@ -5,7 +5,7 @@
 // itself is addable once this runs; the CLI's build runs it, and declared-kinds.test.ts fails when
 // the committed file is behind the packages.
 //
-//   node tools/cli/scripts/declared-kinds.mjs [--check]
+//   node tools/cli/scripts/declared-kinds.mjs [--check] [--libs DIR --print]
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,8 +67,12 @@ ${items}
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const text = declaredKindsSource();
-  if (process.argv.includes('--check')) {
+  const args = process.argv.slice(2);
+  const libs = args.includes('--libs') ? path.resolve(args[args.indexOf('--libs') + 1]) : libsDir;
+  const text = declaredKindsSource(declaredKinds(libs));
+  if (args.includes('--print')) {
+    process.stdout.write(text);
+  } else if (args.includes('--check')) {
     const current = existsSync(target) ? readFileSync(target, 'utf8') : '';
     if (current !== text) {
       console.error(

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -89,6 +89,63 @@ test('the kinds are what the packages declare, and declared-kinds.ts is up to da
     expect(typeof mod[kind.getter!], `${kind.pkg} exports ${kind.getter}`).toBe('function');
     expect(allPlugins.map((p) => p.key)).toContain(kind.key);
   }
+});
+
+test('a package that declares itself is a kind; svc add gives it a commented-out block and its import', async () => {
+  const libs = await mkdtemp(path.join(os.tmpdir(), 'svc-declared-'));
+  try {
+    for (const [dir, manifest] of [
+      [
+        'entry-mq',
+        {
+          name: '@acme/entry-mq',
+          description: 'A queue',
+          svcboot: { entryKey: 'mq', getter: 'mqEntry' },
+        },
+      ],
+      [
+        'middleware-audit',
+        { name: '@acme/middleware-audit', svcboot: { middlewareKeys: ['audit'] } },
+      ],
+      ['helpers', { name: '@acme/helpers' }],
+    ] as const) {
+      await mkdir(path.join(libs, dir));
+      await writeFile(path.join(libs, dir, 'package.json'), JSON.stringify(manifest));
+    }
+    const printed = spawnSync(
+      process.execPath,
+      ['scripts/declared-kinds.mjs', '--libs', libs, '--print'],
+      { cwd: cliDir, encoding: 'utf8' },
+    );
+    expect(printed.stderr).toBe('');
+    expect(printed.stdout).toContain(
+      '{"key":"audit","pkg":"@acme/middleware-audit","role":"middleware","description":""},\n' +
+        '  {"key":"mq","pkg":"@acme/entry-mq","role":"entry","getter":"mqEntry","description":"A queue"},\n];',
+    );
+  } finally {
+    await rm(libs, { recursive: true, force: true });
+  }
+  const mq = kindAddition(
+    { key: 'mq', pkg: '@acme/entry-mq', role: 'entry', getter: 'mqEntry', description: 'A queue' },
+    'shop',
+  );
+  expect(mq.imports).toEqual(["import { mqEntry } from '@acme/entry-mq';"]);
+  expect(mq.block.every((l) => l.startsWith('#'))).toBe(true);
+  expect(mq.block.join('\n')).toContain(
+    "# A queue (@acme/entry-mq): mqEntry(app, 'mq') in src/main.ts.",
+  );
+  // Commented out, the block leaves boot.yaml as it was; without the # marks it is the kind's list.
+  expect(
+    parse(
+      mq.block
+        .map((l) => l.replace(/^# ?/, ''))
+        .slice(2)
+        .join('\n'),
+    ),
+  ).toEqual({
+    mq: [{ name: 'mq', enabled: true }],
+  });
+  expect(mq.use.every((l) => l.trimStart().startsWith('//'))).toBe(true);
 });
 
 describe.each(addableKeys())('svc add %s', (key) => {
