@@ -131,7 +131,8 @@ export const coreErrors = {
       '(a kind or middleware registered into one is missing from the other):\n' +
       copies.map((c) => `  - ${c.dir} (version ${c.version})`).join('\n') +
       `\nInstall ${packageName} once: install svcboot packages from a registry or tarballs, not as linked folders ` +
-      '(`npm install ../path` links a folder that brings its own node_modules), give them the same version range, ' +
+      '(`npm install ../path` links a folder that brings its own node_modules; `svc add <kind>` adds one as a package), ' +
+      'give them the same version range, ' +
       `then run \`npm dedupe\` (\`npm ls ${packageName}\` lists the copies).`,
   },
   SVC_ADDRESS_INVALID: {
