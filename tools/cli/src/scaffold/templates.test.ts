@@ -13,6 +13,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { parseFeatures, scaffold, scaffoldFiles } from './command.js';
+import { addGetter } from './add.js';
+import { addableKeys } from './kinds.js';
 import { FEATURES } from './templates.js';
 
 // Every kind at once: boot.yaml must pass each lib's strict schema and main.ts must compile
@@ -36,6 +38,12 @@ beforeAll(async () => {
     // The libs of this checkout write boot.schema.json, as `svc new` from a clone does.
     schemaFrom: path.join(cliDir, '..', '..'),
   });
+  // And what `svc add` writes into main.ts for the kinds `svc new --with` does not offer.
+  const main = path.join(dir, 'src', 'main.ts');
+  let text = await readFile(main, 'utf8');
+  for (const key of addableKeys().filter((k) => !(FEATURES as readonly string[]).includes(k)))
+    text = addGetter(text, key, 'all-kinds').text;
+  await writeFile(main, text);
 });
 
 afterAll(async () => {
@@ -56,7 +64,7 @@ test('boot.yaml with every kind is valid for the libs and creates one entry of e
   expect(app.info.name).toBe('all-kinds');
 });
 
-test('main.ts with every kind compiles against the libs', async () => {
+test("main.ts with every kind (svc add's too: clients, middleware imports) compiles against the libs", async () => {
   await writeFile(
     path.join(dir, 'tsconfig.check.json'),
     JSON.stringify({
