@@ -10,13 +10,12 @@ import {
   GOOGLEAPIS_VERSION,
   vendorGoogleapis,
 } from './vendor.js';
-import { VALIDATE_PROTO, vendorProtovalidate } from './protovalidate.js';
 import { cliError } from '../errors.js';
 
 export const PB_USAGE = `svc pb vendor [--out DIR] [--version V]
     Copy google/api/{annotations,http,httpbody}.proto and google/rpc/{code,error_details,status}.proto
     from the npm package ${GOOGLEAPIS_PACKAGE} (default ${GOOGLEAPIS_VERSION}) into DIR (default ${DEFAULT_VENDOR_DIR}),
-    and write protovalidate's ${VALIDATE_PROTO} there from the descriptor @bufbuild/protovalidate embeds
+    and write protovalidate's buf/validate/validate.proto there from the descriptor @bufbuild/protovalidate embeds
     (the project's, else svc's own): protos that use validation compile with no buf.build dependency.
 svc pb gen [--template buf.gen.yaml] [--runner auto|buf|protoc] [--skip-plugin NAME]... [--boot boot.yaml]
            [--openapi-out gen/openapi] [--no-openapi]
@@ -49,6 +48,8 @@ export async function pbCommand(
       });
       const files = await vendorGoogleapis(path.resolve(cwd, values.out), values.version);
       for (const f of files) out(`wrote ${path.relative(cwd, f)}`);
+      // Loaded here only: it reads @bufbuild/protobuf, which no other command needs.
+      const { vendorProtovalidate } = await import('./protovalidate.js');
       const validate = await vendorProtovalidate(path.resolve(cwd, values.out), cwd);
       out(
         `wrote ${path.relative(cwd, validate.file)} (from @bufbuild/protovalidate ${validate.version}, ${validate.from === 'project' ? "the project's" : "svc's own"})`,
