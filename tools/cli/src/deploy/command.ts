@@ -92,11 +92,16 @@ export async function deploy(input: DeployInput): Promise<DeployResult> {
 
   const name = manifests.objects.find((o) => o.kind === 'Deployment')?.metadata.name ?? 'service';
   await write(path.join(out, 'k8s', `${name}.yaml`), HEADER + yamlDocs(manifests.objects));
-  if (manifests.secretExample) {
+  if (manifests.secretExamples.length > 0) {
+    const how = manifests.secretExamples.map((s) =>
+      s.metadata.name.endsWith('-files')
+        ? `kubectl create secret generic ${s.metadata.name} --from-file=KEY=./file …`
+        : `kubectl create secret generic ${s.metadata.name} --from-literal=NAME=value …`,
+    );
     await write(
       path.join(out, 'k8s', 'secret.example.yaml'),
-      `# Create once with your values (kubectl apply -f, or kubectl create secret generic ${manifests.secretExample.metadata.name} --from-literal=NAME=value …).\n# An empty or missing value means boot.yaml's default, when it has one. Never commit real values.\n` +
-        yamlDocs([manifests.secretExample]),
+      `# Create once with your values (kubectl apply -f, or ${how.join('; ')}).\n# An empty or missing value means boot.yaml's default, when it has one. Never commit real values.\n` +
+        yamlDocs(manifests.secretExamples),
     );
   }
 

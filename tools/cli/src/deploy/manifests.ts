@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import type { ServerEntry, ServiceModel } from './service-model.js';
 
 /*
@@ -13,8 +14,14 @@ import type { ServerEntry, ServiceModel } from './service-model.js';
  *   every apply);
  * - boot.yaml in a ConfigMap mounted over /app/boot.yaml; each secret `${VAR}` from the Secret
  *   `<app>-secrets`; a `${VAR}` that is no secret and has no default from the ConfigMap
- *   `<app>-env`; references with a default are left unset, so the ports stay boot.yaml's.
+ *   `<app>-env`; references with a default are left unset, so the ports stay boot.yaml's;
+ * - key-material files (`tokenPath`, `certFile`, …) from the Secret `<app>-files`: a `${VAR}`
+ *   path is set to the file's mounted path under SECRET_FILES_DIR, a literal path gets the file
+ *   mounted there.
  */
+
+/** Where the files of the Secret `<app>-files` are mounted. */
+export const SECRET_FILES_DIR = '/var/run/secrets/svcboot';
 
 export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string } } & Record<
   string,
@@ -30,13 +37,21 @@ export interface DeployOptions {
   minReplicas: number;
   maxReplicas: number;
   namespace?: string | undefined;
+  /** Values of `${VAR}`s, for the ConfigMap `<app>-env` (a system wires its services with them). */
+  env?: Readonly<Record<string, string>> | undefined;
 }
+
+/** A host that, in a pod, is the pod itself. */
+const LOCALHOST = /(^|[/@[])(localhost|127\.\d+\.\d+\.\d+|::1)(\]|[:/]|$)/i;
 
 export interface Manifests {
   /** In apply order. */
   objects: K8sObject[];
-  /** The Secret to create once (values empty), when boot.yaml has secret references. */
-  secretExample: K8sObject | undefined;
+  /**
+   * The Secrets to create once (values empty): `<app>-secrets` when boot.yaml has secret
+   * references, `<app>-files` when it names key-material files.
+   */
+  secretExamples: K8sObject[];
   /** The ConfigMap of non-secret variables without a default, when any. */
   envConfigMap: K8sObject | undefined;
   warnings: string[];
@@ -131,7 +146,24 @@ export function buildManifests(
   // Environment.
   const env: Array<Record<string, unknown>> = [];
   const secretVars = model.vars.filter((v) => v.secret);
-  const plainNoDefault = model.vars.filter((v) => !v.secret && v.fallback === undefined);
+  // Key-material files: each a key of the Secret `<name>-files`.
+  const fileKeys = new Set<string>();
+  const fileKey = (wanted: string): string => {
+    const base = wanted.replace(/[^-._a-zA-Z0-9]+/g, '-').replace(/^[.-]+/, '') || 'file';
+    let key = base;
+    for (let i = 2; fileKeys.has(key); i++) key = `${base}-${i}`;
+    fileKeys.add(key);
+    return key;
+  };
+  const fileVars = model.vars.filter((v) => v.file).map((v) => ({ v, key: fileKey(v.name) }));
+  const literalFiles = model.secretFiles.map((f) => ({
+    f,
+    key: fileKey(path.posix.basename(f.path)),
+    mountPath: path.posix.resolve('/app', f.path),
+  }));
+  const hasFiles = fileVars.length + literalFiles.length > 0;
+  for (const { v, key } of fileVars)
+    env.push({ name: v.name, value: `${SECRET_FILES_DIR}/${key}` });
   for (const v of secretVars) {
     env.push({
       name: v.name,
@@ -144,10 +176,37 @@ export function buildManifests(
         `\${${v.name}} (${v.at}) is a secret with a default in boot.yaml: set it in the Secret ${name}-secrets, or the default written in boot.yaml is used`,
       );
   }
-  for (const v of plainNoDefault) {
+  // A default naming this host (`${PG_ADDR:-localhost:5432}`) names the pod itself in a cluster:
+  // a key of `<name>-env` (optional: empty means the default) unless the caller gives a value.
+  const given = opts.env ?? {};
+  const local = model.vars.filter(
+    (v) =>
+      !v.secret &&
+      !v.file &&
+      v.fallback !== undefined &&
+      LOCALHOST.test(v.fallback) &&
+      given[v.name] === undefined,
+  );
+  for (const v of local)
+    warnings.push(
+      `\${${v.name}} (${v.at}) falls back to ${v.fallback}, which in a pod is the pod itself: give ${v.name} a value in the ConfigMap ${name}-env`,
+    );
+  const fromConfigMap = model.vars.filter(
+    (v) =>
+      !v.secret &&
+      !v.file &&
+      (v.fallback === undefined || local.includes(v) || given[v.name] !== undefined),
+  );
+  for (const v of fromConfigMap) {
     env.push({
       name: v.name,
-      valueFrom: { configMapKeyRef: { name: `${name}-env`, key: v.name } },
+      valueFrom: {
+        configMapKeyRef: {
+          name: `${name}-env`,
+          key: v.name,
+          ...(v.fallback !== undefined ? { optional: true } : {}),
+        },
+      },
     });
   }
   if (model.servers.length === 0)
@@ -179,6 +238,15 @@ export function buildManifests(
     volumeMounts: [
       { name: 'boot-yaml', mountPath: '/app/boot.yaml', subPath: 'boot.yaml', readOnly: true },
       { name: 'tmp', mountPath: '/tmp' },
+      ...(fileVars.length > 0
+        ? [{ name: 'secret-files', mountPath: SECRET_FILES_DIR, readOnly: true }]
+        : []),
+      ...literalFiles.map(({ key, mountPath }) => ({
+        name: 'secret-files',
+        mountPath,
+        subPath: key,
+        readOnly: true,
+      })),
     ],
   };
   if (probeOn) {
@@ -229,6 +297,15 @@ export function buildManifests(
           volumes: [
             { name: 'boot-yaml', configMap: { name: `${name}-boot` } },
             { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
+            ...(hasFiles
+              ? [
+                  {
+                    name: 'secret-files',
+                    // Readable by the service's group (fsGroup 1000), by no one else.
+                    secret: { secretName: `${name}-files`, defaultMode: 0o440 },
+                  },
+                ]
+              : []),
           ],
         },
       },
@@ -305,29 +382,36 @@ export function buildManifests(
     );
   }
 
-  const secretExample: K8sObject | undefined =
-    secretVars.length > 0
-      ? {
-          apiVersion: 'v1',
-          kind: 'Secret',
-          metadata: meta('-secrets'),
-          type: 'Opaque',
-          stringData: Object.fromEntries(secretVars.map((v) => [v.name, ''])),
-        }
-      : undefined;
+  const secretExamples: K8sObject[] = [];
+  if (secretVars.length > 0)
+    secretExamples.push({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: meta('-secrets'),
+      type: 'Opaque',
+      stringData: Object.fromEntries(secretVars.map((v) => [v.name, ''])),
+    });
+  if (hasFiles)
+    secretExamples.push({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: meta('-files'),
+      type: 'Opaque',
+      stringData: Object.fromEntries([...fileVars, ...literalFiles].map(({ key }) => [key, ''])),
+    });
   const envConfigMap: K8sObject | undefined =
-    plainNoDefault.length > 0
+    fromConfigMap.length > 0
       ? {
           apiVersion: 'v1',
           kind: 'ConfigMap',
           metadata: meta('-env'),
-          data: Object.fromEntries(plainNoDefault.map((v) => [v.name, ''])),
+          data: Object.fromEntries(fromConfigMap.map((v) => [v.name, given[v.name] ?? ''])),
         }
       : undefined;
   if (envConfigMap) objects.splice(1, 0, envConfigMap);
   return {
     objects,
-    secretExample,
+    secretExamples,
     envConfigMap,
     warnings,
     facts: { graceSeconds, drainDelayMs, shutdownMs, cpuRequest },
