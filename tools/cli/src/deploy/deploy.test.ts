@@ -11,24 +11,16 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
-import { Secret } from 'kubernetes-models/v1/Secret';
-import { Service } from 'kubernetes-models/v1/Service';
-import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
-import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
-import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
-import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
 import { main } from '../main.js';
 import { deploy } from './command.js';
 import { findVars } from './service-model.js';
 import { buildManifests, millicores, type K8sObject } from './manifests.js';
+import { readDocs, validate } from './test-support/k8s-schema.js';
 
 /*
- * Every demo's `svc deploy` output against the Kubernetes API schema of kubernetes-models 4.5.1
- * (the Kubernetes v1.33 API schema, compiled to validators; 5.x, for v1.36, needs Node 22) and the Prometheus Operator's ServiceMonitor
- * schema (@kubernetes-models/prometheus-operator 4.4.4): the plain YAML file, read back from disk.
+ * Every demo's `svc deploy` output against the Kubernetes API schema (test-support/k8s-schema.ts):
+ * the plain YAML file, read back from disk.
  */
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
@@ -37,27 +29,6 @@ const demos = readdirSync(path.join(repo, 'apps')).filter((d) =>
 );
 const tmp = mkdtempSync(path.join(tmpdir(), 'svc-deploy-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-// biome-ignore lint/suspicious/noExplicitAny: each model's constructor takes its own typed object.
-type Model = new (data: any) => { validate(): void };
-const models: Record<string, Model> = {
-  'v1/ConfigMap': ConfigMap,
-  'v1/Secret': Secret,
-  'v1/Service': Service,
-  'apps/v1/Deployment': Deployment,
-  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
-  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
-  'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
-};
-
-function validate(o: K8sObject): void {
-  const Model = models[`${o.apiVersion}/${o.kind}`];
-  if (!Model) throw new Error(`no schema for ${o.apiVersion} ${o.kind}`);
-  new Model(o).validate();
-}
-
-const readDocs = (file: string): K8sObject[] =>
-  parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as K8sObject);
 
 type Container = {
   ports: Array<{ name: string; containerPort: number }>;
@@ -243,6 +214,8 @@ describe('svc deploy: what the manifests say', () => {
       workers: 4 as const,
       drainDelayMs: undefined,
       servers: [],
+      clients: [],
+      stores: [],
       entries: [],
       vars: [],
       secretFiles: [],

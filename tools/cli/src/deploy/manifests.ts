@@ -23,10 +23,11 @@ import type { ServerEntry, ServiceModel } from './service-model.js';
 /** Where the files of the Secret `<app>-files` are mounted. */
 export const SECRET_FILES_DIR = '/var/run/secrets/svcboot';
 
-export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string } } & Record<
-  string,
-  unknown
->;
+export type K8sObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+} & Record<string, unknown>;
 
 export interface DeployOptions {
   /** The image reference the Deployment runs. */
@@ -39,6 +40,16 @@ export interface DeployOptions {
   namespace?: string | undefined;
   /** Values of `${VAR}`s, for the ConfigMap `<app>-env` (a system wires its services with them). */
   env?: Readonly<Record<string, string>> | undefined;
+  /** The objects' name (default: from app.name); a system names each service. */
+  name?: string | undefined;
+  /** More labels on every object (a system's `app.kubernetes.io/part-of`). */
+  labels?: Readonly<Record<string, string>> | undefined;
+  /** After `node <main>` in the container (one package holding several services). */
+  args?: readonly string[] | undefined;
+  /** boot.yaml overrides set in the pod (`SVC_SET`): a system's wiring of its client entries. */
+  overrides?: readonly string[] | undefined;
+  /** Also a headless Service `<name>-headless` for the grpc ports (gRPC callees: client-side balancing). */
+  headless?: boolean | undefined;
 }
 
 /** A host that, in a pod, is the pod itself. */
@@ -101,8 +112,9 @@ export function buildManifests(
   defaultDrainMs: number,
 ): Manifests {
   const warnings: string[] = [];
-  const name = resourceName(model.app.name);
+  const name = opts.name ?? resourceName(model.app.name);
   const labels = {
+    ...opts.labels,
     'app.kubernetes.io/name': name,
     'app.kubernetes.io/version': model.app.version || 'unknown',
     'app.kubernetes.io/managed-by': 'svc-deploy',
@@ -209,6 +221,11 @@ export function buildManifests(
       },
     });
   }
+  for (const s of model.servers)
+    if (s.host !== undefined && LOCALHOST.test(s.host))
+      warnings.push(
+        `${s.kind}[${s.name}] listens on ${s.host} (its host): in a pod only the pod itself reaches that, not the Service, the probes or other pods; set host to 0.0.0.0 or leave it out`,
+      );
   if (model.servers.length === 0)
     warnings.push(
       'boot.yaml has no grpc or httpserver entry: no ports, probes, Service or ServiceMonitor',
@@ -223,7 +240,19 @@ export function buildManifests(
     name: 'app',
     image: opts.image,
     imagePullPolicy: 'IfNotPresent',
-    env: [{ name: 'SVC_BOOT_CONFIG', value: '/app/boot.yaml' }, ...env],
+    ...(opts.args && opts.args.length > 0 ? { args: ['node', model.pkg.start, ...opts.args] } : {}),
+    env: [
+      { name: 'SVC_BOOT_CONFIG', value: '/app/boot.yaml' },
+      ...(opts.overrides && opts.overrides.length > 0
+        ? [
+            {
+              name: 'SVC_SET',
+              value: opts.overrides.map((o) => o.replaceAll(',', '\\,')).join(','),
+            },
+          ]
+        : []),
+      ...env,
+    ],
     ports: ports.map(({ s, port }) => ({ name: port, containerPort: s.port, protocol: 'TCP' })),
     resources: {
       requests: { cpu: cpuRequest, memory: opts.memory ?? '256Mi' },
@@ -285,6 +314,15 @@ export function buildManifests(
           terminationGracePeriodSeconds: graceSeconds,
           // Service links would add <SVC>_PORT=tcp://… variables that a ${PORT}-style reference could read.
           enableServiceLinks: false,
+          // Replicas on different nodes (and zones) where the cluster has them; never unschedulable.
+          topologySpreadConstraints: ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'].map(
+            (topologyKey) => ({
+              maxSkew: 1,
+              topologyKey,
+              whenUnsatisfiable: 'ScheduleAnyway',
+              labelSelector: { matchLabels: selector },
+            }),
+          ),
           automountServiceAccountToken: false,
           securityContext: {
             runAsNonRoot: true,
@@ -334,6 +372,27 @@ export function buildManifests(
           targetPort: port,
           protocol: 'TCP',
           appProtocol: s.kind === 'grpc' ? 'grpc' : s.tls ? 'https' : 'http',
+        })),
+      },
+    });
+  }
+  const grpcPorts = ports.filter(({ s }) => s.kind === 'grpc');
+  if (opts.headless && grpcPorts.length > 0) {
+    // DNS answers with every ready pod's address: a gRPC client with round_robin connects to each
+    // (a ClusterIP keeps an HTTP/2 connection, so every call of a client, on one pod).
+    objects.push({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta('-headless'),
+      spec: {
+        clusterIP: 'None',
+        selector,
+        ports: grpcPorts.map(({ s, port }) => ({
+          name: port,
+          port: s.port,
+          targetPort: port,
+          protocol: 'TCP',
+          appProtocol: 'grpc',
         })),
       },
     });

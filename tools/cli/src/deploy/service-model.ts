@@ -44,11 +44,28 @@ export interface ServerEntry {
   kind: 'grpc' | 'httpserver';
   name: string;
   port: number;
+  /** The address it listens on, when set (`127.0.0.1` reaches nothing in a pod). */
+  host: string | undefined;
   /** TLS on the port (grpc entries): the probes use HTTPS. */
   tls: boolean;
   shutdownTimeoutMs: number;
   metricsPath: string | undefined;
   grpcWeb: boolean;
+}
+
+/** A client entry: where it calls. */
+export interface ClientEntry {
+  kind: 'grpcclient' | 'httpclient';
+  name: string;
+  /** grpcclient `target` or httpclient `baseUrl`, as loaded (variables resolved, overrides applied). */
+  target: string;
+  loadBalancing: string;
+}
+
+/** An entry holding a backing store (the service graph draws them). */
+export interface StoreEntry {
+  kind: 'relationaldb' | 'kvstore' | 'cache' | 'columnardb';
+  name: string;
 }
 
 export interface ServiceModel {
@@ -61,6 +78,8 @@ export interface ServiceModel {
   /** `app.drainDelayMs` when set. */
   drainDelayMs: number | undefined;
   servers: ServerEntry[];
+  clients: ClientEntry[];
+  stores: StoreEntry[];
   /** Every entry, as `kind[name]` (connectors included). */
   entries: string[];
   vars: VarRef[];
@@ -150,7 +169,10 @@ function scanRefs(text: string): { vars: VarRef[]; secretFiles: SecretFileRef[] 
       for (const m of value.matchAll(VAR)) {
         refs++;
         const name = m[1] ?? '';
-        const inUrlCredentials = /:\/\/[^\s:/@]*:$/.test(value.slice(0, m.index));
+        // The password of `scheme://user:${VAR}@host` (not the port of `http://host:${VAR}`).
+        const inUrlCredentials =
+          /:\/\/[^\s:/@]*:$/.test(value.slice(0, m.index)) &&
+          /^[^\s/@]*@/.test(value.slice((m.index ?? 0) + m[0].length));
         const secret = !fileKey && (secretPath || inUrlCredentials || SECRET_NAME.test(name));
         const prior = found.get(name);
         if (prior) {
@@ -250,8 +272,26 @@ function packageInfo(pkg: Record<string, unknown>): PackageInfo {
   };
 }
 
-/** Reads boot.yaml and package.json of the service in `dir`. */
-export async function loadServiceModel(dir: string, bootFile = 'boot.yaml'): Promise<ServiceModel> {
+const CLIENT_TYPES: Record<string, ClientEntry['kind']> = {
+  GrpcClientEntry: 'grpcclient',
+  HttpClientEntry: 'httpclient',
+};
+const STORE_TYPES: Record<string, StoreEntry['kind']> = {
+  RelationalDbEntry: 'relationaldb',
+  KvEntry: 'kvstore',
+  CacheEntry: 'cache',
+  ColumnarDbEntry: 'columnardb',
+};
+
+/**
+ * Reads boot.yaml and package.json of the service in `dir`. `env` is added to the loader's
+ * environment (a system's `SVC_SET` wiring, so the model shows the targets the pod will use).
+ */
+export async function loadServiceModel(
+  dir: string,
+  bootFile = 'boot.yaml',
+  extraEnv: Readonly<Record<string, string>> = {},
+): Promise<ServiceModel> {
   const file = path.resolve(dir, bootFile);
   if (!existsSync(file))
     throw deployError(
@@ -275,6 +315,7 @@ export async function loadServiceModel(dir: string, bootFile = 'boot.yaml'): Pro
   const env: Record<string, string | undefined> = {};
   const setEnv = () => {
     for (const [name, i] of tried) env[name] = i < 0 ? undefined : PLACEHOLDERS[i];
+    Object.assign(env, extraEnv);
   };
   setEnv();
   const workersRaw = doc.getIn(['app', 'workers']);
@@ -328,13 +369,31 @@ export async function loadServiceModel(dir: string, bootFile = 'boot.yaml'): Pro
     }
   }
   const servers: ServerEntry[] = [];
+  const clients: ClientEntry[] = [];
+  const stores: StoreEntry[] = [];
   const entries: string[] = [];
   for (const e of app.entries()) {
     entries.push(`${e.type}[${e.name}]`);
+    const clientKind = CLIENT_TYPES[e.type];
+    if (clientKind) {
+      const c = (e.config ?? {}) as { target?: string; baseUrl?: string; loadBalancing?: string };
+      clients.push({
+        kind: clientKind,
+        name: e.name,
+        target: String(c.target ?? c.baseUrl ?? ''),
+        loadBalancing: c.loadBalancing ?? 'pick_first',
+      });
+    }
+    const storeKind = STORE_TYPES[e.type];
+    // A cache is a backing store when it has a kvstore tier (its local tier is in the process).
+    const tiers = (e.config ?? {}) as { kvstore?: { enabled?: boolean } };
+    if (storeKind && (storeKind !== 'cache' || tiers.kvstore?.enabled))
+      stores.push({ kind: storeKind, name: e.name });
     const kind = SERVER_TYPES[e.type];
     if (!kind) continue;
     const c = (e.config ?? {}) as {
       port?: number;
+      host?: string;
       tls?: { certFile?: string; certEntry?: string };
       shutdownTimeoutMs?: number;
       prom?: { enabled?: boolean; path?: string };
@@ -344,6 +403,7 @@ export async function loadServiceModel(dir: string, bootFile = 'boot.yaml'): Pro
       kind,
       name: e.name,
       port: c.port ?? 8080,
+      host: c.host || undefined,
       tls: Boolean(c.tls?.certFile || c.tls?.certEntry),
       shutdownTimeoutMs: c.shutdownTimeoutMs ?? 10_000,
       metricsPath: c.prom?.enabled ? (c.prom.path ?? '/metrics') : undefined,
@@ -358,6 +418,8 @@ export async function loadServiceModel(dir: string, bootFile = 'boot.yaml'): Pro
     workers: workers === 'auto' ? 'auto' : typeof workers === 'number' ? workers : undefined,
     drainDelayMs: typeof drain === 'number' ? drain : undefined,
     servers,
+    clients,
+    stores,
     entries,
     vars,
     secretFiles,
