@@ -68,6 +68,8 @@ export interface Manifests {
   warnings: string[];
   /** The numbers the objects were made from (docs, tests). */
   facts: { graceSeconds: number; drainDelayMs: number; shutdownMs: number; cpuRequest: string };
+  /** Each server entry's named container port (`greeter` → `greeter`, `8080` → `grpc-8080`). */
+  portNames: Record<string, string>;
 }
 
 /** Margin on top of drain + shutdown timeouts: connectors closing, logs flushing, the exit. */
@@ -474,5 +476,6 @@ export function buildManifests(
     envConfigMap,
     warnings,
     facts: { graceSeconds, drainDelayMs, shutdownMs, cpuRequest },
+    portNames: Object.fromEntries(ports.map(({ s, port }) => [s.name, port])),
   };
 }

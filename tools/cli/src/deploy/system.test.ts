@@ -21,6 +21,7 @@ type Pod = {
   topologySpreadConstraints: Array<{ topologyKey: string; whenUnsatisfiable: string }>;
   containers: Array<{
     args?: string[];
+    ports: Array<{ name: string }>;
     env: Array<{ name: string; value?: string; valueFrom?: unknown }>;
   }>;
 };
@@ -54,6 +55,11 @@ describe('svc deploy --system: demo-chain', () => {
     ).toBe(3);
     for (const o of Object.values(plain).flat())
       expect(o.metadata).toMatchObject({ namespace: 'demo-chain' });
+    // The NetworkPolicy schema refuses what Kubernetes refuses.
+    const np = structuredClone(of(plain['users'] ?? [], 'NetworkPolicy', 'users')!);
+    validate(np);
+    (np['spec'] as Record<string, unknown>)['policyTypes'] = 'Ingress';
+    expect(() => validate(np)).toThrow();
   });
 
   it("front's client entries call users and billing by their in-cluster names", () => {
@@ -126,6 +132,60 @@ describe('svc deploy --system: demo-chain', () => {
       resources: string[];
     };
     expect(k.resources).toEqual(['namespace.yaml', 'front', 'users', 'billing']);
+  });
+});
+
+describe('svc deploy --system: a NetworkPolicy per service, from the client entries', () => {
+  const policy = (s: string) => of(plain[s] ?? [], 'NetworkPolicy', s)?.['spec'];
+  const scraper = {
+    namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+    podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
+  };
+
+  it('users and billing admit front (on the entry it calls) and the scraper; nothing else', () => {
+    for (const s of ['users', 'billing'])
+      expect(policy(s)).toEqual({
+        podSelector: { matchLabels: { 'app.kubernetes.io/name': s } },
+        policyTypes: ['Ingress'],
+        ingress: [
+          {
+            from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'front' } } }],
+            ports: [{ port: s, protocol: 'TCP' }],
+          },
+          { from: [scraper], ports: [{ port: s, protocol: 'TCP' }] },
+        ],
+      });
+  });
+
+  it('front, public, admits the ingress controller and the scraper; no service calls it', () => {
+    expect(policy('front')).toEqual({
+      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'front' } },
+      policyTypes: ['Ingress'],
+      ingress: [
+        { from: [scraper], ports: [{ port: 'front', protocol: 'TCP' }] },
+        {
+          from: [
+            {
+              namespaceSelector: {
+                matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' },
+              },
+              podSelector: { matchLabels: { 'app.kubernetes.io/name': 'ingress-nginx' } },
+            },
+          ],
+          ports: [{ port: 'front', protocol: 'TCP' }],
+        },
+      ],
+    });
+  });
+
+  it('the ports a policy names are container ports of the pod it selects', () => {
+    for (const s of ['front', 'users', 'billing']) {
+      const names = pod(of(plain[s] ?? [], 'Deployment', s)!).containers[0]!.ports.map(
+        (p) => p.name,
+      );
+      const spec = policy(s) as { ingress: Array<{ ports: Array<{ port: string }> }> };
+      for (const rule of spec.ingress) for (const p of rule.ports) expect(names).toContain(p.port);
+    }
   });
 });
 

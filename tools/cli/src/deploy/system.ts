@@ -219,6 +219,7 @@ export async function deploySystem(input: SystemDeployInput): Promise<SystemDepl
       },
       await defaultDrainDelayMs(s.dir),
     );
+    manifests.objects.push(networkPolicy(system, s, model, manifests, wires, ns));
     for (const w of manifests.warnings) warnings.push(`${s.name}: ${w}`);
     for (const v of model.vars) {
       const from = v.file
@@ -321,4 +322,65 @@ ${images.map((i) => `  - name: ${i}\n    newTag: ${JSON.stringify(version)}`).jo
     );
   }
   return { system, namespace: ns, services, wires, variables, warnings, written, kept };
+}
+
+const NAME = 'app.kubernetes.io/name';
+
+/**
+ * The fence of one service: an ingress NetworkPolicy admitting, on each port, only the pods the
+ * system file says call it (each caller on the entries it calls), the metrics scraper on the
+ * ports serving /metrics, and the ingress controller on the entries listed as public. Probes come
+ * from the node (the kubelet), which NetworkPolicy does not apply to; no egress rules, so DNS and
+ * the backing stores stay reachable.
+ */
+export function networkPolicy(
+  system: SystemDescription,
+  service: SystemService,
+  model: ServiceModel,
+  manifests: Manifests,
+  wires: readonly Wire[],
+  ns: string,
+): K8sObject {
+  const port = (entry: string) => ({ port: manifests.portNames[entry] ?? entry, protocol: 'TCP' });
+  const peer = (p: { namespace: string; pods: Record<string, string> }) => ({
+    namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': p.namespace } },
+    podSelector: { matchLabels: p.pods },
+  });
+  const rules: Array<Record<string, unknown>> = [];
+  const callers = [...new Set(wires.filter((w) => w.callee === service.name).map((w) => w.caller))];
+  for (const caller of callers) {
+    const entries = [
+      ...new Set(
+        wires
+          .filter((w) => w.callee === service.name && w.caller === caller)
+          .map((w) => w.server.name),
+      ),
+    ];
+    rules.push({
+      from: [{ podSelector: { matchLabels: { [NAME]: caller } } }],
+      ports: entries.map(port),
+    });
+  }
+  const scraped = model.servers.filter((x) => x.metricsPath !== undefined).map((x) => x.name);
+  if (scraped.length > 0)
+    rules.push({ from: [peer(system.fences.scraper)], ports: scraped.map(port) });
+  for (const entry of service.public)
+    if (!model.servers.some((x) => x.name === entry))
+      throw deployError(
+        'SVC_CLI_DEPLOY_SYSTEM_WIRING',
+        `${service.name}: public names "${entry}", which is no server entry of ${service.config} (it has ${model.servers.map((x) => x.name).join(', ') || 'none'})`,
+      );
+  if (service.public.length > 0)
+    rules.push({ from: [peer(system.fences.ingress)], ports: service.public.map(port) });
+  const labels = manifests.objects.find((o) => o.kind === 'Deployment')?.metadata.labels;
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: service.name, namespace: ns, ...(labels ? { labels } : {}) },
+    spec: {
+      podSelector: { matchLabels: { [NAME]: service.name } },
+      policyTypes: ['Ingress'],
+      ingress: rules,
+    },
+  };
 }
