@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -186,6 +186,20 @@ describe('svc deploy --system: a NetworkPolicy per service, from the client entr
       const spec = policy(s) as { ingress: Array<{ ports: Array<{ port: string }> }> };
       for (const rule of spec.ingress) for (const p of rule.ports) expect(names).toContain(p.port);
     }
+  });
+});
+
+describe('svc deploy --system: the picture', () => {
+  it('graph.mmd and graph.svg beside the manifests: the calls of the system file, the public entry', () => {
+    const mmd = readFileSync(path.join(out, 'graph.mmd'), 'utf8');
+    expect(mmd.split('\n').filter((l) => l.includes('-->'))).toEqual([
+      '  ingress -->|"public: front"| front',
+      '  front -->|"gRPC (grpcclient[users])"| users',
+      '  front -->|"HTTP (httpclient[billing])"| billing',
+    ]);
+    const svg = readFileSync(path.join(out, 'graph.svg'), 'utf8');
+    for (const s of ['front', 'users', 'billing', 'ingress controller'])
+      expect(svg).toContain(`font-weight="bold" fill="#222">${s}</text>`);
   });
 });
 

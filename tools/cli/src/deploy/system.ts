@@ -6,6 +6,7 @@ import { loadSystem, type SystemDescription, type SystemService } from '../syste
 import { defaultDrainDelayMs, HEADER, writeBase, yamlDocs } from './command.js';
 import { DOCKERIGNORE, dockerfile } from './dockerfile.js';
 import { deployError } from './errors.js';
+import { type ServiceGraph, toMermaid, toSvg } from './graph.js';
 import { buildManifests, type K8sObject, type Manifests } from './manifests.js';
 import {
   loadServiceModel,
@@ -66,6 +67,8 @@ export interface SystemDeployResult {
   /** Every `${VAR}` without a value of its own in boot.yaml, and where it comes from. */
   variables: Array<{ service: string; name: string; from: string }>;
   warnings: string[];
+  /** The picture: graph.mmd and graph.svg. */
+  graph: ServiceGraph;
   written: string[];
   kept: string[];
 }
@@ -321,7 +324,47 @@ ${images.map((i) => `  - name: ${i}\n    newTag: ${JSON.stringify(version)}`).jo
 `,
     );
   }
-  return { system, namespace: ns, services, wires, variables, warnings, written, kept };
+  const graph = systemGraph(system, services, wires);
+  await write(path.join(out, 'graph.mmd'), toMermaid(graph));
+  await write(path.join(out, 'graph.svg'), toSvg(graph));
+  return { system, namespace: ns, services, wires, variables, warnings, graph, written, kept };
+}
+
+/** Who calls whom over which protocol, which stores each service holds, what is public. */
+export function systemGraph(
+  system: SystemDescription,
+  services: readonly SystemServiceResult[],
+  wires: readonly Wire[],
+): ServiceGraph {
+  const g: ServiceGraph = {
+    title: `${system.name} (namespace ${system.namespace})`,
+    nodes: [],
+    edges: [],
+  };
+  if (services.some(({ service }) => service.public.length > 0))
+    g.nodes.push({ id: 'ingress', lines: ['ingress controller'], shape: 'outside' });
+  for (const { service, model } of services) {
+    g.nodes.push({
+      id: service.name,
+      lines: [service.name, ...model.servers.map((x) => `${x.kind}[${x.name}] :${x.port}`)],
+      shape: 'service',
+    });
+    for (const entry of service.public)
+      g.edges.push({ from: 'ingress', to: service.name, label: `public: ${entry}` });
+  }
+  for (const w of wires)
+    g.edges.push({
+      from: w.caller,
+      to: w.callee,
+      label: `${w.client.kind === 'grpcclient' ? 'gRPC' : 'HTTP'} (${w.client.kind}[${w.client.name}])`,
+    });
+  for (const { service, model } of services)
+    for (const st of model.stores) {
+      const id = `${service.name}/${st.kind}/${st.name}`;
+      g.nodes.push({ id, lines: [st.name, st.kind], shape: 'store' });
+      g.edges.push({ from: service.name, to: id, label: st.kind });
+    }
+  return g;
 }
 
 const NAME = 'app.kubernetes.io/name';
