@@ -203,6 +203,45 @@ describe('svc deploy --system: the picture', () => {
   });
 });
 
+describe("demo-chain's committed system (apps/demo-chain/deploy)", () => {
+  const committed = path.join(chain, 'deploy');
+  const files = (dir: string): string[] =>
+    readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((d) => d.isFile())
+      .map((d) => path.relative(dir, path.join(d.parentPath, d.name)))
+      .sort();
+
+  it('is what svc deploy writes today, byte for byte (else: cd apps/demo-chain && npx svc deploy)', () => {
+    expect(files(committed)).toEqual(files(out));
+    for (const f of files(out))
+      expect(readFileSync(path.join(committed, f), 'utf8'), f).toBe(
+        readFileSync(path.join(out, f), 'utf8'),
+      );
+  });
+
+  it('every object in it validates, NetworkPolicy and the Kustomize base included', () => {
+    const yamls = files(committed).filter(
+      (f) => f.endsWith('.yaml') && !f.endsWith('kustomization.yaml'),
+    );
+    const kinds = new Set<string>();
+    for (const f of yamls)
+      for (const o of readDocs(path.join(committed, f))) {
+        validate(o);
+        kinds.add(o.kind);
+      }
+    expect([...kinds].sort()).toEqual([
+      'ConfigMap',
+      'Deployment',
+      'HorizontalPodAutoscaler',
+      'Namespace',
+      'NetworkPolicy',
+      'PodDisruptionBudget',
+      'Service',
+      'ServiceMonitor',
+    ]);
+  });
+});
+
 describe('svc deploy --system: what is not wired', () => {
   const system = (calls: string, extra = '') =>
     [

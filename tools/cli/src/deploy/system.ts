@@ -310,7 +310,7 @@ export async function deploySystem(input: SystemDeployInput): Promise<SystemDepl
     await write(
       overlay,
       `# Your edits live here: svc deploy writes this file once and never again.
-# Build: kubectl kustomize ${path.relative(path.dirname(system.file), path.dirname(overlay))}  ·  apply: kubectl apply -k …
+# From the kustomize folder: kubectl kustomize overlays/production  ·  apply: kubectl apply -k overlays/production
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
