@@ -219,6 +219,7 @@ describe('svc deploy: what the manifests say', () => {
       entries: [],
       vars: [],
       secretFiles: [],
+      fileOutputs: [],
       pkg: {
         name: 'x',
         start: 'dist/main.js',
@@ -401,5 +402,35 @@ describe('svc deploy: secrets without values', () => {
       subPath: 'hs256.key',
       readOnly: true,
     });
+  });
+});
+
+describe('svc deploy: file outputs on a read-only root filesystem', () => {
+  it('a trace file and a log file under /app are warnings naming the option; /tmp and stdout are not', async () => {
+    const dir = serviceDir(
+      'file-outputs',
+      [
+        'app:',
+        '  name: files',
+        'logger:',
+        '  - name: log',
+        '    outputPaths: [stdout, logs/app.log, /tmp/app.log]',
+        'grpc:',
+        '  - name: files',
+        '    port: 8080',
+        '    middleware:',
+        '      trace:',
+        '        enabled: true',
+        '        exporter: { file: { enabled: true, outputPath: "${SPANS_FILE:-/app/spans.json}" } }',
+        '',
+      ].join('\n'),
+      ['@svcboot/entry-core', '@svcboot/entry-grpc', '@svcboot/middleware-trace'],
+    );
+    const { manifests } = await deploy({ dir });
+    expect(manifests.warnings.filter((w) => /read-only/.test(w))).toEqual([
+      "logger[log].outputPaths[1] writes to logs/app.log (/app/logs/app.log in the pod), but the pod's root filesystem is read-only (readOnlyRootFilesystem): write to stdout, or under /tmp (an emptyDir of 64Mi), or mount a volume there in your overlay",
+      "grpc[files].middleware.trace.exporter.file.outputPath writes to /app/spans.json, but the pod's root filesystem is read-only (readOnlyRootFilesystem): write to stdout, or under /tmp (an emptyDir of 64Mi), or mount a volume there in your overlay",
+    ]);
+    expect(readFileSync(path.join(dir, '.dockerignore'), 'utf8').split('\n')).toContain('logs');
   });
 });

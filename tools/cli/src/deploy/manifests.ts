@@ -223,6 +223,14 @@ export function buildManifests(
       },
     });
   }
+  // The root filesystem is read-only; /tmp (an emptyDir) is the one place the pod may write.
+  for (const o of model.fileOutputs) {
+    const abs = path.posix.resolve('/app', o.path);
+    if (abs === '/tmp' || abs.startsWith('/tmp/')) continue;
+    warnings.push(
+      `${o.at} writes to ${o.path}${abs === o.path ? '' : ` (${abs} in the pod)`}, but the pod's root filesystem is read-only (readOnlyRootFilesystem): write to stdout, or under /tmp (an emptyDir of 64Mi), or mount a volume there in your overlay`,
+    );
+  }
   for (const s of model.servers)
     if (s.host !== undefined && LOCALHOST.test(s.host))
       warnings.push(

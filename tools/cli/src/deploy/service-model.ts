@@ -53,6 +53,14 @@ export interface ServerEntry {
   grpcWeb: boolean;
 }
 
+/** A file the service writes (a log, event or trace output), as the pod would resolve it. */
+export interface FileOutput {
+  /** e.g. `grpc[front].middleware.trace.exporter.file.outputPath`. */
+  at: string;
+  /** As written (variables resolved with the values known at deploy time, else their default). */
+  path: string;
+}
+
 /** A client entry: where it calls. */
 export interface ClientEntry {
   kind: 'grpcclient' | 'httpclient';
@@ -85,6 +93,8 @@ export interface ServiceModel {
   vars: VarRef[];
   /** Key-material files named by a literal path. */
   secretFiles: SecretFileRef[];
+  /** Files it writes (not stdout or stderr). */
+  fileOutputs: FileOutput[];
   /** package.json: its name, its `main`/start script target, dependencies. */
   pkg: PackageInfo;
 }
@@ -139,10 +149,19 @@ export function findVars(text: string): VarRef[] {
   return scanRefs(text).vars;
 }
 
-function scanRefs(text: string): { vars: VarRef[]; secretFiles: SecretFileRef[] } {
+/** Keys whose values are files the service writes (loggers, events, the trace exporter). */
+const OUTPUT_KEY = /^(outputPaths?|eventOutputPaths)$/;
+
+function scanRefs(text: string): {
+  vars: VarRef[];
+  secretFiles: SecretFileRef[];
+  outputs: FileOutput[];
+} {
   const doc = parseDocument(text);
   const found = new Map<string, VarRef>();
   const secretFiles: SecretFileRef[] = [];
+  const outputs: FileOutput[] = [];
+  let outputKey = false;
   const lineOf = (offset: number): number => {
     let line = 1;
     for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
@@ -153,7 +172,9 @@ function scanRefs(text: string): { vars: VarRef[]; secretFiles: SecretFileRef[] 
       for (const pair of node.items) {
         const key = String(isScalar(pair.key) ? pair.key.value : pair.key);
         const file = SECRET_FILE_KEY.test(key);
+        outputKey = OUTPUT_KEY.test(key);
         walk(pair.value, [...at, key], !file && (secretPath || SECRET_KEY.test(key)), file);
+        outputKey = false;
       }
     } else if (isSeq(node)) {
       for (const [i, item] of node.items.entries()) {
@@ -164,6 +185,7 @@ function scanRefs(text: string): { vars: VarRef[]; secretFiles: SecretFileRef[] 
       }
     } else if (isScalar(node) && typeof node.value === 'string') {
       const value = node.value;
+      if (outputKey) outputs.push({ at: at.join('.'), path: value });
       const line = lineOf(node.range?.[0] ?? 0);
       let refs = 0;
       for (const m of value.matchAll(VAR)) {
@@ -197,7 +219,7 @@ function scanRefs(text: string): { vars: VarRef[]; secretFiles: SecretFileRef[] 
   walk(doc.contents as Node | null, [], false, false);
   // A path variable that is also used as a secret elsewhere stays a secret (its value, not a file).
   for (const v of found.values()) if (v.secret) v.file = false;
-  return { vars: [...found.values()], secretFiles };
+  return { vars: [...found.values()], secretFiles, outputs };
 }
 
 interface CoreModule {
@@ -301,7 +323,7 @@ export async function loadServiceModel(
   const bootText = readFileSync(file, 'utf8');
   const pkgJson = readPackage(dir);
   const pkg = packageInfo(pkgJson);
-  const { vars, secretFiles } = scanRefs(bootText);
+  const { vars, secretFiles, outputs } = scanRefs(bootText);
 
   // `app.workers` > 1 would make boot() fork workers: read it here and load without it.
   const doc = parseDocument(bootText);
@@ -423,6 +445,16 @@ export async function loadServiceModel(
     entries,
     vars,
     secretFiles,
+    fileOutputs: outputs.flatMap((o) => {
+      // The value the pod has: the system's, else the default; unknown (no default) is left out.
+      let unknown = false;
+      const p = o.path.replace(VAR, (_m, name: string, fallback: string | undefined) => {
+        const v = extraEnv[name] || fallback;
+        if (v === undefined) unknown = true;
+        return v ?? '';
+      });
+      return unknown || p === 'stdout' || p === 'stderr' ? [] : [{ at: o.at, path: p }];
+    }),
     pkg,
   };
 }
