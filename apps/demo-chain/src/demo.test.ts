@@ -1,9 +1,20 @@
+import path from 'node:path';
+import {
+  type Client,
+  type ClientReadableStream,
+  credentials,
+  loadPackageDefinition,
+  Metadata,
+  type ServiceError,
+} from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
 import { Child, freePort, plainEnv, waitFor } from '@svcboot/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appDir, type Seen } from './services.js';
 
 let demo: Child;
 let front: string;
+let frontPort: number;
 
 interface Line {
   ids?: { requestId?: string; traceId?: string; spanId?: string };
@@ -51,6 +62,7 @@ beforeAll(async () => {
     );
     if (!exited) {
       front = `http://127.0.0.1:${port}`;
+      frontPort = port;
       return;
     }
     if (attempt === 3) throw new Error(`the demo exited:\n${demo.stderr}`);
@@ -121,6 +133,44 @@ describe('demo-chain', () => {
         expect(Number(callee.deadlineLeftMs)).toBeGreaterThan(0);
         expect(Number(callee.deadlineLeftMs)).toBeLessThanOrEqual(most);
       }
+    }
+  });
+});
+
+type FrontClient = Client & {
+  WatchUsers(
+    req: { count: number; intervalMs: number },
+    metadata: Metadata,
+  ): ClientReadableStream<{ id: string; name: string; seen: Seen }>;
+};
+
+describe('demo-chain: server streams', () => {
+  it("front's WatchUsers relays users' ListUsers stream, message by message, with the request id", async () => {
+    const definition = loadSync(path.join(appDir, 'api/chain/v1/chain.proto'), {
+      includeDirs: [path.join(appDir, 'api')],
+      defaults: true,
+    });
+    const Front = (
+      loadPackageDefinition(definition) as unknown as {
+        chain: { v1: { Front: new (...a: ConstructorParameters<typeof Client>) => FrontClient } };
+      }
+    ).chain.v1.Front;
+    const client = new Front(`127.0.0.1:${frontPort}`, credentials.createInsecure());
+    try {
+      const md = new Metadata();
+      md.set('x-request-id', 'chain-stream-1');
+      const stream = client.WatchUsers({ count: 4, intervalMs: 5 }, md);
+      const got: Array<{ id: string; name: string; requestId: string }> = [];
+      await new Promise<void>((resolve, reject) => {
+        stream.on('data', (u) => got.push({ id: u.id, name: u.name, requestId: u.seen.requestId }));
+        stream.on('error', (err: ServiceError) => reject(err));
+        stream.on('end', () => resolve());
+      });
+      expect(got).toEqual(
+        ['0', '1', '2', '3'].map((id) => ({ id, name: `user ${id}`, requestId: 'chain-stream-1' })),
+      );
+    } finally {
+      client.close();
     }
   });
 });

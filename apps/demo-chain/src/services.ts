@@ -7,7 +7,9 @@ import {
   type Client,
   type ServiceDefinition,
   type ServiceError,
+  type ClientReadableStream,
   type ServerUnaryCall,
+  type ServerWritableStream,
   type sendUnaryData,
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
@@ -46,11 +48,16 @@ const definition = loadSync(path.join(appDir, 'api/chain/v1/chain.proto'), {
 const frontService = definition['chain.v1.Front'] as ServiceDefinition;
 const usersService = definition['chain.v1.Users'] as ServiceDefinition;
 
+interface ListUsersRequest {
+  count: number;
+  intervalMs: number;
+}
 type UsersClient = Client & {
   GetUser(
     request: { id: string },
     callback: (err: ServiceError | null, user: User) => void,
   ): unknown;
+  ListUsers(request: ListUsersRequest): ClientReadableStream<User>;
 };
 const grpcObject = loadPackageDefinition(definition) as unknown as {
   chain: { v1: { Users: new (...args: ConstructorParameters<typeof Client>) => UsersClient } };
@@ -76,6 +83,25 @@ export function serveUsers(app: App): void {
           deadlineLeftMs: leftMs(ctx?.deadline ?? Infinity),
         },
       });
+    },
+    /** ListUsers: `count` users (at most 1000), one every `intervalMs`, then the end. */
+    ListUsers(call: ServerWritableStream<ListUsersRequest, User>) {
+      const count = Math.min(Math.max(call.request.count, 0), 1000);
+      const ctx = callContextOf(call);
+      const seen = { requestId: ctx?.requestId ?? '', traceparent: '', deadlineLeftMs: 0 };
+      let sent = 0;
+      const next = () => {
+        if (call.cancelled) return;
+        if (sent >= count) {
+          call.end();
+          return;
+        }
+        call.write({ id: String(sent), name: `user ${sent}`, seen });
+        sent++;
+        timer = setTimeout(next, Math.max(call.request.intervalMs, 0));
+      };
+      let timer = setTimeout(next, 0);
+      call.on('cancelled', () => clearTimeout(timer));
     },
   });
 }
@@ -105,6 +131,25 @@ export function serveFront(app: App): void {
         (account) => done(null, account),
         (err: unknown) => done(toServiceError(err)),
       );
+    },
+    /** WatchUsers: users' ListUsers, message by message; its failure as the front's own status. */
+    WatchUsers(call: ServerWritableStream<ListUsersRequest, User>) {
+      const users = grpcClient(app, 'users').plain(grpcObject.chain.v1.Users, callContextOf(call));
+      const upstream = users.ListUsers(call.request);
+      let over = false;
+      upstream.on('data', (user: User) => call.write(user));
+      upstream.on('end', () => {
+        if (!over) call.end();
+        over = true;
+      });
+      upstream.on('error', (err: unknown) => {
+        if (!over) call.emit('error', toServiceError(err));
+        over = true;
+      });
+      call.on('cancelled', () => {
+        over = true;
+        upstream.cancel();
+      });
     },
   });
 }

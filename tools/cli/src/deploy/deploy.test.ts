@@ -1,25 +1,26 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
-import { Secret } from 'kubernetes-models/v1/Secret';
-import { Service } from 'kubernetes-models/v1/Service';
-import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
-import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
-import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
-import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
 import { main } from '../main.js';
 import { deploy } from './command.js';
 import { findVars } from './service-model.js';
 import { buildManifests, millicores, type K8sObject } from './manifests.js';
+import { readDocs, validate } from './test-support/k8s-schema.js';
 
 /*
- * Every demo's `svc deploy` output against the Kubernetes API schema of kubernetes-models 4.5.1
- * (the Kubernetes v1.33 API schema, compiled to validators; 5.x, for v1.36, needs Node 22) and the Prometheus Operator's ServiceMonitor
- * schema (@kubernetes-models/prometheus-operator 4.4.4): the plain YAML file, read back from disk.
+ * Every demo's `svc deploy` output against the Kubernetes API schema (test-support/k8s-schema.ts):
+ * the plain YAML file, read back from disk.
  */
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
@@ -28,27 +29,6 @@ const demos = readdirSync(path.join(repo, 'apps')).filter((d) =>
 );
 const tmp = mkdtempSync(path.join(tmpdir(), 'svc-deploy-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-// biome-ignore lint/suspicious/noExplicitAny: each model's constructor takes its own typed object.
-type Model = new (data: any) => { validate(): void };
-const models: Record<string, Model> = {
-  'v1/ConfigMap': ConfigMap,
-  'v1/Secret': Secret,
-  'v1/Service': Service,
-  'apps/v1/Deployment': Deployment,
-  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
-  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
-  'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
-};
-
-function validate(o: K8sObject): void {
-  const Model = models[`${o.apiVersion}/${o.kind}`];
-  if (!Model) throw new Error(`no schema for ${o.apiVersion} ${o.kind}`);
-  new Model(o).validate();
-}
-
-const readDocs = (file: string): K8sObject[] =>
-  parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as K8sObject);
 
 type Container = {
   ports: Array<{ name: string; containerPort: number }>;
@@ -61,11 +41,18 @@ type Container = {
   livenessProbe?: { httpGet: { path: string; port: string } };
   startupProbe?: { httpGet: { path: string } };
   securityContext: { readOnlyRootFilesystem: boolean; runAsNonRoot: boolean };
+  volumeMounts: Array<{ name: string; mountPath: string; subPath?: string; readOnly?: boolean }>;
 };
 const podSpec = (d: K8sObject) =>
   (
     d['spec'] as {
-      template: { spec: { terminationGracePeriodSeconds: number; containers: Container[] } };
+      template: {
+        spec: {
+          terminationGracePeriodSeconds: number;
+          containers: Container[];
+          volumes: Array<{ name: string; secret?: { secretName: string } }>;
+        };
+      };
     }
   ).template.spec;
 
@@ -227,8 +214,12 @@ describe('svc deploy: what the manifests say', () => {
       workers: 4 as const,
       drainDelayMs: undefined,
       servers: [],
+      clients: [],
+      stores: [],
       entries: [],
       vars: [],
+      secretFiles: [],
+      fileOutputs: [],
       pkg: {
         name: 'x',
         start: 'dist/main.js',
@@ -278,5 +269,168 @@ describe('svc deploy: what the manifests say', () => {
       ),
     ).toBe(1);
     expect(errs.join('\n')).toMatch(/no boot\.yaml in .*SVC_CLI_DEPLOY_NO_BOOT_YAML/);
+  });
+});
+
+/** A service folder outside the repository whose packages resolve to the workspace's. */
+function serviceDir(name: string, bootYaml: string, deps: string[]): string {
+  const dir = path.join(tmp, name);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'boot.yaml'), bootYaml);
+  writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({
+      name,
+      version: '1.0.0',
+      type: 'module',
+      main: 'dist/main.js',
+      scripts: { build: 'tsc' },
+      dependencies: Object.fromEntries(deps.map((d) => [d, '*'])),
+    }),
+  );
+  symlinkSync(path.join(repo, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+  return dir;
+}
+
+describe('svc deploy: secrets without values', () => {
+  // docs/guide.md §3: the bookstore's whole boot.yaml, as the reader writes it.
+  const guide = readFileSync(path.join(repo, 'docs/guide.md'), 'utf8');
+  const guideBootYaml = /```yaml file=boot\.yaml\n([\s\S]*?)```/.exec(guide)?.[1] ?? '';
+  const guideDeps = [
+    '@svcboot/entry-core',
+    '@svcboot/entry-grpc',
+    '@svcboot/entry-sql',
+    '@svcboot/entry-cache',
+    '@svcboot/middleware-jwt',
+  ];
+
+  it("the guide's JWT service deploys with JWT_SECRET unset", async () => {
+    expect(guideBootYaml).toContain('token: ${JWT_SECRET}');
+    expect(process.env['JWT_SECRET']).toBeUndefined();
+    const dir = serviceDir('guide-bookstore', guideBootYaml, guideDeps);
+    const lines: string[] = [];
+    const errs: string[] = [];
+    const code = await main(
+      ['deploy', '--dir', dir],
+      (l) => lines.push(l),
+      (l) => errs.push(l),
+    );
+    expect(errs).toEqual([]);
+    expect(code).toBe(0);
+    // Their localhost defaults name the pod itself: a warning each, naming the entry.
+    expect(lines.filter((l) => /localhost/.test(l))).toEqual([
+      'warning: ${PG_ADDR} (relationaldb[db].addr) falls back to localhost:5432, which in a pod is the pod itself: give PG_ADDR a value in the ConfigMap bookstore-env',
+      'warning: ${REDIS_ADDR} (cache[cache].kvstore.addrs[0]) falls back to localhost:6379, which in a pod is the pod itself: give REDIS_ADDR a value in the ConfigMap bookstore-env',
+    ]);
+    const objects = readDocs(path.join(dir, 'deploy/k8s/bookstore.yaml'));
+    for (const o of objects) validate(o);
+    const c = podSpec(objects.find((o) => o.kind === 'Deployment')!).containers[0]!;
+    const jwt = c.env.find((e) => e.name === 'JWT_SECRET');
+    expect(jwt?.valueFrom?.secretKeyRef).toMatchObject({
+      name: 'bookstore-secrets',
+      key: 'JWT_SECRET',
+    });
+    const secrets = readDocs(path.join(dir, 'deploy/k8s/secret.example.yaml'));
+    for (const o of secrets) validate(o);
+    expect(secrets.map((s) => s['stringData'])).toEqual([{ PG_PASS: '', JWT_SECRET: '' }]);
+  });
+
+  it('an empty default (${JWT_SECRET:-}) and an unset HS512 secret deploy too', async () => {
+    const text = guideBootYaml
+      .replace('token: ${JWT_SECRET}', 'token: ${JWT_SECRET:-}')
+      .replace('algorithm: HS256', 'algorithm: HS512');
+    expect(text).toContain('${JWT_SECRET:-}');
+    const dir = serviceDir('guide-empty-default', text, guideDeps);
+    const { manifests } = await deploy({ dir });
+    const c = podSpec(manifests.objects.find((o) => o.kind === 'Deployment')!).containers[0]!;
+    expect(c.env.find((e) => e.name === 'JWT_SECRET')?.valueFrom?.secretKeyRef?.key).toBe(
+      'JWT_SECRET',
+    );
+  });
+
+  it('a number without a value gets a placeholder the option accepts; a real problem still fails', async () => {
+    const dir = serviceDir(
+      'placeholder-port',
+      'app:\n  name: p\ngrpc:\n  - name: p\n    port: ${P_PORT}\n',
+      ['@svcboot/entry-core', '@svcboot/entry-grpc'],
+    );
+    const { manifests } = await deploy({ dir });
+    expect(manifests.envConfigMap?.['data']).toEqual({ P_PORT: '' });
+    const bad = serviceDir(
+      'placeholder-bad',
+      'app:\n  name: p\ngrpc:\n  - name: p\n    port: ${P_PORT}\n    nosuchkey: 1\n',
+      ['@svcboot/entry-core', '@svcboot/entry-grpc'],
+    );
+    await expect(deploy({ dir: bad })).rejects.toThrow(/nosuchkey[\s\S]*SVC_CLI_DEPLOY_CONFIG/);
+  });
+
+  it('tokenPath: the file comes from the Secret <app>-files, the path variable is no secret', async () => {
+    const text = guideBootYaml.replace('token: ${JWT_SECRET}', 'tokenPath: ${JWT_SECRET_FILE}');
+    const dir = serviceDir('guide-token-path', text, guideDeps);
+    const { manifests } = await deploy({ dir });
+    const spec = podSpec(manifests.objects.find((o) => o.kind === 'Deployment')!);
+    const c = spec.containers[0]!;
+    expect(c.env.find((e) => e.name === 'JWT_SECRET_FILE')).toEqual({
+      name: 'JWT_SECRET_FILE',
+      value: '/var/run/secrets/svcboot/JWT_SECRET_FILE',
+    });
+    expect(c.volumeMounts).toContainEqual({
+      name: 'secret-files',
+      mountPath: '/var/run/secrets/svcboot',
+      readOnly: true,
+    });
+    expect(spec.volumes.find((v) => v.name === 'secret-files')?.secret?.secretName).toBe(
+      'bookstore-files',
+    );
+    expect(manifests.secretExamples.map((s) => [s.metadata.name, s['stringData']])).toEqual([
+      ['bookstore-secrets', { PG_PASS: '' }],
+      ['bookstore-files', { JWT_SECRET_FILE: '' }],
+    ]);
+    for (const o of [...manifests.objects, ...manifests.secretExamples]) validate(o);
+
+    // A literal path: the file is mounted there.
+    const literal = serviceDir(
+      'guide-token-literal',
+      guideBootYaml.replace('token: ${JWT_SECRET}', 'tokenPath: /etc/jwt/hs256.key'),
+      guideDeps,
+    );
+    const lit = await deploy({ dir: literal });
+    const lc = podSpec(lit.manifests.objects.find((o) => o.kind === 'Deployment')!).containers[0]!;
+    expect(lc.volumeMounts).toContainEqual({
+      name: 'secret-files',
+      mountPath: '/etc/jwt/hs256.key',
+      subPath: 'hs256.key',
+      readOnly: true,
+    });
+  });
+});
+
+describe('svc deploy: file outputs on a read-only root filesystem', () => {
+  it('a trace file and a log file under /app are warnings naming the option; /tmp and stdout are not', async () => {
+    const dir = serviceDir(
+      'file-outputs',
+      [
+        'app:',
+        '  name: files',
+        'logger:',
+        '  - name: log',
+        '    outputPaths: [stdout, logs/app.log, /tmp/app.log]',
+        'grpc:',
+        '  - name: files',
+        '    port: 8080',
+        '    middleware:',
+        '      trace:',
+        '        enabled: true',
+        '        exporter: { file: { enabled: true, outputPath: "${SPANS_FILE:-/app/spans.json}" } }',
+        '',
+      ].join('\n'),
+      ['@svcboot/entry-core', '@svcboot/entry-grpc', '@svcboot/middleware-trace'],
+    );
+    const { manifests } = await deploy({ dir });
+    expect(manifests.warnings.filter((w) => /read-only/.test(w))).toEqual([
+      "logger[log].outputPaths[1] writes to logs/app.log (/app/logs/app.log in the pod), but the pod's root filesystem is read-only (readOnlyRootFilesystem): write to stdout, or under /tmp (an emptyDir of 64Mi), or mount a volume there in your overlay",
+      "grpc[files].middleware.trace.exporter.file.outputPath writes to /app/spans.json, but the pod's root filesystem is read-only (readOnlyRootFilesystem): write to stdout, or under /tmp (an emptyDir of 64Mi), or mount a volume there in your overlay",
+    ]);
+    expect(readFileSync(path.join(dir, '.dockerignore'), 'utf8').split('\n')).toContain('logs');
   });
 });

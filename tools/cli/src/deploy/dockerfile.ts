@@ -42,6 +42,7 @@ dist
 .svc
 deploy
 coverage
+logs
 *.log
 .env
 .env.*

@@ -5,7 +5,8 @@ export type DeployErrorCode =
   | 'SVC_CLI_DEPLOY_LOAD'
   | 'SVC_CLI_DEPLOY_CONFIG'
   | 'SVC_CLI_DEPLOY_NO_SERVER'
-  | 'SVC_CLI_DEPLOY_BAD_FLAG';
+  | 'SVC_CLI_DEPLOY_BAD_FLAG'
+  | 'SVC_CLI_DEPLOY_SYSTEM_WIRING';
 
 export class DeployError extends Error {
   override name = 'DeployError';

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import type { ServerEntry, ServiceModel } from './service-model.js';
 
 /*
@@ -13,13 +14,20 @@ import type { ServerEntry, ServiceModel } from './service-model.js';
  *   every apply);
  * - boot.yaml in a ConfigMap mounted over /app/boot.yaml; each secret `${VAR}` from the Secret
  *   `<app>-secrets`; a `${VAR}` that is no secret and has no default from the ConfigMap
- *   `<app>-env`; references with a default are left unset, so the ports stay boot.yaml's.
+ *   `<app>-env`; references with a default are left unset, so the ports stay boot.yaml's;
+ * - key-material files (`tokenPath`, `certFile`, …) from the Secret `<app>-files`: a `${VAR}`
+ *   path is set to the file's mounted path under SECRET_FILES_DIR, a literal path gets the file
+ *   mounted there.
  */
 
-export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string } } & Record<
-  string,
-  unknown
->;
+/** Where the files of the Secret `<app>-files` are mounted. */
+export const SECRET_FILES_DIR = '/var/run/secrets/svcboot';
+
+export type K8sObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+} & Record<string, unknown>;
 
 export interface DeployOptions {
   /** The image reference the Deployment runs. */
@@ -30,18 +38,38 @@ export interface DeployOptions {
   minReplicas: number;
   maxReplicas: number;
   namespace?: string | undefined;
+  /** Values of `${VAR}`s, for the ConfigMap `<app>-env` (a system wires its services with them). */
+  env?: Readonly<Record<string, string>> | undefined;
+  /** The objects' name (default: from app.name); a system names each service. */
+  name?: string | undefined;
+  /** More labels on every object (a system's `app.kubernetes.io/part-of`). */
+  labels?: Readonly<Record<string, string>> | undefined;
+  /** After `node <main>` in the container (one package holding several services). */
+  args?: readonly string[] | undefined;
+  /** boot.yaml overrides set in the pod (`SVC_SET`): a system's wiring of its client entries. */
+  overrides?: readonly string[] | undefined;
+  /** Also a headless Service `<name>-headless` for the grpc ports (gRPC callees: client-side balancing). */
+  headless?: boolean | undefined;
 }
+
+/** A host that, in a pod, is the pod itself. */
+const LOCALHOST = /(^|[/@[])(localhost|127\.\d+\.\d+\.\d+|::1)(\]|[:/]|$)/i;
 
 export interface Manifests {
   /** In apply order. */
   objects: K8sObject[];
-  /** The Secret to create once (values empty), when boot.yaml has secret references. */
-  secretExample: K8sObject | undefined;
+  /**
+   * The Secrets to create once (values empty): `<app>-secrets` when boot.yaml has secret
+   * references, `<app>-files` when it names key-material files.
+   */
+  secretExamples: K8sObject[];
   /** The ConfigMap of non-secret variables without a default, when any. */
   envConfigMap: K8sObject | undefined;
   warnings: string[];
   /** The numbers the objects were made from (docs, tests). */
   facts: { graceSeconds: number; drainDelayMs: number; shutdownMs: number; cpuRequest: string };
+  /** Each server entry's named container port (`greeter` → `greeter`, `8080` → `grpc-8080`). */
+  portNames: Record<string, string>;
 }
 
 /** Margin on top of drain + shutdown timeouts: connectors closing, logs flushing, the exit. */
@@ -86,8 +114,9 @@ export function buildManifests(
   defaultDrainMs: number,
 ): Manifests {
   const warnings: string[] = [];
-  const name = resourceName(model.app.name);
+  const name = opts.name ?? resourceName(model.app.name);
   const labels = {
+    ...opts.labels,
     'app.kubernetes.io/name': name,
     'app.kubernetes.io/version': model.app.version || 'unknown',
     'app.kubernetes.io/managed-by': 'svc-deploy',
@@ -131,7 +160,24 @@ export function buildManifests(
   // Environment.
   const env: Array<Record<string, unknown>> = [];
   const secretVars = model.vars.filter((v) => v.secret);
-  const plainNoDefault = model.vars.filter((v) => !v.secret && v.fallback === undefined);
+  // Key-material files: each a key of the Secret `<name>-files`.
+  const fileKeys = new Set<string>();
+  const fileKey = (wanted: string): string => {
+    const base = wanted.replace(/[^-._a-zA-Z0-9]+/g, '-').replace(/^[.-]+/, '') || 'file';
+    let key = base;
+    for (let i = 2; fileKeys.has(key); i++) key = `${base}-${i}`;
+    fileKeys.add(key);
+    return key;
+  };
+  const fileVars = model.vars.filter((v) => v.file).map((v) => ({ v, key: fileKey(v.name) }));
+  const literalFiles = model.secretFiles.map((f) => ({
+    f,
+    key: fileKey(path.posix.basename(f.path)),
+    mountPath: path.posix.resolve('/app', f.path),
+  }));
+  const hasFiles = fileVars.length + literalFiles.length > 0;
+  for (const { v, key } of fileVars)
+    env.push({ name: v.name, value: `${SECRET_FILES_DIR}/${key}` });
   for (const v of secretVars) {
     env.push({
       name: v.name,
@@ -144,12 +190,52 @@ export function buildManifests(
         `\${${v.name}} (${v.at}) is a secret with a default in boot.yaml: set it in the Secret ${name}-secrets, or the default written in boot.yaml is used`,
       );
   }
-  for (const v of plainNoDefault) {
+  // A default naming this host (`${PG_ADDR:-localhost:5432}`) names the pod itself in a cluster:
+  // a key of `<name>-env` (optional: empty means the default) unless the caller gives a value.
+  const given = opts.env ?? {};
+  const local = model.vars.filter(
+    (v) =>
+      !v.secret &&
+      !v.file &&
+      v.fallback !== undefined &&
+      LOCALHOST.test(v.fallback) &&
+      given[v.name] === undefined,
+  );
+  for (const v of local)
+    warnings.push(
+      `\${${v.name}} (${v.at}) falls back to ${v.fallback}, which in a pod is the pod itself: give ${v.name} a value in the ConfigMap ${name}-env`,
+    );
+  const fromConfigMap = model.vars.filter(
+    (v) =>
+      !v.secret &&
+      !v.file &&
+      (v.fallback === undefined || local.includes(v) || given[v.name] !== undefined),
+  );
+  for (const v of fromConfigMap) {
     env.push({
       name: v.name,
-      valueFrom: { configMapKeyRef: { name: `${name}-env`, key: v.name } },
+      valueFrom: {
+        configMapKeyRef: {
+          name: `${name}-env`,
+          key: v.name,
+          ...(v.fallback !== undefined ? { optional: true } : {}),
+        },
+      },
     });
   }
+  // The root filesystem is read-only; /tmp (an emptyDir) is the one place the pod may write.
+  for (const o of model.fileOutputs) {
+    const abs = path.posix.resolve('/app', o.path);
+    if (abs === '/tmp' || abs.startsWith('/tmp/')) continue;
+    warnings.push(
+      `${o.at} writes to ${o.path}${abs === o.path ? '' : ` (${abs} in the pod)`}, but the pod's root filesystem is read-only (readOnlyRootFilesystem): write to stdout, or under /tmp (an emptyDir of 64Mi), or mount a volume there in your overlay`,
+    );
+  }
+  for (const s of model.servers)
+    if (s.host !== undefined && LOCALHOST.test(s.host))
+      warnings.push(
+        `${s.kind}[${s.name}] listens on ${s.host} (its host): in a pod only the pod itself reaches that, not the Service, the probes or other pods; set host to 0.0.0.0 or leave it out`,
+      );
   if (model.servers.length === 0)
     warnings.push(
       'boot.yaml has no grpc or httpserver entry: no ports, probes, Service or ServiceMonitor',
@@ -164,7 +250,19 @@ export function buildManifests(
     name: 'app',
     image: opts.image,
     imagePullPolicy: 'IfNotPresent',
-    env: [{ name: 'SVC_BOOT_CONFIG', value: '/app/boot.yaml' }, ...env],
+    ...(opts.args && opts.args.length > 0 ? { args: ['node', model.pkg.start, ...opts.args] } : {}),
+    env: [
+      { name: 'SVC_BOOT_CONFIG', value: '/app/boot.yaml' },
+      ...(opts.overrides && opts.overrides.length > 0
+        ? [
+            {
+              name: 'SVC_SET',
+              value: opts.overrides.map((o) => o.replaceAll(',', '\\,')).join(','),
+            },
+          ]
+        : []),
+      ...env,
+    ],
     ports: ports.map(({ s, port }) => ({ name: port, containerPort: s.port, protocol: 'TCP' })),
     resources: {
       requests: { cpu: cpuRequest, memory: opts.memory ?? '256Mi' },
@@ -179,6 +277,15 @@ export function buildManifests(
     volumeMounts: [
       { name: 'boot-yaml', mountPath: '/app/boot.yaml', subPath: 'boot.yaml', readOnly: true },
       { name: 'tmp', mountPath: '/tmp' },
+      ...(fileVars.length > 0
+        ? [{ name: 'secret-files', mountPath: SECRET_FILES_DIR, readOnly: true }]
+        : []),
+      ...literalFiles.map(({ key, mountPath }) => ({
+        name: 'secret-files',
+        mountPath,
+        subPath: key,
+        readOnly: true,
+      })),
     ],
   };
   if (probeOn) {
@@ -217,6 +324,15 @@ export function buildManifests(
           terminationGracePeriodSeconds: graceSeconds,
           // Service links would add <SVC>_PORT=tcp://… variables that a ${PORT}-style reference could read.
           enableServiceLinks: false,
+          // Replicas on different nodes (and zones) where the cluster has them; never unschedulable.
+          topologySpreadConstraints: ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'].map(
+            (topologyKey) => ({
+              maxSkew: 1,
+              topologyKey,
+              whenUnsatisfiable: 'ScheduleAnyway',
+              labelSelector: { matchLabels: selector },
+            }),
+          ),
           automountServiceAccountToken: false,
           securityContext: {
             runAsNonRoot: true,
@@ -229,6 +345,15 @@ export function buildManifests(
           volumes: [
             { name: 'boot-yaml', configMap: { name: `${name}-boot` } },
             { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
+            ...(hasFiles
+              ? [
+                  {
+                    name: 'secret-files',
+                    // Readable by the service's group (fsGroup 1000), by no one else.
+                    secret: { secretName: `${name}-files`, defaultMode: 0o440 },
+                  },
+                ]
+              : []),
           ],
         },
       },
@@ -257,6 +382,27 @@ export function buildManifests(
           targetPort: port,
           protocol: 'TCP',
           appProtocol: s.kind === 'grpc' ? 'grpc' : s.tls ? 'https' : 'http',
+        })),
+      },
+    });
+  }
+  const grpcPorts = ports.filter(({ s }) => s.kind === 'grpc');
+  if (opts.headless && grpcPorts.length > 0) {
+    // DNS answers with every ready pod's address: a gRPC client with round_robin connects to each
+    // (a ClusterIP keeps an HTTP/2 connection, so every call of a client, on one pod).
+    objects.push({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta('-headless'),
+      spec: {
+        clusterIP: 'None',
+        selector,
+        ports: grpcPorts.map(({ s, port }) => ({
+          name: port,
+          port: s.port,
+          targetPort: port,
+          protocol: 'TCP',
+          appProtocol: 'grpc',
         })),
       },
     });
@@ -305,31 +451,39 @@ export function buildManifests(
     );
   }
 
-  const secretExample: K8sObject | undefined =
-    secretVars.length > 0
-      ? {
-          apiVersion: 'v1',
-          kind: 'Secret',
-          metadata: meta('-secrets'),
-          type: 'Opaque',
-          stringData: Object.fromEntries(secretVars.map((v) => [v.name, ''])),
-        }
-      : undefined;
+  const secretExamples: K8sObject[] = [];
+  if (secretVars.length > 0)
+    secretExamples.push({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: meta('-secrets'),
+      type: 'Opaque',
+      stringData: Object.fromEntries(secretVars.map((v) => [v.name, ''])),
+    });
+  if (hasFiles)
+    secretExamples.push({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: meta('-files'),
+      type: 'Opaque',
+      stringData: Object.fromEntries([...fileVars, ...literalFiles].map(({ key }) => [key, ''])),
+    });
   const envConfigMap: K8sObject | undefined =
-    plainNoDefault.length > 0
+    fromConfigMap.length > 0
       ? {
           apiVersion: 'v1',
           kind: 'ConfigMap',
           metadata: meta('-env'),
-          data: Object.fromEntries(plainNoDefault.map((v) => [v.name, ''])),
+          data: Object.fromEntries(fromConfigMap.map((v) => [v.name, given[v.name] ?? ''])),
         }
       : undefined;
   if (envConfigMap) objects.splice(1, 0, envConfigMap);
   return {
     objects,
-    secretExample,
+    secretExamples,
     envConfigMap,
     warnings,
     facts: { graceSeconds, drainDelayMs, shutdownMs, cpuRequest },
+    portNames: Object.fromEntries(ports.map(({ s, port }) => [s.name, port])),
   };
 }
