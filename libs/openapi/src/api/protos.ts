@@ -44,7 +44,14 @@ export function loadProtoRoot(
 }
 
 /** protobufjs's own JSON of the well-known types it bundles, by `google/protobuf/….proto`. */
-const common = (protobuf as unknown as { common: Record<string, protobuf.INamespace> }).common;
+const common = (
+  protobuf as unknown as {
+    common: Record<
+      string,
+      { options?: Record<string, unknown>; nested?: Record<string, protobuf.AnyNestedObject> }
+    >;
+  }
+).common;
 
 function bundledName(file: string): string | undefined {
   const i = file.lastIndexOf('google/protobuf/');
@@ -71,7 +78,8 @@ function loadFiles(
     root.files.push(name);
     const bundled = common[name];
     if (bundled) {
-      root.setOptions(bundled.options).addJSON(bundled.nested ?? {});
+      if (bundled.options) root.setOptions(bundled.options);
+      root.addJSON(bundled.nested ?? {});
       return;
     }
     let text: string;
