@@ -8,6 +8,7 @@ import {
 } from '@bufbuild/protobuf/wkt';
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
+import { restoreMapFields } from '@svcboot/openapi';
 import { DescriptorPool, WELL_KNOWN_FILES } from './descriptor-pool.js';
 
 const require = createRequire(import.meta.url);
@@ -53,46 +54,9 @@ export function rootFromDefinitions(
   const root = (
     protobuf.Root as unknown as { fromDescriptor(s: protobuf.Message): protobuf.Root }
   ).fromDescriptor(set);
-  const maps: protobuf.MapField[] = [];
-  restoreMaps(root, maps);
+  restoreMapFields(root);
   root.resolveAll();
-  // resolveAll skips types it resolved already, as fromDescriptor's were.
-  for (const m of maps) m.resolve();
   return root;
-}
-
-/**
- * protobufjs's fromDescriptor keeps a map field as the repeated `…Entry` message it is on the
- * wire: each such field becomes a map field again (and its entry type goes), so the JSON mapping
- * writes an object, not a list of `{key, value}`.
- */
-function restoreMaps(ns: protobuf.NamespaceBase, out: protobuf.MapField[]): void {
-  for (const nested of ns.nestedArray) {
-    if (nested instanceof protobuf.Type) {
-      for (const field of [...nested.fieldsArray]) {
-        if (!field.repeated) continue;
-        const entry = nested.nested?.[field.type.slice(field.type.lastIndexOf('.') + 1)];
-        if (!(entry instanceof protobuf.Type) || entry.options?.['map_entry'] !== true) continue;
-        const key = entry.fields['key'];
-        const value = entry.fields['value'];
-        if (!key || !value) continue;
-        nested.remove(field);
-        nested.remove(entry);
-        const map = new protobuf.MapField(
-          field.name,
-          field.id,
-          key.type,
-          value.type,
-          field.options,
-          field.comment ?? undefined,
-        );
-        nested.add(map);
-        out.push(map);
-      }
-    }
-    if (nested instanceof protobuf.Namespace || nested instanceof protobuf.Type)
-      restoreMaps(nested as protobuf.NamespaceBase, out);
-  }
 }
 
 /**

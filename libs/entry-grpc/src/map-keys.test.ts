@@ -1,17 +1,35 @@
+import { fromBinary } from '@bufbuild/protobuf';
+import { FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
 import { loadSync } from '@grpc/proto-loader';
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { rootFromDefinitions } from './descriptors.js';
+import { rootOfFiles } from '@svcboot/openapi';
+import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
 import { conformanceProto, testdata } from './gateway/conformance/test-support/harness.js';
 import { jsonToPlain, messageToJson } from './gateway/json.js';
 
-// A service known only by its proto-loader definition: the gateway's schema is rebuilt from the
-// descriptors proto-loader keeps, where protobufjs's fromDescriptor leaves a map as the repeated
-// `…Entry` message of the wire format.
-describe('rootFromDefinitions', () => {
-  const pkg = loadSync(conformanceProto, { includeDirs: [testdata], keepCase: true });
-  const root = rootFromDefinitions([pkg['conformance.v1.Conformance'] as ServiceDefinition])!;
+// Schemas rebuilt from descriptors (a service known only by its proto-loader definition;
+// protos.descriptorSets and generated code's files, through @svcboot/openapi's rootOfFiles):
+// protobufjs's fromDescriptor leaves a map as the repeated `…Entry` message of the wire format.
+const pkg = loadSync(conformanceProto, { includeDirs: [testdata], keepCase: true });
+const definition = pkg['conformance.v1.Conformance'] as ServiceDefinition;
+describe.each([
+  ['rootFromDefinitions (proto-loader definitions)', () => rootFromDefinitions([definition])!],
+  [
+    'rootOfFiles (descriptor sets, generated code)',
+    () =>
+      rootOfFiles(
+        descriptorsOf(definition).map((bytes) => ({
+          name: fromBinary(FileDescriptorProtoSchema, bytes).name,
+          bytes,
+          source: 'proto-loader',
+        })),
+        'test',
+      ),
+  ],
+])('%s', (_name, build) => {
+  const root = build();
   const type = root.lookupType('conformance.v1.MapKeys');
 
   it('map fields are maps again, with their key and value types, and no entry types are left', () => {
