@@ -15,7 +15,7 @@ export function secondPortOf(config: {
   return gwPort === undefined || gwPort === 0 || gwPort === port ? undefined : gwPort;
 }
 
-/** Listens on the second port as well; its number (the OS's choice for 0 is not taken here). */
+/** Listens on the second port as well; resolves to the port listened on. */
 export function listenSecondPort(listener: OnePortListener, gwPort: number): Promise<number> {
   return listener.listenAlso(gwPort);
 }

@@ -170,18 +170,37 @@ export function mapKeyRewriter(
 }
 
 /**
+ * Roots rebuilt from proto-loader's descriptors, by the list of files it gives every message type
+ * of one `loadSync` (one list for all its services): built once for them all.
+ */
+const roots = new WeakMap<object, protobuf.Root | undefined>();
+
+function rootOf(definition: ServiceDefinition): protobuf.Root | undefined {
+  const files = (
+    Object.values(definition)[0] as
+      | { requestType?: { fileDescriptorProtos?: Buffer[] } }
+      | undefined
+  )?.requestType?.fileDescriptorProtos;
+  if (!files) return undefined;
+  if (roots.has(files)) return roots.get(files);
+  let root: protobuf.Root | undefined;
+  try {
+    root = rootFromDefinitions([definition]);
+  } catch {
+    root = undefined;
+  }
+  roots.set(files, root);
+  return root;
+}
+
+/**
  * A @grpc/proto-loader service definition whose handlers see protojson's map keys: 64-bit keys
  * of a request as decimal strings (not protobufjs's hash form), and whose response keys `"false"`
  * of a bool map are written as false. Definitions without descriptors, or without such maps, are
  * returned as they are.
  */
 export function withProtojsonMapKeys(definition: ServiceDefinition): ServiceDefinition {
-  let root: protobuf.Root | undefined;
-  try {
-    root = rootFromDefinitions([definition]);
-  } catch {
-    return definition;
-  }
+  const root = rootOf(definition);
   if (!root) return definition;
   let changed = false;
   const out: Record<string, MethodDefinition<unknown, unknown>> = {};
