@@ -103,9 +103,44 @@ async function bootError(protos: string): Promise<string> {
 }
 
 describe('protos.descriptorSets', () => {
-  it('protobufjs rejects the test proto as a .proto file, with a hint to compile a descriptor set', async () => {
-    const message = await bootError(`{ files: ["${shelfProto}"], includeDirs: ["${protoRoot}"] }`);
-    expect(message).toMatch(/grpc\[gw\]\.protos\.files: .*illegal value '\{'/);
+  it('the same proto loads from protos.files (issue 45): its routes and OpenAPI paths are those of the set buf built', async () => {
+    const fromSet = await bootWith(`{ descriptorSets: ["${setFile}"] }`);
+    const fromProto = await bootWith(`{ files: ["${shelfProto}"], includeDirs: ["${protoRoot}"] }`);
+    try {
+      const answers = async (a: App): Promise<unknown[]> => {
+        const base = `http://127.0.0.1:${grpcEntry(a, 'gw').port}`;
+        const calls: Array<[string, RequestInit?]> = [
+          ['/v1/books/b1?shelf=q'],
+          ['/v1/shelves/s2/books/b2'],
+          ['/v1/books/b3:fetch', { method: 'POST', body: '{"shelf":"s3"}' }],
+          ['/v1/books/b4', { method: 'PURGE', body: '{"title":"T","labels":{"values":["x"]}}' }],
+        ];
+        return Promise.all(
+          calls.map(async ([p, init]) => {
+            const r = await fetch(`${base}${p}`, init);
+            return [p, r.status, await r.json()];
+          }),
+        );
+      };
+      const want = await answers(fromSet);
+      expect(want.map((w) => (w as unknown[])[1])).toEqual([200, 200, 200, 200]);
+      expect(await answers(fromProto)).toEqual(want);
+      const paths = (a: App) =>
+        Object.keys(
+          (JSON.parse(grpcEntry(a, 'gw').openApiDocument) as { paths: object }).paths,
+        ).sort();
+      expect(paths(fromProto)).toEqual(paths(fromSet));
+    } finally {
+      await fromSet.shutdown('test');
+      await fromProto.shutdown('test');
+    }
+  });
+
+  it('a file protobufjs cannot parse is refused with a hint to compile a descriptor set', async () => {
+    const bad = path.join(dir, 'bad.proto');
+    await writeFile(bad, 'syntax = "proto3";\nmessage {\n}\n');
+    const message = await bootError(`{ files: ["${bad}"] }`);
+    expect(message).toMatch(/grpc\[gw\]\.protos\.files: .*illegal/);
     expect(message).toContain('buf build -o api.binpb');
     expect(message).toContain('protos.descriptorSets');
   });

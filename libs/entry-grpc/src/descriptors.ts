@@ -8,6 +8,7 @@ import {
 } from '@bufbuild/protobuf/wkt';
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
+import { restoreMapFields } from '@svcboot/openapi';
 import { DescriptorPool, WELL_KNOWN_FILES } from './descriptor-pool.js';
 
 const require = createRequire(import.meta.url);
@@ -53,6 +54,7 @@ export function rootFromDefinitions(
   const root = (
     protobuf.Root as unknown as { fromDescriptor(s: protobuf.Message): protobuf.Root }
   ).fromDescriptor(set);
+  restoreMapFields(root);
   root.resolveAll();
   return root;
 }

@@ -42,6 +42,7 @@ import { Registry } from 'prom-client';
 import type protobuf from 'protobufjs';
 import { DescriptorPool } from './descriptor-pool.js';
 import { addLoaderFiles, descriptorsOf, rootFromDefinitions } from './descriptors.js';
+import { listenSecondPort, secondPortOf } from './gw-port.js';
 import { fileDescriptorsOf } from './proto-file-descriptors.js';
 import { ServerReflection } from './reflection.js';
 import { typedClient, type TypedClient, type TypedClientOptions } from './typed/client.js';
@@ -109,6 +110,8 @@ interface Running {
   connections: IdleConnections;
   listener: OnePortListener;
   port: number;
+  /** The rk-boot porting mode's gwPort, when the entry listens there too (gw-port.ts). */
+  gwPort: number | undefined;
   /** Timers of connectionIdleTimeoutMs and requestMessageTimeoutMs, stopped at interrupt. */
   timers: Array<{ stop(): void }>;
 }
@@ -291,7 +294,7 @@ export class GrpcEntry implements Entry {
       docsEnabled: c.docs.enabled,
       docsPath: c.docs.path,
       grpcPort: port,
-      gwPort: port,
+      gwPort: this.running?.gwPort ?? secondPortOf(this.config) ?? port,
       promEnabled: c.prom.enabled,
       promPath: c.prom.path,
       promPort: port,
@@ -537,6 +540,23 @@ export class GrpcEntry implements Entry {
         cause: err,
       });
     }
+    let gwPort = secondPortOf(c);
+    if (gwPort !== undefined) {
+      try {
+        gwPort = await listenSecondPort(listener, gwPort);
+      } catch (err) {
+        listener.stopAccepting();
+        for (const t of timers) t.stop();
+        injector.destroy();
+        server.forceShutdown();
+        httpServer.close();
+        throw grpcError(
+          'SVC_GRPC_LISTEN_FAILED',
+          [`${this.ctx.configPath}.gwPort`, gwPort, errorMessage(err)],
+          { cause: err },
+        );
+      }
+    }
     this.running = {
       server,
       injector,
@@ -544,11 +564,16 @@ export class GrpcEntry implements Entry {
       connections,
       listener,
       port,
+      gwPort,
       grpcWeb,
       connect,
       timers,
     };
     this.logAddresses(port);
+    if (gwPort !== undefined)
+      this.ctx.logger.info(
+        `REST gateway, UIs and built-in routes also listening on port ${gwPort} (gwPort, porting mode)`,
+      );
     this.pusher = startPromPusher(c.prom, this.ctx, this.registry, port);
   }
 

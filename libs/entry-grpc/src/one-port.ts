@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
@@ -67,6 +68,11 @@ export const HEALTH_RESERVE = 16;
  */
 export class OnePortListener {
   private readonly server: net.Server;
+  /** More ports of the same listener (listenAlso): the same routing, limit and drain. */
+  private readonly others: net.Server[] = [];
+  private readonly newServer: () => net.Server;
+  /** Each port's accepted connections, for `quiet`. */
+  private readonly accepts = new EventEmitter();
   /** Whether responses may close their connection now (false while the listener waits to close). */
   readonly quiet: ListenerQuiet;
   private readonly sockets = new Set<net.Socket>();
@@ -108,47 +114,56 @@ export class OnePortListener {
         http2: (socket) => (this.overflow.has(socket) ? refuse(socket) : http2(socket)),
       };
     }
-    if (options.tls) {
-      const server = tls.createServer({
-        cert: options.tls.cert,
-        key: options.tls.key,
-        ALPNProtocols: ['h2', 'http/1.1'],
-        noDelay: true,
-        handshakeTimeout: handshakeTimeoutMs,
-      });
-      server.on('connection', track);
-      server.on('secureConnection', (socket: tls.TLSSocket) => {
-        // The TLS socket is another object than the raw one counted in: carry the mark over.
-        if (this.overflowPeers.size > 0 && this.overflowPeers.has(peerOf(socket)))
-          this.overflow.add(socket);
-        if (socket.alpnProtocol === 'h2') sinks.http2(socket);
-        else sinks.http1(socket);
-      });
-      this.server = server;
-    } else {
-      // Small gRPC and REST responses must not wait for Nagle's algorithm.
-      this.server = net.createServer({ noDelay: true }, (socket) => {
-        if (track(socket)) sniff(socket, sinks, handshakeTimeoutMs);
-      });
-    }
-    this.quiet = new ListenerQuiet(this.server);
+    this.newServer = (): net.Server => {
+      let server: net.Server;
+      if (options.tls) {
+        const secure = tls.createServer({
+          cert: options.tls.cert,
+          key: options.tls.key,
+          ALPNProtocols: ['h2', 'http/1.1'],
+          noDelay: true,
+          handshakeTimeout: handshakeTimeoutMs,
+        });
+        secure.on('connection', track);
+        secure.on('secureConnection', (socket: tls.TLSSocket) => {
+          // The TLS socket is another object than the raw one counted in: carry the mark over.
+          if (this.overflowPeers.size > 0 && this.overflowPeers.has(peerOf(socket)))
+            this.overflow.add(socket);
+          if (socket.alpnProtocol === 'h2') sinks.http2(socket);
+          else sinks.http1(socket);
+        });
+        server = secure;
+      } else {
+        // Small gRPC and REST responses must not wait for Nagle's algorithm.
+        server = net.createServer({ noDelay: true }, (socket) => {
+          if (track(socket)) sniff(socket, sinks, handshakeTimeoutMs);
+        });
+      }
+      server.on('connection', () => this.accepts.emit('connection'));
+      return server;
+    };
+    this.server = this.newServer();
+    this.quiet = new ListenerQuiet(this.accepts);
   }
 
   listen(port: number, host?: string): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error): void => reject(err);
-      this.server.once('error', onError);
-      this.server.listen({ port, host }, () => {
-        this.server.off('error', onError);
-        resolve((this.server.address() as net.AddressInfo).port);
-      });
-    });
+    return listenOn(this.server, port, host);
+  }
+
+  /**
+   * Listens on one more port as well: its connections are routed, counted against
+   * maxConnections, drained and closed with the first port's (the rk-boot porting mode's gwPort).
+   */
+  listenAlso(port: number, host?: string): Promise<number> {
+    const server = this.newServer();
+    this.others.push(server);
+    return listenOn(server, port, host);
   }
 
   /** Stops accepting; open connections stay until they end or `destroyAll`. */
   stopAccepting(): void {
     // close() would only call back once every connection is gone; the entry drains those itself.
-    if (this.server.listening) this.server.close();
+    for (const server of [this.server, ...this.others]) if (server.listening) server.close();
   }
 
   /**
@@ -175,6 +190,17 @@ export class OnePortListener {
   destroyAll(): void {
     for (const s of this.sockets) s.destroy();
   }
+}
+
+function listenOn(server: net.Server, port: number, host?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    server.once('error', onError);
+    server.listen({ port, host }, () => {
+      server.off('error', onError);
+      resolve((server.address() as net.AddressInfo).port);
+    });
+  });
 }
 
 /** The peer's `address:port`, the same for a raw socket and the TLS socket over it. */

@@ -20,11 +20,13 @@ export const grpcPortingRules: readonly PortingRule[] = [
     why: 'the gateway on the gRPC port is what svcboot does anyway',
   },
   {
+    // In the rk-boot porting mode gwPort stays: the entry listens on it as well (gw-port.ts).
     path: 'gwPort',
     action: 'refuse',
+    mode: 'strict',
     code: 'SVC_PORTING_ONE_PORT',
-    why: 'svcboot serves gRPC, the gateway, the UIs and the built-in routes on one port (port), told apart per request; there is no second listener',
-    instead: 'remove gwPort and call the gateway on port',
+    why: 'svcboot serves gRPC, the gateway, the UIs and the built-in routes on one port (port), told apart per request; a second port is kept only in the porting mode (app.porting: rk-boot)',
+    instead: 'remove gwPort and call the gateway on port, or set app.porting: rk-boot',
   },
   {
     path: 'middleware.gzip',

@@ -58,6 +58,11 @@ export const grpcSchema = z.strictObject({
     .describe(
       'The one TCP port for gRPC, the REST gateway, the UIs, /metrics and health; 0: the OS chooses',
     ),
+  gwPort: portSchema
+    .optional()
+    .describe(
+      "rk-grpc's second port, kept with app.porting: rk-boot only (refused otherwise): the entry also serves on it what it serves on port (the gateway, the UIs, the built-in routes), same chain, connection limit and drain",
+    ),
   enableReflection: z
     .boolean()
     .default(false)

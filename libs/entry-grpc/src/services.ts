@@ -5,6 +5,7 @@ import type {
   UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { splitPath } from './call-info.js';
+import { withProtojsonMapKeys } from './map-keys.js';
 import { withRecovery, type RecoveredListener } from './recovery.js';
 
 /** One RPC of a service added to the entry, with the user's handler. */
@@ -28,7 +29,9 @@ export class ServiceSet {
   /** `onRecovered`: told of each exception a handler throws (see withRecovery); none, no wrapping. */
   constructor(private readonly onRecovered?: RecoveredListener) {}
 
-  add(definition: ServiceDefinition, implementation: UntypedServiceImplementation): void {
+  add(given: ServiceDefinition, implementation: UntypedServiceImplementation): void {
+    // Handlers of proto-loader definitions see 64-bit map keys as decimal strings (map-keys.ts).
+    const definition = withProtojsonMapKeys(given);
     // What the server and the gateway call: the handlers, wrapped for recovery.
     const served: UntypedServiceImplementation = {};
     for (const [key, def] of Object.entries(definition) as Array<

@@ -16,7 +16,23 @@ export const relationalDbPlugin: EntryPlugin<RelationalDbConfig, RelationalDbEnt
   entryType: RELATIONAL_DB_ENTRY_TYPE,
   phase: Phase.Connector,
   schema: relationalDbSchema,
-  porting: [gormPluginsOffRule, gormPluginsRule],
+  porting: [
+    gormPluginsOffRule,
+    gormPluginsRule,
+    {
+      path: 'protocol',
+      action: 'normalise',
+      when: (v) => typeof v === 'string' && v.toLowerCase() === 'tcp',
+      map: () => undefined,
+      why: 'a TCP connection to addr is what svcboot makes (rk-db reads no protocol and connects over TCP too)',
+    },
+    {
+      path: 'protocol',
+      action: 'refuse',
+      why: 'relationaldb connects to PostgreSQL over TCP at addr, the only protocol (rk-db reads no protocol option: it connects over TCP whatever the value)',
+      instead: 'remove protocol, or write protocol: tcp',
+    },
+  ],
   create: (config, ctx) => new RelationalDbEntry(config, ctx),
 };
 

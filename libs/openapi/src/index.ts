@@ -31,6 +31,7 @@ export {
 export { openapiErrors } from './errors.js';
 // The API description the documents (and entry-grpc's gateway) are built from.
 export { loadProtoRoot } from './api/protos.js';
+export { restoreMapFields } from './api/map-fields.js';
 export {
   encodeHttpRule,
   loadDescriptorSets,

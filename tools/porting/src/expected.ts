@@ -29,7 +29,6 @@ export const REFUSED_IN_PORTING_MODE: Readonly<Record<string, readonly string[]>
   'rk-docs--user-guide-web-gin-tls-1': ['refused-unsupported'],
   'rk-docs--user-guide-web-grpc-mid-jwt-1': ['refused-jwt-key'],
   'rk-grpc--proxy-proxy': ['refused-go-only'],
-  'rk-grpc--simple': ['refused-one-port'],
 };
 
 /** Without the porting mode, the same plus the keys rk-boot itself ignores. */
@@ -56,7 +55,6 @@ export const REFUSED_IN_STRICT_MODE: Readonly<Record<string, readonly string[]>>
   'rk-demo--grpc-v2-distributed-log-http-server': ['refused-rk-ignored'],
   'rk-docs--getting-started-database-clickhouse-2': ['refused-clickhouse-native-port'],
   'rk-docs--user-guide-database-postgres-logging-2': ['refused-no-database'],
-  'rk-docs--user-guide-database-postgres-logging-3': ['refused-rk-ignored'],
   'rk-docs--user-guide-database-postgres-plugin-prom-1': ['refused-go-only'],
   'rk-docs--user-guide-web-gin-logging-2': ['refused-go-only', 'refused-unsupported'],
   'rk-docs--user-guide-web-gin-logging-3': ['refused-unsupported'],

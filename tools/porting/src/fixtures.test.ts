@@ -166,14 +166,34 @@ describe('rk-boot options accepted with their meaning', () => {
     ]);
   });
 
-  it('a separate gwPort is refused with the one-port explanation', () => {
-    const o = load(byName('rk-grpc--simple'), 'rk-boot');
-    if (o.loaded) throw new Error('loaded');
-    expect(o.issues).toEqual([
+  it('a separate gwPort is kept in the porting mode (a second port of the entry) and refused otherwise', () => {
+    const ported = load(byName('rk-grpc--simple'), 'rk-boot');
+    expect(entryConfig(ported, 'grpc', 'greeter')).toMatchObject({ port: 8080, gwPort: 8081 });
+    const strict = load(byName('rk-grpc--simple'), 'strict');
+    if (strict.loaded) throw new Error('loaded');
+    expect(strict.issues).toEqual([
       expect.objectContaining({
         path: 'grpc[greeter].gwPort',
         code: 'SVC_PORTING_ONE_PORT',
         message: expect.stringContaining('one port'),
+      }),
+    ]);
+  });
+
+  it("rk-db's protocol: tcp is what relationaldb does (dropped); another protocol is refused with the reason", () => {
+    const f = byName('rk-docs--user-guide-database-postgres-logging-3');
+    for (const mode of ['rk-boot', 'strict'] as const) {
+      const o = load(f, mode);
+      expect(entryConfig(o, 'relationaldb', 'demo-db'), mode).not.toHaveProperty('protocol');
+      if (o.loaded) expect(o.config.warnings, mode).toEqual([]);
+    }
+    const unix = load({ ...f, text: f.text.replace('protocol: tcp', 'protocol: unix') }, 'rk-boot');
+    if (unix.loaded) throw new Error('loaded');
+    expect(unix.issues).toEqual([
+      expect.objectContaining({
+        path: 'relationaldb[demo-db].protocol',
+        code: 'SVC_PORTING_UNSUPPORTED',
+        message: expect.stringContaining('over TCP at addr'),
       }),
     ]);
   });

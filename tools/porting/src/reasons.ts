@@ -21,7 +21,7 @@ const byCode =
 
 export const REFUSAL_REASONS: readonly RefusalReason[] = [
   { id: 'refused-go-only', inPortingMode: true, matches: byCode('SVC_PORTING_GO_ONLY') },
-  { id: 'refused-one-port', inPortingMode: true, matches: byCode('SVC_PORTING_ONE_PORT') },
+  { id: 'refused-one-port', inPortingMode: false, matches: byCode('SVC_PORTING_ONE_PORT') },
   { id: 'refused-unsupported', inPortingMode: true, matches: byCode('SVC_PORTING_UNSUPPORTED') },
   { id: 'refused-conflict', inPortingMode: true, matches: byCode('SVC_PORTING_CONFLICT') },
   {

@@ -50,6 +50,8 @@ export interface PortingRule {
   readonly map?: (value: unknown) => unknown;
   /** The rule applies only when this says so (default: always); `item` is the whole item. */
   readonly when?: (value: unknown, item: Record<string, unknown>) => boolean;
+  /** The rule applies only in this porting mode (default: both). */
+  readonly mode?: PortingMode;
   /** `refuse` of a map with `enabled`: when it is off, rk-boot does nothing either; drop it silently. */
   readonly offIsNoop?: boolean;
   /** Why, in a sentence (shown in the message and on the porting page). */
@@ -129,6 +131,7 @@ export function applyPortingRules(
   const errors: PortingNote[] = [];
   const warnings: PortingNote[] = [];
   for (const rule of rules) {
+    if (rule.mode !== undefined && rule.mode !== mode) continue;
     const segments = rule.path.split('.');
     // Deepest first, so that deleting list items keeps the other indexes right.
     const hits = matches(value, segments).reverse();

@@ -1,4 +1,5 @@
 import protobuf from 'protobufjs';
+import { decodedMapKey, encodableMapKey } from '../map-keys.js';
 
 /** The marshal options of `gwOption.marshal`, as protojson's MarshalOptions names them. */
 export interface MarshalOptions {
@@ -102,7 +103,10 @@ export function fieldByAnyName(type: protobuf.Type, name: string): protobuf.Fiel
 
 // ---------------------------------------------------------------------------- message → JSON
 
-/** A decoded message as proto3 canonical JSON (a value for JSON.stringify). */
+/**
+ * A decoded message (protobufjs's `decode`: 64-bit map keys in its hash form) as proto3 canonical
+ * JSON (a value for JSON.stringify).
+ */
 export function messageToJson(type: protobuf.Type, msg: Plain, o: MarshalOptions): Json {
   const wkt = wktToJson(type, msg, o);
   if (wkt !== undefined) return wkt;
@@ -115,7 +119,8 @@ export function messageToJson(type: protobuf.Type, msg: Plain, o: MarshalOptions
       const entries = value && typeof value === 'object' ? Object.entries(value as Plain) : [];
       if (entries.length === 0 && !o.emitUnpopulated) continue;
       const m: { [k: string]: Json } = {};
-      for (const [k, v] of entries) m[k] = valueToJson(field, v, o);
+      const keyType = (field as unknown as protobuf.MapField).keyType;
+      for (const [k, v] of entries) m[decodedMapKey(keyType, k)] = valueToJson(field, v, o);
       out[key] = m;
     } else if (field.repeated) {
       const arr = Array.isArray(value) ? value : [];
@@ -309,8 +314,13 @@ export function jsonToPlain(
       if (typeof value !== 'object' || Array.isArray(value))
         throw new JsonInputError(`${at}: expected a JSON object (map)`);
       const m: Plain = {};
-      for (const [k, v] of Object.entries(value as Plain))
-        m[k] = fieldFromJson(field, v, discardUnknown, `${at}.${k}`);
+      const keyType = (field as unknown as protobuf.MapField).keyType;
+      for (const [k, v] of Object.entries(value as Plain)) {
+        const key = mapKeyFromJson(keyType, k, `${at}[${JSON.stringify(k)}]`);
+        // protojson: `{"1": …, "01": …}` is one key twice.
+        if (Object.hasOwn(m, key)) throw new JsonInputError(`${at}: duplicate map key "${k}"`);
+        m[key] = fieldFromJson(field, v, discardUnknown, `${at}.${k}`);
+      }
       out[field.name] = m;
     } else if (field.repeated) {
       if (!Array.isArray(value)) throw new JsonInputError(`${at}: expected a JSON array`);
@@ -320,6 +330,25 @@ export function jsonToPlain(
     }
   }
   return out;
+}
+
+/**
+ * A JSON object's key as the key of a map of `keyType` (protojson: integers in decimal, bools
+ * `true` / `false`), in the form protobufjs's encoder writes as meant.
+ */
+function mapKeyFromJson(keyType: string, key: string, at: string): string {
+  if (keyType === 'string') return key;
+  if (keyType === 'bool') {
+    if (key !== 'true' && key !== 'false')
+      throw new JsonInputError(`${at}: a bool map key is "true" or "false"`);
+    return encodableMapKey(keyType, key);
+  }
+  // protojson reads integer keys with strconv.ParseInt / ParseUint in base 10: a sign, digits.
+  if (!/^[+-]?\d+$/.test(key) || (/^(uint|fixed)/.test(keyType) && key.startsWith('-')))
+    throw new JsonInputError(`${at}: a ${keyType} map key is a decimal integer`);
+  const canonical = BigInt(key).toString();
+  scalarFromJson(keyType, canonical, at); // the range of the key's type
+  return canonical;
 }
 
 function fieldFromJson(

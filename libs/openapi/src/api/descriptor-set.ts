@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import protobuf from 'protobufjs';
+import { restoreMapFields } from './map-fields.js';
 
 const require = createRequire(import.meta.url);
 
@@ -210,6 +211,7 @@ export function rootOfFiles(setFiles: readonly SetFile[], label: string): protob
     root = (
       protobuf.Root as unknown as { fromDescriptor(s: protobuf.Message): protobuf.Root }
     ).fromDescriptor(set);
+    restoreMapFields(root);
     root.resolveAll();
   } catch (err) {
     throw new Error(`${label}: the descriptor set does not resolve: ${(err as Error).message}`, {

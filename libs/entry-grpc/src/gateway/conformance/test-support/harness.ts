@@ -56,6 +56,19 @@ export function badRequestBytes(field: string, description: string): Uint8Array 
   return w.finish();
 }
 
+/** "field key" for each key of each map of a MapKeys request (nested maps as "nested.key.field key"), sorted. */
+function seenKeys(m: Req, prefix = ''): string[] {
+  const out: string[] = [];
+  for (const [field, value] of Object.entries(m)) {
+    if (field === 'seen' || value === null || typeof value !== 'object') continue;
+    for (const [key, item] of Object.entries(value as Req)) {
+      if (field === 'nested') out.push(...seenKeys(item as Req, `${prefix}nested.${key}.`));
+      else out.push(`${prefix}${field} ${key}`);
+    }
+  }
+  return out.sort();
+}
+
 function deadlineOf(call: Call): string {
   const d = call.getDeadline();
   return d instanceof Date ? String(d.getTime()) : '0';
@@ -64,6 +77,13 @@ function deadlineOf(call: Call): string {
 const implementation = {
   Echo: (call: Call, cb: Cb) => cb(null, call.request),
   Update: (call: Call, cb: Cb) => cb(null, call.request),
+  Keys: (call: Call, cb: Cb) => cb(null, { ...call.request, seen: seenKeys(call.request) }),
+  KeysStream: (call: Writable) => {
+    const reply = { ...call.request, seen: seenKeys(call.request) };
+    call.write(reply);
+    call.write(reply);
+    call.end();
+  },
   Double: (call: Call, cb: Cb) => {
     const r = call.request as { seconds?: string; nanos?: number };
     const total = (BigInt(r.seconds ?? '0') * 1_000_000_000n + BigInt(r.nanos ?? 0)) * 2n;
