@@ -111,6 +111,11 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
     return this.cancelledFlag;
   }
 
+  /** Request messages read off the stream that the handler has not taken yet. */
+  get buffered(): number {
+    return this.queue.length;
+  }
+
   /** Whether the response has ended (by `end`, a deadline or a protocol error). */
   get isEnded(): boolean {
     return this.ended;

@@ -188,3 +188,62 @@ export function unary<Res>(
     });
   });
 }
+
+/** A test method: its shape and what it does with a call. */
+export interface TestMethod extends NativeMethodShape {
+  readonly run: (call: import('../call.js').NativeCall<TestMethod>) => void | Promise<void>;
+}
+
+/** Runs a TestMethod; a failure ends the call with INTERNAL and the error's message. */
+export function dispatchTest(call: import('../call.js').NativeCall<TestMethod>): void {
+  Promise.resolve()
+    .then(() => call.method.run(call))
+    .catch((err: unknown) =>
+      call.end({
+        code: grpc.status.INTERNAL,
+        message: err instanceof Error ? err.message : String(err),
+      }),
+    );
+}
+
+const identity = (b: Buffer) => b;
+
+/** A grpc-js unary call of raw bytes. */
+export function rawUnary(
+  client: grpc.Client,
+  pathName: string,
+  body: Buffer,
+  metadata = new grpc.Metadata(),
+  options: grpc.CallOptions = {},
+): Promise<{
+  error: grpc.ServiceError | null;
+  response: Buffer | undefined;
+  headers?: grpc.Metadata;
+  status?: grpc.StatusObject;
+}> {
+  return new Promise((resolve) => {
+    let headers: grpc.Metadata | undefined;
+    let status: grpc.StatusObject | undefined;
+    let outcome: { error: grpc.ServiceError | null; response: Buffer | undefined } | undefined;
+    const finish = () => {
+      if (outcome && status) resolve({ ...outcome, headers, status });
+    };
+    const call = client.makeUnaryRequest(
+      pathName,
+      identity,
+      identity,
+      body,
+      metadata,
+      options,
+      (error, response) => {
+        outcome = { error: error ?? null, response };
+        finish();
+      },
+    );
+    call.on('metadata', (md) => (headers = md));
+    call.on('status', (s) => {
+      status = s;
+      finish();
+    });
+  });
+}
