@@ -28,7 +28,6 @@ type Call = NativeCall<TestMethod>;
 const seen: Record<string, Call[]> = {};
 const dropped: DroppedEntry[] = [];
 const record = (name: string, call: Call) => (seen[name] ??= []).push(call);
-const last = (name: string) => seen[name]?.at(-1);
 
 const LIMIT = 64 * 1024;
 
