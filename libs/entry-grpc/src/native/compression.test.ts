@@ -81,16 +81,23 @@ describe('request compression', () => {
   });
 
   it('answers UNIMPLEMENTED, naming the encodings it accepts, to a message compressed with an unknown encoding', async () => {
-    const r = await rawCall(server.port, '/t.T/Echo', frame(zlib.brotliCompressSync(Buffer.from('x')), true), {
-      'grpc-encoding': 'br',
-    });
+    const r = await rawCall(
+      server.port,
+      '/t.T/Echo',
+      frame(zlib.brotliCompressSync(Buffer.from('x')), true),
+      {
+        'grpc-encoding': 'br',
+      },
+    );
     expect(statusOf(r)).toEqual({
       code: String(grpc.status.UNIMPLEMENTED),
       message: 'Received message compressed with unsupported encoding "br"',
     });
     expect(r.headers['grpc-accept-encoding']).toBe('identity,deflate,gzip');
     // An unknown encoding named but the message not compressed: nothing to inflate, the call succeeds.
-    const plain = await rawCall(server.port, '/t.T/Echo', frame(Buffer.from('x')), { 'grpc-encoding': 'br' });
+    const plain = await rawCall(server.port, '/t.T/Echo', frame(Buffer.from('x')), {
+      'grpc-encoding': 'br',
+    });
     expect(statusOf(plain).code).toBe('0');
   });
 
@@ -113,7 +120,9 @@ describe('request compression', () => {
     const bomb = Buffer.concat(Array.from({ length: 64 }, () => member));
     expect(bomb.length).toBeLessThan(LIMIT);
     const rssBefore = process.resourceUsage().maxRSS;
-    const r = await rawCall(server.port, '/t.T/Echo', frame(bomb, true), { 'grpc-encoding': 'gzip' });
+    const r = await rawCall(server.port, '/t.T/Echo', frame(bomb, true), {
+      'grpc-encoding': 'gzip',
+    });
     expect(statusOf(r)).toEqual({
       code: String(grpc.status.RESOURCE_EXHAUSTED),
       message: `Received message that decompresses to a size larger than ${LIMIT}`,
@@ -121,17 +130,21 @@ describe('request compression', () => {
     // maxRSS is the process's high-water mark (KiB): inflating it whole would have raised it by 1 GiB.
     expect(process.resourceUsage().maxRSS - rssBefore).toBeLessThan(256 * 1024);
     // The same limit at the function: exactly the limit passes, one byte more fails.
-    await expect(inflate('gzip', zlib.gzipSync(Buffer.alloc(1000)), 1000)).resolves.toHaveLength(1000);
-    await expect(inflate('deflate', zlib.deflateSync(Buffer.alloc(1001)), 1000)).rejects.toBeInstanceOf(
-      InflatedTooLarge,
+    await expect(inflate('gzip', zlib.gzipSync(Buffer.alloc(1000)), 1000)).resolves.toHaveLength(
+      1000,
     );
+    await expect(
+      inflate('deflate', zlib.deflateSync(Buffer.alloc(1001)), 1000),
+    ).rejects.toBeInstanceOf(InflatedTooLarge);
   });
 });
 
 describe('response compression and grpc-accept-encoding', () => {
   it('compresses responses from compressMinBytes up for a client that accepts gzip, and says so in grpc-encoding', async () => {
     const big = Buffer.alloc(MIN_BYTES, 'a');
-    const r = await rawCall(server.port, '/t.T/Echo', frame(big), { 'grpc-accept-encoding': 'identity,gzip' });
+    const r = await rawCall(server.port, '/t.T/Echo', frame(big), {
+      'grpc-accept-encoding': 'identity,gzip',
+    });
     expect(r.headers['grpc-encoding']).toBe('gzip');
     expect(r.headers['grpc-accept-encoding']).toBe('identity,deflate,gzip');
     expect(r.frames.map((f) => f.compressed)).toEqual([true]);

@@ -59,6 +59,8 @@ interface SessionState {
   graceTimer: NodeJS.Timeout | undefined;
   pingTimer: NodeJS.Timeout | undefined;
   draining: boolean;
+  /** While draining: sends the final GOAWAY (at the PING's ACK, or when the last stream ends). */
+  final: (() => void) | undefined;
 }
 
 /**
@@ -138,6 +140,7 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
       graceTimer: undefined,
       pingTimer: undefined,
       draining: false,
+      final: undefined,
     };
     this.sessions.set(session, state);
     if (this.ageMs < NEVER) {
@@ -158,7 +161,10 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
       }
       stream.once('close', () => {
         state.streams--;
-        if (!session.destroyed) this.armIdle(session, state);
+        if (session.destroyed) return;
+        // The last stream ended before the PING's ACK was read: nghttp2 reads no more, close now.
+        if (state.streams === 0 && state.final) state.final();
+        else this.armIdle(session, state);
       });
     });
     session.once('close', () => {
@@ -221,32 +227,43 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
     state: SessionState,
     graceMs: number | undefined,
   ): void {
-    if (state.draining || session.destroyed || session.closed) return;
-    state.draining = true;
-    const final = () => {
-      if (session.destroyed || session.closed) return;
-      try {
-        session.close();
-      } catch {
-        session.destroy();
-      }
-    };
-    try {
-      session.goaway(http2.constants.NGHTTP2_NO_ERROR, 2 ** 31 - 1);
-      const pinged = session.ping((err) => {
-        if (err) session.destroy();
-        else final();
-      });
-      if (!pinged) final();
-    } catch {
-      final();
-    }
-    if (graceMs !== undefined) {
+    if (graceMs !== undefined && !state.graceTimer && !session.destroyed) {
       state.graceTimer = setTimeout(
         () => session.destroy(undefined, http2.constants.NGHTTP2_CANCEL),
         graceMs,
       );
       state.graceTimer.unref();
+    }
+    if (state.draining || session.destroyed || session.closed) return;
+    state.draining = true;
+    if (state.streams === 0) {
+      // Nothing in flight: nghttp2 stops reading once a GOAWAY is out and no stream is open, so a
+      // PING's ACK would never be read. One GOAWAY and the close.
+      this.closeSession(session);
+      return;
+    }
+    state.final = () => this.closeSession(session);
+    try {
+      session.goaway(http2.constants.NGHTTP2_NO_ERROR, 2 ** 31 - 1);
+      const pinged = session.ping((err) => {
+        if (err) session.destroy();
+        else state.final?.();
+      });
+      if (!pinged) state.final();
+    } catch {
+      state.final();
+    }
+  }
+
+  /** The final GOAWAY (naming the last stream taken); Node destroys the session once its streams end. */
+  private closeSession(session: http2.ServerHttp2Session): void {
+    const state = this.sessions.get(session);
+    if (state) state.final = undefined;
+    if (session.destroyed || session.closed) return;
+    try {
+      session.close();
+    } catch {
+      session.destroy();
     }
   }
 
