@@ -73,7 +73,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   private inflating = false;
   private halfClosed = false;
   private waiting: (() => void) | undefined;
-  private onUnary: ((call: NativeCall<M>) => void) | undefined;
+  private onUnary: (() => void) | undefined;
 
   constructor(
     readonly stream: http2.ServerHttp2Stream,
@@ -136,7 +136,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
     onUnary: ((call: NativeCall<M>) => void) | undefined,
   ): void {
     const stream = this.stream;
-    this.onUnary = onUnary;
+    this.onUnary = onUnary ? () => onUnary(this) : undefined;
     if (deadlineMs !== undefined) {
       this.deadline = Date.now() + deadlineMs;
       this.deadlineTimer = setTimeout(() => this.expire(), deadlineMs);
@@ -186,7 +186,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       }
       this.request = this.queue.shift()!;
       this.requestCompressed = this.compressedFlags.shift()!;
-      onUnary(this);
+      onUnary();
       return;
     }
     this.wake();
