@@ -9,7 +9,7 @@ import {
   type MessageEncoding,
 } from './compression.js';
 import { encodeFrame, type FrameError, FrameReader, type WireMessage } from './framing.js';
-import { type DroppedEntry, writeMetadata } from './metadata.js';
+import { type DroppedEntry, readMetadata, writeMetadata } from './metadata.js';
 import { encodeStatusMessage } from './status-message.js';
 
 /** The shape of a method the server needs: whether each side streams. */
@@ -64,6 +64,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   private deadlineTimer: NodeJS.Timeout | undefined;
   private responseEncoding: MessageEncoding | undefined | null = null;
   private readonly reader: FrameReader;
+  private md: Metadata | undefined;
   private readonly incomingEncoding: string | undefined;
 
   // Reading.
@@ -80,12 +81,17 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
     readonly headers: http2.IncomingHttpHeaders,
     readonly path: string,
     readonly method: M,
-    readonly metadata: Metadata,
     private readonly settings: CallSettings,
   ) {
     this.reader = new FrameReader(settings.maxReceiveMessageBytes);
     const enc = headers['grpc-encoding'];
     this.incomingEncoding = typeof enc === 'string' && enc !== 'identity' ? enc : undefined;
+  }
+
+  /** The request's metadata (read from the headers on first use). */
+  get metadata(): Metadata {
+    this.md ??= readMetadata(this.headers);
+    return this.md;
   }
 
   /** `address:port` of the client, as grpc-js's `getPeer()` gives it. */

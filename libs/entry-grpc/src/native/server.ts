@@ -2,7 +2,7 @@ import http2 from 'node:http2';
 import { status as Status } from '@grpc/grpc-js';
 import { type CallSettings, NativeCall, type NativeMethodShape } from './call.js';
 import { ACCEPT_ENCODING, type MessageEncoding } from './compression.js';
-import { type DroppedEntry, readMetadata } from './metadata.js';
+import type { DroppedEntry } from './metadata.js';
 import { encodeStatusMessage } from './status-message.js';
 import { MAX_TIMER_MS, parseGrpcTimeout } from './timeout.js';
 
@@ -311,14 +311,7 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
       }
       timeoutMs = Math.min(parsed, MAX_TIMER_MS);
     }
-    const call = new NativeCall<M>(
-      stream,
-      headers,
-      path,
-      method,
-      readMetadata(headers),
-      this.settings,
-    );
+    const call = new NativeCall<M>(stream, headers, path, method, this.settings);
     if (method.requestStream) {
       call.start(timeoutMs, undefined);
       this.run(call);
