@@ -1,5 +1,6 @@
 import type http2 from 'node:http2';
-import { type Metadata, status as Status } from '@grpc/grpc-js';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
+import { Metadata, status as Status } from '@grpc/grpc-js';
 import {
   ACCEPT_ENCODING,
   deflate,
@@ -25,6 +26,37 @@ export interface NativeStatus {
   readonly trailers?: Metadata;
   /** `grpc-status-details-bin`: a serialized `google.rpc.Status`. */
   readonly details?: Uint8Array;
+  /**
+   * Response headers as flat name, value pairs (a middleware's), sent with the status when it is
+   * a trailers-only response (no headers went out before); ignored otherwise.
+   */
+  readonly headerPairs?: readonly string[];
+}
+
+/** Adds flat name, value pairs to outgoing headers (a value Node would refuse is left out). */
+function addPairs(
+  into: http2.OutgoingHttpHeaders,
+  pairs: readonly string[] | undefined,
+  dropped: (entry: DroppedEntry) => void,
+): void {
+  if (!pairs) return;
+  for (let i = 0; i + 1 < pairs.length; i += 2) {
+    const md = new Metadata();
+    try {
+      if (pairs[i]!.endsWith('-bin')) md.add(pairs[i]!, Buffer.from(pairs[i + 1]!, 'base64'));
+      else md.add(pairs[i]!, pairs[i + 1]!);
+    } catch {
+      dropped({ key: pairs[i]!, reason: 'not a legal metadata key or value' });
+      continue;
+    }
+    const one: http2.OutgoingHttpHeaders = {};
+    writeMetadata(md, one, dropped);
+    for (const k of Object.keys(one)) {
+      const prev = into[k];
+      const v = one[k] as string;
+      into[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [String(prev), v];
+    }
+  }
 }
 
 /** What a call needs from the server that owns it. */
@@ -37,10 +69,19 @@ export interface CallSettings {
   readonly compressMinBytes: number;
   /** Un-consumed request messages of a client stream before its reads pause. */
   readonly readAhead: number;
+  /** Whether the call's deadline ends it (DEADLINE_EXCEEDED); else the dispatcher enforces it. */
+  readonly enforceDeadlines: boolean;
   readonly onDropped: (path: string, entry: DroppedEntry) => void;
 }
 
 const CANCELLED_BY_CLIENT = 'Cancelled by the client';
+
+/** Where `read()` delivers request messages as they arrive. */
+export interface MessageListener {
+  message(data: Buffer, compressed: boolean): void;
+  /** The client half-closed, after its last message. */
+  end(): void;
+}
 
 /**
  * One gRPC call on one HTTP/2 stream, as handed to the dispatch function. For a method whose
@@ -60,7 +101,8 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   private ended = false;
   private cancelledFlag = false;
   private controller: AbortController | undefined;
-  private cancelListeners: Array<() => void> | undefined;
+  private cancelListeners: Array<(status: NativeStatus) => void> | undefined;
+  private abortStatus: NativeStatus | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
   private responseEncoding: MessageEncoding | undefined | null = null;
   private readonly reader: FrameReader;
@@ -75,6 +117,9 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   private halfClosed = false;
   private waiting: (() => void) | undefined;
   private onUnary: (() => void) | undefined;
+  private listener: MessageListener | undefined;
+  private readPaused = false;
+  private endDelivered = false;
 
   constructor(
     readonly stream: http2.ServerHttp2Stream,
@@ -103,6 +148,20 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       : socket.remoteAddress;
   }
 
+  /**
+   * The connection's security, as grpc-js's `getAuthContext()` gives it: on TLS, the transport
+   * type and the client's certificate (when it sent one); empty on plain HTTP/2.
+   */
+  get authContext(): { transportSecurityType?: string; sslPeerCertificate?: PeerCertificate } {
+    const socket = this.stream.session?.socket as TLSSocket | undefined;
+    if (!socket || typeof socket.getPeerCertificate !== 'function') return {};
+    const cert = socket.getPeerCertificate();
+    return {
+      transportSecurityType: 'ssl',
+      ...(cert && Object.keys(cert).length > 0 ? { sslPeerCertificate: cert } : {}),
+    };
+  }
+
   /** Aborted when the call is cancelled by the client, passes its deadline or its connection goes. */
   get signal(): AbortSignal {
     if (!this.controller) {
@@ -127,13 +186,65 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
     return this.ended;
   }
 
-  /** Calls `fn` once when the call is cancelled (not when it ends normally). */
-  onCancel(fn: () => void): void {
+  /**
+   * Calls `fn` once when the call ends other than by its handler: the client cancelled or left
+   * (CANCELLED), the deadline passed (DEADLINE_EXCEEDED, when the server enforces deadlines), or
+   * the request broke the protocol (its code: RESOURCE_EXHAUSTED, INTERNAL, UNIMPLEMENTED…).
+   * The status says which; what the client got is already sent.
+   */
+  onCancel(fn: (status: NativeStatus) => void): void {
     if (this.cancelledFlag) {
-      queueMicrotask(fn);
+      const status = this.abortStatus ?? { code: Status.CANCELLED, message: CANCELLED_BY_CLIENT };
+      queueMicrotask(() => fn(status));
       return;
     }
     (this.cancelListeners ??= []).push(fn);
+  }
+
+  /**
+   * Delivers the request messages to `listener` as they arrive (those already read first), then
+   * the half-close: the push form of `messages()`, for a dispatcher that feeds another layer.
+   * `pauseReading()` holds them (and HTTP/2 flow control with them) until `resumeReading()`.
+   */
+  read(listener: MessageListener): void {
+    this.listener = listener;
+    this.flush();
+  }
+
+  /** Stops delivering to the `read()` listener; the stream's reads pause at the read-ahead. */
+  pauseReading(): void {
+    this.readPaused = true;
+  }
+
+  /** Delivers what was held and reads on. */
+  resumeReading(): void {
+    if (!this.readPaused) return;
+    this.readPaused = false;
+    this.flush();
+  }
+
+  private flush(): void {
+    const listener = this.listener;
+    if (!listener) return;
+    while (this.queue.length > 0 && !this.readPaused && !this.ended) {
+      const data = this.queue.shift()!;
+      this.requestCompressed = this.compressedFlags.shift()!;
+      listener.message(data, this.requestCompressed);
+    }
+    if (this.queue.length < this.settings.readAhead && this.stream.isPaused() && !this.ended) {
+      this.stream.resume();
+    }
+    if (
+      this.queue.length === 0 &&
+      this.halfClosed &&
+      !this.inflating &&
+      this.raw.length === 0 &&
+      !this.endDelivered &&
+      !this.ended
+    ) {
+      this.endDelivered = true;
+      listener.end();
+    }
   }
 
   /** @internal Starts reading; `onUnary` is called once the one request message has arrived. */
@@ -145,7 +256,9 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
     this.onUnary = onUnary ? () => onUnary(this) : undefined;
     if (deadlineMs !== undefined) {
       this.deadline = Date.now() + deadlineMs;
-      this.deadlineTimer = setTimeout(() => this.expire(), deadlineMs);
+      if (this.settings.enforceDeadlines) {
+        this.deadlineTimer = setTimeout(() => this.expire(), deadlineMs);
+      }
     }
     stream.on('data', (chunk: Buffer) => this.onData(chunk));
     stream.once('end', () => this.onEnd());
@@ -155,8 +268,9 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   private expire(): void {
     this.deadlineTimer = undefined;
     if (this.ended) return;
-    this.end({ code: Status.DEADLINE_EXCEEDED, message: 'Deadline exceeded' });
-    this.markCancelled();
+    const status = { code: Status.DEADLINE_EXCEEDED, message: 'Deadline exceeded' };
+    this.end(status);
+    this.markCancelled(status);
   }
 
   private onData(chunk: Buffer): void {
@@ -195,6 +309,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       onUnary();
       return;
     }
+    this.flush();
     this.wake();
   }
 
@@ -242,6 +357,11 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
         Status.UNIMPLEMENTED,
         `Received a second request message for unary call ${this.path}`,
       );
+      return;
+    }
+    if (this.listener && !this.readPaused && this.queue.length === 0) {
+      this.requestCompressed = compressed;
+      this.listener.message(data, compressed);
       return;
     }
     this.queue.push(data);
@@ -296,8 +416,11 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
     return this.responseEncoding;
   }
 
-  /** Sends the response headers with `metadata` (once; later calls do nothing). */
-  sendHeaders(metadata?: Metadata): void {
+  /**
+   * Sends the response headers with `metadata` and flat name, value `pairs` (once; later calls do
+   * nothing).
+   */
+  sendHeaders(metadata?: Metadata, pairs?: readonly string[]): void {
     if (this.headersSent || this.ended || this.cancelledFlag || this.stream.destroyed) return;
     this.headersSent = true;
     const headers: http2.OutgoingHttpHeaders = {
@@ -307,7 +430,9 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
     };
     const encoding = this.encoding();
     if (encoding) headers['grpc-encoding'] = encoding;
-    writeMetadata(metadata, headers, (entry) => this.settings.onDropped(this.path, entry));
+    const dropped = (entry: DroppedEntry) => this.settings.onDropped(this.path, entry);
+    writeMetadata(metadata, headers, dropped);
+    addPairs(headers, pairs, dropped);
     try {
       this.stream.respond(headers, { waitForTrailers: true });
     } catch {
@@ -388,6 +513,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       trailers['grpc-status-details-bin'] = Buffer.from(status.details).toString('base64');
     if (!this.headersSent) {
       this.headersSent = true;
+      addPairs(trailers, status.headerPairs, (entry) => this.settings.onDropped(this.path, entry));
       trailers[':status'] = 200;
       trailers['content-type'] = 'application/grpc';
       trailers['grpc-accept-encoding'] = ACCEPT_ENCODING;
@@ -427,7 +553,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   private fail(code: number, message: string): void {
     if (this.ended) return;
     this.end({ code, message });
-    this.markCancelled();
+    this.markCancelled({ code, message });
   }
 
   private onClose(): void {
@@ -442,13 +568,16 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
     this.wake();
   }
 
-  private markCancelled(): void {
+  private markCancelled(
+    status: NativeStatus = { code: Status.CANCELLED, message: CANCELLED_BY_CLIENT },
+  ): void {
     if (this.cancelledFlag) return;
     this.cancelledFlag = true;
-    this.controller?.abort(new Error(CANCELLED_BY_CLIENT));
+    this.abortStatus = status;
+    this.controller?.abort(new Error(status.message));
     const listeners = this.cancelListeners;
     this.cancelListeners = undefined;
-    if (listeners) for (const fn of listeners) fn();
+    if (listeners) for (const fn of listeners) fn(status);
     this.wake();
   }
 

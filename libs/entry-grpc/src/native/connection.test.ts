@@ -258,7 +258,7 @@ describe('graceful shutdown', () => {
     const session = connect(s.port);
     const call = request(session, '/t.T/Hold');
     await waitFor('the held call', () => held.length === 1);
-    const cancelled = new Promise<void>((resolve) => held[0]!.onCancel(resolve));
+    const cancelled = new Promise<void>((resolve) => held[0]!.onCancel(() => resolve()));
     await s.native.shutdown(100);
     await cancelled;
     expect((await call.closed).rstCode).toBe(http2.constants.NGHTTP2_CANCEL);

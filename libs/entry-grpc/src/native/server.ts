@@ -35,6 +35,19 @@ export interface NativeServerOptions {
   readonly maxSessionMemory?: number;
   /** Un-consumed request messages of a client stream before its reads pause. Default 16. */
   readonly readAhead?: number;
+  /**
+   * When dispatch is called: `message` (default) calls it for a method without a request stream
+   * once its one message has arrived (`call.request`), and checks there was exactly one;
+   * `headers` calls it at the request headers for every method, the messages then come through
+   * `call.read()` or `call.messages()` (for a dispatcher that runs middleware before the message,
+   * as the method invoker does, and checks the message count itself).
+   */
+  readonly dispatchOn?: 'message' | 'headers';
+  /**
+   * Whether the server ends a call at its deadline (DEADLINE_EXCEEDED, `onCancel` told); default
+   * true. False leaves it to the dispatcher (`call.deadline` is still set).
+   */
+  readonly enforceDeadlines?: boolean;
   /** An outgoing metadata entry was left out (reserved name, illegal value). */
   readonly onDroppedMetadata?: (path: string, entry: DroppedEntry) => void;
 }
@@ -94,6 +107,7 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
           : undefined,
       compressMinBytes: options.compressMinBytes ?? 1024,
       readAhead: Math.max(1, options.readAhead ?? 16),
+      enforceDeadlines: options.enforceDeadlines ?? true,
       onDropped: onDropped ?? (() => undefined),
     };
     this.keepaliveTimeMs = options.keepaliveTimeMs ?? NEVER;
@@ -312,7 +326,7 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
       timeoutMs = Math.min(parsed, MAX_TIMER_MS);
     }
     const call = new NativeCall<M>(stream, headers, path, method, this.settings);
-    if (method.requestStream) {
+    if (method.requestStream || this.options.dispatchOn === 'headers') {
       call.start(timeoutMs, undefined);
       this.run(call);
     } else {

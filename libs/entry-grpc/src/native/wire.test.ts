@@ -269,7 +269,7 @@ describe('grpc-timeout, deadlines and cancellation', () => {
       () => undefined,
     );
     const held = await waitFor('the held call', () => seen['Hold']?.[before]);
-    const cancelled = new Promise<void>((resolve) => held.onCancel(resolve));
+    const cancelled = new Promise<void>((resolve) => held.onCancel(() => resolve()));
     call.cancel();
     await cancelled;
     expect(held.cancelled).toBe(true);
