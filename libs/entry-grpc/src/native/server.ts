@@ -48,6 +48,15 @@ export interface NativeServerOptions {
    * true. False leaves it to the dispatcher (`call.deadline` is still set).
    */
   readonly enforceDeadlines?: boolean;
+  /**
+   * A call to a path `resolve` does not know, after it was answered UNIMPLEMENTED (trailers-only):
+   * for the dispatcher's record of it.
+   */
+  readonly onUnimplemented?: (
+    path: string,
+    headers: http2.IncomingHttpHeaders,
+    stream: http2.ServerHttp2Stream,
+  ) => void;
   /** An outgoing metadata entry was left out (reserved name, illegal value). */
   readonly onDroppedMetadata?: (path: string, entry: DroppedEntry) => void;
 }
@@ -313,6 +322,7 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
     const method = this.resolve(path);
     if (!method) {
       this.refuse(stream, Status.UNIMPLEMENTED, `The server does not implement the method ${path}`);
+      this.options.onUnimplemented?.(path, headers, stream);
       return;
     }
     let timeoutMs: number | undefined;
