@@ -1,7 +1,8 @@
 /**
  * gRPC's interop test cases a server can be tested on (grpc/grpc doc/interop-test-descriptions.md),
- * each driven by a grpc-js client against the node:http2 server hosting grpc.testing.TestService.
- * The sizes, codes, messages and metadata asserted are the document's.
+ * each driven by a grpc-js client against the node:http2 server hosting grpc.testing.TestService,
+ * and the same cases against grpc-js's own Server (today's entry) for parity. The sizes, codes,
+ * messages and metadata asserted are the document's.
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +21,7 @@ import {
   statusOf,
   unary,
 } from './testdata/harness.js';
+import { startGrpcJsInterop } from './testdata/interop-grpc-js.js';
 
 interface PayloadOut {
   body?: Buffer;
@@ -33,30 +35,6 @@ interface StreamingOutputCallResponse {
 
 const zeros = (n: number) => Buffer.alloc(n);
 const allZero = (b: Buffer | undefined) => b?.every((x) => x === 0) === true;
-
-let server: Running<InteropMethod>;
-let client: grpc.Client;
-let gzipClient: grpc.Client;
-let unimplemented: grpc.Client;
-
-beforeAll(async () => {
-  server = await startNative(interopMethods(), dispatchInterop, {
-    // Responses are compressed only where a request asks (CompressedResponse).
-    sendEncoding: 'gzip',
-    compressMinBytes: Number.MAX_SAFE_INTEGER,
-  });
-  const { TestService, UnimplementedService } = interopClients();
-  const address = `127.0.0.1:${server.port}`;
-  const insecure = grpc.credentials.createInsecure();
-  client = new TestService(address, insecure);
-  gzipClient = new TestService(address, insecure, { 'grpc.default_compression_algorithm': 2 });
-  unimplemented = new UnimplementedService(address, insecure);
-});
-
-afterAll(async () => {
-  for (const c of [client, gzipClient, unimplemented]) c?.close();
-  await server?.close();
-});
 
 function collect<T>(
   call: grpc.ClientReadableStream<T>,
@@ -104,7 +82,51 @@ function streamingInput<Res>(
   return { call, done };
 }
 
-describe('gRPC interop cases against the node:http2 server (grpc-js client)', () => {
+interface Target {
+  readonly name: string;
+  start(): Promise<{ port: number; close(): Promise<void> }>;
+  /** CompressedRequest and CompressedResponse (grpc-js's server has neither). */
+  readonly compression: boolean;
+}
+
+const targets: Target[] = [
+  {
+    name: 'the node:http2 server',
+    start: async () => {
+      const s: Running<InteropMethod> = await startNative(interopMethods(), dispatchInterop, {
+        // Responses are compressed only where a request asks (CompressedResponse).
+        sendEncoding: 'gzip',
+        compressMinBytes: Number.MAX_SAFE_INTEGER,
+      });
+      return s;
+    },
+    compression: true,
+  },
+  { name: "grpc-js's Server (today's entry)", start: startGrpcJsInterop, compression: false },
+];
+
+describe.each(targets)('gRPC interop cases against $name (grpc-js client)', (target) => {
+  let server: { port: number; close(): Promise<void> };
+  let client: grpc.Client;
+  let gzipClient: grpc.Client;
+  let unimplemented: grpc.Client;
+  const withCompression = target.compression ? it : it.skip;
+
+  beforeAll(async () => {
+    server = await target.start();
+    const { TestService, UnimplementedService } = interopClients();
+    const address = `127.0.0.1:${server.port}`;
+    const insecure = grpc.credentials.createInsecure();
+    client = new TestService(address, insecure);
+    gzipClient = new TestService(address, insecure, { 'grpc.default_compression_algorithm': 2 });
+    unimplemented = new UnimplementedService(address, insecure);
+  });
+
+  afterAll(async () => {
+    for (const c of [client, gzipClient, unimplemented]) c?.close();
+    await server?.close();
+  });
+
   it('empty_unary: an empty request gets an empty response', async () => {
     const r = await unary<object>(client, 'emptyCall', {});
     expect(r.error).toBeNull();
@@ -121,53 +143,59 @@ describe('gRPC interop cases against the node:http2 server (grpc-js client)', ()
     expect(allZero(r.response?.payload?.body)).toBe(true);
   });
 
-  it('client_compressed_unary: the uncompressed probe fails INVALID_ARGUMENT; compressed and uncompressed calls succeed', async () => {
-    const request = (expect_: boolean) => ({
-      expectCompressed: { value: expect_ },
-      responseSize: 314159,
-      payload: { body: zeros(271828) },
-    });
-    const probe = await unary<SimpleResponse>(client, 'unaryCall', request(true));
-    expect(probe.error?.code).toBe(grpc.status.INVALID_ARGUMENT);
-    const compressed = await unary<SimpleResponse>(gzipClient, 'unaryCall', request(true));
-    expect(compressed.error).toBeNull();
-    expect(compressed.response?.payload?.body?.length).toBe(314159);
-    const plain = await unary<SimpleResponse>(client, 'unaryCall', request(false));
-    expect(plain.error).toBeNull();
-    expect(plain.response?.payload?.body?.length).toBe(314159);
-  });
+  withCompression(
+    'client_compressed_unary: the uncompressed probe fails INVALID_ARGUMENT; compressed and uncompressed calls succeed',
+    async () => {
+      const request = (expect_: boolean) => ({
+        expectCompressed: { value: expect_ },
+        responseSize: 314159,
+        payload: { body: zeros(271828) },
+      });
+      const probe = await unary<SimpleResponse>(client, 'unaryCall', request(true));
+      expect(probe.error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+      const compressed = await unary<SimpleResponse>(gzipClient, 'unaryCall', request(true));
+      expect(compressed.error).toBeNull();
+      expect(compressed.response?.payload?.body?.length).toBe(314159);
+      const plain = await unary<SimpleResponse>(client, 'unaryCall', request(false));
+      expect(plain.error).toBeNull();
+      expect(plain.response?.payload?.body?.length).toBe(314159);
+    },
+  );
 
-  it('server_compressed_unary: the response carries the compressed flag exactly when response_compressed is true', async () => {
-    for (const compressed of [true, false]) {
-      const r = await unary<SimpleResponse>(client, 'unaryCall', {
-        responseCompressed: { value: compressed },
-        responseSize: 314159,
-        payload: { body: zeros(271828) },
-      });
-      expect(r.error).toBeNull();
-      expect(r.response?.payload?.body?.length).toBe(314159);
-    }
-    // grpc-js does not show a message's flag: read it off the wire.
-    const root = loadInteropRoot();
-    const Req = root.lookupType('grpc.testing.SimpleRequest');
-    const Res = root.lookupType('grpc.testing.SimpleResponse');
-    for (const compressed of [true, false]) {
-      const body = Req.encode({
-        responseCompressed: { value: compressed },
-        responseSize: 314159,
-        payload: { body: zeros(271828) },
-      }).finish();
-      const raw = await rawCall(server.port, '/grpc.testing.TestService/UnaryCall', frame(body), {
-        'grpc-accept-encoding': 'identity,deflate,gzip',
-      });
-      expect(statusOf(raw).code).toBe('0');
-      expect(raw.frames.map((f) => f.compressed)).toEqual([compressed]);
-      const { gunzipSync } = await import('node:zlib');
-      const message = compressed ? gunzipSync(raw.frames[0]!.data) : raw.frames[0]!.data;
-      const decoded = Res.toObject(Res.decode(message)) as SimpleResponse;
-      expect(decoded.payload?.body?.length).toBe(314159);
-    }
-  });
+  withCompression(
+    'server_compressed_unary: the response carries the compressed flag exactly when response_compressed is true',
+    async () => {
+      for (const compressed of [true, false]) {
+        const r = await unary<SimpleResponse>(client, 'unaryCall', {
+          responseCompressed: { value: compressed },
+          responseSize: 314159,
+          payload: { body: zeros(271828) },
+        });
+        expect(r.error).toBeNull();
+        expect(r.response?.payload?.body?.length).toBe(314159);
+      }
+      // grpc-js does not show a message's flag: read it off the wire.
+      const root = loadInteropRoot();
+      const Req = root.lookupType('grpc.testing.SimpleRequest');
+      const Res = root.lookupType('grpc.testing.SimpleResponse');
+      for (const compressed of [true, false]) {
+        const body = Req.encode({
+          responseCompressed: { value: compressed },
+          responseSize: 314159,
+          payload: { body: zeros(271828) },
+        }).finish();
+        const raw = await rawCall(server.port, '/grpc.testing.TestService/UnaryCall', frame(body), {
+          'grpc-accept-encoding': 'identity,deflate,gzip',
+        });
+        expect(statusOf(raw).code).toBe('0');
+        expect(raw.frames.map((f) => f.compressed)).toEqual([compressed]);
+        const { gunzipSync } = await import('node:zlib');
+        const message = compressed ? gunzipSync(raw.frames[0]!.data) : raw.frames[0]!.data;
+        const decoded = Res.toObject(Res.decode(message)) as SimpleResponse;
+        expect(decoded.payload?.body?.length).toBe(314159);
+      }
+    },
+  );
 
   it('client_streaming: 27182, 8, 1828 and 45904 bytes aggregate to 74922', async () => {
     const { call, done } = streamingInput<{ aggregatedPayloadSize?: number }>(client);
@@ -178,24 +206,27 @@ describe('gRPC interop cases against the node:http2 server (grpc-js client)', ()
     expect(r.response?.aggregatedPayloadSize).toBe(74922);
   });
 
-  it('client_compressed_streaming: the uncompressed probe fails INVALID_ARGUMENT; one compressed and one uncompressed message aggregate to 73086', async () => {
-    const probe = streamingInput<{ aggregatedPayloadSize?: number }>(client);
-    probe.call.write({ expectCompressed: { value: true }, payload: { body: zeros(27182) } });
-    probe.call.end();
-    expect((await probe.done).error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+  withCompression(
+    'client_compressed_streaming: the uncompressed probe fails INVALID_ARGUMENT; one compressed and one uncompressed message aggregate to 73086',
+    async () => {
+      const probe = streamingInput<{ aggregatedPayloadSize?: number }>(client);
+      probe.call.write({ expectCompressed: { value: true }, payload: { body: zeros(27182) } });
+      probe.call.end();
+      expect((await probe.done).error?.code).toBe(grpc.status.INVALID_ARGUMENT);
 
-    const { call, done } = streamingInput<{ aggregatedPayloadSize?: number }>(gzipClient);
-    call.write({ expectCompressed: { value: true }, payload: { body: zeros(27182) } });
-    // Write flag 2: grpc-js's NoCompress, this one message goes uncompressed.
-    call.write(
-      { expectCompressed: { value: false }, payload: { body: zeros(45904) } },
-      2 as unknown as BufferEncoding,
-    );
-    call.end();
-    const r = await done;
-    expect(r.error).toBeNull();
-    expect(r.response?.aggregatedPayloadSize).toBe(73086);
-  });
+      const { call, done } = streamingInput<{ aggregatedPayloadSize?: number }>(gzipClient);
+      call.write({ expectCompressed: { value: true }, payload: { body: zeros(27182) } });
+      // Write flag 2: grpc-js's NoCompress, this one message goes uncompressed.
+      call.write(
+        { expectCompressed: { value: false }, payload: { body: zeros(45904) } },
+        2 as unknown as BufferEncoding,
+      );
+      call.end();
+      const r = await done;
+      expect(r.error).toBeNull();
+      expect(r.response?.aggregatedPayloadSize).toBe(73086);
+    },
+  );
 
   it('server_streaming: four responses of 31415, 9, 2653 and 58979 bytes', async () => {
     const fn = (
@@ -212,43 +243,46 @@ describe('gRPC interop cases against the node:http2 server (grpc-js client)', ()
     expect(messages.every((m) => allZero(m.payload?.body))).toBe(true);
   });
 
-  it('server_compressed_streaming: 31415 bytes compressed, then 92653 not', async () => {
-    const root = loadInteropRoot();
-    const Req = root.lookupType('grpc.testing.StreamingOutputCallRequest');
-    const body = Req.encode({
-      responseParameters: [
-        { compressed: { value: true }, size: 31415 },
-        { compressed: { value: false }, size: 92653 },
-      ],
-    }).finish();
-    const raw = await rawCall(
-      server.port,
-      '/grpc.testing.TestService/StreamingOutputCall',
-      frame(body),
-      {
-        'grpc-accept-encoding': 'identity,deflate,gzip',
-      },
-    );
-    expect(statusOf(raw).code).toBe('0');
-    expect(raw.frames.map((f) => f.compressed)).toEqual([true, false]);
-    // And a grpc-js client reads both.
-    const fn = (
-      client as unknown as Record<
-        string,
-        (r: unknown) => grpc.ClientReadableStream<StreamingOutputCallResponse>
-      >
-    )['streamingOutputCall']!;
-    const { messages, status } = await collect(
-      fn.call(client, {
+  withCompression(
+    'server_compressed_streaming: 31415 bytes compressed, then 92653 not',
+    async () => {
+      const root = loadInteropRoot();
+      const Req = root.lookupType('grpc.testing.StreamingOutputCallRequest');
+      const body = Req.encode({
         responseParameters: [
           { compressed: { value: true }, size: 31415 },
           { compressed: { value: false }, size: 92653 },
         ],
-      }),
-    );
-    expect(status.code).toBe(grpc.status.OK);
-    expect(messages.map((m) => m.payload?.body?.length)).toEqual([31415, 92653]);
-  });
+      }).finish();
+      const raw = await rawCall(
+        server.port,
+        '/grpc.testing.TestService/StreamingOutputCall',
+        frame(body),
+        {
+          'grpc-accept-encoding': 'identity,deflate,gzip',
+        },
+      );
+      expect(statusOf(raw).code).toBe('0');
+      expect(raw.frames.map((f) => f.compressed)).toEqual([true, false]);
+      // And a grpc-js client reads both.
+      const fn = (
+        client as unknown as Record<
+          string,
+          (r: unknown) => grpc.ClientReadableStream<StreamingOutputCallResponse>
+        >
+      )['streamingOutputCall']!;
+      const { messages, status } = await collect(
+        fn.call(client, {
+          responseParameters: [
+            { compressed: { value: true }, size: 31415 },
+            { compressed: { value: false }, size: 92653 },
+          ],
+        }),
+      );
+      expect(status.code).toBe(grpc.status.OK);
+      expect(messages.map((m) => m.payload?.body?.length)).toEqual([31415, 92653]);
+    },
+  );
 
   it('ping_pong: four requests each answered before the next is sent', async () => {
     const call = duplex<unknown, StreamingOutputCallResponse>(client);
