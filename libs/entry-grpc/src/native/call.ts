@@ -107,6 +107,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   private responseEncoding: MessageEncoding | undefined | null = null;
   private readonly reader: FrameReader;
   private md: Metadata | undefined;
+  private readonly socket: http2.ServerHttp2Session['socket'] | undefined;
   private readonly incomingEncoding: string | undefined;
 
   // Reading.
@@ -129,6 +130,8 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
     private readonly settings: CallSettings,
   ) {
     this.reader = new FrameReader(settings.maxReceiveMessageBytes);
+    // Kept: a closed stream no longer knows its session.
+    this.socket = stream.session?.socket;
     const enc = headers['grpc-encoding'];
     this.incomingEncoding = typeof enc === 'string' && enc !== 'identity' ? enc : undefined;
   }
@@ -141,7 +144,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
 
   /** `address:port` of the client, as grpc-js's `getPeer()` gives it. */
   get peer(): string {
-    const socket = this.stream.session?.socket;
+    const socket = this.socket;
     if (!socket?.remoteAddress) return 'unknown';
     return socket.remotePort
       ? `${socket.remoteAddress}:${socket.remotePort}`
@@ -153,7 +156,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
    * type and the client's certificate (when it sent one); empty on plain HTTP/2.
    */
   get authContext(): { transportSecurityType?: string; sslPeerCertificate?: PeerCertificate } {
-    const socket = this.stream.session?.socket as TLSSocket | undefined;
+    const socket = this.socket as TLSSocket | undefined;
     if (!socket || typeof socket.getPeerCertificate !== 'function') return {};
     const cert = socket.getPeerCertificate();
     return {

@@ -27,7 +27,33 @@ let slowCall: NativeCall<TestMethod> | undefined;
 let releaseSlow: () => void = () => undefined;
 const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
 
+let pushCall: NativeCall<TestMethod> | undefined;
+
 const methods = new Map<string, TestMethod>([
+  [
+    // The push form: read() delivers, pauseReading() holds until resumeReading().
+    '/t.T/PushSlow',
+    {
+      requestStream: true,
+      responseStream: false,
+      run: (call) => {
+        pushCall = call;
+        let bytes = 0;
+        let messages = 0;
+        call.pauseReading();
+        call.read({
+          message: (m) => {
+            bytes += m.length;
+            messages++;
+          },
+          end: () => {
+            call.send(Buffer.from(`${messages}:${bytes}`));
+            call.end({ code: 0 });
+          },
+        });
+      },
+    },
+  ],
   [
     '/t.T/Echo',
     {
@@ -172,5 +198,37 @@ describe('back-pressure', () => {
     await done;
     expect(error).toBeNull();
     expect(response?.toString()).toBe(`${COUNT}:${COUNT * MESSAGE}`);
+  });
+
+  it('holds a client stream read with read() while reading is paused, then delivers it whole on resumeReading()', async () => {
+    let written = 0;
+    const done = new Promise<{ error: grpc.ServiceError | null; response?: Buffer }>((resolve) => {
+      const call = client.makeClientStreamRequest(
+        '/t.T/PushSlow',
+        identity,
+        identity,
+        (error, response) => resolve({ error, response }),
+      );
+      const writeAll = () => {
+        while (written < COUNT) {
+          written++;
+          if (!call.write(Buffer.alloc(MESSAGE, 3))) {
+            call.once('drain', writeAll);
+            return;
+          }
+        }
+        call.end();
+      };
+      writeAll();
+    });
+    const call = await waitFor('the handler', () => pushCall);
+    await waitFor('read-ahead full', () => call.buffered >= READ_AHEAD);
+    expect(call.buffered).toBe(READ_AHEAD);
+    expect(call.stream.isPaused()).toBe(true);
+    expect(written).toBeLessThan(COUNT);
+    call.resumeReading();
+    const r = await done;
+    expect(r.error).toBeNull();
+    expect(r.response?.toString()).toBe(`${COUNT}:${COUNT * MESSAGE}`);
   });
 });
