@@ -14,7 +14,6 @@ import {
   type ServerWritableStream,
   type ServiceDefinition,
   type sendUnaryData,
-  status as Status,
 } from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { TESTDATA } from './interop-service.js';
