@@ -18,7 +18,7 @@ import {
   startNative,
   statusOf,
   type TestMethod,
-} from './testdata/harness.js';
+} from './test-support/harness.js';
 
 const LIMIT = 1024 * 1024;
 const MIN_BYTES = 100;

@@ -18,7 +18,7 @@ import {
   type Running,
   startNative,
   type TestMethod,
-} from './testdata/harness.js';
+} from './test-support/harness.js';
 
 const held: NativeCall<TestMethod>[] = [];
 const methods = new Map<string, TestMethod>([

@@ -16,7 +16,7 @@ import {
   splitFrames,
   startNative,
   type TestMethod,
-} from './testdata/harness.js';
+} from './test-support/harness.js';
 
 const MESSAGE = 16 * 1024;
 const COUNT = 400;

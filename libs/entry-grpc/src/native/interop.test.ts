@@ -11,7 +11,7 @@ import {
   dispatchInterop,
   interopMethods,
   loadInteropRoot,
-} from './testdata/interop-service.js';
+} from './test-support/interop-service.js';
 import {
   frame,
   interopClients,
@@ -20,8 +20,8 @@ import {
   startNative,
   statusOf,
   unary,
-} from './testdata/harness.js';
-import { startGrpcJsInterop } from './testdata/interop-grpc-js.js';
+} from './test-support/harness.js';
+import { startGrpcJsInterop } from './test-support/interop-grpc-js.js';
 
 interface PayloadOut {
   body?: Buffer;

@@ -18,7 +18,7 @@ import {
   type InvokerSink,
   nativeServerOverInvoker,
 } from './invoke-adapter.js';
-import { frame, rawCall, rawUnary, statusOf } from './testdata/harness.js';
+import { frame, rawCall, rawUnary, statusOf } from './test-support/harness.js';
 
 type Handler = (requests: Buffer[], sink: InvokerSink, head: InvokerHead) => void;
 

@@ -12,7 +12,7 @@ import { writeSelfSignedCert } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { NativeCall } from './call.js';
 import { NativeGrpcServer } from './server.js';
-import { dispatchTest, rawUnary, type TestMethod } from './testdata/harness.js';
+import { dispatchTest, rawUnary, type TestMethod } from './test-support/harness.js';
 
 const seen: NativeCall<TestMethod>[] = [];
 const methods = new Map<string, TestMethod>([

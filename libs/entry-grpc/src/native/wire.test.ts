@@ -19,7 +19,7 @@ import {
   startNative,
   statusOf,
   type TestMethod,
-} from './testdata/harness.js';
+} from './test-support/harness.js';
 import { parseGrpcTimeout } from './timeout.js';
 
 type Call = NativeCall<TestMethod>;

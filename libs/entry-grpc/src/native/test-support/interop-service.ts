@@ -12,7 +12,7 @@ import type { NativeCall, NativeMethodShape, NativeStatus } from '../call.js';
 
 export const TESTDATA = path.dirname(fileURLToPath(import.meta.url));
 
-/** The interop protos, loaded by protobufjs (imports resolved under testdata/). */
+/** The interop protos, loaded by protobufjs (imports resolved under test-support/). */
 export function loadInteropRoot(): protobuf.Root {
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) =>
