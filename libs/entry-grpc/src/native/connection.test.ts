@@ -253,6 +253,21 @@ describe('graceful shutdown', () => {
     expect(s.native.connections).toBe(0);
   });
 
+  it('sends the one GOAWAY naming the last stream taken with twoPhaseGoaway false (as grpc-js)', async () => {
+    const s = await start({ twoPhaseGoaway: false });
+    const session = connect(s.port);
+    const goaways: Array<[number, number]> = [];
+    session.on('goaway', (code, last) => goaways.push([code, last]));
+    const call = request(session, '/t.T/Hold');
+    await waitFor('the held call', () => held.length === 1);
+    const done = s.native.shutdown(10_000);
+    await waitFor('a GOAWAY', () => goaways.length >= 1);
+    expect(goaways[0]).toEqual([http2.constants.NGHTTP2_NO_ERROR, call.req.id]);
+    held[0]!.end({ code: 0 });
+    expect((await call.closed).trailers['grpc-status']).toBe('0');
+    await done;
+  });
+
   it('cancels the calls still open when the grace time ends', async () => {
     const s = await start({});
     const session = connect(s.port);

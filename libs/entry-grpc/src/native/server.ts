@@ -33,6 +33,13 @@ export interface NativeServerOptions {
    * `Number.MAX_SAFE_INTEGER` (Node's 10 MB default degrades badly under load); so does this.
    */
   readonly maxSessionMemory?: number;
+  /**
+   * Graceful GOAWAY in two phases (default true): GOAWAY 2^31-1 and a PING, then GOAWAY naming the
+   * last stream taken, as gRPC's C-core, Go and Java servers drain. False sends the one GOAWAY
+   * naming the last stream taken (grpc-js's `tryShutdown`), which loses a stream the client opened
+   * while that GOAWAY was on its way.
+   */
+  readonly twoPhaseGoaway?: boolean;
   /** Un-consumed request messages of a client stream before its reads pause. Default 16. */
   readonly readAhead?: number;
   /**
@@ -259,9 +266,9 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
     }
     if (state.draining || session.destroyed || session.closed) return;
     state.draining = true;
-    if (state.streams === 0) {
-      // Nothing in flight: nghttp2 stops reading once a GOAWAY is out and no stream is open, so a
-      // PING's ACK would never be read. One GOAWAY and the close.
+    if (state.streams === 0 || this.options.twoPhaseGoaway === false) {
+      // One GOAWAY and the close. With nothing in flight this is the only way: nghttp2 stops
+      // reading once a GOAWAY is out and no stream is open, so a PING's ACK would never be read.
       this.closeSession(session);
       return;
     }
