@@ -234,9 +234,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       this.requestCompressed = this.compressedFlags.shift()!;
       listener.message(data, this.requestCompressed);
     }
-    if (this.queue.length < this.settings.readAhead && this.stream.isPaused() && !this.ended) {
-      this.stream.resume();
-    }
+    if (!this.readPaused) this.maybeResume();
     if (
       this.queue.length === 0 &&
       this.halfClosed &&
@@ -287,6 +285,22 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       return;
     }
     if (this.raw.length !== before) this.drainRaw();
+    // Compressed messages wait while one inflates: they too count against the read-ahead.
+    if (this.raw.length >= this.settings.readAhead) this.stream.pause();
+  }
+
+  /** Reads on once the handler has taken enough of what was read ahead. */
+  private maybeResume(): void {
+    const ahead = this.settings.readAhead;
+    if (this.raw.length > 0 && this.queue.length < ahead) this.drainRaw();
+    if (
+      this.stream.isPaused() &&
+      !this.ended &&
+      this.queue.length < ahead &&
+      this.raw.length < ahead
+    ) {
+      this.stream.resume();
+    }
   }
 
   private onEnd(): void {
@@ -318,7 +332,14 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
 
   /** Moves wire messages into the queue in order, inflating those that are compressed. */
   private drainRaw(): void {
-    while (this.raw.length > 0 && !this.inflating && !this.ended) {
+    const ahead = this.settings.readAhead;
+    // Past the read-ahead, messages wait here (compressed, as they came) until the handler takes some.
+    while (
+      this.raw.length > 0 &&
+      !this.inflating &&
+      !this.ended &&
+      (this.onUnary !== undefined || this.queue.length < ahead)
+    ) {
       const msg = this.raw.shift()!;
       if (!msg.compressed) {
         this.deliver(msg.data, false);
@@ -343,6 +364,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
           if (this.ended) return;
           this.deliver(data, true);
           this.drainRaw();
+          this.maybeResume();
           if (!this.inflating && this.raw.length === 0 && this.halfClosed) this.afterHalfClose();
         },
         (err: unknown) => {
@@ -391,9 +413,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       if (this.queue.length > 0) {
         const next = this.queue.shift()!;
         this.requestCompressed = this.compressedFlags.shift()!;
-        if (this.queue.length < this.settings.readAhead && this.stream.isPaused()) {
-          this.stream.resume();
-        }
+        this.maybeResume();
         yield next;
         continue;
       }

@@ -28,8 +28,30 @@ let releaseSlow: () => void = () => undefined;
 const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
 
 let pushCall: NativeCall<TestMethod> | undefined;
+let gzCall: NativeCall<TestMethod> | undefined;
+let releaseGz: () => void = () => undefined;
+const gzGate = new Promise<void>((resolve) => (releaseGz = resolve));
 
 const methods = new Map<string, TestMethod>([
+  [
+    '/t.T/SlowGz',
+    {
+      requestStream: true,
+      responseStream: false,
+      run: async (call) => {
+        gzCall = call;
+        await gzGate;
+        let bytes = 0;
+        let compressed = 0;
+        for await (const m of call.messages()) {
+          bytes += m.length;
+          if (call.requestCompressed) compressed++;
+        }
+        call.send(Buffer.from(`${compressed}:${bytes}`));
+        call.end({ code: 0 });
+      },
+    },
+  ],
   [
     // The push form: read() delivers, pauseReading() holds until resumeReading().
     '/t.T/PushSlow',
@@ -230,5 +252,41 @@ describe('back-pressure', () => {
     const r = await done;
     expect(r.error).toBeNull();
     expect(r.response?.toString()).toBe(`${COUNT}:${COUNT * MESSAGE}`);
+  });
+
+  it('bounds what it inflates ahead of a handler that does not consume: gzip messages that all fit in the flow-control window', async () => {
+    const gz = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure(), {
+      'grpc.default_compression_algorithm': 2,
+    });
+    try {
+      const done = new Promise<{ error: grpc.ServiceError | null; response?: Buffer }>(
+        (resolve) => {
+          const call = gz.makeClientStreamRequest(
+            '/t.T/SlowGz',
+            identity,
+            identity,
+            (error, response) => resolve({ error, response }),
+          );
+          // 400 × 16 KiB of one byte: ~6.4 MB inflated, a few KB on the wire.
+          for (let i = 0; i < COUNT; i++) call.write(Buffer.alloc(MESSAGE, 1));
+          call.end();
+        },
+      );
+      const call = await waitFor('the handler', () => gzCall);
+      await waitFor('read-ahead full', () => call.buffered >= READ_AHEAD);
+      // A round trip to the server later, still no more than the read-ahead inflated.
+      await new Promise<void>((resolve, reject) =>
+        client.makeUnaryRequest('/t.T/Echo', identity, identity, Buffer.from('x'), (err) =>
+          err ? reject(err) : resolve(),
+        ),
+      );
+      expect(call.buffered).toBe(READ_AHEAD);
+      releaseGz();
+      const r = await done;
+      expect(r.error).toBeNull();
+      expect(r.response?.toString()).toBe(`${COUNT}:${COUNT * MESSAGE}`);
+    } finally {
+      gz.close();
+    }
   });
 });
