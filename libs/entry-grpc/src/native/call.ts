@@ -460,16 +460,19 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       this.stream.respond(headers, { waitForTrailers: true });
     } catch {
       // Node refused a header the checks let through: answer without the metadata.
-      delete headers['grpc-encoding'];
-      this.stream.respond(
-        {
-          ':status': 200,
-          'content-type': 'application/grpc',
-          'grpc-accept-encoding': ACCEPT_ENCODING,
-        },
-        { waitForTrailers: true },
-      );
       this.responseEncoding = undefined;
+      try {
+        this.stream.respond(
+          {
+            ':status': 200,
+            'content-type': 'application/grpc',
+            'grpc-accept-encoding': ACCEPT_ENCODING,
+          },
+          { waitForTrailers: true },
+        );
+      } catch {
+        this.stream.close(0x2 /* INTERNAL_ERROR */);
+      }
     }
   }
 
@@ -543,7 +546,12 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       try {
         stream.respond(trailers, { endStream: true });
       } catch {
-        stream.respond(this.bareStatus(status), { endStream: true });
+        // A header Node refused (the checks let it through), or the stream went meanwhile.
+        try {
+          stream.respond(this.bareStatus(status), { endStream: true });
+        } catch {
+          stream.close(0x2 /* INTERNAL_ERROR */);
+        }
       }
     } else {
       stream.once('wantTrailers', () => {

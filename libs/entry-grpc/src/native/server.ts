@@ -322,7 +322,8 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
     stream.on('error', () => undefined);
     const contentType = headers['content-type'];
     if (typeof contentType !== 'string' || !contentType.startsWith('application/grpc')) {
-      stream.respond({ ':status': 415 }, { endStream: true });
+      if (!stream.destroyed && !stream.closed)
+        stream.respond({ ':status': 415 }, { endStream: true });
       return;
     }
     const path = headers[':path'] ?? '';
@@ -363,6 +364,7 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
   }
 
   private refuse(stream: http2.ServerHttp2Stream, code: number, message: string): void {
+    if (stream.destroyed || stream.closed) return;
     stream.respond(
       {
         ':status': 200,
