@@ -44,17 +44,34 @@ const payload = (size: number) => ({ payload: { type: 0, body: Buffer.alloc(size
 const sleep = (us: number) =>
   us > 0 ? new Promise<void>((r) => setTimeout(r, Math.ceil(us / 1000))) : Promise.resolve();
 
-/** A grpc-js Server with the interop TestService, listening on 127.0.0.1; resolves its port. */
-export async function startGrpcJsInterop(): Promise<{ port: number; close(): Promise<void> }> {
+/** The TestService's grpc-js definition (proto-loader, the vendored protos). */
+export function interopDefinition(): ServiceDefinition {
   const def = protoLoader.loadSync('src/proto/grpc/testing/test.proto', {
     includeDirs: [TESTDATA],
     keepCase: false,
     longs: Number,
     defaults: false,
   });
-  const service = def['grpc.testing.TestService'] as ServiceDefinition;
-  const server = new Server();
+  return def['grpc.testing.TestService'] as ServiceDefinition;
+}
 
+/** A grpc-js Server with the interop TestService, listening on 127.0.0.1; resolves its port. */
+export async function startGrpcJsInterop(): Promise<{ port: number; close(): Promise<void> }> {
+  const server = new Server();
+  server.addService(interopDefinition(), interopImplementation());
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+  return {
+    port,
+    close: async () => server.forceShutdown(),
+  };
+}
+
+/** The TestService's handlers in grpc-js's style (for grpc-js's Server or the svcboot entry). */
+export function interopImplementation() {
   async function respond(
     call: ServerWritableStream<unknown, unknown> | ServerDuplexStream<unknown, unknown>,
     params: Params[] | undefined,
@@ -72,7 +89,7 @@ export async function startGrpcJsInterop(): Promise<{ port: number; close(): Pro
       ? { code: s.code ?? 0, details: s.message ?? '', metadata: md }
       : undefined;
 
-  server.addService(service, {
+  return {
     EmptyCall: (call: ServerUnaryCall<unknown, unknown>, cb: sendUnaryData<unknown>) => {
       call.sendMetadata(echoed(call.metadata, ECHO_INITIAL));
       cb(null, {}, echoed(call.metadata, ECHO_TRAILING));
@@ -132,14 +149,5 @@ export async function startGrpcJsInterop(): Promise<{ port: number; close(): Pro
         });
       });
     },
-  });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) =>
-      err ? reject(err) : resolve(p),
-    ),
-  );
-  return {
-    port,
-    close: async () => server.forceShutdown(),
   };
 }
