@@ -1,0 +1,623 @@
+import type http2 from 'node:http2';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
+import { Metadata, status as Status } from '@grpc/grpc-js';
+import {
+  ACCEPT_ENCODING,
+  deflate,
+  InflatedTooLarge,
+  inflate,
+  isMessageEncoding,
+  type MessageEncoding,
+} from './compression.js';
+import { encodeFrame, type FrameError, FrameReader, type WireMessage } from './framing.js';
+import { type DroppedEntry, readMetadata, writeMetadata } from './metadata.js';
+import { encodeStatusMessage } from './status-message.js';
+
+/** The shape of a method the server needs: whether each side streams. */
+export interface NativeMethodShape {
+  readonly requestStream: boolean;
+  readonly responseStream: boolean;
+}
+
+/** How a call ends: a gRPC status code, its message, trailing metadata and rich details. */
+export interface NativeStatus {
+  readonly code: number;
+  readonly message?: string;
+  readonly trailers?: Metadata;
+  /** `grpc-status-details-bin`: a serialized `google.rpc.Status`. */
+  readonly details?: Uint8Array;
+  /**
+   * Response headers as flat name, value pairs (a middleware's), sent with the status when it is
+   * a trailers-only response (no headers went out before); ignored otherwise.
+   */
+  readonly headerPairs?: readonly string[];
+}
+
+/** Adds flat name, value pairs to outgoing headers (a value Node would refuse is left out). */
+function addPairs(
+  into: http2.OutgoingHttpHeaders,
+  pairs: readonly string[] | undefined,
+  dropped: (entry: DroppedEntry) => void,
+): void {
+  if (!pairs) return;
+  for (let i = 0; i + 1 < pairs.length; i += 2) {
+    const md = new Metadata();
+    try {
+      if (pairs[i]!.endsWith('-bin')) md.add(pairs[i]!, Buffer.from(pairs[i + 1]!, 'base64'));
+      else md.add(pairs[i]!, pairs[i + 1]!);
+    } catch {
+      dropped({ key: pairs[i]!, reason: 'not a legal metadata key or value' });
+      continue;
+    }
+    const one: http2.OutgoingHttpHeaders = {};
+    writeMetadata(md, one, dropped);
+    for (const k of Object.keys(one)) {
+      const prev = into[k];
+      const v = one[k] as string;
+      into[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [String(prev), v];
+    }
+  }
+}
+
+/** What a call needs from the server that owns it. */
+export interface CallSettings {
+  readonly maxReceiveMessageBytes: number;
+  readonly maxSendMessageBytes: number;
+  /** The encoding the server compresses responses with when the client accepts it. */
+  readonly sendEncoding: MessageEncoding | undefined;
+  /** Responses smaller than this go uncompressed unless a send asks otherwise. */
+  readonly compressMinBytes: number;
+  /** Un-consumed request messages of a client stream before its reads pause. */
+  readonly readAhead: number;
+  /** Whether the call's deadline ends it (DEADLINE_EXCEEDED); else the dispatcher enforces it. */
+  readonly enforceDeadlines: boolean;
+  readonly onDropped: (path: string, entry: DroppedEntry) => void;
+}
+
+const CANCELLED_BY_CLIENT = 'Cancelled by the client';
+
+/** Where `read()` delivers request messages as they arrive. */
+export interface MessageListener {
+  message(data: Buffer, compressed: boolean): void;
+  /** The client half-closed, after its last message. */
+  end(): void;
+}
+
+/**
+ * One gRPC call on one HTTP/2 stream, as handed to the dispatch function. For a method whose
+ * request is one message, `request` holds it when dispatch is called; for a client or bidi stream,
+ * `messages()` reads them, pausing the stream (and so HTTP/2 flow control) while the handler does
+ * not consume. Responses: `sendHeaders`, `send` (false: wait for `drained()`), `end`.
+ */
+export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
+  /** The request message of a method without a request stream. */
+  request: Buffer = EMPTY;
+  /** Whether the last message read arrived compressed. */
+  requestCompressed = false;
+  /** Epoch milliseconds of the deadline; Infinity when the client set none. */
+  deadline = Number.POSITIVE_INFINITY;
+
+  private headersSent = false;
+  private ended = false;
+  private cancelledFlag = false;
+  private controller: AbortController | undefined;
+  private cancelListeners: Array<(status: NativeStatus) => void> | undefined;
+  private abortStatus: NativeStatus | undefined;
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  private responseEncoding: MessageEncoding | undefined | null = null;
+  private readonly reader: FrameReader;
+  private md: Metadata | undefined;
+  private readonly socket: http2.ServerHttp2Session['socket'] | undefined;
+  private readonly incomingEncoding: string | undefined;
+
+  // Reading.
+  private readonly queue: Buffer[] = [];
+  private readonly compressedFlags: boolean[] = [];
+  private readonly raw: WireMessage[] = [];
+  private inflating = false;
+  private halfClosed = false;
+  private waiting: (() => void) | undefined;
+  private onUnary: (() => void) | undefined;
+  private listener: MessageListener | undefined;
+  private readPaused = false;
+  private endDelivered = false;
+
+  constructor(
+    readonly stream: http2.ServerHttp2Stream,
+    readonly headers: http2.IncomingHttpHeaders,
+    readonly path: string,
+    readonly method: M,
+    private readonly settings: CallSettings,
+  ) {
+    this.reader = new FrameReader(settings.maxReceiveMessageBytes);
+    // Kept: a closed stream no longer knows its session.
+    this.socket = stream.session?.socket;
+    const enc = headers['grpc-encoding'];
+    this.incomingEncoding = typeof enc === 'string' && enc !== 'identity' ? enc : undefined;
+  }
+
+  /** The request's metadata (read from the headers on first use). */
+  get metadata(): Metadata {
+    this.md ??= readMetadata(this.headers);
+    return this.md;
+  }
+
+  /** `address:port` of the client, as grpc-js's `getPeer()` gives it. */
+  get peer(): string {
+    const socket = this.socket;
+    if (!socket?.remoteAddress) return 'unknown';
+    return socket.remotePort
+      ? `${socket.remoteAddress}:${socket.remotePort}`
+      : socket.remoteAddress;
+  }
+
+  /**
+   * The connection's security, as grpc-js's `getAuthContext()` gives it: on TLS, the transport
+   * type and the client's certificate (when it sent one); empty on plain HTTP/2.
+   */
+  get authContext(): { transportSecurityType?: string; sslPeerCertificate?: PeerCertificate } {
+    const socket = this.socket as TLSSocket | undefined;
+    if (!socket || typeof socket.getPeerCertificate !== 'function') return {};
+    const cert = socket.getPeerCertificate();
+    return {
+      transportSecurityType: 'ssl',
+      ...(cert && Object.keys(cert).length > 0 ? { sslPeerCertificate: cert } : {}),
+    };
+  }
+
+  /** Aborted when the call is cancelled by the client, passes its deadline or its connection goes. */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.cancelledFlag) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
+
+  /** Whether the call can no longer be answered (cancelled, past its deadline, ended). */
+  get cancelled(): boolean {
+    return this.cancelledFlag;
+  }
+
+  /** Request messages read off the stream that the handler has not taken yet. */
+  get buffered(): number {
+    return this.queue.length;
+  }
+
+  /** Whether the response has ended (by `end`, a deadline or a protocol error). */
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  /**
+   * Calls `fn` once when the call ends other than by its handler: the client cancelled or left
+   * (CANCELLED), the deadline passed (DEADLINE_EXCEEDED, when the server enforces deadlines), or
+   * the request broke the protocol (its code: RESOURCE_EXHAUSTED, INTERNAL, UNIMPLEMENTED…).
+   * The status says which; what the client got is already sent.
+   */
+  onCancel(fn: (status: NativeStatus) => void): void {
+    if (this.cancelledFlag) {
+      const status = this.abortStatus ?? { code: Status.CANCELLED, message: CANCELLED_BY_CLIENT };
+      queueMicrotask(() => fn(status));
+      return;
+    }
+    (this.cancelListeners ??= []).push(fn);
+  }
+
+  /**
+   * Delivers the request messages to `listener` as they arrive (those already read first), then
+   * the half-close: the push form of `messages()`, for a dispatcher that feeds another layer.
+   * `pauseReading()` holds them (and HTTP/2 flow control with them) until `resumeReading()`.
+   */
+  read(listener: MessageListener): void {
+    this.listener = listener;
+    this.flush();
+  }
+
+  /** Stops delivering to the `read()` listener; the stream's reads pause at the read-ahead. */
+  pauseReading(): void {
+    this.readPaused = true;
+  }
+
+  /** Delivers what was held and reads on. */
+  resumeReading(): void {
+    if (!this.readPaused) return;
+    this.readPaused = false;
+    this.flush();
+  }
+
+  private flush(): void {
+    const listener = this.listener;
+    if (!listener) return;
+    while (this.queue.length > 0 && !this.readPaused && !this.ended) {
+      const data = this.queue.shift()!;
+      this.requestCompressed = this.compressedFlags.shift()!;
+      listener.message(data, this.requestCompressed);
+    }
+    if (!this.readPaused) this.maybeResume();
+    if (
+      this.queue.length === 0 &&
+      this.halfClosed &&
+      !this.inflating &&
+      this.raw.length === 0 &&
+      !this.endDelivered &&
+      !this.ended
+    ) {
+      this.endDelivered = true;
+      listener.end();
+    }
+  }
+
+  /** @internal Starts reading; `onUnary` is called once the one request message has arrived. */
+  start(
+    deadlineMs: number | undefined,
+    onUnary: ((call: NativeCall<M>) => void) | undefined,
+  ): void {
+    const stream = this.stream;
+    this.onUnary = onUnary ? () => onUnary(this) : undefined;
+    if (deadlineMs !== undefined) {
+      this.deadline = Date.now() + deadlineMs;
+      if (this.settings.enforceDeadlines) {
+        this.deadlineTimer = setTimeout(() => this.expire(), deadlineMs);
+      }
+    }
+    stream.on('data', (chunk: Buffer) => this.onData(chunk));
+    stream.once('end', () => this.onEnd());
+    stream.once('close', () => this.onClose());
+  }
+
+  private expire(): void {
+    this.deadlineTimer = undefined;
+    if (this.ended) return;
+    const status = { code: Status.DEADLINE_EXCEEDED, message: 'Deadline exceeded' };
+    this.end(status);
+    this.markCancelled(status);
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.ended) return;
+    const before = this.raw.length;
+    try {
+      this.reader.push(chunk, this.raw);
+    } catch (err) {
+      const e = err as FrameError;
+      this.fail(e.tooLarge ? Status.RESOURCE_EXHAUSTED : Status.INTERNAL, e.message);
+      return;
+    }
+    if (this.raw.length !== before) this.drainRaw();
+    // Compressed messages wait while one inflates: they too count against the read-ahead.
+    if (this.raw.length >= this.settings.readAhead) this.stream.pause();
+  }
+
+  /** Reads on once the handler has taken enough of what was read ahead. */
+  private maybeResume(): void {
+    const ahead = this.settings.readAhead;
+    if (this.raw.length > 0 && this.queue.length < ahead) this.drainRaw();
+    if (
+      this.stream.isPaused() &&
+      !this.ended &&
+      this.queue.length < ahead &&
+      this.raw.length < ahead
+    ) {
+      this.stream.resume();
+    }
+  }
+
+  private onEnd(): void {
+    if (this.ended) return;
+    if (this.reader.partial) {
+      this.fail(Status.INTERNAL, 'The request ended inside a message');
+      return;
+    }
+    this.halfClosed = true;
+    if (!this.inflating) this.afterHalfClose();
+  }
+
+  private afterHalfClose(): void {
+    if (this.onUnary) {
+      const onUnary = this.onUnary;
+      this.onUnary = undefined;
+      if (this.queue.length === 0) {
+        this.fail(Status.UNIMPLEMENTED, `Received no request message for unary call ${this.path}`);
+        return;
+      }
+      this.request = this.queue.shift()!;
+      this.requestCompressed = this.compressedFlags.shift()!;
+      onUnary();
+      return;
+    }
+    this.flush();
+    this.wake();
+  }
+
+  /** Moves wire messages into the queue in order, inflating those that are compressed. */
+  private drainRaw(): void {
+    const ahead = this.settings.readAhead;
+    // Past the read-ahead, messages wait here (compressed, as they came) until the handler takes some.
+    while (
+      this.raw.length > 0 &&
+      !this.inflating &&
+      !this.ended &&
+      (this.onUnary !== undefined || this.queue.length < ahead)
+    ) {
+      const msg = this.raw.shift()!;
+      if (!msg.compressed) {
+        this.deliver(msg.data, false);
+        continue;
+      }
+      const encoding = this.incomingEncoding;
+      if (encoding === undefined) {
+        this.fail(Status.INTERNAL, 'Received a compressed message without a grpc-encoding');
+        return;
+      }
+      if (!isMessageEncoding(encoding)) {
+        this.fail(
+          Status.UNIMPLEMENTED,
+          `Received message compressed with unsupported encoding "${encoding}"`,
+        );
+        return;
+      }
+      this.inflating = true;
+      inflate(encoding, msg.data, this.settings.maxReceiveMessageBytes).then(
+        (data) => {
+          this.inflating = false;
+          if (this.ended) return;
+          this.deliver(data, true);
+          this.drainRaw();
+          this.maybeResume();
+          if (!this.inflating && this.raw.length === 0 && this.halfClosed) this.afterHalfClose();
+        },
+        (err: unknown) => {
+          this.inflating = false;
+          if (err instanceof InflatedTooLarge) this.fail(Status.RESOURCE_EXHAUSTED, err.message);
+          else this.fail(Status.INTERNAL, `Failed to decompress ${encoding}-encoded message`);
+        },
+      );
+    }
+  }
+
+  private deliver(data: Buffer, compressed: boolean): void {
+    if (this.onUnary && this.queue.length > 0) {
+      this.fail(
+        Status.UNIMPLEMENTED,
+        `Received a second request message for unary call ${this.path}`,
+      );
+      return;
+    }
+    if (this.listener && !this.readPaused && this.queue.length === 0) {
+      this.requestCompressed = compressed;
+      this.listener.message(data, compressed);
+      return;
+    }
+    this.queue.push(data);
+    this.compressedFlags.push(compressed);
+    if (this.onUnary) return;
+    if (this.queue.length >= this.settings.readAhead) this.stream.pause();
+    this.wake();
+  }
+
+  private wake(): void {
+    const w = this.waiting;
+    if (w) {
+      this.waiting = undefined;
+      w();
+    }
+  }
+
+  /**
+   * The request messages of a client or bidi stream, in order; ends at the client's half-close.
+   * Ends early (without error) when the call is cancelled or ended: check `cancelled`.
+   */
+  async *messages(): AsyncGenerator<Buffer, void, undefined> {
+    for (;;) {
+      if (this.queue.length > 0) {
+        const next = this.queue.shift()!;
+        this.requestCompressed = this.compressedFlags.shift()!;
+        this.maybeResume();
+        yield next;
+        continue;
+      }
+      if (this.halfClosed && !this.inflating && this.raw.length === 0) return;
+      if (this.ended || this.cancelledFlag) return;
+      await new Promise<void>((resolve) => (this.waiting = resolve));
+    }
+  }
+
+  /** The encoding responses are compressed with on this call (the client must accept it). */
+  private encoding(): MessageEncoding | undefined {
+    if (this.responseEncoding === null) {
+      const preferred = this.settings.sendEncoding;
+      let chosen: MessageEncoding | undefined;
+      if (preferred) {
+        const accept = this.headers['grpc-accept-encoding'];
+        const list =
+          accept === undefined ? '' : typeof accept === 'string' ? accept : accept.join(',');
+        for (const part of list.split(',')) if (part.trim() === preferred) chosen = preferred;
+      }
+      this.responseEncoding = chosen;
+    }
+    return this.responseEncoding;
+  }
+
+  /**
+   * Sends the response headers with `metadata` and flat name, value `pairs` (once; later calls do
+   * nothing).
+   */
+  sendHeaders(metadata?: Metadata, pairs?: readonly string[]): void {
+    if (this.headersSent || this.ended || this.cancelledFlag || this.stream.destroyed) return;
+    this.headersSent = true;
+    const headers: http2.OutgoingHttpHeaders = {
+      ':status': 200,
+      'content-type': 'application/grpc',
+      'grpc-accept-encoding': ACCEPT_ENCODING,
+    };
+    const encoding = this.encoding();
+    if (encoding) headers['grpc-encoding'] = encoding;
+    const dropped = (entry: DroppedEntry) => this.settings.onDropped(this.path, entry);
+    writeMetadata(metadata, headers, dropped);
+    addPairs(headers, pairs, dropped);
+    try {
+      this.stream.respond(headers, { waitForTrailers: true });
+    } catch {
+      // Node refused a header the checks let through: answer without the metadata.
+      this.responseEncoding = undefined;
+      try {
+        this.stream.respond(
+          {
+            ':status': 200,
+            'content-type': 'application/grpc',
+            'grpc-accept-encoding': ACCEPT_ENCODING,
+          },
+          { waitForTrailers: true },
+        );
+      } catch {
+        this.stream.close(0x2 /* INTERNAL_ERROR */);
+      }
+    }
+  }
+
+  /**
+   * Sends one response message. `compress`: true compresses it (when the client accepts the
+   * server's encoding), false never, undefined from `compressMinBytes` up. Returns false when the
+   * stream's buffer is full (wait for `drained()` before the next) or the call is over.
+   */
+  send(message: Uint8Array, compress?: boolean): boolean {
+    if (this.ended || this.cancelledFlag || this.stream.destroyed) return false;
+    const max = this.settings.maxSendMessageBytes;
+    if (max >= 0 && message.byteLength > max) {
+      this.end({
+        code: Status.RESOURCE_EXHAUSTED,
+        message: `Sent message larger than max (${message.byteLength} vs. ${max})`,
+      });
+      return false;
+    }
+    if (!this.headersSent) this.sendHeaders();
+    const encoding = this.encoding();
+    let frame: Buffer;
+    if (
+      encoding &&
+      compress !== false &&
+      (compress === true || message.byteLength >= this.settings.compressMinBytes)
+    ) {
+      frame = encodeFrame(deflate(encoding, message), true);
+    } else {
+      frame = encodeFrame(message, false);
+    }
+    return this.stream.write(frame);
+  }
+
+  /** Resolves once the stream's buffer has room again (or the call is over). */
+  drained(): Promise<void> {
+    if (this.ended || this.cancelledFlag || !this.stream.writableNeedDrain)
+      return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.stream.off('drain', done);
+        this.stream.off('close', done);
+        resolve();
+      };
+      this.stream.on('drain', done);
+      this.stream.on('close', done);
+    });
+  }
+
+  /**
+   * Ends the call with `status`: trailers after the messages, or a trailers-only response when
+   * nothing was sent yet. Later calls do nothing.
+   */
+  end(status: NativeStatus): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.clearDeadline();
+    const stream = this.stream;
+    if (this.cancelledFlag || stream.destroyed || stream.closed) return;
+    const trailers: http2.OutgoingHttpHeaders = {};
+    writeMetadata(status.trailers, trailers, (entry) => this.settings.onDropped(this.path, entry));
+    trailers['grpc-status'] = String(status.code);
+    if (status.message) trailers['grpc-message'] = encodeStatusMessage(status.message);
+    if (status.details)
+      trailers['grpc-status-details-bin'] = Buffer.from(status.details).toString('base64');
+    if (!this.headersSent) {
+      this.headersSent = true;
+      addPairs(trailers, status.headerPairs, (entry) => this.settings.onDropped(this.path, entry));
+      trailers[':status'] = 200;
+      trailers['content-type'] = 'application/grpc';
+      trailers['grpc-accept-encoding'] = ACCEPT_ENCODING;
+      try {
+        stream.respond(trailers, { endStream: true });
+      } catch {
+        // A header Node refused (the checks let it through), or the stream went meanwhile.
+        try {
+          stream.respond(this.bareStatus(status), { endStream: true });
+        } catch {
+          stream.close(0x2 /* INTERNAL_ERROR */);
+        }
+      }
+    } else {
+      stream.once('wantTrailers', () => {
+        try {
+          stream.sendTrailers(trailers);
+        } catch {
+          try {
+            stream.sendTrailers(this.bareStatus(status));
+          } catch {
+            stream.close(0x2 /* INTERNAL_ERROR */);
+          }
+        }
+      });
+      stream.end();
+    }
+    // Whatever the client still sends is read and dropped, so its flow-control window stays open.
+    if (!this.halfClosed) stream.resume();
+  }
+
+  private bareStatus(status: NativeStatus): http2.OutgoingHttpHeaders {
+    return {
+      ':status': 200,
+      'content-type': 'application/grpc',
+      'grpc-status': String(status.code),
+      ...(status.message ? { 'grpc-message': encodeStatusMessage(status.message) } : {}),
+    };
+  }
+
+  /** Ends the call with a protocol error: the status, and the request's reading stops. */
+  private fail(code: number, message: string): void {
+    if (this.ended) return;
+    this.end({ code, message });
+    this.markCancelled({ code, message });
+  }
+
+  private onClose(): void {
+    this.clearDeadline();
+    if (!this.ended) {
+      // Reset by the client (RST_STREAM), or the connection went: the call is cancelled.
+      this.ended = true;
+      this.markCancelled();
+    } else if (!this.cancelledFlag && this.stream.rstCode !== 0) {
+      this.markCancelled();
+    }
+    this.wake();
+  }
+
+  private markCancelled(
+    status: NativeStatus = { code: Status.CANCELLED, message: CANCELLED_BY_CLIENT },
+  ): void {
+    if (this.cancelledFlag) return;
+    this.cancelledFlag = true;
+    this.abortStatus = status;
+    this.controller?.abort(new Error(status.message));
+    const listeners = this.cancelListeners;
+    this.cancelListeners = undefined;
+    if (listeners) for (const fn of listeners) fn(status);
+    this.wake();
+  }
+
+  private clearDeadline(): void {
+    if (this.deadlineTimer) {
+      clearTimeout(this.deadlineTimer);
+      this.deadlineTimer = undefined;
+    }
+  }
+}
+
+const EMPTY = Buffer.alloc(0);

@@ -1,0 +1,181 @@
+/**
+ * Native gRPC as a wire adapter over the method invoker: each call of the node:http2 server starts
+ * an invocation at its headers (the chain runs before any message, as on grpc-js's server), feeds
+ * it the decoded request messages and the half-close, and writes what comes back to its sink as
+ * headers, framed messages and the status. The invoker keeps the deadline and the unary message
+ * count; this side keeps the wire (framing, compression, limits, flow control).
+ *
+ * The types below are what the adapter uses of the invoker (invoker/invoker.ts on the invoker
+ * branch: MethodInvoker, InvokeHead, InvokeSink, InvokeStatus, Invocation), written structurally
+ * so that this module stands without it; the real MethodInvoker satisfies `Invoker`.
+ */
+import type http2 from 'node:http2';
+import { type Metadata, status as Status } from '@grpc/grpc-js';
+import type { NativeCall, NativeMethodShape } from './call.js';
+import { NativeGrpcServer, type NativeServerOptions } from './server.js';
+
+/** A method the invoker serves: its path and grpc-js method definition (codec and shape). */
+export interface InvokerMethod {
+  readonly path: string;
+  readonly definition: {
+    readonly requestStream: boolean;
+    readonly responseStream: boolean;
+    requestDeserialize(bytes: Buffer): unknown;
+    responseSerialize(value: unknown): Buffer;
+  };
+}
+
+export interface InvokerHead {
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly peer: string;
+  readonly protocol: string;
+  readonly authority: string;
+  readonly userAgent: string;
+  /** ms since the epoch; Infinity without one. */
+  readonly deadline: number;
+}
+
+export interface InvokerStatus {
+  code: number;
+  details: string;
+  trailers: Metadata | undefined;
+  /** The middleware's response headers (flat pairs) when nothing was sent before the status. */
+  headers?: readonly string[];
+}
+
+export interface InvokerSink {
+  headers(md: Metadata | undefined, pairs: readonly string[]): void;
+  message(msg: unknown, done: () => void): void;
+  status(status: InvokerStatus): void;
+}
+
+export interface Invocation {
+  send(message: unknown): void;
+  end(): void;
+  cancel(): void;
+  fail(code: number, details: string): void;
+}
+
+export interface Invoker<R extends InvokerMethod> {
+  method(path: string): R | undefined;
+  start(method: R, head: InvokerHead, sink: InvokerSink): Invocation;
+  unknown(path: string, head: InvokerHead, sink: InvokerSink): void;
+}
+
+/** The record's apiProtocol of a native gRPC call. */
+export const NATIVE_PROTOCOL = 'HTTP/2';
+
+interface Routed<R extends InvokerMethod> extends NativeMethodShape {
+  readonly registered: R;
+}
+
+function headOf(headers: http2.IncomingHttpHeaders, peer: string, deadline: number): InvokerHead {
+  const authority = headers[':authority'] ?? headers.host ?? '';
+  const ua = headers['user-agent'];
+  return {
+    headers,
+    peer,
+    protocol: NATIVE_PROTOCOL,
+    authority,
+    userAgent: typeof ua === 'string' ? ua : '',
+    deadline,
+  };
+}
+
+const IGNORE: InvokerSink = {
+  headers: () => undefined,
+  message: (_m, done) => done(),
+  status: () => undefined,
+};
+
+/** Wires one call of the node:http2 server to one invocation. */
+function invokeCall<R extends InvokerMethod>(
+  invoker: Invoker<R>,
+  call: NativeCall<Routed<R>>,
+): void {
+  const def = call.method.registered.definition;
+  const sink: InvokerSink = {
+    headers: (md, pairs) => call.sendHeaders(md, pairs),
+    message: (msg, done) => {
+      let bytes: Buffer;
+      try {
+        bytes = def.responseSerialize(msg);
+      } catch {
+        invocation.fail(Status.INTERNAL, 'Error serializing response');
+        return;
+      }
+      if (call.send(bytes)) done();
+      else void call.drained().then(done);
+    },
+    status: (s) =>
+      call.end({
+        code: s.code,
+        message: s.details,
+        trailers: s.trailers,
+        ...(s.headers ? { headerPairs: s.headers } : {}),
+      }),
+  };
+  const invocation = invoker.start(
+    call.method.registered,
+    headOf(call.headers, call.peer, call.deadline),
+    sink,
+  );
+  // The client left, or the request broke the wire's rules (its status is already sent).
+  call.onCancel((s) => {
+    if (s.code === Status.CANCELLED) invocation.cancel();
+    else invocation.fail(s.code, s.message ?? '');
+  });
+  call.read({
+    message: (data) => {
+      let message: unknown;
+      try {
+        message = def.requestDeserialize(data);
+      } catch {
+        invocation.fail(Status.INTERNAL, 'Error deserializing request');
+        return;
+      }
+      invocation.send(message);
+    },
+    end: () => invocation.end(),
+  });
+}
+
+/**
+ * A node:http2 gRPC server whose calls run through `invoker`: the dispatch starts at the headers,
+ * deadlines are the invoker's, and a call to a path it does not serve is answered UNIMPLEMENTED and
+ * recorded through `invoker.unknown`.
+ */
+export function nativeServerOverInvoker<R extends InvokerMethod>(
+  invoker: Invoker<R>,
+  options: Omit<NativeServerOptions, 'dispatchOn' | 'enforceDeadlines' | 'onUnimplemented'> = {},
+): NativeGrpcServer<Routed<R>> {
+  const routes = new Map<string, Routed<R> | null>();
+  const resolve = (path: string): Routed<R> | undefined => {
+    let r = routes.get(path);
+    if (r === undefined) {
+      const registered = invoker.method(path);
+      r = registered
+        ? {
+            registered,
+            requestStream: registered.definition.requestStream,
+            responseStream: registered.definition.responseStream,
+          }
+        : null;
+      // Paths are the client's to choose: only served ones are kept.
+      if (r) routes.set(path, r);
+    }
+    return r ?? undefined;
+  };
+  return new NativeGrpcServer<Routed<R>>(resolve, (call) => invokeCall(invoker, call), {
+    ...options,
+    dispatchOn: 'headers',
+    enforceDeadlines: false,
+    onUnimplemented: (path, headers, stream) => {
+      const socket = stream.session?.socket;
+      const peer = socket?.remoteAddress
+        ? `${socket.remoteAddress}:${socket.remotePort}`
+        : 'unknown';
+      invoker.unknown(path, headOf(headers, peer, Number.POSITIVE_INFINITY), IGNORE);
+    },
+  });
+}
