@@ -136,7 +136,7 @@ export class GrpcWebAdapter {
       peer: web.peer,
       protocol: 'gRPC-Web',
       httpMethod: 'POST',
-      authority: first(h.host) || 'localhost',
+      authority: web.host || 'localhost',
       userAgent: first(h['x-user-agent']) ?? first(h['user-agent']) ?? '',
       deadline: ms === undefined || ms <= 0 ? Infinity : Date.now() + ms,
     };
@@ -337,12 +337,9 @@ class WebResponse implements InvokeSink {
     frame[0] = 0x80;
     frame.writeUInt32BE(trailer.length, 1);
     trailer.copy(frame, 5);
-    this.write(frame);
-    if (this.encode) {
-      const rest = this.encode.flush();
-      if (rest) web.write(rest);
-    }
-    web.end();
+    // The trailer frame ends the body: one write.
+    if (this.encode) web.end(this.encode.push(frame) + this.encode.flush());
+    else web.end(frame);
   }
 }
 

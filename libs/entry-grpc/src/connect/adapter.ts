@@ -272,7 +272,7 @@ export class ConnectAdapter {
       peer: x.peer,
       protocol: 'Connect',
       httpMethod: x.method,
-      authority: first(x.headers.host) || 'localhost',
+      authority: x.host || 'localhost',
       userAgent: first(x.headers['user-agent']) ?? '',
       deadline: timeout === undefined ? Infinity : Date.now() + timeout,
     };
@@ -627,13 +627,8 @@ class StreamAnswer implements InvokeSink {
       const headers: Record<string, string | string[]> = {};
       addPairs(headers, s.headers);
       for (const [name, value] of trailers.pairs) headers[name] = value;
+      const md = Object.entries(headers);
       if (!this.respond(headers)) return;
-      const md = Object.entries(headers).filter(
-        ([name]) =>
-          name !== 'content-type' &&
-          name !== 'connect-content-encoding' &&
-          !name.startsWith('access-control-'),
-      );
       this.x.end(endStream(status, md));
       return;
     }

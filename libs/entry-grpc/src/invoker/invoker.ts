@@ -121,12 +121,29 @@ const NEVER_METADATA = new Set([
   'grpc-accept-encoding',
 ]);
 
-/** The request's HTTP headers for the middlewares; the response headers they set, as metadata pairs. */
+/**
+ * The request's headers for the middlewares, as the handler's metadata has them (the protocol's
+ * own and HTTP's left out, renamed ones under their new name); the response headers they set, as
+ * metadata pairs.
+ */
 class InvokeHeaders implements CallHeaders {
   readonly out: string[] = [];
-  constructor(private readonly incoming: RequestHeaders) {}
+  constructor(private readonly head: InvokeHead) {}
   get(name: string): string | undefined {
-    const v = this.incoming[name.toLowerCase()];
+    const key = name.toLowerCase();
+    const head = this.head;
+    if (NEVER_METADATA.has(key) || head.notMetadata?.has(key) || key.charCodeAt(0) === 58)
+      return undefined;
+    const renamed = head.renamed;
+    if (renamed !== undefined) {
+      for (const from of Object.keys(renamed))
+        if (renamed[from] === key) {
+          const v = head.headers[from];
+          if (v !== undefined) return Array.isArray(v) ? v.join(' ') : v;
+        }
+      if (renamed[key] !== undefined) return undefined;
+    }
+    const v = head.headers[key];
     return Array.isArray(v) ? v[0] : v;
   }
   set(name: string, value: string): void {
@@ -165,6 +182,8 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation {
   private request: unknown;
   private hasRequest = false;
   private requestEnded = false;
+  /** A unary request, let through by the chain, waits for its message and half-close. */
+  private awaiting = false;
   private headersSent = false;
   /** The status went to the sink (or the client left): nothing more goes out. */
   private done = false;
@@ -177,7 +196,7 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation {
     private readonly sink: InvokeSink,
     info: CallInfo,
   ) {
-    const headers = new InvokeHeaders(head.headers);
+    const headers = new InvokeHeaders(head);
     this.headers = headers;
     const ctx = new CallContext(info, headers);
     ctx.deadline = head.deadline;
@@ -227,12 +246,17 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation {
   // Invocation: the wire feeds the call.
   send(message: unknown): void {
     if (this.done) return;
-    if (this.held !== undefined) this.held.push(message);
+    if (this.awaiting) this.unaryMessage(message);
+    else if (this.held !== undefined) this.held.push(message);
     else if (this.run !== undefined) this.context.runInScope(this.run.deliver, this.run, message);
   }
   end(): void {
     if (this.done) return;
-    if (this.held !== undefined) this.held.push(HALF_CLOSE);
+    if (this.awaiting) {
+      this.awaiting = false;
+      this.requestEnded = true;
+      this.startUnary();
+    } else if (this.held !== undefined) this.held.push(HALF_CLOSE);
     else if (this.run !== undefined) this.context.runInScope(this.run.end, this.run, undefined);
   }
   cancel(): void {
@@ -278,8 +302,7 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation {
       }
     }
     if (this.requestEnded) this.startUnary();
-    else
-      this.run = { deliver: (m) => this.unaryMessage(m), end: () => this.unaryEnd(), cancel() {} };
+    else this.awaiting = true;
   }
 
   private unaryMessage(m: unknown): void {
@@ -289,11 +312,6 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation {
     }
     this.hasRequest = true;
     this.request = m;
-  }
-
-  private unaryEnd(): void {
-    this.requestEnded = true;
-    this.startUnary();
   }
 
   private startUnary(): void {
@@ -441,7 +459,7 @@ export class MethodInvoker {
       grpcType: 'UnaryServer',
       authority: head.authority,
     };
-    const ctx = new CallContext(info, new InvokeHeaders(head.headers));
+    const ctx = new CallContext(info, new InvokeHeaders(head));
     ctx.error = `The server does not implement the method ${path}`;
     startCall(this.options.chain, ctx, new UnknownCall());
   }
