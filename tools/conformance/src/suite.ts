@@ -11,7 +11,7 @@ import {
 
 /**
  * What the middleware suite's files share (ARCHITECTURE.md §9): each middleware, checked once per
- * transport from one parameterised suite: native gRPC, the REST gateway and gRPC-Web on a grpc
+ * transport from one parameterised suite: native gRPC, the REST gateway, gRPC-Web and Connect on a grpc
  * entry, an httpserver entry's routes, and the built-in routes (`/svc/v1/info`) of both entries.
  * Expected statuses are the references': gRPC's code numbers, and grpc-gateway's
  * HTTPStatusFromCode (runtime/errors.go) for HTTP. The suite is cut into files by concern

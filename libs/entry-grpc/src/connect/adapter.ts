@@ -90,7 +90,7 @@ const NOT_EXPOSED = new Set([
 const ENCODINGS = ['gzip'] as const;
 
 /**
- * Names the headers a browser may read, besides the cors middleware's: every one sent that is not
+ * Names the headers a browser may read, before the cors middleware's: every one sent that is not
  * safelisted (metadata, `trailer-*`, Content-Encoding). Only on a response the cors middleware let
  * through (it has Access-Control-Allow-Origin).
  */
@@ -100,9 +100,10 @@ function exposeHeaders(out: Record<string, string | string[]>): void {
   for (const name of Object.keys(out))
     if (!NOT_EXPOSED.has(name) && !name.startsWith('access-control-')) names.push(name);
   if (names.length === 0) return;
+  // The cors middleware's own list comes last, as after gRPC-Web's status headers.
   const own = out['access-control-expose-headers'];
   out['access-control-expose-headers'] =
-    own === undefined ? names.join(', ') : `${String(own)}, ${names.join(', ')}`;
+    own === undefined ? names.join(', ') : `${names.join(', ')}, ${String(own)}`;
 }
 
 function first(value: string | string[] | undefined): string | undefined {
