@@ -407,6 +407,7 @@ export class GrpcEntry implements Entry {
       interceptors: this.interceptors,
       methods: this.invokedMethods(),
       isBuiltin: (path) => path.startsWith('/grpc.health.v1.Health/'),
+      requestTimeout,
     });
     const maxRecv = c.noRecvMsgSizeLimit ? NO_RECV_LIMIT : c.maxRecvMsgSizeBytes;
     const grpcWeb = c.grpcWeb.enabled

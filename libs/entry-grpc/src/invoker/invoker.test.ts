@@ -70,8 +70,13 @@ interface Answer {
   localPort: number;
 }
 
-/** One request on its own HTTP/2 connection. */
-async function h2(base: string, headers: http2.OutgoingHttpHeaders, body: Buffer): Promise<Answer> {
+/** One request on its own HTTP/2 connection (`open`: the request's body is sent, not ended). */
+async function h2(
+  base: string,
+  headers: http2.OutgoingHttpHeaders,
+  body: Buffer,
+  open = false,
+): Promise<Answer> {
   const session = http2.connect(base);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -87,7 +92,8 @@ async function h2(base: string, headers: http2.OutgoingHttpHeaders, body: Buffer
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => resolve({ headers: head, body: Buffer.concat(chunks), localPort }));
       req.on('error', reject);
-      req.end(body);
+      if (open) req.write(body);
+      else req.end(body);
     });
   } finally {
     session.close();
@@ -117,20 +123,23 @@ describe('the method invoker behind Connect and gRPC-Web', () => {
   let records: Array<Record<string, unknown>> = [];
   const ports: Record<string, number> = {};
   beforeAll(async () => {
-    h = await startLibrary('    grpcWeb: { enabled: true }\n    connect: { enabled: true }\n', {
-      setup: (entry) => entry.addInterceptor(interceptor),
-      overrides: {
-        Ping: (
-          call: { request: Record<string, unknown> },
-          cb: (err: unknown, value?: unknown) => void,
-        ) => {
-          handled++;
-          cb(null, { text: `pong ${String(call.request['text'])}` });
+    h = await startLibrary(
+      '    grpcWeb: { enabled: true }\n    connect: { enabled: true }\n    requestMessageTimeoutMs: 300\n',
+      {
+        setup: (entry) => entry.addInterceptor(interceptor),
+        overrides: {
+          Ping: (
+            call: { request: Record<string, unknown> },
+            cb: (err: unknown, value?: unknown) => void,
+          ) => {
+            handled++;
+            cb(null, { text: `pong ${String(call.request['text'])}` });
+          },
+          // Never answers: the deadline ends it.
+          GetShelf: () => undefined,
         },
-        // Never answers: the deadline ends it.
-        GetShelf: () => undefined,
       },
-    });
+    );
   });
   afterAll(async () => {
     await h?.stop();
@@ -228,6 +237,25 @@ describe('the method invoker behind Connect and gRPC-Web', () => {
     ]);
   });
 
+  it('ends a call whose request message is not complete within requestMessageTimeoutMs', async () => {
+    // A frame that says 10 bytes, 2 of them sent, and the request left open.
+    const half = Buffer.from([0, 0, 0, 0, 10, 0x0a, 0x08]);
+    const a = await h2(
+      h.base,
+      {
+        ':path': '/test.v1.Library/Ping',
+        'content-type': 'application/grpc-web+proto',
+        'x-request-id': 'invoker-stalled',
+      },
+      half,
+      true,
+    );
+    expect(a.headers['grpc-status']).toBe('4');
+    expect(decodeURIComponent(String(a.headers['grpc-message']))).toBe(
+      "the request message was not complete within 300 ms of the call's start (requestMessageTimeoutMs)",
+    );
+  });
+
   it("records each call with its protocol's payloads and the client's own address", async () => {
     records = await h.stop();
     const byId = (id: string): Record<string, unknown> | undefined =>
@@ -270,6 +298,7 @@ describe('the method invoker behind Connect and gRPC-Web', () => {
       resCode: 'Unimplemented',
       payloads: { apiPath: '/test.v1.Library/Nope', apiProtocol: 'gRPC-Web' },
     });
+    expect(byId('invoker-stalled')).toMatchObject({ resCode: 'DeadlineExceeded' });
     expect(byId('invoker-deadline')).toMatchObject({
       operation: '/test.v1.Library/GetShelf',
       resCode: 'DeadlineExceeded',

@@ -40,6 +40,7 @@ import { grpcCallInfo, grpcTypeOf } from '../call-info.js';
 import { codeName, codeOfRejection } from '../codes.js';
 import { attachContext, setMetadataHeader } from '../interceptor.js';
 import type { RegisteredMethod } from '../services.js';
+import type { RequestMessageTimeout, RequestWaiter } from '../request-message-timeout.js';
 import { runHandler, type HandlerRun, type HandlerTarget, type SentStatus } from './run-handler.js';
 
 type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -173,7 +174,9 @@ const NO_PAIRS: readonly string[] = [];
 const HALF_CLOSE = Symbol('half-close');
 
 /** One call through the invoker: the driver's adapter, the handler's target, the wire's handle. */
-class InvokedCall implements CallAdapter, HandlerTarget, Invocation {
+class InvokedCall implements CallAdapter, HandlerTarget, Invocation, RequestWaiter {
+  /** RequestWaiter: set by the entry's RequestMessageTimeout. */
+  since = 0;
   readonly context: CallContext;
   private readonly headers: InvokeHeaders;
   private run: HandlerRun | undefined;
@@ -201,6 +204,13 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation {
     const ctx = new CallContext(info, headers);
     ctx.deadline = head.deadline;
     this.context = ctx;
+    // A unary request must be complete within requestMessageTimeoutMs (as on native gRPC).
+    if (!registered.definition.requestStream) invoker.requestTimeout?.add(this);
+  }
+
+  /** RequestWaiter: the request was not complete in time. */
+  requestTimedOut(details: string): void {
+    this.fail(4, details);
   }
 
   // HandlerTarget: what the handler's call reads and sends.
@@ -252,6 +262,7 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation {
   }
   end(): void {
     if (this.done) return;
+    if (!this.registered.definition.requestStream) this.invoker.requestTimeout?.remove(this);
     if (this.awaiting) {
       this.awaiting = false;
       this.requestEnded = true;
@@ -262,6 +273,7 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation {
   cancel(): void {
     if (this.done) return;
     this.done = true;
+    if (!this.registered.definition.requestStream) this.invoker.requestTimeout?.remove(this);
     const ctx = this.context;
     if (ctx.error === undefined) ctx.error = 'the client cancelled the call';
     ctx.abort('cancelled');
@@ -361,6 +373,7 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation {
   private endWith(code: number, details: string, trailers: Metadata | undefined): void {
     if (this.done) return;
     this.done = true;
+    if (!this.registered.definition.requestStream) this.invoker.requestTimeout?.remove(this);
     const ctx = this.context;
     this.sink.status({
       code,
@@ -394,15 +407,19 @@ export interface MethodInvokerOptions {
   methods: ReadonlyMap<string, RegisteredMethod>;
   /** Whether a path is one of the entry's built-in methods (health): guards let them through. */
   isBuiltin?(path: string): boolean;
+  /** `requestMessageTimeoutMs`: a unary request not complete in time ends DeadlineExceeded. */
+  requestTimeout?: RequestMessageTimeout;
 }
 
 /** Runs calls of an entry's proto methods for the wire adapters (see the head of this file). */
 export class MethodInvoker {
   readonly interceptors: readonly ServerInterceptor[];
+  readonly requestTimeout: RequestMessageTimeout | undefined;
   private readonly infos = new Map<string, CallInfo>();
 
   constructor(private readonly options: MethodInvokerOptions) {
     this.interceptors = options.interceptors;
+    this.requestTimeout = options.requestTimeout;
   }
 
   /** The method served at a gRPC path (`/pkg.Service/Method`). */
