@@ -151,90 +151,121 @@ export function sentStatusOf(err: unknown): SentStatus {
 
 type UnaryCallback = (err: unknown, value?: unknown, trailer?: Metadata) => void;
 type Handler = (call: unknown, callback?: UnaryCallback) => void;
-
-/** Where the handler's call sends: straight to the target, or down the interceptor stack. */
-interface Downstream {
-  sendMetadata(md: Metadata): void;
-  sendMessage(message: unknown, callback: () => void): void;
-  sendStatus(status: SentStatus): void;
-  startRead?(): void;
-}
-
-const NOOP = (): void => undefined;
+type AnyHandlerCall =
+  | UnaryHandlerCall
+  | WritableHandlerCall
+  | ReadableHandlerCall
+  | DuplexHandlerCall;
 
 /**
- * Calls the handler with a handler call over `down` and `metadata`; returns the call (for
- * request messages and cancellation). Its answers (the callback, `end`, an 'error') become
- * statuses sent down.
+ * One handler call's state: the base its handler call reads and sends through (straight to the
+ * target, or down the interceptor stack), its one status, and (without interceptors) the wire's
+ * handle on it. One object per call, its methods on the prototype.
  */
-function callHandler(
-  method: RegisteredMethod,
-  target: HandlerTarget,
-  down: Downstream,
-  metadata: () => Metadata,
-  request: unknown,
-): UnaryHandlerCall | WritableHandlerCall | ReadableHandlerCall | DuplexHandlerCall | undefined {
-  const def = method.definition;
-  const handler = method.handler as Handler | undefined;
-  if (!handler) {
-    down.sendStatus({
-      code: 12,
-      details: `method ${method.path} is not implemented`,
-      metadata: null,
-    });
-    return undefined;
+class HandlerRunState implements HandlerCallBase, HandlerRun {
+  call: AnyHandlerCall | undefined;
+  /** The handler answered (its callback, `end`, an 'error'): later answers are ignored. */
+  private sent = false;
+  /** The request metadata as the interceptors handed it on. */
+  md: Metadata | undefined;
+
+  constructor(
+    private readonly method: RegisteredMethod,
+    private readonly target: HandlerTarget,
+    readonly request: unknown,
+    /** The top of the user's interceptor stack; undefined without interceptors. */
+    private readonly stack: ServerInterceptingCallInterface | undefined,
+  ) {}
+
+  // HandlerCallBase: what the handler's call reads and sends.
+  metadata(): Metadata {
+    return this.md ?? this.target.metadata();
   }
-  const base: HandlerCallBase = {
-    metadata,
-    request,
-    context: target.context,
-    peer: target.peer,
-    path: target.path,
-    host: target.host,
-    deadline: target.deadline,
-    startRead: down.startRead ? () => down.startRead!() : undefined,
-    onMetadata: (md) => down.sendMetadata(md),
-    onMessage: (msg, done) => down.sendMessage(msg, done),
-  };
-  let sent = false;
-  const callback: UnaryCallback = (err, value, trailer) => {
-    if (sent) return;
-    sent = true;
-    if (err) down.sendStatus(sentStatusOf(err));
-    else
-      down.sendMessage(value, () =>
-        down.sendStatus({ code: 0, details: 'OK', metadata: trailer ?? null }),
-      );
-  };
-  let call: UnaryHandlerCall | WritableHandlerCall | ReadableHandlerCall | DuplexHandlerCall;
-  if (def.requestStream) {
-    call = def.responseStream ? new DuplexHandlerCall(base) : new ReadableHandlerCall(base);
-  } else {
-    call = def.responseStream ? new WritableHandlerCall(base) : new UnaryHandlerCall(base);
+  get context(): CallContext | undefined {
+    return this.target.context;
   }
-  if (def.responseStream) {
-    const stream = call as WritableHandlerCall | DuplexHandlerCall;
-    stream.once('error', (err: unknown) => {
-      if (sent) return;
-      sent = true;
-      down.sendStatus(sentStatusOf(err));
-    });
-    stream.once('finish', () => {
-      if (sent) return;
-      sent = true;
-      down.sendStatus({ code: 0, details: 'OK', metadata: stream.trailer ?? null });
-    });
+  get peer(): string {
+    return this.target.peer;
   }
-  try {
-    if (def.responseStream) handler(call);
-    else handler(call, callback);
-  } catch (err) {
-    if (!sent) {
-      sent = true;
-      down.sendStatus(sentStatusOf(err));
+  get path(): string {
+    return this.target.path;
+  }
+  get host(): string {
+    return this.target.host;
+  }
+  get deadline(): number {
+    return this.target.deadline;
+  }
+  startRead(): void {
+    // Without interceptors the wire pushes messages as they come.
+    this.stack?.startRead();
+  }
+  onMetadata(md: Metadata): void {
+    if (this.stack) this.stack.sendMetadata(md);
+    else this.target.onMetadata(md);
+  }
+  onMessage(msg: unknown, done: () => void): void {
+    if (this.stack) this.stack.sendMessage(msg, done);
+    else this.target.onMessage(msg, done);
+  }
+  status(s: SentStatus): void {
+    if (this.sent) return;
+    this.sent = true;
+    if (this.stack) this.stack.sendStatus(s);
+    else this.target.onStatus(s);
+  }
+  /** A unary response's callback: the message, then OK with the trailer; or the error's status. */
+  reply(err: unknown, value?: unknown, trailer?: Metadata): void {
+    if (this.sent) return;
+    if (err) {
+      this.status(sentStatusOf(err));
+      return;
+    }
+    this.onMessage(value, () => this.status({ code: 0, details: 'OK', metadata: trailer ?? null }));
+  }
+
+  // HandlerRun (without interceptors): the wire feeds the handler's call directly.
+  deliver(message: unknown): void {
+    (this.call as ReadableHandlerCall | undefined)?.push(message);
+  }
+  end(): void {
+    (this.call as ReadableHandlerCall | undefined)?.push(null);
+  }
+  cancel(): void {
+    this.call?.cancel();
+  }
+
+  /** Calls the handler with a handler call over this state. */
+  start(): void {
+    const method = this.method;
+    const def = method.definition;
+    const handler = method.handler as Handler | undefined;
+    if (!handler) {
+      this.status({
+        code: 12,
+        details: `method ${method.path} is not implemented`,
+        metadata: null,
+      });
+      return;
+    }
+    let call: AnyHandlerCall;
+    if (def.requestStream)
+      call = def.responseStream ? new DuplexHandlerCall(this) : new ReadableHandlerCall(this);
+    else call = def.responseStream ? new WritableHandlerCall(this) : new UnaryHandlerCall(this);
+    this.call = call;
+    try {
+      if (def.responseStream) {
+        const stream = call as WritableHandlerCall | DuplexHandlerCall;
+        stream.once('error', (err: unknown) => this.status(sentStatusOf(err)));
+        stream.once('finish', () =>
+          this.status({ code: 0, details: 'OK', metadata: stream.trailer ?? null }),
+        );
+        handler(call);
+      } else handler(call, (err, value, trailer) => this.reply(err, value, trailer));
+    } catch (err) {
+      this.status(sentStatusOf(err));
     }
   }
-  return call;
 }
 
 /**
@@ -247,21 +278,10 @@ export function runHandler(
   target: HandlerTarget,
   request: unknown,
 ): HandlerRun {
-  const def = method.definition;
   if (interceptors.length === 0) {
-    const down: Downstream = {
-      sendMetadata: (md) => target.onMetadata(md),
-      sendMessage: (msg, cb) => target.onMessage(msg, cb),
-      sendStatus: (s) => target.onStatus(s),
-    };
-    const call = callHandler(method, target, down, () => target.metadata(), request);
-    if (!def.requestStream) return { deliver: NOOP, end: NOOP, cancel: () => call?.cancel() };
-    const reader = call as ReadableHandlerCall | DuplexHandlerCall | undefined;
-    return {
-      deliver: (m) => void reader?.push(m),
-      end: () => void reader?.push(null),
-      cancel: () => reader?.cancel(),
-    };
+    const state = new HandlerRunState(method, target, request, undefined);
+    state.start();
+    return state;
   }
   return runIntercepted(method, interceptors, target, request);
 }
@@ -285,18 +305,14 @@ function runIntercepted(
   };
   for (const interceptor of interceptors) top = interceptor(desc, top as ServerInterceptingCall);
   const stack = top;
-  let handlerCall: ReturnType<typeof callHandler>;
+  let state: HandlerRunState | undefined;
   let metadata = new Metadata();
   let message: unknown;
-  const down: Downstream = {
-    sendMetadata: (md) => stack.sendMetadata(md),
-    sendMessage: (msg, cb) => stack.sendMessage(msg, cb),
-    sendStatus: (s) => stack.sendStatus(s),
-    startRead: () => stack.startRead(),
-  };
   const admit = (request: unknown): void => {
+    state = new HandlerRunState(method, target, request, stack);
+    state.md = metadata;
     try {
-      handlerCall = callHandler(method, target, down, () => metadata, request);
+      state.start();
     } catch (err) {
       stack.sendStatus(sentStatusOf(err));
     }
@@ -310,17 +326,17 @@ function runIntercepted(
       else stack.startRead();
     },
     onReceiveMessage: (msg) => {
-      if (def.requestStream) (handlerCall as ReadableHandlerCall | undefined)?.push(msg);
+      if (def.requestStream) state?.deliver(msg);
       else {
         message = msg;
         stack.startRead();
       }
     },
     onReceiveHalfClose: () => {
-      if (def.requestStream) (handlerCall as ReadableHandlerCall | undefined)?.push(null);
+      if (def.requestStream) state?.end();
       else admit(message);
     },
-    onCancel: () => handlerCall?.cancel(),
+    onCancel: () => state?.cancel(),
   });
   if (!def.requestStream) {
     bottom.deliver(request);
