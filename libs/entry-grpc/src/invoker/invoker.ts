@@ -375,16 +375,20 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation, RequestWait
     this.done = true;
     if (!this.registered.definition.requestStream) this.invoker.requestTimeout?.remove(this);
     const ctx = this.context;
-    this.sink.status({
-      code,
-      details,
-      trailers,
-      headers: this.headersSent ? undefined : this.headers.out,
-    });
-    if (code === 4) ctx.abort('deadline');
-    // A recovered exception is the call's error already (withRecovery): the record keeps it.
-    if (code !== 0 && details && ctx.error === undefined) ctx.error = details;
-    endCall(ctx, codeName(code));
+    try {
+      this.sink.status({
+        code,
+        details,
+        trailers,
+        headers: this.headersSent ? undefined : this.headers.out,
+      });
+    } finally {
+      // The call ends (its `after`s, the in-flight count) even when the wire failed to write.
+      if (code === 4) ctx.abort('deadline');
+      // A recovered exception is the call's error already (withRecovery): the record keeps it.
+      if (code !== 0 && details && ctx.error === undefined) ctx.error = details;
+      endCall(ctx, codeName(code));
+    }
   }
 }
 
