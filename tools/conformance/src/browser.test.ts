@@ -1,7 +1,7 @@
 import { ConfigError } from '@svcboot/entry-core';
 import { describe, expect, it } from 'vitest';
 import { ALL, expectStatus, header, target } from './suite.js';
-import { HTTP_TRANSPORTS, isBuiltin, speaksGrpc, startTarget, type Answer } from './transports.js';
+import { getOnly, HTTP_TRANSPORTS, speaksGrpc, startTarget, type Answer } from './transports.js';
 
 /** The middleware suite (see suite.ts): the browser-facing middlewares: cors, secure and csrf, on every transport. */
 
@@ -230,7 +230,7 @@ describe.each(ALL)('csrf on %s', (t) => {
       /^_csrf=[\w-]{32}\.[\w-]{43}; Path=\/; Max-Age=86400; SameSite=Lax$/,
     );
     const token = cookieToken(page);
-    if (isBuiltin(t)) return; // GET only
+    if (getOnly(t)) return; // GET only
     const cookie = `_csrf=${token}`;
     const missing = await get().call({ method: 'POST', headers: { cookie } });
     expectStatus(t, missing, 'InvalidArgument');

@@ -27,13 +27,15 @@ import '@svcboot/middleware-jwt';
 import '@svcboot/middleware-trace';
 
 /**
- * The transports every middleware is checked on: native gRPC, the REST gateway, gRPC-Web and
- * Connect (all four on a grpc entry), an httpserver entry's routes, and the built-in routes (the
- * common service's `/svc/v1/info`) of both entries.
+ * The transports every middleware is checked on: native gRPC, the REST gateway, its server-sent
+ * events (a server-streaming method), gRPC-Web and Connect (all five on a grpc entry), an
+ * httpserver entry's routes, and the built-in routes (the common service's `/svc/v1/info`) of
+ * both entries.
  */
 export type TransportName =
   | 'grpc'
   | 'gateway'
+  | 'sse'
   | 'grpc-web'
   | 'connect'
   | 'httpserver'
@@ -43,6 +45,7 @@ export type TransportName =
 export const TRANSPORTS: readonly TransportName[] = [
   'grpc',
   'gateway',
+  'sse',
   'grpc-web',
   'connect',
   'httpserver',
@@ -75,6 +78,11 @@ export function speaksGrpc(t: TransportName): boolean {
  */
 export function recordsHttpStatus(t: TransportName): boolean {
   return t === 'httpserver' || isBuiltin(t);
+}
+
+/** A transport that only GETs (no unsafe call to check): the built-in routes and the event stream. */
+export function getOnly(t: TransportName): boolean {
+  return isBuiltin(t) || t === 'sse';
 }
 
 /** A built-in route (no handler of the app's, GET only). */
@@ -150,6 +158,11 @@ interface UnaryCall {
   request: { text?: string };
   metadata: Metadata;
 }
+interface StreamCall extends UnaryCall {
+  write(message: unknown): boolean;
+  end(): void;
+  emit(event: 'error', err: unknown): boolean;
+}
 
 /** The Echo implementation on the grpc entry (gRPC, gateway and gRPC-Web calls reach it). */
 function echoImplementation(counter: { n: number }) {
@@ -165,6 +178,22 @@ function echoImplementation(counter: { n: number }) {
       }
       const reply = (): void =>
         cb(null, { text, principal: ctx?.principal?.subject ?? '' } as unknown);
+      if (text === 'slow' && ctx) void waitForAbort(ctx.signal).then(reply);
+      else reply();
+    },
+    Watch(call: StreamCall): void {
+      counter.n++;
+      const ctx = callContextOf(call);
+      const text = call.request.text ?? '';
+      if (text === 'throw') throw new Error(SECRET_DETAIL);
+      if (text === 'big-error') {
+        call.emit('error', { code: grpcStatus.INVALID_ARGUMENT, details: BIG_MESSAGE });
+        return;
+      }
+      const reply = (): void => {
+        call.write({ text, principal: ctx?.principal?.subject ?? '' });
+        call.end();
+      };
       if (text === 'slow' && ctx) void waitForAbort(ctx.signal).then(reply);
       else reply();
     },
@@ -232,6 +261,7 @@ export async function startTarget(
   const onGrpc =
     transport === 'grpc' ||
     transport === 'gateway' ||
+    transport === 'sse' ||
     transport === 'grpc-web' ||
     transport === 'connect';
   const kind = onGrpc || transport === 'builtin-grpc' ? 'grpc' : 'httpserver';
@@ -299,6 +329,10 @@ export async function startTarget(
     case 'connect':
       call = (o) => connectCall(base, o);
       operation = '/conformance.v1.Echo/Say';
+      break;
+    case 'sse':
+      call = (o) => sseCall(`${base}/v1/watch`, o);
+      operation = '/conformance.v1.Echo/Watch';
       break;
     case 'gateway':
     case 'httpserver':
@@ -488,6 +522,32 @@ async function grpcWebCall(base: string, o: CallOptions = {}): Promise<Answer> {
     body,
     raw,
   };
+}
+
+/**
+ * The gateway's server-sent events for a server-streaming call (`Accept: text/event-stream`), as
+ * an EventSource reads them: each `data:` of a message event is a reply; an `error` event's is a
+ * google.rpc.Status, the head's HTTP status the code's.
+ */
+async function sseCall(url: string, o: CallOptions = {}): Promise<Answer> {
+  if (o.method === 'OPTIONS') return httpCall(url, { ...o, text: undefined });
+  const a = await httpCall(url, {
+    ...o,
+    method: 'GET',
+    headers: { accept: 'text/event-stream', ...o.headers },
+  });
+  for (const event of a.body.split('\n\n')) {
+    const data = /^data: (.*)$/m.exec(event)?.[1];
+    if (data === undefined) continue;
+    // A failure: its google.rpc.Status, the body a gateway error has.
+    if (/^event: error$/m.test(event)) return { ...a, body: data };
+    const reply = JSON.parse(data) as { text?: string; principal?: string };
+    return {
+      ...a,
+      body: JSON.stringify({ text: reply.text ?? '', principal: reply.principal ?? '' }),
+    };
+  }
+  return a;
 }
 
 /** Connect's error codes (connect-es Code, in the protocol's snake case) as gRPC's numbers. */
