@@ -68,7 +68,7 @@ try {
   }
   const native = results.get('grpc')!;
   const lines = [
-    `> One svcboot grpc entry (Connect and gRPC-Web on, middleware: ${MIDDLEWARE}), ${pinned ? 'pinned to CPU 1, h2load (nghttp2 ' + version + ') to CPU 0' : 'not pinned'}; ${ROUNDS} rounds of ${SECONDS} s, protocols rotated; load average ${loadAvg.toFixed(2)} after the warm-up. h2c: 8 connections × 8 streams; HTTP/1.1: 32 connections.`,
+    `> One svcboot grpc entry (Connect and gRPC-Web on, middleware: ${MIDDLEWARE}), ${pinned ? `pinned to CPU 1, h2load (nghttp2 ${version}) to CPU 0` : 'not pinned'}; ${ROUNDS} rounds of ${SECONDS} s, protocols rotated; load average ${loadAvg.toFixed(2)} after the warm-up. h2c: 8 connections × 8 streams; HTTP/1.1: 32 connections.`,
     '',
     '| protocol | req/s | server CPU µs/req | × native gRPC (median of rounds) | µs/req of each round |',
     '|---|---:|---:|---:|---|',
