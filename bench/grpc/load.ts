@@ -10,7 +10,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-export type Protocol = 'grpc' | 'http' | 'connect';
+export type Protocol = 'grpc' | 'http' | 'connect' | 'grpc-web';
 
 export interface LoadShape {
   /** gRPC: connections × streams each; HTTP/1.1: connections, one request in flight each. */
@@ -112,6 +112,18 @@ function h2loadArgs(
       'connect-protocol-version: 1',
       ...streams,
     ];
+  if (protocol === 'grpc-web')
+    // gRPC-Web, binary, over h2c (what a browser does on TLS): the same frame as gRPC.
+    return [
+      `http://127.0.0.1:${port}${target.grpcPath}`,
+      '-d',
+      body,
+      '-H',
+      'content-type: application/grpc-web+proto',
+      '-H',
+      'x-grpc-web: 1',
+      ...streams,
+    ];
   return protocol === 'grpc'
     ? [
         `http://127.0.0.1:${port}${target.grpcPath}`,
@@ -181,7 +193,7 @@ export interface LoadOptions {
 export async function load(o: LoadOptions): Promise<LoadResult> {
   const target = o.target ?? HELLO_TARGET;
   const body = path.join(o.dir, `body-${o.port}-${o.protocol}`);
-  if (o.protocol === 'grpc') {
+  if (o.protocol === 'grpc' || o.protocol === 'grpc-web') {
     // One uncompressed gRPC message: flag 0, the length (big-endian), the bytes.
     const frame = Buffer.alloc(5 + target.grpcRequest.byteLength);
     frame.writeUInt32BE(target.grpcRequest.byteLength, 1);

@@ -53,9 +53,9 @@ import type { ServiceImplementationOf } from './typed/types.js';
 import { gatewayErrorBody } from './gateway/error-body.js';
 import { Gateway } from './gateway/gateway.js';
 import { responseCompression, watchAcceptEncoding } from './grpc-compression.js';
-import { stripGrpcWebPeer } from './bridge/mark.js';
-import { GrpcWebBridge, routeGrpcWebStreams } from './grpc-web.js';
-import { ConnectBridge, routeConnectStreams } from './connect/bridge.js';
+import { GrpcWebAdapter, routeGrpcWebStreams } from './grpc-web.js';
+import { ConnectAdapter, routeConnectStreams } from './connect/adapter.js';
+import { MethodInvoker } from './invoker/invoker.js';
 import { refuseUpgrade } from './gateway/websocket.js';
 import { grpcTransport } from './call-transport.js';
 import { codeOfHttpStatus, codeOfRejection } from './codes.js';
@@ -82,7 +82,7 @@ import {
 import { attachValidateRules } from './openapi/validate-rules.js';
 import { routesOf, webPreflightRoutes } from './routes.js';
 import type { GrpcEntryConfig } from './schema.js';
-import { ServiceSet } from './services.js';
+import { ServiceSet, type RegisteredMethod } from './services.js';
 import { rapiDoc, swaggerUi, type UiMount } from './ui.js';
 import { GRPC_ENTRY_TYPE } from './entry-type.js';
 
@@ -104,8 +104,8 @@ function parseHint(err: unknown): string {
 interface Running {
   server: Server;
   injector: ConnectionInjector;
-  grpcWeb: GrpcWebBridge | undefined;
-  connect: ConnectBridge | undefined;
+  grpcWeb: GrpcWebAdapter | undefined;
+  connect: ConnectAdapter | undefined;
   httpServer: http.Server;
   connections: IdleConnections;
   listener: OnePortListener;
@@ -372,10 +372,7 @@ export class GrpcEntry implements Entry {
       // First: it needs grpc-js's own call, and hands the same call on.
       ...(c.grpcCompression.send === 'gzip' ? [responseCompression(c.grpcCompression)] : []),
       ...(this.chain.empty
-        ? [
-            ...(c.grpcWeb.enabled || c.connect.enabled ? [stripGrpcWebPeer] : []),
-            ...this.interceptors,
-          ]
+        ? this.interceptors
         : [middlewareInterceptor(this.chain), ...this.interceptors]),
     ];
     // Outermost: its status passes the middleware (the record) and grpc-js's own bookkeeping.
@@ -407,16 +404,28 @@ export class GrpcEntry implements Entry {
       ]).addToServer(server);
     // TLS, when on, is ended by the listener (ALPN picks the protocol), so grpc-js sees plain HTTP/2.
     const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+    // Connect and gRPC-Web: wire adapters over the method invoker (the entry's methods and health).
+    const invoker = new MethodInvoker({
+      chain: this.chain,
+      interceptors: this.interceptors,
+      methods: this.invokedMethods(),
+      isBuiltin: (path) => path.startsWith('/grpc.health.v1.Health/'),
+      requestTimeout,
+    });
+    const maxRecv = c.noRecvMsgSizeLimit ? NO_RECV_LIMIT : c.maxRecvMsgSizeBytes;
     const grpcWeb = c.grpcWeb.enabled
-      ? new GrpcWebBridge({ inject: (socket) => injector.injectConnection(socket) })
+      ? new GrpcWebAdapter(invoker, {
+          maxRecvMessageBytes: maxRecv,
+          maxSendMessageBytes: c.maxSendMsgSizeBytes,
+        })
       : undefined;
     if (grpcWeb) routeGrpcWebStreams(server, grpcWeb);
     const connect = c.connect.enabled
-      ? new ConnectBridge({
-          inject: (socket) => injector.injectConnection(socket),
-          methods: this.services.methods,
+      ? new ConnectAdapter({
+          invoker,
           rootFor: this.rootFor,
-          maxMessageBytes: c.noRecvMsgSizeLimit ? NO_RECV_LIMIT : c.maxRecvMsgSizeBytes,
+          maxMessageBytes: maxRecv,
+          maxSendMessageBytes: c.maxSendMsgSizeBytes,
           gatewayPost: (path) => gateway.methodsFor(path).includes('POST'),
           maxJsonDepth: c.gwOption.maxJsonDepth,
         })
@@ -627,6 +636,13 @@ export class GrpcEntry implements Entry {
     await pushed;
     // The calls have ended: middlewares flush what they hold (the trace middleware's spans).
     await this.builtChain?.close(lc);
+  }
+
+  /** The methods the invoker serves: the services added, and the health service. */
+  private invokedMethods(): Map<string, RegisteredMethod> {
+    const builtins = new ServiceSet();
+    builtins.add(this.health.definition, this.health.implementation);
+    return new Map([...this.services.methods, ...builtins.methods]);
   }
 
   private beforeBootstrap(what: string): void {

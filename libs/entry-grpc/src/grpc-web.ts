@@ -1,19 +1,27 @@
-import http2 from 'node:http2';
+import type http2 from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type Duplex, Transform, type TransformCallback } from 'node:stream';
-import { grpcRequestHeaders } from './bridge/grpc-request-headers.js';
-import { http1Exchange, http2Exchange, type HttpExchange } from './bridge/http-exchange.js';
-import { InMemoryGrpcConnection } from './bridge/in-memory-grpc.js';
-import { bridgeMark } from './bridge/mark.js';
-import { routeStreams } from './bridge/route-streams.js';
+import { Transform, type TransformCallback } from 'node:stream';
+import zlib from 'node:zlib';
+import type { Metadata } from '@grpc/grpc-js';
+import { EnvelopeSplitter, EnvelopeTooLarge, type Envelope } from './connect/envelope.js';
+import { decodeGrpcTimeout } from './gateway/timeout.js';
+import { http1Exchange, http2Exchange, type HttpExchange } from './http-exchange.js';
+import type {
+  InvokeHead,
+  InvokeSink,
+  InvokeStatus,
+  Invocation,
+  MethodInvoker,
+} from './invoker/invoker.js';
+import { routeStreams } from './route-streams.js';
 
 /**
  * gRPC-Web (`application/grpc-web[+proto]` and `application/grpc-web-text[+proto]`) on the entry's
- * HTTP/1.1 side, answered by the entry's own gRPC server: each request becomes a gRPC call on an
- * in-memory HTTP/2 connection handed to grpc-js (the connection injector the port already uses),
- * so it meets the same handlers, interceptors, middleware chain, limits and statuses as a native
- * call. The message frames of gRPC-Web and gRPC are the same bytes; what differs is the trailers,
- * which gRPC-Web sends as a last frame of the body (flag 0x80), and the text mode's base64.
+ * port, over HTTP/1.1 and HTTP/2: a wire adapter and codec over the method invoker
+ * (invoker/invoker.ts), so a call meets the same handlers, interceptors, middleware chain and
+ * statuses as a native one. The message frames of gRPC-Web and gRPC are the same bytes; what
+ * differs is the trailers, which gRPC-Web sends as a last frame of the body (flag 0x80), and the
+ * text mode's base64.
  */
 
 /** Whether `contentType` is a gRPC-Web one, and in which mode. */
@@ -24,44 +32,72 @@ export function grpcWebMode(contentType: string | undefined): 'binary' | 'text' 
   if (ct.startsWith('application/grpc-web')) return 'binary';
   return undefined;
 }
+/** Request headers of gRPC-Web's own, never a handler's metadata. */
+const NOT_METADATA = new Set(['x-grpc-web']);
 
-/** Request headers of gRPC-Web's own, besides those no bridge forwards (grpcRequestHeaders). */
-const NOT_FORWARDED = new Set(['x-grpc-web']);
-
-/** Response headers of the gRPC side that are not passed on to the gRPC-Web client. */
-const NOT_RETURNED = new Set([
-  ':status',
-  'content-type',
-  'content-length',
-  'date',
-  'grpc-encoding',
-]);
+/** gRPC-Web's `x-user-agent` (browsers may not set User-Agent) is the call's `user-agent`. */
+const RENAMED = { 'x-user-agent': 'user-agent' } as const;
 
 /** Headers a browser may read: the trailers-only status and the request id. */
 const EXPOSED =
   'grpc-status, grpc-message, grpc-status-details-bin, x-request-id, x-trace-id, www-authenticate';
 
 export interface GrpcWebOptions {
-  /** Hands the server end of an in-memory connection to grpc-js. */
-  inject(socket: Duplex): void;
+  /** The largest request message taken: the entry's maxRecvMsgSizeBytes. */
+  maxRecvMessageBytes: number;
+  /** The largest response message sent: the entry's maxSendMsgSizeBytes (-1: none). */
+  maxSendMessageBytes: number;
 }
 
-/** gRPC-Web's `x-user-agent` (browsers may not set User-Agent) is the call's `user-agent`. */
-const RENAMED = { 'x-user-agent': 'user-agent' } as const;
+function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
 
-/** Serves gRPC-Web requests through one multiplexed in-memory HTTP/2 connection to grpc-js. */
-export class GrpcWebBridge {
-  private readonly grpc: InMemoryGrpcConnection;
+/** Adds headers (a Metadata's, or flat pairs) to a response's header object, repeated names as lists. */
+function addHeader(
+  out: Record<string, string | string[]>,
+  name: string,
+  value: string | string[],
+): void {
+  const prev = out[name];
+  if (prev === undefined) out[name] = value;
+  else
+    out[name] = [
+      ...(Array.isArray(prev) ? prev : [prev]),
+      ...(Array.isArray(value) ? value : [value]),
+    ];
+}
 
-  constructor(options: GrpcWebOptions) {
-    this.grpc = new InMemoryGrpcConnection(options.inject, 'http://grpc-web.invalid');
+export function addMetadata(
+  out: Record<string, string | string[]>,
+  md: Metadata | undefined,
+): void {
+  if (md === undefined) return;
+  const h = md.toHttp2Headers();
+  for (const name of Object.keys(h)) {
+    const v = h[name];
+    if (v !== undefined) addHeader(out, name, Array.isArray(v) ? v.map(String) : String(v));
   }
+}
+
+export function addPairs(out: Record<string, string | string[]>, pairs: readonly string[]): void {
+  for (let i = 0; i < pairs.length; i += 2) addHeader(out, pairs[i]!, pairs[i + 1]!);
+}
+
+/** Serves gRPC-Web requests through the entry's method invoker. */
+export class GrpcWebAdapter {
+  private closed = false;
+
+  constructor(
+    private readonly invoker: MethodInvoker,
+    private readonly options: GrpcWebOptions,
+  ) {}
 
   /** Answers an HTTP/1.1 gRPC-Web request (true), or false when `req` is not one. */
   serve(req: IncomingMessage, res: ServerResponse): boolean {
     const mode = grpcWebMode(req.headers['content-type']);
     if (mode === undefined) return false;
-    this.bridge(mode, http1Exchange(req, res));
+    this.answer(mode, http1Exchange(req, res));
     return true;
   }
 
@@ -69,115 +105,242 @@ export class GrpcWebBridge {
   serveStream(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): boolean {
     const mode = grpcWebMode(headers['content-type']);
     if (mode === undefined) return false;
-    this.bridge(mode, http2Exchange(stream, headers));
+    this.answer(mode, http2Exchange(stream, headers));
     return true;
   }
 
-  private bridge(mode: 'binary' | 'text', web: HttpExchange): void {
+  /** No new calls (the entry is shutting down): 503. */
+  close(): void {
+    this.closed = true;
+  }
+
+  private answer(mode: 'binary' | 'text', web: HttpExchange): void {
     if (web.method !== 'POST') {
       web.respond(405, { allow: 'POST', 'content-type': 'text/plain' }, true);
       return;
     }
-    if (this.grpc.closed) {
+    if (this.closed) {
+      web.body.resume();
       web.respond(503, { 'content-type': 'text/plain' }, true);
       return;
     }
-    const headers = grpcRequestHeaders(
-      web.url,
-      web.headers,
-      bridgeMark(web.peer),
-      NOT_FORWARDED,
-      RENAMED,
-    );
-    let stream: http2.ClientHttp2Stream;
-    try {
-      stream = this.grpc.request(headers);
-    } catch {
-      web.respond(503, { 'content-type': 'text/plain' }, true);
-      return;
-    }
-    const contentType =
-      mode === 'text' ? 'application/grpc-web-text+proto' : 'application/grpc-web+proto';
-    const body = web.body;
-    // The request body: binary frames as they are; text mode decoded from base64 in 4-char units.
-    // Both through pipe(), so a handler that reads slowly holds the browser's upload back.
-    if (mode === 'binary') body.pipe(stream);
-    else body.pipe(new Base64Decoder()).pipe(stream);
-    const encode = mode === 'text' ? new Base64Stream() : undefined;
-    // What the browser cannot take yet holds the gRPC stream back (and through HTTP/2 flow
-    // control, the handler's writes), rather than piling up in memory.
-    const write = (data: Buffer): void => {
-      if (web.destroyed) return;
-      let accepted: boolean;
-      if (encode) {
-        const text = encode.push(data);
-        accepted = text ? web.write(text) : true;
-      } else accepted = web.write(data);
-      if (!accepted && !stream.isPaused()) {
-        stream.pause();
-        web.onDrain(() => stream.resume());
-      }
+    const q = web.url.indexOf('?');
+    const path = q < 0 ? web.url : web.url.slice(0, q);
+    const h = web.headers;
+    const timeout = first(h['grpc-timeout']);
+    const ms = timeout === undefined ? 0 : decodeGrpcTimeout(timeout);
+    const head: InvokeHead = {
+      headers: h,
+      notMetadata: NOT_METADATA,
+      renamed: RENAMED,
+      peer: web.peer,
+      protocol: 'gRPC-Web',
+      httpMethod: 'POST',
+      authority: web.host || 'localhost',
+      userAgent: first(h['x-user-agent']) ?? first(h['user-agent']) ?? '',
+      deadline: ms === undefined || ms <= 0 ? Infinity : Date.now() + ms,
     };
-    let trailersOnly = false;
-    stream.on('response', (h) => {
-      const out: Record<string, string | string[]> = {
-        'content-type': contentType,
-        'access-control-expose-headers': EXPOSED,
-      };
-      for (const [name, value] of Object.entries(h)) {
-        if (value === undefined || NOT_RETURNED.has(name)) continue;
-        // The cors middleware's exposed headers come in addition to the status ones.
-        if (name === 'access-control-expose-headers') out[name] = `${EXPOSED}, ${String(value)}`;
-        else out[name] = value as string | string[];
-      }
-      // A trailers-only answer (an error before any message) carries the status in the headers.
-      trailersOnly = h['grpc-status'] !== undefined;
-      if (!web.headersSent && !web.destroyed) web.respond(200, out, false);
-      // Read only now: Node may deliver the first DATA before 'response'.
-      stream.on('data', (chunk: Buffer) => write(chunk));
-    });
-    stream.on('trailers', (t) => {
-      if (trailersOnly) return;
-      write(trailerFrame(t));
-    });
-    stream.on('end', () => {
-      if (web.destroyed) return;
-      if (encode) web.write(encode.flush());
-      web.end();
-    });
-    stream.on('error', () => {
-      if (web.headersSent) web.destroy();
-      else
-        web.respond(
-          200,
-          { 'content-type': contentType, 'grpc-status': '14', 'grpc-message': 'unavailable' },
-          true,
-        );
-    });
-    // The browser went away: the call is cancelled on the gRPC side too.
-    web.onClose(() => {
-      if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
-    });
+    const method = this.invoker.method(path);
+    const out = new WebResponse(
+      mode,
+      web,
+      method?.definition.responseSerialize,
+      this.options.maxSendMessageBytes,
+    );
+    if (method === undefined) {
+      web.body.resume();
+      this.invoker.unknown(path, head, out);
+      return;
+    }
+    const call = this.invoker.start(method, head, out);
+    out.call = call;
+    if (ms === undefined) {
+      // grpc-js's answer to a grpc-timeout it cannot read.
+      call.fail(13, `Invalid grpc-timeout value "${timeout}"`);
+      web.body.resume();
+      return;
+    }
+    web.onClose(() => call.cancel());
+    this.readRequests(mode, web, call, method.definition.requestDeserialize);
   }
 
-  /** No new calls; the in-memory connection goes with grpc-js's own shutdown. */
-  close(): void {
-    this.grpc.close();
+  /** The request body's frames, decoded, to the call; a frame it cannot take ends the call. */
+  private readRequests(
+    mode: 'binary' | 'text',
+    web: HttpExchange,
+    call: Invocation,
+    deserialize: (bytes: Buffer) => unknown,
+  ): void {
+    const max = this.options.maxRecvMessageBytes;
+    const frames = new EnvelopeSplitter(max);
+    const gzipped = first(web.headers['grpc-encoding']) === 'gzip';
+    let failed = false;
+    const fail = (code: number, details: string): void => {
+      failed = true;
+      web.body.resume();
+      call.fail(code, details);
+    };
+    const take = (chunk: Buffer): void => {
+      if (failed) return;
+      let got: Envelope[];
+      try {
+        got = frames.push(chunk);
+      } catch (err) {
+        const size = err instanceof EnvelopeTooLarge ? err.message : String(err);
+        fail(8, `Received message larger than max: ${size}`);
+        return;
+      }
+      for (const f of got) {
+        // A trailer frame from the client carries nothing for the server.
+        if (f.flags & 0x80) continue;
+        let data = f.data;
+        if (f.flags & 1) {
+          if (!gzipped) {
+            fail(13, 'Received compressed message but "grpc-encoding" header was identity');
+            return;
+          }
+          try {
+            data = zlib.gunzipSync(data, { maxOutputLength: max });
+          } catch (err) {
+            fail(8, `Received message larger than max: ${(err as Error).message}`);
+            return;
+          }
+        }
+        let message: unknown;
+        try {
+          message = deserialize(data);
+        } catch (err) {
+          fail(13, `Error deserializing request: ${(err as Error).message}`);
+          return;
+        }
+        call.send(message);
+        if (failed) return;
+      }
+    };
+    const body = mode === 'binary' ? web.body : web.body.pipe(new Base64Decoder());
+    body.on('data', take);
+    body.on('end', () => {
+      if (failed) return;
+      if (frames.partial) fail(13, 'the request body ended inside a message');
+      else call.end();
+    });
+    body.on('error', () => undefined);
   }
 }
 
-/** The trailers as gRPC-Web's last frame: flag 0x80, a 4-byte length, `name:value\r\n` lines. */
-function trailerFrame(trailers: http2.IncomingHttpHeaders): Buffer {
-  let text = '';
-  for (const [name, value] of Object.entries(trailers)) {
-    if (value === undefined || name.startsWith(':')) continue;
-    for (const v of Array.isArray(value) ? value : [value]) text += `${name}:${v}\r\n`;
+/** One call's answer as gRPC-Web: the head, message frames, the trailer frame (base64 in text mode). */
+class WebResponse implements InvokeSink {
+  call: Invocation | undefined;
+  private readonly encode: Base64Stream | undefined;
+  private readonly contentType: string;
+
+  constructor(
+    mode: 'binary' | 'text',
+    private readonly web: HttpExchange,
+    private readonly serialize: ((message: unknown) => Buffer) | undefined,
+    private readonly maxSend: number,
+  ) {
+    this.encode = mode === 'text' ? new Base64Stream() : undefined;
+    this.contentType =
+      mode === 'text' ? 'application/grpc-web-text+proto' : 'application/grpc-web+proto';
   }
-  const body = Buffer.from(text, 'latin1');
-  const head = Buffer.alloc(5);
-  head[0] = 0x80;
-  head.writeUInt32BE(body.length, 1);
-  return Buffer.concat([head, body]);
+
+  private head(): Record<string, string | string[]> {
+    return { 'content-type': this.contentType, 'access-control-expose-headers': EXPOSED };
+  }
+
+  /** The head; false when Node refused a header (then the response is reset). */
+  private respond(out: Record<string, string | string[]>, end: boolean): boolean {
+    const web = this.web;
+    if (web.headersSent || web.destroyed) return false;
+    // The cors middleware's exposed headers come in addition to the status ones.
+    const exposed = out['access-control-expose-headers'];
+    if (Array.isArray(exposed)) out['access-control-expose-headers'] = exposed.join(', ');
+    try {
+      web.respond(200, out, end);
+      return true;
+    } catch {
+      web.destroy();
+      return false;
+    }
+  }
+
+  headers(md: Metadata | undefined, pairs: readonly string[]): void {
+    const out = this.head();
+    addMetadata(out, md);
+    addPairs(out, pairs);
+    this.respond(out, false);
+  }
+
+  message(msg: unknown, done: () => void): void {
+    const web = this.web;
+    if (web.destroyed) {
+      done();
+      return;
+    }
+    const call = this.call;
+    let data: Buffer;
+    try {
+      data = this.serialize!(msg);
+    } catch (err) {
+      call?.fail(13, `Error serializing response: ${(err as Error).message}`);
+      done();
+      return;
+    }
+    if (this.maxSend >= 0 && data.length > this.maxSend) {
+      call?.fail(8, `Sent message larger than max (${data.length} vs. ${this.maxSend})`);
+      done();
+      return;
+    }
+    const frame = Buffer.allocUnsafe(5 + data.length);
+    frame[0] = 0;
+    frame.writeUInt32BE(data.length, 1);
+    data.copy(frame, 5);
+    if (this.write(frame)) done();
+    else web.onDrain(done);
+  }
+
+  private write(data: Buffer): boolean {
+    const web = this.web;
+    if (web.destroyed) return true;
+    if (this.encode) {
+      const text = this.encode.push(data);
+      return text ? web.write(text) : true;
+    }
+    return web.write(data);
+  }
+
+  status(s: InvokeStatus): void {
+    const web = this.web;
+    if (web.destroyed) return;
+    if (s.headers !== undefined) {
+      // Trailers-only (an answer before any message): the status in the head, no body.
+      const out = this.head();
+      addPairs(out, s.headers);
+      addMetadata(out, s.trailers);
+      out['grpc-status'] = String(s.code);
+      out['grpc-message'] = encodeURI(s.details);
+      this.respond(out, true);
+      return;
+    }
+    let text = `grpc-status:${s.code}\r\ngrpc-message:${encodeURI(s.details)}\r\n`;
+    if (s.trailers) {
+      const t = s.trailers.toHttp2Headers();
+      for (const name of Object.keys(t)) {
+        const v = t[name];
+        if (v === undefined) continue;
+        for (const one of Array.isArray(v) ? v : [v]) text += `${name}:${String(one)}\r\n`;
+      }
+    }
+    const trailer = Buffer.from(text, 'latin1');
+    const frame = Buffer.allocUnsafe(5 + trailer.length);
+    frame[0] = 0x80;
+    frame.writeUInt32BE(trailer.length, 1);
+    trailer.copy(frame, 5);
+    // The trailer frame ends the body: one write.
+    if (this.encode) web.end(this.encode.push(frame) + this.encode.flush());
+    else web.end(frame);
+  }
 }
 
 /**
@@ -238,10 +401,10 @@ class Base64Stream {
 }
 
 /**
- * Puts the bridge in front of grpc-js on the HTTP/2 servers grpc-js made for `server`'s connection
- * injectors: a gRPC-Web stream (a browser on TLS negotiates HTTP/2) goes to the bridge, every other
- * stream to grpc-js's own handlers (see routeStreams). Returns how many servers it wrapped.
+ * Puts the adapter in front of grpc-js on the HTTP/2 servers grpc-js made for `server`'s connection
+ * injectors: a gRPC-Web stream (a browser on TLS negotiates HTTP/2) goes to the adapter, every
+ * other stream to grpc-js's own handlers (see routeStreams). Returns how many servers it wrapped.
  */
-export function routeGrpcWebStreams(server: object, bridge: GrpcWebBridge): number {
-  return routeStreams(server, (stream, headers) => bridge.serveStream(stream, headers));
+export function routeGrpcWebStreams(server: object, adapter: GrpcWebAdapter): number {
+  return routeStreams(server, (stream, headers) => adapter.serveStream(stream, headers));
 }

@@ -19,16 +19,21 @@ import {
 } from '@svcboot/entry-core';
 import { codeName, codeOfRejection } from './codes.js';
 import { grpcCallInfo, grpcTypeOf } from './call-info.js';
-import { GRPC_WEB_PEER_HEADER, bridgedCallOf } from './bridge/mark.js';
 
 /** Where a handler finds its call's context: `callContextOf(call)`. */
 export const CALL_CONTEXT: unique symbol = Symbol.for('svcboot.grpc.callContext');
 
 type WithContext = { [CALL_CONTEXT]?: CallContext };
 
-/** The CallContext of a call as a handler sees it (gRPC or gateway), if the entry has middleware. */
+/**
+ * The CallContext of a call as a handler sees it (whatever its protocol). The invoker's handler
+ * call carries it itself (its metadata is then built only when read); grpc-js's calls carry it on
+ * their metadata.
+ */
 export function callContextOf(call: { metadata: Metadata }): CallContext | undefined {
-  return (call.metadata as Metadata & WithContext)[CALL_CONTEXT];
+  return (
+    (call as WithContext)[CALL_CONTEXT] ?? (call.metadata as Metadata & WithContext)[CALL_CONTEXT]
+  );
 }
 
 export function attachContext(metadata: Metadata, ctx: CallContext): void {
@@ -100,25 +105,32 @@ export class MetadataHeaders implements CallHeaders {
     const v = this.incoming.get(name.toLowerCase());
     return v.length > 0 ? String(v[0]) : undefined;
   }
-  /** Throws, as Metadata.add does, for a name or value gRPC metadata cannot carry. */
   set(name: string, value: string): void {
-    const entry = metadataKey(name);
-    // Most headers repeat their value call after call (the meta middleware's app name, domain,
-    // version; a timestamp within its millisecond): checked once while it repeats.
-    if (value !== entry.lastLegal) {
-      if (!LEGAL_VALUE.test(value))
-        throw new Error(
-          `the value of ${name} has characters gRPC metadata cannot carry: ${JSON.stringify(value)}`,
-        );
-      entry.lastLegal = value;
-    }
-    this.out.push(entry.key, value);
+    setMetadataHeader(this.out, name, value);
   }
   /** Adds the response headers to `md` (after what a handler put there, as Metadata.merge would). */
   writeTo(md: Metadata): void {
     const out = this.out;
     for (let i = 0; i < out.length; i += 2) md.add(out[i]!, out[i + 1]!);
   }
+}
+
+/**
+ * Adds a response header set by a middleware to `out` (flat: key, value…) as gRPC metadata:
+ * throws, as Metadata.add does, for a name or value gRPC metadata cannot carry.
+ */
+export function setMetadataHeader(out: string[], name: string, value: string): void {
+  const entry = metadataKey(name);
+  // Most headers repeat their value call after call (the meta middleware's app name, domain,
+  // version; a timestamp within its millisecond): checked once while it repeats.
+  if (value !== entry.lastLegal) {
+    if (!LEGAL_VALUE.test(value))
+      throw new Error(
+        `the value of ${name} has characters gRPC metadata cannot carry: ${JSON.stringify(value)}`,
+      );
+    entry.lastLegal = value;
+  }
+  out.push(entry.key, value);
 }
 
 const NO_HEADERS: readonly string[] = [];
@@ -286,22 +298,8 @@ class MiddlewareCall
       ...this.info,
       remoteAddr: peerOf(this.next),
       userAgent: firstValue(md, 'user-agent'),
-      // (a gRPC-Web or Connect call's is the browser's Host: the bridge passes it on)
       authority: this.next.getHost(),
     };
-    const webPeer = md.get(GRPC_WEB_PEER_HEADER);
-    if (webPeer.length > 0) {
-      // A gRPC-Web or Connect call (grpc-web.ts, connect/bridge.ts): the client's address, and
-      // a browser's call for the middlewares that only concern those (CORS).
-      md.remove(GRPC_WEB_PEER_HEADER);
-      const bridged = bridgedCallOf(webPeer[0]);
-      if (bridged !== undefined) {
-        info.remoteAddr = bridged.peer;
-        info.apiProtocol = bridged.protocol;
-        info.gwMethod = bridged.httpMethod;
-        info.gwPath = info.apiPath;
-      }
-    }
     const ctx = new CallContext(info, headers);
     this.headers = headers;
     this.ctx = ctx;

@@ -22,7 +22,7 @@ type PartialStatusObject = Parameters<Call['sendStatus']>[0];
  * is a stream (client-streaming, bidi) may pause between messages and are not timed here.
  */
 export class RequestMessageTimeout {
-  private readonly waiting = new Set<WaitingCall>();
+  private readonly waiting = new Set<RequestWaiter>();
   private readonly sweepMs: number;
   private timer: NodeJS.Timeout | undefined;
   private tick = 0;
@@ -42,7 +42,8 @@ export class RequestMessageTimeout {
     return new WaitingCall(call, this) as unknown as ServerInterceptingCall;
   };
 
-  /** @internal */ add(call: WaitingCall): void {
+  /** Times a call's request from now (the method invoker's calls register themselves too). */
+  add(call: RequestWaiter): void {
     call.since = this.tick;
     this.waiting.add(call);
     if (this.timer === undefined) {
@@ -51,7 +52,8 @@ export class RequestMessageTimeout {
     }
   }
 
-  /** @internal */ remove(call: WaitingCall): void {
+  /** The call's request is complete (or the call ended). */
+  remove(call: RequestWaiter): void {
     this.waiting.delete(call);
   }
 
@@ -65,7 +67,7 @@ export class RequestMessageTimeout {
     for (const call of this.waiting) {
       if (this.tick - call.since < this.ticks) continue;
       this.waiting.delete(call);
-      call.expire(this.details);
+      call.requestTimedOut(this.details);
     }
   }
 
@@ -74,6 +76,13 @@ export class RequestMessageTimeout {
     this.timer = undefined;
     this.waiting.clear();
   }
+}
+
+/** A call whose request is timed: `requestTimedOut` ends it with DeadlineExceeded and `details`. */
+export interface RequestWaiter {
+  /** Set by `add`. */
+  since: number;
+  requestTimedOut(details: string): void;
 }
 
 /**
@@ -93,7 +102,7 @@ function http2StreamOf(call: unknown): http2.ServerHttp2Stream | undefined {
 }
 
 /** One call waiting for its request: forwards everything, watching for the end of the request. */
-class WaitingCall implements Call, InterceptingServerListener {
+class WaitingCall implements Call, InterceptingServerListener, RequestWaiter {
   since = 0;
   private listener: InterceptingServerListener | undefined;
   private done = false;
@@ -103,7 +112,7 @@ class WaitingCall implements Call, InterceptingServerListener {
     private readonly owner: RequestMessageTimeout,
   ) {}
 
-  expire(details: string): void {
+  requestTimedOut(details: string): void {
     if (this.done) return;
     this.done = true;
     this.next.sendStatus({ code: grpcStatus.DEADLINE_EXCEEDED, details });

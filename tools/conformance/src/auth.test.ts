@@ -57,7 +57,8 @@ describe.each(ALL)('auth on %s', (t) => {
       );
       expect(speaksGrpc(t) ? a.grpcMessage : a.body).toContain(message);
       // grpc-gateway's error body: a google.rpc.Status
-      if (t === 'gateway') expect(JSON.parse(a.body)).toEqual({ code: 16, message, details: [] });
+      if (t === 'gateway' || t === 'sse')
+        expect(JSON.parse(a.body)).toEqual({ code: 16, message, details: [] });
     }
     const metrics = await get().metrics();
     for (const [reason, n] of [
@@ -79,7 +80,7 @@ describe.each(ALL)('auth ignore list and probes on %s', (t) => {
     `      auth:
         enabled: true
         apiKey: [k-123]
-        ignore: ["/conformance.v1.Echo/Say", "/v1/say", "/svc/v1/info"]`,
+        ignore: ["/conformance.v1.Echo/Say", "/conformance.v1.Echo/Watch", "/v1/say", "/v1/watch", "/svc/v1/info"]`,
   );
   it('lets an ignored operation or path through without credentials (no principal), and the probes; refuses what only looks like a probe', async () => {
     const a = await get().call();
@@ -109,7 +110,7 @@ describe.each(ALL)('auth ignore list and probes on %s', (t) => {
       expect(a.grpcCode).not.toBe(GRPC_CODE.Unauthenticated);
       return;
     }
-    if (t === 'grpc-web') return; // the same HTTP/1.1 server as the gateway's
+    if (t === 'grpc-web' || t === 'connect') return; // the same HTTP/1.1 server as the gateway's
     // Node's HTTP/1.1 server refuses header blocks over 16 KB with 431
     const r = await fetch(
       `${get().base}${t === 'httpserver' ? '/v1/say' : isBuiltin(t) ? '/svc/v1/info' : '/v1/say'}`,
@@ -220,7 +221,8 @@ describe.each(ALL)('jwt on %s', (t) => {
         header(t, a, 'WWW-Authenticate') ?? a.headers.get('www-authenticate'),
         speaksGrpc(t) ? a.grpcMessage : a.body,
       ]).toEqual([challenge, expect.stringContaining(message)]);
-      if (t === 'gateway') expect(JSON.parse(a.body)).toEqual({ code: 16, message, details: [] });
+      if (t === 'gateway' || t === 'sse')
+        expect(JSON.parse(a.body)).toEqual({ code: 16, message, details: [] });
     }
     const metrics = await get().metrics();
     for (const [reason, n] of [

@@ -60,7 +60,7 @@ describe.each(
       expect(header(t, refused, 'X-Request-Id')).toBe('use-1');
       if (speaksGrpc(t)) expect(refused.grpcMessage).toBe('missing token');
       // a grpc entry answers HTTP errors as grpc-gateway does (its built-in routes too)
-      else if (t === 'gateway' || t === 'builtin-grpc')
+      else if (t === 'gateway' || t === 'sse' || t === 'builtin-grpc')
         expect(JSON.parse(refused.body)).toEqual({
           code: 16,
           message: 'missing token',
@@ -135,7 +135,7 @@ describe.each(ALL)('rateLimit on %s', (t) => {
 /** The deadline's message as each transport words it (grpc-gateway: Go's context error). */
 function expectDeadlineMessage(t: TransportName, a: Answer): void {
   if (speaksGrpc(t)) expect(a.grpcMessage).toBe('deadline exceeded');
-  else if (t === 'gateway')
+  else if (t === 'gateway' || t === 'sse')
     expect(JSON.parse(a.body)).toEqual({
       code: 4,
       message: 'context deadline exceeded',
@@ -156,6 +156,8 @@ describe.each(ALL)('rateLimit under concurrency on %s', (t) => {
         paths:
           - { path: /conformance.v1.Echo/Say, reqPerSec: 0.001, burst: 20 }
           - { path: /v1/say, reqPerSec: 0.001, burst: 20 }
+          - { path: /conformance.v1.Echo/Watch, reqPerSec: 0.001, burst: 20 }
+          - { path: /v1/watch, reqPerSec: 0.001, burst: 20 }
           - { path: /svc/v1/info, reqPerSec: 0.001, burst: 20 }`;
   it("100 calls at once: exactly the path's burst passes, each with the budget left; the rest get ResourceExhausted with Retry-After and RateLimit-*, counted and recorded", async () => {
     const started = await startTarget(t, config);
@@ -197,7 +199,8 @@ describe.each(ALL)('rateLimit under concurrency on %s', (t) => {
       ]).toEqual(['20', '0', retry]);
       const message = `rate limit exceeded, retry in ${retry} s`;
       expect(speaksGrpc(t) ? a.grpcMessage : a.body).toContain(message);
-      if (t === 'gateway') expect(JSON.parse(a.body)).toEqual({ code: 8, message, details: [] });
+      if (t === 'gateway' || t === 'sse')
+        expect(JSON.parse(a.body)).toEqual({ code: 8, message, details: [] });
     }
     expect(await started.metrics()).toMatch(
       /svc_call_rejections_total\{[^}]*middleware="rateLimit",reason="over_limit"[^}]*\} 80/,
@@ -237,7 +240,9 @@ describe.each(APP)('timeout paths on %s', (t) => {
         timeoutMs: 600000
         paths:
           - { path: /conformance.v1.Echo/Say, timeoutMs: 300 }
-          - { path: /v1/say, timeoutMs: 300 }`,
+          - { path: /v1/say, timeoutMs: 300 }
+          - { path: /conformance.v1.Echo/Watch, timeoutMs: 300 }
+          - { path: /v1/watch, timeoutMs: 300 }`,
   );
   it("gives the call its path's timeoutMs rather than the entry's", async () => {
     const a = await get().call({ text: 'slow' });

@@ -85,6 +85,7 @@ async function spansIn(file: string): Promise<Array<Record<string, unknown>>> {
 /** A server span's name (OpenTelemetry's conventions): `package.Service/Method` for an RPC, `METHOD route` for HTTP. */
 function spanName(t: TransportName): string {
   if (isBuiltin(t)) return 'GET /svc/v1/info';
+  if (t === 'sse') return 'conformance.v1.Echo/Watch';
   return t === 'httpserver' ? 'GET /v1/say' : 'conformance.v1.Echo/Say';
 }
 
@@ -138,11 +139,11 @@ describe.each(ALL)('trace spans on %s', (t) => {
       status: { code: 'unset' },
     });
     const attributes = ok?.['attributes'] as Record<string, unknown>;
-    if (t === 'grpc' || t === 'grpc-web' || t === 'gateway')
+    if (t === 'grpc' || t === 'grpc-web' || t === 'gateway' || t === 'sse')
       expect(attributes).toMatchObject({
         'rpc.system': 'grpc',
         'rpc.service': 'conformance.v1.Echo',
-        'rpc.method': 'Say',
+        'rpc.method': t === 'sse' ? 'Watch' : 'Say',
         'rpc.grpc.status_code': 0,
       });
     if (HTTP_TRANSPORTS.includes(t))

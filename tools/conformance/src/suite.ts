@@ -11,7 +11,8 @@ import {
 
 /**
  * What the middleware suite's files share (ARCHITECTURE.md §9): each middleware, checked once per
- * transport from one parameterised suite: native gRPC, the REST gateway and gRPC-Web on a grpc
+ * transport from one parameterised suite: native gRPC, the REST gateway, its server-sent events,
+ * gRPC-Web and Connect on a grpc
  * entry, an httpserver entry's routes, and the built-in routes (`/svc/v1/info`) of both entries.
  * Expected statuses are the references': gRPC's code numbers, and grpc-gateway's
  * HTTPStatusFromCode (runtime/errors.go) for HTTP. The suite is cut into files by concern
@@ -53,7 +54,10 @@ export function expectStatus(t: TransportName, a: Answer, code: Code): void {
  */
 export function header(t: TransportName, a: Answer, name: string): string | undefined {
   const n = name.toLowerCase();
-  return a.headers.get(n) ?? (t === 'gateway' ? a.headers.get(`grpc-metadata-${n}`) : undefined);
+  return (
+    a.headers.get(n) ??
+    (t === 'gateway' || t === 'sse' ? a.headers.get(`grpc-metadata-${n}`) : undefined)
+  );
 }
 
 export const ALL = TRANSPORTS;

@@ -27,14 +27,17 @@ import '@svcboot/middleware-jwt';
 import '@svcboot/middleware-trace';
 
 /**
- * The transports every middleware is checked on: native gRPC, the REST gateway and gRPC-Web (all
- * three on a grpc entry), an httpserver entry's routes, and the built-in routes (the common
- * service's `/svc/v1/info`) of both entries.
+ * The transports every middleware is checked on: native gRPC, the REST gateway, its server-sent
+ * events (a server-streaming method), gRPC-Web and Connect (all five on a grpc entry), an
+ * httpserver entry's routes, and the built-in routes (the common service's `/svc/v1/info`) of
+ * both entries.
  */
 export type TransportName =
   | 'grpc'
   | 'gateway'
+  | 'sse'
   | 'grpc-web'
+  | 'connect'
   | 'httpserver'
   | 'builtin-grpc'
   | 'builtin-http';
@@ -42,7 +45,9 @@ export type TransportName =
 export const TRANSPORTS: readonly TransportName[] = [
   'grpc',
   'gateway',
+  'sse',
   'grpc-web',
+  'connect',
   'httpserver',
   'builtin-grpc',
   'builtin-http',
@@ -56,9 +61,12 @@ export const HTTP_TRANSPORTS: readonly TransportName[] = [
   'builtin-http',
 ];
 
-/** Where a call's status is a gRPC code (native gRPC, gRPC-Web) rather than an HTTP status. */
+/**
+ * Where a call's status is a gRPC code (native gRPC, gRPC-Web; Connect's error JSON names one, its
+ * HTTP status follows from it) rather than an HTTP status.
+ */
 export function speaksGrpc(t: TransportName): boolean {
-  return t === 'grpc' || t === 'grpc-web';
+  return t === 'grpc' || t === 'grpc-web' || t === 'connect';
 }
 
 /**
@@ -70,6 +78,11 @@ export function speaksGrpc(t: TransportName): boolean {
  */
 export function recordsHttpStatus(t: TransportName): boolean {
   return t === 'httpserver' || isBuiltin(t);
+}
+
+/** A transport that only GETs (no unsafe call to check): the built-in routes and the event stream. */
+export function getOnly(t: TransportName): boolean {
+  return isBuiltin(t) || t === 'sse';
 }
 
 /** A built-in route (no handler of the app's, GET only). */
@@ -145,6 +158,11 @@ interface UnaryCall {
   request: { text?: string };
   metadata: Metadata;
 }
+interface StreamCall extends UnaryCall {
+  write(message: unknown): boolean;
+  end(): void;
+  emit(event: 'error', err: unknown): boolean;
+}
 
 /** The Echo implementation on the grpc entry (gRPC, gateway and gRPC-Web calls reach it). */
 function echoImplementation(counter: { n: number }) {
@@ -163,10 +181,31 @@ function echoImplementation(counter: { n: number }) {
       if (text === 'slow' && ctx) void waitForAbort(ctx.signal).then(reply);
       else reply();
     },
+    Watch(call: StreamCall): void {
+      counter.n++;
+      const ctx = callContextOf(call);
+      const text = call.request.text ?? '';
+      if (text === 'throw') throw new Error(SECRET_DETAIL);
+      if (text === 'big-error') {
+        call.emit('error', { code: grpcStatus.INVALID_ARGUMENT, details: BIG_MESSAGE });
+        return;
+      }
+      const reply = (): void => {
+        call.write({ text, principal: ctx?.principal?.subject ?? '' });
+        call.end();
+      };
+      if (text === 'slow' && ctx) void waitForAbort(ctx.signal).then(reply);
+      else reply();
+    },
   };
 }
 
-function entryYaml(kind: 'grpc' | 'httpserver', events: string, middleware: string): string {
+function entryYaml(
+  kind: 'grpc' | 'httpserver',
+  events: string,
+  middleware: string,
+  connect = false,
+): string {
   const common = `    loggerEntry: quiet
     eventEntry: records
     commonService: { enabled: true }
@@ -182,7 +221,7 @@ ${middleware}`;
   - name: conf
     port: 0
     grpcWeb: { enabled: true }
-    protos:
+${connect ? '    connect: { enabled: true }\n' : ''}    protos:
       files: ["${echoProto}"]
       includeDirs: ["${protoDir}"]
 ${common}`
@@ -219,9 +258,19 @@ export async function startTarget(
 ): Promise<Target> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-conformance-'));
   const events = path.join(dir, 'events.log');
-  const onGrpc = transport === 'grpc' || transport === 'gateway' || transport === 'grpc-web';
+  const onGrpc =
+    transport === 'grpc' ||
+    transport === 'gateway' ||
+    transport === 'sse' ||
+    transport === 'grpc-web' ||
+    transport === 'connect';
   const kind = onGrpc || transport === 'builtin-grpc' ? 'grpc' : 'httpserver';
-  const yaml = entryYaml(kind, events, `${middleware}\n${options.extra ?? ''}`);
+  const yaml = entryYaml(
+    kind,
+    events,
+    `${middleware}\n${options.extra ?? ''}`,
+    transport === 'connect',
+  );
   let app: App;
   let port: number;
   let close: () => void = () => undefined;
@@ -276,6 +325,14 @@ export async function startTarget(
     case 'grpc-web':
       call = (o) => grpcWebCall(base, o);
       operation = '/conformance.v1.Echo/Say';
+      break;
+    case 'connect':
+      call = (o) => connectCall(base, o);
+      operation = '/conformance.v1.Echo/Say';
+      break;
+    case 'sse':
+      call = (o) => sseCall(`${base}/v1/watch`, o);
+      operation = '/conformance.v1.Echo/Watch';
       break;
     case 'gateway':
     case 'httpserver':
@@ -463,6 +520,97 @@ async function grpcWebCall(base: string, o: CallOptions = {}): Promise<Answer> {
     grpcMessage: decodeURIComponent(headers.get('grpc-message') ?? ''),
     headers,
     body,
+    raw,
+  };
+}
+
+/**
+ * The gateway's server-sent events for a server-streaming call (`Accept: text/event-stream`), as
+ * an EventSource reads them: each `data:` of a message event is a reply; an `error` event's is a
+ * google.rpc.Status, the head's HTTP status the code's.
+ */
+async function sseCall(url: string, o: CallOptions = {}): Promise<Answer> {
+  if (o.method === 'OPTIONS') return httpCall(url, { ...o, text: undefined });
+  const a = await httpCall(url, {
+    ...o,
+    method: 'GET',
+    headers: { accept: 'text/event-stream', ...o.headers },
+  });
+  for (const event of a.body.split('\n\n')) {
+    const data = /^data: (.*)$/m.exec(event)?.[1];
+    if (data === undefined) continue;
+    // A failure: its google.rpc.Status, the body a gateway error has.
+    if (/^event: error$/m.test(event)) return { ...a, body: data };
+    const reply = JSON.parse(data) as { text?: string; principal?: string };
+    return {
+      ...a,
+      body: JSON.stringify({ text: reply.text ?? '', principal: reply.principal ?? '' }),
+    };
+  }
+  return a;
+}
+
+/** Connect's error codes (connect-es Code, in the protocol's snake case) as gRPC's numbers. */
+const CONNECT_CODES: Readonly<Record<string, number>> = {
+  canceled: 1,
+  unknown: 2,
+  invalid_argument: 3,
+  deadline_exceeded: 4,
+  not_found: 5,
+  already_exists: 6,
+  permission_denied: 7,
+  resource_exhausted: 8,
+  failed_precondition: 9,
+  aborted: 10,
+  out_of_range: 11,
+  unimplemented: 12,
+  internal: 13,
+  unavailable: 14,
+  data_loss: 15,
+  unauthenticated: 16,
+};
+
+/**
+ * A Connect unary call in JSON (a POST with `Connect-Protocol-Version: 1`), as connect-web sends
+ * it: its status from the error JSON's code; the headers and the `trailer-` ones (under their own
+ * names too, as connect-es reads them).
+ */
+async function connectCall(base: string, o: CallOptions = {}): Promise<Answer> {
+  if (o.method === 'OPTIONS')
+    return httpCall(`${base}/conformance.v1.Echo/Say`, { ...o, text: undefined });
+  const res = await fetch(`${base}/conformance.v1.Echo/Say`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'connect-protocol-version': '1',
+      ...o.headers,
+    },
+    body: JSON.stringify({ text: o.text ?? 'hi' }),
+  });
+  const raw = Buffer.from(await res.arrayBuffer());
+  const headers = new Map<string, string>();
+  for (const [k, v] of res.headers) headers.set(k, v);
+  for (const [k, v] of res.headers)
+    if (k.startsWith('trailer-')) headers.set(k.slice('trailer-'.length), v);
+  const setCookie = res.headers.getSetCookie();
+  if (setCookie.length > 0) headers.set('set-cookie', setCookie.join('\n'));
+  const json = JSON.parse(raw.toString('utf8') || '{}') as Record<string, string>;
+  if (res.status === 200)
+    return {
+      httpStatus: 200,
+      grpcCode: 0,
+      grpcMessage: '',
+      headers,
+      // protojson leaves empty strings out
+      body: JSON.stringify({ text: json['text'] ?? '', principal: json['principal'] ?? '' }),
+      raw,
+    };
+  return {
+    httpStatus: res.status,
+    grpcCode: CONNECT_CODES[json['code'] ?? ''],
+    grpcMessage: json['message'] ?? '',
+    headers,
+    body: raw.toString('utf8'),
     raw,
   };
 }

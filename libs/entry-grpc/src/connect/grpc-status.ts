@@ -1,12 +1,8 @@
 import type http2 from 'node:http2';
-import { envelope } from './envelope.js';
 
-/**
- * What a gRPC response (on the bridge's in-memory connection) says, as the Connect bridge reads it:
- * the status, the metadata, the frames.
- */
+/** A call's status and metadata as the Connect adapter writes them. */
 
-/** Headers of the gRPC response that are gRPC's own, not metadata. */
+/** Headers that are gRPC's own (or HTTP's), not metadata: never a Connect header or trailer. */
 const GRPC_ONLY = new Set([
   ':status',
   'content-type',
@@ -19,36 +15,16 @@ const GRPC_ONLY = new Set([
   'grpc-status-details-bin',
 ]);
 
-/** The status a gRPC call ended with. */
+/** The status a call ended with. */
 export interface GrpcStatus {
   code: number;
   message: string;
   detailsBin: Buffer | undefined;
 }
 
-export function statusOf(h: http2.IncomingHttpHeaders): GrpcStatus {
-  const raw = h['grpc-status'];
-  const code = raw === undefined ? 2 : Number(raw);
-  const msg = h['grpc-message'];
-  let message = typeof msg === 'string' ? msg : '';
-  if (message.includes('%')) {
-    try {
-      message = decodeURIComponent(message);
-    } catch {
-      // left as sent
-    }
-  }
-  const bin = h['grpc-status-details-bin'];
-  return {
-    code: Number.isInteger(code) && code >= 0 && code <= 16 ? code : 2,
-    message: raw === undefined ? 'the gRPC response had no status' : message,
-    detailsBin: typeof bin === 'string' ? Buffer.from(bin, 'base64') : undefined,
-  };
-}
-
-/** Metadata of gRPC headers or trailers (the status and gRPC's own headers left out). */
+/** The metadata among headers (gRPC's own headers and the status left out). */
 export function metadataOf(
-  h: http2.IncomingHttpHeaders | undefined,
+  h: http2.IncomingHttpHeaders | Record<string, string | string[]> | undefined,
 ): Array<[string, string | string[]]> {
   const out: Array<[string, string | string[]]> = [];
   if (!h) return out;
@@ -58,9 +34,4 @@ export function metadataOf(
     out.push([name, value as string | string[]]);
   }
   return out;
-}
-
-/** A gRPC message frame (uncompressed). */
-export function grpcFrame(data: Uint8Array): Buffer {
-  return envelope(0, data);
 }

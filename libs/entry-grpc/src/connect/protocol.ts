@@ -94,11 +94,6 @@ export function parseTimeoutMs(value: string | string[] | undefined): number | u
   return Number(text);
 }
 
-/** A Connect timeout as gRPC's `grpc-timeout` (at most 8 digits, so whole seconds past that). */
-export function grpcTimeoutOf(ms: number): string {
-  return ms < 100_000_000 ? `${ms}m` : `${Math.ceil(ms / 1000)}S`;
-}
-
 /** One error detail as Connect writes it: the Any's type name and its bytes (base64, no padding). */
 export interface ConnectDetail {
   type: string;

@@ -9,8 +9,8 @@ import {
   envelope,
   type Envelope,
 } from './envelope.js';
-import { grpcFrame, type GrpcStatus } from './grpc-status.js';
-import type { HttpExchange } from '../bridge/http-exchange.js';
+import type { GrpcStatus } from './grpc-status.js';
+import type { HttpExchange } from '../http-exchange.js';
 import { ConnectFailure, errorJson, type ConnectType } from './protocol.js';
 import { inflate } from './request-body.js';
 
@@ -34,7 +34,7 @@ export function endStream(
   return envelope(FLAG_END_STREAM, Buffer.from(JSON.stringify(end), 'utf8'));
 }
 
-/** Connect request envelopes (compressed, JSON) in, gRPC frames (binary, uncompressed) out. */
+/** Connect request envelopes (compressed, JSON) in, request messages (binary, uncompressed) out. */
 export class RequestEnvelopes extends Transform {
   private readonly splitter: EnvelopeSplitter;
 
@@ -43,7 +43,7 @@ export class RequestEnvelopes extends Transform {
     private readonly gzipped: boolean,
     private readonly fromJson: ((text: string) => Buffer) | undefined,
   ) {
-    super();
+    super({ readableObjectMode: true });
     this.splitter = new EnvelopeSplitter(maxBytes);
   }
 
@@ -78,7 +78,7 @@ export class RequestEnvelopes extends Transform {
           );
         data = await inflate(data, this.maxBytes);
       }
-      this.push(grpcFrame(this.fromJson ? this.fromJson(data.toString('utf8')) : data));
+      this.push(this.fromJson ? this.fromJson(data.toString('utf8')) : data);
     }
   }
 
@@ -90,12 +90,10 @@ export class RequestEnvelopes extends Transform {
 }
 
 /**
- * gRPC response frames in, Connect envelopes out: as they are for uncompressed binary (the same
- * bytes), else each message converted (JSON) and compressed (at least `minCompress` bytes) in order.
+ * Response messages in, Connect envelopes out: each message converted (JSON) and compressed (at
+ * least `minCompress` bytes), in order.
  */
 export class ResponseEnvelopes {
-  private readonly splitter = new EnvelopeSplitter(Number.MAX_SAFE_INTEGER);
-  private readonly passThrough: boolean;
   /** The writes in order, once compression made them asynchronous. */
   private queue: Promise<void> = Promise.resolve();
 
@@ -104,38 +102,33 @@ export class ResponseEnvelopes {
     private readonly type: ConnectType,
     private readonly method: ConnectMethod,
     private readonly minCompress: number,
-  ) {
-    this.passThrough = type.binary && minCompress === Infinity;
-  }
+  ) {}
 
-  /** False when the client is not taking data as fast (wait for its drain). */
-  push(chunk: Buffer): boolean {
+  /** One message's bytes; false when the client is not taking data as fast (wait for its drain). */
+  push(message: Buffer): boolean {
     const x = this.x;
     if (x.destroyed) return true;
-    if (this.passThrough) return x.write(chunk);
-    let ok = true;
-    for (const frame of this.splitter.push(chunk)) {
-      let data: Buffer;
-      try {
-        data = this.type.binary
-          ? frame.data
-          : Buffer.from(this.method.responseToJson(frame.data), 'utf8');
-      } catch {
-        data = frame.data;
-      }
-      if (data.length >= this.minCompress) {
-        this.queue = this.queue
-          .then(() => gzip(data))
-          .then((z) => {
-            if (!x.destroyed) x.write(envelope(FLAG_COMPRESSED, z));
-          });
-      } else if (this.minCompress !== Infinity) {
-        this.queue = this.queue.then(() => {
-          if (!x.destroyed) x.write(envelope(0, data));
-        });
-      } else ok = x.write(envelope(0, data)) && ok;
+    let data: Buffer;
+    try {
+      data = this.type.binary ? message : Buffer.from(this.method.responseToJson(message), 'utf8');
+    } catch {
+      data = message;
     }
-    return ok;
+    if (data.length >= this.minCompress) {
+      this.queue = this.queue
+        .then(() => gzip(data))
+        .then((z) => {
+          if (!x.destroyed) x.write(envelope(FLAG_COMPRESSED, z));
+        });
+      return true;
+    }
+    if (this.minCompress !== Infinity) {
+      this.queue = this.queue.then(() => {
+        if (!x.destroyed) x.write(envelope(0, data));
+      });
+      return true;
+    }
+    return x.write(envelope(0, data));
   }
 
   finish(end: Buffer): void {

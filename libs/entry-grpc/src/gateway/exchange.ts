@@ -27,15 +27,13 @@ import {
   hasHeader,
   putHeader,
 } from './headers.js';
+import { statusFromError, type HandlerStatus } from '../invoker/handler-call.js';
 import {
-  GatewayDuplexCall,
-  GatewayReadableCall,
-  GatewayUnaryCall,
-  GatewayWritableCall,
-  statusFromError,
-  type GatewayStatus,
-  type StreamBase,
-} from './fake-call.js';
+  runHandler,
+  type HandlerRun,
+  type HandlerTarget,
+  type SentStatus,
+} from '../invoker/run-handler.js';
 import { DEFAULT_MAX_JSON_DEPTH } from './json-depth.js';
 import {
   DEFAULT_SSE_HEARTBEAT_MS,
@@ -46,15 +44,6 @@ import {
   eventFrame,
 } from './event-stream.js';
 import { JsonValueSplitter } from './json-stream.js';
-import {
-  admittedBase,
-  runIntercepted,
-  runInterceptedStream,
-  sentStatusOf,
-  type Admitted,
-  type InterceptedTarget,
-  type SentStatus,
-} from './intercepted.js';
 import { JsonInputError } from './json.js';
 import { ParamError } from './params.js';
 import { UnresolvableAny } from './rpc-status.js';
@@ -65,26 +54,10 @@ import { GatewayRejection, readBody } from './request.js';
 import { decodeGrpcTimeout } from './timeout.js';
 import type { GatewayRoute } from './route.js';
 
+/** A status as the gateway reports it. */
+export type GatewayStatus = HandlerStatus;
+
 const OK: GatewayStatus = { code: 0, message: '' };
-
-/** grpc-js's handler shapes, as the gateway calls them with its stand-in calls. */
-type UnaryHandler = (
-  call: GatewayUnaryCall,
-  callback: (err: unknown, value?: unknown, trailer?: Metadata) => void,
-) => void;
-type StreamHandler = (call: GatewayWritableCall) => void;
-type ReadableHandler = (
-  call: GatewayReadableCall,
-  callback: (err: unknown, value?: unknown, trailer?: Metadata) => void,
-) => void;
-type DuplexHandler = (call: GatewayDuplexCall) => void;
-
-/** Where a streamed request's decoded messages go: the handler's call, or the bottom of the interceptor stack. */
-interface StreamSink {
-  deliver(message: unknown): void;
-  end(): void;
-  cancel(): void;
-}
 
 export const JSON_TYPE = 'application/json';
 const NEWLINE = Buffer.from('\n');
@@ -118,12 +91,13 @@ export interface ExchangeHost {
 }
 
 /**
- * One gateway call from matching to its response: builds the request message, hands the handler a
- * grpc-js-like call, collects the response headers (the middleware's, the handler's metadata and
- * trailers) and writes them with the status line in one `res.writeHead`, then reports the outcome
- * to the middleware once. A class with methods rather than closures, since one is made per request.
+ * One gateway call from matching to its response: builds the request message, runs the handler
+ * (through the user's interceptors) with the invoker's handler call (invoker/run-handler.ts),
+ * collects the response headers (the middleware's, the handler's metadata and trailers) and
+ * writes them with the status line in one `res.writeHead`, then reports the outcome to the
+ * middleware once. A class with methods rather than closures, since one is made per request.
  */
-export class Exchange implements StreamBase, CallBodySource, CallAdapter {
+export class Exchange implements HandlerTarget, CallBodySource, CallAdapter {
   readonly ctx: CallContext;
   readonly peer: string;
   readonly path: string;
@@ -134,9 +108,18 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
   private admittedCall = false;
   /** The outcome went to the middleware: nothing more is written or reported. */
   private settled = false;
-  private call: GatewayUnaryCall | GatewayWritableCall | undefined;
-  /** The bottom of the user's interceptor stack, when the entry has interceptors. */
-  private stack: { cancel(): void } | undefined;
+  /** The handler's call, once it runs. */
+  private run: HandlerRun | undefined;
+  /** The call was cancelled while the handler was being started: it hears once started. */
+  private cancelSoon = false;
+  /** A unary call's response message, until its status. */
+  private response: unknown;
+  /** HandlerTarget: the host a handler's getHost() gives (none on the gateway). */
+  readonly host = '';
+  /** HandlerTarget: the call's context, for callContextOf. */
+  get context(): CallContext {
+    return this.ctx;
+  }
   /** An invalid `Grpc-Timeout`, answered 400 once the middleware let the call through. */
   private badTimeout: string | undefined;
   /** Trailer metadata to send as HTTP trailers (the request said `TE: trailers`), flat name/value list. */
@@ -303,8 +286,21 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
       this.finish(status);
     } else this.finish(this.writeError(status));
     // Answered first: whatever the handler does on hearing of the cancellation comes too late.
-    this.stack?.cancel();
-    this.call?.cancel();
+    this.cancelRun();
+  }
+
+  /** The handler hears that its call was cancelled (now, or once it has started). */
+  private cancelRun(): void {
+    if (this.run) this.run.cancel();
+    else this.cancelSoon = true;
+  }
+
+  /** Starts the handler's call (HandlerTarget: this), with the unary request when there is one. */
+  private startRun(request: unknown): HandlerRun {
+    const run = runHandler(this.route.method, this.gateway.interceptors, this, request);
+    this.run = run;
+    if (this.cancelSoon) run.cancel();
+    return run;
   }
 
   /** Builds the request (from the body, the form, or an upload's body tree) and calls the handler. */
@@ -337,9 +333,10 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
       acceptsEventStream(this.req.headers.accept)
     )
       this.startEventStream();
-    if (this.gateway.interceptors.length > 0) this.intercepted();
-    else if (this.route.method.definition.responseStream) this.serverStream();
-    else this.unary();
+    this.startRun(this.request);
+    // Most handlers answer at once; only a call still open needs to hear of the client leaving
+    // (the response cannot close while the handler runs synchronously).
+    if (!this.settled) this.res.once('close', () => this.closedEarly());
   }
 
   /**
@@ -352,7 +349,7 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
     const bidi = def.responseStream;
     this.res.once('close', () => this.closedEarly());
     // The handler starts, and hears of each message, in the call's scope (CallContext.runInScope).
-    const sink = this.ctx.runInScope(this.streamSink, this, undefined);
+    const sink: HandlerRun = this.ctx.runInScope(this.streamSink, this, undefined);
     const splitter = new JsonValueSplitter(
       this.gateway.options.maxBodyBytes,
       this.gateway.options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
@@ -394,249 +391,31 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
     });
   }
 
-  private streamSink(): StreamSink {
-    return this.gateway.interceptors.length > 0
-      ? this.interceptedStreamSink()
-      : this.directStreamSink();
+  /** The handler's call of a streamed request: it starts now and takes the messages as they come. */
+  private streamSink(): HandlerRun {
+    return this.startRun(undefined);
   }
 
-  /** Without interceptors: the handler's call takes the messages directly. */
-  private directStreamSink(): StreamSink {
-    const def = this.route.method.definition;
-    const handler = this.route.method.handler;
-    const call = def.responseStream ? new GatewayDuplexCall(this) : new GatewayReadableCall(this);
-    this.call = call;
-    const sink: StreamSink = {
-      deliver: (m) => call.push(m),
-      end: () => call.push(null),
-      cancel: () => call.cancel(),
-    };
-    if (call instanceof GatewayDuplexCall) {
-      call.once('error', (err: unknown) => this.streamFailed(err));
-      call.once('finish', () => this.streamEnded(call.trailer));
-    }
-    if (!handler) {
-      const unimplemented = {
-        code: 12,
-        details: `method ${this.route.method.path} is not implemented`,
-      };
-      if (def.responseStream) this.streamFailed(unimplemented);
-      else this.reply(unimplemented);
-      return sink;
-    }
-    try {
-      if (call instanceof GatewayDuplexCall) (handler as unknown as DuplexHandler)(call);
-      else
-        (handler as unknown as ReadableHandler)(call, (err, value, trailer) =>
-          this.reply(err, value, trailer),
-        );
-    } catch (err) {
-      if (def.responseStream) this.streamFailed(err);
-      else this.reply(err);
-    }
-    return sink;
+  // HandlerTarget: what the handler (past the user's interceptors) sends.
+
+  /** A response message: a unary call's waits for its status, a stream's goes out now. */
+  onMessage(msg: unknown, done: () => void): void {
+    if (this.route.method.definition.responseStream) this.streamMessage(msg);
+    else this.response = msg;
+    done();
   }
 
-  /**
-   * Through the user's interceptors, as grpc-js runs a client- or bidi-streaming HTTP/2 call: the
-   * handler starts once the metadata has passed them, reads the messages they hand up, and its
-   * answer goes back down through them.
-   */
-  private interceptedStreamSink(): StreamSink {
-    const def = this.route.method.definition;
-    const bidi = def.responseStream;
-    const handler = this.route.method.handler;
-    let response: unknown;
-    let handlerCall: GatewayReadableCall | GatewayDuplexCall | undefined;
-    const target: InterceptedTarget = {
-      peer: this.peer,
-      request: undefined,
-      metadata: () => this.metadata(),
-      onMetadata: (md) => this.onMetadata(md),
-      onMessage: (msg) => {
-        if (bidi) this.onMessage(msg);
-        else response = msg;
-      },
-      onStatus: (st) => this.interceptedStatus(st, bidi, response),
-    };
-    const method = {
-      path: this.path,
-      requestStream: true,
-      responseStream: bidi,
-      requestDeserialize: def.requestDeserialize,
-      responseSerialize: def.responseSerialize,
-    };
-    const base = runInterceptedStream(this.gateway.interceptors, method, target, {
-      admit: (a) => {
-        if (!handler) {
-          a.top.sendStatus({
-            code: 12,
-            details: `method ${this.route.method.path} is not implemented`,
-            metadata: null,
-          });
-          return;
-        }
-        attachContext(a.metadata, this.ctx);
-        const callBase: StreamBase = {
-          metadata: () => a.metadata,
-          request: undefined,
-          peer: this.peer,
-          path: this.path,
-          deadline: this.deadline,
-          onMetadata: (md) => a.top.sendMetadata(md),
-          onMessage: (msg) => a.top.sendMessage(msg, () => undefined),
-          startRead: () => a.top.startRead(),
-        };
-        if (bidi) {
-          const c = new GatewayDuplexCall(callBase);
-          handlerCall = c;
-          this.call = c;
-          c.once('error', (err: unknown) => a.top.sendStatus(sentStatusOf(err)));
-          c.once('finish', () =>
-            a.top.sendStatus({ code: 0, details: 'OK', metadata: c.trailer ?? null }),
-          );
-          (handler as unknown as DuplexHandler)(c);
-        } else {
-          const c = new GatewayReadableCall(callBase);
-          handlerCall = c;
-          this.call = c;
-          (handler as unknown as ReadableHandler)(c, (err, value, trailer) => {
-            if (err) a.top.sendStatus(sentStatusOf(err));
-            else
-              a.top.sendMessage(value, () =>
-                a.top.sendStatus({ code: 0, details: 'OK', metadata: trailer ?? null }),
-              );
-          });
-        }
-      },
-      onMessage: (msg) => handlerCall?.push(msg),
-      onEnd: () => handlerCall?.push(null),
-      onCancel: () => handlerCall?.cancel(),
-    });
-    this.stack = base;
-    return {
-      deliver: (m) => base.deliver(m),
-      end: () => base.endRequests(),
-      cancel: () => base.cancel(),
-    };
-  }
-
-  /** A status that reached the bottom of the interceptor stack: the end of the call. */
-  private interceptedStatus(st: SentStatus, stream: boolean, response: unknown): void {
+  /** The handler's status, past the interceptors: the end of the call. */
+  onStatus(st: SentStatus): void {
     const failure =
       st.code === 0
         ? undefined
         : { code: st.code, details: st.details, metadata: st.metadata ?? undefined };
-    if (stream) {
+    if (this.route.method.definition.responseStream) {
       if (failure) this.streamFailed(failure);
       else this.streamEnded(st.metadata ?? undefined);
     } else if (failure) this.reply(failure);
-    else this.reply(null, response, st.metadata ?? undefined);
-  }
-
-  /**
-   * Through the user's interceptors, as grpc-js runs an HTTP/2 call: the handler is called with
-   * what they hand on, and its answer goes back down through them to the HTTP response.
-   */
-  private intercepted(): void {
-    const def = this.route.method.definition;
-    const stream = def.responseStream;
-    let response: unknown;
-    const target: InterceptedTarget = {
-      peer: this.peer,
-      request: this.request,
-      metadata: () => this.metadata(),
-      onMetadata: (md) => this.onMetadata(md),
-      onMessage: (msg) => {
-        if (stream) this.onMessage(msg);
-        else response = msg;
-      },
-      onStatus: (s) => {
-        const failure =
-          s.code === 0
-            ? undefined
-            : { code: s.code, details: s.details, metadata: s.metadata ?? undefined };
-        if (stream) {
-          if (failure) this.streamFailed(failure);
-          else this.streamEnded(s.metadata ?? undefined);
-        } else if (failure) this.reply(failure);
-        else this.reply(null, response, s.metadata ?? undefined);
-      },
-    };
-    const method = {
-      path: this.path,
-      requestStream: false,
-      responseStream: stream,
-      requestDeserialize: def.requestDeserialize,
-      responseSerialize: def.responseSerialize,
-    };
-    this.stack = runIntercepted(this.gateway.interceptors, method, target, (a) =>
-      this.admit(a, stream),
-    );
-    if (!this.settled) this.res.once('close', () => this.closedEarly());
-  }
-
-  /** The interceptors let the call through: the handler runs, its sends go down the stack. */
-  private admit(a: Admitted, stream: boolean): void {
-    const handler = this.route.method.handler;
-    if (!handler) {
-      a.top.sendStatus({
-        code: 12,
-        details: `method ${this.route.method.path} is not implemented`,
-        metadata: null,
-      });
-      return;
-    }
-    attachContext(a.metadata, this.ctx);
-    if (!stream) {
-      const call = new GatewayUnaryCall(
-        admittedBase(a, this.peer, this.path, undefined, this.deadline),
-      );
-      this.call = call;
-      (handler as unknown as UnaryHandler)(call, (err, value, trailer) => {
-        if (err) a.top.sendStatus(sentStatusOf(err));
-        else
-          a.top.sendMessage(value, () =>
-            a.top.sendStatus({ code: 0, details: 'OK', metadata: trailer ?? null }),
-          );
-      });
-      return;
-    }
-    const call = new GatewayWritableCall(
-      admittedBase(
-        a,
-        this.peer,
-        this.path,
-        (msg) => a.top.sendMessage(msg, () => undefined),
-        this.deadline,
-      ),
-    );
-    this.call = call;
-    call.once('error', (err: unknown) => a.top.sendStatus(sentStatusOf(err)));
-    call.once('finish', () =>
-      a.top.sendStatus({ code: 0, details: 'OK', metadata: call.trailer ?? null }),
-    );
-    (handler as unknown as StreamHandler)(call);
-  }
-
-  private unary(): void {
-    const call = new GatewayUnaryCall(this);
-    this.call = call;
-    const handler = this.route.method.handler;
-    if (!handler) {
-      this.reply({ code: 12, details: `method ${this.route.method.path} is not implemented` });
-      return;
-    }
-    try {
-      (handler as unknown as UnaryHandler)(call, (err, value, trailer) =>
-        this.reply(err, value, trailer),
-      );
-    } catch (err) {
-      this.reply(err);
-    }
-    // Most handlers answer at once; only a call still open needs to hear of the client leaving
-    // (the response cannot close while the handler runs synchronously).
-    if (!this.settled) this.res.once('close', () => this.closedEarly());
+    else this.reply(null, this.response, st.metadata ?? undefined);
   }
 
   /**
@@ -688,30 +467,11 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
     this.finish(this.respond(200, JSON_TYPE, body, OK));
   }
 
-  /** Server streaming as newline-delimited JSON: `{"result":…}` per message, `{"error":…}` on failure. */
-  private serverStream(): void {
-    const call = new GatewayWritableCall(this);
-    this.call = call;
-    this.res.once('close', () => this.closedEarly());
-    call.once('error', (err: unknown) => this.streamFailed(err));
-    call.once('finish', () => this.streamEnded(call.trailer));
-    const handler = this.route.method.handler;
-    if (!handler) {
-      this.streamFailed({
-        code: 12,
-        details: `method ${this.route.method.path} is not implemented`,
-      });
-      return;
-    }
-    try {
-      (handler as unknown as StreamHandler)(call);
-    } catch (err) {
-      this.streamFailed(err);
-    }
-  }
-
-  /** A message the streaming handler wrote: the head goes out with the first one. */
-  onMessage(msg: unknown): void {
+  /**
+   * A message the streaming handler wrote, as newline-delimited JSON (`{"result":…}` per message),
+   * an event, or HttpBody bytes: the head goes out with the first one.
+   */
+  private streamMessage(msg: unknown): void {
     if (this.settled) return;
     const hb = this.route.httpBodyResponse;
     let line: string | Buffer;
@@ -732,7 +492,7 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
       putHeader(out, 'Content-Type', contentType);
       const failed = this.writeHead(200, out, false);
       if (failed) {
-        this.call?.cancel();
+        this.cancelRun();
         this.finish(failed);
         return;
       }
@@ -806,8 +566,7 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
     for (const [name, value] of EVENT_STREAM_HEADERS) putHeader(out, name, value);
     const failed = this.writeHead(200, out, false);
     if (failed === undefined) return true;
-    this.stack?.cancel();
-    this.call?.cancel();
+    this.cancelRun();
     this.finish(failed);
     return false;
   }
@@ -852,8 +611,7 @@ export class Exchange implements StreamBase, CallBodySource, CallAdapter {
   private closedEarly(): void {
     if (this.settled || this.res.writableFinished) return;
     this.ctx.abort('cancelled');
-    this.stack?.cancel();
-    this.call?.cancel();
+    this.cancelRun();
     // A stream ends here; a unary call still ends with the handler's answer.
     if (this.route.method.definition.responseStream)
       this.finish({ code: 1, message: 'the client went away' });

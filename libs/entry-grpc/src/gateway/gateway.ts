@@ -12,7 +12,7 @@ import {
 import protobuf from 'protobufjs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { codeName } from '../codes.js';
-import type { GatewayStatus } from './fake-call.js';
+import type { GatewayStatus } from './exchange.js';
 import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from './json-depth.js';
 import { fieldMaskFromBody } from './fieldmask.js';
 import { DEFAULT_MAX_QUERY_PARAMS, parseQueryInto } from './goparse.js';

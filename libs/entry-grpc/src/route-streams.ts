@@ -1,11 +1,12 @@
 import type http2 from 'node:http2';
 
 /**
- * Puts a bridge in front of the handlers of the HTTP/2 servers grpc-js made for `server`'s
- * connection injectors (a private map, as refused-calls.ts reads it): a stream `serveStream` takes
- * (returns true for) is the bridge's, every other goes to what was there before (another bridge,
- * grpc-js's own handlers, which would otherwise take `application/grpc-web` for gRPC). Returns how
- * many servers it wrapped.
+ * Puts a wire adapter (Connect, gRPC-Web) in front of the handlers of the HTTP/2 servers grpc-js
+ * made for `server`'s connection injectors (a private map, as refused-calls.ts reads it; the one
+ * private field the invoker's adapters still need, until native gRPC is served on node:http2): a
+ * stream `serveStream` takes (returns true for) is the adapter's, every other goes to what was
+ * there before (another adapter, grpc-js's own handlers, which would otherwise take
+ * `application/grpc-web` for gRPC). Returns how many servers it wrapped.
  */
 export function routeStreams(
   server: object,

@@ -1,25 +1,27 @@
-import http2 from 'node:http2';
+import type http2 from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import type { Duplex } from 'node:stream';
+import type { Metadata } from '@grpc/grpc-js';
 import { negotiateEncoding } from '@svcboot/entry-core';
 import type protobuf from 'protobufjs';
-import { grpcRequestHeaders } from '../bridge/grpc-request-headers.js';
-import { InMemoryGrpcConnection } from '../bridge/in-memory-grpc.js';
-import { bridgeMark } from '../bridge/mark.js';
-import { routeStreams } from '../bridge/route-streams.js';
-import { grpcWebMode } from '../grpc-web.js';
-import type { RegisteredMethod } from '../services.js';
+import { addMetadata, addPairs, grpcWebMode } from '../grpc-web.js';
+import { http1Exchange, http2Exchange, type HttpExchange } from '../http-exchange.js';
+import type {
+  InvokeHead,
+  InvokeSink,
+  InvokeStatus,
+  Invocation,
+  MethodInvoker,
+} from '../invoker/invoker.js';
+import { routeStreams } from '../route-streams.js';
 import { ConnectMethod, connectDetails } from './codec.js';
 import { EnvelopeTooLarge } from './envelope.js';
-import { grpcFrame, metadataOf, statusOf, type GrpcStatus } from './grpc-status.js';
-import { http1Exchange, http2Exchange, type HttpExchange } from '../bridge/http-exchange.js';
+import { metadataOf, type GrpcStatus } from './grpc-status.js';
 import {
   ConnectFailure,
   PROTOCOL_VERSION,
   errorJson,
-  grpcTimeoutOf,
   httpStatusOfConnectCode,
   parseConnectType,
   parseGetEncoding,
@@ -33,25 +35,24 @@ import { RequestEnvelopes, ResponseEnvelopes, endStream } from './stream-message
 const gzip = promisify(zlib.gzip);
 
 /**
- * The Connect protocol (connectrpc.com/docs/protocol) on the entry's port, answered by the
- * entry's own gRPC server: as the gRPC-Web bridge (grpc-web.ts), each request becomes a gRPC call on
- * an in-memory HTTP/2 connection handed to grpc-js, so it meets the same handlers, interceptors,
- * middleware chain (the call driver, through the middleware interceptor), limits, deadlines and
- * statuses as a native call; the record says `apiProtocol=Connect`. What this module does is the
- * translation: JSON to binary and back (the gateway's protojson mapping), Connect's unary bodies
- * and envelopes to gRPC frames, gzip, `Connect-Timeout-Ms` to `grpc-timeout`, and gRPC's status
- * and trailers to Connect's error JSON, `trailer-` headers and end-of-stream message.
+ * The Connect protocol (connectrpc.com/docs/protocol) on the entry's port: a wire adapter and
+ * codec over the method invoker (invoker/invoker.ts), as gRPC-Web's (grpc-web.ts), so a call meets
+ * the same handlers, interceptors, middleware chain, deadlines and statuses as a native one; the
+ * record says `apiProtocol=Connect`. What this module does is the translation: Connect's unary
+ * bodies (JSON through the gateway's protojson mapping, or proto) and envelopes to request
+ * messages, gzip, `Connect-Timeout-Ms` to the call's deadline, and the call's status and metadata
+ * to Connect's error JSON, `trailer-` headers and end-of-stream message.
  */
 
-export interface ConnectBridgeOptions {
-  /** Hands the server end of an in-memory connection to grpc-js. */
-  inject(socket: Duplex): void;
-  /** The entry's RPCs by gRPC path. */
-  methods: ReadonlyMap<string, RegisteredMethod>;
+export interface ConnectAdapterOptions {
+  /** The entry's method invoker (the RPCs by gRPC path). */
+  invoker: MethodInvoker;
   /** The protobufjs root that describes a service's messages (for JSON). */
   rootFor(service: string): protobuf.Root | undefined;
   /** The largest request message (and unary body) taken: the entry's maxRecvMsgSizeBytes. */
   maxMessageBytes: number;
+  /** The largest response message sent: the entry's maxSendMsgSizeBytes (-1: none). */
+  maxSendMessageBytes?: number;
   /**
    * Whether the REST gateway has a POST binding at this path (generateUnboundMethods' rules sit at
    * the gRPC paths): then a JSON POST without `Connect-Protocol-Version` stays the gateway's.
@@ -62,8 +63,8 @@ export interface ConnectBridgeOptions {
   maxJsonDepth?: number;
 }
 
-/** Request headers of Connect's (and gRPC's) own, besides those no bridge forwards. */
-const NOT_FORWARDED = new Set([
+/** Request headers of Connect's (and gRPC's) own, never a handler's metadata. */
+const NOT_METADATA = new Set([
   'content-encoding',
   'connect-protocol-version',
   'connect-timeout-ms',
@@ -89,7 +90,7 @@ const NOT_EXPOSED = new Set([
 const ENCODINGS = ['gzip'] as const;
 
 /**
- * Names the headers a browser may read, besides the cors middleware's: every one sent that is not
+ * Names the headers a browser may read, before the cors middleware's: every one sent that is not
  * safelisted (metadata, `trailer-*`, Content-Encoding). Only on a response the cors middleware let
  * through (it has Access-Control-Allow-Origin).
  */
@@ -99,30 +100,30 @@ function exposeHeaders(out: Record<string, string | string[]>): void {
   for (const name of Object.keys(out))
     if (!NOT_EXPOSED.has(name) && !name.startsWith('access-control-')) names.push(name);
   if (names.length === 0) return;
+  // The cors middleware's own list comes last, as after gRPC-Web's status headers.
   const own = out['access-control-expose-headers'];
   out['access-control-expose-headers'] =
-    own === undefined ? names.join(', ') : `${String(own)}, ${names.join(', ')}`;
+    own === undefined ? names.join(', ') : `${names.join(', ')}, ${String(own)}`;
 }
 
 function first(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Serves Connect requests through one multiplexed in-memory HTTP/2 connection to grpc-js. */
-export class ConnectBridge {
-  private readonly grpc: InMemoryGrpcConnection;
+/** Serves Connect requests through the entry's method invoker. */
+export class ConnectAdapter {
   private readonly methods = new Map<string, ConnectMethod | undefined>();
   private readonly minCompress: number;
+  private closed = false;
 
-  constructor(private readonly options: ConnectBridgeOptions) {
+  constructor(private readonly options: ConnectAdapterOptions) {
     this.minCompress = options.compressMinBytes ?? 1024;
-    this.grpc = new InMemoryGrpcConnection(options.inject, 'http://connect.invalid');
   }
 
   /** The method at `path`, with its JSON mapping (made once). */
   private methodAt(path: string): ConnectMethod | undefined {
     if (this.methods.has(path)) return this.methods.get(path);
-    const m = this.options.methods.get(path);
+    const m = this.options.invoker.method(path);
     const cm = m
       ? new ConnectMethod(m, this.options.rootFor(m.service), this.options.maxJsonDepth)
       : undefined;
@@ -189,9 +190,9 @@ export class ConnectBridge {
     return type.stream || type.binary || !gatewayPost();
   }
 
-  /** No new calls; the in-memory connection goes with grpc-js's own shutdown. */
+  /** No new calls (the entry is shutting down): Unavailable. */
   close(): void {
-    this.grpc.close();
+    this.closed = true;
   }
 
   private answer(method: ConnectMethod, x: HttpExchange): void {
@@ -259,21 +260,23 @@ export class ConnectBridge {
         12,
         `${method.method.path} has no descriptor in the entry's protos: only the proto encoding can call it`,
       );
-    if (this.grpc.closed) throw new ConnectFailure(14, 'the server is shutting down');
+    if (this.closed) throw new ConnectFailure(14, 'the server is shutting down');
     return type;
   }
 
-  /** The gRPC call's request headers: the client's metadata, the deadline, the bridge's mark. */
-  private open(method: ConnectMethod, x: HttpExchange): http2.ClientHttp2Stream {
-    const headers = grpcRequestHeaders(
-      method.method.path,
-      x.headers,
-      bridgeMark(x.peer, x.method),
-      NOT_FORWARDED,
-    );
+  /** The call's head for the invoker: the client's headers, address, method and deadline. */
+  private head(x: HttpExchange): InvokeHead {
     const timeout = parseTimeoutMs(x.headers['connect-timeout-ms']);
-    if (timeout !== undefined) headers['grpc-timeout'] = grpcTimeoutOf(timeout);
-    return this.grpc.request(headers);
+    return {
+      headers: x.headers,
+      notMetadata: NOT_METADATA,
+      peer: x.peer,
+      protocol: 'Connect',
+      httpMethod: x.method,
+      authority: x.host || 'localhost',
+      userAgent: first(x.headers['user-agent']) ?? '',
+      deadline: timeout === undefined ? Infinity : Date.now() + timeout,
+    };
   }
 
   // ------------------------------------------------------------------------------------ unary
@@ -309,71 +312,77 @@ export class ConnectBridge {
     respondGzip: boolean,
   ): void {
     if (x.destroyed) return;
-    let stream: http2.ClientHttp2Stream;
+    const answer = new UnaryAnswer(
+      this,
+      method,
+      type,
+      x,
+      respondGzip,
+      this.options.maxSendMessageBytes ?? -1,
+    );
+    const call = this.options.invoker.start(method.method, this.head(x), answer);
+    answer.call = call;
+    x.onClose(() => call.cancel());
+    let request: unknown;
     try {
-      stream = this.open(method, x);
-    } catch {
-      this.fail(x, undefined, new ConnectFailure(14, 'the server is shutting down'));
+      request = method.method.definition.requestDeserialize(message);
+    } catch (err) {
+      call.fail(13, `Error deserializing request: ${(err as Error).message}`);
       return;
     }
-    let head: http2.IncomingHttpHeaders | undefined;
-    let trailers: http2.IncomingHttpHeaders | undefined;
-    const chunks: Buffer[] = [];
-    stream.on('response', (h) => {
-      head = h;
-    });
-    stream.on('data', (c: Buffer) => chunks.push(c));
-    stream.on('trailers', (t) => {
-      trailers = t;
-    });
-    stream.on('end', () => {
-      const end = trailers ?? head;
-      if (!end) {
-        this.fail(x, undefined, new ConnectFailure(14, 'the gRPC call ended without a status'));
-        return;
-      }
-      const status = statusOf(end);
-      const out: Record<string, string | string[]> = {};
-      // Trailers-only: every piece of metadata came with the status.
-      for (const [name, value] of metadataOf(head)) out[name] = value;
-      if (trailers)
-        for (const [name, value] of metadataOf(trailers))
-          out[status.code === 0 ? `trailer-${name}` : name] = value;
-      if (status.code !== 0) {
-        this.unaryError(x, out, status);
-        return;
-      }
-      const frames = Buffer.concat(chunks);
-      const payload = frames.length >= 5 ? frames.subarray(5, 5 + frames.readUInt32BE(1)) : frames;
-      let body: Buffer;
-      try {
-        body = type.binary ? payload : Buffer.from(method.responseToJson(payload), 'utf8');
-      } catch (err) {
-        this.unaryError(x, out, {
-          code: 13,
-          message: `cannot write the response as JSON: ${(err as Error).message}`,
-          detailsBin: undefined,
-        });
-        return;
-      }
-      out['content-type'] = responseContentType(type);
-      this.send(x, 200, out, body, respondGzip);
-    });
-    stream.on('error', () => {
-      if (!x.headersSent) this.fail(x, undefined, new ConnectFailure(14, 'unavailable'));
-    });
-    x.onClose(() => {
-      if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
-    });
-    stream.end(grpcFrame(message));
+    call.send(request);
+    call.end();
+  }
+
+  /** The unary answer once the call ended: the response or the error, with the metadata. */
+  unaryAnswer(
+    method: ConnectMethod,
+    type: ConnectType,
+    x: HttpExchange,
+    respondGzip: boolean,
+    headers: Record<string, string | string[]>,
+    response: Buffer | undefined,
+    s: InvokeStatus,
+  ): void {
+    const out: Record<string, string | string[]> = headers;
+    const trailers = trailersOf(s.trailers);
+    if (s.headers !== undefined) addPairs(out, s.headers);
+    // Trailers-only: every piece of metadata came with the status.
+    const prefix = s.code === 0 && s.headers === undefined ? 'trailer-' : '';
+    for (const [name, value] of trailers.pairs) out[`${prefix}${name}`] = value;
+    if (s.code !== 0) {
+      this.unaryError(x, out, {
+        code: s.code,
+        message: s.details,
+        detailsBin: trailers.detailsBin,
+      });
+      return;
+    }
+    if (response === undefined) {
+      this.unaryError(x, out, {
+        code: 12,
+        message: 'the call ended without a response message',
+        detailsBin: undefined,
+      });
+      return;
+    }
+    let body: Buffer;
+    try {
+      body = type.binary ? response : Buffer.from(method.responseToJson(response), 'utf8');
+    } catch (err) {
+      this.unaryError(x, out, {
+        code: 13,
+        message: `cannot write the response as JSON: ${(err as Error).message}`,
+        detailsBin: undefined,
+      });
+      return;
+    }
+    out['content-type'] = responseContentType(type);
+    this.send(x, 200, out, body, respondGzip);
   }
 
   /** A unary error: its HTTP status, the error JSON, the metadata as headers. */
-  private unaryError(
-    x: HttpExchange,
-    out: Record<string, string | string[]>,
-    status: GrpcStatus,
-  ): void {
+  unaryError(x: HttpExchange, out: Record<string, string | string[]>, status: GrpcStatus): void {
     const body = JSON.stringify(
       errorJson(status.code, status.message, connectDetails(status.detailsBin)),
     );
@@ -420,7 +429,7 @@ export class ConnectBridge {
    * An error answered by the bridge itself: for a unary RPC (`stream` undefined) the error JSON
    * with its HTTP status (or `httpStatus`); for a streaming one, 200 and an end-of-stream message.
    */
-  private fail(
+  fail(
     x: HttpExchange,
     stream: ConnectType | undefined,
     f: ConnectFailure,
@@ -453,82 +462,194 @@ export class ConnectBridge {
     const requestGzip = first(x.headers['connect-content-encoding']) === 'gzip';
     const respondGzip =
       negotiateEncoding(first(x.headers['connect-accept-encoding']), ENCODINGS) !== undefined;
-    let stream: http2.ClientHttp2Stream;
-    try {
-      stream = this.open(method, x);
-    } catch {
-      this.fail(x, type, new ConnectFailure(14, 'the server is shutting down'));
-      return;
-    }
-    let ended = false;
-    /** The call ends here with `failure` (a bad request envelope): the gRPC call is cancelled. */
-    const abort = (failure: ConnectFailure): void => {
-      if (ended) return;
-      ended = true;
-      if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
-      this.fail(x, type, failure);
-    };
+    const out = new ResponseEnvelopes(x, type, method, respondGzip ? this.minCompress : Infinity);
+    const answer = new StreamAnswer(
+      method,
+      type,
+      x,
+      out,
+      respondGzip,
+      this.options.maxSendMessageBytes ?? -1,
+    );
+    const call = this.options.invoker.start(method.method, this.head(x), answer);
+    answer.call = call;
+    x.onClose(() => call.cancel());
+    const deserialize = method.method.definition.requestDeserialize;
     const requests = new RequestEnvelopes(
       this.options.maxMessageBytes,
       requestGzip,
       type.binary ? undefined : (text) => method.requestFromJson(text),
     );
-    requests.on('error', (err: unknown) => abort(asFailure(err)));
-    x.body.pipe(requests).pipe(stream);
-
-    const out = new ResponseEnvelopes(x, type, method, respondGzip ? this.minCompress : Infinity);
-    stream.on('response', (h) => {
-      if (ended || x.destroyed) return;
-      const headers: Record<string, string | string[]> = {};
-      for (const [name, value] of metadataOf(h)) headers[name] = value;
-      headers['content-type'] = responseContentType(type);
-      if (respondGzip) headers['connect-content-encoding'] = 'gzip';
-      exposeHeaders(headers);
-      const trailersOnly = h['grpc-status'] !== undefined;
-      if (!respondSafely(x, headers)) {
-        ended = true;
-        if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
+    let failed = false;
+    requests.on('error', (err: unknown) => {
+      if (failed) return;
+      failed = true;
+      drain(x);
+      const f = asFailure(err);
+      call.fail(f.code, f.message);
+    });
+    requests.on('data', (bytes: Buffer) => {
+      if (failed) return;
+      let message: unknown;
+      try {
+        message = deserialize(bytes);
+      } catch (err) {
+        failed = true;
+        drain(x);
+        call.fail(13, `Error deserializing request: ${(err as Error).message}`);
         return;
       }
-      if (trailersOnly) {
-        // Trailers-only (an error before any message): the status ends the stream at once.
-        ended = true;
-        x.end(endStream(statusOf(h), metadataOf(h)));
-        return;
-      }
-      stream.on('data', (chunk: Buffer) => {
-        if (!out.push(chunk) && !stream.isPaused()) {
-          stream.pause();
-          x.onDrain(() => stream.resume());
-        }
-      });
+      call.send(message);
     });
-    stream.on('trailers', (t) => {
-      if (ended) return;
-      ended = true;
-      out.finish(endStream(statusOf(t), metadataOf(t)));
+    requests.on('end', () => {
+      if (!failed) call.end();
     });
-    stream.on('end', () => {
-      if (ended) return;
-      ended = true;
-      out.finish(
-        endStream(
-          { code: 13, message: 'the gRPC call ended without a status', detailsBin: undefined },
-          [],
-        ),
-      );
-    });
-    stream.on('error', () => {
-      if (ended) return;
-      ended = true;
-      if (x.headersSent)
-        out.finish(endStream({ code: 14, message: 'unavailable', detailsBin: undefined }, []));
-      else this.fail(x, type, new ConnectFailure(14, 'unavailable'));
-    });
-    x.onClose(() => {
-      if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
-    });
+    x.body.pipe(requests);
   }
+}
+
+/** A unary call's answer, collected until its status. */
+class UnaryAnswer implements InvokeSink {
+  call: Invocation | undefined;
+  private readonly out: Record<string, string | string[]> = {};
+  private response: Buffer | undefined;
+
+  constructor(
+    private readonly adapter: ConnectAdapter,
+    private readonly method: ConnectMethod,
+    private readonly type: ConnectType,
+    private readonly x: HttpExchange,
+    private readonly respondGzip: boolean,
+    private readonly maxSend: number,
+  ) {}
+
+  headers(md: Metadata | undefined, pairs: readonly string[]): void {
+    for (const [name, value] of trailersOf(md).pairs) this.out[name] = value;
+    addPairs(this.out, pairs);
+  }
+
+  message(msg: unknown, done: () => void): void {
+    let data: Buffer;
+    try {
+      data = this.method.method.definition.responseSerialize(msg);
+    } catch (err) {
+      this.call?.fail(13, `Error serializing response: ${(err as Error).message}`);
+      done();
+      return;
+    }
+    if (this.maxSend >= 0 && data.length > this.maxSend) {
+      this.call?.fail(8, `Sent message larger than max (${data.length} vs. ${this.maxSend})`);
+      done();
+      return;
+    }
+    this.response = data;
+    done();
+  }
+
+  status(s: InvokeStatus): void {
+    if (this.x.destroyed) return;
+    this.adapter.unaryAnswer(
+      this.method,
+      this.type,
+      this.x,
+      this.respondGzip,
+      this.out,
+      s.code === 0 ? this.response : undefined,
+      s,
+    );
+  }
+}
+
+/** A streaming call's answer: the head, each message as an envelope, the end-of-stream message. */
+class StreamAnswer implements InvokeSink {
+  call: Invocation | undefined;
+  private ended = false;
+
+  constructor(
+    private readonly method: ConnectMethod,
+    private readonly type: ConnectType,
+    private readonly x: HttpExchange,
+    private readonly out: ResponseEnvelopes,
+    private readonly respondGzip: boolean,
+    private readonly maxSend: number,
+  ) {}
+
+  private respond(headers: Record<string, string | string[]>): boolean {
+    headers['content-type'] = responseContentType(this.type);
+    if (this.respondGzip) headers['connect-content-encoding'] = 'gzip';
+    exposeHeaders(headers);
+    if (this.x.destroyed) return false;
+    if (respondSafely(this.x, headers)) return true;
+    this.ended = true;
+    this.call?.cancel();
+    return false;
+  }
+
+  headers(md: Metadata | undefined, pairs: readonly string[]): void {
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of trailersOf(md).pairs) headers[name] = value;
+    addPairs(headers, pairs);
+    this.respond(headers);
+  }
+
+  message(msg: unknown, done: () => void): void {
+    if (this.ended || this.x.destroyed) {
+      done();
+      return;
+    }
+    let data: Buffer;
+    try {
+      data = this.method.method.definition.responseSerialize(msg);
+    } catch (err) {
+      this.call?.fail(13, `Error serializing response: ${(err as Error).message}`);
+      done();
+      return;
+    }
+    if (this.maxSend >= 0 && data.length > this.maxSend) {
+      this.call?.fail(8, `Sent message larger than max (${data.length} vs. ${this.maxSend})`);
+      done();
+      return;
+    }
+    if (this.out.push(data)) done();
+    else this.x.onDrain(done);
+  }
+
+  status(s: InvokeStatus): void {
+    if (this.ended) return;
+    this.ended = true;
+    const trailers = trailersOf(s.trailers);
+    const status: GrpcStatus = {
+      code: s.code,
+      message: s.details,
+      detailsBin: trailers.detailsBin,
+    };
+    if (s.headers !== undefined) {
+      // Trailers-only (an error before any message): the head, then the status ends the stream.
+      const headers: Record<string, string | string[]> = {};
+      addPairs(headers, s.headers);
+      for (const [name, value] of trailers.pairs) headers[name] = value;
+      const md = Object.entries(headers);
+      if (!this.respond(headers)) return;
+      this.x.end(endStream(status, md));
+      return;
+    }
+    this.out.finish(endStream(status, trailers.pairs));
+  }
+}
+
+/** A status's trailing metadata as Connect metadata, and its `grpc-status-details-bin`. */
+function trailersOf(md: Metadata | undefined): {
+  pairs: Array<[string, string | string[]]>;
+  detailsBin: Buffer | undefined;
+} {
+  if (md === undefined) return { pairs: [], detailsBin: undefined };
+  const h: Record<string, string | string[]> = {};
+  addMetadata(h, md);
+  const bin = md.get('grpc-status-details-bin')[0];
+  return {
+    pairs: metadataOf(h),
+    detailsBin: bin === undefined ? undefined : Buffer.isBuffer(bin) ? bin : Buffer.from(bin),
+  };
 }
 
 /**
@@ -569,9 +690,9 @@ function drain(x: HttpExchange): void {
 }
 
 /**
- * Puts the bridge in front of the handlers of grpc-js's HTTP/2 servers (see routeStreams): a
- * Connect stream goes to the bridge, every other to what was there (gRPC-Web's bridge, grpc-js).
+ * Puts the adapter in front of the handlers of grpc-js's HTTP/2 servers (see routeStreams): a
+ * Connect stream goes to the adapter, every other to what was there (gRPC-Web's, grpc-js).
  */
-export function routeConnectStreams(server: object, bridge: ConnectBridge): number {
-  return routeStreams(server, (stream, headers) => bridge.serveStream(stream, headers));
+export function routeConnectStreams(server: object, adapter: ConnectAdapter): number {
+  return routeStreams(server, (stream, headers) => adapter.serveStream(stream, headers));
 }

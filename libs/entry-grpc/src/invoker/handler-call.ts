@@ -1,16 +1,27 @@
 import { EventEmitter } from 'node:events';
 import { Duplex, Readable, Writable } from 'node:stream';
 import { Metadata, type ServerErrorResponse, type StatusObject } from '@grpc/grpc-js';
+import type { CallContext } from '@svcboot/entry-core';
+import { CALL_CONTEXT } from '../interceptor.js';
 
-/** A status as the gateway reports it. */
-export interface GatewayStatus {
+/**
+ * The one call object a grpc-js-style handler is given on every protocol the invoker serves (the
+ * gateway, Connect, gRPC-Web): the parts of grpc-js's ServerUnaryCall, ServerReadableStream,
+ * ServerWritableStream and ServerDuplexStream that handlers use (metadata, request, getPeer,
+ * getDeadline, getPath, getHost, sendMetadata, write/end with back-pressure, 'data'/'end' and
+ * 'cancelled' events, `cancelled`). Typed services reach it through their grpc-js adapter
+ * (src/typed/service.ts). What a handler sends goes to its `HandlerCallBase` (run-handler.ts).
+ */
+
+/** A status as a handler (or an interceptor) ends a call with it. */
+export interface HandlerStatus {
   code: number;
   message: string;
   trailer?: Metadata;
 }
 
 /** What a handler's error (a StatusObject, a ServiceError or any Error) means as a status. */
-export function statusFromError(err: unknown): GatewayStatus {
+export function statusFromError(err: unknown): HandlerStatus {
   if (err && typeof err === 'object') {
     const e = err as Partial<StatusObject> & Partial<ServerErrorResponse> & { message?: string };
     const code = typeof e.code === 'number' && e.code >= 0 && e.code <= 16 ? e.code : 2;
@@ -20,22 +31,23 @@ export function statusFromError(err: unknown): GatewayStatus {
   return { code: 2, message: String(err) };
 }
 
-export interface CallBase {
-  /** Builds the request metadata; called at most once, when the handler first reads it. */
+/** What a handler call reports to, and reads from (run-handler.ts makes one per call). */
+export interface HandlerCallBase {
+  /** The request metadata; called at most once, when the handler first reads it. */
   metadata(): Metadata;
-  request: unknown;
-  peer: string;
-  path: string;
-  /** The deadline from `Grpc-Timeout` (ms since the epoch); Infinity or absent without one. */
-  readonly deadline?: number;
+  readonly request: unknown;
+  /** The call's context (callContextOf reads it here without building the metadata). */
+  readonly context: CallContext | undefined;
+  readonly peer: string;
+  readonly path: string;
+  readonly host: string;
+  /** The call's deadline (ms since the epoch); Infinity without one. */
+  readonly deadline: number;
   /** A streamed request's reader wants the next message (through interceptors: their startRead). */
   startRead?(): void;
   onMetadata(md: Metadata): void;
-}
-
-/** What a server-streaming gateway call reports to: each message the handler writes. */
-export interface StreamBase extends CallBase {
-  onMessage(msg: unknown): void;
+  /** A response message; `done` once the wire took it (a stream's back-pressure). */
+  onMessage(msg: unknown, done: () => void): void;
 }
 
 // TypeScript's mixin rule wants `any[]` constructor arguments; internal to this module.
@@ -46,9 +58,9 @@ type EmitterClass = new (...args: any[]) => EventEmitter;
  * Adds what every grpc-js server call offers a handler (metadata, peer, path, deadline,
  * sendMetadata, cancellation) to an EventEmitter class (EventEmitter itself or a stream).
  */
-function gatewayCall<B extends EmitterClass>(Base: B) {
-  class GatewayCall extends Base {
-    declare readonly base: CallBase;
+function handlerCall<B extends EmitterClass>(Base: B) {
+  class HandlerCall extends Base {
+    declare readonly base: HandlerCallBase;
     cancelled = false;
     // Plain fields, not #private: a class returned from a function is emitted as an anonymous
     // type in declarations, which may not carry private members (TS4094).
@@ -59,8 +71,8 @@ function gatewayCall<B extends EmitterClass>(Base: B) {
     /** @internal made on first read of `signal` */
     _abort: AbortController | undefined;
     /**
-     * Aborts when the call is cancelled: the client went away or the `Grpc-Timeout` deadline
-     * passed (grpc-gateway's cancelled context). Made on first use.
+     * Aborts when the call is cancelled: the client went away or the deadline passed. Made on
+     * first use.
      */
     get signal(): AbortSignal {
       if (!this._abort) {
@@ -72,6 +84,9 @@ function gatewayCall<B extends EmitterClass>(Base: B) {
     get request(): unknown {
       return this.base.request;
     }
+    get [CALL_CONTEXT](): CallContext | undefined {
+      return this.base.context;
+    }
     get metadata(): Metadata {
       return (this._metadata ??= this.base.metadata());
     }
@@ -81,47 +96,47 @@ function gatewayCall<B extends EmitterClass>(Base: B) {
     getPath(): string {
       return this.base.path;
     }
-    /** grpc-js's Deadline: a Date when the request gave `Grpc-Timeout`, else Infinity. */
+    /** grpc-js's Deadline: a Date when the call has one, else Infinity. */
     getDeadline(): Date | number {
       const d = this.base.deadline;
-      return d === undefined || d === Infinity ? Infinity : new Date(d);
+      return d === Infinity ? Infinity : new Date(d);
     }
     getHost(): string {
-      return '';
+      return this.base.host;
     }
     sendMetadata(md: Metadata): void {
       if (this._sentMetadata) return;
       this._sentMetadata = true;
       this.base.onMetadata(md);
     }
+    /** The client left or the deadline passed: 'cancelled', and `signal` aborts. */
     cancel(): void {
       if (this.cancelled) return;
       this.cancelled = true;
       this._abort?.abort(
         new Error(
-          this.base.deadline !== undefined && Date.now() >= this.base.deadline
-            ? 'deadline exceeded'
-            : 'the call was cancelled',
+          Date.now() >= this.base.deadline ? 'deadline exceeded' : 'the call was cancelled',
         ),
       );
       this.emit('cancelled', 'cancelled');
     }
   }
-  return GatewayCall;
+  return HandlerCall;
 }
 
-/** The parts of grpc-js's ServerUnaryCall a handler uses, for an in-process gateway call. */
-export class GatewayUnaryCall extends gatewayCall(EventEmitter) {
-  constructor(override readonly base: CallBase) {
+/** grpc-js's ServerUnaryCall (and a server-streaming call's request side). */
+export class UnaryHandlerCall extends handlerCall(EventEmitter) {
+  constructor(override readonly base: HandlerCallBase) {
     super();
   }
 }
 
-/** grpc-js's ServerWritableStream for the gateway: each written message goes to `base.onMessage`. */
-export class GatewayWritableCall extends gatewayCall(Writable) {
+/** grpc-js's ServerWritableStream: each written message goes to `base.onMessage`. */
+export class WritableHandlerCall extends handlerCall(Writable) {
   /** Trailing metadata passed to `end(metadata)`. */
   trailer: Metadata | undefined;
-  constructor(override readonly base: StreamBase) {
+  constructor(override readonly base: HandlerCallBase) {
+    // grpc-js's server streams hold 16 messages (objectMode's default) before write() says wait.
     super({ objectMode: true });
   }
   // grpc-js lets a handler end the stream with trailing metadata: `call.end(metadata)`.
@@ -133,30 +148,33 @@ export class GatewayWritableCall extends gatewayCall(Writable) {
     return (super.end as (...a: unknown[]) => this)(...args);
   }
   override _write(chunk: unknown, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    try {
-      this.base.onMessage(chunk);
+    if (this.cancelled) {
       cb();
+      return;
+    }
+    try {
+      this.base.onMessage(chunk, cb);
     } catch (err) {
       cb(err as Error);
     }
   }
 }
 
-/** grpc-js's ServerReadableStream for the gateway (client streaming): the gateway pushes each request message. */
-export class GatewayReadableCall extends gatewayCall(Readable) {
-  constructor(override readonly base: CallBase) {
+/** grpc-js's ServerReadableStream (client streaming): request messages are pushed as they come. */
+export class ReadableHandlerCall extends handlerCall(Readable) {
+  constructor(override readonly base: HandlerCallBase) {
     super({ objectMode: true });
   }
   override _read(): void {
-    // Messages are pushed as the request body brings them (or as the interceptors hand them up).
+    // Messages are pushed as the request brings them (or as the interceptors hand them up).
     this.base.startRead?.();
   }
 }
 
-/** grpc-js's ServerDuplexStream for the gateway (bidi streaming): pushed request messages in, written messages to `base.onMessage`. */
-export class GatewayDuplexCall extends gatewayCall(Duplex) {
+/** grpc-js's ServerDuplexStream (bidi streaming): pushed request messages in, written ones out. */
+export class DuplexHandlerCall extends handlerCall(Duplex) {
   trailer: Metadata | undefined;
-  constructor(override readonly base: StreamBase) {
+  constructor(override readonly base: HandlerCallBase) {
     super({ objectMode: true });
   }
   override end(...args: unknown[]): this {
@@ -167,13 +185,15 @@ export class GatewayDuplexCall extends gatewayCall(Duplex) {
     return (super.end as (...a: unknown[]) => this)(...args);
   }
   override _read(): void {
-    // Messages are pushed as the request body brings them (or as the interceptors hand them up).
     this.base.startRead?.();
   }
   override _write(chunk: unknown, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    try {
-      this.base.onMessage(chunk);
+    if (this.cancelled) {
       cb();
+      return;
+    }
+    try {
+      this.base.onMessage(chunk, cb);
     } catch (err) {
       cb(err as Error);
     }
