@@ -45,7 +45,7 @@ verdaccio_pid=
 service_pid=
 cleanup() {
   local status=$?
-  [ -z "$service_pid" ] || kill "$service_pid" 2>/dev/null || true
+  [ -z "$service_pid" ] || kill -KILL -- "-$service_pid" 2>/dev/null || true
   if [ -n "$verdaccio_pid" ]; then
     kill "$verdaccio_pid" 2>/dev/null || true
     wait "$verdaccio_pid" 2>/dev/null || true
@@ -63,6 +63,9 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# PostgreSQL and Redis, for the user's service and the guide (started when not answering).
+bash tools/scripts/services.sh redis postgres
 
 # -- 1. the registry ------------------------------------------------------------------------------
 step "Verdaccio $VERDACCIO_VERSION"
@@ -158,11 +161,99 @@ cp -al "$root/node_modules" "$work/repo/node_modules"
   export GIT_AUTHOR_NAME=rehearsal GIT_AUTHOR_EMAIL=rehearsal@localhost
   export GIT_COMMITTER_NAME=rehearsal GIT_COMMITTER_EMAIL=rehearsal@localhost
   ls .nx/version-plans
-  npx nx release --yes --skip-publish >"$work/release.log" 2>&1 || { cat "$work/release.log"; exit 1; }
-  grep -E 'New version|Updated' "$work/release.log" | sed 's/^/  /' || true
+  npx nx release --skip-publish >"$work/release.log" 2>&1 || { cat "$work/release.log"; exit 1; }
+  grep -E 'New version' "$work/release.log" | sort -u | sed 's/^ */  /' || true
   npx nx release publish --registry="$registry" >"$work/publish.log" 2>&1 || { cat "$work/publish.log"; exit 1; }
-  grep -E ': npm publish' "$work/publish.log" | sed 's/^/  /' || true
 )
-for d in libs/* tools/*; do :; done
+# Every publishable package, at the version the release gave it, is on the registry.
+published=()
+while IFS=$'\t' read -r dir name version; do
+  got=$(npm view "$name@$version" version 2>/dev/null || true)
+  if [ "$got" != "$version" ]; then
+    echo "release-rehearsal: $name@$version ($dir) is not on the registry after nx release publish" >&2
+    tail -n 40 "$work/publish.log" >&2
+    exit 1
+  fi
+  published+=("$name@$version")
+done < <(cd "$work/repo" && node tools/scripts/release/packages.mjs)
+echo "published ${#published[@]} packages: ${published[*]}"
+echo "== rehearsal: release and publish took $((SECONDS - step_start)) s"
+
+# -- 3. as a user ---------------------------------------------------------------------------------
+# An empty folder outside the repository, and npm's cache of its own: npx keeps what it installs
+# by name and version in the cache, and each rehearsal publishes the same versions anew.
+export npm_config_cache=$work/npm-cache
+user=$work/user
+mkdir -p "$user"
+cd "$user"
+step_start=$SECONDS
+step "npx @svcboot/cli new shop (in $user)"
+npx --yes @svcboot/cli new shop --with grpc
+cd shop
+step "npm install; svc add relationaldb, cache, httpserver; npm install"
+npm install --loglevel=error
+npx svc add relationaldb
+npx svc add cache
+npx svc add httpserver
+npm install --loglevel=error
+npm ls --all 2>/dev/null | grep -E '@svcboot/' | sed 's/^[^@]*/  /' | sort -u
+npm run schema
+step "npm run build, npm test"
+npm run build
+npm test
+step "npm start, one call on the REST gateway"
+grpc_port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+http_port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+# Its own process group, as a terminal's foreground job: Ctrl-C (SIGINT to the group) stops it.
+set -m
+GRPC_PORT=$grpc_port HTTP_PORT=$http_port npm start >"$work/start.log" 2>&1 &
+service_pid=$!
+set +m
+answer=
+for _ in $(seq 1 1200); do
+  if answer=$(curl -fsS "http://127.0.0.1:$grpc_port/v1/hello" 2>/dev/null); then break; fi
+  kill -0 "$service_pid" 2>/dev/null || { cat "$work/start.log"; echo "release-rehearsal: npm start exited" >&2; exit 1; }
+  sleep 0.1
+done
+echo "GET /v1/hello: $answer"
+case "$answer" in
+  *'"message"'*) ;;
+  *) cat "$work/start.log"; echo "release-rehearsal: no Hello answer on the REST gateway" >&2; exit 1 ;;
+esac
+kill -INT -- "-$service_pid"
+for _ in $(seq 1 300); do
+  kill -0 -- "-$service_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if kill -0 -- "-$service_pid" 2>/dev/null || ! grep -q 'Shutdown complete' "$work/start.log"; then
+  cat "$work/start.log"
+  echo "release-rehearsal: the service did not shut down within 30 s of Ctrl-C (SIGINT)" >&2
+  exit 1
+fi
+service_pid=
+echo "== rehearsal: the user's service took $((SECONDS - step_start)) s"
+
+# -- 4. every README's install lines --------------------------------------------------------------
+step "the install lines of every README"
+mkdir -p "$work/readme-lines" && cd "$work/readme-lines"
+npm init -y >/dev/null
+lines=0
+while IFS=$'\t' read -r file line; do
+  echo "  $file: $line"
+  bash -c "$line --loglevel=error" >/dev/null || { echo "release-rehearsal: $file: \`$line\` failed" >&2; exit 1; }
+  lines=$((lines + 1))
+done < <(cd "$root" && node tools/scripts/release-rehearsal-lines.mjs)
+[ "$lines" -gt 0 ] || { echo "release-rehearsal: no npm install line found in the READMEs" >&2; exit 1; }
+npm ls --all >/dev/null || { echo "release-rehearsal: npm ls finds the README installs' tree broken (above)" >&2; exit 1; }
+copies=$(find node_modules -path '*/@svcboot/entry-core/package.json' | wc -l)
+[ "$copies" = 1 ] || { echo "release-rehearsal: $copies copies of @svcboot/entry-core after the README installs" >&2; exit 1; }
+echo "$lines install lines ran; one @svcboot/entry-core"
+
+# -- 5. docs/guide.md -----------------------------------------------------------------------------
+step "docs/guide.md, every block as a reader types it"
+step_start=$SECONDS
+(cd "$root/tools/cli" && SVC_REHEARSAL_REGISTRY=$registry SVC_REHEARSAL_DIR=$work \
+  npx vitest run src/guide/guide.rehearsal.test.ts)
+echo "== rehearsal: the guide took $((SECONDS - step_start)) s"
 
 echo "== rehearsal: passed in $((SECONDS - started)) s"
