@@ -35,6 +35,8 @@ step() {
 
 # The registry npm uses here, read now: Verdaccio's uplink for everything outside @svcboot.
 uplink=$(npm config get registry)
+npm_cache=$(npm config get cache)
+mkdir -p "$npm_cache/_cacache"
 case "$uplink" in
   http://*|https://*) ;;
   *) echo "release-rehearsal: npm config get registry answered '$uplink', not a URL" >&2; exit 1 ;;
@@ -94,6 +96,8 @@ auth:
   htpasswd:
     file: $work/verdaccio/htpasswd
     max_users: 10
+    # A throwaway user: a cheap hash (bcrypt took ~0.4 s per authenticated request).
+    algorithm: sha1
 uplinks:
   upstream:
     url: $uplink
@@ -180,9 +184,15 @@ echo "published ${#published[@]} packages: ${published[*]}"
 echo "== rehearsal: release and publish took $((SECONDS - step_start)) s"
 
 # -- 3. as a user ---------------------------------------------------------------------------------
-# An empty folder outside the repository, and npm's cache of its own: npx keeps what it installs
-# by name and version in the cache, and each rehearsal publishes the same versions anew.
+# A user is anonymous: the publish token goes.
+: >"$work/npmrc"
+# An empty folder outside the repository. npm's cache folder is one of its own, for npx: npx keeps
+# what it installs by name and version there (_npx), and each rehearsal publishes the same
+# versions anew. Its content store is npm's own here (packages by checksum, so a package the
+# workspace installed is not downloaded again).
 export npm_config_cache=$work/npm-cache
+mkdir -p "$npm_config_cache"
+ln -s "$npm_cache/_cacache" "$npm_config_cache/_cacache"
 user=$work/user
 mkdir -p "$user"
 cd "$user"

@@ -67,7 +67,8 @@ function readerEnv(): NodeJS.ProcessEnv {
 
 /** Runs a script in bash in the shell's folder with its variables; keeps both for the next one. */
 function bash(shell: Shell, script: string): Promise<{ code: number; out: string; err: string }> {
-  const text = `set -a\n[ -f ${q(shell.state)} ] && . ${q(shell.state)}\nset +a\ncd ${q(shell.cwd)}\nset -e\n${script}\nset +e\npwd > ${q(`${shell.state}.cwd`)}\nexport -p | grep -v ' \\(PWD\\|OLDPWD\\|SHLVL\\|_\\)=' > ${q(`${shell.state}.next`)}\nmv ${q(`${shell.state}.next`)} ${q(shell.state)}\n`;
+  // set -a: every variable a block sets is exported, so that `export -p` carries it to the next.
+  const text = `set -a\n[ -f ${q(shell.state)} ] && . ${q(shell.state)}\ncd ${q(shell.cwd)}\nset -e\n${script}\nset +e\npwd > ${q(`${shell.state}.cwd`)}\nexport -p | grep -v ' \\(PWD\\|OLDPWD\\|SHLVL\\|_\\)=' > ${q(`${shell.state}.next`)}\nmv ${q(`${shell.state}.next`)} ${q(shell.state)}\n`;
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', text], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -178,8 +179,10 @@ test('docs/guide.md as a reader types it: from the registry to a typed bookstore
   let port = 0;
   let files = 0;
   let calls = 0;
+  const began = Date.now();
   for (let i = 0; i < blocks.length; i++) {
     const block = blocks[i]!;
+    const at = Date.now();
     if (block.file !== undefined) {
       const target = path.join(shell.cwd, block.file);
       await mkdir(path.dirname(target), { recursive: true });
@@ -213,7 +216,12 @@ test('docs/guide.md as a reader types it: from the registry to a typed bookstore
         `docs/guide.md line ${block.line}: a ${block.lang} block that follows no call`,
       );
     }
+    if (block.file === undefined)
+      console.log(
+        `docs/guide.md line ${block.line} (${block.info}): ${((Date.now() - at) / 1000).toFixed(1)} s`,
+      );
   }
+  console.log(`docs/guide.md: every block in ${((Date.now() - began) / 1000).toFixed(0)} s`);
   // What the guide is made of; a block whose info string the test does not know fails above.
   expect(files).toBe(4);
   expect(calls).toBe(7);
