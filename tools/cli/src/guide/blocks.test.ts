@@ -26,8 +26,26 @@ test('every block of docs/guide.md is run, written, served or a call with its sh
     );
     return b.info.split(' ')[0]!;
   });
+  for (const b of blocks.filter((b) => b.pending !== undefined))
+    expect(b.info, `${path.basename(guide)} line ${b.line}: pending= is for run blocks`).toBe(
+      'guide',
+    );
   expect(kinds.filter((k) => k === 'guide-serve')).toHaveLength(1);
   expect(kinds.indexOf('guide-serve')).toBeLessThan(kinds.indexOf('guide-call'));
+});
+
+test('pending=WHY is read off the info string', async () => {
+  const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
+  const os = await import('node:os');
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'guide-blocks-'));
+  try {
+    const page = path.join(dir, 'page.md');
+    await writeFile(page, '# t\n\n```sh guide pending=issue-40\nnpx svc deploy\n```\n');
+    const [block] = await guideBlocks(page);
+    expect(block).toMatchObject({ info: 'guide', pending: 'issue-40', line: 3 });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 test('a block without an info string is refused', async () => {

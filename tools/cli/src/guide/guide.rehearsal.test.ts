@@ -179,11 +179,15 @@ test('docs/guide.md as a reader types it: from the registry to a typed bookstore
   let port = 0;
   let files = 0;
   let calls = 0;
+  const pending: number[] = [];
   const began = Date.now();
   for (let i = 0; i < blocks.length; i++) {
     const block = blocks[i]!;
     const at = Date.now();
-    if (block.file !== undefined) {
+    if (block.pending !== undefined) {
+      console.log(`docs/guide.md line ${block.line}: not run (pending=${block.pending})`);
+      pending.push(block.line);
+    } else if (block.file !== undefined) {
       const target = path.join(shell.cwd, block.file);
       await mkdir(path.dirname(target), { recursive: true });
       await writeFile(target, block.body);
@@ -216,12 +220,15 @@ test('docs/guide.md as a reader types it: from the registry to a typed bookstore
         `docs/guide.md line ${block.line}: a ${block.lang} block that follows no call`,
       );
     }
-    if (block.file === undefined)
+    if (block.file === undefined && block.pending === undefined)
       console.log(
         `docs/guide.md line ${block.line} (${block.info}): ${((Date.now() - at) / 1000).toFixed(1)} s`,
       );
   }
-  console.log(`docs/guide.md: every block in ${((Date.now() - began) / 1000).toFixed(0)} s`);
+  console.log(
+    `docs/guide.md: ${blocks.length - pending.length} blocks in ${((Date.now() - began) / 1000).toFixed(0)} s` +
+      (pending.length > 0 ? `; not run (pending=): lines ${pending.join(', ')}` : ''),
+  );
   // What the guide is made of; a block whose info string the test does not know fails above.
   expect(files).toBe(4);
   expect(calls).toBe(7);
