@@ -157,9 +157,11 @@ export NPM_CONFIG_GLOBALCONFIG=$work/npmrc
 step "nx release in a throwaway clone of HEAD ($(git rev-parse --short HEAD))"
 git clone -q --no-checkout "$root" "$work/repo"
 git -C "$work/repo" checkout -q --detach "$(git rev-parse HEAD)"
-# The workspace's node_modules as hard links (fast, no download); the workspace packages in it
-# are relative links, so they name the clone's libs and tools.
-cp -al "$root/node_modules" "$work/repo/node_modules"
+# The workspace's node_modules as hard links (fast, no download; a copy when the temporary
+# folder is on another file system); the workspace packages in it are relative links, so they
+# name the clone's libs and tools.
+cp -al "$root/node_modules" "$work/repo/node_modules" 2>/dev/null ||
+  { rm -rf "$work/repo/node_modules"; cp -a "$root/node_modules" "$work/repo/node_modules"; }
 (
   cd "$work/repo"
   export GIT_AUTHOR_NAME=rehearsal GIT_AUTHOR_EMAIL=rehearsal@localhost
