@@ -171,18 +171,18 @@ cp -al "$root/node_modules" "$work/repo/node_modules" 2>/dev/null ||
   grep -E 'New version' "$work/release.log" | sort -u | sed 's/^ */  /' || true
   npx nx release publish --registry="$registry" >"$work/publish.log" 2>&1 || { cat "$work/publish.log"; exit 1; }
 )
-# Every publishable package, at the version the release gave it, is on the registry.
-published=()
-while IFS=$'\t' read -r dir name version; do
-  got=$(npm view "$name@$version" version 2>/dev/null || true)
-  if [ "$got" != "$version" ]; then
-    echo "release-rehearsal: $name@$version ($dir) is not on the registry after nx release publish" >&2
-    tail -n 40 "$work/publish.log" >&2
-    exit 1
-  fi
-  published+=("$name@$version")
-done < <(cd "$work/repo" && node tools/scripts/release/packages.mjs)
-echo "published ${#published[@]} packages: ${published[*]}"
+# Every publishable package, at the version the release gave it, is on the registry (each one's
+# registry document, asked for all at once).
+(cd "$work/repo" && node tools/scripts/release/packages.mjs) | node -e '
+  const registry = process.argv[1];
+  const wanted = require("fs").readFileSync(0, "utf-8").trim().split("\n").map((l) => l.split("\t"));
+  Promise.all(wanted.map(async ([dir, name, version]) => {
+    const res = await fetch(registry + name.replace("/", "%2f"));
+    const doc = res.ok ? await res.json() : {};
+    return doc.versions?.[version] ? `${name}@${version}` : Promise.reject(new Error(`${name}@${version} (${dir}) is not on the registry after nx release publish (${res.status})`));
+  })).then((found) => console.log(`published ${found.length} packages: ${found.join(" ")}`),
+    (err) => { console.error(`release-rehearsal: ${err.message}`); process.exit(1); });
+' "$registry" || { tail -n 40 "$work/publish.log" >&2; exit 1; }
 echo "== rehearsal: release and publish took $((SECONDS - step_start)) s"
 
 # -- 3. as a user ---------------------------------------------------------------------------------
