@@ -33,6 +33,13 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['svcboot-source'] } },
   test: {
     include: ['src/**/*.test.ts'],
+    // *.rehearsal.test.ts run in the release rehearsal alone (tools/scripts/release-rehearsal.sh
+    // sets SVC_REHEARSAL_REGISTRY): they install from the registry it publishes to.
+    exclude: [
+      '**/node_modules/**',
+      '**/.git/**',
+      ...(process.env['SVC_REHEARSAL_REGISTRY'] ? [] : ['**/*.rehearsal.test.ts']),
+    ],
     maxWorkers: workers,
     isolate,
     restoreMocks: true,

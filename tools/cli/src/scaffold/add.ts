@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { cliError } from '../errors.js';
 import { vendorGoogleapis } from '../pb/vendor.js';
+import { rangeBeside } from '../registry-versions.js';
 import { SCHEMA_FILE } from '../schema/boot-schema.js';
 import { pinLocalSvcboot, VENDOR_DIR, writeBootSchema } from './command.js';
 import { DECLARED_KINDS } from './declared-kinds.js';
@@ -207,8 +208,15 @@ export async function addKind(o: AddOptions, log: (line: string) => void): Promi
     deps[pkg] = spec;
     added.push([pkg, spec]);
   } else {
-    deps[pkg] = coreSpec;
-    added.push([pkg, coreSpec]);
+    // A range from a registry: the service's own when the registry has this package in it, else
+    // the newest version there (the packages are versioned each on its own: entry-core's range
+    // may name no version of another).
+    let spec = coreSpec;
+    const beside = await rangeBeside(pkg, coreSpec);
+    if ('range' in beside) spec = beside.range;
+    else log(`warning: ${beside.why}; ${pkg} gets entry-core's range ${coreSpec}`);
+    deps[pkg] = spec;
+    added.push([pkg, spec]);
   }
   if (packed) for (const [name, file] of packed) deps[name] = `file:${VENDOR_DIR}/${file}`;
   const next: Manifest = { ...manifest };

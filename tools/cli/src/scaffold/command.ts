@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { vendorGoogleapis } from '../pb/vendor.js';
+import { registryRanges } from '../registry-versions.js';
 import { GREETER_PB_PATH, GREETER_PB_TS } from './greeter-pb.js';
 import * as t from './templates.js';
 import { findCheckout, packFromCheckout } from './workspace-packs.js';
@@ -21,6 +22,8 @@ export interface NewOptions {
   parent: string;
   /** Range for @svcboot/* dependencies (default ^0.1.0). */
   svcbootVersion: string;
+  /** A range per package (the registry's newest of each); `svcbootVersion` for the others. */
+  svcbootVersions?: ReadonlyMap<string, string> | undefined;
   /** A folder of `npm pack` tarballs (svcboot-entry-core-0.1.0.tgz …) to depend on instead. */
   tarballs: string | undefined;
   /** A svcboot checkout to pack the @svcboot packages from, into the service's vendor/ (instead of the two above). */
@@ -63,7 +66,7 @@ function specFor(
       return `file:${VENDOR_DIR}/${file}`;
     };
   }
-  if (!o.tarballs) return () => o.svcbootVersion;
+  if (!o.tarballs) return (pkg) => o.svcbootVersions?.get(pkg) ?? o.svcbootVersion;
   const dir = path.resolve(o.tarballs);
   const files = readdirSync(dir).filter((f) => f.endsWith('.tgz'));
   return (pkg) => {
@@ -271,12 +274,19 @@ export async function newCommand(
   if (tarballs && version) throw cliError('SVC_CLI_BAD_FLAG', [{ kind: 'tarballsAndVersion' }]);
   // From a checkout the packages are packed (they are not on the npm registry); an installed CLI takes them from the registry.
   const checkout = tarballs || version ? undefined : findCheckout();
+  const features = parseFeatures(values.with);
+  // Installed, with no source named: each package at the newest version the registry holds.
+  const svcbootVersions =
+    tarballs || version || checkout
+      ? undefined
+      : await registryRanges(svcbootPackages({ name, features }));
   const target = await scaffold(
     {
       name,
-      features: parseFeatures(values.with),
+      features,
       parent: values.dir,
       svcbootVersion: version ?? '^0.1.0',
+      svcbootVersions,
       tarballs,
       checkout,
       vendor: !values['no-vendor'],
