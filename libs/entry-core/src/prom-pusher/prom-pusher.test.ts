@@ -8,8 +8,8 @@ import { redactConfig } from '../config/secrets.js';
 import { SvcError } from '../errors.js';
 import {
   Child,
-  freePort,
   RecordingPushgateway,
+  startOnFreePort,
   waitFor,
   writeSelfSignedCert,
 } from '@svcboot/testkit';
@@ -246,19 +246,24 @@ describe('PromPusher against the real Prometheus Pushgateway (Debian prometheus-
       throw new Error(
         'prometheus-pushgateway is not on PATH: install it (`apt-get install prometheus-pushgateway`)',
       );
-    const port = await freePort();
-    const child = Child.start('prometheus-pushgateway', [
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--persistence.file=',
-    ]);
+    const { child, port } = await startOnFreePort(
+      (port) =>
+        Child.start('prometheus-pushgateway', [
+          `--web.listen-address=127.0.0.1:${port}`,
+          '--persistence.file=',
+        ]),
+      {
+        what: 'the Pushgateway to be ready',
+        ready: async (_child, port) =>
+          (await fetch(`http://127.0.0.1:${port}/-/ready`).catch(() => undefined))?.ok === true,
+        timeoutMs: 20_000,
+      },
+    );
     cleanup.push(async () => {
       child.kill();
       await child.exited;
     });
     const base = `http://127.0.0.1:${port}`;
-    await waitFor('the Pushgateway to be ready', async () => (await fetch(`${base}/-/ready`)).ok, {
-      timeoutMs: 20_000,
-    });
     const p = pusher({ remoteAddress: `127.0.0.1:${port}` });
     p.start();
     const metrics = await waitFor('the pushed metric on the Pushgateway', async () => {
