@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
-import { Child, freePort, plainEnv, waitFor } from '@svcboot/testkit';
+import { Child, freePort, plainEnv, startOnFreePorts, waitFor } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /*
@@ -164,46 +164,60 @@ describe.skipIf(process.env['SVC_SKIP_HAPROXY'] === '1')(
       const haproxy = haproxyPath();
       const rounds = Number(process.env['ROLLING_ROUNDS'] ?? 1);
       const slots: Slot[] = [];
-      // Three replicas, and one slot more for each replacement (ports are fixed in the balancer).
+      // Three replicas, and one slot more for each replacement (ports are fixed in the balancer:
+      // picked by freePort, below the ephemeral range, where no other test's port-0 server lands).
       for (let i = 0; i < 3 + 3 * rounds; i++)
         slots.push({ name: `r${i}`, port: await freePort() });
-      const front = await freePort();
-      const statsPort = await freePort();
       const dir = mkdtempSync(path.join(tmpdir(), 'rolling-'));
       cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
       const cfg = path.join(dir, 'haproxy.cfg');
-      writeFileSync(
-        cfg,
-        [
-          'global',
-          '  maxconn 2000',
-          'defaults',
-          '  mode tcp',
-          '  timeout connect 1s',
-          '  timeout client 60s',
-          '  timeout server 60s',
-          '  retries 3',
-          '  option redispatch',
-          'frontend stats',
-          `  bind 127.0.0.1:${statsPort}`,
-          '  mode http',
-          '  stats enable',
-          '  stats uri /stats',
-          'frontend demo',
-          `  bind 127.0.0.1:${front}`,
-          '  default_backend demo',
-          'backend demo',
-          '  balance roundrobin',
-          '  option httpchk GET /readyz',
-          '  http-check expect status 200',
-          ...slots.map(
-            (s) => `  server ${s.name} 127.0.0.1:${s.port} check inter 200ms fall 1 rise 1`,
-          ),
-          '',
-        ].join('\n'),
+      // The balancer's own two ports: again on new ones when one was taken before it bound it
+      // (haproxy exits saying "Address already in use"). It is up once its stats page lists the
+      // slots.
+      const { ports } = await startOnFreePorts(
+        2,
+        ([front, statsPort]) => {
+          writeFileSync(
+            cfg,
+            [
+              'global',
+              '  maxconn 2000',
+              'defaults',
+              '  mode tcp',
+              '  timeout connect 1s',
+              '  timeout client 60s',
+              '  timeout server 60s',
+              '  retries 3',
+              '  option redispatch',
+              'frontend stats',
+              `  bind 127.0.0.1:${statsPort}`,
+              '  mode http',
+              '  stats enable',
+              '  stats uri /stats',
+              'frontend demo',
+              `  bind 127.0.0.1:${front}`,
+              '  default_backend demo',
+              'backend demo',
+              '  balance roundrobin',
+              '  option httpchk GET /readyz',
+              '  http-check expect status 200',
+              ...slots.map(
+                (s) => `  server ${s.name} 127.0.0.1:${s.port} check inter 200ms fall 1 rise 1`,
+              ),
+              '',
+            ].join('\n'),
+          );
+          const lb = Child.start(haproxy, ['-f', cfg, '-db'], { env: plainEnv() });
+          cleanups.push(() => lb.kill());
+          return lb;
+        },
+        {
+          what: 'haproxy to serve its stats page',
+          ready: async (_lb, [, statsPort]) =>
+            (await serverStates(statsPort!).catch(() => new Map())).has('r0'),
+        },
       );
-      const lb = Child.start(haproxy, ['-f', cfg, '-db'], { env: plainEnv() });
-      cleanups.push(() => lb.kill());
+      const [front, statsPort] = ports as [number, number];
 
       const live = new Map<string, Child>();
       for (const slot of slots.slice(0, 3)) live.set(slot.name, startReplica(slot));

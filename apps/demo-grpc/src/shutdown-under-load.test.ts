@@ -4,13 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { Client, credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import {
   Child,
-  HttpLoad,
-  RawHttpConnection,
   drainViolations,
-  freePort,
-  isListening,
+  HttpLoad,
   plainEnv,
+  RawHttpConnection,
   sigtermAndAskReadiness,
+  startOnFreePort,
   summarizeOutcomes,
   waitFor,
 } from '@svcboot/testkit';
@@ -219,17 +218,17 @@ function watchHealth(port: number): { statuses: number[]; ended: Promise<number>
  * - Exit: the process exits with code 0 within the shutdown timeout (polled, 20 s deadline).
  */
 async function shutdownUnderLoad(options: { http: boolean }): Promise<void> {
-  const port = await freePort();
-  const child = Child.start(
-    process.execPath,
-    ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
-    { cwd: appDir, env: plainEnv({ PORT: String(port) }) },
-  );
-  cleanups.push(() => child.kill());
-  await waitFor(
-    'the demo to listen',
-    async () => child.stdout.includes('listening on port') && (await isListening(port)),
-    { timeoutMs: 30_000, intervalMs: 100 },
+  const { child, port } = await startOnFreePort(
+    (port) => {
+      const child = Child.start(
+        process.execPath,
+        ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
+        { cwd: appDir, env: plainEnv({ PORT: String(port) }) },
+      );
+      cleanups.push(() => child.kill());
+      return child;
+    },
+    { what: 'the demo to listen', timeoutMs: 30_000 },
   );
 
   const watch = watchHealth(port);
