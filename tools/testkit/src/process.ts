@@ -113,14 +113,20 @@ export class Child {
         return 'exited' as const;
       },
       { timeoutMs, intervalMs: 50 },
-    ).then((outcome) => {
-      if (outcome === true) return;
-      const output = `${this.stdout}\n${this.stderr}`;
-      const how = `exited (${this.process.exitCode ?? this.process.signalCode}) before ${what}`;
-      if (/EADDRINUSE|address already in use/i.test(output))
-        throw new PortTakenError(`the child ${how}: its port was taken\n${output.slice(-2000)}`);
-      throw new Error(`the child ${how}; its output:\n${output.slice(-4000)}`);
-    });
+    )
+      .catch((err: Error) => {
+        throw new Error(
+          `${err.message}; the child's output:\n${`${this.stdout}\n${this.stderr}`.slice(-4000)}`,
+        );
+      })
+      .then((outcome) => {
+        if (outcome === true) return;
+        const output = `${this.stdout}\n${this.stderr}`;
+        const how = `exited (${this.process.exitCode ?? this.process.signalCode}) before ${what}`;
+        if (/EADDRINUSE|address already in use/i.test(output))
+          throw new PortTakenError(`the child ${how}: its port was taken\n${output.slice(-2000)}`);
+        throw new Error(`the child ${how}; its output:\n${output.slice(-4000)}`);
+      });
   }
 
   /** Waits (polling, with a deadline) for the process to end; its exit code, null when a signal ended it. */

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUF_VERSION, bufBinary, freePort, waitFor } from '@svcboot/testkit';
+import { BUF_VERSION, bufBinary, Child, startOnFreePort, waitFor } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { findTool } from '../install/tools.js';
 import { SOURCE_NODE_ARGS } from '../pb/test-support/served.js';
@@ -117,28 +117,22 @@ async function serve(shell: Shell, block: GuideBlock): Promise<number> {
     const eq = a.indexOf('=');
     env[a.slice(0, eq)] = a.slice(eq + 1);
   }
-  const port = await freePort();
-  let output = '';
-  const child = spawn(process.execPath, [...SOURCE_NODE_ARGS, 'src/main.ts'], {
-    cwd: shell.cwd,
-    env: { ...process.env, ...env, GRPC_PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  service = child;
-  child.stdout?.on('data', (b: Buffer) => (output += b.toString()));
-  child.stderr?.on('data', (b: Buffer) => (output += b.toString()));
-  await waitFor(
-    'the bookstore to be ready',
-    async () => {
-      if (child.exitCode !== null)
-        throw new Error(`the service exited (${child.exitCode}):\n${output}`);
-      const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
-      return res?.status === 200 ? true : undefined;
+  const { port } = await startOnFreePort(
+    (port) => {
+      const child = Child.start(process.execPath, [...SOURCE_NODE_ARGS, 'src/main.ts'], {
+        cwd: shell.cwd,
+        env: { ...process.env, ...env, GRPC_PORT: String(port) },
+      });
+      service = child.process;
+      return child;
     },
-    { timeoutMs: 60_000, intervalMs: 200 },
-  ).catch((e: Error) => {
-    throw new Error(`${e.message}\n${output}`);
-  });
+    {
+      what: 'the bookstore to be ready',
+      ready: async (_child, port) =>
+        (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200,
+      timeoutMs: 60_000,
+    },
+  );
   return port;
 }
 
