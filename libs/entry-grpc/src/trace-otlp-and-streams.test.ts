@@ -312,10 +312,9 @@ describe('the trace middleware on a grpc entry, exported over OTLP/HTTP protobuf
     expect(streamHeaders.get('x-trace-id')).toHaveLength(1);
 
     inScope.length = 0;
-    let collect!: NodeJS.WritableStream;
-    const collected = new Promise<void>((resolve) => {
-      collect = running.client['Collect']!(() => resolve()) as NodeJS.WritableStream;
-    });
+    let resolveCollected!: () => void;
+    const collected = new Promise<void>((resolve) => (resolveCollected = resolve));
+    const collect = running.client['Collect']!(() => resolveCollected()) as NodeJS.WritableStream;
     collect.write({ title: 'a' } as never);
     await new Promise((r) => setTimeout(r, 20));
     collect.write({ title: 'b' } as never);
