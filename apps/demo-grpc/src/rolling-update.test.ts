@@ -225,10 +225,15 @@ describe.skipIf(process.env['SVC_SKIP_HAPROXY'] === '1')(
         const states = await serverStates(statsPort);
         return want.every((n) => states.get(n) === 'UP');
       };
-      await waitFor('three replicas UP in the balancer', () => upAre(['r0', 'r1', 'r2']), {
-        timeoutMs: 60_000,
-        intervalMs: 100,
-      });
+      // Each replica's wait ends at once, with its output, if it exits first (a slot's port taken
+      // before it bound it shows as a PortTakenError).
+      await Promise.all(
+        slots
+          .slice(0, 3)
+          .map((s) =>
+            live.get(s.name)!.until(`${s.name} UP in the balancer`, () => upAre([s.name]), 60_000),
+          ),
+      );
       await waitFor(
         'the spare slots DOWN in the balancer',
         async () => {
@@ -257,10 +262,9 @@ describe.skipIf(process.env['SVC_SKIP_HAPROXY'] === '1')(
         for (const old of [...live.keys()]) {
           const slot = slots[next++]!;
           live.set(slot.name, startReplica(slot));
-          await waitFor(`${slot.name} UP in the balancer`, () => upAre([slot.name]), {
-            timeoutMs: 60_000,
-            intervalMs: 100,
-          });
+          await live
+            .get(slot.name)!
+            .until(`${slot.name} UP in the balancer`, () => upAre([slot.name]), 60_000);
           const child = live.get(old)!;
           live.delete(old);
           const okBefore = grpc.ok + rest.ok;
