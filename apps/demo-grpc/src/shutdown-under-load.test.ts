@@ -228,7 +228,7 @@ async function shutdownUnderLoad(options: { http: boolean }): Promise<void> {
       cleanups.push(() => child.kill());
       return child;
     },
-    { what: 'the demo to listen', timeoutMs: 30_000 },
+    { what: 'the demo to listen', timeoutMs: 60_000 },
   );
 
   const watch = watchHealth(port);
@@ -331,7 +331,7 @@ async function shutdownUnderLoad(options: { http: boolean }): Promise<void> {
 describe('demo-grpc: graceful shutdown under load (src/main.ts as a child process)', () => {
   it('gRPC: finishes every call accepted before SIGTERM, reports not-ready while draining, and exits 0', async () => {
     await shutdownUnderLoad({ http: false });
-  });
+  }, 120_000);
 
   /*
    * Also the regression test for a crash found while writing it: entry-grpc used to add its
@@ -341,5 +341,5 @@ describe('demo-grpc: graceful shutdown under load (src/main.ts as a child proces
    */
   it('REST and gRPC together: every request accepted before SIGTERM completes, and the demo exits 0', async () => {
     await shutdownUnderLoad({ http: true });
-  });
+  }, 120_000);
 });

@@ -44,8 +44,8 @@ describe('the rateLimit middleware shared through Redis (kvstore)', () => {
   it('two app processes on one Redis: the calls both accept add up to the one budget', async () => {
     redis = await startRedis();
     const burst = 30;
-    // Two node + tsx start-ups at once: 30 s, as the other app start-ups here, not waitFor's 10 s
-    // default (seen running out at load 26 with both apps still starting).
+    // Two node + tsx start-ups at once: up to 60 s each (30 s ran out at load 25 with both apps
+    // still starting, their output still empty), inside the test's 120 s.
     const start = (): Promise<number> =>
       startOnFreePort(
         (port) => {
@@ -65,7 +65,7 @@ describe('the rateLimit middleware shared through Redis (kvstore)', () => {
           children.push(child);
           return child;
         },
-        { timeoutMs: 30_000 },
+        { timeoutMs: 60_000 },
       ).then((s) => s.port);
     const ports = await Promise.all([start(), start()]);
     // 100 calls, 50 to each instance, all at once
@@ -83,7 +83,7 @@ describe('the rateLimit middleware shared through Redis (kvstore)', () => {
     expect(await redisCli(redis.port, ['keys', 'svcboot:ratelimit:*'])).toBe(
       'svcboot:ratelimit:api:/v1/hit:global',
     );
-  });
+  }, 120_000);
 
   it.each([
     [true, 200],
