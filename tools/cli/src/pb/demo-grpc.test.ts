@@ -77,7 +77,12 @@ test('the OpenAPI document equals the one the running demo-grpc serves', async (
       children.push(demo);
       return demo;
     },
-    { what: 'demo-grpc to serve /sw/swagger.json', ready: (_c, port) => servesSwagger(port) },
+    {
+      what: 'demo-grpc to serve /sw/swagger.json',
+      ready: (_c, port) => servesSwagger(port),
+      // A tsx start-up took 32 s to its first line at load 20.
+      timeoutMs: 60_000,
+    },
   );
   const served = await servedOpenApi(port, 'demo-grpc');
   expect(written).toBe(served);

@@ -142,6 +142,8 @@ test('the OpenAPI document svc pb gen writes is the one the running entry serves
     {
       what: 'the running service to serve /sw/swagger.json',
       ready: (_c, port) => servesSwagger(port),
+      // A tsx start-up took 32 s to its first line at load 20.
+      timeoutMs: 60_000,
     },
   );
   const served = await servedOpenApi(port, 'the running service');
