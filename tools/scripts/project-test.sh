@@ -5,6 +5,8 @@
 # SVC_TYPECHECKED=1 leaves the check out: the root `npm test` (tools/scripts/test.sh) has checked
 # every project at once (tsconfig.typecheck.json: one program, the shared types read once, where
 # a check per project read them 24 times).
+# SVC_TEST_LEDGER (set by the root npm test): a file that gets the project's name once vitest has
+# run, so the root run can tell that every project it planned did run its tests.
 set -uo pipefail
 tsc=
 if [ "${SVC_TYPECHECKED:-}" != 1 ]; then
@@ -13,6 +15,9 @@ if [ "${SVC_TYPECHECKED:-}" != 1 ]; then
 fi
 vitest run "$@"
 status=$?
+if [ -n "${SVC_TEST_LEDGER:-}" ]; then
+  node -p 'require("./package.json").name' >>"$SVC_TEST_LEDGER"
+fi
 if [ -n "$tsc" ] && ! wait "$tsc"; then
   echo "$(basename "$PWD"): tsc -p tsconfig.json --noEmit found type errors (above)" >&2
   status=1

@@ -2,10 +2,26 @@
 # npm test: start what the tests need, then test every project changed since the first commit
 # (on a clean clone: every project). The services and tools (apt-get and server start-up: waiting,
 # mostly) are made ready while nx builds the libs (CPU); the tests start once both are done.
+# Every project is tested when the first commit is not there to compare with: a shallow clone
+# (its oldest commit is a cut, not the first; with --depth 1 it is HEAD, and nothing would be
+# "affected"), no git history at all, or a first commit that is HEAD. The run fails when it ran
+# no project's tests, or fewer than it set out to (each project's test script writes a line to
+# $SVC_TEST_LEDGER once vitest has run).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-base=$(git rev-list --max-parents=0 HEAD | tail -n 1)
 export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false
+
+base=
+if [ "$(git rev-parse --is-shallow-repository 2>/dev/null)" = false ]; then
+  base=$(git rev-list --max-parents=0 HEAD | tail -n 1)
+  if [ "$base" = "$(git rev-parse HEAD)" ]; then base=; fi
+fi
+if [ -n "$base" ]; then
+  scope=(affected --base="$base")
+else
+  echo "test.sh: no first commit to compare with (shallow clone, no history, or HEAD is the first commit): testing every project"
+  scope=(run-many)
+fi
 
 ready_log=$(mktemp)
 # One after the other: both may run apt-get, which takes one lock.
@@ -14,11 +30,12 @@ ready=$!
 # Every project's sources and tests type-checked as one program (tsconfig.typecheck.json), beside
 # the builds; the projects' test scripts then leave their own check out (SVC_TYPECHECKED).
 typecheck_log=$(mktemp)
-trap 'rm -f "$ready_log" "$typecheck_log"' EXIT
+ledger=$(mktemp)
+trap 'rm -f "$ready_log" "$typecheck_log" "$ledger"' EXIT
 npx tsc -p tsconfig.typecheck.json >"$typecheck_log" 2>&1 &
 typecheck=$!
 build_status=0
-npx nx affected -t build --base="$base" --outputStyle=stream || build_status=$?
+npx nx "${scope[@]}" -t build --outputStyle=stream || build_status=$?
 typecheck_status=0
 wait "$typecheck" || typecheck_status=$?
 ready_status=0
@@ -37,15 +54,41 @@ export SVC_TYPECHECKED=1
 # which nothing depends on and which runs longest (it scaffolds, installs and compiles services),
 # would start among the last and end alone. When it is affected it starts here at once, beside the
 # others.
-affected=$(npx nx show projects --affected --base="$base" -t test)
-if grep -qx '@svcboot/cli' <<<"$affected"; then
+if [ -n "$base" ]; then
+  planned=$(npx nx show projects --affected --base="$base" -t test)
+else
+  planned=$(npx nx show projects -t test)
+fi
+if [ -z "$planned" ]; then
+  echo "test.sh: no project is affected since $base, so no test would run: nothing was tested (run a project's tests with 'npx nx run <project>:test')" >&2
+  exit 1
+fi
+export SVC_TEST_LEDGER=$ledger
+
+# Every planned project ran its tests (a passing nx run with no test task, or fewer than planned,
+# fails here instead of passing).
+check_ledger() {
+  local want ran
+  want=$(grep -c . <<<"$planned")
+  ran=$(sort -u "$ledger" | grep -c . || true)
+  if [ "$ran" != "$want" ]; then
+    echo "test.sh: $ran of the $want planned projects ran their tests; these did not:" >&2
+    comm -23 <(sort -u <<<"$planned") <(sort -u "$ledger") | sed 's/^/  /' >&2
+    return 1
+  fi
+  echo "test.sh: $ran projects tested"
+}
+
+status=0
+if grep -qx '@svcboot/cli' <<<"$planned"; then
   npx nx run @svcboot/cli:test --outputStyle=stream "$@" &
   cli=$!
-  status=0
-  npx nx affected:test --base="$base" --exclude=@svcboot/cli --outputStyle=stream "$@" || status=$?
+  npx nx "${scope[@]}" -t test --exclude=@svcboot/cli --outputStyle=stream "$@" || status=$?
   cli_status=0
   wait "$cli" || cli_status=$?
   [ "$cli_status" = 0 ] || { echo "test.sh: the tests of @svcboot/cli failed (above)"; exit "$cli_status"; }
-  exit "$status"
+else
+  npx nx "${scope[@]}" -t test --outputStyle=stream "$@" || status=$?
 fi
-exec npx nx affected:test --base="$base" --outputStyle=stream "$@"
+[ "$status" = 0 ] || exit "$status"
+check_ledger

@@ -8,7 +8,7 @@ import {
   type ServiceError,
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { Child, freePort, plainEnv, waitFor } from '@svcboot/testkit';
+import { Child, plainEnv, startOnFreePorts, waitFor } from '@svcboot/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appDir, type Seen } from './services.js';
 
@@ -35,38 +35,33 @@ function lines(): Line[] {
 }
 
 beforeAll(async () => {
-  // A free port can be taken between freePort() and the listen: a demo that exited is started again.
-  for (let attempt = 1; ; attempt++) {
-    const [port, users, billing] = [await freePort(), await freePort(), await freePort()];
-    demo = Child.start(
-      process.execPath,
-      ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
-      {
-        cwd: appDir,
-        env: plainEnv({
-          PORT: String(port),
-          USERS_PORT: String(users),
-          BILLING_PORT: String(billing),
-          SPANS_FILE: 'stdout',
-        }),
-      },
-    );
-    let exited = false;
-    void demo.exited.then(() => (exited = true));
-    await waitFor(
-      'the demo to be ready',
-      () => exited || demo.stderr.includes('demo-chain ready'),
-      {
-        timeoutMs: 60_000,
-      },
-    );
-    if (!exited) {
-      front = `http://127.0.0.1:${port}`;
-      frontPort = port;
-      return;
-    }
-    if (attempt === 3) throw new Error(`the demo exited:\n${demo.stderr}`);
-  }
+  // A free port can be taken before the demo listens on it: a demo that exited saying so
+  // (EADDRINUSE) is started again on new ports.
+  const started = await startOnFreePorts(
+    3,
+    ([port, users, billing]) =>
+      Child.start(
+        process.execPath,
+        ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
+        {
+          cwd: appDir,
+          env: plainEnv({
+            PORT: String(port),
+            USERS_PORT: String(users),
+            BILLING_PORT: String(billing),
+            SPANS_FILE: 'stdout',
+          }),
+        },
+      ),
+    {
+      what: 'the demo to be ready',
+      ready: (demo) => demo.stderr.includes('demo-chain ready'),
+      timeoutMs: 60_000,
+    },
+  );
+  demo = started.child;
+  front = `http://127.0.0.1:${started.ports[0]}`;
+  frontPort = started.ports[0]!;
 }, 200_000);
 
 afterAll(async () => {

@@ -8,12 +8,11 @@ import { loadSync } from '@grpc/proto-loader';
 import { parseConsoleRecord, SEPARATOR } from '@svcboot/entry-core';
 import {
   Child,
-  HeadlessChromium,
   chromiumBinary,
-  freePort,
+  HeadlessChromium,
   isListening,
   plainEnv,
-  waitFor,
+  startOnFreePort,
 } from '@svcboot/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listServicesByReflection } from '@svcboot/testkit/grpc-reflection';
@@ -103,29 +102,23 @@ function records(stdout: string): Array<Record<string, string>> {
 }
 
 beforeAll(async () => {
-  // A free port can be taken by another test process between freePort() and the demo's listen:
-  // the demo then exits (EADDRINUSE) while the port answers for someone else. So the demo counts
-  // as up only once it says it listens on that port, and one that exited is started again.
-  for (let attempt = 1; ; attempt++) {
-    port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    demo = Child.start(
-      process.execPath,
-      ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
-      { cwd: appDir, env: plainEnv({ PORT: String(port) }) },
-    );
-    let exited = false;
-    void demo.exited.then(() => (exited = true));
-    await waitFor(
-      'the demo to listen',
-      async () =>
-        exited || (demo.stdout.includes(`listening on port ${port}`) && (await isListening(port))),
-      { timeoutMs: 60_000 },
-    );
-    if (!exited) break;
-    if (attempt === 3)
-      throw new Error(`the demo exited three times before listening:\n${demo.stdout}`);
-  }
+  // A free port can be taken by another test process before the demo listens on it: the demo
+  // then exits (EADDRINUSE) while the port answers for someone else. So the demo counts as up
+  // only once it says it listens on that port, and one that exited so is started again.
+  ({ child: demo, port } = await startOnFreePort(
+    (port) =>
+      Child.start(
+        process.execPath,
+        ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
+        { cwd: appDir, env: plainEnv({ PORT: String(port) }) },
+      ),
+    {
+      ready: async (demo, port) =>
+        demo.stdout.includes(`listening on port ${port}`) && (await isListening(port)),
+      timeoutMs: 60_000,
+    },
+  ));
+  base = `http://127.0.0.1:${port}`;
 }, 200_000);
 
 afterAll(() => demo.kill());

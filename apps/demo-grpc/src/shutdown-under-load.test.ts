@@ -4,13 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { Client, credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import {
   Child,
-  HttpLoad,
-  RawHttpConnection,
   drainViolations,
-  freePort,
-  isListening,
+  HttpLoad,
   plainEnv,
+  RawHttpConnection,
   sigtermAndAskReadiness,
+  startOnFreePort,
   summarizeOutcomes,
   waitFor,
 } from '@svcboot/testkit';
@@ -219,17 +218,17 @@ function watchHealth(port: number): { statuses: number[]; ended: Promise<number>
  * - Exit: the process exits with code 0 within the shutdown timeout (polled, 20 s deadline).
  */
 async function shutdownUnderLoad(options: { http: boolean }): Promise<void> {
-  const port = await freePort();
-  const child = Child.start(
-    process.execPath,
-    ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
-    { cwd: appDir, env: plainEnv({ PORT: String(port) }) },
-  );
-  cleanups.push(() => child.kill());
-  await waitFor(
-    'the demo to listen',
-    async () => child.stdout.includes('listening on port') && (await isListening(port)),
-    { timeoutMs: 30_000, intervalMs: 100 },
+  const { child, port } = await startOnFreePort(
+    (port) => {
+      const child = Child.start(
+        process.execPath,
+        ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
+        { cwd: appDir, env: plainEnv({ PORT: String(port) }) },
+      );
+      cleanups.push(() => child.kill());
+      return child;
+    },
+    { what: 'the demo to listen', timeoutMs: 60_000 },
   );
 
   const watch = watchHealth(port);
@@ -332,7 +331,7 @@ async function shutdownUnderLoad(options: { http: boolean }): Promise<void> {
 describe('demo-grpc: graceful shutdown under load (src/main.ts as a child process)', () => {
   it('gRPC: finishes every call accepted before SIGTERM, reports not-ready while draining, and exits 0', async () => {
     await shutdownUnderLoad({ http: false });
-  });
+  }, 120_000);
 
   /*
    * Also the regression test for a crash found while writing it: entry-grpc used to add its
@@ -342,5 +341,5 @@ describe('demo-grpc: graceful shutdown under load (src/main.ts as a child proces
    */
   it('REST and gRPC together: every request accepted before SIGTERM completes, and the demo exits 0', async () => {
     await shutdownUnderLoad({ http: true });
-  });
+  }, 120_000);
 });

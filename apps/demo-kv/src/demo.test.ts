@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Child, freePort, plainEnv, waitFor } from '@svcboot/testkit';
+import { Child, plainEnv, startOnFreePort, waitFor } from '@svcboot/testkit';
 import { redisCli, startRedis } from '@svcboot/testkit';
 import { DemoApp, demoDir } from './test-support/demo-app.js';
 import { ttlFromEnv } from './routes.js';
@@ -134,24 +134,28 @@ describe('demo-kv (ARCHITECTURE.md §7) against Redis on 127.0.0.1:6379', () => 
 
 describe('demo-kv as `nx serve` runs it', () => {
   it('serves src/main.ts with boot.yaml, the TTL from KV_TTL_MS, and stops on SIGTERM', async () => {
-    const port = await freePort();
-    const child = Child.start(
-      process.execPath,
-      ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
-      {
-        cwd: demoDir,
-        env: plainEnv({ PORT: String(port), REDIS_ADDR: '127.0.0.1:6379', KV_TTL_MS: '400' }),
+    const { child, port } = await startOnFreePort(
+      (port) => {
+        const child = Child.start(
+          process.execPath,
+          ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
+          {
+            cwd: demoDir,
+            env: plainEnv({ PORT: String(port), REDIS_ADDR: '127.0.0.1:6379', KV_TTL_MS: '400' }),
+          },
+        );
+        cleanups.push(async () => child.kill());
+        return child;
       },
-    );
-    cleanups.push(async () => child.kill());
-    await waitFor(
-      'the demo to log its ping and listen',
-      () => child.stdout.includes('Ping redis at [127.0.0.1:6379] success') && isUp(port),
       {
+        what: 'the demo to log its ping and listen',
+        ready: (child, port) =>
+          child.stdout.includes('Ping redis at [127.0.0.1:6379] success') &&
+          child.stdout.includes('HTTP server listening') &&
+          isUp(port),
         // Compiling src/ through tsx and booting takes ~7 s alone, and over 30 s once on CI's two
         // shared cores with another test project and a CPU-bound process beside it.
         timeoutMs: 120_000,
-        intervalMs: 100,
       },
     );
     const key = testKey();

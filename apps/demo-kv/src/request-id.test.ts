@@ -1,13 +1,12 @@
 import { parseConsoleRecord, SEPARATOR } from '@svcboot/entry-core';
 import {
   Child,
-  RawHttpConnection,
   consoleRecordTexts,
-  freePort,
-  isListening,
   plainEnv,
-  waitFor,
+  RawHttpConnection,
   type RawResponse,
+  startOnFreePort,
+  waitFor,
 } from '@svcboot/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoDir } from './test-support/demo-app.js';
@@ -46,27 +45,25 @@ async function recordFor(requestId: string): Promise<Record<string, string>> {
 }
 
 beforeAll(async () => {
-  port = await freePort();
   // The demo's boot.yaml leaves the meta and logging middleware off; switch them on as an operator would.
-  demo = Child.start(
-    process.execPath,
-    [
-      '--conditions=svcboot-source',
-      '--import',
-      'tsx',
-      'src/main.ts',
-      '--set',
-      'httpserver.kv-api.middleware.meta.enabled=true',
-      '--set',
-      'httpserver.kv-api.middleware.logging.enabled=true',
-    ],
-    { cwd: demoDir, env: plainEnv({ PORT: String(port), REDIS_ADDR: '127.0.0.1:6379' }) },
-  );
-  await waitFor(
-    'the demo to listen',
-    async () => demo.stdout.includes('HTTP server listening') && (await isListening(port)),
-    { timeoutMs: 30_000, intervalMs: 100 },
-  );
+  ({ child: demo, port } = await startOnFreePort(
+    (port) =>
+      Child.start(
+        process.execPath,
+        [
+          '--conditions=svcboot-source',
+          '--import',
+          'tsx',
+          'src/main.ts',
+          '--set',
+          'httpserver.kv-api.middleware.meta.enabled=true',
+          '--set',
+          'httpserver.kv-api.middleware.logging.enabled=true',
+        ],
+        { cwd: demoDir, env: plainEnv({ PORT: String(port), REDIS_ADDR: '127.0.0.1:6379' }) },
+      ),
+    { what: 'the demo to listen', timeoutMs: 30_000 },
+  ));
 });
 
 afterAll(() => demo?.kill());

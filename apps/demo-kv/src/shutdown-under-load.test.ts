@@ -2,13 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   Child,
-  HttpLoad,
-  RawHttpConnection,
   drainViolations,
-  freePort,
-  isListening,
+  HttpLoad,
   plainEnv,
+  RawHttpConnection,
   sigtermAndAskReadiness,
+  startOnFreePort,
   summarizeOutcomes,
   waitFor,
 } from '@svcboot/testkit';
@@ -50,22 +49,22 @@ describe('demo-kv: graceful shutdown under load (src/main.ts as a child process)
    * - Exit: the process exits with code 0 within the shutdown timeout (polled, 20 s deadline).
    */
   it('finishes every request accepted before SIGTERM, answers /readyz 503 while draining, and exits 0', async () => {
-    const port = await freePort();
     const prefix = `svcboot-demo-kv-shutdown:${randomUUID()}:`;
     cleanups.push(() => deleteKeys(prefix));
-    const child = Child.start(
-      process.execPath,
-      ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
-      {
-        cwd: demoDir,
-        env: plainEnv({ PORT: String(port), REDIS_ADDR: '127.0.0.1:6379' }),
+    const { child, port } = await startOnFreePort(
+      (port) => {
+        const child = Child.start(
+          process.execPath,
+          ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
+          {
+            cwd: demoDir,
+            env: plainEnv({ PORT: String(port), REDIS_ADDR: '127.0.0.1:6379' }),
+          },
+        );
+        cleanups.push(async () => child.kill());
+        return child;
       },
-    );
-    cleanups.push(async () => child.kill());
-    await waitFor(
-      'the demo to listen',
-      async () => child.stdout.includes('HTTP server listening') && (await isListening(port)),
-      { timeoutMs: 30_000, intervalMs: 100 },
+      { what: 'the demo to listen', timeoutMs: 30_000 },
     );
 
     // The readiness probe: request line and a header now, the end of the header block after SIGTERM.

@@ -8,7 +8,7 @@ import {
   status,
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { Child, freePort, isListening, plainEnv, run, waitFor } from '@svcboot/testkit';
+import { Child, isListening, plainEnv, run, startOnFreePorts, waitFor } from '@svcboot/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_JWT_DEFAULT_SECRET, type DemoTokenOptions, mintDemoToken } from './token.js';
 
@@ -86,36 +86,32 @@ async function expectGoogle401(res: Response): Promise<string> {
 }
 
 beforeAll(async () => {
-  // A free port can be taken by another test process between freePort() and the demo's listen:
-  // the demo then exits (EADDRINUSE). So the demo counts as up once it says it listens on both
-  // ports, and one that exited is started again on new ones.
-  for (let attempt = 1; ; attempt++) {
-    grpcPort = await freePort();
-    httpPort = await freePort();
-    demo = Child.start(
-      process.execPath,
-      ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
-      {
-        cwd: appDir,
-        env: demoEnv({ PORT: String(grpcPort), HTTP_PORT: String(httpPort) }),
-      },
-    );
-    let exited = false;
-    void demo.exited.then(() => (exited = true));
-    await waitFor(
-      'the demo to listen on both ports',
-      async () =>
-        exited ||
-        (demo.stdout.includes(`listening on port ${grpcPort}`) &&
-          demo.stdout.includes(`listening on port ${httpPort}`) &&
-          (await isListening(grpcPort)) &&
-          (await isListening(httpPort))),
-      { timeoutMs: 60_000 },
-    );
-    if (!exited) break;
-    if (attempt === 3)
-      throw new Error(`the demo exited three times before listening:\n${demo.stdout}`);
-  }
+  // A free port can be taken by another test process before the demo listens on it: the demo
+  // then exits (EADDRINUSE). So the demo counts as up once it says it listens on both ports,
+  // and one that exited so is started again on new ones.
+  const started = await startOnFreePorts(
+    2,
+    ([grpc, http]) =>
+      Child.start(
+        process.execPath,
+        ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
+        {
+          cwd: appDir,
+          env: demoEnv({ PORT: String(grpc), HTTP_PORT: String(http) }),
+        },
+      ),
+    {
+      what: 'the demo to listen on both ports',
+      ready: async (demo, [grpc, http]) =>
+        demo.stdout.includes(`listening on port ${grpc}`) &&
+        demo.stdout.includes(`listening on port ${http}`) &&
+        (await isListening(grpc!)) &&
+        (await isListening(http!)),
+      timeoutMs: 60_000,
+    },
+  );
+  demo = started.child;
+  [grpcPort, httpPort] = started.ports as [number, number];
   const pkg = loadPackageDefinition(
     loadSync(path.join(appDir, 'api/v1/greeter.proto'), {
       includeDirs: [path.join(appDir, 'api')],

@@ -1,7 +1,7 @@
 import http from 'node:http';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, waitFor } from '@svcboot/testkit';
+import { waitFor } from '@svcboot/testkit';
 import { columnarEntry } from './index.js';
 import { bootYaml, tempDir } from './test-support/clickhouse.js';
 
@@ -10,7 +10,7 @@ import { bootYaml, tempDir } from './test-support/clickhouse.js';
  * mode check) and `/ping`: the health probe is about the server answering at all, which stopping
  * this one shows without stopping a real server other tests share.
  */
-function fakeClickHouse(port: number): Promise<{ close(): Promise<void> }> {
+function fakeClickHouse(port: number): Promise<{ port: number; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const server = http.createServer((req, res) => {
     if (req.url?.startsWith('/ping')) {
@@ -29,17 +29,19 @@ function fakeClickHouse(port: number): Promise<{ close(): Promise<void> }> {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  return new Promise((resolve) =>
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
     server.listen(port, '127.0.0.1', () =>
       resolve({
+        port: (server.address() as AddressInfo).port,
         close: () =>
           new Promise<void>((done) => {
             for (const s of sockets) s.destroy();
             server.close(() => done());
           }),
       }),
-    ),
-  );
+    );
+  });
 }
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -49,8 +51,9 @@ afterEach(async () => {
 
 describe('columnardb health (entry-core Entry.backendHealth)', () => {
   it('is down for readiness while the server does not answer /ping, and up once it does again', async () => {
-    const port = await freePort();
-    let server = await fakeClickHouse(port);
+    // Port 0: the OS picks; the server comes back on the same port further down.
+    let server = await fakeClickHouse(0);
+    const port = server.port;
     cleanups.push(() => server.close());
     const tmp = await tempDir();
     cleanups.push(tmp.cleanup);

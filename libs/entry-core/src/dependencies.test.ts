@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { waitFor } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   boot,
@@ -215,7 +216,22 @@ describe('HealthProbe', () => {
     expect(probe.health()).toEqual({ ok: false, detail: 'probe failed (error)' });
     probe.stop();
     const after = calls;
-    await new Promise((r) => setTimeout(r, 50));
+    // No probe after the stop. The clock is a second probe on the same interval: five of its
+    // probes are five intervals in which a probe still running would have probed again.
+    let ticks = 0;
+    const clock = new HealthProbe({
+      intervalMs: 10,
+      timeoutMs: 1000,
+      probe: async () => {
+        ticks++;
+      },
+    });
+    clock.start();
+    try {
+      await waitFor('five probes of the clock', () => ticks >= 5, { timeoutMs: 5000 });
+    } finally {
+      clock.stop();
+    }
     expect(calls).toBe(after);
   });
 });

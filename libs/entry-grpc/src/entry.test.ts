@@ -10,7 +10,7 @@ import {
   type ServiceDefinition,
 } from '@grpc/grpc-js';
 import { boot } from '@svcboot/entry-core';
-import { freePort, isListening, waitFor, writeSelfSignedCert } from '@svcboot/testkit';
+import { isListening, waitFor, writeSelfSignedCert } from '@svcboot/testkit';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { grpcEntry } from './index.js';
@@ -301,12 +301,12 @@ describe('UIs and the OpenAPI document', () => {
   });
 
   it('leaves the UIs and /metrics off unless enabled', async () => {
-    const port = await freePort();
     const app = await boot({
-      configText: `logger:\n  - name: q\n    level: warn\ngrpc:\n  - name: g\n    port: ${port}\n    loggerEntry: q\n`,
+      configText: `logger:\n  - name: q\n    level: warn\ngrpc:\n  - name: g\n    port: 0\n    loggerEntry: q\n`,
       argv: [],
     });
     await app.bootstrap();
+    const port = grpcEntry(app, 'g').port;
     try {
       for (const p of ['/sw/', '/docs/', '/metrics'])
         expect((await fetch(`http://127.0.0.1:${port}${p}`)).status, p).toBe(404);

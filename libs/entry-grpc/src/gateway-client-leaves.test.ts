@@ -17,6 +17,12 @@ afterEach(async () => {
 describe('a middleware that is still deciding', () => {
   it('a gateway client that leaves while an asynchronous before runs: the handler never starts, the record says Canceled', async () => {
     const handled: string[] = [];
+    // The before runs until the server has seen the client leave (the call's signal aborts), at
+    // most 20 s; the test waits for it to start, and for it to settle, instead of sleeping.
+    let started!: () => void;
+    const beforeStarted = new Promise<void>((r) => (started = r));
+    let settled!: () => void;
+    const beforeSettled = new Promise<void>((r) => (settled = r));
     h = await startLibrary('', {
       overrides: {
         ListBooks: (call: { end(): void }) => {
@@ -26,7 +32,19 @@ describe('a middleware that is still deciding', () => {
       },
       setup: (entry) =>
         entry.useMiddleware(MiddlewareOrder.Guard, {
-          before: () => new Promise<void>((resolve) => setTimeout(resolve, 400)),
+          before: (call) =>
+            new Promise<void>((resolve) => {
+              started();
+              const done = () => {
+                clearTimeout(limit);
+                // After the transport's continuation of this before has had its turn.
+                resolve();
+                setImmediate(settled);
+              };
+              const limit = setTimeout(done, 20_000);
+              if (call.signal.aborted) done();
+              else call.signal.addEventListener('abort', done, { once: true });
+            }),
         }),
     });
     const abort = new AbortController();
@@ -34,10 +52,10 @@ describe('a middleware that is still deciding', () => {
       signal: abort.signal,
       headers: { 'x-request-id': 'gone-1' },
     }).catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 100));
+    await beforeStarted;
     abort.abort();
     await pending;
-    await new Promise((r) => setTimeout(r, 600));
+    await beforeSettled;
     expect(handled).toEqual([]);
     const records = await h.stop();
     h = undefined;

@@ -14,6 +14,7 @@ import { createGrpcWebTransport } from '@connectrpc/connect-web';
 import http from 'node:http';
 import http2 from 'node:http2';
 import { loadSync } from '@grpc/proto-loader';
+import { waitFor } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { libraryProto, protoDir } from './test-support/library-service.js';
 import { startLibrary, type Harness } from './test-support/harness.js';
@@ -264,7 +265,19 @@ describe('gRPC-Web on the entry port (connect-web grpc-web transport, in Node)',
       req.end(frame);
     });
     res.pause(); // a browser tab that stopped reading
-    await new Promise((r) => setTimeout(r, 1500));
+    // Until the handler is held and its writing has come to rest (unchanged over 5 polls), or it
+    // wrote everything (what unbounded buffering would let it do).
+    let last = -1;
+    let still = 0;
+    await waitFor(
+      'the handler to be held back, or to write everything',
+      () => {
+        still = written === last ? still + 1 : 0;
+        last = written;
+        return written >= 4000 || (held && still >= 5);
+      },
+      { timeoutMs: 20_000, intervalMs: 50 },
+    );
     const seen = written;
     res.destroy();
     expect(held).toBe(true);

@@ -3,10 +3,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   Child,
-  freePort,
   plainEnv,
   sigtermUnderKeepAliveLoad,
   sigtermUnderSharedAgentLoad,
+  startOnFreePort,
   waitFor,
 } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -22,22 +22,23 @@ const PING = Buffer.concat([Buffer.from([0, 0, 0, 0, 6, 0x0a, 4]), Buffer.from('
 
 describe('grpc entry: SIGTERM under keep-alive gateway load, with the defaults', () => {
   it('loses no gateway request on 8 keep-alive connections, sends HTTP/2 GOAWAY naming the last stream taken and completes that call, and exits 0', async () => {
-    const port = await freePort();
-    const child = Child.start(
-      process.execPath,
-      [
-        '--conditions=svcboot-source',
-        '--import',
-        'tsx',
-        path.join(here, 'test-support/sigterm-app.ts'),
-      ],
-      {
-        cwd: path.join(here, '..'),
-        env: plainEnv({ PORT: String(port) }),
-      },
-    );
-    cleanups.push(() => child.kill());
-    await child.listening(port);
+    const { child, port } = await startOnFreePort((port) => {
+      const child = Child.start(
+        process.execPath,
+        [
+          '--conditions=svcboot-source',
+          '--import',
+          'tsx',
+          path.join(here, 'test-support/sigterm-app.ts'),
+        ],
+        {
+          cwd: path.join(here, '..'),
+          env: plainEnv({ PORT: String(port) }),
+        },
+      );
+      cleanups.push(() => child.kill());
+      return child;
+    });
 
     // A gRPC call held open across the signal: headers and half its message sent; a PING's ACK
     // (sent after them) says the server has taken the stream.
@@ -107,13 +108,14 @@ describe('grpc entry: SIGTERM under keep-alive gateway load, with the defaults',
 
 describe('grpc entry (gateway): SIGTERM under one keep-alive http.Agent (8 sockets, 16 looping GETs), with the defaults', () => {
   it('loses no request: the client is refused only once the app stops listening, no request it sent is reset, and the app exits 0', async () => {
-    const port = await freePort();
-    const child = Child.startSource(path.join(here, 'test-support/sigterm-app.ts'), {
-      cwd: path.join(here, '..'),
-      env: plainEnv({ PORT: String(port) }),
+    const { child, port } = await startOnFreePort((port) => {
+      const child = Child.startSource(path.join(here, 'test-support/sigterm-app.ts'), {
+        cwd: path.join(here, '..'),
+        env: plainEnv({ PORT: String(port) }),
+      });
+      cleanups.push(() => child.kill());
+      return child;
     });
-    cleanups.push(() => child.kill());
-    await child.listening(port);
     // The client goes on through the drain (no load balancer takes the app out): each response
     // that says Connection: close makes it open a new connection, up to the listener's close,
     // which resets every connection the kernel had completed for it (7 per run on main).

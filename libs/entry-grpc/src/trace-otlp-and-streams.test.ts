@@ -312,12 +312,15 @@ describe('the trace middleware on a grpc entry, exported over OTLP/HTTP protobuf
     expect(streamHeaders.get('x-trace-id')).toHaveLength(1);
 
     inScope.length = 0;
-    const collect = running.client['Collect']!(() => undefined) as NodeJS.WritableStream;
+    let resolveCollected!: () => void;
+    const collected = new Promise<void>((resolve) => (resolveCollected = resolve));
+    const collect = running.client['Collect']!(() => resolveCollected()) as NodeJS.WritableStream;
     collect.write({ title: 'a' } as never);
     await new Promise((r) => setTimeout(r, 20));
     collect.write({ title: 'b' } as never);
     collect.end();
-    await new Promise((r) => setTimeout(r, 50));
+    // The call's answer (or error): the handler has seen both messages.
+    await collected;
     const gwCollect = await fetch(`${running.base}/v1/collect`, {
       method: 'POST',
       body: '{"title":"c"}\n{"title":"d"}\n',

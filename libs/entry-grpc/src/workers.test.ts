@@ -2,7 +2,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, credentials } from '@grpc/grpc-js';
-import { Child, freePort, plainEnv, waitFor } from '@svcboot/testkit';
+import { Child, plainEnv, startOnFreePort } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { libraryDefinition } from './test-support/library-service.js';
 
@@ -53,24 +53,25 @@ const total = (metrics: string, family: string): number =>
 
 describe('grpc entry with app.workers: 2', () => {
   it('shares its one port between the workers for gRPC (grpc-js HTTP/2) and the gateway, sums /metrics over them, and exits 0 on SIGTERM', async () => {
-    const port = await freePort();
-    const child = Child.start(
-      process.execPath,
-      [
-        '--conditions=svcboot-source',
-        '--import',
-        'tsx',
-        path.join(here, 'test-support/workers-app.ts'),
-      ],
-      { cwd: path.join(here, '..'), env: plainEnv({ PORT: String(port) }) },
-    );
-    cleanups.push(() => child.kill());
-    await waitFor(
-      'both workers to be ready',
-      () => child.stdout.includes('All 2 workers are ready'),
+    const { child, port } = await startOnFreePort(
+      (port) => {
+        const child = Child.start(
+          process.execPath,
+          [
+            '--conditions=svcboot-source',
+            '--import',
+            'tsx',
+            path.join(here, 'test-support/workers-app.ts'),
+          ],
+          { cwd: path.join(here, '..'), env: plainEnv({ PORT: String(port) }) },
+        );
+        cleanups.push(() => child.kill());
+        return child;
+      },
       {
+        what: 'both workers to be ready',
+        ready: (child) => child.stdout.includes('All 2 workers are ready'),
         timeoutMs: 60_000,
-        intervalMs: 100,
       },
     );
     const workers = new Set(

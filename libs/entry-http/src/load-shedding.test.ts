@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Child, driveOverload, freePort, plainEnv, quantile } from '@svcboot/testkit';
+import { Child, driveOverload, plainEnv, quantile, startOnFreePort } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -22,13 +22,14 @@ function countersByReason(metrics: string, name: string): Record<string, number>
 
 describe('httpserver: load shedding with the defaults, at about 2.5 times what the entry can serve', () => {
   it('sheds the excess with 503 + Retry-After, counted in svc_shed_total, while /livez keeps answering 200', async () => {
-    const port = await freePort();
-    const child = Child.startSource(path.join(here, 'test-support/overload-app.ts'), {
-      cwd: path.join(here, '..'),
-      env: plainEnv({ PORT: String(port) }),
+    const { port } = await startOnFreePort((port) => {
+      const child = Child.startSource(path.join(here, 'test-support/overload-app.ts'), {
+        cwd: path.join(here, '..'),
+        env: plainEnv({ PORT: String(port) }),
+      });
+      children.push(child);
+      return child;
     });
-    children.push(child);
-    await child.listening(port);
 
     // 20 ms of CPU a call: at most 50 calls a second; 125 a second for 4 s is 2.5 times that.
     const r = await driveOverload({

@@ -3,13 +3,11 @@ import { fileURLToPath } from 'node:url';
 import '@svcboot/entry-kv';
 import {
   Child,
-  freePort,
-  isListening,
   plainEnv,
   redisCli,
-  startRedis,
-  waitFor,
   type RedisProcess,
+  startOnFreePort,
+  startRedis,
 } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHttp, type HttpHarness } from './test-support/middleware-app.js';
@@ -46,35 +44,30 @@ describe('the rateLimit middleware shared through Redis (kvstore)', () => {
   it('two app processes on one Redis: the calls both accept add up to the one budget', async () => {
     redis = await startRedis();
     const burst = 30;
-    const ports = [await freePort(), await freePort()];
-    for (const port of ports) {
-      const child = Child.start(
-        process.execPath,
-        [
-          '--conditions=svcboot-source',
-          '--import',
-          'tsx',
-          path.join(here, 'test-support/ratelimit-app.ts'),
-        ],
-        {
-          cwd: path.join(here, '..'),
-          env: plainEnv({ PORT: String(port), REDIS_ADDR: redis.addr, BURST: String(burst) }),
+    // Two node + tsx start-ups at once: up to 60 s each (30 s ran out at load 25 with both apps
+    // still starting, their output still empty), inside the test's 120 s.
+    const start = (): Promise<number> =>
+      startOnFreePort(
+        (port) => {
+          const child = Child.start(
+            process.execPath,
+            [
+              '--conditions=svcboot-source',
+              '--import',
+              'tsx',
+              path.join(here, 'test-support/ratelimit-app.ts'),
+            ],
+            {
+              cwd: path.join(here, '..'),
+              env: plainEnv({ PORT: String(port), REDIS_ADDR: redis!.addr, BURST: String(burst) }),
+            },
+          );
+          children.push(child);
+          return child;
         },
-      );
-      children.push(child);
-    }
-    // Two node + tsx start-ups at once: 30 s, as the other app start-ups here, not waitFor's 10 s
-    // default (seen running out at load 26 with both apps still starting).
-    for (const [k, port] of ports.entries())
-      await waitFor(
-        `app ${k} to listen`,
-        async () => {
-          if (children[k]!.process.exitCode !== null)
-            throw new Error(`app ${k} exited: ${children[k]!.stdout}${children[k]!.stderr}`);
-          return isListening(port);
-        },
-        { timeoutMs: 30_000 },
-      );
+        { timeoutMs: 60_000 },
+      ).then((s) => s.port);
+    const ports = await Promise.all([start(), start()]);
     // 100 calls, 50 to each instance, all at once
     const results = await Promise.all(
       Array.from({ length: 100 }, (_, i) => hit(`http://127.0.0.1:${ports[i % 2]}/v1/hit`)),
@@ -90,7 +83,7 @@ describe('the rateLimit middleware shared through Redis (kvstore)', () => {
     expect(await redisCli(redis.port, ['keys', 'svcboot:ratelimit:*'])).toBe(
       'svcboot:ratelimit:api:/v1/hit:global',
     );
-  });
+  }, 120_000);
 
   it.each([
     [true, 200],

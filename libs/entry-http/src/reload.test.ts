@@ -3,7 +3,14 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Child, consoleRecordTexts, freePort, plainEnv, waitFor } from '@svcboot/testkit';
+import {
+  Child,
+  consoleRecordTexts,
+  freePort,
+  plainEnv,
+  startOnFreePort,
+  waitFor,
+} from '@svcboot/testkit';
 import { parseConsoleRecord, SEPARATOR } from '@svcboot/entry-core';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -64,36 +71,36 @@ interface Started {
 }
 
 async function start(initial: Omit<Settings, 'port'> = {}): Promise<Started & { port: number }> {
-  const port = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-reload-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'boot.yaml');
+  let port = 0;
   const write = (s: Partial<Settings> | string): void =>
     writeFileSync(file, typeof s === 'string' ? s : bootYaml({ ...initial, ...s, port }));
-  write({});
-  const child = Child.start(
-    process.execPath,
-    [
-      '--conditions=svcboot-source',
-      '--import',
-      'tsx',
-      path.join(here, 'test-support/reload-app.ts'),
-    ],
-    { cwd: path.join(here, '..'), env: plainEnv({ CONFIG: file }) },
-  );
-  cleanups.push(() => {
-    child.kill();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  if (initial.workers)
-    await waitFor(
-      'every worker to be ready',
-      () => child.stdout.includes(`All ${initial.workers} workers are ready`),
-      { timeoutMs: 60_000, intervalMs: 50 },
-    );
-  await waitFor(
-    'the app to be ready',
-    async () => (await get(port, '/readyz').catch(() => undefined))?.status === 200,
-    { timeoutMs: 60_000, intervalMs: 50 },
+  const { child } = await startOnFreePort(
+    (free) => {
+      port = free;
+      write({});
+      const child = Child.start(
+        process.execPath,
+        [
+          '--conditions=svcboot-source',
+          '--import',
+          'tsx',
+          path.join(here, 'test-support/reload-app.ts'),
+        ],
+        { cwd: path.join(here, '..'), env: plainEnv({ CONFIG: file }) },
+      );
+      cleanups.push(() => child.kill());
+      return child;
+    },
+    {
+      what: initial.workers ? 'every worker to be ready' : 'the app to be ready',
+      ready: async (child) =>
+        (!initial.workers || child.stdout.includes(`All ${initial.workers} workers are ready`)) &&
+        (await get(port, '/readyz').catch(() => undefined))?.status === 200,
+      timeoutMs: 60_000,
+    },
   );
   return {
     child,

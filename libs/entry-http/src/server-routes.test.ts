@@ -12,7 +12,7 @@ import {
   type App,
   type CallContext,
 } from '@svcboot/entry-core';
-import { Child, freePort, plainEnv, RecordingPushgateway, waitFor } from '@svcboot/testkit';
+import { Child, plainEnv, RecordingPushgateway, startOnFreePort } from '@svcboot/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { httpEntry, httpPlugin } from './index.js';
 
@@ -257,32 +257,34 @@ describe('httpserver entry prom.pusher', () => {
 
   it('with app.workers: 2, pushes the sum over both workers from one of them, and deletes the group at SIGTERM', async () => {
     const gw = await new RecordingPushgateway().start();
-    const port = await freePort();
-    const child = Child.start(
-      process.execPath,
-      [
-        '--conditions=svcboot-source',
-        '--import',
-        'tsx',
-        path.join(
-          path.dirname(fileURLToPath(import.meta.url)),
-          'test-support/pusher-workers-app.ts',
+    const { child, port } = await startOnFreePort(
+      (port) =>
+        Child.start(
+          process.execPath,
+          [
+            '--conditions=svcboot-source',
+            '--import',
+            'tsx',
+            path.join(
+              path.dirname(fileURLToPath(import.meta.url)),
+              'test-support/pusher-workers-app.ts',
+            ),
+          ],
+          {
+            cwd: path.join(path.dirname(fileURLToPath(import.meta.url)), '..'),
+            env: plainEnv({ PORT: String(port), PUSHGATEWAY: String(gw.port) }),
+          },
         ),
-      ],
       {
-        cwd: path.join(path.dirname(fileURLToPath(import.meta.url)), '..'),
-        env: plainEnv({ PORT: String(port), PUSHGATEWAY: String(gw.port) }),
+        what: 'both workers to be ready',
+        ready: (child) => child.stdout.includes('All 2 workers are ready'),
+        timeoutMs: 60_000,
       },
-    );
+    ).catch(async (err: unknown) => {
+      await gw.close();
+      throw err;
+    });
     try {
-      await waitFor(
-        'both workers to be ready',
-        () => child.stdout.includes('All 2 workers are ready'),
-        {
-          timeoutMs: 60_000,
-          intervalMs: 100,
-        },
-      );
       const pids = new Set<string>();
       for (let i = 0; i < 10; i++) {
         const r = await get(`http://127.0.0.1:${port}/v1/ok`, { Connection: 'close' });

@@ -2,10 +2,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   Child,
-  freePort,
   plainEnv,
   sigtermUnderKeepAliveLoad,
   sigtermUnderSharedAgentLoad,
+  startOnFreePort,
 } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -17,22 +17,23 @@ afterEach(() => {
 
 describe('httpserver: SIGTERM under keep-alive load, with the defaults', () => {
   it('loses no request: every one on the 8 keep-alive connections is answered, the last with Connection: close, and the app exits 0', async () => {
-    const port = await freePort();
-    const child = Child.start(
-      process.execPath,
-      [
-        '--conditions=svcboot-source',
-        '--import',
-        'tsx',
-        path.join(here, 'test-support/sigterm-app.ts'),
-      ],
-      {
-        cwd: path.join(here, '..'),
-        env: plainEnv({ PORT: String(port) }),
-      },
-    );
-    children.push(child);
-    await child.listening(port);
+    const { child, port } = await startOnFreePort((port) => {
+      const child = Child.start(
+        process.execPath,
+        [
+          '--conditions=svcboot-source',
+          '--import',
+          'tsx',
+          path.join(here, 'test-support/sigterm-app.ts'),
+        ],
+        {
+          cwd: path.join(here, '..'),
+          env: plainEnv({ PORT: String(port) }),
+        },
+      );
+      children.push(child);
+      return child;
+    });
 
     const r = await sigtermUnderKeepAliveLoad(child, { port, path: '/v1/ok', connections: 8 });
     const summary = JSON.stringify({
@@ -56,13 +57,14 @@ describe('httpserver: SIGTERM under keep-alive load, with the defaults', () => {
 
 describe('httpserver: SIGTERM under one keep-alive http.Agent (8 sockets, 16 looping GETs), with the defaults', () => {
   it('loses no request: the client is refused only once the app stops listening, no request it sent is reset, and the app exits 0', async () => {
-    const port = await freePort();
-    const child = Child.startSource(path.join(here, 'test-support/sigterm-app.ts'), {
-      cwd: path.join(here, '..'),
-      env: plainEnv({ PORT: String(port) }),
+    const { child, port } = await startOnFreePort((port) => {
+      const child = Child.startSource(path.join(here, 'test-support/sigterm-app.ts'), {
+        cwd: path.join(here, '..'),
+        env: plainEnv({ PORT: String(port) }),
+      });
+      children.push(child);
+      return child;
     });
-    children.push(child);
-    await child.listening(port);
     // The client goes on through the drain (no load balancer takes the app out): each response
     // that says Connection: close makes it open a new connection, up to the listener's close,
     // which resets every connection the kernel had completed for it (7 per run on main).

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Child, freePort, plainEnv, sigtermUnderKeepAliveLoad, waitFor } from '@svcboot/testkit';
+import { Child, plainEnv, sigtermUnderKeepAliveLoad, startOnFreePort } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -26,24 +26,25 @@ function get(port: number, p: string): Promise<{ status: number; pid?: string; b
 
 describe('httpserver with app.workers: 2', () => {
   it('serves from both workers on one port, sums the call metrics over them, and loses no request on 8 keep-alive connections when the primary gets SIGTERM; exits 0', async () => {
-    const port = await freePort();
-    const child = Child.start(
-      process.execPath,
-      [
-        '--conditions=svcboot-source',
-        '--import',
-        'tsx',
-        path.join(here, 'test-support/workers-app.ts'),
-      ],
-      { cwd: path.join(here, '..'), env: plainEnv({ PORT: String(port) }) },
-    );
-    children.push(child);
-    await waitFor(
-      'both workers to be ready',
-      () => child.stdout.includes('All 2 workers are ready'),
+    const { child, port } = await startOnFreePort(
+      (port) => {
+        const child = Child.start(
+          process.execPath,
+          [
+            '--conditions=svcboot-source',
+            '--import',
+            'tsx',
+            path.join(here, 'test-support/workers-app.ts'),
+          ],
+          { cwd: path.join(here, '..'), env: plainEnv({ PORT: String(port) }) },
+        );
+        children.push(child);
+        return child;
+      },
       {
+        what: 'both workers to be ready',
+        ready: (child) => child.stdout.includes('All 2 workers are ready'),
         timeoutMs: 60_000,
-        intervalMs: 100,
       },
     );
 

@@ -1,7 +1,7 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from './ports.js';
+import { freePort, PortTakenError } from './ports.js';
 import { Child } from './process.js';
 import { waitFor } from './wait.js';
 
@@ -13,19 +13,35 @@ import { waitFor } from './wait.js';
 export class PrivateClickHouse {
   private child: Child | undefined;
 
+  private tcpPort = 0;
+  /** Set once the server answered: a later start (a restart) keeps its ports. */
+  private started = false;
+
   private constructor(
     readonly dir: string,
-    readonly httpPort: number,
+    private port: number,
     private readonly configFile: string,
   ) {}
 
+  /** The HTTP port; it may change until the first `start()` has succeeded. */
+  get httpPort(): number {
+    return this.port;
+  }
+
   static async create(): Promise<PrivateClickHouse> {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-clickhouse-'));
-    const [httpPort, tcpPort] = [await freePort(), await freePort()];
     for (const sub of ['data', 'tmp', 'user_files', 'log']) await mkdir(path.join(dir, sub));
-    const configFile = path.join(dir, 'config.xml');
+    const server = new PrivateClickHouse(dir, 0, path.join(dir, 'config.xml'));
+    await server.writeConfig(await freePort(), await freePort());
+    return server;
+  }
+
+  private async writeConfig(httpPort: number, tcpPort: number): Promise<void> {
+    this.port = httpPort;
+    this.tcpPort = tcpPort;
+    const dir = this.dir;
     await writeFile(
-      configFile,
+      this.configFile,
       `<?xml version="1.0"?>
 <yandex>
   <logger><level>warning</level><log>${dir}/log/server.log</log><errorlog>${dir}/log/error.log</errorlog><console>0</console></logger>
@@ -42,7 +58,6 @@ export class PrivateClickHouse {
 </yandex>
 `,
     );
-    return new PrivateClickHouse(dir, httpPort, configFile);
   }
 
   get addr(): string {
@@ -58,18 +73,45 @@ export class PrivateClickHouse {
     }
   }
 
+  /**
+   * Starts the server and waits until it answers. The first start moves to new ports when one was
+   * taken before the server could bind it (its log says "Address already in use"), up to 5 times.
+   */
   async start(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.startOnce();
+        this.started = true;
+        return;
+      } catch (err) {
+        if (this.started || attempt >= 5 || !(err instanceof PortTakenError)) throw err;
+        await this.writeConfig(await freePort(), await freePort());
+      }
+    }
+  }
+
+  private async startOnce(): Promise<void> {
+    // The error log says why a start failed: this start's lines only.
+    await rm(path.join(this.dir, 'log', 'error.log'), { force: true });
     this.child = Child.start('clickhouse-server', [`--config-file=${this.configFile}`]);
     const child = this.child;
     await waitFor(
       `clickhouse-server on ${this.addr}`,
       async () => {
-        if (child.process.exitCode !== null)
-          throw new Error(`clickhouse-server exited: ${child.stderr}`);
+        if (child.process.exitCode !== null) return 'exited';
         return this.ping();
       },
       { timeoutMs: 30_000, intervalMs: 100 },
-    );
+    ).then(async (outcome) => {
+      if (outcome !== 'exited') return;
+      this.child = undefined;
+      const log = await readFile(path.join(this.dir, 'log', 'error.log'), 'utf8').catch(() => '');
+      if (/Address already in use/i.test(log))
+        throw new PortTakenError(
+          `clickhouse-server: port ${this.port} or ${this.tcpPort} was taken\n${log.slice(-2000)}`,
+        );
+      throw new Error(`clickhouse-server exited: ${child.stderr}\n${log.slice(-2000)}`);
+    });
   }
 
   /** SIGTERM, then waits until the process is gone and the port answers no more. */

@@ -1,6 +1,21 @@
 export { waitFor } from './wait.js';
-export { freePort, isListening } from './ports.js';
-export { run, Child, plainEnv, SOURCE_NODE_ARGS, type RunResult } from './process.js';
+export {
+  freePort,
+  isListening,
+  isPortTaken,
+  onFreePort,
+  onFreePorts,
+  PortTakenError,
+} from './ports.js';
+export {
+  run,
+  Child,
+  plainEnv,
+  SOURCE_NODE_ARGS,
+  startOnFreePort,
+  startOnFreePorts,
+  type RunResult,
+} from './process.js';
 export {
   installPacked,
   installedFiles,

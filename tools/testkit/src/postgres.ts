@@ -1,8 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from './ports.js';
+import { onFreePort, PortTakenError } from './ports.js';
 import { run } from './process.js';
 
 /** A throwaway PostgreSQL cluster on a free port of 127.0.0.1, which a test may stop and start. */
@@ -55,7 +55,6 @@ export async function startPrivatePostgres(
   const owner = process.getuid?.() === 0 ? await serverUserIds() : undefined;
   if (owner) await chown(dir, owner.uid, owner.gid);
   const data = path.join(dir, 'data');
-  const port = await freePort();
   const auth = ['-A', 'trust'];
   if (options.password !== undefined) {
     const pwfile = path.join(dir, 'pwfile');
@@ -73,7 +72,7 @@ export async function startPrivatePostgres(
     'UTF8',
     '--no-sync',
   ]);
-  const settings = [`-p ${port}`, `-k ${dir}`, '-c listen_addresses=127.0.0.1', '-c fsync=off'];
+  const settings = [`-k ${dir}`, '-c listen_addresses=127.0.0.1', '-c fsync=off'];
   if (options.tls) {
     const cert = path.join(dir, 'server.crt');
     const key = path.join(dir, 'server.key');
@@ -98,11 +97,34 @@ export async function startPrivatePostgres(
   let running = false;
   const ctl = (args: string[]) =>
     asServerUser(path.join(bin, 'pg_ctl'), ['-D', data, '-w', '-t', '60', ...args]);
+  const log = path.join(dir, 'server.log');
+  const startOn = async (port: number): Promise<void> => {
+    try {
+      await ctl(['-l', log, '-o', [`-p ${port}`, ...settings].join(' '), 'start']);
+    } catch (err) {
+      // The server says why in its log; a port taken first is one onFreePort tries again.
+      const said = await readFile(log, 'utf8').catch(() => '');
+      if (/could not bind|Address already in use/i.test(said))
+        throw new PortTakenError(`postgres: port ${port} was taken\n${said.slice(-2000)}`);
+      throw err;
+    }
+  };
+  let port: number;
+  try {
+    port = await onFreePort(async (free) => {
+      await startOn(free);
+      return free;
+    });
+    running = true;
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
   const cluster: PrivatePostgres = {
     addr: `127.0.0.1:${port}`,
     port,
     async start() {
-      await ctl(['-l', path.join(dir, 'server.log'), '-o', settings.join(' '), 'start']);
+      await startOn(port);
       running = true;
     },
     async stop() {
@@ -114,11 +136,5 @@ export async function startPrivatePostgres(
       await rm(dir, { recursive: true, force: true });
     },
   };
-  try {
-    await cluster.start();
-  } catch (err) {
-    await rm(dir, { recursive: true, force: true });
-    throw err;
-  }
   return cluster;
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Child, freePort, plainEnv, waitFor } from '@svcboot/testkit';
+import { Child, plainEnv, startOnFreePort } from '@svcboot/testkit';
 
 const demoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -11,35 +11,25 @@ export class DemoProcess {
     readonly port: number,
   ) {}
 
+  /** Starts it on a free port (again on another when that one was taken before it listened). */
   static async start(env: Record<string, string>): Promise<DemoProcess> {
-    const port = await freePort();
-    const child = Child.start(
-      process.execPath,
-      ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
+    const { child, port } = await startOnFreePort(
+      (port) =>
+        Child.start(
+          process.execPath,
+          ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
+          {
+            cwd: demoDir,
+            env: plainEnv({ PORT: String(port), ...env }),
+          },
+        ),
       {
-        cwd: demoDir,
-        env: plainEnv({ PORT: String(port), ...env }),
+        what: 'the demo to listen',
+        ready: (child, port) => child.stdout.includes(`listening on port ${port}`),
+        timeoutMs: 30_000,
       },
     );
-    const demo = new DemoProcess(child, port);
-    const ready = waitFor(
-      `the demo on port ${port}`,
-      () => child.stdout.includes(`listening on port ${port}`),
-      { timeoutMs: 30_000, intervalMs: 50 },
-    );
-    const exited = child.exited.then((code) => {
-      throw new Error(`the demo exited ${code} before listening:\n${child.stderr}${child.stdout}`);
-    });
-    try {
-      await Promise.race([ready, exited]);
-    } catch (err) {
-      child.kill();
-      throw err;
-    } finally {
-      ready.catch(() => undefined);
-      exited.catch(() => undefined);
-    }
-    return demo;
+    return new DemoProcess(child, port);
   }
 
   url(p: string): string {

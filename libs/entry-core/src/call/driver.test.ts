@@ -223,7 +223,23 @@ describe('startCall', () => {
     const early = new CallContext(info, headers);
     startCall(chain, early, ended);
     endCall(early, 'OK');
-    await new Promise((r) => setTimeout(r, 60));
+    // Past both calls' deadlines: a third call, started after them with a deadline 20 ms later
+    // than theirs, has expired (timers fire in the order they are due).
+    const later = new CallChain([
+      {
+        before(call) {
+          call.deadline = call.receivedMs + 40;
+        },
+      },
+    ]);
+    const witness = new Recorder();
+    let witnessed = false;
+    witness.expire = (call) => {
+      witnessed = true;
+      endCall(call, 'DeadlineExceeded');
+    };
+    startCall(later, new CallContext(info, headers), witness);
+    await waitFor('the later deadline to pass', () => witnessed, { timeoutMs: 5000 });
     expect(expired).toEqual([false]);
   });
 });

@@ -10,7 +10,14 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Child, consoleRecordTexts, freePort, plainEnv, waitFor } from '@svcboot/testkit';
+import {
+  Child,
+  consoleRecordTexts,
+  freePort,
+  plainEnv,
+  startOnFreePort,
+  waitFor,
+} from '@svcboot/testkit';
 import { Counter, Histogram, Registry, Summary } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { boot } from '../app.js';
@@ -77,9 +84,11 @@ const allReady = (child: Child) => () => child.stdout.includes('All 2 workers ar
 
 describe('app.workers: 2 (a primary and two workers on one port)', () => {
   it('answers from both workers on one port, sums /metrics over them, and writes every record whole; SIGTERM stops both and exits 0', async () => {
-    const port = await freePort();
-    const child = start({ PORT: String(port) });
-    await waitFor('both workers to be ready', allReady(child), { timeoutMs: 60_000 });
+    const { child, port } = await startOnFreePort((port) => start({ PORT: String(port) }), {
+      what: 'both workers to be ready',
+      ready: (child) => allReady(child)(),
+      timeoutMs: 60_000,
+    });
     expect(await readyz(port)).toBe(200);
 
     const pids = new Set<string>();
@@ -134,20 +143,24 @@ describe('app.workers: 2 (a primary and two workers on one port)', () => {
   }, 120_000);
 
   it('has each of 4 workers write its own whole JSON records to a file and to a full stdout pipe, every line parsing', async () => {
-    const port = await freePort();
     const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-workers-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const file = path.join(dir, 'records.log');
     // Records of ~500 bytes: several fit in one atomic pipe write (4 KiB).
-    const child = start({
-      PORT: String(port),
-      WORKERS: '4',
-      FILLER: '300',
-      EVENTS_OUT: `stdout,${file}`,
-    });
-    await waitFor('4 workers to be ready', () => child.stdout.includes('All 4 workers are ready'), {
-      timeoutMs: 90_000,
-    });
+    const { child, port } = await startOnFreePort(
+      (port) =>
+        start({
+          PORT: String(port),
+          WORKERS: '4',
+          FILLER: '300',
+          EVENTS_OUT: `stdout,${file}`,
+        }),
+      {
+        what: '4 workers to be ready',
+        ready: (child) => child.stdout.includes('All 4 workers are ready'),
+        timeoutMs: 90_000,
+      },
+    );
     const workers = workerPids(child);
     expect(workers).toHaveLength(4);
     // The workers opened the file themselves; the primary did not (it writes nothing of theirs).
@@ -194,15 +207,14 @@ describe('app.workers: 2 (a primary and two workers on one port)', () => {
   }, 180_000);
 
   it('is ready only once every worker is: not while worker 2 is still starting', async () => {
-    const port = await freePort();
     const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-workers-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const hold = path.join(dir, 'go');
-    const child = start({ PORT: String(port), HOLD_FILE: hold });
-    await waitFor(
-      'worker 1 to be ready',
-      () => /Worker 1 \(pid \d+\) is ready/.test(child.stdout),
+    const { child, port } = await startOnFreePort(
+      (port) => start({ PORT: String(port), HOLD_FILE: hold }),
       {
+        what: 'worker 1 to be ready',
+        ready: (child) => /Worker 1 \(pid \d+\) is ready/.test(child.stdout),
         timeoutMs: 60_000,
       },
     );
@@ -217,9 +229,11 @@ describe('app.workers: 2 (a primary and two workers on one port)', () => {
   }, 120_000);
 
   it('restarts a worker that crashed, logged with its backoff, and is ready again with a new pid', async () => {
-    const port = await freePort();
-    const child = start({ PORT: String(port) });
-    await waitFor('both workers to be ready', allReady(child), { timeoutMs: 60_000 });
+    const { child, port } = await startOnFreePort((port) => start({ PORT: String(port) }), {
+      what: 'both workers to be ready',
+      ready: (child) => allReady(child)(),
+      timeoutMs: 60_000,
+    });
     const before = workerPids(child);
     expect((await get(port, '/crash')).body).toBe('crashing');
     await waitFor(

@@ -8,8 +8,8 @@ import { redactConfig } from '../config/secrets.js';
 import { SvcError } from '../errors.js';
 import {
   Child,
-  freePort,
   RecordingPushgateway,
+  startOnFreePort,
   waitFor,
   writeSelfSignedCert,
 } from '@svcboot/testkit';
@@ -85,9 +85,15 @@ describe('PromPusher', () => {
       '/metrics/job/orders/instance/host-1:8080',
       put.authorization,
     ]);
-    const count = g.received.length;
-    await new Promise((r) => setTimeout(r, 300));
-    expect(g.received.length).toBe(count);
+    const group = '/metrics/job/orders/instance/host-1:8080';
+    const count = g.received.filter((r) => r.url === group).length;
+    // No push after the stop. The clock is a second pusher on the same interval: its third push
+    // comes three intervals on, in which a pusher still running would have pushed again (on a
+    // loaded machine both timers run late alike; a fixed sleep would not).
+    const clock = pusher({ remoteAddress: `127.0.0.1:${g.port}`, instance: 'clock' });
+    clock.start();
+    await g.until((all) => all.filter((r) => r.url.endsWith('/instance/clock')).length >= 3);
+    expect(g.received.filter((r) => r.url === group).length).toBe(count);
     expect(log.lines.join('\n')).not.toContain('s3cr3t-pw');
   });
 
@@ -149,9 +155,13 @@ describe('PromPusher', () => {
     const log = logs();
     const untrusted = pusher({ remoteAddress: `https://localhost:${g.port}` }, log);
     untrusted.start();
-    const deadline = Date.now() + 20_000;
-    while (!log.lines.some((l) => l.startsWith('warn')) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 20));
+    await waitFor(
+      'the failed push to be logged',
+      () => log.lines.some((l) => l.startsWith('warn')),
+      {
+        timeoutMs: 20_000,
+      },
+    );
     expect(log.lines.join('\n')).toMatch(/self-signed certificate/);
   });
 
@@ -236,19 +246,24 @@ describe('PromPusher against the real Prometheus Pushgateway (Debian prometheus-
       throw new Error(
         'prometheus-pushgateway is not on PATH: install it (`apt-get install prometheus-pushgateway`)',
       );
-    const port = await freePort();
-    const child = Child.start('prometheus-pushgateway', [
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--persistence.file=',
-    ]);
+    const { child, port } = await startOnFreePort(
+      (port) =>
+        Child.start('prometheus-pushgateway', [
+          `--web.listen-address=127.0.0.1:${port}`,
+          '--persistence.file=',
+        ]),
+      {
+        what: 'the Pushgateway to be ready',
+        ready: async (_child, port) =>
+          (await fetch(`http://127.0.0.1:${port}/-/ready`).catch(() => undefined))?.ok === true,
+        timeoutMs: 20_000,
+      },
+    );
     cleanup.push(async () => {
       child.kill();
       await child.exited;
     });
     const base = `http://127.0.0.1:${port}`;
-    await waitFor('the Pushgateway to be ready', async () => (await fetch(`${base}/-/ready`)).ok, {
-      timeoutMs: 20_000,
-    });
     const p = pusher({ remoteAddress: `127.0.0.1:${port}` });
     p.start();
     const metrics = await waitFor('the pushed metric on the Pushgateway', async () => {

@@ -1,10 +1,10 @@
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bufBinary, Child, freePort, run } from '@svcboot/testkit';
+import { bufBinary, Child, run, startOnFreePort } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { main } from '../main.js';
-import { SOURCE_NODE_ARGS, servedOpenApi } from './test-support/served.js';
+import { SOURCE_NODE_ARGS, servedOpenApi, servesSwagger } from './test-support/served.js';
 
 // `svc pb gen` on apps/demo-grpc's own protos, buf configs and boot.yaml (copied, so nothing is
 // written into the app): the generated code is the one the demo commits and serves, and the
@@ -68,12 +68,22 @@ test('the OpenAPI document equals the one the running demo-grpc serves', async (
     'utf8',
   );
 
-  const port = await freePort();
-  const demo = Child.start(process.execPath, [...nodeArgs, 'src/main.ts'], {
-    cwd: demoDir,
-    env: { ...process.env, PORT: String(port) },
-  });
-  children.push(demo);
+  const { port } = await startOnFreePort(
+    (port) => {
+      const demo = Child.start(process.execPath, [...nodeArgs, 'src/main.ts'], {
+        cwd: demoDir,
+        env: { ...process.env, PORT: String(port) },
+      });
+      children.push(demo);
+      return demo;
+    },
+    {
+      what: 'demo-grpc to serve /sw/swagger.json',
+      ready: (_c, port) => servesSwagger(port),
+      // A tsx start-up took 32 s to its first line at load 20.
+      timeoutMs: 60_000,
+    },
+  );
   const served = await servedOpenApi(port, 'demo-grpc');
   expect(written).toBe(served);
   const doc = JSON.parse(written) as {

@@ -3,11 +3,11 @@ import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUF_VERSION, bufBinary, Child, freePort, run } from '@svcboot/testkit';
+import { BUF_VERSION, bufBinary, Child, run, startOnFreePort } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { findTool } from '../install/tools.js';
 import { main } from '../main.js';
-import { SOURCE_NODE_ARGS, servedOpenApi } from './test-support/served.js';
+import { SOURCE_NODE_ARGS, servedOpenApi, servesSwagger } from './test-support/served.js';
 import { scaffold } from '../scaffold/command.js';
 
 // The project lives inside the workspace so that it resolves @svcboot/* and tsx from it, as
@@ -130,12 +130,22 @@ test('the OpenAPI document svc pb gen writes is the one the running entry serves
     paths: { '/v1/hello': { get: { operationId: 'Greeter_Hello' } } },
   });
 
-  const port = await freePort();
-  const service = Child.start(process.execPath, [...nodeArgs, 'src/main.ts'], {
-    cwd: project,
-    env: { ...process.env, GRPC_PORT: String(port) },
-  });
-  children.push(service);
+  const { port } = await startOnFreePort(
+    (port) => {
+      const service = Child.start(process.execPath, [...nodeArgs, 'src/main.ts'], {
+        cwd: project,
+        env: { ...process.env, GRPC_PORT: String(port) },
+      });
+      children.push(service);
+      return service;
+    },
+    {
+      what: 'the running service to serve /sw/swagger.json',
+      ready: (_c, port) => servesSwagger(port),
+      // A tsx start-up took 32 s to its first line at load 20.
+      timeoutMs: 60_000,
+    },
+  );
   const served = await servedOpenApi(port, 'the running service');
   expect(written).toBe(served);
 });

@@ -6,7 +6,7 @@ import { boot, type App } from '@svcboot/entry-core';
 import { grpcEntry, grpcPlugin } from '@svcboot/entry-grpc';
 // The served entry's middleware.jwt (svc itself reads the guards without it).
 import '@svcboot/middleware-jwt';
-import { freePort, waitFor } from '@svcboot/testkit';
+import { onFreePort, waitFor } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { main } from '../main.js';
 import { writeOpenApi } from './openapi.js';
@@ -111,7 +111,6 @@ beforeAll(async () => {
   const parent = path.join(cliDir, '.test-tmp');
   await mkdir(parent, { recursive: true });
   project = await mkdtemp(path.join(parent, 'openapi-'));
-  port = await freePort();
   await mkdir(path.join(project, 'api', 'v1'), { recursive: true });
   await writeFile(
     path.join(project, 'package.json'),
@@ -119,35 +118,43 @@ beforeAll(async () => {
   );
   await writeFile(path.join(project, 'api', 'v1', 'greeter.proto'), GREETER_PROTO);
   await writeFile(path.join(project, 'api', 'gateway.yaml'), MAPPING);
-  await writeFile(path.join(project, 'boot.yaml'), bootYaml());
+  // The file's port is one the oracle listens on: again on another when it was taken first.
+  await onFreePort(async (free) => {
+    port = free;
+    await writeFile(path.join(project, 'boot.yaml'), bootYaml());
 
-  // The oracle: the entry booted from the same file, every service of its protos added.
-  const previous = process.cwd();
-  process.chdir(project);
-  try {
-    app = await boot({
-      configFile: path.join(project, 'boot.yaml'),
-      cwd: project,
-      argv: [],
-      env: {
-        PATH: process.env['PATH'],
-        FIXTURE_SHUTDOWN_MS: '5000',
-        FIXTURE_JWT_SECRET: 'a-shared-secret-of-at-least-32-bytes!',
-        FIXTURE_ADMIN_PASS: 'secret-pass',
-      },
-      plugins: [grpcPlugin],
-    });
-    const entry = grpcEntry(app, 'greeter');
-    const definitions = loadSync(path.join(project, 'api', 'v1', 'greeter.proto'), {
-      includeDirs: [path.join(project, 'api')],
-      keepCase: true,
-    });
-    for (const name of ['fixture.v1.Greeter', 'fixture.v1.Admin'])
-      entry.addService(definitions[name] as never, {});
-    await app.bootstrap();
-  } finally {
-    process.chdir(previous);
-  }
+    // The oracle: the entry booted from the same file, every service of its protos added.
+    const previous = process.cwd();
+    process.chdir(project);
+    try {
+      app = await boot({
+        configFile: path.join(project, 'boot.yaml'),
+        cwd: project,
+        argv: [],
+        env: {
+          PATH: process.env['PATH'],
+          FIXTURE_SHUTDOWN_MS: '5000',
+          FIXTURE_JWT_SECRET: 'a-shared-secret-of-at-least-32-bytes!',
+          FIXTURE_ADMIN_PASS: 'secret-pass',
+        },
+        plugins: [grpcPlugin],
+      });
+      const entry = grpcEntry(app, 'greeter');
+      const definitions = loadSync(path.join(project, 'api', 'v1', 'greeter.proto'), {
+        includeDirs: [path.join(project, 'api')],
+        keepCase: true,
+      });
+      for (const name of ['fixture.v1.Greeter', 'fixture.v1.Admin'])
+        entry.addService(definitions[name] as never, {});
+      await app.bootstrap().catch(async (err: unknown) => {
+        await app?.shutdown('port taken');
+        app = undefined;
+        throw err;
+      });
+    } finally {
+      process.chdir(previous);
+    }
+  });
 });
 
 afterAll(async () => {

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, plainEnv, run, waitFor } from '@svcboot/testkit';
+import { Child, plainEnv, run, startOnFreePort } from '@svcboot/testkit';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -98,42 +98,30 @@ test(
       JSON.parse(await readFile(path.join(dir, 'boot.schema.json'), 'utf8')) as unknown,
     ).toEqual(schema);
 
-    const port = await freePort();
-    started = spawn(process.execPath, ['dist/main.js'], {
-      cwd: dir,
-      env: plainEnv({ HTTP_PORT: String(port) }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    started.stdout?.on('data', (b: Buffer) => (output += b.toString()));
-    started.stderr?.on('data', (b: Buffer) => (output += b.toString()));
-    const service = started;
-    // /readyz answers 200 only once the kvstore and the cache's remote tier are connected.
-    await waitFor(
-      'the service to be ready',
-      async () => {
-        if (service.exitCode !== null)
-          throw new Error(`the service exited with ${service.exitCode}:\n${output}`);
-        const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch((e: Error) => {
-          throw new Error(`${e.message}: ${String(e.cause)}`);
+    const { child: service, port } = await startOnFreePort(
+      (port) => {
+        const child = Child.start(process.execPath, ['dist/main.js'], {
+          cwd: dir,
+          env: plainEnv({ HTTP_PORT: String(port) }),
         });
-        if (res.status !== 200) throw new Error(`readyz ${res.status}`);
-        return true;
+        started = child.process;
+        return child;
       },
-      { timeoutMs: 60_000, intervalMs: 200 },
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\n${output}`);
-    });
+      {
+        what: 'the service to be ready',
+        // /readyz answers 200 only once the kvstore and the cache's remote tier are connected.
+        ready: async (_child, port) =>
+          (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200,
+        timeoutMs: 60_000,
+      },
+    );
+    const output = `${service.stdout}${service.stderr}`;
     expect(output).toContain('Ping redis at [localhost:6379] success');
     expect(output).toContain('Bootstrap cache entry');
     const hello = await fetch(`http://127.0.0.1:${port}/v1/hello`);
     expect(await hello.json()).toEqual({ message: 'Hello from shop' });
-    service.kill('SIGTERM');
-    await waitFor('the service to exit', () => service.exitCode !== null, {
-      timeoutMs: 30_000,
-      intervalMs: 50,
-    });
-    expect(service.exitCode).toBe(0);
+    service.process.kill('SIGTERM');
+    expect(await service.waitForExit(30_000)).toBe(0);
   },
   BUDGET_MS,
 );

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { credentials, loadPackageDefinition, type ServiceClientConstructor } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { freePort, isListening, plainEnv, run, waitFor } from '@svcboot/testkit';
+import { isListening, plainEnv, onFreePorts, PortTakenError, run, waitFor } from '@svcboot/testkit';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { GREETER_PB_PATH, GREETER_PB_TS } from './greeter-pb.js';
 
@@ -140,20 +140,6 @@ test(
     // Awaited (and its failure reported) by the last test.
     toolsInstalled.catch(() => {});
 
-    const grpcPort = await freePort();
-    const httpPort = await freePort();
-    // Its own process group, as a shell would start it, so the signal reaches npm, sh and node.
-    started = spawn('npm', ['start'], {
-      cwd: dir,
-      env: plainEnv({ GRPC_PORT: String(grpcPort), HTTP_PORT: String(httpPort) }),
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    started.stdout?.on('data', (b: Buffer) => (output += b.toString()));
-    started.stderr?.on('data', (b: Buffer) => (output += b.toString()));
-    const service = started;
-
     const proto = loadPackageDefinition(
       loadSync('v1/greeter.proto', {
         includeDirs: [path.join(dir, 'api')],
@@ -163,32 +149,54 @@ test(
     ) as unknown as {
       api: { v1: { Greeter: ServiceClientConstructor } };
     };
-    const client = new proto.api.v1.Greeter(
-      `127.0.0.1:${grpcPort}`,
-      credentials.createInsecure(),
-    ) as unknown as {
-      Hello(req: object, cb: (err: Error | null, res: unknown) => void): void;
-      close(): void;
-    };
-    try {
-      // npm start compiles first (prestart), then boots.
-      const reply = await waitFor(
-        'Hello over gRPC from npm start',
-        () => {
-          if (service.exitCode !== null)
-            throw new Error(`npm start exited with ${service.exitCode}:\n${output}`);
-          return new Promise<unknown>((resolve, reject) =>
-            client.Hello({}, (err, res) => (err ? reject(err) : resolve(res))),
-          );
-        },
-        { timeoutMs: 120_000, intervalMs: 200 },
-      ).catch((err: Error) => {
-        throw new Error(`${err.message}\n${output}`);
+    // Its own process group, as a shell would start it, so the signal reaches npm, sh and node.
+    // Started again on new ports when one was taken before it listened (it exits saying
+    // EADDRINUSE).
+    let output = '';
+    const exited = Symbol('exited');
+    const { grpcPort, httpPort, service } = await onFreePorts(2, async ([grpcPort, httpPort]) => {
+      output = '';
+      started = spawn('npm', ['start'], {
+        cwd: dir,
+        env: plainEnv({ GRPC_PORT: String(grpcPort), HTTP_PORT: String(httpPort) }),
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      expect(reply).toEqual({ message: 'Hello from hello' });
-    } finally {
-      client.close();
-    }
+      started.stdout?.on('data', (b: Buffer) => (output += b.toString()));
+      started.stderr?.on('data', (b: Buffer) => (output += b.toString()));
+      const service = started;
+      const client = new proto.api.v1.Greeter(
+        `127.0.0.1:${grpcPort}`,
+        credentials.createInsecure(),
+      ) as unknown as {
+        Hello(req: object, cb: (err: Error | null, res: unknown) => void): void;
+        close(): void;
+      };
+      try {
+        // npm start compiles first (prestart), then boots.
+        const reply = await waitFor(
+          'Hello over gRPC from npm start',
+          () => {
+            if (service.exitCode !== null) return exited;
+            return new Promise<unknown>((resolve, reject) =>
+              client.Hello({}, (err, res) => (err ? reject(err) : resolve(res))),
+            );
+          },
+          { timeoutMs: 120_000, intervalMs: 200 },
+        ).catch((err: Error) => {
+          throw new Error(`${err.message}\n${output}`);
+        });
+        if (reply === exited) {
+          const why = `npm start exited with ${service.exitCode}:\n${output}`;
+          if (/EADDRINUSE|address already in use/i.test(output)) throw new PortTakenError(why);
+          throw new Error(why);
+        }
+        expect(reply).toEqual({ message: 'Hello from hello' });
+      } finally {
+        client.close();
+      }
+      return { grpcPort: grpcPort!, httpPort: httpPort!, service };
+    });
     for (const port of [grpcPort, httpPort]) {
       const res = await fetch(`http://127.0.0.1:${port}/v1/hello`);
       expect(res.status).toBe(200);

@@ -9,6 +9,13 @@ export const SOURCE_NODE_ARGS = [
   pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href,
 ];
 
+/** True once something on 127.0.0.1:port answers /sw/swagger.json with 200. */
+export async function servesSwagger(port: number): Promise<boolean> {
+  const res = await fetch(`http://127.0.0.1:${port}/sw/swagger.json`).catch(() => undefined);
+  await res?.body?.cancel();
+  return res?.status === 200;
+}
+
 /** The text a running gRPC entry serves at /sw/swagger.json, once it answers. */
 export function servedOpenApi(port: number, what: string): Promise<string> {
   return waitFor(
