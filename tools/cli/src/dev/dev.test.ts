@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Child, freePort, plainEnv, SOURCE_NODE_ARGS, waitFor } from '@svcboot/testkit';
@@ -70,6 +71,74 @@ function records(name: string): Array<Record<string, unknown>> {
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
+/** The dashboard's address, from svc dev's line. */
+function dashboardUrl(): string {
+  const url = /\[svc dev\] dashboard: (\S+)/.exec(dev.stderr)?.[1];
+  if (url === undefined) throw new Error(`no dashboard line in:\n${dev.stderr}`);
+  return url;
+}
+/** A GET with the headers as given (fetch would not send another Host). */
+function rawGet(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
+interface LiveRecord {
+  seq: number;
+  service: string;
+  status: string;
+  record: Record<string, unknown>;
+}
+/**
+ * Reads server-sent events as EventSource does (event/data/id fields, a blank line ends one)
+ * until `until` accepts the records so far; rejects at the deadline.
+ */
+async function readEvents(
+  url: string,
+  until: (records: LiveRecord[]) => boolean,
+  timeoutMs = 20_000,
+): Promise<LiveRecord[]> {
+  const abort = new AbortController();
+  const timer = setTimeout(
+    () => abort.abort(new Error(`no matching records from ${url}`)),
+    timeoutMs,
+  );
+  const records: LiveRecord[] = [];
+  try {
+    const res = await fetch(url, { signal: abort.signal });
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end = buffer.indexOf('\n\n');
+      while (end >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        let event = 'message';
+        const data: string[] = [];
+        for (const line of block.split('\n')) {
+          if (line.startsWith('event:')) event = line.slice(6).trim();
+          else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
+        }
+        if (event === 'record' && data.length > 0)
+          records.push(JSON.parse(data.join('\n')) as LiveRecord);
+        end = buffer.indexOf('\n\n');
+      }
+      if (until(records)) return records;
+    }
+    throw new Error(`the stream ended; records: ${JSON.stringify(records)}`);
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
+  }
+}
+
 /** Whether `pid` runs (a negative pid: whether a process of that group does). */
 function alive(pid: number): boolean {
   try {
@@ -96,13 +165,17 @@ beforeAll(async () => {
     path.join(root, 'svc.system.yaml'),
     'name: pair\nservices:\n  alpha: { dir: alpha }\n  beta: { dir: beta }\n',
   );
-  dev = Child.start(process.execPath, [...SOURCE_NODE_ARGS, 'src/bin.ts', 'dev', '--dir', root], {
-    cwd: cliDir,
-    env: plainEnv({
-      ALPHA_PORT: String(ports['alpha']),
-      BETA_PORT: String(ports['beta']),
-    }),
-  });
+  dev = Child.start(
+    process.execPath,
+    [...SOURCE_NODE_ARGS, 'src/bin.ts', 'dev', '--dir', root, '--dashboard-port', '0'],
+    {
+      cwd: cliDir,
+      env: plainEnv({
+        ALPHA_PORT: String(ports['alpha']),
+        BETA_PORT: String(ports['beta']),
+      }),
+    },
+  );
 }, 30_000);
 
 afterAll(async () => {
@@ -136,6 +209,48 @@ describe('svc dev', () => {
       bootYaml('alpha', 'warn'),
     );
   }, 120_000);
+
+  it('serves a dashboard on loopback: its page, the catalog, live records filtered by service and status; Host and Origin checked', async () => {
+    const url = dashboardUrl();
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    const port = new URL(url).port;
+    const page = await fetch(url);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<title>svc dev</title>');
+    // Another name for 127.0.0.1 (a rebound DNS name) or another site's page: refused.
+    expect(await rawGet(url, { host: `rebound.example:${port}` })).toBe(403);
+    expect(await rawGet(url, { host: `localhost:${port}` })).toBe(200);
+    expect(await rawGet(`${url}api/catalog`, { origin: 'http://evil.example' })).toBe(403);
+    expect(await rawGet(`${url}api/catalog`, { origin: `http://127.0.0.1:${port}` })).toBe(200);
+
+    const catalog = (await (await fetch(`${url}api/catalog`)).json()) as {
+      services: Array<{
+        name: string;
+        entries: Array<{ kind: string; name: string; port: string }>;
+      }>;
+    };
+    expect(catalog.services.map((s) => s.name)).toEqual(['alpha', 'beta']);
+    expect(catalog.services[0]?.entries.find((e) => e.kind === 'httpserver')).toMatchObject({
+      name: 'web',
+      port: '${ALPHA_PORT}',
+    });
+
+    // beta answers 404 for a path it does not serve: an error record, beta's only.
+    const missing = await fetch(`http://127.0.0.1:${ports['beta']}/missing`);
+    expect(missing.status).toBe(404);
+    const errors = await readEvents(`${url}api/records?service=beta&status=error`, (rs) =>
+      rs.some((r) => String(r.record['operation']).includes('/missing')),
+    );
+    expect(errors.every((r) => r.service === 'beta' && r.status === 'error')).toBe(true);
+    expect(
+      errors.find((r) => String(r.record['operation']).includes('/missing'))?.record['resCode'],
+    ).toBe('404');
+    await hello('alpha');
+    const alphaOk = await readEvents(`${url}api/records?service=alpha&status=ok`, (rs) =>
+      rs.some((r) => String(r.record['operation']).includes('/hello')),
+    );
+    expect(alphaOk.every((r) => r.service === 'alpha' && r.status === 'ok')).toBe(true);
+  }, 60_000);
 
   it('restarts the one service whose code changed', async () => {
     writeFileSync(path.join(root, 'alpha', 'src', 'main.ts'), mainTs('alpha', 'v2'));
