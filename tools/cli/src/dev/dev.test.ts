@@ -179,7 +179,11 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  dev?.kill();
+  // After a failed test svc dev may still run: SIGINT stops its services (SIGKILL would orphan them).
+  if (dev && dev.process.exitCode === null && dev.process.signalCode === null) {
+    dev.process.kill('SIGINT');
+    await dev.waitForExit(30_000).catch(() => dev.kill());
+  }
   rmSync(root, { recursive: true, force: true });
 });
 
