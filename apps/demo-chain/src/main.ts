@@ -12,7 +12,8 @@ import '@svcboot/middleware-trace';
 import { appDir, serveBilling, serveFront, serveUsers } from './services.js';
 
 const start = async (file: string, serve: (app: App) => void): Promise<App> => {
-  const app = await boot({ configFile: path.join(appDir, file), cwd: appDir, argv: [] });
+  // An absolute SVC_BOOT_CONFIG (the pod's /app/boot.yaml, svc dev's) stays as it is.
+  const app = await boot({ configFile: path.resolve(appDir, file), cwd: appDir, argv: [] });
   serve(app);
   await app.bootstrap();
   return app;
@@ -28,7 +29,8 @@ const env = process.env;
 
 if (only !== undefined) {
   // One service (`node <main> front`, as in a pod of the system: svc.system.yaml): its boot.yaml
-  // is SVC_BOOT_CONFIG (the pod's ConfigMap) or <service>.yaml; SIGTERM drains and exits.
+  // is SVC_BOOT_CONFIG (the pod's ConfigMap) or <service>.yaml; SIGINT stops it, SIGTERM drains
+  // then stops it, SIGHUP reloads its boot.yaml (entry-core's waitForShutdown; `svc dev` sends it).
   const serve = serves[only];
   if (!serve) {
     process.stderr.write(
@@ -37,13 +39,7 @@ if (only !== undefined) {
     process.exit(2);
   }
   const app = await start(env.SVC_BOOT_CONFIG ?? `${only}.yaml`, serve);
-  let stopping = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const)
-    process.on(signal, () => {
-      if (stopping) return;
-      stopping = true;
-      void app.shutdown(signal).then(() => process.exit(0));
-    });
+  process.exit(await app.waitForShutdown());
 } else {
   const users = await start('users.yaml', serveUsers);
   const billing = await start('billing.yaml', serveBilling);

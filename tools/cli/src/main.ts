@@ -3,6 +3,7 @@ import { DEFAULT_BIN_DIR, installCommand } from './install/command.js';
 import { pbCommand } from './pb/command.js';
 import { newCommand } from './scaffold/command.js';
 import { deployCommand } from './deploy/command.js';
+import { devCommand } from './dev/command.js';
 import { addCommand } from './scaffold/add.js';
 import { schemaCommand } from './schema/command.js';
 import { cliError, printableError } from './errors.js';
@@ -17,6 +18,7 @@ export const USAGE = `svc: tooling for svcboot services
   svc pb lint             lint protos with buf
   svc new <name>          scaffold a service (--with grpc,httpserver,kvstore,cache,relationaldb,columnardb)
   svc deploy              write a Dockerfile and Kubernetes manifests (plain and Kustomize) from boot.yaml
+  svc dev                 run a service or a system's services, restarted/reloaded as you edit them
   svc add <kind>          add an entry kind or middleware to a service made by svc new (package, block, getter)
   svc schema              write the JSON Schema of boot.yaml for the installed entry kinds (--out FILE)
 
@@ -61,6 +63,9 @@ export async function main(
         return 0;
       case 'deploy':
         await deployCommand(rest, out);
+        return 0;
+      case 'dev':
+        await devCommand(rest, out, err);
         return 0;
       case 'add':
         await addCommand(rest, out);
