@@ -71,6 +71,7 @@ const MAX_CACHED_OPERATIONS = 10_000;
 
 /** The part of the timeout middleware admission uses: it sets `call.deadline` (idempotent). */
 export interface DeadlineSource {
+  /** Lowers `call.deadline` to the call's own timeout (as the timeout middleware's `before`). */
   before(call: CallContext): void;
 }
 
