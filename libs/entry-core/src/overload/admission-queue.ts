@@ -6,6 +6,8 @@ export interface Waiting {
   readonly call: CallContext;
   readonly resolve: () => void;
   readonly reject: (err: CallRejection) => void;
+  /** When it began to wait (performance.now() ms). */
+  readonly queuedMs: number;
 }
 
 /** A FIFO of waiting calls (an array and a head index, compacted as it empties). */

@@ -91,9 +91,12 @@ export interface DeadlineSource {
  * - the calls in flight against a concurrency limit learned from latency (ConcurrencyLimit,
  *   between 1 and `maxInFlight`): unary calls over it wait; every call past `maxInFlight` is shed
  *   (`in_flight`);
- * - the queue's expected wait (its length × the observed gap between releases): a call that would
- *   wait over `maxEventLoopDelayMs` is shed (`queue_time`); one whose deadline (the client's, or
- *   the timeout middleware's) would pass before it ends is refused at once (`deadline`);
+ * - the queue's expected wait (the calls ahead × the observed gap between releases): a call that
+ *   would wait over `maxEventLoopDelayMs` is shed (`queue_time`); once the queue has stood
+ *   STANDING_QUEUE_MS without emptying (the load is above capacity), over PRESSURE_WAIT_FACTOR
+ *   service times, and every call goes through the queue until it has not stood for
+ *   PRESSURE_HOLD_MS; one whose deadline (the client's, or the timeout middleware's) would pass
+ *   before it ends is refused at once (`deadline`);
  * - the sampled event-loop utilisation (EventLoopLoad), for a sustained overload.
  * Calls the entry serves for probes and scraping (`CallInfo.builtin`) are never shed nor queued.
  * Calls marked `critical` wait in a queue of their own, drained first, and are shed only on their
@@ -121,7 +124,7 @@ export class LoadShedding implements CallMiddleware {
   private running = 0;
   /** Mean time (ms) from admission to end of the admitted unary calls; 0 until one ended. */
   private serviceMs = 0;
-  /** Mean gap (ms) between two releases from a queue that stayed non-empty; 0 until known. */
+  /** Mean gap (ms) between two releases, measured by calls waiting through it; 0 until known. */
   private gapMs = 0;
   private lastReleaseMs = Number.NaN;
   /** Since when (performance.now() ms) the queue has had a call waiting; NaN while it is empty. */
@@ -205,7 +208,14 @@ export class LoadShedding implements CallMiddleware {
     }
     this.shedShare(call);
     const unary = isUnary(call);
-    if (queued === 0 && lag < TURN_SLICE_MS && (!unary || this.running < this.limit.value)) {
+    // Under pressure (a queue that stands) every call goes through the queue: one run in its
+    // arrival's turn would come before those waiting, and stretch their wait by its own time.
+    if (
+      queued === 0 &&
+      lag < TURN_SLICE_MS &&
+      (!unary || this.running < this.limit.value) &&
+      now >= this.pressureUntil
+    ) {
       this.admit(call, unary, now);
       return undefined;
     }
@@ -237,7 +247,8 @@ export class LoadShedding implements CallMiddleware {
     const ahead = critical
       ? this.criticalQueue.length
       : this.queue.length + this.criticalQueue.length;
-    const waitMs = (ahead + 1) * this.releaseGapMs();
+    // The first in line leaves at the end of this turn; each one ahead of it adds a gap.
+    const waitMs = ahead * this.releaseGapMs();
     if (waitMs > (critical ? 2 : 1) * this.allowedWaitMs()) this.shed('queue_time');
     this.timeout?.before(call);
     const deadline = call.deadline;
@@ -245,7 +256,12 @@ export class LoadShedding implements CallMiddleware {
       this.shed('deadline');
     return new Promise<void>((resolve, reject) => {
       if (this.queue.length + this.criticalQueue.length === 0) this.queueSince = performance.now();
-      (critical ? this.criticalQueue : this.queue).push({ call, resolve, reject });
+      (critical ? this.criticalQueue : this.queue).push({
+        call,
+        resolve,
+        reject,
+        queuedMs: performance.now(),
+      });
       this.scheduleDrain();
     });
   }
@@ -254,7 +270,7 @@ export class LoadShedding implements CallMiddleware {
    * How long a call may expect to wait in the queue: a burst is absorbed up to
    * `maxEventLoopDelayMs`; once the queue has stood for STANDING_QUEUE_MS without emptying (the
    * load is above capacity, not a passing burst), only PRESSURE_WAIT_FACTOR service times, until
-   * the queue has been empty for PRESSURE_HOLD_MS. (CoDel's distinction of a good queue, which
+   * it has not stood for PRESSURE_HOLD_MS. (CoDel's distinction of a good queue, which
    * absorbs a burst, from a bad one, which only adds latency.)
    */
   private allowedWaitMs(): number {
@@ -311,16 +327,16 @@ export class LoadShedding implements CallMiddleware {
         continue;
       }
       const now = performance.now();
-      if (!Number.isNaN(this.lastReleaseMs)) {
+      // A call that was already waiting at the last release saw one whole gap: the drain's pace.
+      if (w.queuedMs <= this.lastReleaseMs) {
         const gap = now - this.lastReleaseMs;
         this.gapMs = this.gapMs === 0 ? gap : this.gapMs + (gap - this.gapMs) * EWMA_WEIGHT;
       }
       this.admit(call, isUnary(call), now);
       w.resolve();
       // The gap is measured between releases from a queue that stayed non-empty.
-      const left = this.queue.length + this.criticalQueue.length;
-      this.lastReleaseMs = left > 0 ? now : Number.NaN;
-      if (left === 0) this.queueSince = Number.NaN;
+      this.lastReleaseMs = now;
+      if (this.queue.length + this.criticalQueue.length === 0) this.queueSince = Number.NaN;
       break;
     }
     if (this.queue.length + this.criticalQueue.length > 0) this.scheduleDrain();
