@@ -41,8 +41,14 @@ const MIN_CALLS_PER_TURN = 4;
 const STANDING_QUEUE_MS = 100;
 /** How long (ms) the queue is held short after it last stood. */
 const PRESSURE_HOLD_MS = 1000;
-/** Under pressure a call may expect to wait this many service times. */
+/** Under pressure a call may expect to wait this many service times, */
 const PRESSURE_WAIT_FACTOR = 1.5;
+/**
+ * and at least this long (ms): short calls under a closed loop of clients (each waits for its
+ * answer: no overload) queue a few deep, and a crowded machine stretches their gaps by its
+ * scheduler's slices.
+ */
+const PRESSURE_MIN_WAIT_MS = 50;
 
 /** The weight of one sample in the averages of service time and of the gap between releases. */
 const EWMA_WEIGHT = 0.2;
@@ -269,7 +275,7 @@ export class LoadShedding implements CallMiddleware {
   /**
    * How long a call may expect to wait in the queue: a burst is absorbed up to
    * `maxEventLoopDelayMs`; once the queue has stood for STANDING_QUEUE_MS without emptying (the
-   * load is above capacity, not a passing burst), only PRESSURE_WAIT_FACTOR service times, until
+   * load is above capacity, not a passing burst), only PRESSURE_WAIT_FACTOR service times (PRESSURE_MIN_WAIT_MS at least), until
    * it has not stood for PRESSURE_HOLD_MS. (CoDel's distinction of a good queue, which
    * absorbs a burst, from a bad one, which only adds latency.)
    */
@@ -281,7 +287,7 @@ export class LoadShedding implements CallMiddleware {
     if (now >= this.pressureUntil) return this.maxDelayMs;
     return Math.min(
       this.maxDelayMs,
-      Math.max(TURN_SLICE_MS, PRESSURE_WAIT_FACTOR * this.serviceMs),
+      Math.max(PRESSURE_MIN_WAIT_MS, PRESSURE_WAIT_FACTOR * this.serviceMs),
     );
   }
 
