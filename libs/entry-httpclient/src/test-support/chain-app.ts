@@ -1,9 +1,9 @@
 /**
  * A child process for the front → back chain test. ROLE=back: an httpserver entry on $PORT with
- * the default load shedding, the caller's deadline read from `grpc-timeout` (what the httpclient
+ * the default load shedding but a pushback of 5 s (longer than the front's deadline), the caller's deadline read from `grpc-timeout` (what the httpclient
  * sends), and `GET /v1/work`, which holds the CPU for 30 ms. ROLE=front: an
  * httpserver entry on $PORT whose `GET /v1/front` calls the back's `/v1/work` through an httpclient
- * entry (retries on 503 up to 3 attempts, a breaker), within the inbound call's 1 s deadline, and
+ * entry (retries on 503 up to 3 attempts, a breaker), within the inbound call's 3 s deadline, and
  * answers the back's status (or the client's own failure).
  */
 import { runApp } from '@svcboot/entry-core';
@@ -28,6 +28,7 @@ if (role === 'back')
     port: ${port}
     host: 127.0.0.1
     deadlineHeader: grpc-timeout
+    loadShedding: { retryAfterS: 5 }
     prom: { enabled: true }
     middleware:
       prom: { enabled: true }
@@ -60,7 +61,7 @@ httpserver:
     loadShedding: { enabled: false }
     middleware:
       prom: { enabled: true }
-      timeout: { enabled: true, timeoutMs: 1000 }
+      timeout: { enabled: true, timeoutMs: 3000 }
 `,
       argv: [],
     },
