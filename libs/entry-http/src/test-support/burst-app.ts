@@ -27,6 +27,9 @@ await runApp(
   - name: api
     port: ${Number(process.env['PORT'])}
     host: 127.0.0.1
+    # The test opens its 400 connections first: on a crowded machine that takes seconds, and a
+    # connection the server closed as idle meanwhile would reset the call sent on it.
+    keepAliveTimeoutMs: 120000
     prom: { enabled: true }
     loadShedding: { enabled: ${process.env['LOAD_SHEDDING'] !== 'off'} }
     middleware:

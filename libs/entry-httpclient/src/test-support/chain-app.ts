@@ -27,6 +27,7 @@ if (role === 'back')
   - name: back
     port: ${port}
     host: 127.0.0.1
+    keepAliveTimeoutMs: 120000
     deadlineHeader: grpc-timeout
     loadShedding: { retryAfterS: 5 }
     prom: { enabled: true }
@@ -57,6 +58,7 @@ httpserver:
   - name: front
     port: ${port}
     host: 127.0.0.1
+    keepAliveTimeoutMs: 120000
     prom: { enabled: true }
     loadShedding: { enabled: false }
     middleware:
