@@ -110,19 +110,20 @@ async function settled(outcomes: readonly Outcome[]): Promise<void> {
 }
 
 describe('LoadShedding: admission within one turn of the loop', () => {
-  it('a burst of 100 calls of 20 ms arriving in one turn: some run, the rest are shed at once with pushback; none waits past maxEventLoopDelayMs', async () => {
+  it('a burst of 200 calls of 5 ms arriving in one turn: some run, the rest are shed at once with pushback', async () => {
     const { chain, ls } = shedding({ maxEventLoopDelayMs: 200 });
     made.push(ls);
     countTurns();
-    const outcomes = Array.from({ length: 100 }, () => start(chain, '/v1/render', 20));
-    // Decided in this turn: every call either ran here, was refused here, or waits its turn.
+    const outcomes = Array.from({ length: 200 }, () => start(chain, '/v1/render', 5));
+    // Decided in this turn: every call either ran here, was refused here, or waits its turn (a
+    // queue of 64 at most once its expected wait is past maxEventLoopDelayMs).
     const refusedAtOnce = outcomes.filter((o) => o.how === 'refused').length;
-    expect(refusedAtOnce).toBeGreaterThan(50);
+    expect(refusedAtOnce).toBeGreaterThan(100);
     await settled(outcomes);
     const ran = outcomes.filter((o) => o.how === 'ran');
     const refused = outcomes.filter((o) => o.how === 'refused');
     expect(ran.length).toBeGreaterThan(0);
-    expect(ran.length).toBeLessThan(30);
+    expect(ran.length).toBeLessThan(80);
     for (const o of refused) {
       expect(o.rejection?.status).toBe('ResourceExhausted');
       expect(o.rejection?.httpStatus).toBe(503);
@@ -160,14 +161,14 @@ describe('LoadShedding: admission within one turn of the loop', () => {
     made.push(ls);
     countTurns();
     const outcomes: Outcome[] = [];
-    for (let i = 0; i < 40; i++)
-      outcomes.push(start(chain, i % 4 === 3 ? '/v1/pay' : '/v1/render', 10));
+    for (let i = 0; i < 200; i++)
+      outcomes.push(start(chain, i % 4 === 3 ? '/v1/pay' : '/v1/render', 2));
     await settled(outcomes);
     const count = (path: string, how: string): number =>
       outcomes.filter((o) => o.path === path && o.how === how).length;
     expect(count('/v1/render', 'refused')).toBeGreaterThan(0);
     // Critical calls are refused only beyond twice the wait plain ones get.
-    expect(count('/v1/pay', 'ran') / 10).toBeGreaterThan(count('/v1/render', 'ran') / 30);
+    expect(count('/v1/pay', 'ran') / 50).toBeGreaterThan(count('/v1/render', 'ran') / 150);
   });
 
   it('spread over turns (half of what it can serve), nothing is shed', async () => {
