@@ -52,11 +52,11 @@ const PRESSURE_MIN_WAIT_MS = 50;
 
 /**
  * A queue shorter than this never sheds on its expected wait (`queue_time`): a closed loop of
- * clients (each waits for its answer before the next call; a benchmark's 32 to 64 connections or
- * streams, a pool) cannot overload a server, and on a crowded machine the scheduler's pauses
- * stretch the gaps between releases that the estimate multiplies. Deadlines still apply.
+ * clients (each waits for its answer before the next call: a pool, a benchmark's connections)
+ * cannot overload a server, and on a crowded machine the scheduler's pauses stretch the gaps
+ * between releases that the estimate multiplies. Deadlines still apply.
  */
-const MIN_QUEUE_TO_SHED = 64;
+const MIN_QUEUE_TO_SHED = 16;
 
 /** The weight of one sample in the averages of service time and of the gap between releases. */
 const EWMA_WEIGHT = 0.2;
@@ -344,7 +344,13 @@ export class LoadShedding implements CallMiddleware {
       const now = performance.now();
       // A call that was already waiting at the last release saw one whole gap: the drain's pace.
       if (w.queuedMs <= this.lastReleaseMs) {
-        const gap = now - this.lastReleaseMs;
+        // A gap more than twice the mean counts as twice the mean: a pause of the process (the
+        // scheduler ran another) says nothing of the drain's pace; a real slowdown still moves
+        // the mean up within a few releases.
+        const gap =
+          this.gapMs === 0
+            ? now - this.lastReleaseMs
+            : Math.min(now - this.lastReleaseMs, 2 * this.gapMs);
         this.gapMs = this.gapMs === 0 ? gap : this.gapMs + (gap - this.gapMs) * EWMA_WEIGHT;
       }
       this.admit(call, isUnary(call), now);
