@@ -83,7 +83,7 @@ grpc:
 ${options.noMiddleware ? '' : MIDDLEWARE}${options.middleware ?? ''}    prom: { enabled: true }
     sw: { enabled: true }
     docs: { enabled: true }
-${serverLine()}${extraYaml}`;
+${/^ {4}server:/m.test(extraYaml) ? '' : serverLine()}${extraYaml}`;
   const app = await boot({
     configText: yaml,
     cwd: options.cwd ?? dir,
