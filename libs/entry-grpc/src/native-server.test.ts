@@ -141,7 +141,7 @@ describe('server: node', () => {
           (x) => (x['ids'] as Record<string, string> | undefined)?.['requestId'] === id,
         );
         expect(r, `${server} ${id}`).toBeDefined();
-        return normalize(r!);
+        return normalize(r!) as Rec;
       });
     };
     const grpcJs = await run('grpc-js');
