@@ -22,6 +22,14 @@ import { describe, expect, it } from 'vitest';
 import { libraryClient, startLibrary, unary } from './test-support/harness.js';
 
 type Rec = Record<string, unknown>;
+/** What the test uses of a grpc-js client call of a streaming method. */
+interface Duplexish {
+  on(event: 'data', f: (d: unknown) => void): void;
+  on(event: 'error', f: (e: Error) => void): void;
+  on(event: 'end', f: () => void): void;
+  write(m: unknown): void;
+  end(): void;
+}
 
 /** One HTTP/2 request (no gRPC content type): status, headers and body. */
 async function h2Request(
@@ -93,7 +101,7 @@ describe('server: node', () => {
     }
   });
 
-  it("writes the same records as grpc-js's server for the same calls (OK, an error status, unknown method), and runs the user's interceptors on native calls", async () => {
+  it("writes the same records as grpc-js's server for the same calls (OK, an error status, unknown method, the three streaming shapes), and runs the user's interceptors on native calls", async () => {
     const seen: string[] = [];
     const interceptor: ServerInterceptor = (desc, call) =>
       new ServerInterceptingCall(call, {
@@ -111,7 +119,14 @@ describe('server: node', () => {
       const h = await startLibrary(`    server: ${server}\n`, {
         setup: (entry) => entry.addInterceptor(interceptor),
       });
-      const ids = ['same-ok', 'same-fail', 'same-unknown'];
+      const ids = [
+        'same-ok',
+        'same-fail',
+        'same-unknown',
+        'same-server-stream',
+        'same-client-stream',
+        'same-bidi',
+      ];
       const md = (id: string): Metadata => {
         const m = new Metadata();
         m.set('x-request-id', id);
@@ -123,7 +138,7 @@ describe('server: node', () => {
       const fail = await unary(h.client, 'Fail', { code: 9 }, md(ids[1]!));
       expect(fail.error?.code, server).toBe(9);
       expect(fail.error?.details, server).toBe('failed with 9');
-      expect(seen, server).toEqual(['/test.v1.Library/Ping', '/test.v1.Library/Fail']);
+
       const unknown = await new Promise<ServiceError | null>((resolve) =>
         h.client.makeUnaryRequest(
           '/test.v1.Library/Nope',
@@ -135,6 +150,42 @@ describe('server: node', () => {
         ),
       );
       expect(unknown?.code, server).toBe(status.UNIMPLEMENTED);
+      // The three streaming shapes, each to its end.
+      const books = await new Promise<unknown[]>((resolve, reject) => {
+        const got: unknown[] = [];
+        const s = h.client['ListBooks']!({ shelf: 's', count: 3 }, md(ids[3]!)) as Duplexish;
+        s.on('data', (d) => got.push(d));
+        s.on('error', reject);
+        s.on('end', () => resolve(got));
+      });
+      expect(books, server).toHaveLength(3);
+      const hits = await new Promise<string[]>((resolve, reject) => {
+        const s = h.client['Collect']!(md(ids[4]!), (err: ServiceError | null, r: Rec) =>
+          err ? reject(err) : resolve(r['hits'] as string[]),
+        ) as Duplexish;
+        s.write({ title: 'a' });
+        s.write({ title: 'b' });
+        s.end();
+      });
+      expect(hits, server).toEqual(['a', 'b']);
+      const echoed = await new Promise<unknown[]>((resolve, reject) => {
+        const got: unknown[] = [];
+        const s = h.client['Echo']!(md(ids[5]!)) as Duplexish;
+        s.on('data', (d) => got.push(d));
+        s.on('error', reject);
+        s.on('end', () => resolve(got));
+        s.write({ title: 'x' });
+        s.write({ title: 'y' });
+        s.end();
+      });
+      expect(
+        echoed.map((b) => (b as Rec)['title']),
+        server,
+      ).toEqual(['x', 'y']);
+      // Unknown methods never reach interceptors (grpc-js answers them before any).
+      expect(seen, server).toEqual(
+        ['Ping', 'Fail', 'ListBooks', 'Collect', 'Echo'].map((m) => `/test.v1.Library/${m}`),
+      );
       const records = await h.stop();
       return ids.map((id) => {
         const r = records.find(
