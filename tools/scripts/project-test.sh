@@ -15,6 +15,14 @@ if [ "${SVC_TYPECHECKED:-}" != 1 ]; then
 fi
 vitest run "$@"
 status=$?
+# A project's `server-variants.tests` (entry-grpc): test files run once more with each
+# `VAR=value` its first line names (e.g. SVC_GRPC_SERVER=node), on a whole-project run only.
+if [ $# -eq 0 ] && [ -f server-variants.tests ]; then
+  variant=$(head -n 1 server-variants.tests)
+  mapfile -t files < <(tail -n +2 server-variants.tests | grep -v '^#' | grep -v '^$')
+  echo "$(basename "$PWD"): again with $variant: ${files[*]}"
+  env "$variant" vitest run "${files[@]}" || status=1
+fi
 if [ -n "${SVC_TEST_LEDGER:-}" ]; then
   node -p 'require("./package.json").name' >>"$SVC_TEST_LEDGER"
 fi

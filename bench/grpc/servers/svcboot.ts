@@ -8,7 +8,7 @@
  * (connectionIdleTimeoutMs), PROFILE_FILE (profiler.ts: SIGUSR2 starts and stops a CPU profile),
  * SVC_TYPED=1 (Greeter as a typed service from protoc-gen-es code, gen/v1/greeter_pb.ts, instead
  * of the proto-loader definition: bench/grpc/typed.ts compares the two), SVC_CONNECT=1 (the
- * entry's `connect.enabled`, for run.ts's Connect row), SVC_GRPCWEB=1 (`grpcWeb.enabled`, for
+ * entry's `connect.enabled`, for run.ts's Connect row), SVC_SERVER=node|grpc-js (the entry's `server`), SVC_GRPCWEB=1 (`grpcWeb.enabled`, for
  * protocols.ts).
  */
 import type { ServiceDefinition, sendUnaryData } from '@grpc/grpc-js';
@@ -43,7 +43,7 @@ grpc:
     eventEntry: records
     enableSvcGwOption: true
     enableChannelz: ${process.env['SVC_CHANNELZ'] === '1'}
-${idle ? `    connectionIdleTimeoutMs: ${idle}\n` : ''}${process.env['SVC_CONNECT'] === '1' ? '    connect: { enabled: true }\n' : ''}${process.env['SVC_GRPCWEB'] === '1' ? '    grpcWeb: { enabled: true }\n' : ''}    protos:
+${process.env['SVC_SERVER'] ? `    server: ${process.env['SVC_SERVER']}\n` : ''}${idle ? `    connectionIdleTimeoutMs: ${idle}\n` : ''}${process.env['SVC_CONNECT'] === '1' ? '    connect: { enabled: true }\n' : ''}${process.env['SVC_GRPCWEB'] === '1' ? '    grpcWeb: { enabled: true }\n' : ''}    protos:
       files: [${protoFile}]
     gwMappingFiles: [${gwMappingFile}]
     prom: { enabled: true }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type http2 from 'node:http2';
-import type { Server } from '@grpc/grpc-js';
+import { Server } from '@grpc/grpc-js';
 import { Counter, type Registry } from 'prom-client';
 
 /** The cap on the automatic maxConnections: each open HTTP/2 connection holds tens of KB. */
@@ -76,15 +76,27 @@ interface ServerInternals {
   http2Servers?: Map<http2.Http2Server, unknown>;
 }
 
+/** The HTTP/2 servers to watch: grpc-js's (its private map), or the entry's own (`server: node`). */
+function http2ServersOf(server: Server | http2.Http2Server): http2.Http2Server[] {
+  if (server instanceof Server) {
+    const servers = (server as unknown as ServerInternals).http2Servers;
+    return servers instanceof Map ? [...servers.keys()] : [];
+  }
+  return [server];
+}
+
 /**
  * Closes (GOAWAY, then the socket) an HTTP/2 connection that has opened no stream within
  * `timeoutMs` of its start: one timer per connection, cleared by its first stream. Returns how
  * many HTTP/2 servers are watched (0 when grpc-js's internals changed).
  */
-export function closeConnectionsWithoutStreams(server: Server, timeoutMs: number): number {
-  const servers = (server as unknown as ServerInternals).http2Servers;
-  if (!(servers instanceof Map) || timeoutMs <= 0) return 0;
-  for (const h2 of servers.keys()) {
+export function closeConnectionsWithoutStreams(
+  server: Server | http2.Http2Server,
+  timeoutMs: number,
+): number {
+  const servers = http2ServersOf(server);
+  if (timeoutMs <= 0) return 0;
+  for (const h2 of servers) {
     h2.on('session', (session: http2.ServerHttp2Session) => {
       const timer = setTimeout(() => {
         if (session.destroyed || session.closed) return;
@@ -96,7 +108,7 @@ export function closeConnectionsWithoutStreams(server: Server, timeoutMs: number
       session.once('close', () => clearTimeout(timer));
     });
   }
-  return servers.size;
+  return servers.length;
 }
 
 /** What the idle sweep knows of one HTTP/2 connection. */
@@ -126,14 +138,12 @@ export class IdleHttp2Connections {
   closed = 0;
 
   constructor(
-    server: Server,
+    server: Server | http2.Http2Server,
     readonly idleMs: number,
   ) {
     const sweepMs = Math.max(10, Math.min(30_000, Math.floor(idleMs / 4)));
     this.ticks = Math.ceil(idleMs / sweepMs);
-    const servers = (server as unknown as ServerInternals).http2Servers;
-    if (servers instanceof Map)
-      for (const h2 of servers.keys()) h2.on('session', (s) => this.watch(s));
+    for (const h2 of http2ServersOf(server)) h2.on('session', (s) => this.watch(s));
     this.timer = setInterval(() => this.sweep(), sweepMs);
     this.timer.unref();
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import http2 from 'node:http2';
 import type { Duplex } from 'node:stream';
 import {
   Server,
@@ -56,6 +57,8 @@ import { responseCompression, watchAcceptEncoding } from './grpc-compression.js'
 import { GrpcWebAdapter, routeGrpcWebStreams } from './grpc-web.js';
 import { ConnectAdapter, routeConnectStreams } from './connect/adapter.js';
 import { MethodInvoker } from './invoker/invoker.js';
+import { nativeServerOverInvoker } from './native/invoke-adapter.js';
+import { routeServerStreams } from './route-streams.js';
 import { refuseUpgrade } from './gateway/websocket.js';
 import { grpcTransport } from './call-transport.js';
 import { codeOfHttpStatus, codeOfRejection } from './codes.js';
@@ -101,9 +104,37 @@ function parseHint(err: unknown): string {
   return '. protobufjs cannot parse every file protoc accepts: if protoc or buf accept this file, compile the protos into a descriptor set (`npx svc pb build -o api.binpb`, `buf build -o api.binpb`, or `protoc --include_imports --descriptor_set_out=api.binpb ...`) and list it under protos.descriptorSets instead of protos.files';
 }
 
+/**
+ * What serves native gRPC on the one port: grpc-js's Server (through a connection injector) or
+ * gRPC's wire protocol on node:http2 over the method invoker (`server: node`).
+ */
+interface GrpcSide {
+  /** Takes an HTTP/2 connection (cleartext, or TLS already ended by the listener). */
+  http2(socket: Duplex): void;
+  /** GOAWAY to every connection; resolves once their calls have ended (or were cut at `graceMs`). */
+  drain(graceMs: number): Promise<void>;
+  /** Ends what is left. */
+  destroy(): void;
+}
+
+/** grpc-js's Server behind a connection injector. */
+function grpcJsSide(server: Server, injector: ConnectionInjector): GrpcSide {
+  return {
+    http2: (socket) => injector.injectConnection(socket),
+    drain: (graceMs) => {
+      // GOAWAY naming the last stream taken; those calls complete, later ones go elsewhere.
+      injector.drain(graceMs);
+      return new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+    },
+    destroy: () => {
+      server.forceShutdown();
+      injector.destroy();
+    },
+  };
+}
+
 interface Running {
-  server: Server;
-  injector: ConnectionInjector;
+  grpc: GrpcSide;
   grpcWeb: GrpcWebAdapter | undefined;
   connect: ConnectAdapter | undefined;
   httpServer: http.Server;
@@ -368,58 +399,33 @@ export class GrpcEntry implements Entry {
       this.ctx.logger.warn(error.message);
     }
 
-    const interceptors = [
-      // First: it needs grpc-js's own call, and hands the same call on.
-      ...(c.grpcCompression.send === 'gzip' ? [responseCompression(c.grpcCompression)] : []),
-      ...(this.chain.empty
-        ? this.interceptors
-        : [middlewareInterceptor(this.chain), ...this.interceptors]),
-    ];
-    // Outermost: its status passes the middleware (the record) and grpc-js's own bookkeeping.
     const requestTimeout =
       c.requestMessageTimeoutMs > 0
         ? new RequestMessageTimeout(c.requestMessageTimeoutMs)
         : undefined;
-    if (requestTimeout) interceptors.push(requestTimeout.interceptor);
-    const server = new Server({
-      interceptors,
-      'grpc.max_receive_message_length': c.noRecvMsgSizeLimit
-        ? NO_RECV_LIMIT
-        : c.maxRecvMsgSizeBytes,
-      'grpc.max_send_message_length': c.maxSendMsgSizeBytes,
-      // grpc-js keeps channelz data (per-call counters, call and socket traces) by default, at a
-      // cost of ~10 % of a small unary call; it is only of use with the channelz service added.
-      'grpc.enable_channelz': c.enableChannelz ? 1 : 0,
-      // One timer per connection: a peer that vanished without a FIN is found and its connection closed.
-      'grpc.keepalive_time_ms': c.keepaliveTimeMs,
-      'grpc.keepalive_timeout_ms': c.keepaliveTimeoutMs,
-    });
-    for (const { definition, implementation } of this.services.definitions)
-      server.addService(definition, implementation);
-    server.addService(this.health.definition, this.health.implementation);
-    if (this.pool)
-      new ServerReflection(this.pool, () => [
-        ...this.services.serviceNames(),
-        'grpc.health.v1.Health',
-      ]).addToServer(server);
-    // TLS, when on, is ended by the listener (ALPN picks the protocol), so grpc-js sees plain HTTP/2.
-    const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
-    // Connect and gRPC-Web: wire adapters over the method invoker (the entry's methods and health).
+    const maxRecv = c.noRecvMsgSizeLimit ? NO_RECV_LIMIT : c.maxRecvMsgSizeBytes;
+    const onNode = c.server === 'node';
+    const reflection = this.pool
+      ? new ServerReflection(this.pool, () => [
+          ...this.services.serviceNames(),
+          'grpc.health.v1.Health',
+        ])
+      : undefined;
+    // Connect, gRPC-Web (and native gRPC with `server: node`): wire adapters over the method
+    // invoker (the entry's methods and health; reflection too when it serves native gRPC).
     const invoker = new MethodInvoker({
       chain: this.chain,
       interceptors: this.interceptors,
-      methods: this.invokedMethods(),
+      methods: this.invokedMethods(onNode ? reflection : undefined),
       isBuiltin: (path) => path.startsWith('/grpc.health.v1.Health/'),
       requestTimeout,
     });
-    const maxRecv = c.noRecvMsgSizeLimit ? NO_RECV_LIMIT : c.maxRecvMsgSizeBytes;
     const grpcWeb = c.grpcWeb.enabled
       ? new GrpcWebAdapter(invoker, {
           maxRecvMessageBytes: maxRecv,
           maxSendMessageBytes: c.maxSendMsgSizeBytes,
         })
       : undefined;
-    if (grpcWeb) routeGrpcWebStreams(server, grpcWeb);
     const connect = c.connect.enabled
       ? new ConnectAdapter({
           invoker,
@@ -430,14 +436,85 @@ export class GrpcEntry implements Entry {
           maxJsonDepth: c.gwOption.maxJsonDepth,
         })
       : undefined;
-    if (connect) routeConnectStreams(server, connect);
-    if (c.grpcCompression.send === 'gzip') watchAcceptEncoding(server);
-    // Calls to unknown methods are answered by grpc-js before any interceptor: recorded apart.
-    if (!this.chain.empty) recordRefusedCalls(server, this.chain);
-    closeConnectionsWithoutStreams(server, c.http2FirstStreamTimeoutMs);
+    let grpc: GrpcSide;
+    /** The HTTP/2 servers' owner whose connections the limits below watch. */
+    let watched: Server | http2.Http2Server;
+    /** `server: node`: the HTTP/2 server every h2 connection of the port goes to. */
+    let h2: http2.Http2Server | undefined;
+    let routeNative:
+      | ((stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => boolean)
+      | undefined;
+    if (onNode) {
+      if (c.enableChannelz)
+        this.ctx.logger.warn(
+          `${this.ctx.configPath}.enableChannelz: channelz is grpc-js's server's; with server: node it is off`,
+        );
+      const native = nativeServerOverInvoker(invoker, {
+        maxReceiveMessageBytes: maxRecv,
+        maxSendMessageBytes: c.maxSendMsgSizeBytes,
+        keepaliveTimeMs: c.keepaliveTimeMs,
+        keepaliveTimeoutMs: c.keepaliveTimeoutMs,
+        sendEncoding: c.grpcCompression.send,
+        compressMinBytes: c.grpcCompression.minBytes,
+        // One GOAWAY naming the last stream taken, as grpc-js's server sends (README).
+        twoPhaseGoaway: false,
+      });
+      const server = http2.createServer(native.http2Options());
+      server.on('session', (session) => native.handleSession(session));
+      h2 = server;
+      watched = server;
+      routeNative = (stream, headers) => {
+        if (grpcWeb?.serveStream(stream, headers)) return true;
+        if (connect?.serveStream(stream, headers)) return true;
+        const ct = headers['content-type'];
+        if (typeof ct !== 'string' || !isNativeGrpc(ct)) return false;
+        native.handleStream(stream, headers);
+        return true;
+      };
+      grpc = {
+        http2: (socket) => server.emit('connection', socket),
+        drain: (graceMs) => native.shutdown(graceMs),
+        destroy: () => undefined,
+      };
+    } else {
+      const interceptors = [
+        // First: it needs grpc-js's own call, and hands the same call on.
+        ...(c.grpcCompression.send === 'gzip' ? [responseCompression(c.grpcCompression)] : []),
+        ...(this.chain.empty
+          ? this.interceptors
+          : [middlewareInterceptor(this.chain), ...this.interceptors]),
+      ];
+      // Outermost: its status passes the middleware (the record) and grpc-js's own bookkeeping.
+      if (requestTimeout) interceptors.push(requestTimeout.interceptor);
+      const server = new Server({
+        interceptors,
+        'grpc.max_receive_message_length': maxRecv,
+        'grpc.max_send_message_length': c.maxSendMsgSizeBytes,
+        // grpc-js keeps channelz data (per-call counters, call and socket traces) by default, at a
+        // cost of ~10 % of a small unary call; it is only of use with the channelz service added.
+        'grpc.enable_channelz': c.enableChannelz ? 1 : 0,
+        // One timer per connection: a peer that vanished without a FIN is found and its connection closed.
+        'grpc.keepalive_time_ms': c.keepaliveTimeMs,
+        'grpc.keepalive_timeout_ms': c.keepaliveTimeoutMs,
+      });
+      for (const { definition, implementation } of this.services.definitions)
+        server.addService(definition, implementation);
+      server.addService(this.health.definition, this.health.implementation);
+      reflection?.addToServer(server);
+      // TLS, when on, is ended by the listener (ALPN picks the protocol), so grpc-js sees plain HTTP/2.
+      const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+      if (grpcWeb) routeGrpcWebStreams(server, grpcWeb);
+      if (connect) routeConnectStreams(server, connect);
+      if (c.grpcCompression.send === 'gzip') watchAcceptEncoding(server);
+      // Calls to unknown methods are answered by grpc-js before any interceptor: recorded apart.
+      if (!this.chain.empty) recordRefusedCalls(server, this.chain);
+      grpc = grpcJsSide(server, injector);
+      watched = server;
+    }
+    closeConnectionsWithoutStreams(watched, c.http2FirstStreamTimeoutMs);
     const idleConnections =
       c.connectionIdleTimeoutMs > 0
-        ? new IdleHttp2Connections(server, c.connectionIdleTimeoutMs)
+        ? new IdleHttp2Connections(watched, c.connectionIdleTimeoutMs)
         : undefined;
     const timers: { stop(): void }[] = [];
     if (idleConnections) timers.push(idleConnections);
@@ -467,14 +544,34 @@ export class GrpcEntry implements Entry {
         ),
       );
     } catch (err) {
-      injector.destroy();
-      server.forceShutdown();
+      grpc.destroy();
       throw err;
     }
     this.koa.on('error', (err: unknown) =>
       this.ctx.logger.warn(`HTTP request failed: ${this.ctx.redact(errorMessage(err))}`),
     );
     const viaKoa = this.koa.callback();
+    if (h2 && routeNative) {
+      // `server: node`: every HTTP/2 stream is the entry's. The protocols' own (native gRPC,
+      // gRPC-Web, Connect) are routed by content type; the rest (a browser's h2 on TLS, an h2c
+      // client) become requests of the gateway and Koa through Node's compatibility layer.
+      // The HTTP/1.1-only handling (overflow connections, Connection: close) does not apply:
+      // an HTTP/2 connection over the limit is refused, and HTTP/2 drains with GOAWAY.
+      h2.on('request', (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => {
+        if (
+          direct &&
+          this.serveGateway(
+            gateway,
+            req as unknown as http.IncomingMessage,
+            res as unknown as http.ServerResponse,
+          )
+        )
+          return;
+        void viaKoa(req, res);
+      });
+      // After the 'request' listener: Node adds its compatibility 'stream' listener then.
+      routeServerStreams(h2, routeNative);
+    }
     const httpServer = http.createServer(
       {
         headersTimeout: this.config.headersTimeoutMs,
@@ -527,7 +624,7 @@ export class GrpcEntry implements Entry {
 
     const listener = new OnePortListener(
       {
-        http2: (socket: Duplex) => injector.injectConnection(socket),
+        http2: (socket: Duplex) => grpc.http2(socket),
         http1: (socket: Duplex) => httpServer.emit('connection', socket),
       },
       {
@@ -542,8 +639,7 @@ export class GrpcEntry implements Entry {
       port = await listener.listen(c.port);
     } catch (err) {
       for (const t of timers) t.stop();
-      injector.destroy();
-      server.forceShutdown();
+      grpc.destroy();
       httpServer.close();
       throw grpcError('SVC_GRPC_LISTEN_FAILED', [this.ctx.configPath, c.port, errorMessage(err)], {
         cause: err,
@@ -556,8 +652,7 @@ export class GrpcEntry implements Entry {
       } catch (err) {
         listener.stopAccepting();
         for (const t of timers) t.stop();
-        injector.destroy();
-        server.forceShutdown();
+        grpc.destroy();
         httpServer.close();
         throw grpcError(
           'SVC_GRPC_LISTEN_FAILED',
@@ -567,8 +662,7 @@ export class GrpcEntry implements Entry {
       }
     }
     this.running = {
-      server,
-      injector,
+      grpc,
       httpServer,
       connections,
       listener,
@@ -608,11 +702,10 @@ export class GrpcEntry implements Entry {
     // HTTP/2: GOAWAY naming the last stream taken; those calls complete, later ones go elsewhere.
     r.grpcWeb?.close();
     r.connect?.close();
-    r.injector.drain(graceMs);
+    const drained = r.grpc.drain(graceMs);
     // HTTP/1.1: a keep-alive connection is closed only once it has been idle a while with
     // nothing received (closeIdleConnections would reset a request just sent on one).
     r.connections.closeIdle();
-    const drained = new Promise<void>((resolve) => r.server.tryShutdown(() => resolve()));
     const deadline = new Promise<void>((resolve) => {
       const t = setTimeout(resolve, graceMs);
       t.unref();
@@ -626,8 +719,7 @@ export class GrpcEntry implements Entry {
       }
     };
     await Promise.race([idle(), deadline]);
-    r.server.forceShutdown();
-    r.injector.destroy();
+    r.grpc.destroy();
     r.httpServer.closeAllConnections();
     // Never listening itself, so close() only stops its connection-checking timer.
     r.httpServer.close();
@@ -638,10 +730,11 @@ export class GrpcEntry implements Entry {
     await this.builtChain?.close(lc);
   }
 
-  /** The methods the invoker serves: the services added, and the health service. */
-  private invokedMethods(): Map<string, RegisteredMethod> {
+  /** The methods the invoker serves: the services added, the health service (and reflection). */
+  private invokedMethods(reflection?: ServerReflection): Map<string, RegisteredMethod> {
     const builtins = new ServiceSet();
     builtins.add(this.health.definition, this.health.implementation);
+    for (const r of reflection?.services() ?? []) builtins.add(r.definition, r.implementation);
     return new Map([...this.services.methods, ...builtins.methods]);
   }
 
@@ -930,6 +1023,14 @@ export class GrpcEntry implements Entry {
 /** A generated service descriptor (protoc-gen-es), not a grpc-js definition. */
 function isGenerated(d: ServiceDefinition | DescService): d is DescService {
   return (d as DescService).kind === 'service' && Array.isArray((d as DescService).methods);
+}
+
+/** A native gRPC request's content type (`application/grpc`, `+proto`, `+json`…), not gRPC-Web's. */
+function isNativeGrpc(contentType: string): boolean {
+  if (!contentType.startsWith('application/grpc')) return false;
+  const next = contentType.charCodeAt(16);
+  // 'application/grpc' alone, or followed by '+' or ';'.
+  return Number.isNaN(next) || next === 43 || next === 59;
 }
 
 /** GET or HEAD of /livez or /readyz: what a connection over maxConnections may ask. */

@@ -5,6 +5,7 @@ import {
   type Server,
   type ServerDuplexStream,
   type ServiceDefinition,
+  type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import type { DescriptorPool, PoolFile } from './descriptor-pool.js';
@@ -68,7 +69,20 @@ export class ServerReflection {
 
   /** Adds both versions of the service to `server`. */
   addToServer(server: Server): void {
+    for (const { definition, implementation } of this.services())
+      server.addService(definition, implementation);
+  }
+
+  /** Both versions of the service, as definitions and handlers (for grpc-js or the invoker). */
+  services(): Array<{
+    definition: ServiceDefinition;
+    implementation: UntypedServiceImplementation;
+  }> {
     const dir = protoDir();
+    const out: Array<{
+      definition: ServiceDefinition;
+      implementation: UntypedServiceImplementation;
+    }> = [];
     for (const version of VERSIONS) {
       const pkg = loadSync(protoFile(version), {
         includeDirs: [dir],
@@ -78,11 +92,15 @@ export class ServerReflection {
         oneofs: true,
       });
       const definition = pkg[`${version}.ServerReflection`] as ServiceDefinition;
-      server.addService(definition, {
-        ServerReflectionInfo: (call: ServerDuplexStream<ReflectionRequest, ReflectionResponse>) =>
-          this.serve(call),
+      out.push({
+        definition,
+        implementation: {
+          ServerReflectionInfo: (call: ServerDuplexStream<ReflectionRequest, ReflectionResponse>) =>
+            this.serve(call),
+        },
       });
     }
+    return out;
   }
 
   /** The services a list_services request names (the server's, then reflection itself). */

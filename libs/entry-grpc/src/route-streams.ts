@@ -16,16 +16,28 @@ export function routeStreams(
   if (!(servers instanceof Map)) return 0;
   let n = 0;
   for (const h2 of servers.keys() as Iterable<http2.Http2Server>) {
-    const handlers = h2.listeners('stream') as Array<(...args: unknown[]) => void>;
-    h2.removeAllListeners('stream');
-    h2.on(
-      'stream',
-      (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
-        if (serveStream(stream, headers)) return;
-        for (const handle of handlers) handle.call(h2, stream, headers, ...rest);
-      },
-    );
+    routeServerStreams(h2, serveStream);
     n++;
   }
   return n;
+}
+
+/**
+ * The same for one HTTP/2 server: a stream `serveStream` takes is its own, every other goes to
+ * the server's `stream` listeners of before (with `server: node`, Node's compatibility layer,
+ * which turns it into a request of the entry's HTTP handler).
+ */
+export function routeServerStreams(
+  h2: http2.Http2Server,
+  serveStream: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => boolean,
+): void {
+  const handlers = h2.listeners('stream') as Array<(...args: unknown[]) => void>;
+  h2.removeAllListeners('stream');
+  h2.on(
+    'stream',
+    (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
+      if (serveStream(stream, headers)) return;
+      for (const handle of handlers) handle.call(h2, stream, headers, ...rest);
+    },
+  );
 }

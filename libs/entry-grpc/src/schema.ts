@@ -330,7 +330,13 @@ export const grpcSchema = z.strictObject({
     .boolean()
     .default(false)
     .describe(
-      'grpc-js channelz bookkeeping (per-call counters and traces for the channelz admin service).',
+      'grpc-js channelz bookkeeping (per-call counters and traces for the channelz admin service). grpc-js server only (`server: grpc-js`).',
+    ),
+  server: z
+    .enum(['grpc-js', 'node'])
+    .default('grpc-js')
+    .describe(
+      "What serves native gRPC on the entry's port: `grpc-js` (grpc-js's Server, interceptors inside it) or `node` (gRPC's wire protocol on node:http2 as an adapter over the entry's method invoker, like Connect and gRPC-Web; every HTTP/2 stream of the port is then routed by content type, so h2 clients reach the gateway and built-in routes too). See the README's \"Differences from grpc-js's server\".",
     ),
 });
 

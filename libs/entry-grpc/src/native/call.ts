@@ -551,8 +551,10 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
           stream.respond(this.bareStatus(status), { endStream: true });
         } catch {
           stream.close(0x2 /* INTERNAL_ERROR */);
+          return;
         }
       }
+      this.stopRequest();
     } else {
       stream.once('wantTrailers', () => {
         try {
@@ -562,13 +564,27 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
             stream.sendTrailers(this.bareStatus(status));
           } catch {
             stream.close(0x2 /* INTERNAL_ERROR */);
+            return;
           }
         }
       });
       stream.end();
     }
-    // Whatever the client still sends is read and dropped, so its flow-control window stays open.
+    // Until then, whatever the client still sends is read and dropped (its window stays open).
     if (!this.halfClosed) stream.resume();
+  }
+
+  /**
+   * After a trailers-only status, a request the client has not finished is stopped with
+   * RST_STREAM NO_ERROR (RFC 9113 §8.1: the response is complete, send no more), as the entry's
+   * requestMessageTimeoutMs does on grpc-js's server: the stream does not hold the connection
+   * while a stalled client keeps it open. Not after trailers that follow messages: Node may put
+   * the RST_STREAM on the wire before them, and the client would see INTERNAL.
+   */
+  private stopRequest(): void {
+    const stream = this.stream;
+    if (this.halfClosed || stream.destroyed || stream.closed) return;
+    stream.close(0x0 /* NO_ERROR */);
   }
 
   private bareStatus(status: NativeStatus): http2.OutgoingHttpHeaders {

@@ -11,6 +11,7 @@
  */
 import type http2 from 'node:http2';
 import { type Metadata, status as Status } from '@grpc/grpc-js';
+import { plainPeer } from '@svcboot/entry-core';
 import type { NativeCall, NativeMethodShape } from './call.js';
 import { NativeGrpcServer, type NativeServerOptions } from './server.js';
 
@@ -74,7 +75,8 @@ function headOf(headers: http2.IncomingHttpHeaders, peer: string, deadline: numb
   const ua = headers['user-agent'];
   return {
     headers,
-    peer,
+    // As the records of grpc-js's server have it (an IPv4 peer of a dual-stack port without `::ffff:`).
+    peer: plainPeer(peer),
     protocol: NATIVE_PROTOCOL,
     authority,
     userAgent: typeof ua === 'string' ? ua : '',

@@ -36,6 +36,15 @@ const MIDDLEWARE = `    middleware:
       meta: { enabled: true }
 `;
 
+/**
+ * `    server: node\n` when SVC_GRPC_SERVER names the native gRPC server to test (grpc-js or node),
+ * so that a test file runs on either: `SVC_GRPC_SERVER=node npx vitest run src/x.test.ts`.
+ */
+export function serverLine(): string {
+  const server = process.env['SVC_GRPC_SERVER'];
+  return server ? `    server: ${server}\n` : '';
+}
+
 /** Boots a grpc entry serving the test Library on port 0, records as JSON lines in a temp file. */
 export async function startLibrary(
   extraYaml = '',
@@ -74,7 +83,7 @@ grpc:
 ${options.noMiddleware ? '' : MIDDLEWARE}${options.middleware ?? ''}    prom: { enabled: true }
     sw: { enabled: true }
     docs: { enabled: true }
-${extraYaml}`;
+${/^ {4}server:/m.test(extraYaml) ? '' : serverLine()}${extraYaml}`;
   const app = await boot({
     configText: yaml,
     cwd: options.cwd ?? dir,

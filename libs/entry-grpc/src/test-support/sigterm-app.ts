@@ -19,7 +19,7 @@ await runApp(
     configText: `grpc:
   - name: lib
     port: ${Number(process.env['PORT'])}
-    protos:
+${process.env['SVC_GRPC_SERVER'] ? `    server: ${process.env['SVC_GRPC_SERVER']}\n` : ''}    protos:
       files: ["${libraryProto}"]
       includeDirs: ["${protoDir}"]
 `,
