@@ -434,3 +434,36 @@ describe('svc deploy: file outputs on a read-only root filesystem', () => {
     expect(readFileSync(path.join(dir, '.dockerignore'), 'utf8').split('\n')).toContain('logs');
   });
 });
+
+describe('svc deploy: rk-boot gwPort (porting mode)', () => {
+  it("rk-grpc's simple boot.yaml: the pod and its Service expose port and gwPort, /metrics scraped once", async () => {
+    const fixture = readFileSync(
+      path.join(repo, 'tools/porting/fixtures/rk-grpc--simple.yaml'),
+      'utf8',
+    );
+    const dir = serviceDir('rk-simple', `app:\n  name: rk-simple\n  porting: rk-boot\n${fixture}`, [
+      '@svcboot/entry-core',
+      '@svcboot/entry-grpc',
+    ]);
+    const { manifests } = await deploy({ dir });
+    const objects = readDocs(path.join(dir, 'deploy/k8s/rk-simple.yaml'));
+    for (const o of objects) validate(o);
+    const c = podSpec(objects.find((o) => o.kind === 'Deployment')!).containers[0]!;
+    expect(c.ports).toEqual([
+      { name: 'greeter', containerPort: 8080, protocol: 'TCP' },
+      { name: 'greeter-gw', containerPort: 8081, protocol: 'TCP' },
+    ]);
+    const service = objects.find((o) => o.kind === 'Service') as unknown as {
+      spec: { ports: Array<{ name: string; port: number }> };
+    };
+    expect(service.spec.ports.map((p) => [p.name, p.port])).toEqual([
+      ['greeter', 8080],
+      ['greeter-gw', 8081],
+    ]);
+    expect(manifests.portNames).toMatchObject({ greeter: 'greeter', 'greeter-gw': 'greeter-gw' });
+    const monitor = objects.find((o) => o.kind === 'ServiceMonitor') as unknown as
+      | { spec: { endpoints: Array<{ port: string }> } }
+      | undefined;
+    expect(monitor?.spec.endpoints.map((e) => e.port)).toEqual(['greeter']);
+  });
+});

@@ -51,6 +51,8 @@ export interface ServerEntry {
   shutdownTimeoutMs: number;
   metricsPath: string | undefined;
   grpcWeb: boolean;
+  /** The grpc entry whose rk-boot `gwPort` this is (porting mode): its gateway's second port. */
+  gatewayOf?: string;
 }
 
 /** A file the service writes (a log, event or trace output), as the pod would resolve it. */
@@ -429,17 +431,35 @@ export async function loadServiceModel(
       shutdownTimeoutMs?: number;
       prom?: { enabled?: boolean; path?: string };
       grpcWeb?: { enabled?: boolean };
+      gwPort?: number;
     };
+    const port = c.port ?? 8080;
     servers.push({
       kind,
       name: e.name,
-      port: c.port ?? 8080,
+      port,
       host: c.host || undefined,
       tls: Boolean(c.tls?.certFile || c.tls?.certEntry),
       shutdownTimeoutMs: c.shutdownTimeoutMs ?? 10_000,
       metricsPath: c.prom?.enabled ? (c.prom.path ?? '/metrics') : undefined,
       grpcWeb: Boolean(c.grpcWeb?.enabled),
     });
+    // rk-boot's gwPort (kept only in `app.porting: rk-boot`): the same grpc entry serves the
+    // gateway, the UIs and the built-in routes on it as well (entry-grpc gw-port.ts), so the pod
+    // exposes it too, as an HTTP port of its own. It closes with the entry's port (no time of its
+    // own in the grace period), and /metrics is scraped once, on the entry's port.
+    if (kind === 'grpc' && c.gwPort !== undefined && c.gwPort !== 0 && c.gwPort !== port)
+      servers.push({
+        kind: 'httpserver',
+        name: `${e.name}-gw`,
+        port: c.gwPort,
+        host: c.host || undefined,
+        tls: Boolean(c.tls?.certFile || c.tls?.certEntry),
+        shutdownTimeoutMs: 0,
+        metricsPath: undefined,
+        grpcWeb: false,
+        gatewayOf: e.name,
+      });
   }
   return {
     dir,

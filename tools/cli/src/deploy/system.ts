@@ -413,8 +413,13 @@ export function networkPolicy(
         'SVC_CLI_DEPLOY_SYSTEM_WIRING',
         `${service.name}: public names "${entry}", which is no server entry of ${service.config} (it has ${model.servers.map((x) => x.name).join(', ') || 'none'})`,
       );
-  if (service.public.length > 0)
-    rules.push({ from: [peer(system.fences.ingress)], ports: service.public.map(port) });
+  // A public grpc entry's rk-boot gwPort (porting mode) serves its gateway too: public as well.
+  const publicPorts = service.public.flatMap((entry) => [
+    entry,
+    ...model.servers.filter((x) => x.gatewayOf === entry).map((x) => x.name),
+  ]);
+  if (publicPorts.length > 0)
+    rules.push({ from: [peer(system.fences.ingress)], ports: publicPorts.map(port) });
   const labels = manifests.objects.find((o) => o.kind === 'Deployment')?.metadata.labels;
   return {
     apiVersion: 'networking.k8s.io/v1',
