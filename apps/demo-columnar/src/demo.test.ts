@@ -165,7 +165,7 @@ describe('demo-columnar (ARCHITECTURE.md §7) against ClickHouse', () => {
     );
     expect(err).toBeInstanceOf(Error);
     const text = String(err?.message);
-    expect(text).toContain('the demo exited 1 before listening');
+    expect(text).toContain('the child exited (1) before listening');
     expect(text).toContain(
       'columnardb[clickhouse]: cannot connect to the server at 127.0.0.1:1 as user "default"',
     );

@@ -24,7 +24,7 @@ export class DemoProcess {
           },
         ),
       {
-        what: 'the demo to listen',
+        what: 'listening',
         ready: (child, port) => child.stdout.includes(`listening on port ${port}`),
         timeoutMs: 30_000,
       },
