@@ -81,7 +81,10 @@ check_ledger() {
 
 status=0
 if grep -qx '@svcboot/cli' <<<"$planned"; then
-  npx nx run @svcboot/cli:test --outputStyle=stream "$@" &
+  # --excludeTaskDependencies: the builds above are done; replaying them again from this second nx
+  # process (the CLI depends on every lib through @svcboot/all) rewrote a lib's dist/ while another
+  # project's pack test was packing it (entry-kv's found no entry-core/dist/index.js in CI).
+  npx nx run @svcboot/cli:test --excludeTaskDependencies --outputStyle=stream "$@" &
   cli=$!
   npx nx "${scope[@]}" -t test --exclude=@svcboot/cli --outputStyle=stream "$@" || status=$?
   cli_status=0
