@@ -508,6 +508,30 @@ export class ConnectAdapter {
   }
 }
 
+/**
+ * A response message's bytes, or undefined when the call was failed instead (INTERNAL when it
+ * does not serialize, RESOURCE_EXHAUSTED past maxSendMsgSizeBytes; grpc-js's texts).
+ */
+function encodeResponse(
+  method: ConnectMethod,
+  msg: unknown,
+  maxSend: number,
+  call: Invocation | undefined,
+): Buffer | undefined {
+  let data: Buffer;
+  try {
+    data = method.method.definition.responseSerialize(msg);
+  } catch (err) {
+    call?.fail(13, `Error serializing response: ${(err as Error).message}`);
+    return undefined;
+  }
+  if (maxSend >= 0 && data.length > maxSend) {
+    call?.fail(8, `Sent message larger than max (${data.length} vs. ${maxSend})`);
+    return undefined;
+  }
+  return data;
+}
+
 /** A unary call's answer, collected until its status. */
 class UnaryAnswer implements InvokeSink {
   call: Invocation | undefined;
@@ -529,16 +553,8 @@ class UnaryAnswer implements InvokeSink {
   }
 
   message(msg: unknown, done: () => void): void {
-    let data: Buffer;
-    try {
-      data = this.method.method.definition.responseSerialize(msg);
-    } catch (err) {
-      this.call?.fail(13, `Error serializing response: ${(err as Error).message}`);
-      done();
-      return;
-    }
-    if (this.maxSend >= 0 && data.length > this.maxSend) {
-      this.call?.fail(8, `Sent message larger than max (${data.length} vs. ${this.maxSend})`);
+    const data = encodeResponse(this.method, msg, this.maxSend, this.call);
+    if (data === undefined) {
       done();
       return;
     }
@@ -597,16 +613,8 @@ class StreamAnswer implements InvokeSink {
       done();
       return;
     }
-    let data: Buffer;
-    try {
-      data = this.method.method.definition.responseSerialize(msg);
-    } catch (err) {
-      this.call?.fail(13, `Error serializing response: ${(err as Error).message}`);
-      done();
-      return;
-    }
-    if (this.maxSend >= 0 && data.length > this.maxSend) {
-      this.call?.fail(8, `Sent message larger than max (${data.length} vs. ${this.maxSend})`);
+    const data = encodeResponse(this.method, msg, this.maxSend, this.call);
+    if (data === undefined) {
       done();
       return;
     }
