@@ -237,6 +237,27 @@ async function shutdownUnderLoad(options: { http: boolean }): Promise<void> {
     timeoutMs: 10_000,
   });
 
+  const httpLoad = options.http
+    ? new HttpLoad({
+        port,
+        method: 'GET',
+        path: '/v1/hello',
+        concurrency: 6,
+        maxRequests: 50_000,
+      }).start()
+    : undefined;
+  if (httpLoad) cleanups.push(() => httpLoad.stop());
+  const grpcLoad = new GrpcLoad(port, 2, 8, 100_000);
+  cleanups.push(() => grpcLoad.stop());
+  await waitFor(
+    'the load to get 300 answers',
+    () => (httpLoad?.answered ?? 300) >= 300 && grpcLoad.ok >= 300,
+    { timeoutMs: 30_000 },
+  );
+
+  // The held requests begin only now, with the load running: the entry cuts an HTTP/1.1 request
+  // whose headers are not complete within headersTimeoutMs (10 s), and on a crowded machine the
+  // warm-up alone can take longer than that.
   const probe = await RawHttpConnection.begin(port, 'GET /readyz');
   cleanups.push(() => probe.destroy());
 
@@ -260,30 +281,19 @@ async function shutdownUnderLoad(options: { http: boolean }): Promise<void> {
   expect((await barrier.finishHeaders()).status).toBe(200);
   barrier.destroy();
 
-  const httpLoad = options.http
-    ? new HttpLoad({
-        port,
-        method: 'GET',
-        path: '/v1/hello',
-        concurrency: 6,
-        maxRequests: 50_000,
-      }).start()
-    : undefined;
-  if (httpLoad) cleanups.push(() => httpLoad.stop());
-  const grpcLoad = new GrpcLoad(port, 2, 8, 100_000);
-  cleanups.push(() => grpcLoad.stop());
-  await waitFor(
-    'the load to get 300 answers',
-    () => (httpLoad?.answered ?? 300) >= 300 && grpcLoad.ok >= 300,
-    { timeoutMs: 30_000 },
-  );
-
   httpLoad?.markSignal();
   grpcLoad.markSignal();
   const { ready, runningWhenAnswered } = await sigtermAndAskReadiness(child, probe, port);
   expect(ready.status).toBe(503);
   expect(JSON.parse(ready.body)).toEqual({ status: 'not ready' });
   expect(runningWhenAnswered).toBe(true);
+  // The held HTTP requests first: their headers end now, inside headersTimeoutMs of their start.
+  for (const conn of heldHttp) {
+    const res = await conn.finishHeaders();
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ message: 'hello!' });
+  }
+
   // The Health/Watch stream said NOT_SERVING after SERVING, and ended.
   expect(await watch.ended).toBe(status.OK);
   expect(watch.statuses.slice(-2)).toEqual([1, 2]);
@@ -294,12 +304,6 @@ async function shutdownUnderLoad(options: { http: boolean }): Promise<void> {
     expect(r.trailers['grpc-status']).toBe('0');
     expect(r.body.equals(HELLO_REPLY), r.body.toString('hex')).toBe(true);
   }
-  for (const conn of heldHttp) {
-    const res = await conn.finishHeaders();
-    expect(res.status).toBe(200);
-    expect(JSON.parse(res.body)).toEqual({ message: 'hello!' });
-  }
-
   const [httpOutcomes, grpcOutcomes] = await Promise.all([
     httpLoad?.finished() ?? [],
     grpcLoad.finished(),

@@ -15,7 +15,7 @@ import {
 } from './workspace-packs.js';
 
 // `svc new`'s choice of where the @svcboot packages come from, and the pieces of packing them
-// from a checkout. quickstart.test.ts runs the whole flow (pack, npm install, npm start).
+// from a checkout. quickstart.e2e.test.ts runs the whole flow (pack, npm install, npm start).
 
 const repo = path.resolve(fileURLToPath(new URL('../../../..', import.meta.url)));
 const cliDir = path.join(repo, 'tools', 'cli');
