@@ -45,6 +45,11 @@ export default defineConfig({
       ...(process.env['SVC_E2E'] === '1' ? [] : ['**/*.e2e.test.ts']),
     ],
     maxWorkers: workers,
+    // Transformed modules persist on disk (node_modules/.experimental-vitest-cache), keyed by
+    // content: the 24 projects' vitest processes import the same libs' sources (entry-core's in
+    // every one), and each transformed them again; now the first does it for the others, and the
+    // next Node version's run reuses them all. `vitest --clearCache` empties it.
+    experimental: { fsModuleCache: true },
     isolate,
     restoreMocks: true,
     // The tests' fetch lets go of idle keep-alive connections (see the file): an app's graceful
