@@ -19,7 +19,8 @@ export const DEV_USAGE = `svc dev: run a service, or every service of a system, 
 Each service runs in its own process (src/main.ts under tsx, else its build then its main), with
 the ports of its boot.yaml. A change to its code (src/) restarts it; a change to its boot.yaml
 alone reloads it (SIGHUP, same process). Ctrl-C stops them all. The dashboard shows each
-service's entries and methods and its calls as they happen. docs/dev.md describes it.`;
+service's entries and methods, calls them (the explorer), its calls as they happen, their
+traces across services and the service graph. docs/dev.md describes it.`;
 
 /** The dashboard's default port (on 127.0.0.1). */
 export const DEFAULT_DASHBOARD_PORT = 9400;
@@ -110,6 +111,8 @@ export async function devCommand(
         port: Number(portText),
         catalog: () => readCatalog(services),
         records: hub,
+        services,
+        pids: () => runner.pids(),
       });
     } catch (e) {
       throw devError(

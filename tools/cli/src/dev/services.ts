@@ -33,6 +33,8 @@ export interface DevService {
   launch: Launch;
   /** Folders whose files are its code (a change there restarts it); watched recursively. */
   sourceDirs: string[];
+  /** Which service each of its client entries calls (the system file's `calls`; none for one boot.yaml). */
+  calls: Array<{ client: string; service: string }>;
 }
 
 /** Folders that never hold a service's own code: their changes restart nothing. */
@@ -111,6 +113,7 @@ export function systemServices(file: string): DevService[] {
     args: s.args,
     launch: launchFor(s.dir, s.args),
     sourceDirs: sourceDirsOf(s.dir),
+    calls: s.calls.map((c) => ({ client: c.client, service: c.service })),
   }));
 }
 
@@ -136,6 +139,7 @@ export function singleService(dir: string, config: string): DevService {
     args: [],
     launch: launchFor(abs, []),
     sourceDirs: sourceDirsOf(abs),
+    calls: [],
   };
 }
 

@@ -19,6 +19,20 @@ export interface CatalogMethod {
   responseType: string;
   clientStreaming: boolean;
   serverStreaming: boolean;
+  /** The request message's fields (the explorer's form), as the proto declares them. */
+  requestFields: CatalogField[];
+  /** The response message's fields. */
+  responseFields: CatalogField[];
+}
+
+/** One field of a message: its JSON name (lowerCamelCase, as proto-loader reads it) and type. */
+export interface CatalogField {
+  name: string;
+  /** A scalar (`string`, `int32`, `bool`…), or the message or enum type's name. */
+  type: string;
+  /** `message`, `enum` or `scalar`. */
+  kind: 'message' | 'enum' | 'scalar';
+  repeated: boolean;
 }
 
 export interface CatalogEntry {
@@ -39,15 +53,26 @@ export interface CatalogService {
   entries: CatalogEntry[];
 }
 
-interface MethodDefinitionLike {
+interface FieldDescriptorLike {
+  name: string;
+  label: string;
+  type: string;
+  typeName: string;
+}
+interface MessageTypeLike {
+  type: { name: string; field?: FieldDescriptorLike[] };
+}
+export interface MethodDefinitionLike {
   path: string;
   requestStream: boolean;
   responseStream: boolean;
-  requestType: { type: { name: string } };
-  responseType: { type: { name: string } };
+  requestType: MessageTypeLike;
+  responseType: MessageTypeLike;
+  requestSerialize: (value: unknown) => Buffer;
+  responseDeserialize: (bytes: Buffer) => unknown;
 }
 type ProtoLoader = {
-  loadSync(files: string[], options: { includeDirs: string[] }): Record<string, unknown>;
+  loadSync(files: string[], options: Record<string, unknown>): Record<string, unknown>;
 };
 
 /** Reads the catalog of every service (again on each call: boot.yaml and protos change). */
@@ -59,10 +84,33 @@ export function readCatalog(services: readonly DevService[]): CatalogService[] {
   }));
 }
 
+/** One entry of a boot.yaml as written: its section (kind), name and options. */
+export interface BootEntry {
+  kind: string;
+  name: string;
+  options: Record<string, unknown>;
+}
+
+/** The named entries of every list section of a boot.yaml; throws when it is not YAML. */
+export function bootEntries(configFile: string): BootEntry[] {
+  const doc: unknown = parseYaml(readFileSync(configFile, 'utf8'));
+  if (doc === null || typeof doc !== 'object') return [];
+  const out: BootEntry[] = [];
+  for (const [kind, list] of Object.entries(doc as Record<string, unknown>)) {
+    if (!Array.isArray(list)) continue;
+    for (const item of list) {
+      if (item === null || typeof item !== 'object') continue;
+      const options = item as Record<string, unknown>;
+      if (typeof options['name'] === 'string') out.push({ kind, name: options['name'], options });
+    }
+  }
+  return out;
+}
+
 function entriesOf(service: DevService): CatalogEntry[] {
-  let doc: unknown;
+  let entries: BootEntry[];
   try {
-    doc = parseYaml(readFileSync(service.configFile, 'utf8'));
+    entries = bootEntries(service.configFile);
   } catch (err) {
     return [
       {
@@ -74,35 +122,28 @@ function entriesOf(service: DevService): CatalogEntry[] {
       },
     ];
   }
-  if (doc === null || typeof doc !== 'object') return [];
-  const out: CatalogEntry[] = [];
-  for (const [kind, list] of Object.entries(doc as Record<string, unknown>)) {
-    if (!Array.isArray(list)) continue;
-    for (const item of list) {
-      if (item === null || typeof item !== 'object') continue;
-      const e = item as Record<string, unknown>;
-      if (typeof e['name'] !== 'string') continue;
-      const entry: CatalogEntry = {
-        kind,
-        name: e['name'],
-        port: e['port'] === undefined ? undefined : String(e['port']),
-        services: [],
-        problem: undefined,
-      };
-      if (kind === 'grpc') readMethods(service.dir, e['protos'], entry);
-      out.push(entry);
-    }
-  }
-  return out;
+  return entries.map(({ kind, name, options }) => {
+    const entry: CatalogEntry = {
+      kind,
+      name,
+      port: options['port'] === undefined ? undefined : String(options['port']),
+      services: [],
+      problem: undefined,
+    };
+    if (kind === 'grpc') readMethods(service.dir, options['protos'], entry);
+    return entry;
+  });
 }
 
-function readMethods(dir: string, protos: unknown, entry: CatalogEntry): void {
+/** The package definition of a grpc entry's `protos` (proto-loader's), or why it cannot be read. */
+export function loadProtos(
+  dir: string,
+  protos: unknown,
+): { definition: Record<string, unknown> } | { problem: string } {
   const p = (protos ?? {}) as { files?: unknown; includeDirs?: unknown };
   const files = Array.isArray(p.files) ? p.files.filter((f) => typeof f === 'string') : [];
-  if (files.length === 0) {
-    entry.problem = 'no protos.files (descriptor sets are not read by the catalog yet)';
-    return;
-  }
+  if (files.length === 0)
+    return { problem: 'no protos.files (descriptor sets are not read by the catalog yet)' };
   const includeDirs = (Array.isArray(p.includeDirs) ? p.includeDirs : [])
     .filter((d): d is string => typeof d === 'string')
     .map((d) => path.resolve(dir, d));
@@ -110,8 +151,9 @@ function readMethods(dir: string, protos: unknown, entry: CatalogEntry): void {
   try {
     loader = createRequire(path.join(dir, 'package.json'))('@grpc/proto-loader') as ProtoLoader;
   } catch {
-    entry.problem = `@grpc/proto-loader is not installed for ${dir} (entry-grpc brings it: npm install)`;
-    return;
+    return {
+      problem: `@grpc/proto-loader is not installed for ${dir} (entry-grpc brings it: npm install)`,
+    };
   }
   // Each file as its include folder names it (relative to it), as entry-grpc loads it.
   const named = files.map((f) => {
@@ -120,22 +162,56 @@ function readMethods(dir: string, protos: unknown, entry: CatalogEntry): void {
     return inc === undefined ? abs : path.relative(inc, abs);
   });
   try {
-    const definition = loader.loadSync(named, { includeDirs: [...includeDirs, dir] });
-    for (const [name, value] of Object.entries(definition)) {
-      if (value === null || typeof value !== 'object' || 'format' in value) continue;
-      const methods = Object.entries(value as Record<string, MethodDefinitionLike>).map(
-        ([method, m]) => ({
-          path: m.path,
-          name: method,
-          requestType: m.requestType.type.name,
-          responseType: m.responseType.type.name,
-          clientStreaming: m.requestStream,
-          serverStreaming: m.responseStream,
-        }),
-      );
-      entry.services.push({ name, methods });
-    }
+    // Longs and enums as text, defaults filled in: what the explorer shows as JSON.
+    const options = { includeDirs: [...includeDirs, dir], longs: String, enums: String, defaults: true };
+    return { definition: loader.loadSync(named, options) };
   } catch (err) {
-    entry.problem = `its protos do not load: ${(err as Error).message}`;
+    return { problem: `its protos do not load: ${(err as Error).message}` };
   }
+}
+
+/** The methods of a package definition's services, by full service name. */
+export function methodsOf(
+  definition: Record<string, unknown>,
+): Array<{ name: string; methods: Array<[string, MethodDefinitionLike]> }> {
+  const out: Array<{ name: string; methods: Array<[string, MethodDefinitionLike]> }> = [];
+  for (const [name, value] of Object.entries(definition)) {
+    if (value === null || typeof value !== 'object' || 'format' in value) continue;
+    out.push({ name, methods: Object.entries(value as Record<string, MethodDefinitionLike>) });
+  }
+  return out;
+}
+
+function readMethods(dir: string, protos: unknown, entry: CatalogEntry): void {
+  const loaded = loadProtos(dir, protos);
+  if ('problem' in loaded) {
+    entry.problem = loaded.problem;
+    return;
+  }
+  for (const { name, methods } of methodsOf(loaded.definition))
+    entry.services.push({
+      name,
+      methods: methods.map(([method, m]) => ({
+        path: m.path,
+        name: method,
+        requestType: m.requestType.type.name,
+        responseType: m.responseType.type.name,
+        clientStreaming: m.requestStream,
+        serverStreaming: m.responseStream,
+        requestFields: fieldsOf(m.requestType),
+        responseFields: fieldsOf(m.responseType),
+      })),
+    });
+}
+
+function fieldsOf(message: MessageTypeLike): CatalogField[] {
+  return (message.type.field ?? []).map((f) => {
+    const kind = f.type === 'TYPE_MESSAGE' ? 'message' : f.type === 'TYPE_ENUM' ? 'enum' : 'scalar';
+    return {
+      name: f.name,
+      type: kind === 'scalar' ? f.type.replace(/^TYPE_/, '').toLowerCase() : f.typeName,
+      kind,
+      repeated: f.label === 'LABEL_REPEATED',
+    };
+  });
 }
