@@ -163,7 +163,12 @@ export function loadProtos(
   });
   try {
     // Longs and enums as text, defaults filled in: what the explorer shows as JSON.
-    const options = { includeDirs: [...includeDirs, dir], longs: String, enums: String, defaults: true };
+    const options = {
+      includeDirs: [...includeDirs, dir],
+      longs: String,
+      enums: String,
+      defaults: true,
+    };
     return { definition: loader.loadSync(named, options) };
   } catch (err) {
     return { problem: `its protos do not load: ${(err as Error).message}` };

@@ -117,9 +117,7 @@ export function serviceGraph(options: {
       const to = named ?? (port === undefined ? undefined : byPort.get(port));
       const made = calls.filter(
         (r) =>
-          r.service === s.name &&
-          isClientRecord(r.record) &&
-          appOf(r.record).entryName === e.name,
+          r.service === s.name && isClientRecord(r.record) && appOf(r.record).entryName === e.name,
       );
       edges.push({
         from: s.name,

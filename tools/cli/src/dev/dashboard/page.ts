@@ -34,6 +34,7 @@ export const DASHBOARD_PAGE = `<!doctype html>
   .bar.error { background: #f87171; }
   .lane { position: relative; width: 100%; background: #f9fafb; height: 14px; }
   svg text { font: 12px system-ui, sans-serif; }
+  svg g.edge text { paint-order: stroke; stroke: #fff; stroke-width: 6px; stroke-linejoin: round; }
   form.filters { display: flex; gap: 1rem; flex-wrap: wrap; margin-bottom: .5rem; }
 </style>
 </head>
@@ -77,7 +78,7 @@ export const DASHBOARD_PAGE = `<!doctype html>
 </section>
 
 <section class="view" id="view-graph"><h2>Service graph</h2>
-<svg id="graph-svg" width="900" height="320" role="img" aria-label="services and their client edges"></svg>
+<svg id="graph-svg" width="1000" height="320" role="img" aria-label="services and their client edges"></svg>
 <h3>Services at a glance</h3>
 <table><thead><tr><th>service</th><th>health</th><th>calls</th><th>/min</th><th>errors</th><th>p50 ms</th><th>p95 ms</th></tr></thead>
 <tbody id="graph-nodes"></tbody></table>
@@ -128,7 +129,7 @@ async function loadCatalog() {
           item.append(el('div', m.requestType + ' { ' + m.requestFields.map(fieldText).join(', ') + ' }', 'fields'));
           ul.append(item);
         }
-        const inner = el('li', svc.name); inner.append(ul); li.append(inner);
+        const sub = el('ul'); const inner = el('li', svc.name); inner.append(ul); sub.append(inner); li.append(sub);
       }
       list.append(li);
     }
@@ -299,7 +300,7 @@ async function loadGraph() {
   for (let i = 0; i < names.length; i++) for (const e of g.edges) if (depth[e.to] <= depth[e.from]) depth[e.to] = depth[e.from] + 1;
   const columns = {}; for (const n of names) (columns[depth[n]] = columns[depth[n]] || []).push(n);
   const pos = {}; const W = 170, H = 54;
-  for (const [d, list] of Object.entries(columns)) list.forEach((n, i) => { pos[n] = { x: 30 + Number(d) * 330, y: 30 + i * 110 }; });
+  for (const [d, list] of Object.entries(columns)) list.forEach((n, i) => { pos[n] = { x: 30 + Number(d) * 420, y: 30 + i * 110 }; });
   const svg = $('graph-svg'); svg.textContent = '';
   const height = 60 + Math.max(...Object.values(columns).map((l) => l.length)) * 110;
   svg.setAttribute('height', String(height));
@@ -310,8 +311,8 @@ async function loadGraph() {
     const grp = svgEl('g', { class: 'edge', 'data-from': e.from, 'data-to': e.to });
     const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x, y2 = b.y + H / 2;
     grp.append(svgEl('line', { x1, y1, x2, y2, stroke: e.errors ? '#dc2626' : '#6b7280', 'stroke-width': 1.5, 'marker-end': 'url(#arrow)', 'stroke-dasharray': e.internal ? '' : '4 3' }));
-    grp.append(svgEl('text', { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 14, 'text-anchor': 'middle' }, e.kind + '[' + e.client + ']'));
-    grp.append(svgEl('text', { x: (x1 + x2) / 2, y: (y1 + y2) / 2 + 2, 'text-anchor': 'middle', fill: e.errors ? '#dc2626' : '#374151' }, e.calls + ' calls · ' + e.errors + ' errors · ' + e.perMinute + '/min'));
+    grp.append(svgEl('text', { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 24, 'text-anchor': 'middle' }, e.kind + '[' + e.client + ']'));
+    grp.append(svgEl('text', { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 8, 'text-anchor': 'middle', fill: e.errors ? '#dc2626' : '#374151' }, e.calls + (e.calls === 1 ? ' call' : ' calls') + ' · ' + e.errors + (e.errors === 1 ? ' error' : ' errors') + ' · ' + e.perMinute + '/min'));
     svg.append(grp);
   }
   const byName = Object.fromEntries(g.nodes.map((n) => [n.name, n]));
@@ -320,7 +321,7 @@ async function loadGraph() {
     const grp = svgEl('g', { class: 'node', 'data-name': n });
     grp.append(svgEl('rect', { x: p.x, y: p.y, width: W, height: H, rx: 6, fill: node ? (node.pid ? '#ecfdf5' : '#fef2f2') : '#f9fafb', stroke: node ? (node.pid ? '#047857' : '#b91c1c') : '#9ca3af', 'stroke-dasharray': node ? '' : '4 3' }));
     grp.append(svgEl('text', { x: p.x + 10, y: p.y + 20, 'font-weight': 'bold' }, n.length > 24 ? n.slice(0, 23) + '…' : n));
-    grp.append(svgEl('text', { x: p.x + 10, y: p.y + 40, fill: '#374151' }, node ? (node.pid ? 'pid ' + node.pid + ' · ' + node.calls + ' calls' : 'not running') : 'outside svc dev'));
+    grp.append(svgEl('text', { x: p.x + 10, y: p.y + 40, fill: '#374151' }, node ? (node.pid ? 'pid ' + node.pid + ' · ' + node.calls + (node.calls === 1 ? ' call' : ' calls') : 'not running') : 'outside svc dev'));
     svg.append(grp);
   }
   const body = $('graph-nodes'); body.textContent = '';
