@@ -97,9 +97,15 @@ export async function devCommand(
     );
   const width = Math.max(...services.map((s) => s.name.length));
   const hub = new RecordHub();
+  // svc dev's own lines (started, restarted, reloaded, exited, and why), the last 200: the dashboard shows them.
+  const log: Array<{ time: string; line: string }> = [];
   const runner = new DevRunner({
     services,
-    log: (line) => err(`[svc dev] ${line}`),
+    log: (line) => {
+      log.push({ time: new Date().toISOString(), line });
+      if (log.length > 200) log.shift();
+      err(`[svc dev] ${line}`);
+    },
     output: (service, line, stream) =>
       (stream === 'stdout' ? out : err)(`${service.padEnd(width)} | ${line}`),
     onRecord: (service, record) => hub.add(service, record),
@@ -113,6 +119,7 @@ export async function devCommand(
         records: hub,
         services,
         pids: () => runner.pids(),
+        log: () => log,
       });
     } catch (e) {
       throw devError(

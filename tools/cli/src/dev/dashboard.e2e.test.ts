@@ -107,7 +107,13 @@ describe.skipIf(process.env['SVC_E2E'] !== '1')(
           ready: async (child, ports) => {
             if (!/\[svc dev\] dashboard: /.test(child.stderr)) return false;
             for (const p of ports) if (!(await isListening(p))) return false;
-            return true;
+            // Ready when a call goes through the three (the first one on a loaded machine may
+            // outlast front's 2 s client timeouts while users and billing warm up).
+            const res = await fetch(`http://127.0.0.1:${ports[0]}/v1/accounts/0`).catch(
+              () => undefined,
+            );
+            await res?.text();
+            return res?.status === 200;
           },
         },
       ));
@@ -231,6 +237,23 @@ describe.skipIf(process.env['SVC_E2E'] !== '1')(
       );
       expect(health).toHaveLength(3);
       expect(health.every((h) => h.startsWith('running (pid '))).toBe(true);
+    });
+
+    it('reloads users when users.yaml is saved (SIGHUP, same pid), and the dashboard says so', async () => {
+      const pid = /pid (\d+)/.exec(
+        await browser.evaluate<string>(
+          "[...document.querySelectorAll('#graph-nodes tr')].find((r) => r.firstChild.textContent === 'users').textContent",
+        ),
+      )?.[1];
+      expect(pid).toBeDefined();
+      // Saved as it is (an editor's save): the file keeps its content, svc dev sees the write.
+      const file = path.join(chainDir, 'users.yaml');
+      writeFileSync(file, readFileSync(file, 'utf8'));
+      const line = await browser.waitFor<string>(
+        "users' reload in svc dev's log",
+        "[...document.querySelectorAll('#dev-log tr')].map((r) => r.textContent).find((t) => t.includes('users: reloading (users.yaml changed)'))",
+      );
+      expect(line).toContain(`SIGHUP to pid ${pid}`);
       await shot('graph');
     });
   },

@@ -82,6 +82,8 @@ export const DASHBOARD_PAGE = `<!doctype html>
 <h3>Services at a glance</h3>
 <table><thead><tr><th>service</th><th>health</th><th>calls</th><th>/min</th><th>errors</th><th>p50 ms</th><th>p95 ms</th></tr></thead>
 <tbody id="graph-nodes"></tbody></table>
+<h3>What svc dev did</h3>
+<table><tbody id="dev-log"></tbody></table>
 </section>
 </main>
 <script>
@@ -101,13 +103,25 @@ function show() {
   if (view === 'graph') loadGraph();
 }
 window.addEventListener('hashchange', show);
-setInterval(() => { const h = location.hash; if (h === '#graph') loadGraph(); if (h === '#traces') loadTraces(); }, 2000);
+setInterval(() => { const h = location.hash; if (h === '#graph') loadGraph(); if (h === '#traces') loadTraces(); loadLog(); }, 2000);
+
+// ---- svc dev's log: a restart or a reload reads the catalog again ----
+let logged = -1;
+async function loadLog() {
+  const { lines } = await (await fetch('/api/log')).json();
+  if (logged >= 0 && lines.length !== logged && lines.slice(logged).some((l) => / started pid | reloading /.test(l.line))) loadCatalog();
+  logged = lines.length;
+  const body = $('dev-log'); body.textContent = '';
+  for (const l of lines.slice(-30).reverse()) body.append(row([l.time, l.line], / exited | failed /.test(l.line) ? 'error log' : 'log'));
+}
 
 // ---- catalog ----
 const fieldText = (f) => f.name + ': ' + (f.repeated ? 'repeated ' : '') + f.type;
 async function loadCatalog() {
   const { services } = await (await fetch('/api/catalog')).json();
   const root = $('catalog'); root.textContent = ''; root.className = '';
+  const chosen = $('x-method').value; const filter = $('f-service').value;
+  $('f-service').textContent = ''; const all = el('option', 'all'); all.value = ''; $('f-service').append(all);
   methods = [];
   for (const s of services) {
     const opt = el('option', s.name); opt.value = s.name; $('f-service').append(opt);
@@ -137,7 +151,9 @@ async function loadCatalog() {
   }
   const sel = $('x-method'); sel.textContent = '';
   methods.forEach((m, i) => { if (m.method.clientStreaming) return; const o = el('option', m.service + ' · ' + m.method.path + (m.method.serverStreaming ? ' (stream)' : '')); o.value = String(i); sel.append(o); });
-  pick();
+  $('f-service').value = filter;
+  // Read again after a restart: the method picked and its request stay as they were.
+  if (chosen !== '' && methods[Number(chosen)]) sel.value = chosen; else pick();
 }
 
 // ---- explorer ----
@@ -328,7 +344,7 @@ async function loadGraph() {
   for (const n of g.nodes) body.append(row([n.name, n.pid ? 'running (pid ' + n.pid + ')' : 'not running', n.calls, n.perMinute, n.errors, n.p50Ms, n.p95Ms], n.pid ? '' : 'error'));
 }
 
-loadCatalog().catch((err) => { $('catalog').textContent = String(err); }).then(() => { listen(); show(); });
+loadCatalog().catch((err) => { $('catalog').textContent = String(err); }).then(() => { listen(); show(); loadLog(); });
 </script>
 </body>
 </html>

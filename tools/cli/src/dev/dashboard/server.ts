@@ -78,6 +78,8 @@ export interface DashboardOptions {
   pids: () => Record<string, number | undefined>;
   /** The environment the services get, for their ports (default: svc dev's own). */
   env?: NodeJS.ProcessEnv;
+  /** svc dev's own lines (what started, restarted, reloaded, and why), oldest first. */
+  log?: () => ReadonlyArray<{ time: string; line: string }>;
 }
 
 export class Dashboard {
@@ -190,6 +192,9 @@ function handle(
     case '/api/traces':
       json({ traces: recentTraces(options.records.list()) });
       return;
+    case '/api/log':
+      json({ lines: options.log?.() ?? [] });
+      return;
     case '/api/graph':
       json(
         serviceGraph({
@@ -224,7 +229,7 @@ function handle(
     default:
       res.writeHead(404, { ...common, 'content-type': 'text/plain; charset=utf-8' });
       res.end(
-        `no ${url.pathname}: the dashboard serves /, /api/catalog, /api/records, /api/traces, /api/graph and POST /api/call\n`,
+        `no ${url.pathname}: the dashboard serves /, /api/catalog, /api/records, /api/traces, /api/graph, /api/log and POST /api/call\n`,
       );
   }
 }
