@@ -23,7 +23,14 @@ describe("the dashboard's catalog", () => {
     expect(grpc.port).toBe('${PORT:-8101}');
     const service = grpc.services.find((s) => s.name === 'chain.v1.Front');
     // As chain.proto declares them: GetAccount unary, WatchUsers a server stream of User.
-    expect(service?.methods.map(({ requestFields, responseFields, ...m }) => m)).toEqual([
+    // front's boot.yaml: gwMappingFiles (a REST rule for GetAccount), logging and trace middleware.
+    expect(grpc.protocols).toEqual(['gRPC', 'REST gateway']);
+    expect(grpc.middleware).toEqual(['logging', 'trace']);
+    expect(service?.methods.map((m) => m.rest)).toEqual([
+      [{ verb: 'GET', path: '/v1/accounts/{id}' }],
+      [],
+    ]);
+    expect(service?.methods.map(({ requestFields, responseFields, rest, ...m }) => m)).toEqual([
       {
         path: '/chain.v1.Front/GetAccount',
         name: 'GetAccount',

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { DevService } from '../services.js';
+import { expandEnv } from './addresses.js';
 
 /*
  * The dashboard's catalog: each service's entries (from its boot.yaml) and, for its grpc entries,
@@ -23,6 +24,8 @@ export interface CatalogMethod {
   requestFields: CatalogField[];
   /** The response message's fields. */
   responseFields: CatalogField[];
+  /** Its REST routes on the gateway (the entry's gwMappingFiles rules, google.api.http options). */
+  rest: Array<{ verb: string; path: string }>;
 }
 
 /** One field of a message: its JSON name (lowerCamelCase, as proto-loader reads it) and type. */
@@ -45,6 +48,10 @@ export interface CatalogEntry {
   services: Array<{ name: string; methods: CatalogMethod[] }>;
   /** Why the methods could not be read, for people. */
   problem: string | undefined;
+  /** grpc entries: what the methods answer on (gRPC, the REST gateway, Connect, gRPC-Web). */
+  protocols: string[];
+  /** The middleware its boot.yaml turns on (validate, jwt, auth, rateLimit…), in its order. */
+  middleware: string[];
 }
 
 export interface CatalogService {
@@ -68,6 +75,7 @@ export interface MethodDefinitionLike {
   responseStream: boolean;
   requestType: MessageTypeLike;
   responseType: MessageTypeLike;
+  options?: Record<string, unknown>;
   requestSerialize: (value: unknown) => Buffer;
   responseDeserialize: (bytes: Buffer) => unknown;
 }
@@ -119,6 +127,8 @@ function entriesOf(service: DevService): CatalogEntry[] {
         port: undefined,
         services: [],
         problem: `not YAML: ${(err as Error).message}`,
+        protocols: [],
+        middleware: [],
       },
     ];
   }
@@ -129,8 +139,19 @@ function entriesOf(service: DevService): CatalogEntry[] {
       port: options['port'] === undefined ? undefined : String(options['port']),
       services: [],
       problem: undefined,
+      protocols: [],
+      middleware: enabledMiddleware(options['middleware']),
     };
-    if (kind === 'grpc') readMethods(service.dir, options['protos'], entry);
+    if (kind === 'grpc') {
+      const rules = gatewayRules(service.dir, options['gwMappingFiles']);
+      readMethods(service.dir, options['protos'], entry, rules);
+      entry.protocols = ['gRPC'];
+      const anyRest =
+        rules.size > 0 || entry.services.some((s) => s.methods.some((m) => m.rest.length > 0));
+      if (anyRest) entry.protocols.push('REST gateway');
+      if (isOn(options['connect'])) entry.protocols.push('Connect');
+      if (isOn(options['grpcWeb'])) entry.protocols.push('gRPC-Web');
+    }
     return entry;
   });
 }
@@ -187,7 +208,12 @@ export function methodsOf(
   return out;
 }
 
-function readMethods(dir: string, protos: unknown, entry: CatalogEntry): void {
+function readMethods(
+  dir: string,
+  protos: unknown,
+  entry: CatalogEntry,
+  rules: ReadonlyMap<string, Array<{ verb: string; path: string }>>,
+): void {
   const loaded = loadProtos(dir, protos);
   if ('problem' in loaded) {
     entry.problem = loaded.problem;
@@ -205,8 +231,69 @@ function readMethods(dir: string, protos: unknown, entry: CatalogEntry): void {
         serverStreaming: m.responseStream,
         requestFields: fieldsOf(m.requestType),
         responseFields: fieldsOf(m.responseType),
+        rest: [
+          ...(rules.get(`${name}.${method}`) ?? []),
+          ...httpRules(m.options?.['(google.api.http)']),
+        ],
       })),
     });
+}
+
+const HTTP_VERBS = ['get', 'put', 'post', 'delete', 'patch'];
+
+/** The routes of one google.api.HttpRule (and its additional_bindings). */
+function httpRules(rule: unknown): Array<{ verb: string; path: string }> {
+  if (rule === null || typeof rule !== 'object') return [];
+  const r = rule as Record<string, unknown>;
+  const out: Array<{ verb: string; path: string }> = [];
+  for (const verb of HTTP_VERBS)
+    if (typeof r[verb] === 'string')
+      out.push({ verb: verb.toUpperCase(), path: r[verb] as string });
+  const custom = r['custom'] as { kind?: unknown; path?: unknown } | undefined;
+  if (typeof custom?.kind === 'string' && typeof custom.path === 'string')
+    out.push({ verb: custom.kind.toUpperCase(), path: custom.path });
+  const more = r['additional_bindings'] ?? r['additionalBindings'];
+  for (const b of Array.isArray(more) ? more : more === undefined ? [] : [more])
+    out.push(...httpRules(b));
+  return out;
+}
+
+/** The rules of an entry's gwMappingFiles (google.api.Service YAML: http.rules), by selector. */
+function gatewayRules(
+  dir: string,
+  files: unknown,
+): Map<string, Array<{ verb: string; path: string }>> {
+  const out = new Map<string, Array<{ verb: string; path: string }>>();
+  for (const f of Array.isArray(files) ? files : []) {
+    if (typeof f !== 'string') continue;
+    let doc: unknown;
+    try {
+      doc = parseYaml(readFileSync(path.resolve(dir, f), 'utf8'));
+    } catch {
+      continue; // the service says what is wrong with it when it boots
+    }
+    const rules = (doc as { http?: { rules?: unknown } } | null)?.http?.rules;
+    for (const rule of Array.isArray(rules) ? rules : []) {
+      const selector = (rule as { selector?: unknown })?.selector;
+      if (typeof selector !== 'string') continue;
+      out.set(selector, [...(out.get(selector) ?? []), ...httpRules(rule)]);
+    }
+  }
+  return out;
+}
+
+/** Whether an `enabled` option is on (true, or a `${VAR:-true}` that reads true here). */
+function isOn(section: unknown): boolean {
+  if (section === null || typeof section !== 'object') return false;
+  const v = (section as Record<string, unknown>)['enabled'];
+  return v === true || (typeof v === 'string' && expandEnv(v, process.env) === 'true');
+}
+
+function enabledMiddleware(middleware: unknown): string[] {
+  if (middleware === null || typeof middleware !== 'object') return [];
+  return Object.entries(middleware as Record<string, unknown>)
+    .filter(([, v]) => isOn(v))
+    .map(([k]) => k);
 }
 
 function fieldsOf(message: MessageTypeLike): CatalogField[] {

@@ -129,6 +129,8 @@ async function loadCatalog() {
     const list = el('ul');
     for (const e of s.entries) {
       const li = el('li', e.kind + ' ' + e.name + (e.port ? ' (port ' + e.port + ')' : ''));
+      if (e.protocols.length) li.append(' ', el('span', 'answers on ' + e.protocols.join(', '), 'muted'));
+      if (e.middleware.length) li.append(' ', el('span', '· middleware: ' + e.middleware.join(', '), 'muted'));
       if (e.problem) li.append(el('div', e.problem, 'muted'));
       for (const svc of e.services) {
         const ul = el('ul', undefined, 'methods');
@@ -136,7 +138,8 @@ async function loadCatalog() {
           const index = methods.push({ service: s.name, entry: e.name, method: m }) - 1;
           const item = el('li', undefined, 'method'); item.dataset.path = m.path; item.dataset.service = s.name;
           item.append(el('code', m.path), ' (' + (m.clientStreaming ? 'stream ' : '') + m.requestType + ') → (' + (m.serverStreaming ? 'stream ' : '') + m.responseType + ') ');
-          item.append(el('span', 'gRPC' + (m.serverStreaming ? ', server stream' : ''), 'muted'), ' ');
+          const routes = m.rest.map((r) => r.verb + ' ' + r.path);
+          item.append(el('span', ['gRPC'].concat(routes.length ? ['REST ' + routes.join(', ')] : []).join(' · ') + (m.serverStreaming ? ' · server stream' : ''), 'muted'), ' ');
           const btn = el('button', 'try'); btn.type = 'button';
           btn.addEventListener('click', () => { $('x-method').value = String(index); pick(); location.hash = '#explorer'; });
           if (!m.clientStreaming) item.append(btn);
