@@ -3,7 +3,13 @@ import type { AddressInfo } from 'node:net';
 import type { CallRecord } from '../records.js';
 import type { DevService } from '../services.js';
 import type { CatalogService } from './catalog.js';
-import { type ExplorerCall, ExplorerError, prepareCall, runCall } from './explorer.js';
+import {
+  type ExplorerCall,
+  ExplorerError,
+  type ExplorerEvent,
+  prepareCall,
+  runCall,
+} from './explorer.js';
 import { serviceGraph } from './graph.js';
 import { DASHBOARD_PAGE } from './page.js';
 import { recentTraces, traceOf } from './traces.js';
@@ -296,8 +302,20 @@ function explorerCall(req: IncomingMessage, res: ServerResponse, options: Dashbo
     res.writeHead(200, { ...COMMON_HEADERS, 'content-type': 'application/x-ndjson' });
     const abort = new AbortController();
     res.once('close', () => abort.abort());
-    void runCall(prepared, call, (e) => res.write(`${JSON.stringify(e)}\n`), abort.signal).then(
+    const write = (e: ExplorerEvent): void => {
+      res.write(`${JSON.stringify(e)}\n`);
+    };
+    runCall(prepared, call, write, abort.signal).then(
       () => res.end(),
+      (err: unknown) => {
+        // Not the service's answer: svc dev could not make the call (the page shows why).
+        write({
+          status: { code: 13, name: 'INTERNAL', details: `svc dev: ${(err as Error).message}` },
+          trailers: {},
+          elapsedMs: 0,
+        });
+        res.end();
+      },
     );
   });
 }
