@@ -109,6 +109,8 @@ export async function devCommand(
     output: (service, line, stream) =>
       (stream === 'stdout' ? out : err)(`${service.padEnd(width)} | ${line}`),
     onRecord: (service, record) => hub.add(service, record),
+    // Each traced entry also sends its spans to the dashboard (started before the services).
+    spansEndpoint: () => (dashboard ? `${dashboard.url}api/v2/spans` : undefined),
   });
   let dashboard: Dashboard | undefined;
   if (values['no-dashboard'] !== true) {

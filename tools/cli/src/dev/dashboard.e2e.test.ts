@@ -219,6 +219,16 @@ describe.skipIf(process.env['SVC_E2E'] !== '1')(
          return s.includes('users') && s.includes('billing') ? s : undefined; })()`,
       );
       expect(services.sort()).toEqual(['billing', 'front', 'users']);
+      // The spans each service's tracer sent svc dev (its Zipkin exporter, turned on by SVC_SET):
+      // users' and billing's server spans under front's, in the one trace.
+      const spans = await browser.waitFor<Array<{ service: string; depth: number }>>(
+        'the spans of the three services',
+        `(() => { const r = [...document.querySelectorAll('#trace tr.otel')].map((t) => ({ service: t.dataset.service, depth: Number(t.dataset.depth) }));
+           const s = new Set(r.map((x) => x.service)); return s.has('front') && s.has('users') && s.has('billing') ? r : undefined; })()`,
+        45_000,
+      );
+      expect(spans[0]).toEqual({ service: 'front', depth: 0 });
+      expect(spans.filter((x) => x.service !== 'front').every((x) => x.depth > 0)).toBe(true);
       await shot('trace');
     });
 

@@ -189,3 +189,35 @@ export function recordsOverrides(
   }
   return { set, copies };
 }
+
+/** The server and client sections whose entries may carry `middleware.trace`. */
+const TRACED_KINDS = ['grpc', 'httpserver', 'grpcclient', 'httpclient'];
+
+/**
+ * The overrides (SVC_SET assignments) that make each traced entry of a boot.yaml (one with
+ * `middleware.trace.enabled: true`) also send its spans to svc dev, as Zipkin v2 JSON to
+ * `endpoint`, besides its own exporters. An entry whose boot.yaml already turns its Zipkin
+ * exporter on keeps it (svc dev does not take it over). Tracing stays off where it is off.
+ */
+export function spansOverrides(configFile: string, endpoint: string): string[] {
+  const doc = readYaml(configFile);
+  const set: string[] = [];
+  const quoted = JSON.stringify(endpoint).replaceAll(',', '\\,');
+  for (const kind of TRACED_KINDS) {
+    const list = doc?.[kind];
+    if (!Array.isArray(list)) continue;
+    for (const e of list) {
+      if (e === null || typeof e !== 'object') continue;
+      const { name, middleware } = e as { name?: unknown; middleware?: unknown };
+      if (typeof name !== 'string' || !/^[A-Za-z0-9_-]+$/.test(name)) continue;
+      const trace = (middleware as { trace?: unknown } | undefined)?.trace as
+        | { enabled?: unknown; exporter?: { zipkin?: { enabled?: unknown } } }
+        | undefined;
+      if (trace?.enabled !== true) continue;
+      if (trace.exporter?.zipkin?.enabled === true) continue;
+      const at = `${kind}.${name}.middleware.trace.exporter.zipkin`;
+      set.push(`${at}.enabled=true`, `${at}.endpoint=${quoted}`);
+    }
+  }
+  return set;
+}

@@ -73,7 +73,7 @@ export const DASHBOARD_PAGE = `<!doctype html>
 <section class="view" id="view-traces"><h2>Traces</h2>
 <div id="trace"></div>
 <h3>Recent traces</h3>
-<table><thead><tr><th>start</th><th>operation</th><th>services</th><th>spans</th><th>errors</th><th>ms</th><th>trace id</th></tr></thead>
+<table><thead><tr><th>start</th><th>operation</th><th>services</th><th>records</th><th>spans</th><th>errors</th><th>ms</th><th>trace id</th></tr></thead>
 <tbody id="traces-list"></tbody></table>
 </section>
 
@@ -103,7 +103,14 @@ function show() {
   if (view === 'graph') loadGraph();
 }
 window.addEventListener('hashchange', show);
-setInterval(() => { const h = location.hash; if (h === '#graph') loadGraph(); if (h === '#traces') loadTraces(); loadLog(); }, 2000);
+setInterval(() => {
+  const h = location.hash;
+  if (h === '#graph') loadGraph();
+  if (h === '#traces' || h.startsWith('#trace/')) loadTraces();
+  // The services' tracers send their spans a moment after the call: the trace fills in.
+  if (h.startsWith('#trace/')) loadTrace(decodeURIComponent(h.slice(7)));
+  loadLog();
+}, 2000);
 
 // ---- svc dev's log: a restart or a reload reads the catalog again ----
 let logged = -1;
@@ -283,7 +290,7 @@ async function loadTraces() {
   const body = $('traces-list'); body.textContent = '';
   for (const t of traces) {
     const a = el('a', t.traceId); a.href = '#trace/' + encodeURIComponent(t.traceId);
-    body.append(row([t.startTime, t.service + ' ' + t.operation, t.services.join(', '), t.spans, t.errors, t.durationMs, a], t.errors ? 'error' : ''));
+    body.append(row([t.startTime, t.service + ' ' + t.operation, t.services.join(', '), t.records, t.spans, t.errors, t.durationMs, a], t.errors ? 'error' : ''));
   }
 }
 async function loadTrace(id) {
@@ -292,16 +299,31 @@ async function loadTrace(id) {
   const t = await res.json();
   root.textContent = '';
   if (res.status !== 200) { root.append(el('p', t.error, 'error')); return; }
-  root.append(el('h3', 'Trace ' + t.traceId), el('p', t.spans.length + ' spans in ' + [...new Set(t.spans.map((s) => s.service))].join(', ') + ', ' + t.durationMs + ' ms from ' + t.startTime, 'muted'));
+  const services = [...new Set(t.records.map((s) => s.service).concat(t.spans.map((s) => s.service)))];
+  root.append(el('h3', 'Trace ' + t.traceId), el('p', t.records.length + ' call records and ' + t.spans.length + ' spans in ' + services.join(', ') + ', ' + t.durationMs + ' ms from ' + t.startTime, 'muted'));
+  const total = Math.max(t.durationMs, 0.01);
+  const lane = (offset, ms, failed, title) => {
+    const l = el('div', undefined, 'lane'); l.style.minWidth = '20rem';
+    const bar = el('div', undefined, 'bar' + (failed ? ' error' : ''));
+    bar.style.left = (100 * offset / total) + '%'; bar.style.width = Math.max(0.5, 100 * ms / total) + '%';
+    bar.title = title + ' ' + ms + ' ms'; l.append(bar); return l;
+  };
+  if (t.spans.length) {
+    root.append(el('h3', 'Spans (sent by the services’ tracers)'));
+    const table = el('table', undefined, 'waterfall'); const body = el('tbody');
+    table.append(el('thead')); table.firstChild.append(row(['service', 'span', 'kind', 'ms', '']));
+    for (const s of t.spans) {
+      const name = el('span', s.name); name.style.paddingLeft = (s.depth * 1.2) + 'em';
+      const tr = row([s.service, name, s.kind, s.durationMs, lane(s.offsetMs, s.durationMs, s.error, s.name)], 'otel' + (s.error ? ' error' : ''));
+      tr.dataset.service = s.service; tr.dataset.depth = String(s.depth); body.append(tr);
+    }
+    table.append(body); root.append(table);
+  }
+  root.append(el('h3', 'Call records'));
   const table = el('table', undefined, 'waterfall'); const body = el('tbody');
   table.append(el('thead')); table.firstChild.append(row(['service', 'entry', 'operation', 'code', 'ms', '']));
-  const total = Math.max(t.durationMs, 0.01);
-  for (const s of t.spans) {
-    const lane = el('div', undefined, 'lane'); lane.style.minWidth = '20rem';
-    const bar = el('div', undefined, 'bar' + (s.status === 'error' ? ' error' : ''));
-    bar.style.left = (100 * s.offsetMs / total) + '%'; bar.style.width = Math.max(0.5, 100 * s.durationMs / total) + '%';
-    bar.title = s.operation + ' ' + s.durationMs + ' ms'; lane.append(bar);
-    const tr = row([s.service, s.entry + ' (' + s.entryType + ')', s.operation, s.resCode, s.durationMs, lane], 'span' + (s.status === 'error' ? ' error' : ''));
+  for (const s of t.records) {
+    const tr = row([s.service, s.entry + ' (' + s.entryType + ')', s.operation, s.resCode, s.durationMs, lane(s.offsetMs, s.durationMs, s.status === 'error', s.operation)], 'span' + (s.status === 'error' ? ' error' : ''));
     tr.dataset.service = s.service; body.append(tr);
   }
   table.append(body); root.append(table);

@@ -326,7 +326,7 @@ describe('traces and the graph', () => {
   it("gives one trace's records as a waterfall in the order they started, and lists traces newest first", async () => {
     const trace = (await (await fetch(`${dashboard.url}api/traces/T1`)).json()) as {
       durationMs: number;
-      spans: Array<{
+      records: Array<{
         service: string;
         entry: string;
         offsetMs: number;
@@ -334,17 +334,17 @@ describe('traces and the graph', () => {
         status: string;
       }>;
     };
-    expect(trace.spans.map((s) => `${s.service}/${s.entry}@${s.offsetMs}+${s.durationMs}`)).toEqual(
-      [
-        'front/front@0+80',
-        'front/users@10+50',
-        'users/users@20+30',
-        'front/billing@60+12',
-        'billing/billing@62+8',
-      ],
-    );
+    expect(
+      trace.records.map((s) => `${s.service}/${s.entry}@${s.offsetMs}+${s.durationMs}`),
+    ).toEqual([
+      'front/front@0+80',
+      'front/users@10+50',
+      'users/users@20+30',
+      'front/billing@60+12',
+      'billing/billing@62+8',
+    ]);
     expect(trace.durationMs).toBe(80);
-    expect(trace.spans.filter((s) => s.status === 'error').map((s) => s.service)).toEqual([
+    expect(trace.records.filter((s) => s.status === 'error').map((s) => s.service)).toEqual([
       'front',
       'billing',
     ]);
@@ -355,6 +355,7 @@ describe('traces and the graph', () => {
         traceId: string;
         operation: string;
         services: string[];
+        records: number;
         spans: number;
         errors: number;
       }>;
@@ -363,9 +364,108 @@ describe('traces and the graph', () => {
     expect(list.traces[1]).toMatchObject({
       operation: '/chain.v1.Front/GetAccount',
       services: ['front', 'users', 'billing'],
-      spans: 5,
+      records: 5,
+      spans: 0,
       errors: 2,
     });
+  });
+
+  it("takes the services' spans as a Zipkin collector does (POST /api/v2/spans) and gives them as a tree", async () => {
+    const trace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const us = t0 * 1000;
+    // Zipkin v2 JSON as middleware-trace's exporter.zipkin sends it: sent out of order, in two posts.
+    const span = (
+      id: string,
+      parentId: string | undefined,
+      service: string,
+      name: string,
+      kind: string,
+      at: number,
+      dur: number,
+      tags: Record<string, string> = {},
+    ) => ({
+      traceId: trace,
+      id,
+      ...(parentId ? { parentId } : {}),
+      name,
+      kind,
+      timestamp: us + at * 1000,
+      duration: dur * 1000,
+      localEndpoint: { serviceName: service },
+      tags,
+    });
+    const post = (body: unknown) =>
+      fetch(`${dashboard.url}api/v2/spans`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    expect(
+      (
+        await post([
+          span(
+            '00000000000000c1',
+            '00000000000000b1',
+            'users',
+            'chain.v1.Users/GetUser',
+            'SERVER',
+            20,
+            30,
+          ),
+        ])
+      ).status,
+    ).toBe(202);
+    expect(
+      (
+        await post([
+          span('00000000000000b2', '00000000000000a1', 'front', 'GET', 'CLIENT', 60, 12, {
+            error: 'HTTP 500',
+          }),
+          span(
+            '00000000000000a1',
+            undefined,
+            'front',
+            'chain.v1.Front/GetAccount',
+            'SERVER',
+            0,
+            80,
+          ),
+          span(
+            '00000000000000b1',
+            '00000000000000a1',
+            'front',
+            'chain.v1.Users/GetUser',
+            'CLIENT',
+            10,
+            50,
+          ),
+        ])
+      ).status,
+    ).toBe(202);
+    expect((await post({ not: 'a list' })).status).toBe(400);
+    const got = (await (await fetch(`${dashboard.url}api/traces/${trace}`)).json()) as {
+      records: unknown[];
+      spans: Array<{
+        service: string;
+        name: string;
+        depth: number;
+        offsetMs: number;
+        durationMs: number;
+        error: boolean;
+      }>;
+    };
+    expect(got.records).toEqual([]);
+    expect(
+      got.spans.map(
+        (s) =>
+          `${'  '.repeat(s.depth)}${s.service} ${s.name} @${s.offsetMs}+${s.durationMs}${s.error ? ' error' : ''}`,
+      ),
+    ).toEqual([
+      'front chain.v1.Front/GetAccount @0+80',
+      '  front chain.v1.Users/GetUser @10+50',
+      '    users chain.v1.Users/GetUser @20+30',
+      '  front GET @60+12 error',
+    ]);
   });
 
   it("draws an edge per client entry: to the system's callee, to the service on the target's port, or to the target outside", async () => {

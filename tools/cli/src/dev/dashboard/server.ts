@@ -12,6 +12,7 @@ import {
 } from './explorer.js';
 import { serviceGraph } from './graph.js';
 import { DASHBOARD_PAGE } from './page.js';
+import { parseZipkin, SpanStore } from './spans.js';
 import { recentTraces, traceOf } from './traces.js';
 
 /*
@@ -78,6 +79,8 @@ export interface DashboardOptions {
   port?: number;
   catalog: () => CatalogService[];
   records: RecordHub;
+  /** The spans the services send (POST /api/v2/spans); a new store when not given. */
+  spans?: SpanStore;
   /** The services (the explorer calls them, the graph draws them). */
   services: readonly DevService[];
   /** The pid of each running service (health). */
@@ -154,6 +157,15 @@ function handle(
     return;
   }
   const url = new URL(req.url ?? '/', 'http://dashboard');
+  if (url.pathname === '/api/v2/spans') {
+    if (req.method !== 'POST') {
+      res.writeHead(405, { allow: 'POST', 'content-type': 'text/plain; charset=utf-8' });
+      res.end('POST Zipkin v2 spans as JSON\n');
+      return;
+    }
+    receiveSpans(req, res, spansOf(options));
+    return;
+  }
   if (url.pathname === '/api/call') {
     if (req.method !== 'POST') {
       res.writeHead(405, { allow: 'POST', 'content-type': 'text/plain; charset=utf-8' });
@@ -175,7 +187,7 @@ function handle(
   const common = COMMON_HEADERS;
   if (url.pathname.startsWith('/api/traces/')) {
     const id = decodeURIComponent(url.pathname.slice('/api/traces/'.length));
-    const trace = traceOf(options.records.list(), id);
+    const trace = traceOf(options.records.list(), spansOf(options).list(), id);
     if (trace === undefined)
       json({ error: `no records of trace ${id} are kept (the last 1,000 records are)` }, 404);
     else json(trace);
@@ -196,7 +208,7 @@ function handle(
       res.end(JSON.stringify({ services: options.catalog() }));
       return;
     case '/api/traces':
-      json({ traces: recentTraces(options.records.list()) });
+      json({ traces: recentTraces(options.records.list(), spansOf(options).list()) });
       return;
     case '/api/log':
       json({ lines: options.log?.() ?? [] });
@@ -238,6 +250,40 @@ function handle(
         `no ${url.pathname}: the dashboard serves /, /api/catalog, /api/records, /api/traces, /api/graph, /api/log and POST /api/call\n`,
       );
   }
+}
+
+const stores = new WeakMap<DashboardOptions, SpanStore>();
+function spansOf(options: DashboardOptions): SpanStore {
+  if (options.spans) return options.spans;
+  let store = stores.get(options);
+  if (store === undefined) stores.set(options, (store = new SpanStore()));
+  return store;
+}
+
+/** The largest body of spans taken: 8 MiB (the exporter sends batches of at most 512). */
+const MAX_SPANS_BYTES = 8 << 20;
+
+/** POST /api/v2/spans: Zipkin v2 JSON from the services' tracers; 202, as a Zipkin collector answers. */
+function receiveSpans(req: IncomingMessage, res: ServerResponse, store: SpanStore): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= MAX_SPANS_BYTES) chunks.push(chunk);
+  });
+  req.on('end', () => {
+    const answer = (status: number, text: string): void => {
+      res.writeHead(status, { ...COMMON_HEADERS, 'content-type': 'text/plain; charset=utf-8' });
+      res.end(text);
+    };
+    if (size > MAX_SPANS_BYTES) return answer(413, `at most ${MAX_SPANS_BYTES} bytes of spans\n`);
+    try {
+      store.add(parseZipkin(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+    } catch (err) {
+      return answer(400, `not Zipkin v2 spans: ${(err as Error).message}\n`);
+    }
+    answer(202, '');
+  });
 }
 
 const COMMON_HEADERS = {
