@@ -14,7 +14,8 @@ import {
 /*
  * What svc dev and its dashboard cost, on demo-chain: the svc dev process's resident memory idle
  * and after the calls, and the CPU it spends per call record (reading the JSON copies, keeping
- * them, sending each to one open /api/records stream, as an open dashboard page does).
+ * them, sending each to one open /api/records stream, as an open dashboard page does) and per
+ * call (its 5 records and the 5 spans the tracers send it).
  *
  *   cd tools/cli && node --conditions=svcboot-source --import tsx src/dev/test-support/measure-cost.ts [calls]
  *
@@ -85,21 +86,34 @@ try {
   });
   const idleRss = rssMb(pid);
   const cpuBefore = cpuMs(pid);
+  let lastTrace = '';
   for (let i = 1; i <= calls; i++) {
     const r = await fetch(`http://127.0.0.1:${ports[0]}/v1/accounts/${i}`);
     if (r.status !== 200) throw new Error(`GET /v1/accounts/${i}: ${r.status}`);
+    lastTrace = r.headers.get('x-trace-id') ?? '';
     await r.text();
   }
   // Each GetAccount writes 5 records: front's call, its two client calls, users', billing's.
   const expected = settled + calls * 5;
   await waitFor('every record on the stream', () => seen >= expected, { timeoutMs: 120_000 });
+  // And its 5 spans come to svc dev in the tracers' batches: the last call's, after the others'.
+  await waitFor(
+    "the last call's spans",
+    async () => {
+      const t = (await (await fetch(`${dashboard}api/traces/${lastTrace}`)).json()) as {
+        spans?: unknown[];
+      };
+      return (t.spans?.length ?? 0) >= 5;
+    },
+    { timeoutMs: 60_000, intervalMs: 250 },
+  );
   const cpu = cpuMs(pid) - cpuBefore;
   const records = seen - settled;
   const rss = rssMb(pid);
   abort.abort();
   const f = (n: number, d = 1): string => n.toFixed(d);
   process.stdout.write(
-    `${calls} calls, ${records} records sent to one /api/records stream\n` +
+    `${calls} calls, ${records} records sent to one /api/records stream, their spans received\n` +
       `svc dev resident memory: ${f(idleRss)} MB after the first call, ${f(rss)} MB after the calls\n` +
       `svc dev CPU: ${f(cpu, 0)} ms in all, ${f(cpu / records, 3)} ms per record, ${f(cpu / calls, 3)} ms per call\n` +
       `(${cpus().length} cores, load average ${loadavg()
