@@ -19,7 +19,8 @@ export const DEV_USAGE = `svc dev: run a service, or every service of a system, 
 Each service runs in its own process (src/main.ts under tsx, else its build then its main), with
 the ports of its boot.yaml. A change to its code (src/) restarts it; a change to its boot.yaml
 alone reloads it (SIGHUP, same process). Ctrl-C stops them all. The dashboard shows each
-service's entries and methods and its calls as they happen. docs/dev.md describes it.`;
+service's entries and methods, calls them (the explorer), its calls as they happen, their
+traces across services and the service graph. docs/dev.md describes it.`;
 
 /** The dashboard's default port (on 127.0.0.1). */
 export const DEFAULT_DASHBOARD_PORT = 9400;
@@ -96,12 +97,20 @@ export async function devCommand(
     );
   const width = Math.max(...services.map((s) => s.name.length));
   const hub = new RecordHub();
+  // svc dev's own lines (started, restarted, reloaded, exited, and why), the last 200: the dashboard shows them.
+  const log: Array<{ time: string; line: string }> = [];
   const runner = new DevRunner({
     services,
-    log: (line) => err(`[svc dev] ${line}`),
+    log: (line) => {
+      log.push({ time: new Date().toISOString(), line });
+      if (log.length > 200) log.shift();
+      err(`[svc dev] ${line}`);
+    },
     output: (service, line, stream) =>
       (stream === 'stdout' ? out : err)(`${service.padEnd(width)} | ${line}`),
     onRecord: (service, record) => hub.add(service, record),
+    // Each traced entry also sends its spans to the dashboard (started before the services).
+    spansEndpoint: () => (dashboard ? `${dashboard.url}api/v2/spans` : undefined),
   });
   let dashboard: Dashboard | undefined;
   if (values['no-dashboard'] !== true) {
@@ -110,6 +119,9 @@ export async function devCommand(
         port: Number(portText),
         catalog: () => readCatalog(services),
         records: hub,
+        services,
+        pids: () => runner.pids(),
+        log: () => log,
       });
     } catch (e) {
       throw devError(

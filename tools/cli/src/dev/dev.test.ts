@@ -272,6 +272,16 @@ describe('svc dev', () => {
     // beta is the same process.
     expect((await hello('beta')).pid).toBe(betaPid);
     expect(dev.stderr).not.toContain('beta: restarting');
+    // The dashboard shows the same lines (its graph view, "What svc dev did").
+    const { lines } = (await (await fetch(`${dashboardUrl()}api/log`)).json()) as {
+      lines: Array<{ time: string; line: string }>;
+    };
+    expect(lines.map((l) => l.line)).toContain(
+      `alpha: started pid ${alpha.pid} (src/main.ts (tsx))`,
+    );
+    expect(lines.some((l) => l.line.startsWith('alpha: restarting (src/main.ts changed)'))).toBe(
+      true,
+    );
     alphaPid = alpha.pid;
   }, 90_000);
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type CallRecord, RecordsFile } from './records.js';
 import { ServiceProcess } from './service-process.js';
-import { type DevService, recordsOverrides } from './services.js';
+import { type DevService, recordsOverrides, spansOverrides } from './services.js';
 import { type ChangeBatch, ServiceWatch } from './watch.js';
 
 /*
@@ -22,6 +22,11 @@ export interface DevRunnerOptions {
   onRecord?: (service: string, record: CallRecord) => void;
   /** The environment the services start from (default: svc dev's own). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Where the services send their spans (svc dev's Zipkin receiver), read when each starts;
+   * undefined: their spans go only where their boot.yaml sends them.
+   */
+  spansEndpoint?: () => string | undefined;
   /** How long changes are gathered before acting on them (default 150 ms). */
   debounceMs?: number;
   stopGraceMs?: number;
@@ -58,7 +63,7 @@ export class DevRunner {
       const overrides = recordsOverrides(service.configFile, service.name, this.runDir);
       const entry: Running = {
         service,
-        set: overrides.set,
+        set: [...overrides.set, ...this.spansSet(service)],
         records: overrides.copies.map((c) => new RecordsFile(c.file)),
         process: new ServiceProcess({
           service,
@@ -117,9 +122,10 @@ export class DevRunner {
       return;
     }
     if (next.join('\n') !== entry.set.join('\n')) {
-      // Its event entries changed: the records copies are set at start, so a reload is not enough.
+      // Its event or traced entries changed: svc dev's overrides (the records copies, the span
+      // receiver) are set at start, so a reload is not enough.
       entry.set = next;
-      await proc.restart(`${configName} changed its event entries`);
+      await proc.restart(`${configName} changed its event or traced entries`);
       return;
     }
     await proc.reload(`${configName} changed`);
@@ -130,7 +136,12 @@ export class DevRunner {
     entry.records = o.copies.map(
       (c) => entry.records.find((r) => r.file === c.file) ?? new RecordsFile(c.file),
     );
-    return o.set;
+    return [...o.set, ...this.spansSet(entry.service)];
+  }
+
+  private spansSet(service: DevService): string[] {
+    const endpoint = this.options.spansEndpoint?.();
+    return endpoint === undefined ? [] : spansOverrides(service.configFile, endpoint);
   }
 
   private envOf(entry: Running): NodeJS.ProcessEnv {

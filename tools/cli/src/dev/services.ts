@@ -33,6 +33,8 @@ export interface DevService {
   launch: Launch;
   /** Folders whose files are its code (a change there restarts it); watched recursively. */
   sourceDirs: string[];
+  /** Which service each of its client entries calls (the system file's `calls`; none for one boot.yaml). */
+  calls: Array<{ client: string; service: string }>;
 }
 
 /** Folders that never hold a service's own code: their changes restart nothing. */
@@ -111,6 +113,7 @@ export function systemServices(file: string): DevService[] {
     args: s.args,
     launch: launchFor(s.dir, s.args),
     sourceDirs: sourceDirsOf(s.dir),
+    calls: s.calls.map((c) => ({ client: c.client, service: c.service })),
   }));
 }
 
@@ -136,6 +139,7 @@ export function singleService(dir: string, config: string): DevService {
     args: [],
     launch: launchFor(abs, []),
     sourceDirs: sourceDirsOf(abs),
+    calls: [],
   };
 }
 
@@ -184,4 +188,36 @@ export function recordsOverrides(
     copies.push({ entry: name, file });
   }
   return { set, copies };
+}
+
+/** The server and client sections whose entries may carry `middleware.trace`. */
+const TRACED_KINDS = ['grpc', 'httpserver', 'grpcclient', 'httpclient'];
+
+/**
+ * The overrides (SVC_SET assignments) that make each traced entry of a boot.yaml (one with
+ * `middleware.trace.enabled: true`) also send its spans to svc dev, as Zipkin v2 JSON to
+ * `endpoint`, besides its own exporters. An entry whose boot.yaml already turns its Zipkin
+ * exporter on keeps it (svc dev does not take it over). Tracing stays off where it is off.
+ */
+export function spansOverrides(configFile: string, endpoint: string): string[] {
+  const doc = readYaml(configFile);
+  const set: string[] = [];
+  const quoted = JSON.stringify(endpoint).replaceAll(',', '\\,');
+  for (const kind of TRACED_KINDS) {
+    const list = doc?.[kind];
+    if (!Array.isArray(list)) continue;
+    for (const e of list) {
+      if (e === null || typeof e !== 'object') continue;
+      const { name, middleware } = e as { name?: unknown; middleware?: unknown };
+      if (typeof name !== 'string' || !/^[A-Za-z0-9_-]+$/.test(name)) continue;
+      const trace = (middleware as { trace?: unknown } | undefined)?.trace as
+        | { enabled?: unknown; exporter?: { zipkin?: { enabled?: unknown } } }
+        | undefined;
+      if (trace?.enabled !== true) continue;
+      if (trace.exporter?.zipkin?.enabled === true) continue;
+      const at = `${kind}.${name}.middleware.trace.exporter.zipkin`;
+      set.push(`${at}.enabled=true`, `${at}.endpoint=${quoted}`);
+    }
+  }
+  return set;
 }

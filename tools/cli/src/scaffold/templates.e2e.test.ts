@@ -169,6 +169,10 @@ test('the files follow the chosen kinds', () => {
   expect(scripts['prestart']).toBe('tsc -p tsconfig.build.json');
   expect(scripts['test']).toBe('tsc -p tsconfig.json && cd dist && node --test');
   expect(scripts['pretest']).toBe(`node -e "fs.rmSync('dist', { recursive: true, force: true })"`);
+  // npm run dev: svc dev, from @svcboot/cli, a devDependency (absent from npm ls --omit=dev).
+  expect(scripts['dev']).toBe('svc dev');
+  expect(JSON.parse(grpc.get('package.json')!).dependencies['@svcboot/cli']).toBeUndefined();
+  expect(grpc.get('README.md')).toContain('npm run dev          # svc dev:');
   expect(Object.keys(JSON.parse(grpc.get('package.json')!).devDependencies)).toEqual([
     '@svcboot/cli',
     '@types/node',

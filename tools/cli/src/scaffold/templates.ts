@@ -65,6 +65,8 @@ export function packageJson(i: ScaffoldInput): string {
     start: 'node dist/main.js',
     typecheck: 'tsc -p tsconfig.json --noEmit',
     schema: 'svc schema --out boot.schema.json',
+    // svc dev (@svcboot/cli, a devDependency): rebuilt and restarted on each change, a dashboard.
+    dev: 'svc dev',
   };
   // tsconfig.json compiles the tests beside main.js; node:test runs every dist/**/*.test.js, and
   // passes with none (a service whose test was deleted, or one with no server). From dist/, with
@@ -455,6 +457,7 @@ A svcboot service with: ${i.features.join(', ')}. Made by \`svc new\`.
 \`\`\`sh
 npm install
 npm start            # builds (tsc) into dist/, then boots ./boot.yaml; Ctrl-C stops it
+npm run dev          # svc dev: rebuilds and restarts it on each change, a dashboard on 127.0.0.1:9400
 ${hasTest(i) ? 'npm test             # compiles, starts dist/main.js on free ports and calls Hello\n' : 'npm test             # compiles and runs the tests of src/**/*.test.ts (none yet)\n'}\`\`\`
 
 In production (a container), build with \`npm run build\` and run \`node dist/main.js\` itself: npm

@@ -23,7 +23,14 @@ describe("the dashboard's catalog", () => {
     expect(grpc.port).toBe('${PORT:-8101}');
     const service = grpc.services.find((s) => s.name === 'chain.v1.Front');
     // As chain.proto declares them: GetAccount unary, WatchUsers a server stream of User.
-    expect(service?.methods).toEqual([
+    // front's boot.yaml: gwMappingFiles (a REST rule for GetAccount), logging and trace middleware.
+    expect(grpc.protocols).toEqual(['gRPC', 'REST gateway']);
+    expect(grpc.middleware).toEqual(['logging', 'trace']);
+    expect(service?.methods.map((m) => m.rest)).toEqual([
+      [{ verb: 'GET', path: '/v1/accounts/{id}' }],
+      [],
+    ]);
+    expect(service?.methods.map(({ requestFields, responseFields, rest, ...m }) => m)).toEqual([
       {
         path: '/chain.v1.Front/GetAccount',
         name: 'GetAccount',
@@ -40,6 +47,22 @@ describe("the dashboard's catalog", () => {
         clientStreaming: false,
         serverStreaming: true,
       },
+    ]);
+    // The fields the explorer's form offers: chain.proto's, by their JSON (lowerCamelCase) names.
+    const [getAccount, watchUsers] = service?.methods ?? [];
+    expect(getAccount?.requestFields).toEqual([
+      { name: 'id', type: 'string', kind: 'scalar', repeated: false },
+    ]);
+    expect(watchUsers?.requestFields.map((f) => `${f.name}:${f.type}`)).toEqual([
+      'count:int32',
+      'intervalMs:int32',
+    ]);
+    expect(getAccount?.responseFields.map((f) => `${f.name}:${f.kind}:${f.type}`)).toEqual([
+      'id:scalar:string',
+      'name:scalar:string',
+      'balanceCents:scalar:int64',
+      'users:message:Seen',
+      'billing:message:Seen',
     ]);
     const billing = catalog[2]!;
     expect(billing.entries.find((e) => e.kind === 'httpserver')).toMatchObject({

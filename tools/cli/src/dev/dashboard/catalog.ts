@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { DevService } from '../services.js';
+import { expandEnv } from './addresses.js';
 
 /*
  * The dashboard's catalog: each service's entries (from its boot.yaml) and, for its grpc entries,
@@ -19,6 +20,22 @@ export interface CatalogMethod {
   responseType: string;
   clientStreaming: boolean;
   serverStreaming: boolean;
+  /** The request message's fields (the explorer's form), as the proto declares them. */
+  requestFields: CatalogField[];
+  /** The response message's fields. */
+  responseFields: CatalogField[];
+  /** Its REST routes on the gateway (the entry's gwMappingFiles rules, google.api.http options). */
+  rest: Array<{ verb: string; path: string }>;
+}
+
+/** One field of a message: its JSON name (lowerCamelCase, as proto-loader reads it) and type. */
+export interface CatalogField {
+  name: string;
+  /** A scalar (`string`, `int32`, `bool`…), or the message or enum type's name. */
+  type: string;
+  /** `message`, `enum` or `scalar`. */
+  kind: 'message' | 'enum' | 'scalar';
+  repeated: boolean;
 }
 
 export interface CatalogEntry {
@@ -31,6 +48,10 @@ export interface CatalogEntry {
   services: Array<{ name: string; methods: CatalogMethod[] }>;
   /** Why the methods could not be read, for people. */
   problem: string | undefined;
+  /** grpc entries: what the methods answer on (gRPC, the REST gateway, Connect, gRPC-Web). */
+  protocols: string[];
+  /** The middleware its boot.yaml turns on (validate, jwt, auth, rateLimit…), in its order. */
+  middleware: string[];
 }
 
 export interface CatalogService {
@@ -39,15 +60,27 @@ export interface CatalogService {
   entries: CatalogEntry[];
 }
 
-interface MethodDefinitionLike {
+interface FieldDescriptorLike {
+  name: string;
+  label: string;
+  type: string;
+  typeName: string;
+}
+interface MessageTypeLike {
+  type: { name: string; field?: FieldDescriptorLike[] };
+}
+export interface MethodDefinitionLike {
   path: string;
   requestStream: boolean;
   responseStream: boolean;
-  requestType: { type: { name: string } };
-  responseType: { type: { name: string } };
+  requestType: MessageTypeLike;
+  responseType: MessageTypeLike;
+  options?: Record<string, unknown>;
+  requestSerialize: (value: unknown) => Buffer;
+  responseDeserialize: (bytes: Buffer) => unknown;
 }
 type ProtoLoader = {
-  loadSync(files: string[], options: { includeDirs: string[] }): Record<string, unknown>;
+  loadSync(files: string[], options: Record<string, unknown>): Record<string, unknown>;
 };
 
 /** Reads the catalog of every service (again on each call: boot.yaml and protos change). */
@@ -59,10 +92,33 @@ export function readCatalog(services: readonly DevService[]): CatalogService[] {
   }));
 }
 
+/** One entry of a boot.yaml as written: its section (kind), name and options. */
+export interface BootEntry {
+  kind: string;
+  name: string;
+  options: Record<string, unknown>;
+}
+
+/** The named entries of every list section of a boot.yaml; throws when it is not YAML. */
+export function bootEntries(configFile: string): BootEntry[] {
+  const doc: unknown = parseYaml(readFileSync(configFile, 'utf8'));
+  if (doc === null || typeof doc !== 'object') return [];
+  const out: BootEntry[] = [];
+  for (const [kind, list] of Object.entries(doc as Record<string, unknown>)) {
+    if (!Array.isArray(list)) continue;
+    for (const item of list) {
+      if (item === null || typeof item !== 'object') continue;
+      const options = item as Record<string, unknown>;
+      if (typeof options['name'] === 'string') out.push({ kind, name: options['name'], options });
+    }
+  }
+  return out;
+}
+
 function entriesOf(service: DevService): CatalogEntry[] {
-  let doc: unknown;
+  let entries: BootEntry[];
   try {
-    doc = parseYaml(readFileSync(service.configFile, 'utf8'));
+    entries = bootEntries(service.configFile);
   } catch (err) {
     return [
       {
@@ -71,38 +127,44 @@ function entriesOf(service: DevService): CatalogEntry[] {
         port: undefined,
         services: [],
         problem: `not YAML: ${(err as Error).message}`,
+        protocols: [],
+        middleware: [],
       },
     ];
   }
-  if (doc === null || typeof doc !== 'object') return [];
-  const out: CatalogEntry[] = [];
-  for (const [kind, list] of Object.entries(doc as Record<string, unknown>)) {
-    if (!Array.isArray(list)) continue;
-    for (const item of list) {
-      if (item === null || typeof item !== 'object') continue;
-      const e = item as Record<string, unknown>;
-      if (typeof e['name'] !== 'string') continue;
-      const entry: CatalogEntry = {
-        kind,
-        name: e['name'],
-        port: e['port'] === undefined ? undefined : String(e['port']),
-        services: [],
-        problem: undefined,
-      };
-      if (kind === 'grpc') readMethods(service.dir, e['protos'], entry);
-      out.push(entry);
+  return entries.map(({ kind, name, options }) => {
+    const entry: CatalogEntry = {
+      kind,
+      name,
+      port: options['port'] === undefined ? undefined : String(options['port']),
+      services: [],
+      problem: undefined,
+      protocols: [],
+      middleware: enabledMiddleware(options['middleware']),
+    };
+    if (kind === 'grpc') {
+      const rules = gatewayRules(service.dir, options['gwMappingFiles']);
+      readMethods(service.dir, options['protos'], entry, rules);
+      entry.protocols = ['gRPC'];
+      const anyRest =
+        rules.size > 0 || entry.services.some((s) => s.methods.some((m) => m.rest.length > 0));
+      if (anyRest) entry.protocols.push('REST gateway');
+      if (isOn(options['connect'])) entry.protocols.push('Connect');
+      if (isOn(options['grpcWeb'])) entry.protocols.push('gRPC-Web');
     }
-  }
-  return out;
+    return entry;
+  });
 }
 
-function readMethods(dir: string, protos: unknown, entry: CatalogEntry): void {
+/** The package definition of a grpc entry's `protos` (proto-loader's), or why it cannot be read. */
+export function loadProtos(
+  dir: string,
+  protos: unknown,
+): { definition: Record<string, unknown> } | { problem: string } {
   const p = (protos ?? {}) as { files?: unknown; includeDirs?: unknown };
   const files = Array.isArray(p.files) ? p.files.filter((f) => typeof f === 'string') : [];
-  if (files.length === 0) {
-    entry.problem = 'no protos.files (descriptor sets are not read by the catalog yet)';
-    return;
-  }
+  if (files.length === 0)
+    return { problem: 'no protos.files (descriptor sets are not read by the catalog yet)' };
   const includeDirs = (Array.isArray(p.includeDirs) ? p.includeDirs : [])
     .filter((d): d is string => typeof d === 'string')
     .map((d) => path.resolve(dir, d));
@@ -110,8 +172,9 @@ function readMethods(dir: string, protos: unknown, entry: CatalogEntry): void {
   try {
     loader = createRequire(path.join(dir, 'package.json'))('@grpc/proto-loader') as ProtoLoader;
   } catch {
-    entry.problem = `@grpc/proto-loader is not installed for ${dir} (entry-grpc brings it: npm install)`;
-    return;
+    return {
+      problem: `@grpc/proto-loader is not installed for ${dir} (entry-grpc brings it: npm install)`,
+    };
   }
   // Each file as its include folder names it (relative to it), as entry-grpc loads it.
   const named = files.map((f) => {
@@ -120,22 +183,127 @@ function readMethods(dir: string, protos: unknown, entry: CatalogEntry): void {
     return inc === undefined ? abs : path.relative(inc, abs);
   });
   try {
-    const definition = loader.loadSync(named, { includeDirs: [...includeDirs, dir] });
-    for (const [name, value] of Object.entries(definition)) {
-      if (value === null || typeof value !== 'object' || 'format' in value) continue;
-      const methods = Object.entries(value as Record<string, MethodDefinitionLike>).map(
-        ([method, m]) => ({
-          path: m.path,
-          name: method,
-          requestType: m.requestType.type.name,
-          responseType: m.responseType.type.name,
-          clientStreaming: m.requestStream,
-          serverStreaming: m.responseStream,
-        }),
-      );
-      entry.services.push({ name, methods });
-    }
+    // Longs and enums as text, defaults filled in: what the explorer shows as JSON.
+    const options = {
+      includeDirs: [...includeDirs, dir],
+      longs: String,
+      enums: String,
+      defaults: true,
+    };
+    return { definition: loader.loadSync(named, options) };
   } catch (err) {
-    entry.problem = `its protos do not load: ${(err as Error).message}`;
+    return { problem: `its protos do not load: ${(err as Error).message}` };
   }
+}
+
+/** The methods of a package definition's services, by full service name. */
+export function methodsOf(
+  definition: Record<string, unknown>,
+): Array<{ name: string; methods: Array<[string, MethodDefinitionLike]> }> {
+  const out: Array<{ name: string; methods: Array<[string, MethodDefinitionLike]> }> = [];
+  for (const [name, value] of Object.entries(definition)) {
+    if (value === null || typeof value !== 'object' || 'format' in value) continue;
+    out.push({ name, methods: Object.entries(value as Record<string, MethodDefinitionLike>) });
+  }
+  return out;
+}
+
+function readMethods(
+  dir: string,
+  protos: unknown,
+  entry: CatalogEntry,
+  rules: ReadonlyMap<string, Array<{ verb: string; path: string }>>,
+): void {
+  const loaded = loadProtos(dir, protos);
+  if ('problem' in loaded) {
+    entry.problem = loaded.problem;
+    return;
+  }
+  for (const { name, methods } of methodsOf(loaded.definition))
+    entry.services.push({
+      name,
+      methods: methods.map(([method, m]) => ({
+        path: m.path,
+        name: method,
+        requestType: m.requestType.type.name,
+        responseType: m.responseType.type.name,
+        clientStreaming: m.requestStream,
+        serverStreaming: m.responseStream,
+        requestFields: fieldsOf(m.requestType),
+        responseFields: fieldsOf(m.responseType),
+        rest: [
+          ...(rules.get(`${name}.${method}`) ?? []),
+          ...httpRules(m.options?.['(google.api.http)']),
+        ],
+      })),
+    });
+}
+
+const HTTP_VERBS = ['get', 'put', 'post', 'delete', 'patch'];
+
+/** The routes of one google.api.HttpRule (and its additional_bindings). */
+function httpRules(rule: unknown): Array<{ verb: string; path: string }> {
+  if (rule === null || typeof rule !== 'object') return [];
+  const r = rule as Record<string, unknown>;
+  const out: Array<{ verb: string; path: string }> = [];
+  for (const verb of HTTP_VERBS)
+    if (typeof r[verb] === 'string')
+      out.push({ verb: verb.toUpperCase(), path: r[verb] as string });
+  const custom = r['custom'] as { kind?: unknown; path?: unknown } | undefined;
+  if (typeof custom?.kind === 'string' && typeof custom.path === 'string')
+    out.push({ verb: custom.kind.toUpperCase(), path: custom.path });
+  const more = r['additional_bindings'] ?? r['additionalBindings'];
+  for (const b of Array.isArray(more) ? more : more === undefined ? [] : [more])
+    out.push(...httpRules(b));
+  return out;
+}
+
+/** The rules of an entry's gwMappingFiles (google.api.Service YAML: http.rules), by selector. */
+function gatewayRules(
+  dir: string,
+  files: unknown,
+): Map<string, Array<{ verb: string; path: string }>> {
+  const out = new Map<string, Array<{ verb: string; path: string }>>();
+  for (const f of Array.isArray(files) ? files : []) {
+    if (typeof f !== 'string') continue;
+    let doc: unknown;
+    try {
+      doc = parseYaml(readFileSync(path.resolve(dir, f), 'utf8'));
+    } catch {
+      continue; // the service says what is wrong with it when it boots
+    }
+    const rules = (doc as { http?: { rules?: unknown } } | null)?.http?.rules;
+    for (const rule of Array.isArray(rules) ? rules : []) {
+      const selector = (rule as { selector?: unknown })?.selector;
+      if (typeof selector !== 'string') continue;
+      out.set(selector, [...(out.get(selector) ?? []), ...httpRules(rule)]);
+    }
+  }
+  return out;
+}
+
+/** Whether an `enabled` option is on (true, or a `${VAR:-true}` that reads true here). */
+function isOn(section: unknown): boolean {
+  if (section === null || typeof section !== 'object') return false;
+  const v = (section as Record<string, unknown>)['enabled'];
+  return v === true || (typeof v === 'string' && expandEnv(v, process.env) === 'true');
+}
+
+function enabledMiddleware(middleware: unknown): string[] {
+  if (middleware === null || typeof middleware !== 'object') return [];
+  return Object.entries(middleware as Record<string, unknown>)
+    .filter(([, v]) => isOn(v))
+    .map(([k]) => k);
+}
+
+function fieldsOf(message: MessageTypeLike): CatalogField[] {
+  return (message.type.field ?? []).map((f) => {
+    const kind = f.type === 'TYPE_MESSAGE' ? 'message' : f.type === 'TYPE_ENUM' ? 'enum' : 'scalar';
+    return {
+      name: f.name,
+      type: kind === 'scalar' ? f.type.replace(/^TYPE_/, '').toLowerCase() : f.typeName,
+      kind,
+      repeated: f.label === 'LABEL_REPEATED',
+    };
+  });
 }
