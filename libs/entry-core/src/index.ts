@@ -113,6 +113,7 @@ export {
   type BootSchemaOptions,
   type JsonSchema,
 } from './boot-schema.js';
+export type { PortingMode } from './config/porting.js';
 export { ConfigEntry, type ConfigEntryConfig } from './builtin/config-entry.js';
 export {
   loadConfig,

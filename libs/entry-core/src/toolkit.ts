@@ -125,7 +125,6 @@ export {
   PORTING_MODES,
   type PortingAction,
   type PortingCode,
-  type PortingMode,
   type PortingRule,
 } from './config/porting.js';
 export {

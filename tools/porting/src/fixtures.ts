@@ -9,8 +9,8 @@ import {
   type AnyEntryPlugin,
   type ConfigIssue,
   type LoadedConfig,
+  type PortingMode,
 } from '@svcboot/entry-core';
-import type { PortingMode } from '@svcboot/entry-core/toolkit';
 import { cachePlugin } from '@svcboot/entry-cache';
 import { columnarPlugin } from '@svcboot/entry-columnar';
 import { grpcPlugin } from '@svcboot/entry-grpc';
