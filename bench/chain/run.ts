@@ -9,18 +9,20 @@ import path from 'node:path';
 import { Registry } from 'prom-client';
 import {
   boot,
-  CallChain,
   CallContext,
   EventFactory,
-  LoggingMiddleware,
   makeScope,
-  MetaMiddleware,
-  PromMiddleware,
   type CallHeaders,
   type CallInfo,
   type CallMiddleware,
   type EventEntry,
 } from '@svcboot/entry-core';
+import {
+  CallChain,
+  LoggingMiddleware,
+  MetaMiddleware,
+  PromMiddleware,
+} from '@svcboot/entry-core/call';
 import { grpcTransport } from '@svcboot/entry-grpc';
 import { assertBuilt } from '../lib/built.js';
 

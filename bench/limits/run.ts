@@ -17,16 +17,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import {
-  CallChain,
   CallContext,
-  RateLimitMiddleware,
-  rateLimitSchema,
-  TimeoutMiddleware,
-  timeoutSchema,
   type CallHeaders,
   type CallInfo,
   type CallMiddleware,
 } from '@svcboot/entry-core';
+import {
+  CallChain,
+  RateLimitMiddleware,
+  rateLimitSchema,
+  TimeoutMiddleware,
+  timeoutSchema,
+} from '@svcboot/entry-core/call';
 import { freePort, isListening, startRedis, waitFor } from '@svcboot/testkit';
 import { Redis } from 'ioredis';
 import pino from 'pino';

@@ -9,13 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ServiceDefinition, sendUnaryData } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import {
-  boot,
-  middlewareDefinitions,
-  MiddlewareOrder,
-  RateLimitMiddleware,
-  rateLimitSchema,
-} from '@svcboot/entry-core';
+import { boot, middlewareDefinitions, MiddlewareOrder } from '@svcboot/entry-core';
+import { RateLimitMiddleware, rateLimitSchema } from '@svcboot/entry-core/call';
 import { grpcEntry } from '@svcboot/entry-grpc';
 import { Redis } from 'ioredis';
 import pino from 'pino';

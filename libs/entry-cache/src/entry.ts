@@ -1,10 +1,5 @@
-import {
-  errorMessage,
-  type Entry,
-  type EntryContext,
-  type EntryHealth,
-  type LifecycleContext,
-} from '@svcboot/entry-core';
+import type { Entry, EntryContext, EntryHealth, LifecycleContext } from '@svcboot/entry-core';
+import { errorMessage } from '@svcboot/entry-core/toolkit';
 import { createKvClient, type KvConnection } from '@svcboot/entry-kv';
 import type { CacheEntryConfig } from './schema.js';
 import { LocalTier } from './local-tier.js';

@@ -1,4 +1,4 @@
-import { errorMessage } from '@svcboot/entry-core';
+import { errorMessage } from '@svcboot/entry-core/toolkit';
 import type { LocalTier } from './local-tier.js';
 import { cacheError } from './errors.js';
 import { deserialize, serialize } from './serialize.js';

@@ -1,4 +1,4 @@
-import type { PortingRule } from '@svcboot/entry-core';
+import type { PortingRule } from '@svcboot/entry-core/toolkit';
 
 const isMap = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);

@@ -9,7 +9,7 @@ import {
   type Sql,
 } from './sql.js';
 import { ColumnarQueryError, columnarError, serverCode, serverMessage } from './errors.js';
-import type { Statement, StatementLogger } from '@svcboot/entry-core';
+import type { Statement, StatementLogger } from '@svcboot/entry-core/toolkit';
 
 export interface StatementOptions {
   /** ClickHouse settings for this statement only, on top of the database's `params`. */

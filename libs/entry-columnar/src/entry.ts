@@ -1,13 +1,12 @@
 import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client';
 import {
   EntryLookupError,
-  HealthProbe,
-  StatementLogger,
   type Entry,
   type EntryContext,
   type EntryHealth,
   type LifecycleContext,
 } from '@svcboot/entry-core';
+import { HealthProbe, StatementLogger } from '@svcboot/entry-core/toolkit';
 import { ColumnarDb } from './columnar-db.js';
 import { columnarError, columnarErrors, hintFor, serverMessage } from './errors.js';
 import {

@@ -1,4 +1,4 @@
-import { errorFactory, type ErrorCatalogue } from '@svcboot/entry-core';
+import { errorFactory, type ErrorCatalogue } from '@svcboot/entry-core/toolkit';
 
 /** ClickHouse 18.x wraps its messages as `Code: 81, e.displayText() = DB::Exception: …, e.what() = DB::Exception`. */
 export function serverMessage(err: unknown): string {

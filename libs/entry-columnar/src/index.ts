@@ -1,4 +1,4 @@
-import { gormPluginsOffRule, gormPluginsRule } from '@svcboot/entry-core';
+import { gormPluginsOffRule, gormPluginsRule } from '@svcboot/entry-core/toolkit';
 import { Phase, entryGetter, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
 import { COLUMNAR_DB_ENTRY_TYPE, ColumnarDbEntry } from './entry.js';
 import { columnarSchema, type ColumnarConfig } from './schema.js';

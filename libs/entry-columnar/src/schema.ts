@@ -1,18 +1,17 @@
 import { z } from 'zod';
 import { columnarErrors } from './errors.js';
+import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
 import {
   databaseItemSchema,
   databaseListSchema,
-  entryBaseShape,
   hostPortSchema,
   msSchema,
-  observabilityShape,
   parseHostPort,
   parseParams as parseParamItems,
   statementLoggerSchema,
   type ConnectorParam,
   type HostPort,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/toolkit';
 
 /** ClickHouse's native-protocol ports: @clickhouse/client speaks HTTP only. */
 const NATIVE_PORTS = new Map([

@@ -82,17 +82,28 @@ export interface BootOptions {
   plugins?: readonly AnyEntryPlugin[];
   /**
    * Middlewares of other packages, made configurable as `middleware.<key>` on every grpc and
-   * httpserver entry of this app (its own middleware registry: the default registry's kinds plus
+   * httpserver entry of this app (its own middleware registry: `middlewareRegistry`'s kinds plus
    * these; svcboot's own need not be listed).
    */
   middlewares?: readonly AnyMiddlewareDefinition[];
+  /**
+   * The registry to read middleware kinds from (default: `defaultMiddlewareRegistry`, svcboot's
+   * own and those that imports registered with `registerMiddleware`). An app given one of its
+   * own, e.g. `new MiddlewareRegistry(middlewareDefinitions)`, knows only its kinds (and
+   * `middlewares`), not what another import registered into the default one.
+   */
+  middlewareRegistry?: MiddlewareRegistry;
   /**
    * Boot although two copies of a svcboot package holding a registry are loaded (by default that
    * fails with SVC_PACKAGE_COPIES). For tools that load the packages of several services into
    * one process and pass every kind explicitly; an app never needs it.
    */
   allowPackageCopies?: boolean;
-  /** The registry to read kinds from (default: `defaultRegistry`, which imports fill). */
+  /**
+   * The registry to read entry kinds from (default: `defaultRegistry`, which imports fill). An
+   * app given one of its own (`new PluginRegistry()`, or `plugins`) knows only its kinds, not
+   * what another import registered into the default one.
+   */
   registry?: PluginRegistry;
   /** Time each entry's bootstrap may take before it fails (default 60 s). */
   bootstrapTimeoutMs?: number;
@@ -134,11 +145,13 @@ export async function boot(options: BootOptions = {}): Promise<App> {
   // Before the file: with two copies of entry-core, a key registered into the other copy would
   // be blamed on a missing import.
   if (!options.allowPackageCopies) assertOnePackageCopy();
-  // The app's middleware kinds: the default registry's, plus its own (for this app only).
+  // The app's middleware kinds: its registry's (the default one unless given), plus its own
+  // (for this app only).
+  const middlewareRegistry = options.middlewareRegistry ?? defaultMiddlewareRegistry;
   const middlewares =
     options.middlewares === undefined || options.middlewares.length === 0
-      ? defaultMiddlewareRegistry
-      : defaultMiddlewareRegistry.with(options.middlewares);
+      ? middlewareRegistry
+      : middlewareRegistry.with(options.middlewares);
   const argv = options.argv ?? process.argv.slice(2);
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();

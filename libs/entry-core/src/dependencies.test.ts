@@ -6,10 +6,7 @@ import { waitFor } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   boot,
-  DEPENDENCIES_DOWN_PAIR,
   entryBaseShape,
-  HealthProbe,
-  HealthRoutes,
   observabilityShape,
   parseConsoleRecord,
   Phase,
@@ -19,6 +16,7 @@ import {
   type EntryHealth,
   type EntryPlugin,
 } from './index.js';
+import { DEPENDENCIES_DOWN_PAIR, HealthProbe, HealthRoutes } from './toolkit.js';
 
 /** A connector kind whose health the test sets by entry name. */
 const backendSchema = z.strictObject({

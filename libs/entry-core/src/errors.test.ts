@@ -6,14 +6,13 @@ import { z } from 'zod';
 import {
   boot,
   ConfigError,
-  coreErrors,
   EntryLookupError,
   errorCodes,
-  errorFactory,
   errorTable,
   printableError,
   SvcError,
 } from './index.js';
+import { coreErrors, errorFactory } from './toolkit.js';
 import { parseHostPort } from './connector/address.js';
 import { PluginRegistry } from './registry.js';
 

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { collectProcessMetrics, HealthRoutes } from './index.js';
+import { collectProcessMetrics, HealthRoutes } from './toolkit.js';
 
 describe('HealthRoutes', () => {
   it('answers /livez always, /readyz by readiness and draining, and only GET and HEAD', async () => {

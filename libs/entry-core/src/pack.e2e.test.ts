@@ -15,6 +15,11 @@ describe('the packed package', () => {
         const files = await installedFiles(project.dir, '@svcboot/entry-core');
         expect(files).toContain('dist/index.js');
         expect(files).toContain('dist/index.d.ts');
+        // The library authors' entry points (package.json exports "./call" and "./toolkit").
+        for (const entry of ['call-layer', 'toolkit']) {
+          expect(files).toContain(`dist/${entry}.js`);
+          expect(files).toContain(`dist/${entry}.d.ts`);
+        }
         expect(files).toContain('README.md');
         expect(files.some((f) => f.startsWith('src/'))).toBe(false);
         await writeFile(
@@ -25,6 +30,16 @@ describe('the packed package', () => {
           path.join(project.dir, 'main.mjs'),
           "import { boot } from '@svcboot/entry-core';\nconst app = await boot();\nawait app.bootstrap();\nconsole.log('ready', app.isReady());\nawait app.shutdown();\n",
         );
+        await writeFile(
+          path.join(project.dir, 'subpaths.mjs'),
+          "import { startCall } from '@svcboot/entry-core/call';\n" +
+            "import { HealthRoutes } from '@svcboot/entry-core/toolkit';\n" +
+            "import * as core from '@svcboot/entry-core';\n" +
+            "console.log(typeof startCall, typeof HealthRoutes, 'startCall' in core, 'HealthRoutes' in core);\n",
+        );
+        const subpaths = await run(process.execPath, ['subpaths.mjs'], { cwd: project.dir });
+        // Each name is exported by its own entry point, and no longer by '.'.
+        expect(subpaths.stdout.trim()).toBe('function function false false');
         const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: project.dir });
         expect(stdout).toContain('ready true');
         expect(stdout).toContain(

@@ -1,4 +1,5 @@
-import { CallAnswer, MiddlewareOrder } from '@svcboot/entry-core';
+import { MiddlewareOrder } from '@svcboot/entry-core';
+import { CallAnswer } from '@svcboot/entry-core/call';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startLibrary, unary, type Harness } from './test-support/harness.js';
 

@@ -1,19 +1,21 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import {
-  basicTransport,
-  CallChain,
   CallContext,
   EventFactory,
   EventLogger,
-  LoggingMiddleware,
   makeScope,
-  MetaMiddleware,
   parseConsoleRecord,
-  PromMiddleware,
   type CallHeaders,
   type CallInfo,
 } from '@svcboot/entry-core';
+import {
+  basicTransport,
+  CallChain,
+  LoggingMiddleware,
+  MetaMiddleware,
+  PromMiddleware,
+} from '@svcboot/entry-core/call';
 import { grpcTransport } from './call-transport.js';
 
 /** A fake transport: request headers in a map, response headers captured. */

@@ -1,11 +1,7 @@
 import type { Registry } from 'prom-client';
-import {
-  CallFamilies,
-  jsonString as quote,
-  type CallInfo,
-  type CallPayloads,
-  type CallTransport,
-} from '@svcboot/entry-core';
+import type { CallInfo } from '@svcboot/entry-core';
+import { CallFamilies, type CallPayloads, type CallTransport } from '@svcboot/entry-core/call';
+import { jsonString as quote } from '@svcboot/entry-core/toolkit';
 
 /**
  * A grpc entry call's record payloads (gRPC or gateway): the basic ones plus grpc* and gw*, in

@@ -13,13 +13,18 @@ import {
 } from '@grpc/grpc-js';
 import type { DescService } from '@bufbuild/protobuf';
 import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
+import type { CallMiddleware, Entry, EntryContext, LifecycleContext } from '@svcboot/entry-core';
 import {
   acceptableRequestId,
   buildCallChain,
+  serveThroughChain,
+  type CallChain,
+  type OrderedMiddleware,
+} from '@svcboot/entry-core/call';
+import {
   buildServerRoutes,
   collectProcessMetrics,
   serverRouteAddresses,
-  serveThroughChain,
   startPromPusher,
   type PromPusher,
   type ServerRoutes,
@@ -28,16 +33,10 @@ import {
   workersRegistry,
   IdleConnections,
   LISTENER_QUIET_MAX_MS,
-  type CallChain,
-  type CallMiddleware,
-  type Entry,
-  type EntryContext,
-  type LifecycleContext,
-  type OrderedMiddleware,
   reloadServerEntry,
   type ConfigChange,
   type EntryReload,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/toolkit';
 import Koa from 'koa';
 import { Registry } from 'prom-client';
 import type protobuf from 'protobufjs';

@@ -7,16 +7,18 @@ import {
 } from '@grpc/grpc-js';
 import {
   CallContext,
+  type CallRejection,
+  type CallHeaders,
+  type CallInfo,
+} from '@svcboot/entry-core';
+import {
   DEADLINE_MESSAGE,
   endCall,
   startCall,
   type CallAdapter,
-  type CallRejection,
   type CallChain,
-  type CallHeaders,
-  type CallInfo,
   plainPeer,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/call';
 import { codeName, codeOfRejection } from './codes.js';
 import { grpcCallInfo, grpcTypeOf } from './call-info.js';
 

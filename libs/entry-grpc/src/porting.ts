@@ -1,4 +1,4 @@
-import { serverPortingRules, type PortingRule } from '@svcboot/entry-core';
+import { serverPortingRules, type PortingRule } from '@svcboot/entry-core/toolkit';
 
 /**
  * rk-grpc's options that svcboot spells or places differently, or refuses

@@ -1,5 +1,6 @@
 import { Metadata, type MethodDefinition, type UntypedHandleCall } from '@grpc/grpc-js';
-import { hiddenUpstreamFailure, type CallContext, type UpstreamFailure } from '@svcboot/entry-core';
+import type { CallContext } from '@svcboot/entry-core';
+import { hiddenUpstreamFailure, type UpstreamFailure } from '@svcboot/entry-core/call';
 import { callContextOf } from './interceptor.js';
 import { upstreamStatus } from './upstream-status.js';
 

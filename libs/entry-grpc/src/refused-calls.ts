@@ -1,15 +1,13 @@
 import type http2 from 'node:http2';
 import type { Server } from '@grpc/grpc-js';
+import { CallContext, type CallHeaders, type CallInfo } from '@svcboot/entry-core';
 import {
-  CallContext,
   endCall,
   startCall,
   type CallAdapter,
   type CallChain,
-  type CallHeaders,
-  type CallInfo,
   plainPeer,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/call';
 import { codeName } from './codes.js';
 import { wasIntercepted } from './interceptor.js';
 

@@ -1,4 +1,4 @@
-import { errorMessage } from '@svcboot/entry-core';
+import { errorMessage } from '@svcboot/entry-core/toolkit';
 import type protobuf from 'protobufjs';
 import type { GatewayOptions } from './gateway/options.js';
 import { buildRoute, unboundBinding, type GatewayRoute } from './gateway/route.js';

@@ -1,17 +1,16 @@
 import { openApiOptionsShape, protosSchema } from '@svcboot/openapi';
 import { z } from 'zod';
 import { grpcCompressionSchema } from './grpc-compression.js';
+import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
+import { middlewareSchema } from '@svcboot/entry-core/call';
 import {
   compressionSchema,
   loadSheddingSchema,
-  entryBaseShape,
-  middlewareSchema,
   msSchema,
-  observabilityShape,
   portSchema,
   promSchema,
   serverRoutesShape,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/toolkit';
 
 /** A UI mount point: `/sw` and `/sw/` both mean the folder `/sw/`. */
 const uiPath = (fallback: string) =>

@@ -5,14 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { credentials, loadPackageDefinition, Metadata } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import {
-  boot,
-  CallRejection,
-  entryGetter,
-  loggerPlugin,
-  MiddlewareOrder,
-  type App,
-} from '@svcboot/entry-core';
+import { boot, CallRejection, entryGetter, MiddlewareOrder, type App } from '@svcboot/entry-core';
+import { loggerPlugin } from '@svcboot/entry-core/toolkit';
 import { kvEntry } from '@svcboot/entry-kv';
 import { relationalDbEntry } from '@svcboot/entry-sql';
 import { trace } from '@opentelemetry/api';

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { rapiDocMount, swaggerUiMount, type UiDocument } from '@svcboot/entry-core';
+import { rapiDocMount, swaggerUiMount, type UiDocument } from '@svcboot/entry-core/toolkit';
 
 /**
  * The package's assets/ folder (next to src/ and dist/, so the same from sources and from the

@@ -6,12 +6,8 @@ import {
   type Span,
   type TracerProvider,
 } from '@opentelemetry/api';
-import {
-  createContextKey,
-  grpcCodeOfName,
-  type CallContext,
-  type CallMiddleware,
-} from '@svcboot/entry-core';
+import { createContextKey, type CallContext, type CallMiddleware } from '@svcboot/entry-core';
+import { grpcCodeOfName } from '@svcboot/entry-core/call';
 import { injectTraceContext } from './trace-headers.js';
 
 /**

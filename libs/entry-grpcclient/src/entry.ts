@@ -11,21 +11,23 @@ import {
   type ClientOptions,
 } from '@grpc/grpc-js';
 import {
+  MiddlewareOrder,
+  type Entry,
+  type EntryContext,
+  type EntryHealth,
+  type InboundCall,
+  type LifecycleContext,
+} from '@svcboot/entry-core';
+import {
   AdaptiveBreaker,
   addBreakerMetricsTo,
   breakerStep,
   buildCallChain,
   clientCredentials,
   httpStatusOfGrpcCode,
-  MiddlewareOrder,
   type CallChain,
-  type Entry,
-  type EntryContext,
-  type EntryHealth,
-  type InboundCall,
-  type LifecycleContext,
   type UpstreamFailure,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/call';
 import { grpcCallPayloads, typedClient, type TypedClient } from '@svcboot/entry-grpc';
 import { register, type Registry } from 'prom-client';
 import { ClientSpanMiddleware } from './client-span.js';

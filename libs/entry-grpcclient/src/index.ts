@@ -1,10 +1,5 @@
-import {
-  Phase,
-  entryGetter,
-  registerEntryKind,
-  registerTracedClient,
-  type EntryPlugin,
-} from '@svcboot/entry-core';
+import { Phase, entryGetter, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
+import { registerTracedClient } from '@svcboot/entry-core/toolkit';
 import { grpcClientTracing } from './client-span.js';
 import { GRPC_CLIENT_ENTRY_TYPE, GrpcClientEntry } from './entry.js';
 import { grpcClientSchema, type GrpcClientConfig } from './schema.js';
@@ -34,14 +29,14 @@ export { GrpcClientEntry, GRPC_CLIENT_ENTRY_TYPE, type PlainClientClass } from '
 export { grpcClientSchema, STATUS_NAMES, type GrpcClientConfig } from './schema.js';
 export { grpcClientErrorCatalogue } from './errors.js';
 // The breaker and the propagation rules are entry-core's (shared with entry-httpclient).
+export type { InboundCall } from '@svcboot/entry-core';
 export {
   AdaptiveBreaker,
   outboundDeadline,
   type BreakerOptions,
   type BreakerState,
-  type InboundCall,
   type PropagationOptions,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/call';
 export { ClientSpanMiddleware, grpcClientTracing } from './client-span.js';
 export { GrpcClientMetrics } from './metrics.js';
 export { injectTraceContext } from './trace-headers.js';

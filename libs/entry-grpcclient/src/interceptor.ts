@@ -8,6 +8,11 @@ import {
 } from '@grpc/grpc-js';
 import {
   CallContext,
+  type CallInfo,
+  type CallRejection,
+  type InboundCall,
+} from '@svcboot/entry-core';
+import {
   endCall,
   markUpstreamFailure,
   outboundDeadline,
@@ -15,12 +20,9 @@ import {
   startCall,
   type CallAdapter,
   type CallChain,
-  type CallInfo,
-  type CallRejection,
-  type InboundCall,
   type PropagationOptions,
   type UpstreamFailure,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/call';
 import { CODE_NAMES } from '@svcboot/entry-grpc';
 import { MetadataHeaders } from './metadata-headers.js';
 

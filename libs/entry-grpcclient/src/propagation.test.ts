@@ -2,16 +2,18 @@ import { Metadata } from '@grpc/grpc-js';
 import { propagation, ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
 import {
   CallContext,
-  outboundDeadline,
-  propagateHeaders,
   type CallHeaders,
   type CallInfo,
   type InboundCall,
-  type PropagationOptions,
 } from '@svcboot/entry-core';
+import {
+  outboundDeadline,
+  propagateHeaders,
+  type PropagationOptions,
+} from '@svcboot/entry-core/call';
 import { describe, expect, it } from 'vitest';
 import { MetadataHeaders } from './metadata-headers.js';
-import { baggageHeader } from '@svcboot/entry-core';
+import { baggageHeader } from '@svcboot/entry-core/call';
 import { injectTraceContext } from './trace-headers.js';
 
 /** Request id, listed metadata and credentials, then the trace headers of the active (here: no) context. */

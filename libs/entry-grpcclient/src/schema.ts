@@ -1,13 +1,12 @@
+import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
 import {
   breakerSchema,
   clientAuthSchema,
   clientErrorsSchema,
-  entryBaseShape,
   middlewareSchema,
-  msSchema,
-  observabilityShape,
   propagateSchema,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/call';
+import { msSchema } from '@svcboot/entry-core/toolkit';
 import { z } from 'zod';
 import { parseTarget } from './target.js';
 

@@ -1,5 +1,5 @@
 import { context, propagation, trace, TraceFlags, type Context } from '@opentelemetry/api';
-import { writeTraceHeaders, type OutboundHeaders } from '@svcboot/entry-core';
+import { writeTraceHeaders, type OutboundHeaders } from '@svcboot/entry-core/call';
 
 /**
  * Sets the W3C trace headers from `ctx` (entry-core's `writeTraceHeaders`): `traceparent` and

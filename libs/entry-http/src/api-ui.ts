@@ -1,11 +1,11 @@
 import { fileURLToPath } from 'node:url';
+import type { EntryContext } from '@svcboot/entry-core';
 import {
   rapiDocMount,
   swaggerUiMount,
-  type EntryContext,
   type HttpRoute,
   type UiDocument,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/toolkit';
 import { JSON_ONLY, readApiSpecs } from './api-specs.js';
 import type { HttpEntryConfig } from './schema.js';
 

@@ -1,12 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
-import {
-  CallChain,
-  CallRejection,
-  type CallContext,
-  type CallMiddleware,
-} from '@svcboot/entry-core';
+import { CallRejection, type CallContext, type CallMiddleware } from '@svcboot/entry-core';
+import { CallChain } from '@svcboot/entry-core/call';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callMiddleware } from './call-adapter.js';
 

@@ -3,13 +3,17 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import {
   CallContext,
+  type CallRejection,
+  type CallHeaders,
+  type CallInfo,
+} from '@svcboot/entry-core';
+import {
   DEADLINE_MESSAGE,
   acceptableRequestId,
   endCall,
   startCall,
   type CallAdapter,
   type CallAnswer,
-  type CallRejection,
   errorBody,
   googleStatusName,
   grpcStatusOfHttp,
@@ -19,9 +23,7 @@ import {
   upstreamFailureOf,
   type ErrorModel,
   type CallChain,
-  type CallHeaders,
-  type CallInfo,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/call';
 import { BodyTooLarge, readRequestBody, respondTooLarge } from './body.js';
 
 declare module 'koa' {

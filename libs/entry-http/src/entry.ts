@@ -3,13 +3,18 @@ import net, { type AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { Registry } from 'prom-client';
+import type { CallMiddleware, Entry, EntryContext, LifecycleContext } from '@svcboot/entry-core';
 import {
   basicTransport,
   buildCallChain,
-  buildServerRoutes,
   errorBody,
   googleStatusName,
   grpcStatusOfHttp,
+  type CallChain,
+  type OrderedMiddleware,
+} from '@svcboot/entry-core/call';
+import {
+  buildServerRoutes,
   serverRouteAddresses,
   startPromPusher,
   type PromPusher,
@@ -20,16 +25,10 @@ import {
   IdleConnections,
   ListenerQuiet,
   LISTENER_QUIET_MAX_MS,
-  type CallChain,
-  type CallMiddleware,
-  type Entry,
-  type EntryContext,
-  type LifecycleContext,
-  type OrderedMiddleware,
   reloadServerEntry,
   type ConfigChange,
   type EntryReload,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/toolkit';
 import type { HttpEntryConfig } from './schema.js';
 import { apiUis } from './api-ui.js';
 import { httpError } from './errors.js';

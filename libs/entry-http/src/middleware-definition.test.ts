@@ -2,6 +2,9 @@ import {
   boot,
   CallRejection,
   isIgnored,
+  MiddlewareRegistry,
+  middlewareDefinitions,
+  registerMiddleware,
   type App,
   type MiddlewareDefinition,
 } from '@svcboot/entry-core';
@@ -129,5 +132,41 @@ describe('a middleware definition of another package, configured in boot.yaml', 
     await expect(
       boot({ argv: [], env: {}, configText: yaml('{ stamp: { enabled: true } }') }),
     ).rejects.toThrow(/httpserver\[api\]\.middleware.*stamp/s);
+  });
+
+  it('is unknown to an app with a registry of its own when an import registered it into the default one', async () => {
+    // What `import '<a middleware package>'` does: registers its kind for every app that reads
+    // the default registry (a key of its own: the default registry outlives this file).
+    const imported = { ...stamp, key: 'stampImported' };
+    registerMiddleware(imported);
+    const text = yaml("{ stampImported: { enabled: true, value: 'v2' }, cors: { enabled: true } }");
+    // The default registry, explicit: the imported kind is there.
+    app = await boot({ argv: [], env: {}, configText: text });
+    const entry = httpEntry(app, 'api');
+    entry.router.get('/v1/x', (ctx) => {
+      ctx.body = { ok: true };
+    });
+    await app.bootstrap();
+    const res = await fetch(`http://127.0.0.1:${entry.port}/v1/x`);
+    expect([res.status, res.headers.get('x-stamp')]).toEqual([200, 'v2']);
+    // An app of its own registry (svcboot's kinds only): the imported key is not one of them.
+    await expect(
+      boot({
+        argv: [],
+        env: {},
+        middlewareRegistry: new MiddlewareRegistry(middlewareDefinitions),
+        configText: text,
+      }),
+    ).rejects.toThrow(/httpserver\[api\]\.middleware.*stampImported/s);
+    // Its own registry plus the kind given to it alone.
+    const own = await boot({
+      argv: [],
+      env: {},
+      middlewareRegistry: new MiddlewareRegistry(middlewareDefinitions),
+      middlewares: [imported],
+      configText: text,
+    });
+    expect(own.entries().map((e) => e.name)).toContain('api');
+    await own.shutdown('test');
   });
 });

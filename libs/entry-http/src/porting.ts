@@ -1,4 +1,8 @@
-import { gzipPortingRules, serverPortingRules, type PortingRule } from '@svcboot/entry-core';
+import {
+  gzipPortingRules,
+  serverPortingRules,
+  type PortingRule,
+} from '@svcboot/entry-core/toolkit';
 
 /**
  * rk-gin's options that svcboot spells or places differently, or refuses

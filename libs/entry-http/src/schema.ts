@@ -1,16 +1,14 @@
 import { z } from 'zod';
+import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
+import { errorModelSchema, middlewareSchema } from '@svcboot/entry-core/call';
 import {
   compressionSchema,
   loadSheddingSchema,
-  entryBaseShape,
-  errorModelSchema,
-  middlewareSchema,
   msSchema,
-  observabilityShape,
   portSchema,
   promSchema,
   serverRoutesShape,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/toolkit';
 
 /** A UI mount point: `/sw` and `/sw/` both mean the folder `/sw/` (`sw`, without `/`, is rk-boot's spelling). */
 const uiPath = (fallback: string) =>

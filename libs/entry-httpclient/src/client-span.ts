@@ -8,12 +8,8 @@ import {
   type Span,
   type TracerProvider,
 } from '@opentelemetry/api';
-import {
-  createContextKey,
-  writeTraceHeaders,
-  type CallContext,
-  type CallMiddleware,
-} from '@svcboot/entry-core';
+import { createContextKey, type CallContext, type CallMiddleware } from '@svcboot/entry-core';
+import { writeTraceHeaders } from '@svcboot/entry-core/call';
 import type { BaseUrl } from './base-url.js';
 
 /**

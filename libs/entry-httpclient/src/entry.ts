@@ -1,10 +1,17 @@
 import {
+  CallContext,
+  MiddlewareOrder,
+  type CallInfo,
+  type Entry,
+  type EntryContext,
+  type InboundCall,
+} from '@svcboot/entry-core';
+import {
   AdaptiveBreaker,
   addBreakerMetricsTo,
   basicCallPayloads,
   breakerStep,
   buildCallChain,
-  CallContext,
   clientCredentials,
   endCall,
   GRPC_CODE_NAMES,
@@ -12,18 +19,13 @@ import {
   grpcStatusOfHttp,
   httpStatusOf,
   markUpstreamFailure,
-  MiddlewareOrder,
   outboundDeadline,
   propagateHeaders,
   startCall,
   type CallChain,
-  type CallInfo,
-  type Entry,
-  type EntryContext,
-  type InboundCall,
   type PropagationOptions,
   type UpstreamFailure,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/call';
 import { register, type Registry } from 'prom-client';
 import { AddressBalancer } from './address-balancer.js';
 import { parseBaseUrl, type BaseUrl } from './base-url.js';

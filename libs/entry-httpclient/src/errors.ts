@@ -1,4 +1,5 @@
-import { errorFactory, SvcError, type ErrorCatalogue } from '@svcboot/entry-core';
+import { SvcError } from '@svcboot/entry-core';
+import { errorFactory, type ErrorCatalogue } from '@svcboot/entry-core/toolkit';
 
 /** entry-httpclient's errors (codes documented in README.md, "Errors"). */
 export const httpClientErrorCatalogue = {

@@ -1,10 +1,5 @@
-import {
-  Phase,
-  entryGetter,
-  registerEntryKind,
-  registerTracedClient,
-  type EntryPlugin,
-} from '@svcboot/entry-core';
+import { Phase, entryGetter, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
+import { registerTracedClient } from '@svcboot/entry-core/toolkit';
 import { httpClientTracing } from './client-span.js';
 import { HTTP_CLIENT_ENTRY_TYPE, HttpClientEntry } from './entry.js';
 import { httpClientSchema, type HttpClientConfig } from './schema.js';

@@ -1,5 +1,6 @@
 import type { Registry } from 'prom-client';
-import { CallFamilies, type BreakerClientKind, type CallInfo } from '@svcboot/entry-core';
+import type { CallInfo } from '@svcboot/entry-core';
+import { CallFamilies, type BreakerClientKind } from '@svcboot/entry-core/call';
 
 /** The breaker families' names and help texts of httpclient entries (entry-core's `breakerMetrics`). */
 export const BREAKER_KIND: BreakerClientKind = {

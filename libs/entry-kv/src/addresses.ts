@@ -1,4 +1,4 @@
-import { parseHostPort, type HostPort } from '@svcboot/entry-core';
+import { parseHostPort, type HostPort } from '@svcboot/entry-core/toolkit';
 
 export type { HostPort };
 

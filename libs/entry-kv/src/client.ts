@@ -1,5 +1,6 @@
 import { Cluster, Redis } from 'ioredis';
-import type { EntryContext, EntryHealth, ErrorArgs } from '@svcboot/entry-core';
+import type { EntryContext, EntryHealth } from '@svcboot/entry-core';
+import type { ErrorArgs } from '@svcboot/entry-core/toolkit';
 import { kvError, type kvErrors } from './errors.js';
 import { ioredisConfig, readRouting } from './ioredis-options.js';
 import { LatencyRouter } from './latency.js';

@@ -1,4 +1,4 @@
-import { errorFactory, type ErrorCatalogue } from '@svcboot/entry-core';
+import { errorFactory, type ErrorCatalogue } from '@svcboot/entry-core/toolkit';
 
 /** entry-kv's errors (codes documented in README.md, "Errors"). */
 export const kvErrors = {

@@ -1,10 +1,5 @@
-import {
-  entryGetter,
-  Phase,
-  registerEntryKind,
-  registerTracedClient,
-  type EntryPlugin,
-} from '@svcboot/entry-core';
+import { entryGetter, Phase, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
+import { registerTracedClient } from '@svcboot/entry-core/toolkit';
 import { Redis } from 'ioredis';
 import { KV_ENTRY_TYPE, KvEntry } from './entry.js';
 import { kvEntrySchema, type KvEntryConfig } from './schema.js';

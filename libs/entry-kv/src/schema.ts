@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { entryBaseShape, msSchema, observabilityShape } from '@svcboot/entry-core';
+import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
+import { msSchema } from '@svcboot/entry-core/toolkit';
 
 /**
  * The kvstore connection options (README, Options), without the entry fields (`name`, `enabled`, `domain`,

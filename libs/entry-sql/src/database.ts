@@ -1,11 +1,7 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import {
-  HealthProbe,
-  parseHostPort,
-  type EntryHealth,
-  type StatementLogger,
-} from '@svcboot/entry-core';
+import type { EntryHealth } from '@svcboot/entry-core';
+import { HealthProbe, parseHostPort, type StatementLogger } from '@svcboot/entry-core/toolkit';
 import { DEFAULT_PORT, type DatabaseConfig, type RelationalDbConfig } from './schema.js';
 import { parseParams } from './params.js';
 import { simpleProtocolPool } from './simple-protocol.js';

@@ -1,11 +1,6 @@
 import { NoResultError, type Compilable, type Kysely } from 'kysely';
-import {
-  didYouMean,
-  StatementLogger,
-  type Entry,
-  type EntryContext,
-  type EntryHealth,
-} from '@svcboot/entry-core';
+import type { Entry, EntryContext, EntryHealth } from '@svcboot/entry-core';
+import { didYouMean, StatementLogger } from '@svcboot/entry-core/toolkit';
 import type { RelationalDbConfig } from './schema.js';
 import { SqlDatabase } from './database.js';
 import { sqlError } from './errors.js';

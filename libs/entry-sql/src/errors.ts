@@ -1,4 +1,4 @@
-import { errorFactory, type ErrorCatalogue } from '@svcboot/entry-core';
+import { errorFactory, type ErrorCatalogue } from '@svcboot/entry-core/toolkit';
 
 /** A driver error as one line: pg's message, or the socket codes of an AggregateError (its message is empty). */
 export function describeError(err: unknown): string {

@@ -1,12 +1,7 @@
-import {
-  entryGetter,
-  Phase,
-  registerEntryKind,
-  registerTracedClient,
-  type EntryPlugin,
-} from '@svcboot/entry-core';
+import { entryGetter, Phase, registerEntryKind, type EntryPlugin } from '@svcboot/entry-core';
+import { registerTracedClient } from '@svcboot/entry-core/toolkit';
 import pg from 'pg';
-import { gormPluginsOffRule, gormPluginsRule } from '@svcboot/entry-core';
+import { gormPluginsOffRule, gormPluginsRule } from '@svcboot/entry-core/toolkit';
 import { relationalDbSchema, type RelationalDbConfig } from './schema.js';
 import { RelationalDbEntry, RELATIONAL_DB_ENTRY_TYPE } from './entry.js';
 

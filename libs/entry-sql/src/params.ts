@@ -1,5 +1,5 @@
 import type { ConnectionOptions } from 'node:tls';
-import { parseParams as parseParamItems, type ConnectorParam } from '@svcboot/entry-core';
+import { parseParams as parseParamItems, type ConnectorParam } from '@svcboot/entry-core/toolkit';
 import { sqlError } from './errors.js';
 
 /** What `database[].params` become on a pg client. */

@@ -1,13 +1,12 @@
 import { z } from 'zod';
+import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
 import {
   databaseItemSchema,
   databaseListSchema,
-  entryBaseShape,
   hostPortSchema,
   msSchema,
-  observabilityShape,
   statementLoggerSchema,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/toolkit';
 import { checkParam } from './params.js';
 
 /** The default of `database[].params`: no TLS, sessions in Asia/Shanghai time. */

@@ -1,5 +1,6 @@
 import type { CompiledQuery, LogEvent, NoResultError } from 'kysely';
-import type { EntryContext, StatementLogger } from '@svcboot/entry-core';
+import type { EntryContext } from '@svcboot/entry-core';
+import type { StatementLogger } from '@svcboot/entry-core/toolkit';
 
 /** The pino logger entry-core gives entries (pino is entry-core's dependency; this package only names its type). */
 export type Logger = EntryContext['logger'];

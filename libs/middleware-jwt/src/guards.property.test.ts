@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { CallContext, CallRejection, middlewareSchema } from '@svcboot/entry-core';
+import { CallContext, CallRejection } from '@svcboot/entry-core';
+import { middlewareSchema } from '@svcboot/entry-core/call';
 import { guardHarness } from '@svcboot/testkit/middleware-harness';
 import { jwtDefinition } from './index.js';
 

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { EntryContext } from '@svcboot/entry-core';
 import { CallContext } from '@svcboot/entry-core';
 import { CallRejection } from '@svcboot/entry-core';
-import { middlewareSchema } from '@svcboot/entry-core';
+import { middlewareSchema } from '@svcboot/entry-core/call';
 import { jwtDefinition } from './index.js';
 import type { JwtMiddleware } from './jwt.js';
 

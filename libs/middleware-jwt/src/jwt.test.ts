@@ -9,7 +9,7 @@ import type { EntryContext } from '@svcboot/entry-core';
 import { SvcError } from '@svcboot/entry-core';
 import { CallContext, type CallInfo } from '@svcboot/entry-core';
 import { CallRejection } from '@svcboot/entry-core';
-import { middlewareSchema } from '@svcboot/entry-core';
+import { middlewareSchema } from '@svcboot/entry-core/call';
 import { jwtDefinition } from './index.js';
 import type { JwtMiddleware } from './jwt.js';
 

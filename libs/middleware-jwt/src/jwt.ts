@@ -10,7 +10,7 @@ import type { KeyObject } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { CallContext, CallMiddleware, CallPrincipal } from '@svcboot/entry-core';
 import { CallRejection, type RejectStatus } from '@svcboot/entry-core';
-import { GuardSkip } from '@svcboot/entry-core';
+import { GuardSkip } from '@svcboot/entry-core/call';
 import type { VerifyKey } from './keys.js';
 import { findToken, parseTokenLookup, type TokenSource } from './lookup.js';
 import type { JwtOptions } from './schema.js';

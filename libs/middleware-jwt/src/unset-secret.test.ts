@@ -1,10 +1,5 @@
-import {
-  boot,
-  ConfigError,
-  middlewareSchema,
-  PluginRegistry,
-  type EntryPlugin,
-} from '@svcboot/entry-core';
+import { boot, ConfigError, PluginRegistry, type EntryPlugin } from '@svcboot/entry-core';
+import { middlewareSchema } from '@svcboot/entry-core/call';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 // Registers middleware.jwt (its schema, as a service importing the package does).

@@ -6,7 +6,7 @@ import './index.js';
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import type { EntryContext } from '@svcboot/entry-core';
-import { middlewareSchema } from '@svcboot/entry-core';
+import { middlewareSchema } from '@svcboot/entry-core/call';
 import type { TraceConfig } from './schema.js';
 import { createProvider } from './tracer.js';
 

@@ -10,7 +10,7 @@ import {
   type TracerOptions,
   type TracerProvider,
 } from '@opentelemetry/api';
-import { onTracedClient, setLogCorrelation } from '@svcboot/entry-core';
+import { onTracedClient, setLogCorrelation } from '@svcboot/entry-core/toolkit';
 import { instrumentClient } from './clients/index.js';
 
 /** The tracer provider of the entry whose call is running, kept in the call's OpenTelemetry context. */

@@ -16,7 +16,7 @@ import {
 import type { LifecycleContext } from '@svcboot/entry-core';
 import type { CallContext, CallHeaders, CallInfo, CallMiddleware } from '@svcboot/entry-core';
 import { createContextKey, isIgnored } from '@svcboot/entry-core';
-import { grpcCodeOfName, httpStatusOfGrpcCode } from '@svcboot/entry-core';
+import { grpcCodeOfName, httpStatusOfGrpcCode } from '@svcboot/entry-core/call';
 import { CallRejection } from '@svcboot/entry-core';
 import { addProvider, removeProvider, soleProvider, withProvider } from './scope.js';
 

@@ -11,10 +11,12 @@ import {
 import './index.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Event } from '@svcboot/entry-core';
-import { encodeJson, makeScope } from '@svcboot/entry-core';
+import { makeScope } from '@svcboot/entry-core';
+import { encodeJson } from '@svcboot/entry-core/toolkit';
 import { createAppLogger } from '@svcboot/entry-core';
-import { CallChain, CallContext, type CallHeaders, type CallInfo } from '@svcboot/entry-core';
-import { middlewareSchema } from '@svcboot/entry-core';
+import { CallContext, type CallHeaders, type CallInfo } from '@svcboot/entry-core';
+import { CallChain } from '@svcboot/entry-core/call';
+import { middlewareSchema } from '@svcboot/entry-core/call';
 import { CallRejection } from '@svcboot/entry-core';
 import { toUrl } from './schema.js';
 import { installTracing } from './scope.js';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { errorMessage } from '@svcboot/entry-core';
+import { errorMessage } from '@svcboot/entry-core/toolkit';
 import protobuf from 'protobufjs';
 import { z } from 'zod';
 import { loadDescriptorSets } from './api/descriptor-set.js';

@@ -1,4 +1,4 @@
-import { errorFactory, type ErrorCatalogue } from '@svcboot/entry-core';
+import { errorFactory, type ErrorCatalogue } from '@svcboot/entry-core/toolkit';
 
 /** @svcboot/openapi's errors (codes documented in README.md, "Errors"). */
 export const openapiErrors = {

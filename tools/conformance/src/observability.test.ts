@@ -31,6 +31,55 @@ describe.each(ALL)('meta on %s', (t) => {
   });
 });
 
+/**
+ * The golden record of a call (SPEC.md 2.10): its keys in this order (a successful call has no
+ * `error` line, the variant that has one puts it after `payloads`).
+ */
+const GOLDEN_RECORD_KEYS = [
+  'endTime',
+  'startTime',
+  'elapsedNano',
+  'timezone',
+  'ids',
+  'app',
+  'env',
+  'payloads',
+  'counters',
+  'pairs',
+  'timing',
+  'remoteAddr',
+  'operation',
+  'resCode',
+  'eventStatus',
+];
+
+/**
+ * The payload keys of a call's record, by the kind of entry that served it. A grpc entry's calls
+ * (whatever the protocol; gw* describe the HTTP side of a gateway call): SPEC.md 2.10's list. An
+ * httpserver entry's: the five rk-gin's logging middleware records (rk-entry's middleware/log
+ * `Before`: apiPath, apiMethod, apiQuery, apiProtocol, userAgent).
+ */
+const GOLDEN_PAYLOAD_KEYS = {
+  grpc: [
+    'apiMethod',
+    'apiPath',
+    'apiProtocol',
+    'apiQuery',
+    'grpcMethod',
+    'grpcService',
+    'grpcType',
+    'gwMethod',
+    'gwPath',
+    'gwScheme',
+    'gwUserAgent',
+    'userAgent',
+  ],
+  httpserver: ['apiMethod', 'apiPath', 'apiProtocol', 'apiQuery', 'userAgent'],
+};
+
+const servedByHttpserver = (t: TransportName): boolean =>
+  t === 'httpserver' || t === 'builtin-http';
+
 describe.each(ALL)('logging and prom on %s', (t) => {
   it('writes one record per call, with its operation and result, and counts it', async () => {
     const started = await startTarget(t, '');
@@ -51,6 +100,12 @@ describe.each(ALL)('logging and prom on %s', (t) => {
       resCode: recordsHttpStatus(t) ? '200' : 'OK',
       eventStatus: 'Ended',
     });
+    // The golden record: the keys in their order, and the payload keys of the entry's kind (the
+    // references list them without an order of their own).
+    expect(Object.keys(calls[0] ?? {})).toEqual(GOLDEN_RECORD_KEYS);
+    expect(Object.keys((calls[0]?.['payloads'] ?? {}) as object).sort()).toEqual(
+      [...GOLDEN_PAYLOAD_KEYS[servedByHttpserver(t) ? 'httpserver' : 'grpc']].sort(),
+    );
     // The client's address in its IPv4 form on every transport, whether the listener is
     // dual-stack (a grpc entry's: Node reports `::ffff:127.0.0.1`) or IPv4 only (the httpserver's).
     expect(calls[0]?.['remoteAddr']).toMatch(/^127\.0\.0\.1:\d+$/);

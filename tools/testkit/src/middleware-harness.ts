@@ -1,4 +1,5 @@
 import type * as Core from '@svcboot/entry-core';
+import type * as CallLayer from '@svcboot/entry-core/call';
 
 /**
  * Calls and middleware outside any entry, for unit and property tests of entry-core's middleware
@@ -9,7 +10,8 @@ import type * as Core from '@svcboot/entry-core';
 /** What a test call needs of entry-core. */
 export type CallCore = Pick<typeof Core, 'CallContext'>;
 /** What a guard harness needs of entry-core. */
-export type GuardCore = Pick<typeof Core, 'CallContext' | 'CallRejection' | 'middlewareSchema'>;
+export type GuardCore = Pick<typeof Core, 'CallContext' | 'CallRejection'> &
+  Pick<typeof CallLayer, 'middlewareSchema'>;
 
 /**
  * A call for unit tests, `GET /v1/x` over HTTP/1.1 from 127.0.0.1 unless `info` says otherwise:
@@ -41,7 +43,7 @@ export function testCall(
     setHttp: (name, value) => void out.set(name, value),
   });
   if (body !== undefined) {
-    const source: Core.CallBodySource = { readBody: () => Promise.resolve(Buffer.from(body)) };
+    const source: CallLayer.CallBodySource = { readBody: () => Promise.resolve(Buffer.from(body)) };
     call.bodySource = source;
   }
   return { call, out, metadataOut };

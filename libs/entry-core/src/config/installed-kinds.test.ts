@@ -9,12 +9,12 @@ import {
   entryBaseShape,
   findInstalledKinds,
   findInstalledMiddlewares,
-  middlewareSchema,
   Phase,
   PluginRegistry,
   type Entry,
   type EntryPlugin,
 } from '../index.js';
+import { middlewareSchema } from '../call-layer.js';
 
 let root: string;
 

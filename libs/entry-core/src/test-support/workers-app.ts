@@ -15,19 +15,16 @@ import type net from 'node:net';
 import { Counter, Registry } from 'prom-client';
 import { z } from 'zod';
 import {
-  HealthRoutes,
-  collectProcessMetrics,
   Phase,
   entryBaseShape,
   observabilityShape,
   registerEntryKind,
   runApp,
-  workersRegistry,
-  WORKER_ENV,
   type Entry,
   type EntryContext,
   type EntryPlugin,
 } from '../index.js';
+import { HealthRoutes, collectProcessMetrics, workersRegistry, WORKER_ENV } from '../toolkit.js';
 
 const schema = z.strictObject({ ...entryBaseShape, ...observabilityShape, port: z.number() });
 type Config = z.output<typeof schema>;

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { Metadata } from '@grpc/grpc-js';
-import { negotiateEncoding } from '@svcboot/entry-core';
+import { negotiateEncoding } from '@svcboot/entry-core/toolkit';
 import type protobuf from 'protobufjs';
 import { addMetadata, addPairs, grpcWebMode } from '../grpc-web.js';
 import { http1Exchange, http2Exchange, type HttpExchange } from '../http-exchange.js';

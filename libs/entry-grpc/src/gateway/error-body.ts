@@ -1,4 +1,4 @@
-import { errorBody, googleStatusName, type ErrorModel } from '@svcboot/entry-core';
+import { errorBody, googleStatusName, type ErrorModel } from '@svcboot/entry-core/call';
 import { codeName } from '../codes.js';
 
 export type GatewayErrorModel = 'grpcGateway' | ErrorModel;

@@ -1,21 +1,21 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import type { Metadata, ServerInterceptor } from '@grpc/grpc-js';
+import { CallContext, type CallRejection, type CallInfo } from '@svcboot/entry-core';
 import {
-  CallContext,
-  type CallRejection,
-  compressBody,
-  isCompressible,
-  negotiateEncoding,
   plainPeer,
-  varyAcceptEncoding,
-  type CallInfo,
-  type CompressionConfig,
-  type ContentEncoding,
   type CallAnswer,
   type CallAdapter,
   type CallBodySource,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/call';
+import {
+  compressBody,
+  isCompressible,
+  negotiateEncoding,
+  varyAcceptEncoding,
+  type CompressionConfig,
+  type ContentEncoding,
+} from '@svcboot/entry-core/toolkit';
 import { codeOfRejection, httpStatusFromCode } from '../codes.js';
 import { attachContext } from '../interceptor.js';
 import {

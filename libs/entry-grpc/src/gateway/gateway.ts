@@ -1,14 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ServerInterceptor } from '@grpc/grpc-js';
-import {
-  endCall,
-  setHttpHeader,
-  startCall,
-  type CallContext,
-  type CallChain,
-  type CallInfo,
-} from '@svcboot/entry-core';
+import type { CallContext, CallInfo } from '@svcboot/entry-core';
+import { endCall, setHttpHeader, startCall, type CallChain } from '@svcboot/entry-core/call';
 import protobuf from 'protobufjs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { codeName } from '../codes.js';

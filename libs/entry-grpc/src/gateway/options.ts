@@ -1,4 +1,4 @@
-import type { CompressionConfig } from '@svcboot/entry-core';
+import type { CompressionConfig } from '@svcboot/entry-core/toolkit';
 import type { MarshalOptions } from './json.js';
 import type { GatewayErrorModel } from './error-body.js';
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import { plainPeer } from '@svcboot/entry-core';
+import { plainPeer } from '@svcboot/entry-core/call';
 
 /** Thrown for a request the gateway rejects before the handler: carries the gRPC code and HTTP status. */
 export class GatewayRejection extends Error {

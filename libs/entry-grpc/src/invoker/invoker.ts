@@ -27,15 +27,17 @@
 import { Metadata, type ServerInterceptor } from '@grpc/grpc-js';
 import {
   CallContext,
+  type CallHeaders,
+  type CallInfo,
+  type CallRejection,
+} from '@svcboot/entry-core';
+import {
   DEADLINE_MESSAGE,
   endCall,
   startCall,
   type CallAdapter,
   type CallChain,
-  type CallHeaders,
-  type CallInfo,
-  type CallRejection,
-} from '@svcboot/entry-core';
+} from '@svcboot/entry-core/call';
 import { grpcCallInfo, grpcTypeOf } from '../call-info.js';
 import { codeName, codeOfRejection } from '../codes.js';
 import { attachContext, setMetadataHeader } from '../interceptor.js';

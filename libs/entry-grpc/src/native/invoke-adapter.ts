@@ -11,7 +11,7 @@
  */
 import type http2 from 'node:http2';
 import { type Metadata, status as Status } from '@grpc/grpc-js';
-import { plainPeer } from '@svcboot/entry-core';
+import { plainPeer } from '@svcboot/entry-core/call';
 import type { NativeCall, NativeMethodShape } from './call.js';
 import { NativeGrpcServer, type NativeServerOptions } from './server.js';
 

@@ -10,7 +10,7 @@ import {
   type Registry,
 } from '@bufbuild/protobuf';
 import { anyPack, anyUnpack, type Any } from '@bufbuild/protobuf/wkt';
-import { markUpstreamFailure, upstreamFailureOf } from '@svcboot/entry-core';
+import { markUpstreamFailure, upstreamFailureOf } from '@svcboot/entry-core/call';
 import { StatusSchema } from './gen/google/rpc/status_pb.js';
 import {
   BadRequestSchema,

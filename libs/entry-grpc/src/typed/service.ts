@@ -22,7 +22,8 @@ import {
   type UntypedServiceImplementation,
   type sendUnaryData,
 } from '@grpc/grpc-js';
-import { hiddenUpstreamFailure, type EntryContext } from '@svcboot/entry-core';
+import type { EntryContext } from '@svcboot/entry-core';
+import { hiddenUpstreamFailure } from '@svcboot/entry-core/call';
 import { callContextOf } from '../interceptor.js';
 import { upstreamStatus } from '../upstream-status.js';
 import { RpcError, statusOf } from './error.js';

@@ -1,5 +1,5 @@
 import type { TracerProvider } from '@opentelemetry/api';
-import type { TracedClient } from '@svcboot/entry-core';
+import type { TracedClient } from '@svcboot/entry-core/toolkit';
 import { instrumentIoredis } from './ioredis.js';
 import { instrumentPg } from './pg.js';
 
