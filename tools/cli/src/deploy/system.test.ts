@@ -69,6 +69,7 @@ describe('svc deploy --system: demo-chain', () => {
       [
         'grpcclient.users.target=dns:///users-headless.demo-chain.svc.cluster.local:8102',
         'grpcclient.users.loadBalancing=round_robin',
+        'grpcclient.users.dnsMinIntervalMs=1000',
         'httpclient.billing.baseUrl=http://billing.demo-chain.svc.cluster.local:8103',
       ].join(','),
     );

@@ -21,7 +21,7 @@ import {
  * boot.yaml override in the caller's pod (`SVC_SET`): a grpcclient's target
  * `dns:///<callee>-headless.<ns>.svc.cluster.local:<port>` with round_robin (the callee gets a
  * headless Service: DNS answers with each ready pod, and the client balances over connections to
- * all of them), an httpclient's baseUrl `http://<callee>.<ns>.svc.cluster.local:<port>` (a
+ * all of them) and a 1 s dnsMinIntervalMs (a drained pod's GOAWAY is looked up again at once), an httpclient's baseUrl `http://<callee>.<ns>.svc.cluster.local:<port>` (a
  * ClusterIP: kube-proxy spreads connections). Each caller is loaded again with its overrides, so
  * the model, and the manifests written from it, hold the targets the pod will use.
  */
@@ -116,6 +116,17 @@ function serverFor(
   );
 }
 
+/**
+ * A gRPC caller's `dnsMinIntervalMs` on a headless Service: a drained pod's GOAWAY makes the
+ * channel resolve the name again, and grpc-js defers that lookup until this long after the
+ * previous one (30 s by default). A rolling update that replaces every pod the caller knows within
+ * that time (the pods start fast, or there are few) leaves it with no ready address until the
+ * lookup: every call fails meanwhile (apps/demo-chain/src/rolling-update.e2e.test.ts: 1,248
+ * unary calls of ~1,500 with the default). The new pods are in DNS before an old one is
+ * signalled (maxUnavailable 0), so a lookup at the GOAWAY finds them; at most one a second.
+ */
+const ROLLING_DNS_MIN_INTERVAL_MS = 1000;
+
 /** The address of `server` of `callee` in the cluster, as the client entry writes it. */
 function wire(
   client: ClientEntry,
@@ -128,7 +139,11 @@ function wire(
     const target = `dns:///${hostOf(callee, ns, true)}:${server.port}`;
     return {
       target,
-      overrides: [`${key}.target=${target}`, `${key}.loadBalancing=round_robin`],
+      overrides: [
+        `${key}.target=${target}`,
+        `${key}.loadBalancing=round_robin`,
+        `${key}.dnsMinIntervalMs=${ROLLING_DNS_MIN_INTERVAL_MS}`,
+      ],
     };
   }
   // Keep the path of the baseUrl (http://127.0.0.1:8103/api → http://billing…:8103/api).
