@@ -52,7 +52,7 @@ beforeAll(async () => {
   });
   // protoc and protoc-gen-es as `svc install` puts them there; buf the pinned one the tests share
   // (cached after its first use; the version `svc install buf` puts there, whose own install
-  // execute.test.ts checks).
+  // execute.e2e.test.ts checks).
   const bin = path.join(project, '.svc', 'bin');
   const code = await main(
     ['install', 'protobuf', 'protoc-gen-es', '--dir', bin],
