@@ -74,6 +74,7 @@ class StandInInvoker implements Invoker<Method> {
       send: (m) => {
         events.push(`send ${(m as Buffer).length}`);
         requests.push(m as Buffer);
+        return true;
       },
       end: () => {
         events.push('end');

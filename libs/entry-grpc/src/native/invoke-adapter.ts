@@ -48,10 +48,13 @@ export interface InvokerSink {
   headers(md: Metadata | undefined, pairs: readonly string[]): void;
   message(msg: unknown, done: () => void): void;
   status(status: InvokerStatus): void;
+  /** After `send` said full: the handler wants more request messages. */
+  pull?(): void;
 }
 
 export interface Invocation {
-  send(message: unknown): void;
+  /** False: the handler's queue is full; reading pauses until `sink.pull()`. */
+  send(message: unknown): boolean;
   end(): void;
   cancel(): void;
   fail(code: number, details: string): void;
@@ -116,6 +119,8 @@ function invokeCall<R extends InvokerMethod>(
         trailers: s.trailers,
         ...(s.headers ? { headerPairs: s.headers } : {}),
       }),
+    // The handler took what was queued: read on (HTTP/2 flow control opens with it).
+    pull: () => call.resumeReading(),
   };
   const invocation = invoker.start(
     call.method.registered,
@@ -136,7 +141,9 @@ function invokeCall<R extends InvokerMethod>(
         invocation.fail(Status.INTERNAL, 'Error deserializing request');
         return;
       }
-      invocation.send(message);
+      // The handler's queue is full: stop delivering; the call's read-ahead fills, then the
+      // stream pauses and the client's HTTP/2 window closes.
+      if (!invocation.send(message)) call.pauseReading();
     },
     end: () => invocation.end(),
   });
