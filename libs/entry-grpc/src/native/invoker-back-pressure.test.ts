@@ -23,6 +23,8 @@ const COUNT = 200;
 const READ_AHEAD = 8;
 
 const identity = (b: Buffer): Buffer => b;
+/** The methods' messages are their bytes. */
+const asBytes = (v: unknown): Buffer => v as Buffer;
 
 interface Slow {
   call?: ReadableHandlerCall;
@@ -42,9 +44,9 @@ function slowMethod(slow: Slow): RegisteredMethod {
       path: '/t.T/Slow',
       requestStream: true,
       responseStream: false,
-      requestSerialize: identity,
+      requestSerialize: asBytes,
       requestDeserialize: identity,
-      responseSerialize: identity,
+      responseSerialize: asBytes,
       responseDeserialize: identity,
     },
     handler: ((
