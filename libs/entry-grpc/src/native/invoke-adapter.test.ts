@@ -79,7 +79,16 @@ class StandInInvoker implements Invoker<Method> {
       end: () => {
         events.push('end');
         if (done) return;
-        method.handler(requests, { ...sink, status: finish }, head);
+        // The sink may be a class instance (methods on its prototype): wrapped, not spread.
+        method.handler(
+          requests,
+          {
+            headers: (md, pairs) => sink.headers(md, pairs),
+            message: (msg, done) => sink.message(msg, done),
+            status: finish,
+          },
+          head,
+        );
       },
       cancel: () => {
         events.push('cancel');
