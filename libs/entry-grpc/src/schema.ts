@@ -333,7 +333,7 @@ export const grpcSchema = z.strictObject({
       'grpc-js channelz bookkeeping (per-call counters and traces for the channelz admin service). grpc-js server only (`server: grpc-js`).',
     ),
   server: z
-    .enum(['node', 'grpc-js'])
+    .enum(['grpc-js', 'node'])
     .default('node')
     .describe(
       "What serves native gRPC on the entry's port: `node` (the default: gRPC's wire protocol on node:http2 as an adapter over the entry's method invoker, like Connect and gRPC-Web; every HTTP/2 stream of the port is routed by content type, so h2 clients reach the gateway and built-in routes too) or `grpc-js` (grpc-js's Server, interceptors inside it; needed for enableChannelz). See the README's \"Differences from grpc-js's server\".",
