@@ -16,7 +16,7 @@ fi
 vitest run "$@"
 status=$?
 # A project's `server-variants.tests` (entry-grpc): test files run once more with each
-# `VAR=value` its first line names (e.g. SVC_GRPC_SERVER=node), on a whole-project run only.
+# `VAR=value` its first line names (e.g. SVC_GRPC_SERVER=grpc-js), on a whole-project run only.
 if [ $# -eq 0 ] && [ -f server-variants.tests ]; then
   variant=$(head -n 1 server-variants.tests)
   mapfile -t files < <(tail -n +2 server-variants.tests | grep -v '^#' | grep -v '^$')

@@ -19,7 +19,10 @@ function channelzServers(): Promise<ServerList['server']> {
   });
 }
 
-describe('enableChannelz', () => {
+/** Channelz is grpc-js's server's: these run with `server: grpc-js` whatever SVC_GRPC_SERVER says. */
+const GRPC_JS = '    server: grpc-js\n';
+
+describe('enableChannelz (server: grpc-js)', () => {
   let h: Harness | undefined;
   afterEach(async () => {
     await h?.stop();
@@ -27,16 +30,22 @@ describe('enableChannelz', () => {
   });
 
   it('is off by default: the server keeps no channelz data', async () => {
-    h = await startLibrary('');
+    h = await startLibrary(GRPC_JS);
     expect((await unary(h.client, 'Ping', { text: 'x' })).response).toEqual({ text: 'pong x' });
     expect(await channelzServers()).toEqual([]);
   });
 
   it('when on, the server counts its calls for the channelz service', async () => {
-    h = await startLibrary('    enableChannelz: true\n');
+    h = await startLibrary(`${GRPC_JS}    enableChannelz: true\n`);
     await unary(h.client, 'Ping', { text: 'x' });
     const servers = await channelzServers();
     expect(servers).toHaveLength(1);
     expect(Number(servers[0]!.data.calls_started)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('with server: node there is no channelz: enableChannelz leaves nothing in the registry', async () => {
+    h = await startLibrary('    server: node\n    enableChannelz: true\n');
+    expect((await unary(h.client, 'Ping', { text: 'x' })).response).toEqual({ text: 'pong x' });
+    expect(await channelzServers()).toEqual([]);
   });
 });

@@ -11,6 +11,39 @@ afterEach(async () => {
   h = undefined;
 });
 
+/** Library.Ping over raw HTTP/2 with `text`: the response headers and body (gRPC frames). */
+function ask(
+  base: string,
+  acceptEncoding: string | undefined,
+  text = 'a long enough text to compress',
+): Promise<{ headers: http2.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(base);
+    const req = session.request({
+      ':method': 'POST',
+      ':path': '/test.v1.Library/Ping',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+      ...(acceptEncoding ? { 'grpc-accept-encoding': acceptEncoding } : {}),
+    });
+    let headers: http2.IncomingHttpHeaders = {};
+    const chunks: Buffer[] = [];
+    req.on('response', (hd) => void (headers = hd));
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      session.close();
+      resolve({ headers, body: Buffer.concat(chunks) });
+    });
+    req.on('error', reject);
+    // PingRequest { text } (a text under 128 bytes: one length byte)
+    const t = Buffer.from(text);
+    const msg = Buffer.concat([Buffer.from([0x0a, t.length]), t]);
+    const head = Buffer.alloc(5);
+    head.writeUInt32BE(msg.length, 1);
+    req.end(Buffer.concat([head, msg]));
+  });
+}
+
 describe('compression on a grpc entry', () => {
   it('compresses gateway responses by Accept-Encoding above minBytes, with Vary', async () => {
     h = await startLibrary('    compression: { enabled: true, minBytes: 10 }\n');
@@ -72,42 +105,31 @@ describe('compression on a grpc entry', () => {
 
   it('sends gzip-compressed response messages to gRPC clients that accept gzip, when grpcCompression.send is gzip', async () => {
     h = await startLibrary('    grpcCompression: { send: gzip, minBytes: 10 }\n');
-    const ask = (acceptEncoding: string | undefined) =>
-      new Promise<{ headers: http2.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-        const session = http2.connect(h!.base);
-        const req = session.request({
-          ':method': 'POST',
-          ':path': '/test.v1.Library/Ping',
-          'content-type': 'application/grpc',
-          te: 'trailers',
-          ...(acceptEncoding ? { 'grpc-accept-encoding': acceptEncoding } : {}),
-        });
-        let headers: http2.IncomingHttpHeaders = {};
-        const chunks: Buffer[] = [];
-        req.on('response', (hd) => void (headers = hd));
-        req.on('data', (c: Buffer) => chunks.push(c));
-        req.on('end', () => {
-          session.close();
-          resolve({ headers, body: Buffer.concat(chunks) });
-        });
-        req.on('error', reject);
-        // PingRequest { text: 'a long enough text to compress' }
-        const text = Buffer.from('a long enough text to compress');
-        const msg = Buffer.concat([Buffer.from([0x0a, text.length]), text]);
-        const head = Buffer.alloc(5);
-        head.writeUInt32BE(msg.length, 1);
-        req.end(Buffer.concat([head, msg]));
-      });
-    const gz = await ask('identity,gzip');
+    const gz = await ask(h.base, 'identity,gzip');
     expect(gz.headers['grpc-encoding']).toBe('gzip');
     expect(gz.body[0]).toBe(1);
     const payload = zlib.gunzipSync(gz.body.subarray(5, 5 + gz.body.readUInt32BE(1)));
     expect(payload.toString('latin1')).toContain('pong a long enough text');
-    const plain = await ask(undefined);
+    const plain = await ask(h.base, undefined);
     expect(plain.headers['grpc-encoding']).not.toBe('gzip');
     expect(plain.body[0]).toBe(0);
     // grpc-js's own client (which accepts gzip) reads it as usual
     const r = await unary(h.client, 'Ping', { text: 'through grpc-js' });
     expect(r.response?.['text']).toBe('pong through grpc-js');
+  });
+
+  it('compresses response messages at grpcCompression.level', async () => {
+    h = await startLibrary('    grpcCompression: { send: gzip, minBytes: 10, level: 1 }\n');
+    const text = Array.from({ length: 12 }, (_, i) => `shelf ${i * 7} book ${i * i}`).join(' ');
+    const gz = await ask(h.base, 'gzip', text.slice(0, 120));
+    expect(gz.headers['grpc-encoding']).toBe('gzip');
+    expect(gz.body[0]).toBe(1);
+    const wire = gz.body.subarray(5, 5 + gz.body.readUInt32BE(1));
+    const message = zlib.gunzipSync(wire);
+    expect(message.toString('latin1')).toContain(`pong ${text.slice(0, 120)}`);
+    // zlib's output tells the levels apart for this message: the one on the wire is level 1's.
+    const fast = zlib.gzipSync(message, { level: 1 });
+    expect(fast.equals(zlib.gzipSync(message, { level: 9 }))).toBe(false);
+    expect(wire.equals(fast)).toBe(true);
   });
 });

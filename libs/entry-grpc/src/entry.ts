@@ -455,8 +455,10 @@ export class GrpcEntry implements Entry {
         keepaliveTimeoutMs: c.keepaliveTimeoutMs,
         sendEncoding: c.grpcCompression.send,
         compressMinBytes: c.grpcCompression.minBytes,
-        // One GOAWAY naming the last stream taken, as grpc-js's server sends (README).
-        twoPhaseGoaway: false,
+        compressLevel: c.grpcCompression.level,
+        // Shutdown drains in two phases (GOAWAY 2^31-1 and a PING, then GOAWAY naming the last
+        // stream taken), as gRPC's C-core, Go and Java servers do: a stream the client opened
+        // while the first GOAWAY was on its way is still served, not refused (README).
       });
       const server = http2.createServer(native.http2Options());
       server.on('session', (session) => native.handleSession(session));

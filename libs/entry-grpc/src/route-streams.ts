@@ -1,12 +1,14 @@
 import type http2 from 'node:http2';
 
 /**
- * Puts a wire adapter (Connect, gRPC-Web) in front of the handlers of the HTTP/2 servers grpc-js
- * made for `server`'s connection injectors (a private map, as refused-calls.ts reads it; the one
- * private field the invoker's adapters still need, until native gRPC is served on node:http2): a
- * stream `serveStream` takes (returns true for) is the adapter's, every other goes to what was
- * there before (another adapter, grpc-js's own handlers, which would otherwise take
+ * `server: grpc-js` only: puts a wire adapter (Connect, gRPC-Web) in front of the handlers of the
+ * HTTP/2 servers grpc-js made for `server`'s connection injectors (grpc-js's private
+ * `http2Servers` map, as refused-calls.ts and connection-limits.ts read it): a stream
+ * `serveStream` takes (returns true for) is the adapter's, every other goes to what was there
+ * before (another adapter, grpc-js's own handlers, which would otherwise take
  * `application/grpc-web` for gRPC). Returns how many servers it wrapped.
+ * With `server: node` (the default) the entry owns its HTTP/2 server and routes its streams with
+ * `routeServerStreams` below: nothing of grpc-js's server, private or not, is made or read.
  */
 export function routeStreams(
   server: object,

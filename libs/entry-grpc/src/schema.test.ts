@@ -127,7 +127,7 @@ describe('grpc entry options', () => {
       keepaliveTimeMs: 7_200_000,
       keepaliveTimeoutMs: 20_000,
       enableChannelz: false,
-      server: 'grpc-js',
+      server: 'node',
     });
   });
 

@@ -333,9 +333,9 @@ export const grpcSchema = z.strictObject({
     ),
   server: z
     .enum(['grpc-js', 'node'])
-    .default('grpc-js')
+    .default('node')
     .describe(
-      "What serves native gRPC on the entry's port: `grpc-js` (grpc-js's Server, interceptors inside it) or `node` (gRPC's wire protocol on node:http2 as an adapter over the entry's method invoker, like Connect and gRPC-Web; every HTTP/2 stream of the port is then routed by content type, so h2 clients reach the gateway and built-in routes too). See the README's \"Differences from grpc-js's server\".",
+      "What serves native gRPC on the entry's port: `node` (the default: gRPC's wire protocol on node:http2 as an adapter over the entry's method invoker, like Connect and gRPC-Web; every HTTP/2 stream of the port is routed by content type, so h2 clients reach the gateway and built-in routes too) or `grpc-js` (grpc-js's Server, interceptors inside it; needed for enableChannelz). See the README's \"Differences from grpc-js's server\".",
     ),
 });
 

@@ -18,10 +18,13 @@ afterEach(() => {
 });
 
 /** test.v1.PingRequest{text: "held"} in a gRPC frame, split: the call stays open until the tail is sent. */
+/** The first GOAWAY of a two-phase drain names the largest stream id. */
+const LARGEST_STREAM_ID = 2 ** 31 - 1;
+
 const PING = Buffer.concat([Buffer.from([0, 0, 0, 0, 6, 0x0a, 4]), Buffer.from('held')]);
 
 describe('grpc entry: SIGTERM under keep-alive gateway load, with the defaults', () => {
-  it('loses no gateway request on 8 keep-alive connections, sends HTTP/2 GOAWAY naming the last stream taken and completes that call, and exits 0', async () => {
+  it('loses no gateway request on 8 keep-alive connections, drains HTTP/2 with GOAWAY (two-phase on server: node) naming the last stream taken and completes that call, and exits 0', async () => {
     const { child, port } = await startOnFreePort((port) => {
       const child = Child.start(
         process.execPath,
@@ -45,8 +48,18 @@ describe('grpc entry: SIGTERM under keep-alive gateway load, with the defaults',
     const session = http2.connect(`http://127.0.0.1:${port}`);
     session.on('error', () => undefined);
     cleanups.push(() => session.destroy());
+    // The GOAWAYs the server sent on the held call's connection, in order, and the PINGs it
+    // sent before the one naming the last stream. (Node emits a frame's 'ping' at once and its
+    // 'goaway' a tick later: a PING read with a GOAWAY may be heard first, so the PING is only
+    // placed against the final GOAWAY, which the server sends a round trip after its PING.)
+    const goaways: string[] = [];
+    let pingsBeforeFinal = 0;
+    /** The GOAWAY that names the last stream taken (not 2^31-1, the first of a two-phase drain). */
     let goaway: { code: number; lastStreamID: number } | undefined;
-    session.on('goaway', (code, lastStreamID) => (goaway ??= { code, lastStreamID }));
+    session.on('goaway', (code, lastStreamID) => {
+      goaways.push(`${code} ${lastStreamID === LARGEST_STREAM_ID ? '2^31-1' : 'last'}`);
+      if (lastStreamID !== LARGEST_STREAM_ID) goaway ??= { code, lastStreamID };
+    });
     const held = session.request({
       ':method': 'POST',
       ':path': '/test.v1.Library/Ping',
@@ -67,12 +80,16 @@ describe('grpc entry: SIGTERM under keep-alive gateway load, with the defaults',
     await new Promise<void>((resolve, reject) =>
       session.ping((err) => (err ? reject(err) : resolve())),
     );
+    session.on('ping', () => {
+      if (goaway === undefined) pingsBeforeFinal++;
+    });
 
     const r = await sigtermUnderKeepAliveLoad(child, {
       port,
       path: '/v1/shelves/s1',
       connections: 8,
-      // Once the entry stops (after the drain delay), the held call's connection gets GOAWAY; the call then completes.
+      // Once the entry stops (after the drain delay), the held call's connection gets the GOAWAY
+      // naming its stream; the call then completes.
       beforeExit: async () => {
         await waitFor("GOAWAY on the held call's connection", () => goaway !== undefined, {
           timeoutMs: 20_000,
@@ -100,6 +117,14 @@ describe('grpc entry: SIGTERM under keep-alive gateway load, with the defaults',
       code: http2.constants.NGHTTP2_NO_ERROR,
       lastStreamID: held.id,
     });
+    // server: node drains in two phases (GOAWAY 2^31-1 and a PING, then, at the PING's ACK, the
+    // real GOAWAY, as gRPC's C-core and Go servers do); grpc-js's tryShutdown sends one GOAWAY.
+    const NO_ERROR = http2.constants.NGHTTP2_NO_ERROR;
+    const onGrpcJs = process.env['SVC_GRPC_SERVER'] === 'grpc-js';
+    expect(goaways, summary).toEqual(
+      onGrpcJs ? [`${NO_ERROR} last`] : [`${NO_ERROR} 2^31-1`, `${NO_ERROR} last`],
+    );
+    expect(pingsBeforeFinal, summary).toBe(onGrpcJs ? 0 : 1);
     expect(await heldClosed).toBe(0);
     expect(trailers['grpc-status']).toBe('0');
     expect(Buffer.concat(chunks).toString('latin1')).toContain('pong held');

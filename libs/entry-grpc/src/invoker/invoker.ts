@@ -13,6 +13,7 @@
  *     deadline,           // ms since the epoch (Infinity: none), from the protocol's timeout header
  *   }, sink);
  *   call.send(message); call.end();                           // decoded request messages, half-close
+ *                                   // send() false: the handler's queue is full; sink.pull() says when to send on
  *   call.cancel();                                            // the client went away
  *   call.fail(code, details);                                 // the wire's own error (decoding, limits)
  *   sink.headers(md, pairs) / sink.message(msg, done) / sink.status(status)   // what comes back
@@ -43,7 +44,13 @@ import { codeName, codeOfRejection } from '../codes.js';
 import { attachContext, setMetadataHeader } from '../interceptor.js';
 import type { RegisteredMethod } from '../services.js';
 import type { RequestMessageTimeout, RequestWaiter } from '../request-message-timeout.js';
-import { runHandler, type HandlerRun, type HandlerTarget, type SentStatus } from './run-handler.js';
+import {
+  REQUEST_QUEUE_MESSAGES,
+  runHandler,
+  type HandlerRun,
+  type HandlerTarget,
+  type SentStatus,
+} from './run-handler.js';
 
 type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
@@ -88,12 +95,20 @@ export interface InvokeSink {
   message(msg: unknown, done: () => void): void;
   /** The end of the call; nothing follows it. */
   status(status: InvokeStatus): void;
+  /**
+   * After `send` returned false: the handler took what was queued and wants more request
+   * messages (the wire may read on). Optional: an adapter without flow control ignores `send`'s answer.
+   */
+  pull?(): void;
 }
 
 /** A started call, fed by the wire adapter. */
 export interface Invocation {
-  /** A decoded request message (a unary call's one message too). */
-  send(message: unknown): void;
+  /**
+   * A decoded request message (a unary call's one message too). False when the handler's queue
+   * of request messages is full: the adapter should stop reading until `sink.pull()`.
+   */
+  send(message: unknown): boolean;
   /** The request ended (half-close). */
   end(): void;
   /** The client went away: the handler hears 'cancelled'; nothing more reaches the sink. */
@@ -193,6 +208,8 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation, RequestWait
   /** The status went to the sink (or the client left): nothing more goes out. */
   private done = false;
   private md: Metadata | undefined;
+  /** `send` said the queue was full: `sink.pull` is owed once the handler wants more. */
+  private wantsPull = false;
 
   constructor(
     private readonly invoker: MethodInvoker,
@@ -254,13 +271,30 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation, RequestWait
   onStatus(s: SentStatus): void {
     this.endWith(s.code ?? 2, s.details ?? '', s.metadata ?? undefined);
   }
+  /** The handler wants more request messages: the wire reads on if `send` had said full. */
+  onReadable(): void {
+    if (!this.wantsPull || this.done) return;
+    this.wantsPull = false;
+    this.sink.pull?.();
+  }
 
   // Invocation: the wire feeds the call.
-  send(message: unknown): void {
-    if (this.done) return;
+  send(message: unknown): boolean {
+    if (this.done) return true;
     if (this.awaiting) this.unaryMessage(message);
-    else if (this.held !== undefined) this.held.push(message);
-    else if (this.run !== undefined) this.context.runInScope(this.run.deliver, this.run, message);
+    else if (this.held !== undefined) {
+      this.held.push(message);
+      if (this.registered.definition.requestStream && this.held.length >= REQUEST_QUEUE_MESSAGES) {
+        this.wantsPull = true;
+        return false;
+      }
+    } else if (this.run !== undefined) {
+      if (!this.context.runInScope(this.run.deliver, this.run, message)) {
+        this.wantsPull = true;
+        return false;
+      }
+    }
+    return true;
   }
   end(): void {
     if (this.done) return;
@@ -300,11 +334,17 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation, RequestWait
     const def = this.registered.definition;
     if (def.requestStream) {
       this.run = this.context.runInScope(this.startHandler, this, undefined);
+      // Held while the chain decided (the adapter may have stopped reading at the queue's size):
+      // handed on now; the wire reads on unless the handler's queue is full with them.
+      const owed = this.wantsPull;
+      this.wantsPull = false;
+      let more = true;
       for (const item of held) {
         if (this.done) return;
         if (item === HALF_CLOSE) this.end();
-        else this.send(item);
+        else more = this.send(item);
       }
+      if (owed && more && !this.done) this.sink.pull?.();
       return;
     }
     // One request message, then the half-close: the handler runs once both came.

@@ -26,6 +26,13 @@ import {
  * the interceptors: response metadata, messages (with back-pressure), and one status.
  */
 
+/**
+ * How many request messages of a streamed request wait for the handler (held while a middleware
+ * decides, in the handler's stream, or before the user's interceptors) before `send` says the queue is full: objectMode's default
+ * high-water mark, the read-ahead grpc-js's server streams keep.
+ */
+export const REQUEST_QUEUE_MESSAGES = 16;
+
 type Listener = Parameters<ServerInterceptingCallInterface['start']>[0];
 /** A status as interceptors and handlers send it (grpc-js's PartialStatusObject). */
 export type SentStatus = Parameters<ServerInterceptingCallInterface['sendStatus']>[0];
@@ -47,12 +54,17 @@ export interface HandlerTarget {
   onMessage(msg: unknown, done: () => void): void;
   /** The call's status: its end (later sends are dropped). */
   onStatus(status: SentStatus): void;
+  /** A streamed request's handler wants more messages (after `deliver` said its queue was full). */
+  onReadable?(): void;
 }
 
 /** A running handler call, fed by the wire. */
 export interface HandlerRun {
-  /** A decoded request message of a client- or bidi-streaming call. */
-  deliver(message: unknown): void;
+  /**
+   * A decoded request message of a client- or bidi-streaming call. False when the handler's
+   * queue is full: `target.onReadable()` says when it wants more.
+   */
+  deliver(message: unknown): boolean;
   /** The request stream ended (half-close). */
   end(): void;
   /** The client left, or the deadline passed: the handler hears 'cancelled'. */
@@ -82,6 +94,8 @@ class BottomCall implements ServerInterceptingCallInterface {
   private readonly queue: unknown[] = [];
   private ended = false;
   private wanted = false;
+  /** `deliver` said full: the target hears when the interceptors have read the queue down. */
+  private full = false;
 
   constructor(private readonly target: HandlerTarget) {}
 
@@ -89,9 +103,12 @@ class BottomCall implements ServerInterceptingCallInterface {
     this.listener = listener;
     listener.onReceiveMetadata(this.target.metadata());
   }
-  deliver(message: unknown): void {
+  deliver(message: unknown): boolean {
     this.queue.push(message);
     if (this.wanted) this.startRead();
+    if (this.queue.length < REQUEST_QUEUE_MESSAGES) return true;
+    this.full = true;
+    return false;
   }
   endRequests(): void {
     this.ended = true;
@@ -100,8 +117,13 @@ class BottomCall implements ServerInterceptingCallInterface {
   startRead(): void {
     if (this.done || !this.listener) return;
     this.wanted = false;
-    if (this.queue.length > 0) this.listener.onReceiveMessage(this.queue.shift());
-    else if (this.ended) {
+    if (this.queue.length > 0) {
+      this.listener.onReceiveMessage(this.queue.shift());
+      if (this.full && this.queue.length < REQUEST_QUEUE_MESSAGES / 2) {
+        this.full = false;
+        this.target.onReadable?.();
+      }
+    } else if (this.ended) {
       this.ended = false;
       this.listener.onReceiveHalfClose();
     } else this.wanted = true;
@@ -197,8 +219,9 @@ class HandlerRunState implements HandlerCallBase, HandlerRun {
     return this.target.deadline;
   }
   startRead(): void {
-    // Without interceptors the wire pushes messages as they come.
-    this.stack?.startRead();
+    // Without interceptors the wire pushes messages as they come, while the stream takes them.
+    if (this.stack) this.stack.startRead();
+    else this.target.onReadable?.();
   }
   onMetadata(md: Metadata): void {
     if (this.stack) this.stack.sendMetadata(md);
@@ -225,8 +248,11 @@ class HandlerRunState implements HandlerCallBase, HandlerRun {
   }
 
   // HandlerRun (without interceptors): the wire feeds the handler's call directly.
-  deliver(message: unknown): void {
-    (this.call as ReadableHandlerCall | undefined)?.push(message);
+  deliver(message: unknown): boolean {
+    const call = this.call as ReadableHandlerCall | undefined;
+    // A handler that has ended (or cancelled) its stream takes no more: nothing to wait for.
+    if (!call || call.destroyed || call.readableEnded) return true;
+    return call.push(message);
   }
   end(): void {
     (this.call as ReadableHandlerCall | undefined)?.push(null);

@@ -67,6 +67,8 @@ export interface CallSettings {
   readonly sendEncoding: MessageEncoding | undefined;
   /** Responses smaller than this go uncompressed unless a send asks otherwise. */
   readonly compressMinBytes: number;
+  /** zlib level of compressed responses; undefined: zlib's default. */
+  readonly compressLevel: number | undefined;
   /** Un-consumed request messages of a client stream before its reads pause. */
   readonly readAhead: number;
   /** Whether the call's deadline ends it (DEADLINE_EXCEEDED); else the dispatcher enforces it. */
@@ -499,7 +501,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       compress !== false &&
       (compress === true || message.byteLength >= this.settings.compressMinBytes)
     ) {
-      frame = encodeFrame(deflate(encoding, message), true);
+      frame = encodeFrame(deflate(encoding, message, this.settings.compressLevel), true);
     } else {
       frame = encodeFrame(message, false);
     }

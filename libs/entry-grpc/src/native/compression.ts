@@ -46,9 +46,13 @@ export function inflate(
   });
 }
 
-/** Compresses one message (synchronously: the call's messages stay in order). */
-export function deflate(encoding: MessageEncoding, data: Uint8Array): Buffer {
-  return encoding === 'gzip' ? zlib.gzipSync(data) : zlib.deflateSync(data);
+/**
+ * Compresses one message (synchronously: the call's messages stay in order), at zlib `level`
+ * (1–9; undefined: zlib's default, 6).
+ */
+export function deflate(encoding: MessageEncoding, data: Uint8Array, level?: number): Buffer {
+  const options = level === undefined ? undefined : { level };
+  return encoding === 'gzip' ? zlib.gzipSync(data, options) : zlib.deflateSync(data, options);
 }
 
 /** The first of `preferred` that a `grpc-accept-encoding` value names, else undefined. */

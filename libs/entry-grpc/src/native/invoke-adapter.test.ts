@@ -74,11 +74,21 @@ class StandInInvoker implements Invoker<Method> {
       send: (m) => {
         events.push(`send ${(m as Buffer).length}`);
         requests.push(m as Buffer);
+        return true;
       },
       end: () => {
         events.push('end');
         if (done) return;
-        method.handler(requests, { ...sink, status: finish }, head);
+        // The sink may be a class instance (methods on its prototype): wrapped, not spread.
+        method.handler(
+          requests,
+          {
+            headers: (md, pairs) => sink.headers(md, pairs),
+            message: (msg, done) => sink.message(msg, done),
+            status: finish,
+          },
+          head,
+        );
       },
       cancel: () => {
         events.push('cancel');

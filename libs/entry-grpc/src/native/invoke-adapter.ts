@@ -12,7 +12,7 @@
 import type http2 from 'node:http2';
 import { type Metadata, status as Status } from '@grpc/grpc-js';
 import { plainPeer } from '@svcboot/entry-core/call';
-import type { NativeCall, NativeMethodShape } from './call.js';
+import type { MessageListener, NativeCall, NativeMethodShape, NativeStatus } from './call.js';
 import { NativeGrpcServer, type NativeServerOptions } from './server.js';
 
 /** A method the invoker serves: its path and grpc-js method definition (codec and shape). */
@@ -48,10 +48,13 @@ export interface InvokerSink {
   headers(md: Metadata | undefined, pairs: readonly string[]): void;
   message(msg: unknown, done: () => void): void;
   status(status: InvokerStatus): void;
+  /** After `send` said full: the handler wants more request messages. */
+  pull?(): void;
 }
 
 export interface Invocation {
-  send(message: unknown): void;
+  /** False: the handler's queue is full; reading pauses until `sink.pull()`. */
+  send(message: unknown): boolean;
   end(): void;
   cancel(): void;
   fail(code: number, details: string): void;
@@ -90,56 +93,92 @@ const IGNORE: InvokerSink = {
   status: () => undefined,
 };
 
+/**
+ * One call of the node:http2 server wired to one invocation: the invocation's sink (what comes
+ * back goes onto the wire) and the call's message listener (what comes in goes to the
+ * invocation). One object per call, its methods on the prototype: no closures per call.
+ */
+class NativeInvocation<R extends InvokerMethod> implements InvokerSink {
+  private readonly def: R['definition'];
+  invocation!: Invocation;
+
+  constructor(private readonly call: NativeCall<Routed<R>>) {
+    this.def = call.method.registered.definition;
+  }
+
+  // InvokerSink: the invocation's answer onto the wire.
+  headers(md: Metadata | undefined, pairs: readonly string[]): void {
+    this.call.sendHeaders(md, pairs);
+  }
+  message(msg: unknown, done: () => void): void {
+    let bytes: Buffer;
+    try {
+      bytes = this.def.responseSerialize(msg);
+    } catch {
+      this.invocation.fail(Status.INTERNAL, 'Error serializing response');
+      return;
+    }
+    const call = this.call;
+    if (call.send(bytes)) done();
+    else void call.drained().then(done);
+  }
+  status(s: InvokerStatus): void {
+    this.call.end({
+      code: s.code,
+      message: s.details,
+      trailers: s.trailers,
+      ...(s.headers ? { headerPairs: s.headers } : {}),
+    });
+  }
+  /** The handler took what was queued: read on (HTTP/2 flow control opens with it). */
+  pull(): void {
+    this.call.resumeReading();
+  }
+
+  // The request into the invocation (through RequestIn: `message` here is the response's).
+  messageIn(data: Buffer): void {
+    let message: unknown;
+    try {
+      message = this.def.requestDeserialize(data);
+    } catch {
+      this.invocation.fail(Status.INTERNAL, 'Error deserializing request');
+      return;
+    }
+    // The handler's queue is full: stop delivering; the call's read-ahead fills, then the
+    // stream pauses and the client's HTTP/2 window closes.
+    if (!this.invocation.send(message)) this.call.pauseReading();
+  }
+  /** The client left, or the request broke the wire's rules (its status is already sent). */
+  cancelled(s: NativeStatus): void {
+    if (s.code === Status.CANCELLED) this.invocation.cancel();
+    else this.invocation.fail(s.code, s.message ?? '');
+  }
+}
+
+/** The call's message listener: request messages and the half-close into the invocation. */
+class RequestIn<R extends InvokerMethod> implements MessageListener {
+  constructor(private readonly to: NativeInvocation<R>) {}
+  message(data: Buffer): void {
+    this.to.messageIn(data);
+  }
+  end(): void {
+    this.to.invocation.end();
+  }
+}
+
 /** Wires one call of the node:http2 server to one invocation. */
 function invokeCall<R extends InvokerMethod>(
   invoker: Invoker<R>,
   call: NativeCall<Routed<R>>,
 ): void {
-  const def = call.method.registered.definition;
-  const sink: InvokerSink = {
-    headers: (md, pairs) => call.sendHeaders(md, pairs),
-    message: (msg, done) => {
-      let bytes: Buffer;
-      try {
-        bytes = def.responseSerialize(msg);
-      } catch {
-        invocation.fail(Status.INTERNAL, 'Error serializing response');
-        return;
-      }
-      if (call.send(bytes)) done();
-      else void call.drained().then(done);
-    },
-    status: (s) =>
-      call.end({
-        code: s.code,
-        message: s.details,
-        trailers: s.trailers,
-        ...(s.headers ? { headerPairs: s.headers } : {}),
-      }),
-  };
-  const invocation = invoker.start(
+  const wired = new NativeInvocation<R>(call);
+  wired.invocation = invoker.start(
     call.method.registered,
     headOf(call.headers, call.peer, call.deadline),
-    sink,
+    wired,
   );
-  // The client left, or the request broke the wire's rules (its status is already sent).
-  call.onCancel((s) => {
-    if (s.code === Status.CANCELLED) invocation.cancel();
-    else invocation.fail(s.code, s.message ?? '');
-  });
-  call.read({
-    message: (data) => {
-      let message: unknown;
-      try {
-        message = def.requestDeserialize(data);
-      } catch {
-        invocation.fail(Status.INTERNAL, 'Error deserializing request');
-        return;
-      }
-      invocation.send(message);
-    },
-    end: () => invocation.end(),
-  });
+  call.onCancel((s) => wired.cancelled(s));
+  call.read(new RequestIn(wired));
 }
 
 /**

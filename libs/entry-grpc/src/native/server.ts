@@ -16,6 +16,8 @@ export interface NativeServerOptions {
   readonly sendEncoding?: 'identity' | MessageEncoding;
   /** Responses from this size up are compressed (with `sendEncoding`). Default 1024. */
   readonly compressMinBytes?: number;
+  /** zlib level (1–9) responses are compressed with. Default zlib's (6). */
+  readonly compressLevel?: number;
   /** The server pings each connection this long after the last ping's ACK; default: never. */
   readonly keepaliveTimeMs?: number;
   /** A connection whose ping is not acknowledged within this is closed. Default 20 s. */
@@ -122,6 +124,7 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
           ? options.sendEncoding
           : undefined,
       compressMinBytes: options.compressMinBytes ?? 1024,
+      compressLevel: options.compressLevel,
       readAhead: Math.max(1, options.readAhead ?? 16),
       enforceDeadlines: options.enforceDeadlines ?? true,
       onDropped: onDropped ?? (() => undefined),
