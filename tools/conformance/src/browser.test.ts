@@ -1,13 +1,30 @@
 import { ConfigError } from '@svcboot/entry-core';
 import { describe, expect, it } from 'vitest';
-import { ALL, expectStatus, header, target } from './suite.js';
-import { getOnly, HTTP_TRANSPORTS, speaksGrpc, startTarget, type Answer } from './transports.js';
+import { ALL, applying, expectStatus, header, target } from './suite.js';
+import {
+  getOnly,
+  HTTP_TRANSPORTS,
+  speaksGrpc,
+  startTarget,
+  type Answer,
+  type TransportName,
+} from './transports.js';
 
 /** The middleware suite (see suite.ts): the browser-facing middlewares: cors, secure and csrf, on every transport. */
 
 const ORIGIN = 'https://app.example.com';
 
-describe.each(ALL)('cors on %s', (t) => {
+/** Why the browser-facing middlewares have nothing to check on these transports. */
+const NOT_A_BROWSER: Partial<Record<TransportName, string>> = {
+  grpcclient:
+    'a client entry calls from a server: it sends no Origin, preflight or CSRF cookie, and the grpc transport already checks these answers',
+  httpclient:
+    'a client entry calls from a server: it sends no Origin, preflight or CSRF cookie, and the gateway transport already checks these answers',
+  websocket:
+    "a browser's WebSocket is outside CORS (no preflight: the fetch standard leaves the Origin to the server) and its answer has no headers (the upgrade is answered 101 before the call runs)",
+};
+
+describe.each(applying('cors on %s', ALL, NOT_A_BROWSER))('cors on %s', (t) => {
   const get = target(
     t,
     `      cors:
@@ -130,7 +147,7 @@ describe.each(['grpc', 'httpserver'] as const)('cors options on a %s entry', (ki
 
 const CSP = "default-src 'none'; frame-ancestors 'none'";
 
-describe.each(ALL)('secure on %s', (t) => {
+describe.each(applying('secure on %s', ALL, NOT_A_BROWSER))('secure on %s', (t) => {
   // auth (a guard, order 400) refuses calls without a key: its 401 must carry the headers too.
   const get = target(
     t,
@@ -195,7 +212,7 @@ function cookieToken(a: Answer): string {
   return m[1]!;
 }
 
-describe.each(ALL)('csrf on %s', (t) => {
+describe.each(applying('csrf on %s', ALL, NOT_A_BROWSER))('csrf on %s', (t) => {
   const get = target(t, `      csrf: { enabled: true, key: "${CSRF_KEY}" }`);
   it('gives a safe call its signed cookie; an unsafe call must send it back, signed and equal to its cookie', async () => {
     if (t === 'connect') {
