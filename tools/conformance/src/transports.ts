@@ -139,11 +139,14 @@ export function isBuiltin(t: TransportName): boolean {
 
 /** One answer, whatever the transport. */
 export interface Answer {
-  /** The HTTP status (gRPC and gRPC-Web: 200 unless the call never became one). */
+  /**
+   * The HTTP status (gRPC and gRPC-Web: 200 unless the call never became one; WebSocket: 101, or
+   * the status of an upgrade refused before the call).
+   */
   httpStatus: number;
-  /** The gRPC status code on gRPC and gRPC-Web; undefined on plain HTTP. */
+  /** The gRPC status code where the transport speaks one (see speaksGrpc); undefined on plain HTTP. */
   grpcCode: number | undefined;
-  /** The gRPC status message on gRPC and gRPC-Web. */
+  /** The gRPC status message (WebSocket: the last frame's google.rpc.Status message). */
   grpcMessage: string;
   /** Response headers (gRPC: initial metadata and trailers together), lowercase names. */
   headers: Map<string, string>;
