@@ -1,13 +1,38 @@
 import { ConfigError } from '@svcboot/entry-core';
 import { describe, expect, it } from 'vitest';
-import { ALL, expectStatus, header, target } from './suite.js';
-import { getOnly, HTTP_TRANSPORTS, speaksGrpc, startTarget, type Answer } from './transports.js';
+import { ALL, applying, expectStatus, header, target } from './suite.js';
+import {
+  getOnly,
+  HTTP_TRANSPORTS,
+  speaksGrpc,
+  startTarget,
+  type Answer,
+  type TransportName,
+} from './transports.js';
 
 /** The middleware suite (see suite.ts): the browser-facing middlewares: cors, secure and csrf, on every transport. */
 
 const ORIGIN = 'https://app.example.com';
 
-describe.each(ALL)('cors on %s', (t) => {
+/** Why a browser-facing middleware (`cors`, `secure`, `csrf`) has nothing to check on these transports. */
+function notABrowser(
+  middleware: 'cors' | 'secure' | 'csrf',
+): Partial<Record<TransportName, string>> {
+  const client = (checkedOn: string) =>
+    `a client entry calls from a server: it sends no Origin, preflight or CSRF cookie, and the ${checkedOn} transport already checks these answers`;
+  const noHeaders = 'its answer has no headers (the upgrade is answered 101 before the call runs)';
+  return {
+    grpcclient: client('grpc'),
+    httpclient: client('gateway'),
+    websocket: {
+      cors: `a browser's WebSocket is outside CORS (no preflight, no Access-Control-* read: the fetch standard leaves its Origin to the server), and ${noHeaders}`,
+      secure: `the secure headers are for responses a browser renders, and ${noHeaders}`,
+      csrf: `the upgrade is a GET, a safe method csrf lets through (as echo's and gorilla/csrf's do), and ${noHeaders} to set the token's cookie`,
+    }[middleware],
+  };
+}
+
+describe.each(applying('cors on %s', ALL, notABrowser('cors')))('cors on %s', (t) => {
   const get = target(
     t,
     `      cors:
@@ -130,7 +155,7 @@ describe.each(['grpc', 'httpserver'] as const)('cors options on a %s entry', (ki
 
 const CSP = "default-src 'none'; frame-ancestors 'none'";
 
-describe.each(ALL)('secure on %s', (t) => {
+describe.each(applying('secure on %s', ALL, notABrowser('secure')))('secure on %s', (t) => {
   // auth (a guard, order 400) refuses calls without a key: its 401 must carry the headers too.
   const get = target(
     t,
@@ -195,7 +220,7 @@ function cookieToken(a: Answer): string {
   return m[1]!;
 }
 
-describe.each(ALL)('csrf on %s', (t) => {
+describe.each(applying('csrf on %s', ALL, notABrowser('csrf')))('csrf on %s', (t) => {
   const get = target(t, `      csrf: { enabled: true, key: "${CSRF_KEY}" }`);
   it('gives a safe call its signed cookie; an unsafe call must send it back, signed and equal to its cookie', async () => {
     if (t === 'connect') {

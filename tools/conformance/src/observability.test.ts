@@ -2,10 +2,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL, expectStatus, header, target } from './suite.js';
+import { ALL, applying, expectStatus, header, target } from './suite.js';
 import {
   HTTP_TRANSPORTS,
   isBuiltin,
+  methodOf,
   recordsHttpStatus,
   startTarget,
   type TransportName,
@@ -13,7 +14,11 @@ import {
 
 /** The middleware suite (see suite.ts): meta, logging and prom, and trace (the server span of each call, its attributes and propagation), on every transport. */
 
-describe.each(ALL)('meta on %s', (t) => {
+/** Why a case about the answer's headers does not apply to a WebSocket call. */
+const WS_HEADERS =
+  "a WebSocket call's answer has no headers (the upgrade is answered 101 before the call runs), and this case is about them";
+
+describe.each(applying('meta on %s', ALL, { websocket: WS_HEADERS }))('meta on %s', (t) => {
   const get = target(t, '');
   it('answers with the request id it was given and the app headers', async () => {
     const a = await get().call({ headers: { 'x-request-id': 'req-42' } });
@@ -114,7 +119,7 @@ describe.each(ALL)('logging and prom on %s', (t) => {
 
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 
-describe.each(ALL)('trace on %s', (t) => {
+describe.each(applying('trace on %s', ALL, { websocket: WS_HEADERS }))('trace on %s', (t) => {
   const get = target(t, '      trace: { enabled: true }');
   it("continues the caller's W3C trace and names it in X-Trace-Id", async () => {
     const a = await get().call({ headers: { traceparent: TRACEPARENT } });
@@ -140,11 +145,14 @@ async function spansIn(file: string): Promise<Array<Record<string, unknown>>> {
 /** A server span's name (OpenTelemetry's conventions): `package.Service/Method` for an RPC, `METHOD route` for HTTP. */
 function spanName(t: TransportName): string {
   if (isBuiltin(t)) return 'GET /svc/v1/info';
-  if (t === 'sse') return 'conformance.v1.Echo/Watch';
-  return t === 'httpserver' ? 'GET /v1/say' : 'conformance.v1.Echo/Say';
+  return t === 'httpserver' ? 'GET /v1/say' : `conformance.v1.Echo/${methodOf(t)}`;
 }
 
-describe.each(ALL)('trace spans on %s', (t) => {
+describe.each(
+  applying('trace spans on %s', ALL, {
+    websocket: `${WS_HEADERS} (X-Trace-Id names the trace of a refused or failed call)`,
+  }),
+)('trace spans on %s', (t) => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'svcboot-conformance-spans-'));
@@ -194,14 +202,22 @@ describe.each(ALL)('trace spans on %s', (t) => {
       status: { code: 'unset' },
     });
     const attributes = ok?.['attributes'] as Record<string, unknown>;
-    if (t === 'grpc' || t === 'grpc-web' || t === 'gateway' || t === 'sse')
+    if (
+      t === 'grpc' ||
+      t === 'grpc-web' ||
+      t === 'gateway' ||
+      t === 'sse' ||
+      t === 'grpcclient' ||
+      t === 'httpclient'
+    )
       expect(attributes).toMatchObject({
         'rpc.system': 'grpc',
         'rpc.service': 'conformance.v1.Echo',
-        'rpc.method': t === 'sse' ? 'Watch' : 'Say',
+        'rpc.method': methodOf(t),
         'rpc.grpc.status_code': 0,
       });
-    if (HTTP_TRANSPORTS.includes(t))
+    // (an httpclient entry's calls are the gateway's)
+    if (HTTP_TRANSPORTS.includes(t) || t === 'httpclient')
       expect(attributes).toMatchObject({
         'http.request.method': 'GET',
         'http.response.status_code': 200,

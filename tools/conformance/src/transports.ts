@@ -22,36 +22,52 @@ import {
 } from '@svcboot/entry-core';
 import { callContextOf, grpcEntry } from '@svcboot/entry-grpc';
 import { httpEntry } from '@svcboot/entry-http';
+import { grpcClient } from '@svcboot/entry-grpcclient';
+import { httpClient } from '@svcboot/entry-httpclient';
+import WebSocket from 'ws';
 // jwt and trace are packages of their own, registered when imported (as an app that uses them does).
 import '@svcboot/middleware-jwt';
 import '@svcboot/middleware-trace';
 
 /**
  * The transports every middleware is checked on: native gRPC, the REST gateway, its server-sent
- * events (a server-streaming method), gRPC-Web and Connect (all five on a grpc entry), an
- * httpserver entry's routes, and the built-in routes (the common service's `/svc/v1/info`) of
- * both entries.
+ * events (a server-streaming method), its WebSocket binding (a bidi-streaming method), gRPC-Web
+ * and Connect (all six on a grpc entry), an httpserver entry's routes, the built-in routes (the
+ * common service's `/svc/v1/info`) of both entries, and svcboot's two client entries as callers:
+ * a `grpcclient` entry calling the grpc entry over native gRPC, an `httpclient` entry calling its
+ * gateway (each in an app of its own, as a service calling another would).
  */
 export type TransportName =
   | 'grpc'
   | 'gateway'
   | 'sse'
+  | 'websocket'
   | 'grpc-web'
   | 'connect'
   | 'httpserver'
   | 'builtin-grpc'
-  | 'builtin-http';
+  | 'builtin-http'
+  | 'grpcclient'
+  | 'httpclient';
 
 export const TRANSPORTS: readonly TransportName[] = [
   'grpc',
   'gateway',
   'sse',
+  'websocket',
   'grpc-web',
   'connect',
   'httpserver',
   'builtin-grpc',
   'builtin-http',
+  'grpcclient',
+  'httpclient',
 ];
+
+/** The transports before the WebSocket binding and the client entries joined (the browser file's). */
+export const SERVER_TRANSPORTS: readonly TransportName[] = TRANSPORTS.filter(
+  (t) => t !== 'websocket' && t !== 'grpcclient' && t !== 'httpclient',
+);
 
 /** The transports that answer over HTTP with an HTTP status (a browser can call them). */
 export const HTTP_TRANSPORTS: readonly TransportName[] = [
@@ -62,11 +78,37 @@ export const HTTP_TRANSPORTS: readonly TransportName[] = [
 ];
 
 /**
- * Where a call's status is a gRPC code (native gRPC, gRPC-Web; Connect's error JSON names one, its
- * HTTP status follows from it) rather than an HTTP status.
+ * Where a call's status is a gRPC code (native gRPC, through a grpcclient entry too, gRPC-Web;
+ * Connect's error JSON names one, its HTTP status follows from it; a WebSocket call's last frame
+ * is a google.rpc.Status, the upgrade long answered 101) rather than an HTTP status.
  */
 export function speaksGrpc(t: TransportName): boolean {
-  return t === 'grpc' || t === 'grpc-web' || t === 'connect';
+  return (
+    t === 'grpc' || t === 'grpcclient' || t === 'grpc-web' || t === 'connect' || t === 'websocket'
+  );
+}
+
+/**
+ * Where an error's body is the gateway's google.rpc.Status (`{code, message, details}`, as
+ * grpc-gateway's DefaultHTTPErrorHandler writes it): the gateway's routes, their event stream,
+ * their WebSocket binding (its last frame), and the gateway called through an httpclient entry.
+ */
+export function answersRpcStatus(t: TransportName): boolean {
+  return t === 'gateway' || t === 'sse' || t === 'websocket' || t === 'httpclient';
+}
+
+/**
+ * Where an answer carries response headers. A WebSocket call's do not: the upgrade is answered
+ * 101 before the call runs (its middleware's headers have nowhere to go; grpc-gateway's users'
+ * grpc-websocket-proxy drops them too), so the suite leaves their checks out there, by name.
+ */
+export function answersHeaders(t: TransportName): boolean {
+  return t !== 'websocket';
+}
+
+/** Where the call goes through a svcboot client entry (its own app) rather than a bare client. */
+export function viaClientEntry(t: TransportName): boolean {
+  return t === 'grpcclient' || t === 'httpclient';
 }
 
 /**
@@ -85,6 +127,11 @@ export function getOnly(t: TransportName): boolean {
   return isBuiltin(t) || t === 'sse';
 }
 
+/** The gRPC method a transport's calls reach (`Say`, the event stream's `Watch`, the WebSocket's `Chat`). */
+export function methodOf(t: TransportName): 'Say' | 'Watch' | 'Chat' {
+  return t === 'sse' ? 'Watch' : t === 'websocket' ? 'Chat' : 'Say';
+}
+
 /** A built-in route (no handler of the app's, GET only). */
 export function isBuiltin(t: TransportName): boolean {
   return t === 'builtin-grpc' || t === 'builtin-http';
@@ -92,11 +139,14 @@ export function isBuiltin(t: TransportName): boolean {
 
 /** One answer, whatever the transport. */
 export interface Answer {
-  /** The HTTP status (gRPC and gRPC-Web: 200 unless the call never became one). */
+  /**
+   * The HTTP status (gRPC and gRPC-Web: 200 unless the call never became one; WebSocket: 101, or
+   * the status of an upgrade refused before the call).
+   */
   httpStatus: number;
-  /** The gRPC status code on gRPC and gRPC-Web; undefined on plain HTTP. */
+  /** The gRPC status code where the transport speaks one (see speaksGrpc); undefined on plain HTTP. */
   grpcCode: number | undefined;
-  /** The gRPC status message on gRPC and gRPC-Web. */
+  /** The gRPC status message (WebSocket: the last frame's google.rpc.Status message). */
   grpcMessage: string;
   /** Response headers (gRPC: initial metadata and trailers together), lowercase names. */
   headers: Map<string, string>;
@@ -163,6 +213,14 @@ interface StreamCall extends UnaryCall {
   end(): void;
   emit(event: 'error', err: unknown): boolean;
 }
+interface BidiCall {
+  metadata: Metadata;
+  on(event: 'data', f: (request: { text?: string }) => void): void;
+  on(event: 'end', f: () => void): void;
+  write(message: unknown): boolean;
+  end(): void;
+  emit(event: 'error', err: unknown): boolean;
+}
 
 /** The Echo implementation on the grpc entry (gRPC, gateway and gRPC-Web calls reach it). */
 function echoImplementation(counter: { n: number }) {
@@ -196,6 +254,31 @@ function echoImplementation(counter: { n: number }) {
       };
       if (text === 'slow' && ctx) void waitForAbort(ctx.signal).then(reply);
       else reply();
+    },
+    Chat(call: BidiCall): void {
+      counter.n++;
+      const ctx = callContextOf(call);
+      // Each request answered in turn; the end after the requests' end and the answers so far.
+      let pending: Promise<void> = Promise.resolve();
+      let failed = false;
+      call.on('data', (request) => {
+        const text = request.text ?? '';
+        pending = pending.then(async () => {
+          if (failed) return;
+          if (text === 'big-error') {
+            failed = true;
+            call.emit('error', { code: grpcStatus.INVALID_ARGUMENT, details: BIG_MESSAGE });
+            return;
+          }
+          if (text === 'slow' && ctx) await waitForAbort(ctx.signal);
+          call.write({ text, principal: ctx?.principal?.subject ?? '' });
+        });
+      });
+      call.on('end', () => {
+        void pending.then(() => {
+          if (!failed) call.end();
+        });
+      });
     },
   };
 }
@@ -262,8 +345,10 @@ export async function startTarget(
     transport === 'grpc' ||
     transport === 'gateway' ||
     transport === 'sse' ||
+    transport === 'websocket' ||
     transport === 'grpc-web' ||
-    transport === 'connect';
+    transport === 'connect' ||
+    viaClientEntry(transport);
   const kind = onGrpc || transport === 'builtin-grpc' ? 'grpc' : 'httpserver';
   const yaml = entryYaml(
     kind,
@@ -314,6 +399,7 @@ export async function startTarget(
   const base = `http://127.0.0.1:${port}`;
   let call: Target['call'];
   let operation: string;
+  let caller: App | undefined;
   switch (transport) {
     case 'grpc': {
       const client = echoClient(`127.0.0.1:${port}`);
@@ -322,6 +408,31 @@ export async function startTarget(
       operation = '/conformance.v1.Echo/Say';
       break;
     }
+    case 'grpcclient': {
+      caller = await bootCaller(
+        `grpcclient:\n  - name: conf-upstream\n    target: static:///127.0.0.1:${port}\n`,
+        dir,
+      );
+      const client = grpcClient(caller, 'conf-upstream').plain(echoClientClass());
+      call = (o) => grpcCall(client, o);
+      operation = '/conformance.v1.Echo/Say';
+      break;
+    }
+    case 'httpclient': {
+      caller = await bootCaller(
+        `httpclient:\n  - name: conf-upstream\n    baseUrl: ${base}\n`,
+        dir,
+      );
+      const entry = httpClient(caller, 'conf-upstream');
+      call = (o) =>
+        httpCall(`${base}/v1/say`, o, (url, init) => entry.fetch(url.slice(base.length), init));
+      operation = '/conformance.v1.Echo/Say';
+      break;
+    }
+    case 'websocket':
+      call = (o) => webSocketCall(`ws://127.0.0.1:${port}/v1/chat`, o);
+      operation = '/conformance.v1.Echo/Chat';
+      break;
     case 'grpc-web':
       call = (o) => grpcWebCall(base, o);
       operation = '/conformance.v1.Echo/Say';
@@ -353,6 +464,7 @@ export async function startTarget(
     useMiddleware,
     async stop() {
       close();
+      await caller?.shutdown('test');
       await app.shutdown('test');
       const text = await readFile(events, 'utf8').catch(() => '');
       await rm(dir, { recursive: true, force: true });
@@ -379,6 +491,26 @@ async function koaSay(ctx: KoaLike, text: string, counter: { n: number }): Promi
   ctx.body = { text, principal: call?.principal?.subject ?? '' };
 }
 
+/**
+ * The calling app of a client transport: one client entry (`entryYaml`, at the top level), no
+ * middleware of its own, logs off; booted after the server it calls.
+ */
+async function bootCaller(entryYaml: string, dir: string): Promise<App> {
+  const configText = `app: { name: conformance-caller }
+logger:
+  - name: quiet
+    level: silent
+${entryYaml}`;
+  const caller = await boot({ argv: [], env: {}, configText, cwd: dir });
+  try {
+    await caller.bootstrap();
+  } catch (err) {
+    await caller.shutdown('test').catch(() => undefined);
+    throw err;
+  }
+  return caller;
+}
+
 type EchoClient = Client & {
   Say(
     req: { text: string },
@@ -387,19 +519,21 @@ type EchoClient = Client & {
   ): { on(ev: 'metadata', f: (md: Metadata) => void): void };
 };
 
-function echoClient(address: string): EchoClient {
+type EchoClientClass = new (
+  addr: string,
+  creds: ReturnType<typeof credentials.createInsecure>,
+  options?: Record<string, unknown>,
+) => EchoClient;
+
+function echoClientClass(): EchoClientClass {
   const pkg = loadPackageDefinition(loadSync(echoProto, LOAD)) as unknown as {
-    conformance: {
-      v1: {
-        Echo: new (
-          addr: string,
-          creds: ReturnType<typeof credentials.createInsecure>,
-          options?: Record<string, unknown>,
-        ) => EchoClient;
-      };
-    };
+    conformance: { v1: { Echo: EchoClientClass } };
   };
-  return new pkg.conformance.v1.Echo(address, credentials.createInsecure(), {
+  return pkg.conformance.v1.Echo;
+}
+
+function echoClient(address: string): EchoClient {
+  return new (echoClientClass())(address, credentials.createInsecure(), {
     'grpc.use_local_subchannel_pool': 1,
   });
 }
@@ -447,7 +581,11 @@ function grpcCall(client: EchoClient, o: CallOptions = {}): Promise<Answer> {
   });
 }
 
-async function httpCall(url: string, o: CallOptions = {}): Promise<Answer> {
+async function httpCall(
+  url: string,
+  o: CallOptions = {},
+  send: (url: string, init: RequestInit) => Promise<Response> = fetch,
+): Promise<Answer> {
   const method = o.method ?? 'GET';
   const headers: Record<string, string> = { ...o.headers };
   let target = url;
@@ -457,7 +595,7 @@ async function httpCall(url: string, o: CallOptions = {}): Promise<Answer> {
     if (o.body === undefined) headers['content-type'] ??= 'application/json';
   } else if (o.text !== undefined && method === 'GET') target = `${url}?text=${o.text}`;
   if (o.query !== undefined) target += `${target.includes('?') ? '&' : '?'}${o.query}`;
-  const res = await fetch(target, { method, headers, body });
+  const res = await send(target, { method, headers, body });
   const raw = Buffer.from(await res.arrayBuffer());
   const h = new Map<string, string>();
   for (const [k, v] of res.headers) h.set(k, v);
@@ -548,6 +686,73 @@ async function sseCall(url: string, o: CallOptions = {}): Promise<Answer> {
     };
   }
   return a;
+}
+
+/**
+ * One call over the gateway's WebSocket binding of `Chat`, as a browser's WebSocket makes it: the
+ * upgrade request carries the headers; one JSON request frame, then an empty frame (the
+ * half-close); the answer is the first reply frame, or the last frame's google.rpc.Status
+ * (`{"error": …}`) with the close code 1011. An upgrade refused before the call (the HTTP server's
+ * own 431) is its HTTP status.
+ */
+function webSocketCall(url: string, o: CallOptions = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers: o.headers ?? {} });
+    const frames: string[] = [];
+    const headers = new Map<string, string>();
+    ws.on('upgrade', (res) => {
+      for (const [k, v] of Object.entries(res.headers))
+        if (v !== undefined) headers.set(k, String(v));
+    });
+    ws.on('open', () => {
+      ws.send(JSON.stringify({ text: o.text ?? 'hi' }));
+      ws.send('');
+    });
+    ws.on('message', (data) => frames.push(String(data)));
+    ws.once('unexpected-response', (_req, res) => {
+      res.resume();
+      res.once('end', () =>
+        resolve({
+          httpStatus: res.statusCode ?? 0,
+          grpcCode: undefined,
+          grpcMessage: '',
+          headers,
+          body: '',
+          raw: Buffer.alloc(0),
+        }),
+      );
+    });
+    ws.once('error', reject);
+    ws.once('close', (closeCode) => {
+      const last = frames.at(-1);
+      const error =
+        closeCode === 1011 && last !== undefined
+          ? (JSON.parse(last) as { error?: { code: number; message: string } }).error
+          : undefined;
+      if (error !== undefined) {
+        resolve({
+          httpStatus: 101,
+          grpcCode: error.code,
+          grpcMessage: error.message,
+          headers,
+          body: JSON.stringify(error),
+          raw: Buffer.from(last ?? ''),
+        });
+        return;
+      }
+      const reply = JSON.parse(frames[0] ?? '{}') as { text?: string; principal?: string };
+      resolve({
+        httpStatus: 101,
+        // a close other than 1000 without a status: no call status to give
+        grpcCode: closeCode === 1000 ? 0 : undefined,
+        grpcMessage: '',
+        headers,
+        // protojson leaves empty strings out
+        body: JSON.stringify({ text: reply.text ?? '', principal: reply.principal ?? '' }),
+        raw: Buffer.from(frames.join('\n')),
+      });
+    });
+  });
 }
 
 /** Connect's error codes (connect-es Code, in the protocol's snake case) as gRPC's numbers. */
