@@ -133,7 +133,7 @@ try {
   const ratio = median(ms[0]!) / median(ms[1]!);
   const extra = median(rss[0]!) - median(rss[1]!);
   console.log(
-    `\nsvcboot ÷ peer: start **${ratio.toFixed(2)}×** (goal ≤ 1.20×: ${ratio <= 1.2 ? 'met' : 'not met'}), idle RSS **${extra >= 0 ? '+' : ''}${f1(extra)} MiB** (goal ≤ +10 MiB: ${extra <= 10 ? 'met' : 'not met'}).`,
+    `\n> svcboot ÷ peer: start **${ratio.toFixed(2)}×** (goal ≤ 1.20×: ${ratio <= 1.2 ? 'met' : 'not met'}), idle RSS **${extra >= 0 ? '+' : ''}${f1(extra)} MiB** (goal ≤ +10 MiB: ${extra <= 10 ? 'met' : 'not met'}).`,
   );
 } finally {
   await Promise.all(files.map((f) => rm(f, { force: true })));
