@@ -79,6 +79,16 @@ export const BENCHMARKS: Benchmark[] = [
     timeoutMs: 600_000,
   },
   {
+    name: 'start',
+    description:
+      'Cold start (spawn to the port accepting, median of 5) and idle RSS of a compiled one-entry grpc app (logging + prom + meta) against the hand-wired grpc-js peer, in one run (issue #41).',
+    command: tsx('grpc/start.ts'),
+    env: { BENCH_STARTS: '5' },
+    quickEnv: { BENCH_STARTS: '3' },
+    // 10 starts, each idle for 1 s: ~30 s, a minute when the machine is busy.
+    timeoutMs: 180_000,
+  },
+  {
     name: 'limits',
     description:
       'The cost of auth (API key) + rateLimit (in process) + timeout per call, and of the Redis-shared rate limit, on gRPC unary and gateway GET (issue #19): server CPU per request, in A B C C B A order.',

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { isoWithOffset } from './time.js';
+import { isoWithOffset, timezoneName } from './time.js';
 
 /** The slow, obviously right formatting, to compare against. */
 function reference(ms: number): string {
@@ -32,5 +32,39 @@ describe('isoWithOffset', () => {
     expect(isoWithOffset(Date.now())).toMatch(
       /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/,
     );
+  });
+});
+
+describe('timezoneName', () => {
+  const original = process.env['TZ'];
+  afterEach(() => {
+    if (original === undefined) delete process.env['TZ'];
+    else process.env['TZ'] = original;
+  });
+
+  it("answers Intl's en-US short zone name, UTC and its aliases (the fast path) included", () => {
+    // Node re-reads the zone when TZ is assigned. UTC and its aliases go through the fast path,
+    // GMT zones (offset 0, another name), zones with and without an abbreviation through Intl.
+    const zones = [
+      'UTC',
+      'Etc/UTC',
+      'Etc/UCT',
+      'Zulu',
+      'Etc/GMT',
+      'Europe/London',
+      'Africa/Abidjan',
+      'Asia/Shanghai',
+      'America/Chicago',
+      '',
+    ];
+    for (const zone of zones) {
+      process.env['TZ'] = zone;
+      for (const at of [new Date(Date.UTC(2026, 0, 15)), new Date(Date.UTC(2026, 6, 15))]) {
+        const intl = new Intl.DateTimeFormat('en-US', { timeZoneName: 'short' })
+          .formatToParts(at)
+          .find((p) => p.type === 'timeZoneName')?.value;
+        expect({ zone, name: timezoneName(at) }).toEqual({ zone, name: intl });
+      }
+    }
   });
 });

@@ -26,8 +26,25 @@ export function isoWithOffset(ms: number): string {
   return lastText;
 }
 
+/**
+ * Whether the local zone is UTC (or an alias of it): no offset all year, and Date's own name for
+ * it is UTC's. Checked before Intl, whose first DateTimeFormat costs ~45 ms and ~9 MiB of ICU's
+ * time-zone data at start, for the zone most servers run in. Any doubt (another name, another
+ * language) answers false and leaves the name to Intl.
+ */
+function isUtcZone(at: Date): boolean {
+  const year = at.getFullYear();
+  return (
+    at.getTimezoneOffset() === 0 &&
+    new Date(year, 0, 1).getTimezoneOffset() === 0 &&
+    new Date(year, 6, 1).getTimezoneOffset() === 0 &&
+    at.toString().endsWith(' (Coordinated Universal Time)')
+  );
+}
+
 /** The short name of the local time zone (`UTC`, `CST`, or `GMT+8` where there is no abbreviation). */
 export function timezoneName(at: Date = new Date()): string {
+  if (isUtcZone(at)) return 'UTC';
   const part = new Intl.DateTimeFormat('en-US', { timeZoneName: 'short' })
     .formatToParts(at)
     .find((p) => p.type === 'timeZoneName');

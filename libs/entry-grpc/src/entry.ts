@@ -44,17 +44,19 @@ import { DescriptorPool } from './descriptor-pool.js';
 import { addLoaderFiles, descriptorsOf, rootFromDefinitions } from './descriptors.js';
 import { listenSecondPort, secondPortOf } from './gw-port.js';
 import { fileDescriptorsOf } from './proto-file-descriptors.js';
-import { ServerReflection } from './reflection.js';
+import type { ServerReflection } from './reflection.js';
 import { typedClient, type TypedClient, type TypedClientOptions } from './typed/client.js';
 import { copyComments } from './typed/comments.js';
 import { adaptService } from './typed/service.js';
-import { protovalidateCheck, type RequestCheck } from './typed/validate.js';
+import type { RequestCheck } from './typed/validate.js';
 import type { ServiceImplementationOf } from './typed/types.js';
 import { gatewayErrorBody } from './gateway/error-body.js';
 import { Gateway } from './gateway/gateway.js';
 import { responseCompression, watchAcceptEncoding } from './grpc-compression.js';
-import { GrpcWebAdapter, routeGrpcWebStreams } from './grpc-web.js';
-import { ConnectAdapter, routeConnectStreams } from './connect/adapter.js';
+// What boot.yaml may leave off (gRPC-Web, Connect, reflection, request validation) is loaded by
+// bootstrap with import() only when it is on: a start loads none of their modules otherwise.
+import type { GrpcWebAdapter } from './grpc-web.js';
+import type { ConnectAdapter } from './connect/adapter.js';
 import { MethodInvoker } from './invoker/invoker.js';
 import { nativeServerOverInvoker } from './native/invoke-adapter.js';
 import { routeServerStreams } from './route-streams.js';
@@ -361,6 +363,7 @@ export class GrpcEntry implements Entry {
     const tls = this.tlsMaterial();
     if (c.middleware['validate']?.enabled) {
       try {
+        const { protovalidateCheck } = await import('./typed/validate.js');
         this.requestCheck = await protovalidateCheck((err) =>
           this.ctx.logger.error(`request validation failed: ${this.ctx.redact(errorMessage(err))}`),
         );
@@ -405,7 +408,7 @@ export class GrpcEntry implements Entry {
     const maxRecv = c.noRecvMsgSizeLimit ? NO_RECV_LIMIT : c.maxRecvMsgSizeBytes;
     const onNode = c.server === 'node';
     const reflection = this.pool
-      ? new ServerReflection(this.pool, () => [
+      ? new (await import('./reflection.js')).ServerReflection(this.pool, () => [
           ...this.services.serviceNames(),
           'grpc.health.v1.Health',
         ])
@@ -419,14 +422,16 @@ export class GrpcEntry implements Entry {
       isBuiltin: (path) => path.startsWith('/grpc.health.v1.Health/'),
       requestTimeout,
     });
-    const grpcWeb = c.grpcWeb.enabled
-      ? new GrpcWebAdapter(invoker, {
+    const grpcWebLib = c.grpcWeb.enabled ? await import('./grpc-web.js') : undefined;
+    const grpcWeb = grpcWebLib
+      ? new grpcWebLib.GrpcWebAdapter(invoker, {
           maxRecvMessageBytes: maxRecv,
           maxSendMessageBytes: c.maxSendMsgSizeBytes,
         })
       : undefined;
-    const connect = c.connect.enabled
-      ? new ConnectAdapter({
+    const connectLib = c.connect.enabled ? await import('./connect/adapter.js') : undefined;
+    const connect = connectLib
+      ? new connectLib.ConnectAdapter({
           invoker,
           rootFor: this.rootFor,
           maxMessageBytes: maxRecv,
@@ -504,8 +509,8 @@ export class GrpcEntry implements Entry {
       reflection?.addToServer(server);
       // TLS, when on, is ended by the listener (ALPN picks the protocol), so grpc-js sees plain HTTP/2.
       const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
-      if (grpcWeb) routeGrpcWebStreams(server, grpcWeb);
-      if (connect) routeConnectStreams(server, connect);
+      if (grpcWebLib && grpcWeb) grpcWebLib.routeGrpcWebStreams(server, grpcWeb);
+      if (connectLib && connect) connectLib.routeConnectStreams(server, connect);
       if (c.grpcCompression.send === 'gzip') watchAcceptEncoding(server);
       // Calls to unknown methods are answered by grpc-js before any interceptor: recorded apart.
       if (!this.chain.empty) recordRefusedCalls(server, this.chain);

@@ -1,11 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import type { ServerInterceptor } from '@grpc/grpc-js';
 import type { CallContext, CallInfo } from '@svcboot/entry-core';
 import { endCall, setHttpHeader, startCall, type CallChain } from '@svcboot/entry-core/call';
 import protobuf from 'protobufjs';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import { codeName } from '../codes.js';
+
+/**
+ * ws, loaded on the first WebSocket call rather than at start (most gateways never see one):
+ * synchronously, so the upgrade is handled in the same turn as before.
+ */
+const requireWs = createRequire(import.meta.url);
+let wsLib: typeof import('ws') | undefined;
+const wsModule = (): typeof import('ws') => (wsLib ??= requireWs('ws') as typeof import('ws'));
 import type { GatewayStatus } from './exchange.js';
 import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from './json-depth.js';
 import { fieldMaskFromBody } from './fieldmask.js';
@@ -175,7 +184,10 @@ export class Gateway implements ExchangeHost {
         if (!def.requestStream || !def.responseStream) continue;
         const values = route.template.match(pathname);
         if (!values) continue;
-        this.wss ??= new WebSocketServer({ noServer: true, maxPayload: this.options.maxBodyBytes });
+        this.wss ??= new (wsModule().WebSocketServer)({
+          noServer: true,
+          maxPayload: this.options.maxBodyBytes,
+        });
         this.wss.handleUpgrade(req, socket, head, (ws) => {
           this.sockets.add(ws);
           ws.once('close', () => this.sockets.delete(ws));

@@ -1,0 +1,140 @@
+/**
+ * Cold start and idle memory of a compiled one-entry svcboot app (servers/start-app.ts: a grpc
+ * entry with the logging, prom and meta middlewares and the prom endpoint, nothing else) against
+ * the hand-wired grpc-js peer (servers/grpc-js-wired.ts: grpc-js, proto-loader, pino, prom-client)
+ * in one run. Both are compiled first (esbuild, each server's own modules bundled, every package
+ * left to node_modules and the libs' dist/), then started BENCH_STARTS times each (5), in turn,
+ * with `node <file>.mjs`, pinned to CPU 1 where taskset exists: the time from spawn to its port
+ * accepting a TCP connection (polled every 2 ms), and VmRSS 1 s after that (idle, no calls).
+ * Medians of the starts, the ratios svcboot ÷ peer, and the goals of issue #41 (≤ 1.2× the
+ * peer's start, RSS ≤ the peer's + 10 MiB).
+ *
+ * `node --import tsx grpc/start.ts` from bench/. BENCH_CPU_PROF=<dir> also writes a
+ * `--cpu-prof` of each svcboot start into <dir>.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { freePort, isListening } from '@svcboot/testkit';
+import { ensureBuilt } from '../lib/built.js';
+import { hasTaskset } from './load.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const STARTS = Number(process.env['BENCH_STARTS'] ?? 5);
+const IDLE_MS = 1000;
+const cpuProf = process.env['BENCH_CPU_PROF'];
+const pinned = hasTaskset && os.cpus().length >= 2;
+
+interface Subject {
+  name: string;
+  source: string;
+  profile: boolean;
+}
+const SUBJECTS: Subject[] = [
+  { name: 'svcboot one-entry app (logging + prom + meta)', source: 'start-app', profile: true },
+  {
+    name: 'hand-wired grpc-js (proto-loader, pino, prom-client)',
+    source: 'grpc-js-wired',
+    profile: false,
+  },
+];
+
+/** Bundles servers/<source>.ts with its own modules (packages external) next to it; returns the file. */
+async function compile(source: string): Promise<string> {
+  // Beside the source, so that serve.ts finds apps/demo-grpc from import.meta.url as before.
+  const outfile = path.join(here, 'servers', `.${source}.compiled.mjs`);
+  await build({
+    entryPoints: [path.join(here, 'servers', `${source}.ts`)],
+    outfile,
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'error',
+  });
+  return outfile;
+}
+
+/** One start: spawn → accepting in ms, and VmRSS in MiB after IDLE_MS of idleness. */
+async function startOnce(file: string, profile: boolean): Promise<{ ms: number; rssMiB: number }> {
+  const port = await freePort();
+  const node = [
+    process.execPath,
+    ...(profile && cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : []),
+    file,
+  ];
+  const [cmd, ...args] = pinned ? ['taskset', '-c', '1', ...node] : node;
+  const t0 = process.hrtime.bigint();
+  const child = spawn(cmd!, args, {
+    env: { ...process.env, PORT: String(port), NO_COLOR: '1' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exit = once(child, 'exit');
+  try {
+    const deadline = Date.now() + 60_000;
+    while (!(await isListening(port))) {
+      if (child.exitCode !== null) throw new Error(`${file} exited with ${child.exitCode}`);
+      if (Date.now() > deadline) throw new Error(`${file} did not listen on ${port} within 60 s`);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    await new Promise((r) => setTimeout(r, IDLE_MS));
+    const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
+    const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
+    return { ms, rssMiB };
+  } finally {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    const stopped = await Promise.race([
+      exit.then(() => true),
+      new Promise((r) => setTimeout(r, 10_000, false)),
+    ]);
+    if (!stopped) child.kill('SIGKILL');
+  }
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const f0 = (n: number): string => n.toFixed(0);
+const f1 = (n: number): string => n.toFixed(1);
+
+ensureBuilt();
+const files = await Promise.all(SUBJECTS.map((s) => compile(s.source)));
+try {
+  const ms: number[][] = SUBJECTS.map(() => []);
+  const rss: number[][] = SUBJECTS.map(() => []);
+  for (let i = 0; i < STARTS; i++) {
+    // Alternate which one starts first, so that neither always follows the other.
+    const order = i % 2 === 0 ? [0, 1] : [1, 0];
+    for (const k of order) {
+      const r = await startOnce(files[k]!, SUBJECTS[k]!.profile);
+      ms[k]!.push(r.ms);
+      rss[k]!.push(r.rssMiB);
+    }
+  }
+  console.log('## start\n');
+  console.log(
+    `> node ${process.version}, each server compiled (esbuild bundle of its own modules; packages and the libs' dist/ from node_modules) and run as \`node <file>.mjs\`${pinned ? ' pinned to CPU 1' : ''}; ${STARTS} starts each, in turn. Start: spawn to the port accepting a TCP connection. RSS: VmRSS ${IDLE_MS} ms after that, no calls. Load average ${os.loadavg()[0]!.toFixed(1)} at the end.\n`,
+  );
+  console.log('| server | start ms median (min–max) | idle RSS MiB median (min–max) |');
+  console.log('|---|---:|---:|');
+  SUBJECTS.forEach((s, k) => {
+    console.log(
+      `| ${s.name} | ${f0(median(ms[k]!))} (${f0(Math.min(...ms[k]!))}–${f0(Math.max(...ms[k]!))}) | ${f1(median(rss[k]!))} (${f1(Math.min(...rss[k]!))}–${f1(Math.max(...rss[k]!))}) |`,
+    );
+  });
+  const ratio = median(ms[0]!) / median(ms[1]!);
+  const extra = median(rss[0]!) - median(rss[1]!);
+  console.log(
+    `\n> svcboot ÷ peer: start **${ratio.toFixed(2)}×** (goal ≤ 1.20×: ${ratio <= 1.2 ? 'met' : 'not met'}), idle RSS **${extra >= 0 ? '+' : ''}${f1(extra)} MiB** (goal ≤ +10 MiB: ${extra <= 10 ? 'met' : 'not met'}).`,
+  );
+} finally {
+  await Promise.all(files.map((f) => rm(f, { force: true })));
+}
