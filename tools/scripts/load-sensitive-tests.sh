@@ -10,11 +10,11 @@ busy="${1:-8}"
 files=(
   "libs/entry-core src/overload/load-shedding.test.ts"
   "libs/entry-http src/load-shedding.test.ts"
-  "libs/entry-http src/burst.test.ts"
+  "libs/entry-http src/burst.e2e.test.ts"
   "libs/entry-http src/hardening.test.ts"
   "libs/entry-grpc src/load-shedding.test.ts"
   "libs/entry-grpc src/hardening.test.ts"
-  "libs/entry-httpclient src/pushback.test.ts"
+  "libs/entry-httpclient src/pushback.e2e.test.ts"
 )
 pids=()
 stop() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
@@ -28,7 +28,7 @@ passed=0
 failed=0
 for entry in "${files[@]}"; do
   read -r dir file <<<"$entry"
-  if (cd "$dir" && npx vitest run "$file" >/tmp/load-sensitive.$$.log 2>&1); then
+  if (cd "$dir" && SVC_E2E=1 npx vitest run "$file" >/tmp/load-sensitive.$$.log 2>&1); then
     passed=$((passed + 1))
     echo "ok    $dir/$file"
   else

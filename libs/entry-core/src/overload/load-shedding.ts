@@ -98,7 +98,8 @@ export interface DeadlineSource {
  * (`rejectedBy: loadShedding`, `rejectReason`) and counted (`svc_shed_total{entry_name,reason}`).
  *
  * The signals, all read per call without a timer having to run first:
- * - the turn's lateness (TurnClock): how long the loop has been in the turn this call arrived in.
+ * - the turn's lateness (TurnClock): how long the loop has been in the turn this call arrived in,
+ *   running (a pause of the process by the OS scheduler does not count).
  *   The first TURN_SLICE_MS of a turn run calls at once; later calls of the same turn wait in the
  *   admission queue, drained one per turn after the turn's I/O. Past `maxEventLoopDelayMs` (and
  *   MIN_CALLS_PER_TURN calls) the loop is stuck and calls are shed (`event_loop_delay`);
@@ -128,7 +129,7 @@ export class LoadShedding implements CallMiddleware {
   private readonly counts: Readonly<Record<ShedReason, CounterChild>>;
   private readonly maxInFlight: number;
   private readonly maxDelayMs: number;
-  private readonly clock = new TurnClock();
+  private readonly clock = new TurnClock(TURN_SLICE_MS);
   private readonly limit: ConcurrencyLimit;
   private readonly queue = new Fifo();
   private readonly criticalQueue = new Fifo();
