@@ -58,7 +58,7 @@ describe("front → back under the back's overload, with the back's pushback hon
     const numbers = JSON.stringify({ byStatus, attempts, shedAtBack });
     console.log(`front → back burst: ${numbers}`);
     // The back shed part of the burst, and the front passed its refusal on (503) rather than
-    // waiting out its 3 s deadline. (A front slowed by a crowded machine may still see its own
+    // waiting out its 8 s deadline. (A front slowed by a crowded machine may still see its own
     // deadline pass first for some: 504.)
     expect(shedAtBack, numbers).toBeGreaterThan(0);
     expect(byStatus['503'] ?? 0, numbers).toBeGreaterThan(0);
@@ -66,7 +66,7 @@ describe("front → back under the back's overload, with the back's pushback hon
       Object.keys(byStatus).filter((s) => s !== '200' && s !== '503' && s !== '504'),
       numbers,
     ).toEqual([]);
-    // No retry before the pushback (Retry-After: 5, longer than the whole deadline), though the
+    // No retry before the pushback (Retry-After: 20, longer than the whole deadline), though the
     // client retries 503 up to 3 times: the back saw about one attempt per front call, not three.
     // (A connection the crowded back failed to accept is retried after the backoff, as it should.)
     expect(attempts, numbers).toBeLessThanOrEqual(calls * 1.1);

@@ -1,9 +1,9 @@
 /**
  * A child process for the front → back chain test. ROLE=back: an httpserver entry on $PORT with
- * the default load shedding but a pushback of 5 s (longer than the front's deadline), the caller's deadline read from `grpc-timeout` (what the httpclient
- * sends), and `GET /v1/work`, which holds the CPU for 30 ms. ROLE=front: an
+ * the default load shedding but a pushback of 20 s (longer than the front's deadline), the caller's deadline read from `grpc-timeout` (what the httpclient
+ * sends), and `GET /v1/work`, which holds the CPU for 30 ms (of CPU time). ROLE=front: an
  * httpserver entry on $PORT whose `GET /v1/front` calls the back's `/v1/work` through an httpclient
- * entry (retries on 503 up to 3 attempts, a breaker), within the inbound call's 3 s deadline, and
+ * entry (retries on 503 up to 3 attempts, a breaker), within the inbound call's 8 s deadline (long enough that the back's refusals, not the deadline, answer the burst on a crowded machine), and
  * answers the back's status (or the client's own failure).
  */
 import { runApp } from '@svcboot/entry-core';
@@ -11,14 +11,23 @@ import { httpEntry } from '@svcboot/entry-http';
 import { httpClient } from '../index.js';
 
 const port = Number(process.env['PORT']);
+
+/** The process's CPU time so far (ms, user + system). */
+function cpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
 const role = process.env['ROLE'];
 
 if (role === 'back')
   await runApp(
     (app) => {
       httpEntry(app, 'back').router.get('/v1/work', (ctx) => {
-        const end = performance.now() + 30;
-        while (performance.now() < end);
+        // 30 ms of CPU time, not of wall time: on a crowded machine a wall-clock spin does a
+        // fraction of that work, and the back, which admission sees running, would not be
+        // overloaded by the burst.
+        const end = cpuMs() + 30;
+        while (cpuMs() < end);
         ctx.body = { ok: true };
       });
     },
@@ -29,7 +38,7 @@ if (role === 'back')
     host: 127.0.0.1
     keepAliveTimeoutMs: 120000
     deadlineHeader: grpc-timeout
-    loadShedding: { retryAfterS: 5 }
+    loadShedding: { retryAfterS: 20 }
     prom: { enabled: true }
     middleware:
       prom: { enabled: true }
@@ -63,7 +72,7 @@ httpserver:
     loadShedding: { enabled: false }
     middleware:
       prom: { enabled: true }
-      timeout: { enabled: true, timeoutMs: 3000 }
+      timeout: { enabled: true, timeoutMs: 8000 }
 `,
       argv: [],
     },
