@@ -190,6 +190,28 @@ describe('LoadShedding: admission within one turn of the loop', () => {
     await settled(outcomes);
     expect(outcomes.filter((o) => o.how !== 'ran')).toEqual([]);
   });
+
+  it('cheap calls one slow turn queued leave the queue together, not one per turn', async () => {
+    const { chain, ls } = shedding();
+    made.push(ls);
+    countTurns();
+    // Cheap calls served at once: the service time is learned.
+    const warm = Array.from({ length: 8 }, () => start(chain, '/v1/cheap', 0));
+    await settled(warm);
+    await new Promise((r) => setImmediate(r));
+    // One slow call (a pause, a collection, an odd render), then 32 cheap calls in the same turn.
+    const slow = start(chain, '/v1/render', 15);
+    const cheap = Array.from({ length: 32 }, () => start(chain, '/v1/cheap', 0));
+    const queuedAt = turn;
+    expect(slow.how).toBe('ran');
+    expect(cheap.filter((o) => o.how === 'pending').length).toBeGreaterThan(0);
+    await settled(cheap);
+    expect(cheap.filter((o) => o.how !== 'ran')).toEqual([]);
+    // One per turn they would have taken 32 turns (as many as the slow call's weight in the mean
+    // service time allows per round: more each round, as cheap calls end).
+    const lastTurn = Math.max(...cheap.map((o) => o.ranInTurn!));
+    expect(lastTurn - queuedAt).toBeLessThan(16);
+  });
 });
 
 describe('LoadShedding: deadlines at admission', () => {

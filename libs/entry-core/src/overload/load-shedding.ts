@@ -25,8 +25,9 @@ export const SHED_HTTP_STATUS = 503;
 
 /**
  * A turn of the loop may run admitted calls for this long (ms) before the calls that arrive in it
- * wait in the admission queue instead: the queue is drained one call per turn, after the turn's
- * I/O, so that a probe read in the next turn is answered before the next queued call runs.
+ * wait in the admission queue instead: the queue is drained one round per turn, after the turn's
+ * I/O, so that a probe read in the next turn is answered before the next queued calls run; a
+ * round lets through as many calls as the mean service time fits in this slice (see `drain`).
  */
 export const TURN_SLICE_MS = 10;
 
@@ -57,6 +58,9 @@ const PRESSURE_MIN_WAIT_MS = 50;
  * between releases that the estimate multiplies. Deadlines still apply.
  */
 const MIN_QUEUE_TO_SHED = 16;
+
+/** The most calls one round of the drain lets through (see `drain`). */
+const DRAIN_ROUND_MAX = 64;
 
 /** The weight of one sample in the averages of service time and of the gap between releases. */
 const EWMA_WEIGHT = 0.2;
@@ -101,7 +105,7 @@ export interface DeadlineSource {
  * - the turn's lateness (TurnClock): how long the loop has been in the turn this call arrived in,
  *   running (a pause of the process by the OS scheduler does not count).
  *   The first TURN_SLICE_MS of a turn run calls at once; later calls of the same turn wait in the
- *   admission queue, drained one per turn after the turn's I/O. Past `maxEventLoopDelayMs` (and
+ *   admission queue, drained one round per turn after the turn's I/O. Past `maxEventLoopDelayMs` (and
  *   MIN_CALLS_PER_TURN calls) the loop is stuck and calls are shed (`event_loop_delay`);
  * - the calls in flight against a concurrency limit learned from latency (ConcurrencyLimit,
  *   between 1 and `maxInFlight`): unary calls over it wait; every call past `maxInFlight` is shed
@@ -142,6 +146,8 @@ export class LoadShedding implements CallMiddleware {
   /** Mean gap (ms) between two releases, measured by calls waiting through it; 0 until known. */
   private gapMs = 0;
   private lastReleaseMs = Number.NaN;
+  /** How many calls the last round of the drain let through (the gap is its length over them). */
+  private lastRoundReleased = 1;
   /** Since when (performance.now() ms) the queue has had a call waiting; NaN while it is empty. */
   private queueSince = Number.NaN;
   /** Until when (performance.now() ms) the queue is held short: it stood too long. */
@@ -315,21 +321,29 @@ export class LoadShedding implements CallMiddleware {
   }
 
   /**
-   * Lets the next waiting call run (critical ones first), once per turn of the loop, after the
-   * turn's I/O: a probe that arrives meanwhile is answered before it. A unary call waits while the
-   * concurrency limit is reached (an ending call drains again). Calls whose client left go
-   * without running; one whose deadline has passed is refused (`deadline`).
+   * Lets waiting calls run (critical ones first), one round per turn of the loop, after the
+   * turn's I/O: a probe that arrives meanwhile is answered before them. A round lets through as
+   * many calls as the mean service time says fit in TURN_SLICE_MS (one at least, DRAIN_ROUND_MAX
+   * at most): as a turn runs the calls that arrive in it for that long, so that a queue of cheap
+   * calls one slow turn left behind (a pause, a collection) empties in a round instead of holding
+   * every later arrival one turn per call ahead of it, while calls that hold the CPU still go one
+   * per turn. A unary call waits while the concurrency limit is reached (an ending call drains
+   * again). Calls whose client left go without running; one whose deadline has passed is refused
+   * (`deadline`).
    */
   private drain(): void {
     this.drainScheduled = false;
-    for (;;) {
+    const budget =
+      this.serviceMs > 0
+        ? Math.min(DRAIN_ROUND_MAX, Math.max(1, Math.floor(TURN_SLICE_MS / this.serviceMs)))
+        : 1;
+    let released = 0;
+    let now = 0;
+    while (released < budget) {
       const q = this.criticalQueue.length > 0 ? this.criticalQueue : this.queue;
-      if (q.length === 0) {
-        this.queueSince = Number.NaN;
-        return;
-      }
+      if (q.length === 0) break;
       const head = peekUnary(q);
-      if (head && this.running >= this.limit.value) return;
+      if (head && this.running >= this.limit.value) break;
       const w = q.shift()!;
       const call = w.call;
       if (call.ended || call.cancelled) {
@@ -342,26 +356,30 @@ export class LoadShedding implements CallMiddleware {
         w.reject(this.rejections.deadline);
         continue;
       }
-      const now = performance.now();
-      // A call that was already waiting at the last release saw one whole gap: the drain's pace.
-      if (w.queuedMs <= this.lastReleaseMs) {
-        // A gap more than twice the mean counts as twice the mean: a pause of the process (the
-        // scheduler ran another) says nothing of the drain's pace; a real slowdown still moves
-        // the mean up within a few releases.
-        const gap =
-          this.gapMs === 0
-            ? now - this.lastReleaseMs
-            : Math.min(now - this.lastReleaseMs, 2 * this.gapMs);
-        this.gapMs = this.gapMs === 0 ? gap : this.gapMs + (gap - this.gapMs) * EWMA_WEIGHT;
+      if (released === 0) {
+        now = performance.now();
+        // A call that was already waiting at the last round saw one whole round: the drain's
+        // pace is that round's length over the calls it let through.
+        if (w.queuedMs <= this.lastReleaseMs) {
+          // A gap more than twice the mean counts as twice the mean: a pause of the process (the
+          // scheduler ran another) says nothing of the drain's pace; a real slowdown still moves
+          // the mean up within a few releases.
+          const measured = (now - this.lastReleaseMs) / this.lastRoundReleased;
+          const gap = this.gapMs === 0 ? measured : Math.min(measured, 2 * this.gapMs);
+          this.gapMs = this.gapMs === 0 ? gap : this.gapMs + (gap - this.gapMs) * EWMA_WEIGHT;
+        }
       }
       this.admit(call, isUnary(call), now);
       w.resolve();
-      // The gap is measured between releases from a queue that stayed non-empty.
-      this.lastReleaseMs = now;
-      if (this.queue.length + this.criticalQueue.length === 0) this.queueSince = Number.NaN;
-      break;
+      released++;
     }
-    if (this.queue.length + this.criticalQueue.length > 0) this.scheduleDrain();
+    if (released > 0) {
+      // The gap is measured between rounds from a queue that stayed non-empty.
+      this.lastReleaseMs = now;
+      this.lastRoundReleased = released;
+    }
+    if (this.queue.length + this.criticalQueue.length === 0) this.queueSince = Number.NaN;
+    else if (released > 0) this.scheduleDrain();
   }
 
   private admit(call: CallContext, unary: boolean, now: number): void {
