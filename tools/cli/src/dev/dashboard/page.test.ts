@@ -48,6 +48,6 @@ describe("the dashboard page's script", () => {
         { middleware: 'auth', applies: true, note: 'not on GET /v1/b' },
         { middleware: 'logging', applies: true },
       ]),
-    ).toBe('through auth (not on GET /v1/b), logging · skipped by jwt (ignore: /a/B)');
+    ).toBe('goes through auth (not on GET /v1/b), logging · skipped by jwt (ignore: /a/B)');
   });
 });

@@ -144,7 +144,7 @@ function guardsText(guards) {
   const note = (g) => g.middleware + (g.note ? ' (' + g.note + ')' : '');
   const through = guards.filter((g) => g.applies).map(note);
   const skipped = guards.filter((g) => !g.applies).map(note);
-  return (through.length ? 'through ' + through.join(', ') : 'no middleware') + (skipped.length ? ' · skipped by ' + skipped.join(', ') : '');
+  return (through.length ? 'goes through ' + through.join(', ') : 'no middleware') + (skipped.length ? ' · skipped by ' + skipped.join(', ') : '');
 }
 async function loadCatalog() {
   const { services } = await (await fetch('/api/catalog')).json();
