@@ -146,19 +146,23 @@ describe("the catalog's comments, validation rules and guards (fixtures/guarded)
   });
 
   it("says which of the entry's middleware each method goes through, by their ignore lists", () => {
-    expect(entry.middleware).toEqual(['logging', 'jwt', 'auth', 'rateLimit']);
+    expect(entry.middleware).toEqual(['logging', 'jwt', 'auth', 'rateLimit', 'timeout']);
     expect(hello?.guards).toEqual([
       { middleware: 'logging', applies: true, note: undefined },
       { middleware: 'jwt', applies: true, note: undefined },
       // auth's ignore names the REST route's paths only: gRPC calls still go through it.
       { middleware: 'auth', applies: true, note: 'not on POST /v1/hello/{name}' },
       { middleware: 'rateLimit', applies: true, note: '5/s (paths: /fix.v1.Greeter/*)' },
+      { middleware: 'timeout', applies: true, note: '900 ms (paths: /fix.v1.Greeter/)' },
     ]);
+    // middleware.ignore names Count's REST route: every middleware skips its gateway calls.
     expect(count?.guards.map((g) => [g.middleware, g.applies, g.note])).toEqual([
-      ['logging', true, undefined],
+      ['logging', true, 'not on GET /v1/count'],
       ['jwt', false, 'ignore: /fix.v1.Greeter/Count'],
-      ['auth', true, undefined],
-      ['rateLimit', true, '5/s (paths: /fix.v1.Greeter/*)'],
+      ['auth', true, 'not on GET /v1/count'],
+      ['rateLimit', true, 'not on GET /v1/count; 5/s (paths: /fix.v1.Greeter/*)'],
+      // The first `paths` item naming the method, as the timeout middleware picks it.
+      ['timeout', true, 'not on GET /v1/count; 500 ms (paths: /fix.v1.Greeter/Count)'],
     ]);
   });
 

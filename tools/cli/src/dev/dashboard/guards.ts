@@ -3,8 +3,8 @@
  * `middleware:` section) unless its `ignore` list (plus the section's own `ignore`, which every
  * middleware adds to its list) names the method. Patterns are matched as entry-core's
  * `matchesCall` matches them (middleware/definition.ts): equal to the operation or path, a
- * prefix ending in `/`, or a glob (`*` within a segment, `**` across). rateLimit's `paths` give
- * some calls their own limit.
+ * prefix ending in `/`, or a glob (`*` within a segment, `**` across). rateLimit's and timeout's
+ * `paths` give some calls their own limit.
  */
 
 /** One enabled middleware of the entry, as it treats one method. */
@@ -43,10 +43,8 @@ export function guardsOf(
     );
     if (skippedRoutes.length > 0)
       notes.push(`not on ${skippedRoutes.map((r) => `${r.verb} ${r.path}`).join(', ')}`);
-    if (name === 'rateLimit') {
-      const own = ownLimit(options['paths'], grpcPath);
-      if (own !== undefined) notes.push(own);
-    }
+    const own = ownLimit(name, options['paths'], grpcPath);
+    if (own !== undefined) notes.push(own);
     return {
       middleware: name,
       applies: true,
@@ -55,12 +53,22 @@ export function guardsOf(
   });
 }
 
-/** rateLimit: the first `paths` item naming the method, as `5/s (path)`. */
-function ownLimit(paths: unknown, grpcPath: string): string | undefined {
+/**
+ * rateLimit's and timeout's own limit for the method: the first `paths` item naming it (as they
+ * pick it), as `5/s (paths: /pkg.Svc/*)` or `500 ms (paths: …)`.
+ */
+function ownLimit(middleware: string, paths: unknown, grpcPath: string): string | undefined {
+  const unit =
+    middleware === 'rateLimit'
+      ? (p: Options) => `${String(p['reqPerSec'])}/s`
+      : middleware === 'timeout'
+        ? (p: Options) => `${String(p['timeoutMs'])} ms`
+        : undefined;
+  if (unit === undefined) return undefined;
   for (const item of Array.isArray(paths) ? paths : []) {
     const p = (item ?? {}) as Options;
     if (typeof p['path'] === 'string' && matchesPath(p['path'], grpcPath))
-      return `${String(p['reqPerSec'])}/s (paths: ${p['path']})`;
+      return `${unit(p)} (paths: ${p['path']})`;
   }
   return undefined;
 }
