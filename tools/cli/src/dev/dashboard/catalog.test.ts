@@ -34,7 +34,9 @@ describe("the dashboard's catalog", () => {
       [],
     ]);
     expect(
-      service?.methods.map(({ requestFields, responseFields, rest, comment, guards, ...m }) => m),
+      service?.methods.map(
+        ({ requestFields, responseFields, rest, comment, guards, responseComment, ...m }) => m,
+      ),
     ).toEqual([
       {
         path: '/chain.v1.Front/GetAccount',
@@ -76,6 +78,11 @@ describe("the dashboard's catalog", () => {
     expect(service?.methods.map((m) => m.comment)).toEqual([
       undefined,
       'Streams the users the users service lists (a server stream through a server stream).',
+    ]);
+    // GetAccount's request has no comment (no key in the JSON); User's neither.
+    expect(service?.methods.map((m) => [m.requestComment, m.responseComment])).toEqual([
+      [undefined, undefined],
+      [undefined, undefined],
     ]);
     expect(getAccount?.responseFields.find((f) => f.name === 'users')?.comment).toBe(
       "What each callee saw of the call the front made on this one's behalf.",
@@ -121,6 +128,8 @@ describe("the catalog's comments, validation rules and guards (fixtures/guarded)
       undefined,
     ]);
     expect(hello?.responseFields[0]?.comment).toBe('The greeting.');
+    expect(hello?.requestComment).toBe('Whom to greet, how many times.');
+    expect(hello).not.toHaveProperty('responseComment');
   });
 
   it("has each request field's buf.validate rules, and none on fields without", () => {

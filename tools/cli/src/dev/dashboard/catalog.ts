@@ -30,6 +30,9 @@ export interface CatalogMethod {
   rest: Array<{ verb: string; path: string }>;
   /** The comment the proto puts before the rpc, when it has one (and protobufjs reads it). */
   comment?: string;
+  /** The comments before its request and response messages. */
+  requestComment?: string;
+  responseComment?: string;
   /** Each middleware the entry enables, and whether this method goes through it (its ignore lists). */
   guards: MethodGuard[];
 }
@@ -259,6 +262,12 @@ function readMethods(
           responseFields: fieldsOf(m.responseType, methodDocs?.response),
           rest,
           ...withComment(methodDocs?.comment),
+          ...(methodDocs?.requestComment === undefined
+            ? {}
+            : { requestComment: methodDocs.requestComment }),
+          ...(methodDocs?.responseComment === undefined
+            ? {}
+            : { responseComment: methodDocs.responseComment }),
           guards: guardsOf(options['middleware'], entry.middleware, m.path, rest),
         };
       }),

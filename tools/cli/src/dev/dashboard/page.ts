@@ -127,8 +127,9 @@ async function loadLog() {
 // ---- catalog ----
 const fieldText = (f) => f.name + ': ' + (f.repeated ? 'repeated ' : '') + f.type;
 // A message's fields on one line, each with its buf.validate rules, then those with a comment.
-function schema(type, fields) {
+function schema(type, fields, comment) {
   const box = el('div', undefined, 'fields');
+  if (comment) box.append(el('div', comment, 'doc'));
   box.append(type + ' { ');
   fields.forEach((f, i) => {
     if (i > 0) box.append(', ');
@@ -174,7 +175,7 @@ async function loadCatalog() {
           if (!m.clientStreaming) item.append(btn);
           if (m.comment) item.append(el('div', m.comment, 'doc'));
           if (e.middleware.length) item.append(el('div', guardsText(m.guards), 'fields guards'));
-          item.append(schema(m.requestType, m.requestFields), schema('→ ' + m.responseType, m.responseFields));
+          item.append(schema(m.requestType, m.requestFields, m.requestComment), schema('→ ' + m.responseType, m.responseFields, m.responseComment));
           ul.append(item);
         }
         const sub = el('ul'); const inner = el('li', svc.name); if (svc.comment) inner.append(el('div', svc.comment, 'doc')); inner.append(ul); sub.append(inner); li.append(sub);

@@ -42,6 +42,9 @@ export interface FieldDocs {
 }
 export interface MethodDocs {
   comment: string | undefined;
+  /** The comments of its request and response messages. */
+  requestComment: string | undefined;
+  responseComment: string | undefined;
   request: Map<string, FieldDocs>;
   response: Map<string, FieldDocs>;
 }
@@ -107,6 +110,8 @@ export function protoDocs(
     for (const [methodName, m] of Object.entries(service.methods))
       methods.set(methodName, {
         comment: commentOf(m),
+        requestComment: m.resolvedRequestType ? commentOf(m.resolvedRequestType) : undefined,
+        responseComment: m.resolvedResponseType ? commentOf(m.resolvedResponseType) : undefined,
         request: fieldDocs(m.resolvedRequestType),
         response: fieldDocs(m.resolvedResponseType),
       });
