@@ -244,7 +244,7 @@ function readMethods(
     const serviceDocs = docs(name);
     entry.services.push({
       name,
-      ...withComment(serviceDocs?.comment),
+      ...present({ comment: serviceDocs?.comment }),
       methods: methods.map(([method, m]) => {
         const methodDocs = serviceDocs?.methods.get(method);
         const rest = [
@@ -261,13 +261,11 @@ function readMethods(
           requestFields: fieldsOf(m.requestType, methodDocs?.request),
           responseFields: fieldsOf(m.responseType, methodDocs?.response),
           rest,
-          ...withComment(methodDocs?.comment),
-          ...(methodDocs?.requestComment === undefined
-            ? {}
-            : { requestComment: methodDocs.requestComment }),
-          ...(methodDocs?.responseComment === undefined
-            ? {}
-            : { responseComment: methodDocs.responseComment }),
+          ...present({
+            comment: methodDocs?.comment,
+            requestComment: methodDocs?.requestComment,
+            responseComment: methodDocs?.responseComment,
+          }),
           guards: guardsOf(options['middleware'], entry.middleware, m.path, rest),
         };
       }),
@@ -275,9 +273,12 @@ function readMethods(
   }
 }
 
-/** `{ comment }` when there is one: the catalog's JSON has no `comment: undefined` keys. */
-function withComment(comment: string | undefined): { comment?: string } {
-  return comment === undefined ? {} : { comment };
+/** The keys of `o` that have a value: the catalog's JSON has no `comment: undefined` keys. */
+function present<K extends string>(o: Record<K, string | undefined>): Partial<Record<K, string>> {
+  const out: Partial<Record<K, string>> = {};
+  for (const [k, v] of Object.entries(o) as Array<[K, string | undefined]>)
+    if (v !== undefined) out[k] = v;
+  return out;
 }
 
 const HTTP_VERBS = ['get', 'put', 'post', 'delete', 'patch'];
