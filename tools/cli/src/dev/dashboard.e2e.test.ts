@@ -142,6 +142,12 @@ describe.skipIf(process.env['SVC_E2E'] !== '1')(
       expect(listed['front']?.sort()).toEqual([...expected].sort());
       expect(listed['users']?.sort()).toEqual([...expected].sort());
       expect(listed['billing']).toBeUndefined();
+      // chain.proto's comment on WatchUsers and the middleware front's boot.yaml turns on.
+      const watch = await browser.evaluate<string>(
+        'document.querySelector(\'li.method[data-service="front"][data-path="/chain.v1.Front/WatchUsers"]\').textContent',
+      );
+      expect(watch).toContain('Streams the users the users service lists');
+      expect(watch).toContain('goes through logging, trace');
       await shot('catalog');
     });
 

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { DevService } from '../services.js';
 import { expandEnv } from './addresses.js';
+import { guardsOf, type MethodGuard } from './guards.js';
+import { type DocsLookup, type FieldDocs, protoDocs } from './proto-docs.js';
 
 /*
  * The dashboard's catalog: each service's entries (from its boot.yaml) and, for its grpc entries,
@@ -26,6 +28,13 @@ export interface CatalogMethod {
   responseFields: CatalogField[];
   /** Its REST routes on the gateway (the entry's gwMappingFiles rules, google.api.http options). */
   rest: Array<{ verb: string; path: string }>;
+  /** The comment the proto puts before the rpc, when it has one (and protobufjs reads it). */
+  comment?: string;
+  /** The comments before its request and response messages. */
+  requestComment?: string;
+  responseComment?: string;
+  /** Each middleware the entry enables, and whether this method goes through it (its ignore lists). */
+  guards: MethodGuard[];
 }
 
 /** One field of a message: its JSON name (lowerCamelCase, as proto-loader reads it) and type. */
@@ -36,6 +45,10 @@ export interface CatalogField {
   /** `message`, `enum` or `scalar`. */
   kind: 'message' | 'enum' | 'scalar';
   repeated: boolean;
+  /** The comment the proto puts before the field. */
+  comment?: string;
+  /** Its buf.validate rules as short texts (`min_len: 1`, `required: true`); none when absent. */
+  rules?: string[];
 }
 
 export interface CatalogEntry {
@@ -45,7 +58,7 @@ export interface CatalogEntry {
   /** The port as written in boot.yaml (it may be a `${VAR:-8101}`). */
   port: string | undefined;
   /** grpc entries: their services and methods, by full service name. */
-  services: Array<{ name: string; methods: CatalogMethod[] }>;
+  services: Array<{ name: string; comment?: string; methods: CatalogMethod[] }>;
   /** Why the methods could not be read, for people. */
   problem: string | undefined;
   /** grpc entries: what the methods answer on (gRPC, the REST gateway, Connect, gRPC-Web). */
@@ -144,7 +157,7 @@ function entriesOf(service: DevService): CatalogEntry[] {
     };
     if (kind === 'grpc') {
       const rules = gatewayRules(service.dir, options['gwMappingFiles']);
-      readMethods(service.dir, options['protos'], entry, rules);
+      readMethods(service.dir, options, entry, rules);
       entry.protocols = ['gRPC'];
       const anyRest =
         rules.size > 0 || entry.services.some((s) => s.methods.some((m) => m.rest.length > 0));
@@ -160,7 +173,14 @@ function entriesOf(service: DevService): CatalogEntry[] {
 export function loadProtos(
   dir: string,
   protos: unknown,
-): { definition: Record<string, unknown> } | { problem: string } {
+):
+  | {
+      definition: Record<string, unknown>;
+      /** The files as loaded (relative to their include folder) and the include folders, absolute. */
+      files: string[];
+      includeDirs: string[];
+    }
+  | { problem: string } {
   const p = (protos ?? {}) as { files?: unknown; includeDirs?: unknown };
   const files = Array.isArray(p.files) ? p.files.filter((f) => typeof f === 'string') : [];
   if (files.length === 0)
@@ -190,7 +210,7 @@ export function loadProtos(
       enums: String,
       defaults: true,
     };
-    return { definition: loader.loadSync(named, options) };
+    return { definition: loader.loadSync(named, options), files: named, includeDirs };
   } catch (err) {
     return { problem: `its protos do not load: ${(err as Error).message}` };
   }
@@ -210,33 +230,55 @@ export function methodsOf(
 
 function readMethods(
   dir: string,
-  protos: unknown,
+  options: Record<string, unknown>,
   entry: CatalogEntry,
   rules: ReadonlyMap<string, Array<{ verb: string; path: string }>>,
 ): void {
-  const loaded = loadProtos(dir, protos);
+  const loaded = loadProtos(dir, options['protos']);
   if ('problem' in loaded) {
     entry.problem = loaded.problem;
     return;
   }
-  for (const { name, methods } of methodsOf(loaded.definition))
+  const docs: DocsLookup = protoDocs(dir, loaded.files, loaded.includeDirs) ?? (() => undefined);
+  for (const { name, methods } of methodsOf(loaded.definition)) {
+    const serviceDocs = docs(name);
     entry.services.push({
       name,
-      methods: methods.map(([method, m]) => ({
-        path: m.path,
-        name: method,
-        requestType: m.requestType.type.name,
-        responseType: m.responseType.type.name,
-        clientStreaming: m.requestStream,
-        serverStreaming: m.responseStream,
-        requestFields: fieldsOf(m.requestType),
-        responseFields: fieldsOf(m.responseType),
-        rest: [
+      ...present({ comment: serviceDocs?.comment }),
+      methods: methods.map(([method, m]) => {
+        const methodDocs = serviceDocs?.methods.get(method);
+        const rest = [
           ...(rules.get(`${name}.${method}`) ?? []),
           ...httpRules(m.options?.['(google.api.http)']),
-        ],
-      })),
+        ];
+        return {
+          path: m.path,
+          name: method,
+          requestType: m.requestType.type.name,
+          responseType: m.responseType.type.name,
+          clientStreaming: m.requestStream,
+          serverStreaming: m.responseStream,
+          requestFields: fieldsOf(m.requestType, methodDocs?.request),
+          responseFields: fieldsOf(m.responseType, methodDocs?.response),
+          rest,
+          ...present({
+            comment: methodDocs?.comment,
+            requestComment: methodDocs?.requestComment,
+            responseComment: methodDocs?.responseComment,
+          }),
+          guards: guardsOf(options['middleware'], entry.middleware, m.path, rest),
+        };
+      }),
     });
+  }
+}
+
+/** The keys of `o` that have a value: the catalog's JSON has no `comment: undefined` keys. */
+function present<K extends string>(o: Record<K, string | undefined>): Partial<Record<K, string>> {
+  const out: Partial<Record<K, string>> = {};
+  for (const [k, v] of Object.entries(o) as Array<[K, string | undefined]>)
+    if (v !== undefined) out[k] = v;
+  return out;
 }
 
 const HTTP_VERBS = ['get', 'put', 'post', 'delete', 'patch'];
@@ -296,14 +338,21 @@ function enabledMiddleware(middleware: unknown): string[] {
     .map(([k]) => k);
 }
 
-function fieldsOf(message: MessageTypeLike): CatalogField[] {
+function fieldsOf(
+  message: MessageTypeLike,
+  docs: ReadonlyMap<string, FieldDocs> | undefined,
+): CatalogField[] {
   return (message.type.field ?? []).map((f) => {
     const kind = f.type === 'TYPE_MESSAGE' ? 'message' : f.type === 'TYPE_ENUM' ? 'enum' : 'scalar';
-    return {
+    const field: CatalogField = {
       name: f.name,
       type: kind === 'scalar' ? f.type.replace(/^TYPE_/, '').toLowerCase() : f.typeName,
       kind,
       repeated: f.label === 'LABEL_REPEATED',
     };
+    const d = docs?.get(f.name);
+    if (d?.comment !== undefined) field.comment = d.comment;
+    if (d !== undefined && d.rules.length > 0) field.rules = d.rules;
+    return field;
   });
 }

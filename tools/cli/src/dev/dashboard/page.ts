@@ -27,6 +27,8 @@ export const DASHBOARD_PAGE = `<!doctype html>
   pre { background: #f3f4f6; padding: .4rem .6rem; margin: .2rem 0; white-space: pre-wrap; word-break: break-all; }
   ul.methods li { margin: .15rem 0; }
   .fields { color: #6b7280; margin-left: 1rem; }
+  .doc { color: #374151; font-style: italic; margin-left: 1rem; white-space: pre-wrap; }
+  .rules { color: #92400e; }
   button { font-size: 12px; cursor: pointer; }
   #x-form { display: grid; grid-template-columns: 9rem 1fr; gap: .4rem .8rem; max-width: 60rem; }
   #x-form textarea { width: 100%; }
@@ -49,7 +51,7 @@ export const DASHBOARD_PAGE = `<!doctype html>
 <p class="muted">Calls go through svc dev to the service's own gRPC port. Metadata is sent with this call only and never stored.</p>
 <div id="x-form">
   <label for="x-method">method</label><select id="x-method"></select>
-  <label for="x-request">request (JSON)</label><div><textarea id="x-request" rows="8" spellcheck="false"></textarea><div id="x-problems" class="error"></div></div>
+  <label for="x-request">request (JSON)</label><div><textarea id="x-request" rows="8" spellcheck="false"></textarea><div id="x-problems" class="error"></div><div id="x-rules" class="rules"></div></div>
   <label for="x-metadata">metadata</label><textarea id="x-metadata" rows="2" spellcheck="false" placeholder="authorization: Bearer eyJ…   (one key: value a line)"></textarea>
   <span></span><div><button id="x-send" type="button">Send</button> <span id="x-state" class="muted"></span></div>
 </div>
@@ -124,6 +126,27 @@ async function loadLog() {
 
 // ---- catalog ----
 const fieldText = (f) => f.name + ': ' + (f.repeated ? 'repeated ' : '') + f.type;
+// A message's fields on one line, each with its buf.validate rules, then those with a comment.
+function schema(type, fields, comment) {
+  const box = el('div', undefined, 'fields');
+  if (comment) box.append(el('div', comment, 'doc'));
+  box.append(type + ' { ');
+  fields.forEach((f, i) => {
+    if (i > 0) box.append(', ');
+    box.append(fieldText(f));
+    if (f.rules && f.rules.length) box.append(' ', el('span', '[' + f.rules.join(', ') + ']', 'rules'));
+  });
+  box.append(' }');
+  for (const f of fields) if (f.comment) box.append(el('div', f.name + ': ' + f.comment, 'doc'));
+  return box;
+}
+// Which of the entry's middleware the method goes through, and which skip it (ignore lists).
+function guardsText(guards) {
+  const note = (g) => g.middleware + (g.note ? ' (' + g.note + ')' : '');
+  const through = guards.filter((g) => g.applies).map(note);
+  const skipped = guards.filter((g) => !g.applies).map(note);
+  return (through.length ? 'goes through ' + through.join(', ') : 'no middleware') + (skipped.length ? ' · skipped by ' + skipped.join(', ') : '');
+}
 async function loadCatalog() {
   const { services } = await (await fetch('/api/catalog')).json();
   const root = $('catalog'); root.textContent = ''; root.className = '';
@@ -150,10 +173,12 @@ async function loadCatalog() {
           const btn = el('button', 'try'); btn.type = 'button';
           btn.addEventListener('click', () => { $('x-method').value = String(index); pick(); location.hash = '#explorer'; });
           if (!m.clientStreaming) item.append(btn);
-          item.append(el('div', m.requestType + ' { ' + m.requestFields.map(fieldText).join(', ') + ' }', 'fields'));
+          if (m.comment) item.append(el('div', m.comment, 'doc'));
+          if (e.middleware.length) item.append(el('div', guardsText(m.guards), 'fields guards'));
+          item.append(schema(m.requestType, m.requestFields, m.requestComment), schema('→ ' + m.responseType, m.responseFields, m.responseComment));
           ul.append(item);
         }
-        const sub = el('ul'); const inner = el('li', svc.name); inner.append(ul); sub.append(inner); li.append(sub);
+        const sub = el('ul'); const inner = el('li', svc.name); if (svc.comment) inner.append(el('div', svc.comment, 'doc')); inner.append(ul); sub.append(inner); li.append(sub);
       }
       list.append(li);
     }
@@ -207,7 +232,51 @@ function problems() {
   }
   return out;
 }
+// The request's values against the buf.validate rules the catalog shows (a note: the service's
+// validate middleware, when on, decides; a call that breaks them can still be sent to see it refuse).
+function ruleNotes() {
+  const m = methods[Number($('x-method').value)];
+  let v;
+  try { v = JSON.parse($('x-request').value || '{}'); } catch { return []; }
+  if (!m || v === null || typeof v !== 'object' || Array.isArray(v)) return [];
+  const out = [];
+  for (const f of m.method.requestFields) {
+    if (!f.rules || f.repeated || f.kind !== 'scalar' || f.type === 'bytes') continue;
+    const value = v[f.name];
+    for (const text of f.rules) {
+      const at = text.indexOf(': '); const rule = text.slice(0, at); let limit;
+      try { limit = JSON.parse(text.slice(at + 2)); } catch { continue; }
+      const broken = ruleBroken(rule, limit, value);
+      if (broken) out.push(f.name + ' ' + broken + ' (' + text + ')');
+    }
+  }
+  return out;
+}
+function ruleBroken(rule, limit, value) {
+  if (rule === 'required') return limit === true && (value === undefined || value === null || value === '' || value === 0 || value === '0' || value === false) ? 'is required' : '';
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string' && ['min_len', 'max_len', 'len', 'pattern', 'prefix', 'suffix', 'contains'].includes(rule)) {
+    const n = Array.from(value).length;
+    if (rule === 'min_len') return n < limit ? 'is shorter than ' + limit : '';
+    if (rule === 'max_len') return n > limit ? 'is longer than ' + limit : '';
+    if (rule === 'len') return n !== limit ? 'is not ' + limit + ' long' : '';
+    if (rule === 'prefix') return !value.startsWith(limit) ? 'does not start with ' + JSON.stringify(limit) : '';
+    if (rule === 'suffix') return !value.endsWith(limit) ? 'does not end with ' + JSON.stringify(limit) : '';
+    if (rule === 'contains') return !value.includes(limit) ? 'does not contain ' + JSON.stringify(limit) : '';
+    try { return new RegExp(limit, 'u').test(value) ? '' : 'does not match ' + limit; } catch { return ''; }
+  }
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  if (Number.isNaN(n) || typeof limit !== 'number') return '';
+  if (rule === 'gt') return n <= limit ? 'must be > ' + limit : '';
+  if (rule === 'gte') return n < limit ? 'must be ≥ ' + limit : '';
+  if (rule === 'lt') return n >= limit ? 'must be < ' + limit : '';
+  if (rule === 'lte') return n > limit ? 'must be ≤ ' + limit : '';
+  if (rule === 'const') return n !== limit ? 'must be ' + limit : '';
+  return '';
+}
 function validate() {
+  const notes = ruleNotes();
+  $('x-rules').textContent = notes.length ? 'breaks its validation rules: ' + notes.join('; ') : '';
   const p = problems();
   $('x-problems').textContent = p.join('\\n');
   $('x-send').disabled = p.length > 0;
