@@ -7,7 +7,7 @@ import { optionsTable } from './markdown.js';
 const repo = fileURLToPath(new URL('../../../..', import.meta.url));
 
 test("entry-cache's README carries the table svc schema --markdown cache writes from boot.schema.json", async () => {
-  // boot.schema.json is checked up to date with the zod schemas by boot-schema.test.ts.
+  // boot.schema.json is checked up to date with the zod schemas by boot-schema.e2e.test.ts.
   const schema = JSON.parse(await readFile(path.join(repo, 'boot.schema.json'), 'utf8')) as unknown;
   const readme = await readFile(path.join(repo, 'libs', 'entry-cache', 'README.md'), 'utf8');
   const begin = '<!-- svc schema --markdown cache: begin -->\n';
