@@ -116,8 +116,21 @@ describe.each(ALL)('auth ignore list and probes on %s', (t) => {
       return;
     }
     if (t === 'grpc-web' || t === 'connect') return; // the same HTTP/1.1 server as the gateway's
-    if (t === 'websocket' || t === 'httpclient') {
-      // the upgrade request, or the client entry's request: the same 431, before any middleware
+    if (t === 'websocket') {
+      // The upgrade request: Node's HTTP/1.1 server answers 431 before any middleware and closes a
+      // connection whose request it did not read whole, so the client reads the 431 or, when the
+      // close reaches it first (ws on Node 24), a reset: refused by the server either way.
+      const outcome = await get()
+        .call({ headers: huge })
+        .then(
+          (a) => a.httpStatus,
+          (err: NodeJS.ErrnoException) => err.code,
+        );
+      expect([431, 'ECONNRESET', 'EPIPE']).toContain(outcome);
+      return;
+    }
+    if (t === 'httpclient') {
+      // the client entry's request: the same 431, before any middleware
       expect((await get().call({ headers: huge })).httpStatus).toBe(431);
       return;
     }
