@@ -121,9 +121,14 @@ describe('grpc entry: SIGTERM under keep-alive gateway load, with the defaults',
     // real GOAWAY, as gRPC's C-core and Go servers do); grpc-js's tryShutdown sends one GOAWAY.
     const NO_ERROR = http2.constants.NGHTTP2_NO_ERROR;
     const onGrpcJs = process.env['SVC_GRPC_SERVER'] === 'grpc-js';
-    expect(goaways, summary).toEqual(
-      onGrpcJs ? [`${NO_ERROR} last`] : [`${NO_ERROR} 2^31-1`, `${NO_ERROR} last`],
-    );
+    // Node 26's session.close() sends a GOAWAY of its own after the entry's final one, naming the
+    // same last stream (RFC 9113 §6.8 allows repeats that do not raise it): one or more here.
+    if (onGrpcJs) expect(goaways, summary).toEqual([`${NO_ERROR} last`]);
+    else {
+      expect(goaways[0], summary).toBe(`${NO_ERROR} 2^31-1`);
+      expect(goaways.length, summary).toBeGreaterThanOrEqual(2);
+      expect(new Set(goaways.slice(1)), summary).toEqual(new Set([`${NO_ERROR} last`]));
+    }
     expect(pingsBeforeFinal, summary).toBe(onGrpcJs ? 0 : 1);
     expect(await heldClosed).toBe(0);
     expect(trailers['grpc-status']).toBe('0');

@@ -13,6 +13,9 @@ import { encodeFrame, type FrameError, FrameReader, type WireMessage } from './f
 import { type DroppedEntry, readMetadata, writeMetadata } from './metadata.js';
 import { encodeStatusMessage } from './status-message.js';
 
+/** How long a client may go on sending after a trailers-only status before RST_STREAM NO_ERROR. */
+const STOP_REQUEST_GRACE_MS = 1000;
+
 /** The shape of a method the server needs: whether each side streams. */
 export interface NativeMethodShape {
   readonly requestStream: boolean;
@@ -556,6 +559,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
           return;
         }
       }
+      // Once the response's frame is written (Node 26 may otherwise put the RST_STREAM first).
       this.stopRequest();
     } else {
       stream.once('wantTrailers', () => {
@@ -577,8 +581,9 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   }
 
   /**
-   * After a trailers-only status, a request the client has not finished is stopped with
-   * RST_STREAM NO_ERROR (RFC 9113 §8.1: the response is complete, send no more), as the entry's
+   * After a trailers-only status, a request the client has not finished is stopped, a grace of
+   * STOP_REQUEST_GRACE_MS later, with RST_STREAM NO_ERROR (RFC 9113 §8.1: the response is
+   * complete, send no more), as the entry's
    * requestMessageTimeoutMs does on grpc-js's server: the stream does not hold the connection
    * while a stalled client keeps it open. Not after trailers that follow messages: Node may put
    * the RST_STREAM on the wire before them, and the client would see INTERNAL.
@@ -586,7 +591,15 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   private stopRequest(): void {
     const stream = this.stream;
     if (this.halfClosed || stream.destroyed || stream.closed) return;
-    stream.close(0x0 /* NO_ERROR */);
+    // Not at once: Node 26's client ends a stream reset right after a trailers-only response
+    // without the status it carried ("Call ended without gRPC status"), even after a PING round
+    // trip when many calls share the connection. A client that ends its request meanwhile (every
+    // client but a stalled one) closes the stream itself and the timer goes with it.
+    const timer = setTimeout(() => {
+      if (!this.halfClosed && !stream.destroyed && !stream.closed) stream.close(0x0 /* NO_ERROR */);
+    }, STOP_REQUEST_GRACE_MS);
+    timer.unref();
+    stream.once('close', () => clearTimeout(timer));
   }
 
   private bareStatus(status: NativeStatus): http2.OutgoingHttpHeaders {
