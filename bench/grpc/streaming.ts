@@ -4,13 +4,16 @@
  * handlers (servers/stream-peers.ts), issue #39: messages per second of a server stream
  * (bench.v1.Stream/Count, 1,000 Items per call) and of a client stream (bench.v1.Stream/Collect,
  * 1,000 Items in one request body, answered with their count). Each server process pinned to
- * CPU 1 and h2load to CPU 0 (1 connection × 4 streams), the servers rotated each round. Prints the
+ * CPU 1 and h2load to CPU 0 (1 connection × 4 streams, as native.ts), the servers rotated each
+ * round; h2load counts HTTP statuses only, so each server's two methods are first checked with a
+ * grpc-js client. Prints the
  * medians and svcboot / grpc-js per round (then their median and range): messages/s and server
  * CPU per message.
  *
  * `node --import tsx grpc/streaming.ts` from bench/ (the libs from their dist/:
  * `npx nx run @svcboot/entry-grpc:build` first). BENCH_SECONDS (per server, kind and round,
- * default 3), BENCH_ROUNDS (default 5), SVC_SERVER (svcboot's `server`, default node).
+ * default 3), BENCH_ROUNDS (default 5), SVC_SERVER (svcboot's `server`, default node),
+ * BENCH_CONNECTIONS and BENCH_STREAMS (h2load's, default 1 and 4). Not part of `npm run bench`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -52,11 +55,11 @@ const KINDS: Record<'server stream' | 'client stream', LoadTarget> = {
     grpcRequest: Uint8Array.from([0x08, ...varint(MESSAGES)]),
     httpPath: '/',
   },
-  // load() frames grpcRequest as one message: here it is the first Item, the other 999 frames
-  // follow it whole, so the body holds MESSAGES Items.
+  // The body: MESSAGES framed Items.
   'client stream': {
     grpcPath: '/bench.v1.Stream/Collect',
-    grpcRequest: Buffer.concat([item, ...Array.from({ length: MESSAGES - 1 }, () => itemFrame)]),
+    grpcRequest: new Uint8Array(0),
+    grpcBody: Buffer.concat(Array.from({ length: MESSAGES }, () => itemFrame)),
     httpPath: '/',
   },
 };
