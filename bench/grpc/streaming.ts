@@ -74,14 +74,16 @@ async function check(label: string, port: number): Promise<void> {
     `127.0.0.1:${port}`,
     credentials.createInsecure(),
   ) as unknown as {
-    Count(req: { n: number }): NodeJS.ReadableStream;
-    Collect(cb: (err: Error | null, res: { n: number }) => void): NodeJS.WritableStream;
+    Count(req: { n: number }): AsyncIterable<{ message: string }>;
+    Collect(cb: (err: Error | null, res: { n: number }) => void): {
+      write(item: { message: string }): boolean;
+      end(): void;
+    };
     close(): void;
   };
   try {
     let got = 0;
-    for await (const m of client.Count({ n: 5 }))
-      if ((m as { message: string }).message === 'hello!') got++;
+    for await (const m of client.Count({ n: 5 })) if (m.message === 'hello!') got++;
     if (got !== 5) throw new Error(`${label}: Count(5) gave ${got} Items`);
     const n = await new Promise<number>((resolve, reject) => {
       const w = client.Collect((err, res) => (err ? reject(err) : resolve(res.n)));
