@@ -27,6 +27,11 @@ export interface LoadShape {
 export interface LoadTarget {
   grpcPath: string;
   grpcRequest: Uint8Array;
+  /**
+   * gRPC only: the request body as is, its messages framed already (a client stream's several),
+   * sent instead of `grpcRequest` framed as one message.
+   */
+  grpcBody?: Uint8Array;
   httpPath: string;
   httpBody?: string;
 }
@@ -193,7 +198,9 @@ export interface LoadOptions {
 export async function load(o: LoadOptions): Promise<LoadResult> {
   const target = o.target ?? HELLO_TARGET;
   const body = path.join(o.dir, `body-${o.port}-${o.protocol}`);
-  if (o.protocol === 'grpc' || o.protocol === 'grpc-web') {
+  if (o.protocol === 'grpc' && target.grpcBody !== undefined)
+    await writeFile(body, target.grpcBody);
+  else if (o.protocol === 'grpc' || o.protocol === 'grpc-web') {
     // One uncompressed gRPC message: flag 0, the length (big-endian), the bytes.
     const frame = Buffer.alloc(5 + target.grpcRequest.byteLength);
     frame.writeUInt32BE(target.grpcRequest.byteLength, 1);

@@ -145,8 +145,13 @@ const NEVER_METADATA = new Set([
  * metadata pairs.
  */
 class InvokeHeaders implements CallHeaders {
-  readonly out: string[] = [];
+  /** Made on the first `set`: most calls set none (no middleware, or none that answers with headers). */
+  private pairs: string[] | undefined;
   constructor(private readonly head: InvokeHead) {}
+  /** The pairs set so far (flat: name, value…). */
+  get out(): readonly string[] {
+    return this.pairs ?? NO_PAIRS;
+  }
   get(name: string): string | undefined {
     const key = name.toLowerCase();
     const head = this.head;
@@ -165,7 +170,7 @@ class InvokeHeaders implements CallHeaders {
     return Array.isArray(v) ? v[0] : v;
   }
   set(name: string, value: string): void {
-    setMetadataHeader(this.out, name, value);
+    setMetadataHeader((this.pairs ??= []), name, value);
   }
 }
 
@@ -187,6 +192,7 @@ function metadataOf(head: InvokeHead): Metadata {
 }
 
 const NO_PAIRS: readonly string[] = [];
+const NOTHING_HELD: readonly unknown[] = [];
 /** Marks the half-close among messages held while a middleware decides. */
 const HALF_CLOSE = Symbol('half-close');
 
@@ -197,8 +203,10 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation, RequestWait
   readonly context: CallContext;
   private readonly headers: InvokeHeaders;
   private run: HandlerRun | undefined;
-  /** Messages (and the half-close) that came before the chain let the call through. */
-  private held: Array<unknown | typeof HALF_CLOSE> | undefined = [];
+  /** Until the chain let the call through (or it ended): what arrives meanwhile is held. */
+  private holding = true;
+  /** Messages (and the half-close) held meanwhile; made when the first arrives. */
+  private held: Array<unknown | typeof HALF_CLOSE> | undefined;
   private request: unknown;
   private hasRequest = false;
   private requestEnded = false;
@@ -282,9 +290,10 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation, RequestWait
   send(message: unknown): boolean {
     if (this.done) return true;
     if (this.awaiting) this.unaryMessage(message);
-    else if (this.held !== undefined) {
-      this.held.push(message);
-      if (this.registered.definition.requestStream && this.held.length >= REQUEST_QUEUE_MESSAGES) {
+    else if (this.holding) {
+      const held = (this.held ??= []);
+      held.push(message);
+      if (this.registered.definition.requestStream && held.length >= REQUEST_QUEUE_MESSAGES) {
         this.wantsPull = true;
         return false;
       }
@@ -303,7 +312,7 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation, RequestWait
       this.awaiting = false;
       this.requestEnded = true;
       this.startUnary();
-    } else if (this.held !== undefined) this.held.push(HALF_CLOSE);
+    } else if (this.holding) (this.held ??= []).push(HALF_CLOSE);
     else if (this.run !== undefined) this.context.runInScope(this.run.end, this.run, undefined);
   }
   cancel(): void {
@@ -314,13 +323,14 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation, RequestWait
     if (ctx.error === undefined) ctx.error = 'the client cancelled the call';
     ctx.abort('cancelled');
     // While a middleware decides, the driver ends the call once it hears (abandon).
-    if (this.held !== undefined) return;
+    if (this.holding) return;
     endCall(ctx, 'Canceled');
     this.run?.cancel();
   }
 
   fail(code: number, details: string): void {
     if (this.done) return;
+    this.holding = false;
     this.held = undefined;
     this.endWith(code, details, undefined);
     this.run?.cancel();
@@ -329,7 +339,8 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation, RequestWait
   // CallAdapter: what the call driver decided.
   /** Every `before` let the call through: the handler runs with what arrived meanwhile. */
   proceed(): void {
-    const held = this.held!;
+    const held = this.held ?? NOTHING_HELD;
+    this.holding = false;
     this.held = undefined;
     const def = this.registered.definition;
     if (def.requestStream) {
@@ -388,6 +399,7 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation, RequestWait
    * the middleware's (a header metadata cannot carry is left out); the handler never runs.
    */
   refuse(call: CallContext, err: CallRejection): void {
+    this.holding = false;
     this.held = undefined;
     if (call.error === undefined) call.error = err;
     for (const name of Object.keys(err.headers)) {
@@ -482,13 +494,21 @@ export class MethodInvoker {
       if (this.options.isBuiltin?.(method.path)) base.builtin = true;
       this.infos.set(method.path, base);
     }
+    // One literal, the same shape every call (a spread of `base` copies it key by key).
     const info: CallInfo = {
-      ...base,
+      operation: base.operation,
       remoteAddr: head.peer,
-      userAgent: head.userAgent,
-      authority: head.authority,
+      apiMethod: base.apiMethod,
+      apiPath: base.apiPath,
       apiProtocol: head.protocol,
+      apiQuery: base.apiQuery,
+      userAgent: head.userAgent,
+      grpcService: base.grpcService,
+      grpcMethod: base.grpcMethod,
+      grpcType: base.grpcType,
+      authority: head.authority,
     };
+    if (base.builtin) info.builtin = true;
     if (head.httpMethod !== undefined) {
       info.gwMethod = head.httpMethod;
       info.gwPath = info.apiPath;

@@ -118,7 +118,12 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   // Reading.
   private readonly queue: Buffer[] = [];
   private readonly compressedFlags: boolean[] = [];
-  private readonly raw: WireMessage[] = [];
+  /**
+   * Wire messages not yet delivered, from `rawHead` on (taken by index: Array#shift moves the rest
+   * on long arrays, and one DATA frame of a client stream can hold hundreds of messages).
+   */
+  private readonly raw: Array<WireMessage | undefined> = [];
+  private rawHead = 0;
   private inflating = false;
   private halfClosed = false;
   private waiting: (() => void) | undefined;
@@ -244,7 +249,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       this.queue.length === 0 &&
       this.halfClosed &&
       !this.inflating &&
-      this.raw.length === 0 &&
+      this.rawCount === 0 &&
       !this.endDelivered &&
       !this.ended
     ) {
@@ -281,7 +286,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
 
   private onData(chunk: Buffer): void {
     if (this.ended) return;
-    const before = this.raw.length;
+    const before = this.rawCount;
     try {
       this.reader.push(chunk, this.raw);
     } catch (err) {
@@ -289,20 +294,20 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       this.fail(e.tooLarge ? Status.RESOURCE_EXHAUSTED : Status.INTERNAL, e.message);
       return;
     }
-    if (this.raw.length !== before) this.drainRaw();
+    if (this.rawCount !== before) this.drainRaw();
     // Compressed messages wait while one inflates: they too count against the read-ahead.
-    if (this.raw.length >= this.settings.readAhead) this.stream.pause();
+    if (this.rawCount >= this.settings.readAhead) this.stream.pause();
   }
 
   /** Reads on once the handler has taken enough of what was read ahead. */
   private maybeResume(): void {
     const ahead = this.settings.readAhead;
-    if (this.raw.length > 0 && this.queue.length < ahead) this.drainRaw();
+    if (this.rawCount > 0 && this.queue.length < ahead) this.drainRaw();
     if (
       this.stream.isPaused() &&
       !this.ended &&
       this.queue.length < ahead &&
-      this.raw.length < ahead
+      this.rawCount < ahead
     ) {
       this.stream.resume();
     }
@@ -335,17 +340,34 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
     this.wake();
   }
 
+  /** How many wire messages wait in `raw`. */
+  private get rawCount(): number {
+    return this.raw.length - this.rawHead;
+  }
+
+  /** The oldest wire message in `raw` (there is one: rawCount > 0), removed. */
+  private takeRaw(): WireMessage {
+    const raw = this.raw;
+    const msg = raw[this.rawHead]!;
+    raw[this.rawHead++] = undefined;
+    if (this.rawHead === raw.length) {
+      raw.length = 0;
+      this.rawHead = 0;
+    }
+    return msg;
+  }
+
   /** Moves wire messages into the queue in order, inflating those that are compressed. */
   private drainRaw(): void {
     const ahead = this.settings.readAhead;
     // Past the read-ahead, messages wait here (compressed, as they came) until the handler takes some.
     while (
-      this.raw.length > 0 &&
+      this.rawCount > 0 &&
       !this.inflating &&
       !this.ended &&
       (this.onUnary !== undefined || this.queue.length < ahead)
     ) {
-      const msg = this.raw.shift()!;
+      const msg = this.takeRaw();
       if (!msg.compressed) {
         this.deliver(msg.data, false);
         continue;
@@ -370,7 +392,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
           this.deliver(data, true);
           this.drainRaw();
           this.maybeResume();
-          if (!this.inflating && this.raw.length === 0 && this.halfClosed) this.afterHalfClose();
+          if (!this.inflating && this.rawCount === 0 && this.halfClosed) this.afterHalfClose();
         },
         (err: unknown) => {
           this.inflating = false;
@@ -422,7 +444,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
         yield next;
         continue;
       }
-      if (this.halfClosed && !this.inflating && this.raw.length === 0) return;
+      if (this.halfClosed && !this.inflating && this.rawCount === 0) return;
       if (this.ended || this.cancelledFlag) return;
       await new Promise<void>((resolve) => (this.waiting = resolve));
     }

@@ -51,7 +51,7 @@ export class FrameReader {
   }
 
   /** Appends the complete messages in `chunk` (with what was carried over) to `out`. */
-  push(chunk: Buffer, out: WireMessage[]): void {
+  push(chunk: Buffer, out: { push(message: WireMessage): void }): void {
     let buf = chunk;
     if (this.pendingBytes > 0) {
       this.pending.push(chunk);
