@@ -27,6 +27,11 @@
  * round; a server's CPU is the sum of its threads' on-CPU time from /proc/<pid>/task/<tid>/schedstat
  * across the round. A ratio is the median of the rounds' ratios.
  *
+ * Knobs (environment): RATIO_WARMUP, RATIO_CALLS, RATIO_WINDOWS, RATIO_CPU_CALLS, RATIO_ROUNDS,
+ * RATIO_NODE_FLAGS (node's flags under callgrind), RATIO_BASELINE (another baseline file),
+ * RATIO_ONLY=<server key> (that server's callgrind windows only, dumps kept: to look into them
+ * with callgrind_annotate).
+ *
  * Exit 1 when an instruction ratio is above its baseline × (1 + margin); 2 when the check itself
  * failed (a server did not start, a call failed).
  */
@@ -38,13 +43,18 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Client, credentials, makeClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
+import {
+  type Client,
+  credentials,
+  makeClientConstructor,
+  type ServiceDefinition,
+} from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
 const servers = path.join(root, 'bench/grpc/servers');
-const baselineFile = path.join(here, 'baseline.json');
+const baselineFile = process.env['RATIO_BASELINE'] ?? path.join(here, 'baseline.json');
 const protoFile = path.join(root, 'apps/demo-grpc/api/v1/greeter.proto');
 
 const WARMUP = Number(process.env['RATIO_WARMUP'] ?? 500);
@@ -147,7 +157,9 @@ interface Running {
 /** Starts a server module (under callgrind when `cgDir` is given); resolves once its port accepts. */
 async function start(spec: ServerSpec, cgDir?: string): Promise<Running> {
   const port = await freePort();
-  const flags = cgDir ? (process.env['RATIO_NODE_FLAGS'] ?? CALLGRIND_NODE_FLAGS).split(' ').filter(Boolean) : [];
+  const flags = cgDir
+    ? (process.env['RATIO_NODE_FLAGS'] ?? CALLGRIND_NODE_FLAGS).split(' ').filter(Boolean)
+    : [];
   const node = [process.execPath, '--single-threaded', ...flags, '--import', 'tsx'];
   const file = path.join(servers, `${spec.module}.ts`);
   const argv = cgDir
@@ -201,13 +213,23 @@ async function stop(r: Running): Promise<void> {
   clearTimeout(timer);
 }
 
+type HelloMethod = (
+  req: object,
+  cb: (err: Error | null, res: { message?: string }) => void,
+) => void;
+
 function callGrpc(r: Running): Promise<void> {
   return new Promise((resolve, reject) => {
-    const hello = (r.grpc as unknown as Record<string, Function>)['Hello']!;
+    const hello = (r.grpc as unknown as { Hello: HelloMethod }).Hello;
     hello.call(r.grpc, {}, (err: Error | null, res: { message?: string }) => {
-      if (err) reject(new CheckError(`ratio-check: ${r.spec.key} Greeter.Hello failed: ${err.message}`));
+      if (err)
+        reject(new CheckError(`ratio-check: ${r.spec.key} Greeter.Hello failed: ${err.message}`));
       else if (res.message !== 'hello!')
-        reject(new CheckError(`ratio-check: ${r.spec.key} Greeter.Hello answered ${JSON.stringify(res)}`));
+        reject(
+          new CheckError(
+            `ratio-check: ${r.spec.key} Greeter.Hello answered ${JSON.stringify(res)}`,
+          ),
+        );
       else resolve();
     });
   });
@@ -267,7 +289,13 @@ async function measureInstructions(): Promise<Map<string, number>> {
   try {
     // Start-up under valgrind is the slow part: all four at once.
     const t = Date.now();
-    running.push(...(await Promise.all(SPECS.filter((s) => !process.env['RATIO_ONLY'] || s.key === process.env['RATIO_ONLY']).map((s) => start(s, dir)))));
+    running.push(
+      ...(await Promise.all(
+        SPECS.filter((s) => !process.env['RATIO_ONLY'] || s.key === process.env['RATIO_ONLY']).map(
+          (s) => start(s, dir),
+        ),
+      )),
+    );
     log(`callgrind: servers up in ${Math.round((Date.now() - t) / 1000)} s`);
     for (const r of running) {
       const w = Date.now();
@@ -285,7 +313,9 @@ async function measureInstructions(): Promise<Map<string, number>> {
         }
         // The least of the windows: one that a major GC (or a late optimisation) fell into counts
         // far more; the others agree closely.
-        log(`callgrind: ${r.spec.key} ${p}: ${perCall.map((x) => Math.round(x)).join(', ')} instructions per call`);
+        log(
+          `callgrind: ${r.spec.key} ${p}: ${perCall.map((x) => Math.round(x)).join(', ')} instructions per call`,
+        );
         out.set(`${r.spec.key}|${p}`, Math.min(...perCall));
       }
     }
@@ -318,7 +348,10 @@ async function measureCpu(): Promise<Map<string, number[]>> {
     for (const s of SPECS) running.push(await start(s));
     for (const r of running) for (const p of r.spec.protocols) await calls(r, p, WARMUP);
     for (let round = 0; round < ROUNDS; round++) {
-      const order = [...running.slice(round % running.length), ...running.slice(0, round % running.length)];
+      const order = [
+        ...running.slice(round % running.length),
+        ...running.slice(0, round % running.length),
+      ];
       for (const r of order)
         for (const p of r.spec.protocols) {
           // The server is a node process: taskset's pid is node's (no valgrind in between).
@@ -364,7 +397,7 @@ async function main(): Promise<number> {
       return undefined;
     }
   })();
-  const margin = baseline?.margin ?? 0.1;
+  const margin = baseline?.margin ?? 0.05;
 
   const ratios: Record<string, number> = {};
   const rows: string[] = [];
@@ -393,7 +426,9 @@ async function main(): Promise<number> {
       `and server CPU time (pinned, ${ROUNDS} rounds of ${CPU_CALLS} calls); margin ${(margin * 100).toFixed(0)} % ` +
       `over the baseline of ${baseline ? `${baseline.measuredOn} (${baseline.commit})` : 'none'}\n`,
   );
-  console.log('| svcboot ÷ peer | instructions ratio | baseline | limit | gate | CPU-time ratio, median (rounds) |');
+  console.log(
+    '| svcboot ÷ peer | instructions ratio | baseline | limit | gate | CPU-time ratio, median (rounds) |',
+  );
   console.log('|---|---:|---:|---:|---|---|');
   for (const row of rows) console.log(row);
   console.log(
