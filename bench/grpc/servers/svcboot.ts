@@ -9,7 +9,8 @@
  * SVC_TYPED=1 (Greeter as a typed service from protoc-gen-es code, gen/v1/greeter_pb.ts, instead
  * of the proto-loader definition: bench/grpc/typed.ts compares the two), SVC_CONNECT=1 (the
  * entry's `connect.enabled`, for run.ts's Connect row), SVC_SERVER=node|grpc-js (the entry's `server`), SVC_GRPCWEB=1 (`grpcWeb.enabled`, for
- * protocols.ts).
+ * protocols.ts), SVC_SHED_LOOP=0 (loadShedding's event-loop triggers off, maxInFlight kept: under
+ * valgrind, tools/scripts/ratio, every loop turn is late and every call would be shed).
  */
 import type { ServiceDefinition, sendUnaryData } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
@@ -43,7 +44,7 @@ grpc:
     eventEntry: records
     enableSvcGwOption: true
     enableChannelz: ${process.env['SVC_CHANNELZ'] === '1'}
-${process.env['SVC_SERVER'] ? `    server: ${process.env['SVC_SERVER']}\n` : ''}${idle ? `    connectionIdleTimeoutMs: ${idle}\n` : ''}${process.env['SVC_CONNECT'] === '1' ? '    connect: { enabled: true }\n' : ''}${process.env['SVC_GRPCWEB'] === '1' ? '    grpcWeb: { enabled: true }\n' : ''}    protos:
+${process.env['SVC_SHED_LOOP'] === '0' ? '    loadShedding: { maxEventLoopDelayMs: 0, maxEventLoopUtilization: 0 }\n' : ''}${process.env['SVC_SERVER'] ? `    server: ${process.env['SVC_SERVER']}\n` : ''}${idle ? `    connectionIdleTimeoutMs: ${idle}\n` : ''}${process.env['SVC_CONNECT'] === '1' ? '    connect: { enabled: true }\n' : ''}${process.env['SVC_GRPCWEB'] === '1' ? '    grpcWeb: { enabled: true }\n' : ''}    protos:
       files: [${protoFile}]
     gwMappingFiles: [${gwMappingFile}]
     prom: { enabled: true }
