@@ -39,7 +39,6 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,6 +49,7 @@ import {
   type ServiceDefinition,
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
+import { freePort, isListening } from '@svcboot/testkit';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
@@ -123,28 +123,6 @@ class CheckError extends Error {}
 
 const log = (line: string): void => void process.stderr.write(`ratio-check: ${line}\n`);
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const c = net.connect(port, '127.0.0.1');
-    c.once('connect', () => {
-      c.destroy();
-      resolve(true);
-    });
-    c.once('error', () => resolve(false));
-  });
-}
-
 interface Running {
   spec: ServerSpec;
   child: ChildProcess;
@@ -183,7 +161,7 @@ async function start(spec: ServerSpec, cgDir?: string): Promise<Running> {
     if (stderr.length > 200) stderr.shift();
   });
   const deadline = Date.now() + 180_000;
-  while (!(await accepts(port))) {
+  while (!(await isListening(port))) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new CheckError(
