@@ -8,6 +8,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false SVC_E2E=1
+# One file at a time (vitest.config.ts reads SVC_TEST_WORKERS): two of the CLI's files that run
+# `svc new` from this checkout both rebuild tools/cli's dist/ (rm -rf dist && tsc) to pack it, and
+# side by side one removed what the other was packing (CI: "rm: cannot remove 'dist'", a vendored
+# svc without dist/install/command.js). These are whole-process tests; one at a time also keeps
+# them off each other's cores.
+export SVC_TEST_WORKERS=1
 
 mapfile -t files < <(git ls-files -- '*.e2e.test.ts' | sort)
 if [ ${#files[@]} = 0 ]; then
