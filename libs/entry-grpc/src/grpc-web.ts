@@ -161,16 +161,19 @@ export class GrpcWebAdapter {
       return;
     }
     web.onClose(() => call.cancel());
-    this.readRequests(mode, web, call, method.definition.requestDeserialize);
+    out.resumeRequests = this.readRequests(mode, web, call, method.definition.requestDeserialize);
   }
 
-  /** The request body's frames, decoded, to the call; a frame it cannot take ends the call. */
+  /**
+   * The request body's frames, decoded, to the call; a frame it cannot take ends the call. Reading
+   * pauses while the handler's queue is full: the function returned reads on (the sink's pull).
+   */
   private readRequests(
     mode: 'binary' | 'text',
     web: HttpExchange,
     call: Invocation,
     deserialize: (bytes: Buffer) => unknown,
-  ): void {
+  ): () => void {
     const max = this.options.maxRecvMessageBytes;
     const frames = new EnvelopeSplitter(max);
     const gzipped = first(web.headers['grpc-encoding']) === 'gzip';
@@ -213,7 +216,8 @@ export class GrpcWebAdapter {
           fail(13, `Error deserializing request: ${(err as Error).message}`);
           return;
         }
-        call.send(message);
+        // False: the handler's queue is full; the frames of this chunk still go (a few more).
+        if (!call.send(message)) body.pause();
         if (failed) return;
       }
     };
@@ -225,12 +229,15 @@ export class GrpcWebAdapter {
       else call.end();
     });
     body.on('error', () => undefined);
+    return () => body.resume();
   }
 }
 
 /** One call's answer as gRPC-Web: the head, message frames, the trailer frame (base64 in text mode). */
 class WebResponse implements InvokeSink {
   call: Invocation | undefined;
+  /** Reads the request's frames on (after `Invocation.send` said the handler's queue was full). */
+  resumeRequests: (() => void) | undefined;
   private readonly encode: Base64Stream | undefined;
   private readonly contentType: string;
 
@@ -270,6 +277,10 @@ class WebResponse implements InvokeSink {
     addMetadata(out, md);
     addPairs(out, pairs);
     this.respond(out, false);
+  }
+
+  pull(): void {
+    this.resumeRequests?.();
   }
 
   message(msg: unknown, done: () => void): void {

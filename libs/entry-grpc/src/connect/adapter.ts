@@ -499,8 +499,11 @@ export class ConnectAdapter {
         call.fail(13, `Error deserializing request: ${(err as Error).message}`);
         return;
       }
-      call.send(message);
+      // The handler's queue is full: stop reading (the envelopes' buffers fill, the body's pipe
+      // pauses, HTTP/2 flow control holds the client) until the invoker's sink.pull().
+      if (!call.send(message)) requests.pause();
     });
+    answer.resumeRequests = () => requests.resume();
     requests.on('end', () => {
       if (!failed) call.end();
     });
@@ -579,6 +582,8 @@ class UnaryAnswer implements InvokeSink {
 /** A streaming call's answer: the head, each message as an envelope, the end-of-stream message. */
 class StreamAnswer implements InvokeSink {
   call: Invocation | undefined;
+  /** Reads the request's envelopes on (after `Invocation.send` said the handler's queue was full). */
+  resumeRequests: (() => void) | undefined;
   private ended = false;
 
   constructor(
@@ -606,6 +611,10 @@ class StreamAnswer implements InvokeSink {
     for (const [name, value] of trailersOf(md).pairs) headers[name] = value;
     addPairs(headers, pairs);
     this.respond(headers);
+  }
+
+  pull(): void {
+    this.resumeRequests?.();
   }
 
   message(msg: unknown, done: () => void): void {
