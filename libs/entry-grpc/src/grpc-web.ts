@@ -13,7 +13,6 @@ import type {
   Invocation,
   MethodInvoker,
 } from './invoker/invoker.js';
-import { routeStreams } from './route-streams.js';
 
 /**
  * gRPC-Web (`application/grpc-web[+proto]` and `application/grpc-web-text[+proto]`) on the entry's
@@ -409,13 +408,4 @@ class Base64Stream {
     this.rest = Buffer.alloc(0);
     return out;
   }
-}
-
-/**
- * Puts the adapter in front of grpc-js on the HTTP/2 servers grpc-js made for `server`'s connection
- * injectors: a gRPC-Web stream (a browser on TLS negotiates HTTP/2) goes to the adapter, every
- * other stream to grpc-js's own handlers (see routeStreams). Returns how many servers it wrapped.
- */
-export function routeGrpcWebStreams(server: object, adapter: GrpcWebAdapter): number {
-  return routeStreams(server, (stream, headers) => adapter.serveStream(stream, headers));
 }

@@ -14,7 +14,6 @@ import type {
   Invocation,
   MethodInvoker,
 } from '../invoker/invoker.js';
-import { routeStreams } from '../route-streams.js';
 import { ConnectMethod, connectDetails } from './codec.js';
 import { EnvelopeTooLarge } from './envelope.js';
 import { metadataOf, type GrpcStatus } from './grpc-status.js';
@@ -704,12 +703,4 @@ function asFailure(err: unknown): ConnectFailure {
 function drain(x: HttpExchange): void {
   const body = x.body as NodeJS.ReadableStream & { readableEnded?: boolean };
   if (!body.readableEnded) body.resume();
-}
-
-/**
- * Puts the adapter in front of the handlers of grpc-js's HTTP/2 servers (see routeStreams): a
- * Connect stream goes to the adapter, every other to what was there (gRPC-Web's, grpc-js).
- */
-export function routeConnectStreams(server: object, adapter: ConnectAdapter): number {
-  return routeStreams(server, (stream, headers) => adapter.serveStream(stream, headers));
 }
