@@ -7,13 +7,15 @@ import {
   type CallAdapter,
   type CallChain,
   plainPeer,
+  RPC_METHOD,
 } from '@svcboot/entry-core/call';
+import { UNKNOWN_RPC } from './call-info.js';
 import { codeName } from './codes.js';
 import { wasIntercepted } from './interceptor.js';
 
 /**
- * One CallInfo for every call to a method the server does not have: the path asked for is in the
- * record (apiPath), but metric labels stay bounded whatever paths clients send.
+ * One CallInfo (and `UNKNOWN_RPC`) for every call to a method the server does not have: the path
+ * asked for is in the record (apiPath), but metric labels stay bounded whatever paths clients send.
  */
 function unknownMethodInfo(
   path: string,
@@ -29,9 +31,6 @@ function unknownMethodInfo(
     apiProtocol: 'HTTP/2',
     apiQuery: '',
     userAgent,
-    grpcService: 'unknown',
-    grpcMethod: 'unknown',
-    grpcType: 'UnaryServer',
     authority,
   };
 }
@@ -92,7 +91,9 @@ export function recordRefusedCalls(server: Server, chain: CallChain): number {
       const refused = new RefusedCall(headers, stream, status);
       const path = String(headers[':path'] ?? '');
       const info = unknownMethodInfo(path, remote, ua, headers[':authority'] ?? headers.host);
-      startCall(chain, new CallContext(info, refused), refused);
+      const ctx = new CallContext(info, refused);
+      ctx.set(RPC_METHOD, UNKNOWN_RPC);
+      startCall(chain, ctx, refused);
     });
   }
   return servers.size;

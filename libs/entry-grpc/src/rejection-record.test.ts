@@ -1,4 +1,5 @@
 import { CallRejection, MiddlewareOrder } from '@svcboot/entry-core';
+import { RPC_METHOD } from '@svcboot/entry-core/call';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startLibrary, unary, type Harness } from './test-support/harness.js';
 
@@ -14,7 +15,8 @@ describe("a middleware's rejection on gRPC and gateway calls", () => {
       setup: (entry) =>
         entry.useMiddleware(MiddlewareOrder.Guard, {
           before(call) {
-            if (call.info.grpcMethod === 'Ping' || call.info.grpcMethod === 'GetShelf')
+            const rpc = call.get(RPC_METHOD)?.method;
+            if (rpc === 'Ping' || rpc === 'GetShelf')
               throw new CallRejection(
                 'PermissionDenied',
                 'not you',

@@ -24,7 +24,7 @@ const stamp: MiddlewareDefinition<z.output<typeof stampSchema>> = {
   schema: stampSchema,
   create: (config) => ({
     before(call) {
-      if (isIgnored(config.ignore, call.info)) return;
+      if (isIgnored(config.ignore, call)) return;
       call.headers.set('X-Stamp', config.value);
       if (call.headers.get('x-deny') !== undefined)
         throw new CallRejection(

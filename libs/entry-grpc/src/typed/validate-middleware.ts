@@ -39,8 +39,7 @@ class ValidateMiddleware implements CallMiddleware {
   constructor(private readonly ignore: readonly string[]) {}
 
   before(call: CallContext): void {
-    if (this.ignore.length === 0 || !isIgnored(this.ignore, call.info))
-      call.set(VALIDATE_REQUEST, true);
+    if (this.ignore.length === 0 || !isIgnored(this.ignore, call)) call.set(VALIDATE_REQUEST, true);
   }
 }
 

@@ -38,12 +38,12 @@ export class CorsMiddleware implements CallMiddleware {
   }
 
   before(call: CallContext): void {
-    if (!this.scope.applies(call.info)) return;
+    if (!this.scope.applies(call)) return;
     const h = call.headers;
     const origin = h.get('origin');
     const preflight =
       origin !== undefined &&
-      httpMethodOf(call.info) === 'OPTIONS' &&
+      httpMethodOf(call) === 'OPTIONS' &&
       h.get('access-control-request-method') !== undefined;
     setHttpHeader(call, 'Vary', preflight ? PREFLIGHT_VARY : 'Origin');
     if (origin === undefined || !this.origins.allows(origin)) return;

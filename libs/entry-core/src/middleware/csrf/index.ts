@@ -78,10 +78,10 @@ export class CsrfMiddleware implements CallMiddleware {
 
   before(call: CallContext): void | Promise<void> {
     // gRPC-Web: its content type needs a CORS preflight, so no other site can send one unasked.
-    if (!this.scope.applies(call.info) || call.info.apiProtocol === 'gRPC-Web') return;
+    if (!this.scope.applies(call) || call.info.apiProtocol === 'gRPC-Web') return;
     const cookie = cookieValue(call.headers.get('cookie'), this.cookieName);
     const valid = cookie !== undefined && cookie !== '' && this.tokens.valid(cookie);
-    if (SAFE.has(httpMethodOf(call.info))) {
+    if (SAFE.has(httpMethodOf(call))) {
       this.pass(call, valid ? cookie : this.tokens.create());
       return;
     }

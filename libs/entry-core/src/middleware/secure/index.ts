@@ -39,7 +39,7 @@ export class SecureMiddleware implements CallMiddleware {
   }
 
   before(call: CallContext): void {
-    if (!this.scope.applies(call.info)) return;
+    if (!this.scope.applies(call)) return;
     const always = this.always;
     for (let i = 0; i < always.length; i += 2) setHttpHeader(call, always[i]!, always[i + 1]!);
     if (this.hsts !== undefined && overTls(call, this.trustForwardedProto))
