@@ -116,10 +116,11 @@ export {
   buildCallChain,
   planChainReload,
   type CallChainOptions,
-  type OrderedMiddleware,
+  type PlacedMiddleware,
   type MiddlewareConfig,
   type PromEndpointConfig,
 } from './middleware/options.js';
 export { serveThroughChain } from './http/chain-route.js';
+export { MIDDLEWARE_PHASES } from './middleware/phase.js';
 export { plainPeer, socketPeer } from './http/peer.js';
 export { metaHeaders } from './middleware/meta.js';

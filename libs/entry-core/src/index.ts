@@ -97,8 +97,12 @@ export {
   registeredMiddlewares,
 } from './middleware/definitions.js';
 export { MiddlewareRegistry, withMiddlewareRegistry } from './middleware/registry.js';
+export type {
+  MiddlewarePhase,
+  MiddlewarePlace,
+  MiddlewarePlacement,
+} from './middleware/phase.js';
 export {
-  MiddlewareOrder,
   isIgnored,
   matchesCall,
   matchKey,

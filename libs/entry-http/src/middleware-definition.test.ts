@@ -20,7 +20,7 @@ const stampSchema = z.strictObject({
 });
 const stamp: MiddlewareDefinition<z.output<typeof stampSchema>> = {
   key: 'stamp',
-  order: 400,
+  phase: 'authn',
   schema: stampSchema,
   create: (config) => ({
     before(call) {

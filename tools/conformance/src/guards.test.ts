@@ -1,7 +1,6 @@
 import {
   CallRejection,
   isIgnored,
-  MiddlewareOrder,
   type CallContext,
   type CallMiddleware,
 } from '@svcboot/entry-core';
@@ -84,7 +83,7 @@ describe.each(
       expect(started.handled()).toBe(isBuiltin(t) ? 0 : 1);
       expect(seen).toHaveLength(2);
       // after bootstrap, the chain is fixed
-      expect(() => started.useMiddleware(MiddlewareOrder.Guard, {})).toThrow(/bootstrap/);
+      expect(() => started.useMiddleware('authn', {})).toThrow(/bootstrap/);
     } finally {
       records = await started.stop();
     }

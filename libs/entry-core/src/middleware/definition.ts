@@ -2,35 +2,8 @@ import type { z } from 'zod';
 import type { Registry } from 'prom-client';
 import type { EntryContext } from '../entry.js';
 import type { CallContext, CallMiddleware } from './call.js';
+import type { MiddlewarePlacement } from './phase.js';
 import { HTTP_REQUEST } from '../call/http-request.js';
-
-/** Where a middleware stands in the chain: lower `order` runs its `before` earlier and its `after` later. */
-export const MiddlewareOrder = {
-  Meta: 100,
-  Prom: 200,
-  /** Tracing: the span is open before the record begins, so the record can carry its ids. */
-  Trace: 250,
-  Logging: 300,
-  /**
-   * Load shedding: once the record is begun (a shed call is recorded and counted), before anything
-   * that costs (secure headers, guards, the body).
-   */
-  LoadShedding: 350,
-  /** Secure headers: set before any guard, so that rejections carry them too. */
-  Secure: 360,
-  /** CORS: a preflight carries no credentials, and a browser reads a 401 only with CORS headers. */
-  Cors: 370,
-  /** Middlewares that may refuse a call (auth, JWT, CSRF, rate limit) come after the record is begun. */
-  Guard: 400,
-  Auth: 400,
-  Jwt: 410,
-  Csrf: 420,
-  /** Rate limits after authentication: a limit may be keyed by the API key or the JWT subject. */
-  RateLimit: 450,
-  /** A client entry's circuit breaker: a call it refuses still gets its record and metrics. */
-  Breaker: 460,
-  Timeout: 500,
-} as const;
 
 /** What a middleware's options always have under `middleware.<key>`. */
 export interface MiddlewareOptionsBase {
@@ -47,10 +20,10 @@ export interface MiddlewareOptionsBase {
  * schema, and `buildCallChain` creates the enabled ones. (The built-in meta, prom and logging
  * predate definitions and are still assembled by `buildCallChain` itself.)
  */
-export interface MiddlewareDefinition<C extends MiddlewareOptionsBase = MiddlewareOptionsBase> {
-  /** The key under `middleware:` in boot.yaml, e.g. `auth`. */
+export interface MiddlewareDefinition<C extends MiddlewareOptionsBase = MiddlewareOptionsBase>
+  extends MiddlewarePlacement {
+  /** The key under `middleware:` in boot.yaml, e.g. `auth`; what another's before/after names. */
   readonly key: string;
-  readonly order: number;
   /** Options of `middleware.<key>`, strict, with defaults; includes `enabled` and `ignore`. */
   readonly schema: z.ZodType<C>;
   create(config: C, ctx: EntryContext, entry: MiddlewareEntryInfo): CallMiddleware;

@@ -1,5 +1,4 @@
 import {
-  MiddlewareOrder,
   createContextKey,
   isIgnored,
   type CallContext,
@@ -52,7 +51,8 @@ class ValidateMiddleware implements CallMiddleware {
  */
 export const validateDefinition: MiddlewareDefinition<ValidateConfig> = {
   key: 'validate',
-  order: MiddlewareOrder.Timeout + 100,
+  // Last: a refused call is never decoded and checked.
+  phase: 'handler',
   schema: validateSchema,
   create(config, _ctx, entry) {
     if (entry.entryType !== GRPC_ENTRY_TYPE)

@@ -1,6 +1,6 @@
 import { setHttpHeader, type CallContext, type CallMiddleware } from '../call.js';
 import { CallAnswer } from '../answer.js';
-import { MiddlewareOrder, type MiddlewareDefinition } from '../definition.js';
+import type { MiddlewareDefinition } from '../definition.js';
 import { HttpScope, httpMethodOf } from '../http-scope.js';
 import { OriginMatcher } from './origins.js';
 import { corsSchema, type CorsConfig } from './schema.js';
@@ -71,7 +71,8 @@ export class CorsMiddleware implements CallMiddleware {
 /** `middleware.cors`. */
 export const corsDefinition: MiddlewareDefinition<CorsConfig> = {
   key: 'cors',
-  order: MiddlewareOrder.Cors,
+  phase: 'browser',
+  after: 'secure',
   schema: corsSchema,
   create: (config) => new CorsMiddleware(config),
 };

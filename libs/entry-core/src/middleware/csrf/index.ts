@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createContextKey } from '../../call/context-key.js';
 import { setHttpHeader, type CallContext, type CallMiddleware } from '../call.js';
-import { MiddlewareOrder, type MiddlewareDefinition } from '../definition.js';
+import type { MiddlewareDefinition } from '../definition.js';
 import { HttpScope, httpMethodOf, overTls } from '../http-scope.js';
 import { CallRejection } from '../rejection.js';
 import { csrfSchema, type CsrfConfig } from './schema.js';
@@ -159,7 +159,7 @@ function isForm(contentType: string): boolean {
 /** `middleware.csrf`. */
 export const csrfDefinition: MiddlewareDefinition<CsrfConfig> = {
   key: 'csrf',
-  order: MiddlewareOrder.Csrf,
+  phase: 'authz',
   schema: csrfSchema,
   create: (config, ctx, entry) => {
     if (config.key === undefined)

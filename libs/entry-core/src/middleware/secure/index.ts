@@ -1,6 +1,6 @@
 import type { CallContext, CallMiddleware } from '../call.js';
 import { setHttpHeader } from '../call.js';
-import { MiddlewareOrder, type MiddlewareDefinition } from '../definition.js';
+import type { MiddlewareDefinition } from '../definition.js';
 import { HttpScope, overTls } from '../http-scope.js';
 import { secureSchema, type SecureConfig } from './schema.js';
 
@@ -50,7 +50,7 @@ export class SecureMiddleware implements CallMiddleware {
 /** `middleware.secure`. */
 export const secureDefinition: MiddlewareDefinition<SecureConfig> = {
   key: 'secure',
-  order: MiddlewareOrder.Secure,
+  phase: 'browser',
   schema: secureSchema,
   create: (config) => new SecureMiddleware(config),
 };
