@@ -121,6 +121,5 @@ export {
   type PromEndpointConfig,
 } from './middleware/options.js';
 export { serveThroughChain } from './http/chain-route.js';
-export { MIDDLEWARE_PHASES } from './middleware/phase.js';
 export { plainPeer, socketPeer } from './http/peer.js';
 export { metaHeaders } from './middleware/meta.js';

@@ -97,10 +97,11 @@ export {
   registeredMiddlewares,
 } from './middleware/definitions.js';
 export { MiddlewareRegistry, withMiddlewareRegistry } from './middleware/registry.js';
-export type {
-  MiddlewarePhase,
-  MiddlewarePlace,
-  MiddlewarePlacement,
+export {
+  MIDDLEWARE_PHASES,
+  type MiddlewarePhase,
+  type MiddlewarePlace,
+  type MiddlewarePlacement,
 } from './middleware/phase.js';
 export {
   isIgnored,

@@ -162,6 +162,7 @@ export type PromEndpointConfig = z.output<typeof promEndpointSchema>;
 
 /** A middleware an app adds to an entry, at its place in the chain (a phase, or a placement). */
 export interface PlacedMiddleware {
+  /** Its phase, or its placement (a phase, before or after another middleware by key). */
   readonly place: MiddlewarePlace;
   readonly middleware: CallMiddleware;
 }

@@ -35,6 +35,7 @@ export type MiddlewarePhase = (typeof MIDDLEWARE_PHASES)[number];
  * the middlewares an app added, in the order added.
  */
 export interface MiddlewarePlacement {
+  /** The phase it runs in. */
   readonly phase: MiddlewarePhase;
   /** The key of a middleware of the same phase whose `before` this one's precedes. */
   readonly before?: string;
