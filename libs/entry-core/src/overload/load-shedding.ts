@@ -1,4 +1,4 @@
-import { performance } from 'node:perf_hooks';
+import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import { createContextKey } from '../call/context-key.js';
 import type { LifecycleContext } from '../entry.js';
@@ -59,6 +59,28 @@ const PRESSURE_MIN_WAIT_MS = 50;
  */
 const MIN_QUEUE_TO_SHED = 16;
 
+/**
+ * The backlog (calls admitted and not ended, plus those queued) below which its expected wait
+ * never sheds on `queue_time`, for the reason MIN_QUEUE_TO_SHED gives; its deadline check starts
+ * at MIN_BACKLOG_FOR_DEADLINE.
+ */
+const MIN_BACKLOG_TO_SHED = 16;
+const MIN_BACKLOG_FOR_DEADLINE = 4;
+
+/**
+ * The event-loop utilisation since the admitted calls began running (the backlog's busy period)
+ * at or above which the backlog is queueing for the CPU: calls that wait on I/O (a downstream, a
+ * pool) leave the loop idle and do not delay a new call, however many run.
+ */
+const BACKLOG_BUSY_UTILIZATION = 0.8;
+
+/**
+ * How fast the unloaded service time (the least latency seen) drifts up towards a slower sample:
+ * a route that became slower for good is learned in a few hundred calls, while the calls of a
+ * burst, slowed by one another, barely move it.
+ */
+const FLOOR_DRIFT = 0.005;
+
 /** The most calls one round of the drain lets through (see `drain`). */
 const DRAIN_ROUND_MAX = 64;
 
@@ -116,6 +138,15 @@ export interface DeadlineSource {
  *   service times, and every call goes through the queue until it has not stood for
  *   PRESSURE_HOLD_MS; one whose deadline (the client's, or the timeout middleware's) would pass
  *   before it ends is refused at once (`deadline`);
+ * - the backlog across turns: the calls admitted and not ended plus those queued, times the mean
+ *   gap between two calls ending (the pace the process serves at: Little's law), less the
+ *   unloaded service time (the least latency seen), is the wait a new unary call can expect. A
+ *   burst that arrives a few calls per turn (over new connections, from a front's pool) gets past
+ *   the turn's lateness, each call admitted in a turn of its own; this sees it. While the loop was
+ *   mostly busy since those calls began running (BACKLOG_BUSY_UTILIZATION: they queue for the
+ *   CPU, not for I/O), a backlog of MIN_BACKLOG_TO_SHED or more whose wait is over
+ *   `maxEventLoopDelayMs` sheds (`queue_time`), and a call whose deadline falls before the
+ *   backlog's expected end is refused at once (`deadline`);
  * - the sampled event-loop utilisation (EventLoopLoad), for a sustained overload.
  * Calls the entry serves for probes and scraping (`CallInfo.builtin`) are never shed nor queued.
  * Calls marked `critical` wait in a queue of their own, drained first, and are shed only on their
@@ -143,6 +174,14 @@ export class LoadShedding implements CallMiddleware {
   private running = 0;
   /** Mean time (ms) from admission to end of the admitted unary calls; 0 until one ended. */
   private serviceMs = 0;
+  /** Mean gap (ms) between two admitted unary calls ending while some ran: 1 / throughput; 0 until known. */
+  private endGapMs = 0;
+  /** When an admitted call last ended, or the backlog's busy period began (performance.now() ms). */
+  private lastEndMs = 0;
+  /** The loop's utilisation counters when the busy period (some admitted call running) began. */
+  private busySince: EventLoopUtilization | undefined;
+  /** The unloaded service time (ms): the least latency seen, drifting up (FLOOR_DRIFT); 0 until known. */
+  private floorMs = 0;
   /** Mean gap (ms) between two releases, measured by calls waiting through it; 0 until known. */
   private gapMs = 0;
   private lastReleaseMs = Number.NaN;
@@ -229,6 +268,10 @@ export class LoadShedding implements CallMiddleware {
     }
     this.shedShare(call);
     const unary = isUnary(call);
+    // (A queue with nothing running waits for its next round, not for calls to end: the queue's
+    // own estimate is for it.)
+    if (unary && this.running >= MIN_BACKLOG_FOR_DEADLINE && this.endGapMs > 0)
+      this.checkBacklog(call, queued);
     // Under pressure (a queue that stands) every call goes through the queue: one run in its
     // arrival's turn would come before those waiting, and stretch their wait by its own time.
     if (
@@ -241,6 +284,36 @@ export class LoadShedding implements CallMiddleware {
       return undefined;
     }
     return this.enqueue(call);
+  }
+
+  /**
+   * Sheds the call when the backlog across turns (admitted and not ended, plus queued) makes it
+   * wait over `maxEventLoopDelayMs` (`queue_time`, a critical call at twice that) or end past its
+   * deadline (`deadline`), while that backlog holds the loop busy (see the class comment).
+   */
+  private checkBacklog(call: CallContext, queued: number): void {
+    const backlog = this.running + queued;
+    // The expected end of a new call: each call ahead ends one gap after the other.
+    const endMs = (backlog + 1) * this.endGapMs;
+    const waitMs = endMs - this.floorMs;
+    const overDelay = backlog >= MIN_BACKLOG_TO_SHED && waitMs > this.maxDelayMs;
+    let overDeadline = false;
+    if (!overDelay) {
+      this.timeout?.before(call);
+      const deadline = call.deadline;
+      overDeadline = deadline !== Infinity && Date.now() + Math.max(endMs, this.floorMs) > deadline;
+      if (!overDeadline) return;
+    }
+    if (!this.loopBusy()) return;
+    if (overDeadline) this.shed('deadline');
+    if (waitMs > 2 * this.maxDelayMs || !this.isCritical(call)) this.shed('queue_time');
+  }
+
+  /** Whether the loop was mostly busy since the admitted calls began running. */
+  private loopBusy(): boolean {
+    const since = this.busySince;
+    if (since === undefined) return false;
+    return performance.eventLoopUtilization(since).utilization >= BACKLOG_BUSY_UTILIZATION;
   }
 
   /** Sheds the share of the calls the sampled utilisation says to (never a critical one). */
@@ -384,6 +457,11 @@ export class LoadShedding implements CallMiddleware {
 
   private admit(call: CallContext, unary: boolean, now: number): void {
     if (!unary) return;
+    if (this.running === 0) {
+      // A busy period begins: the gap to the first end counts from here.
+      this.lastEndMs = now;
+      this.busySince = performance.eventLoopUtilization();
+    }
     this.running++;
     call.set(ADMITTED_AT, now);
   }
@@ -395,6 +473,17 @@ export class LoadShedding implements CallMiddleware {
     const now = performance.now();
     const ms = now - at;
     this.limit.sample(ms, this.running, now);
+    // The pace calls end at; a gap over twice the mean (a pause of the process) counts as twice.
+    const gap = now - this.lastEndMs;
+    this.endGapMs =
+      this.endGapMs === 0
+        ? gap
+        : this.endGapMs + (Math.min(gap, 2 * this.endGapMs) - this.endGapMs) * EWMA_WEIGHT;
+    this.lastEndMs = now;
+    this.floorMs =
+      this.floorMs === 0 || ms < this.floorMs
+        ? ms
+        : this.floorMs + (ms - this.floorMs) * FLOOR_DRIFT;
     this.running--;
     this.serviceMs =
       this.serviceMs === 0 ? ms : this.serviceMs + (ms - this.serviceMs) * EWMA_WEIGHT;
