@@ -1,8 +1,11 @@
 /**
  * A child process for the front → back chain test. ROLE=back: an httpserver entry on $PORT with
  * the default load shedding but a pushback of 20 s (longer than the front's deadline), the caller's deadline read from `grpc-timeout` (what the httpclient
- * sends), and `GET /v1/work`, which holds the CPU for 30 ms (of CPU time). ROLE=front: an
- * httpserver entry on $PORT whose `GET /v1/front` calls the back's `/v1/work` through an httpclient
+ * sends), and `GET /v1/work`, which holds the CPU for 30 ms (of CPU time; `?ms=0`: none, to open
+ * the front's pool without load), and `GET /v1/hold?n=N`, which answers once N calls of it are
+ * waiting (so that the front's pool opens N connections to the back, whatever the pace the back
+ * accepts them at). ROLE=front: an
+ * httpserver entry on $PORT whose `GET /v1/front` (its query passed on) calls the back's `/v1/work` through an httpclient
  * entry (retries on 503 up to 3 attempts, a breaker), within the inbound call's 8 s deadline (long enough that the back's refusals, not the deadline, answer the burst on a crowded machine), and
  * answers the back's status (or the client's own failure).
  */
@@ -19,10 +22,22 @@ function cpuMs(): number {
 }
 const role = process.env['ROLE'];
 
+/** The calls of `/v1/hold` waiting for the rest of their group. */
+const holding: Array<() => void> = [];
+
 if (role === 'back')
   await runApp(
     (app) => {
-      httpEntry(app, 'back').router.get('/v1/work', (ctx) => {
+      const router = httpEntry(app, 'back').router;
+      router.get('/v1/hold', async (ctx) => {
+        const n = Number(ctx.query['n']);
+        await new Promise<void>((resolve) => {
+          holding.push(resolve);
+          if (holding.length >= n) for (const release of holding.splice(0)) release();
+        });
+        ctx.body = { ok: true };
+      });
+      router.get('/v1/work', (ctx) => {
         // 30 ms of CPU time, not of wall time: on a crowded machine a wall-clock spin does a
         // fraction of that work, and the back, which admission sees running, would not be
         // overloaded by the burst.
@@ -50,7 +65,11 @@ else
   await runApp(
     (app) => {
       httpEntry(app, 'front').router.get('/v1/front', async (ctx) => {
-        const res = await httpClient(app, 'back').fetch('/v1/work', { call: ctx.state.call });
+        const query = ctx.querystring === '' ? '' : `?${ctx.querystring}`;
+        const route = ctx.query['n'] === undefined ? '/v1/work' : '/v1/hold';
+        const res = await httpClient(app, 'back').fetch(`${route}${query}`, {
+          call: ctx.state.call,
+        });
         ctx.status = res.status;
         ctx.body = await res.text();
       });
