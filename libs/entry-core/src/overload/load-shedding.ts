@@ -178,6 +178,8 @@ export class LoadShedding implements CallMiddleware {
   private endGapMs = 0;
   /** When an admitted call last ended, or the backlog's busy period began (performance.now() ms). */
   private lastEndMs = 0;
+  /** The process's CPU time (µs) at the last read in `after` (older when not read since). */
+  private lastEndCpuUs = 0;
   /** The loop's utilisation counters when the busy period (some admitted call running) began. */
   private busySince: EventLoopUtilization | undefined;
   /** The unloaded service time (ms): the least latency seen, drifting up (FLOOR_DRIFT); 0 until known. */
@@ -473,8 +475,15 @@ export class LoadShedding implements CallMiddleware {
     const now = performance.now();
     const ms = now - at;
     this.limit.sample(ms, this.running, now);
-    // The pace calls end at; a gap over twice the mean (a pause of the process) counts as twice.
-    const gap = now - this.lastEndMs;
+    // The pace calls end at, in the time the process ran (a pause the OS scheduler puts between
+    // two ends on a crowded machine is no work that admitting fewer would shorten; the CPU time
+    // is read only past 1 ms of wall time); a gap over twice the mean counts as twice.
+    let gap = now - this.lastEndMs;
+    if (gap > 1) {
+      const cpu = cpuUs();
+      gap = Math.min(gap, (cpu - this.lastEndCpuUs) / 1000);
+      this.lastEndCpuUs = cpu;
+    }
     this.endGapMs =
       this.endGapMs === 0
         ? gap
@@ -512,6 +521,12 @@ export class LoadShedding implements CallMiddleware {
     for (const w of [...this.criticalQueue.drain(), ...this.queue.drain()])
       w.reject(this.rejections.queue_time);
   }
+}
+
+/** The process's CPU time so far (µs, user + system). */
+function cpuUs(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
 }
 
 /** Streams are long-lived: they count towards `maxInFlight`, not the latency-learned limit. */
