@@ -96,6 +96,15 @@ export const BENCHMARKS: Benchmark[] = [
     timeoutMs: 300_000,
   },
   {
+    name: 'overload',
+    description:
+      "What a shed call costs the server against the node:http floor, then the goodput curve (issue #42): an httpserver entry's CPU-bound route offered 0.5×-4× its measured capacity open-loop, every call with a 1 s deadline, with load shedding (the defaults) and without: goodput, shed rate, admitted p50/p99 and /livez p99 per step, and the picture (gnuplot, Debian gnuplot-nox) in bench/overload/goodput.png.",
+    command: tsx('overload/run.ts'),
+    env: { STEP_SECONDS: '4' },
+    quickEnv: { STEP_SECONDS: '2' },
+    timeoutMs: 300_000,
+  },
+  {
     name: 'trace',
     description:
       'The cost of OpenTelemetry tracing per gateway call, off, sampled 100 % and 1 % (spans exported over OTLP to a local sink).',

@@ -148,5 +148,10 @@ export { refusedReload, type ConfigChange, type EntryReload } from './reload/ent
 export { reloadServerEntry } from './reload/server-reload.js';
 export { changedPaths } from './reload/diff.js';
 export { loadSheddingSchema, type LoadSheddingOptions } from './overload/schema.js';
-export { LoadShedding, SHED_HTTP_STATUS, type ShedReason } from './overload/load-shedding.js';
+export {
+  type DeadlineSource,
+  LoadShedding,
+  SHED_HTTP_STATUS,
+  type ShedReason,
+} from './overload/load-shedding.js';
 export { LOAD_SAMPLE_INTERVAL_MS } from './overload/event-loop-load.js';

@@ -158,7 +158,7 @@ describe('clients that give up', () => {
 describe('hostile input', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startLibrary('    enableSvcGwOption: true\n');
+    h = await startLibrary('    enableSvcGwOption: true\n    loadShedding: { enabled: false }\n');
   });
   afterAll(async () => {
     await h.stop();

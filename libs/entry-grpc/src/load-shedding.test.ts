@@ -43,6 +43,8 @@ describe('grpc entry: load shedding (loadShedding.maxInFlight)', () => {
     expect(grpc.error?.code).toBe(8);
     expect(grpc.error?.details).toContain('too many calls in flight');
     expect(grpc.error?.metadata.get('retry-after')).toEqual(['2']);
+    // gRFC A6: the pushback a gRPC client honours before a retry, in ms.
+    expect(grpc.error?.metadata.get('grpc-retry-pushback-ms')).toEqual(['2000']);
 
     const gw = await fetch(`${h.base}/v1/shelves/s2`);
     expect(gw.status).toBe(503);
@@ -92,6 +94,8 @@ describe('grpc entry: load shedding (loadShedding.maxInFlight)', () => {
       maxEventLoopDelayMs: 500,
       maxEventLoopUtilization: 0.95,
       retryAfterS: 1,
+      critical: [],
+      concurrency: { minLimit: 4, maxLimit: 5000 },
     });
     expect(await (await fetch(`${h.base}/metrics`)).text()).toContain(
       '# TYPE svc_shed_total counter',

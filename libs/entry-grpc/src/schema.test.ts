@@ -104,6 +104,8 @@ describe('grpc entry options', () => {
         maxEventLoopDelayMs: 500,
         maxEventLoopUtilization: 0.95,
         retryAfterS: 1,
+        critical: [],
+        concurrency: { minLimit: 4, maxLimit: 5000 },
       },
       compression: {
         enabled: false,

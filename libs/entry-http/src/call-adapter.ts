@@ -25,6 +25,7 @@ import {
   type CallChain,
 } from '@svcboot/entry-core/call';
 import { BodyTooLarge, readRequestBody, respondTooLarge } from './body.js';
+import { deadlineHeaderMs } from './deadline-header.js';
 
 declare module 'koa' {
   interface DefaultState {
@@ -154,6 +155,8 @@ export function callMiddleware(
   builtin?: (method: string, path: string) => boolean,
   /** The most a middleware may read of a body (`call.body()`): the entry's bodyLimitBytes. */
   bodyLimit = Number.MAX_SAFE_INTEGER,
+  /** The header that carries the caller's deadline (the entry's deadlineHeader), '' for none. */
+  deadlineHeader = '',
 ) {
   return async function svcCall(ctx: Context, next: Next): Promise<void> {
     const req = ctx.req;
@@ -169,6 +172,10 @@ export function callMiddleware(
     if (builtin?.(ctx.method, ctx.path)) info.builtin = true;
     const kc = new KoaCall(ctx, next, model, bodyLimit);
     const call = new CallContext(info, kc);
+    if (deadlineHeader !== '') {
+      const ms = deadlineHeaderMs(req.headers[deadlineHeader] as string | undefined);
+      if (ms !== undefined) call.deadline = call.receivedMs + ms;
+    }
     call.bodySource = kc;
     ctx.state.call = call;
     try {

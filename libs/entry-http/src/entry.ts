@@ -151,6 +151,7 @@ export class HttpEntry implements Entry {
           (method, path) =>
             routes.serves(method, path) || (method === 'GET' && serverRoutes.builtin(path)),
           config.bodyLimitBytes,
+          config.deadlineHeader,
         ),
       );
     if (config.compression.enabled) this.koa.use(compression(config.compression));

@@ -90,6 +90,14 @@ export const httpEntrySchema = z.strictObject({
     .positive()
     .default(1024 * 1024)
     .describe('Largest request body accepted; larger ones get 413.'),
+  deadlineHeader: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .default('')
+    .describe(
+      "A request header that carries the caller's remaining time in gRPC's timeout form (1500m, 2S), taken as the call's deadline: grpc-timeout is what svcboot's httpclient sends. '' (the default): none is read.",
+    ),
   headersTimeoutMs: msSchema
     .default(10_000)
     .describe('Time a client may take to send the request headers.'),

@@ -34,7 +34,7 @@ import { HttpClientCallError, httpClientErrors } from './errors.js';
 import { RequestHeaders } from './headers.js';
 import { BREAKER_KIND, HttpClientMetrics } from './metrics.js';
 import { hostResolver } from './resolve-host.js';
-import { backoffMs, isIdempotent, RetryBudget } from './retry.js';
+import { backoffMs, isIdempotent, RetryBudget, retryAfterMs } from './retry.js';
 import type { HttpClientConfig } from './schema.js';
 
 /** The client span: open before the record begins, so that the record carries its ids. */
@@ -307,7 +307,10 @@ export class HttpClientEntry implements Entry {
         return res;
       }
       this.budget.onFailure();
-      const wait = backoffMs(policy, attempt);
+      // The backend's pushback (a shed call's Retry-After) wins over the backoff: no retry before
+      // it, and none at all when it would come after the deadline (the caller learns at once).
+      const wait =
+        retryAfterMs(res?.headers.get('retry-after') ?? null) ?? backoffMs(policy, attempt);
       const last = attempt >= maxAttempts || !this.budget.allows || Date.now() + wait >= deadline;
       if (last) {
         if (res !== undefined) return res;

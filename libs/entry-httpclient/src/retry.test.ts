@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffMs, isIdempotent, RetryBudget } from './retry.js';
+import { backoffMs, isIdempotent, RetryBudget, retryAfterMs } from './retry.js';
 
 const policy = {
   maxAttempts: 5,
@@ -27,5 +27,15 @@ describe('retries', () => {
     expect(b.allows).toBe(false);
     b.onSuccess();
     expect(b.allows).toBe(true);
+  });
+  it("reads a pushback's Retry-After as delay-seconds or an HTTP-date (RFC 9110 §10.2.3)", () => {
+    const now = Date.parse('Sun, 06 Nov 1994 08:49:37 GMT');
+    expect(retryAfterMs('2', now)).toBe(2000);
+    expect(retryAfterMs(' 0 ', now)).toBe(0);
+    expect(retryAfterMs('Sun, 06 Nov 1994 08:49:40 GMT', now)).toBe(3000);
+    expect(retryAfterMs('Sun, 06 Nov 1994 08:49:30 GMT', now)).toBe(0);
+    expect(retryAfterMs(null, now)).toBeUndefined();
+    expect(retryAfterMs('soon', now)).toBeUndefined();
+    expect(retryAfterMs('-1', now)).toBeUndefined();
   });
 });

@@ -27,6 +27,20 @@ export function backoffMs(policy: RetryPolicy, attempt: number, random = Math.ra
 }
 
 /**
+ * A response's pushback (RFC 9110 `Retry-After`: delay-seconds or an HTTP-date), in ms from `now`;
+ * undefined when the header is absent or not one of those forms (then the backoff applies).
+ */
+export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  // An HTTP-date starts with the day's name (IMF-fixdate and the two obsolete forms).
+  if (!/^[A-Za-z]{3}/.test(v)) return undefined;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/**
  * gRFC A6's retry throttling, per client: each failed attempt takes a token, each success gives
  * back `tokenRatio`; no retry while half the tokens or fewer are left. A failing backend then gets
  * about one try per call, not `maxAttempts`.

@@ -69,4 +69,11 @@ export {
   sigtermUnderSharedAgentLoad,
   type SharedAgentLoadResult,
 } from './shared-agent-load.js';
-export { driveOverload, quantile, type OverloadResult } from './overload-load.js';
+export {
+  driveBurst,
+  driveOverload,
+  quantile,
+  type BurstCall,
+  type BurstResult,
+  type OverloadResult,
+} from './overload-load.js';

@@ -141,3 +141,96 @@ export async function driveOverload(options: {
   }
   return result;
 }
+
+/** One call of {@link driveBurst}, as the client saw it. */
+export interface BurstCall {
+  /** The HTTP status, or the error's code when the call got no answer. */
+  status: number | string;
+  /** The answer's Retry-After header ('' without one). */
+  retryAfter: string;
+  /** A header of the answer the caller asked for (`markHeader`), '' without one. */
+  mark: string;
+  /** From sending to the answer's end (ms). */
+  latencyMs: number;
+}
+
+/** What {@link driveBurst} saw. */
+export interface BurstResult {
+  calls: BurstCall[];
+  /** Each probe's path, status and latency (ms), in order. */
+  probes: Array<{ path: string; status: number | string; latencyMs: number }>;
+}
+
+/**
+ * Sends `count` GET `path` requests at once, one on each of `count` keep-alive connections opened
+ * first (as a load balancer's pool or a burst of clients keeps them), while a probe asks each of
+ * `probePaths` in turn on its own connection, one request after another with `probeEveryMs`
+ * between them, as Kubernetes' probes would. Resolves once every call was answered (each with a
+ * client-side limit of `callTimeoutMs`, an error `timeout` past it) and the probe stopped.
+ */
+export async function driveBurst(options: {
+  port: number;
+  path: string;
+  count: number;
+  probePaths: readonly string[];
+  probeEveryMs?: number;
+  headers?: Record<string, string>;
+  markHeader?: string;
+  callTimeoutMs?: number;
+}): Promise<BurstResult> {
+  const { port, count } = options;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: count, maxFreeSockets: count });
+  const probeAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const get = (
+    path: string,
+    a: http.Agent,
+    headers: Record<string, string> = {},
+    timeoutMs = 30_000,
+  ): Promise<BurstCall> =>
+    new Promise((resolve) => {
+      const t0 = performance.now();
+      const done = (status: number | string, retryAfter = '', mark = ''): void =>
+        resolve({ status, retryAfter, mark, latencyMs: performance.now() - t0 });
+      const req = http.get({ host: '127.0.0.1', port, path, agent: a, headers }, (res) => {
+        res.resume();
+        res.on('end', () =>
+          done(
+            res.statusCode ?? 'none',
+            String(res.headers['retry-after'] ?? ''),
+            options.markHeader ? String(res.headers[options.markHeader] ?? '') : '',
+          ),
+        );
+        res.on('error', (err: NodeJS.ErrnoException) => done(err.code ?? err.message));
+      });
+      req.setTimeout(timeoutMs, () =>
+        req.destroy(Object.assign(new Error('timeout'), { code: 'timeout' })),
+      );
+      req.on('error', (err: NodeJS.ErrnoException) => done(err.code ?? err.message));
+    });
+  const result: BurstResult = { calls: [], probes: [] };
+  try {
+    // The pool, open (and each connection used once) before the burst.
+    await Promise.all(Array.from({ length: count }, () => get(options.probePaths[0]!, agent)));
+    await get(options.probePaths[0]!, probeAgent);
+    let stop = false;
+    const probe = (async () => {
+      for (let i = 0; !stop; i++) {
+        const path = options.probePaths[i % options.probePaths.length]!;
+        const r = await get(path, probeAgent);
+        result.probes.push({ path, status: r.status, latencyMs: r.latencyMs });
+        await new Promise((r) => setTimeout(r, options.probeEveryMs ?? 20));
+      }
+    })();
+    result.calls = await Promise.all(
+      Array.from({ length: count }, () =>
+        get(options.path, agent, options.headers, options.callTimeoutMs),
+      ),
+    );
+    stop = true;
+    await probe;
+  } finally {
+    agent.destroy();
+    probeAgent.destroy();
+  }
+  return result;
+}

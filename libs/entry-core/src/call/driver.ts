@@ -1,6 +1,6 @@
 import { CallAnswer } from '../middleware/answer.js';
 import type { CallChain, CallContext } from '../middleware/call.js';
-import { armDeadline } from '../middleware/deadline.js';
+import { DEADLINE_MESSAGE, armDeadline } from '../middleware/deadline.js';
 import { CallRejection } from '../middleware/rejection.js';
 import type { CallAdapter } from './adapter.js';
 
@@ -8,10 +8,16 @@ import type { CallAdapter } from './adapter.js';
 const INTERNAL = new CallRejection('Internal', 'internal error');
 
 /**
+ * What a call gets whose deadline passed before its handler could start (it waited in a `before`,
+ * the admission queue or the kernel): DeadlineExceeded / 504 at once, the handler never runs.
+ */
+const DEADLINE_PASSED = new CallRejection('DeadlineExceeded', DEADLINE_MESSAGE);
+
+/**
  * Runs one call of `chain` through a transport's `adapter` (ARCHITECTURE.md §9): the `before`s in
  * order, synchronously until one returns a promise (then the rest after it, unless the call ended
  * or the client left meanwhile), and then exactly one of the adapter's `proceed` (with the deadline
- * armed), `refuse` (a CallRejection, or Internal for a bug), `answer` (a CallAnswer the transport
+ * armed; a call whose deadline already passed is refused DeadlineExceeded instead), `refuse` (a CallRejection, or Internal for a bug), `answer` (a CallAnswer the transport
  * can render) or `abandon`. Returns undefined when every `before` was synchronous (no promise made),
  * else a promise that settles once the adapter was told. The transport ends the call with
  * `endCall` once it answered.
@@ -67,6 +73,12 @@ function gone(call: CallContext, adapter: CallAdapter): boolean {
 }
 
 function admit(call: CallContext, adapter: CallAdapter): void {
+  if (call.deadline !== Infinity && call.deadline <= Date.now()) {
+    // Served now, it would be answered late: a handler cannot be stopped once it runs.
+    call.rejection = DEADLINE_PASSED;
+    adapter.refuse(call, DEADLINE_PASSED);
+    return;
+  }
   const expire = adapter.expire;
   if (expire !== undefined && call.deadline < (adapter.enforcedDeadline ?? Infinity))
     call.armDeadline(armDeadline(call, () => expire.call(adapter, call)));

@@ -77,7 +77,17 @@ export function grpcStatusOfHttp(httpStatus: number): string {
 
 /** `Unauthenticated` → `UNAUTHENTICATED`, `ResourceExhausted` → `RESOURCE_EXHAUSTED`. */
 export function googleStatusName(codeName: string): string {
-  // google.rpc.Code spells code 1 CANCELLED; grpc-js's name for it is Canceled.
-  if (codeName === 'Canceled' || codeName === 'Cancelled') return 'CANCELLED';
-  return codeName.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
+  let name = STATUS_NAMES.get(codeName);
+  if (name === undefined) {
+    // google.rpc.Code spells code 1 CANCELLED; grpc-js's name for it is Canceled.
+    name =
+      codeName === 'Canceled' || codeName === 'Cancelled'
+        ? 'CANCELLED'
+        : codeName.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
+    // Code names are few (a refusal's, a handler's): remembered, a shed call costs no regex.
+    if (STATUS_NAMES.size < 64) STATUS_NAMES.set(codeName, name);
+  }
+  return name;
 }
+
+const STATUS_NAMES = new Map<string, string>();

@@ -24,6 +24,8 @@ import { coreErrors, errorMessage, type ConfigIssue } from '../errors.js';
 import { refusedReload, type EntryReload } from '../reload/entry-reload.js';
 import { LoadShedding } from '../overload/load-shedding.js';
 import type { LoadSheddingOptions } from '../overload/schema.js';
+import { TimeoutMiddleware } from './timeout/middleware.js';
+import type { TimeoutConfig } from './timeout/schema.js';
 
 /** Calls a middleware skips (see `isIgnored`): operations, paths, prefixes ending in `/`, globs. */
 const ignoreList = z.array(z.string().min(1)).default([]);
@@ -223,7 +225,12 @@ export function buildCallChain(
         added: [
           {
             place: 'admit',
-            middleware: new LoadShedding(options.loadShedding, options.entryName, options.registry),
+            middleware: new LoadShedding(
+              options.loadShedding,
+              options.entryName,
+              options.registry,
+              timeoutOf(config),
+            ),
           },
           ...(options.added ?? []),
         ],
@@ -232,6 +239,12 @@ export function buildCallChain(
   const chain = new CallChain(placed(parts, recipeOptions).map((m) => m.middleware));
   recipes.set(chain, { config, parts, ctx, options: recipeOptions });
   return chain;
+}
+
+/** The timeout middleware `middleware.timeout` makes (for admission's deadline), or none when off. */
+function timeoutOf(config: MiddlewareConfig): TimeoutMiddleware | undefined {
+  const timeout = config['timeout'] as TimeoutConfig | undefined;
+  return timeout?.enabled ? new TimeoutMiddleware(timeout) : undefined;
 }
 
 /** The built-ins' keys, then the registry's definitions' in their list's order. */
@@ -362,6 +375,10 @@ export function planChainReload(chain: CallChain, next: MiddlewareConfig): Entry
     refused: [],
     apply() {
       chain.swap(list);
+      // Admission reads the timeout middleware's deadline before the queue decides.
+      if (changed.includes('timeout'))
+        for (const m of options.added ?? [])
+          if (m.middleware instanceof LoadShedding) m.middleware.useTimeout(timeoutOf(next));
       recipe.config = next;
       recipe.parts = parts;
     },

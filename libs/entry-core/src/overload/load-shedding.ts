@@ -1,46 +1,163 @@
+import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
+import { createContextKey } from '../call/context-key.js';
+import { RPC_METHOD } from '../call/rpc-method.js';
 import type { LifecycleContext } from '../entry.js';
 import { CallCounter, type CounterChild } from '../middleware/call-metrics.js';
 import type { CallContext, CallMiddleware } from '../middleware/call.js';
+import { isIgnored, matchKey } from '../middleware/definition.js';
 import { CallRejection } from '../middleware/rejection.js';
+import { Fifo } from './admission-queue.js';
+import { ConcurrencyLimit } from './concurrency-limit.js';
 import { EventLoopLoad } from './event-loop-load.js';
 import type { LoadSheddingOptions } from './schema.js';
+import { TurnClock } from './turn-clock.js';
 
 /** Why a call was shed: the `reason` label of `svc_shed_total` and the record's `rejectReason`. */
-export type ShedReason = 'in_flight' | 'event_loop_delay' | 'event_loop_utilization';
+export type ShedReason =
+  | 'in_flight'
+  | 'event_loop_delay'
+  | 'event_loop_utilization'
+  | 'queue_time'
+  | 'deadline';
 
 /** The HTTP status of a shed call on the gateway and httpserver (gRPC gets RESOURCE_EXHAUSTED). */
 export const SHED_HTTP_STATUS = 503;
 
 /**
- * The calls that must have started since the last sample before the event-loop checks shed one:
- * a late loop with only a few calls is slow for another reason (a paused or crowded machine, a
+ * A turn of the loop may run admitted calls for this long (ms) before the calls that arrive in it
+ * wait in the admission queue instead: the queue is drained one round per turn, after the turn's
+ * I/O, so that a probe read in the next turn is answered before the next queued calls run; a
+ * round lets through as many calls as the mean service time fits in this slice (see `drain`).
+ */
+export const TURN_SLICE_MS = 10;
+
+/**
+ * The calls a turn must have seen before its lateness alone sheds one (reason event_loop_delay): a
+ * late turn with only a few calls is slow for another reason (a paused or crowded machine, a
  * slow start), and shedding them would not help it.
  */
-const MIN_CALLS_PER_SAMPLE = 4;
+const MIN_CALLS_PER_TURN = 4;
 
-const REASONS: readonly ShedReason[] = ['in_flight', 'event_loop_delay', 'event_loop_utilization'];
+/** A queue that has not emptied for this long (ms) is standing: the load is above capacity. */
+const STANDING_QUEUE_MS = 100;
+/** How long (ms) the queue is held short after it last stood. */
+const PRESSURE_HOLD_MS = 1000;
+/** Under pressure a call may expect to wait this many service times, */
+const PRESSURE_WAIT_FACTOR = 1.5;
+/**
+ * and at least this long (ms): short calls under a closed loop of clients (each waits for its
+ * answer: no overload) queue a few deep, and a crowded machine stretches their gaps by its
+ * scheduler's slices.
+ */
+const PRESSURE_MIN_WAIT_MS = 50;
+
+/**
+ * A queue shorter than this never sheds on its expected wait (`queue_time`): a closed loop of
+ * clients (each waits for its answer before the next call: a pool, a benchmark's connections)
+ * cannot overload a server, and on a crowded machine the scheduler's pauses stretch the gaps
+ * between releases that the estimate multiplies. Deadlines still apply.
+ */
+const MIN_QUEUE_TO_SHED = 16;
+
+/**
+ * The backlog (calls admitted and not ended, plus those queued) below which its expected wait
+ * never sheds on `queue_time`, for the reason MIN_QUEUE_TO_SHED gives; its deadline check starts
+ * at MIN_BACKLOG_FOR_DEADLINE.
+ */
+const MIN_BACKLOG_TO_SHED = 16;
+const MIN_BACKLOG_FOR_DEADLINE = 4;
+
+/**
+ * The event-loop utilisation since the admitted calls began running (the backlog's busy period)
+ * at or above which the backlog is queueing for the CPU: calls that wait on I/O (a downstream, a
+ * pool) leave the loop idle and do not delay a new call, however many run.
+ */
+const BACKLOG_BUSY_UTILIZATION = 0.8;
+
+/**
+ * How fast the unloaded service time (the least latency seen) drifts up towards a slower sample:
+ * a route that became slower for good is learned in a few hundred calls, while the calls of a
+ * burst, slowed by one another, barely move it.
+ */
+const FLOOR_DRIFT = 0.005;
+
+/** The most calls one round of the drain lets through (see `drain`). */
+const DRAIN_ROUND_MAX = 64;
+
+/** The weight of one sample in the averages of service time and of the gap between releases. */
+const EWMA_WEIGHT = 0.2;
+
+const REASONS: readonly ShedReason[] = [
+  'in_flight',
+  'event_loop_delay',
+  'event_loop_utilization',
+  'queue_time',
+  'deadline',
+];
 
 const MESSAGES: Readonly<Record<ShedReason, string>> = {
   in_flight: 'the server has too many calls in flight; retry later',
   event_loop_delay: 'the server is overloaded (event loop delayed); retry later',
   event_loop_utilization: 'the server is overloaded (event loop busy); retry later',
+  queue_time: 'the server is overloaded (calls wait too long to start); retry later',
+  deadline: "the server cannot answer before the call's deadline; retry later",
 };
+
+/** When the call was admitted (performance.now() ms); NaN while it was not. */
+const ADMITTED_AT = createContextKey<number>('svcboot.loadShedding.admittedAt', Number.NaN);
+
+/** What a shed call's `critical` lookup remembers per operation (beyond this, looked up each time). */
+const MAX_CACHED_OPERATIONS = 10_000;
+
+/** The part of the timeout middleware admission uses: it sets `call.deadline` (idempotent). */
+export interface DeadlineSource {
+  /** Lowers `call.deadline` to the call's own timeout (as the timeout middleware's `before`). */
+  before(call: CallContext): void;
+}
 
 /**
  * Load shedding (`loadShedding` of a server entry): a step of the entry's chain, right after the
- * record is begun (phase `admit`), that refuses a call the process cannot serve in
- * time before any guard runs, the body is read or the handler is called: RESOURCE_EXHAUSTED
- * on gRPC, 503 with `Retry-After` on HTTP. A shed call is recorded (`rejectedBy: loadShedding`,
- * `rejectReason`) and counted (`svc_shed_total{entry_name,reason}`). Calls the entry serves for
- * probes and scraping (`CallInfo.builtin`) are never shed. Per call it compares three numbers and,
- * only while the loop is over its utilisation threshold, draws one random number; the rejections
- * are made once.
+ * record is begun (phase `admit`), that decides at admission, in the turn of the
+ * event loop the call arrives in, whether it runs now, waits its turn or is refused, before any
+ * guard runs, the body is read or the handler is called. Refused: RESOURCE_EXHAUSTED with
+ * `grpc-retry-pushback-ms` on gRPC (gRFC A6), 503 with `Retry-After` on HTTP; recorded
+ * (`rejectedBy: loadShedding`, `rejectReason`) and counted (`svc_shed_total{entry_name,reason}`).
+ *
+ * The signals, all read per call without a timer having to run first:
+ * - the turn's lateness (TurnClock): how long the loop has been in the turn this call arrived in,
+ *   running (a pause of the process by the OS scheduler does not count).
+ *   The first TURN_SLICE_MS of a turn run calls at once; later calls of the same turn wait in the
+ *   admission queue, drained one round per turn after the turn's I/O. Past `maxEventLoopDelayMs` (and
+ *   MIN_CALLS_PER_TURN calls) the loop is stuck and calls are shed (`event_loop_delay`);
+ * - the calls in flight against a concurrency limit learned from latency (ConcurrencyLimit,
+ *   between 1 and `maxInFlight`): unary calls over it wait; every call past `maxInFlight` is shed
+ *   (`in_flight`);
+ * - the queue's expected wait (the calls ahead × the observed gap between releases): a call that
+ *   would wait over `maxEventLoopDelayMs` is shed (`queue_time`); once the queue has stood
+ *   STANDING_QUEUE_MS without emptying (the load is above capacity), over PRESSURE_WAIT_FACTOR
+ *   service times, and every call goes through the queue until it has not stood for
+ *   PRESSURE_HOLD_MS; one whose deadline (the client's, or the timeout middleware's) would pass
+ *   before it ends is refused at once (`deadline`);
+ * - the backlog across turns: the calls admitted and not ended plus those queued, times the mean
+ *   gap between two calls ending (the pace the process serves at: Little's law), less the
+ *   unloaded service time (the least latency seen), is the wait a new unary call can expect. A
+ *   burst that arrives a few calls per turn (over new connections, from a front's pool) gets past
+ *   the turn's lateness, each call admitted in a turn of its own; this sees it. While the loop was
+ *   mostly busy since those calls began running (BACKLOG_BUSY_UTILIZATION: they queue for the
+ *   CPU, not for I/O), a backlog of MIN_BACKLOG_TO_SHED or more whose wait is over
+ *   `maxEventLoopDelayMs` sheds (`queue_time`), and a call whose deadline falls before the
+ *   backlog's expected end is refused at once (`deadline`);
+ * - the sampled event-loop utilisation (EventLoopLoad), for a sustained overload.
+ * Calls the entry serves for probes and scraping (`CallInfo.builtin`) are never shed nor queued.
+ * Calls marked `critical` wait in a queue of their own, drained first, and are shed only on their
+ * own queue's wait, on `maxInFlight`, and at twice the loop lateness.
+ * A shed call costs a few comparisons and the throw of a rejection made once per reason.
  */
 export class LoadShedding implements CallMiddleware {
   /** Made at the entry's first call: start-up work (loading, compiling) is no overload. */
   private load: EventLoopLoad | undefined;
-  /** Whether an event-loop threshold is set (and the entry is not closed). */
+  /** Whether the utilisation threshold is set (and the entry is not closed). */
   private measuresLoop: boolean;
   private readonly maxUtilization: number;
   private readonly lateMs: number;
@@ -48,18 +165,67 @@ export class LoadShedding implements CallMiddleware {
   private readonly counts: Readonly<Record<ShedReason, CounterChild>>;
   private readonly maxInFlight: number;
   private readonly maxDelayMs: number;
+  private readonly clock = new TurnClock(TURN_SLICE_MS);
+  private readonly limit: ConcurrencyLimit;
+  private readonly queue = new Fifo();
+  private readonly criticalQueue = new Fifo();
+  private readonly critical: readonly string[];
+  private readonly criticalByOperation = new Map<string, boolean>();
+  /** Admitted unary calls that have not ended (the concurrency limit's count). */
+  private running = 0;
+  /** Mean time (ms) from admission to end of the admitted unary calls; 0 until one ended. */
+  private serviceMs = 0;
+  /** Mean gap (ms) between two admitted unary calls ending while some ran: 1 / throughput; 0 until known. */
+  private endGapMs = 0;
+  /** When an admitted call last ended, or the backlog's busy period began (performance.now() ms). */
+  private lastEndMs = 0;
+  /** The process's CPU time (µs) at the last read in `after` (older when not read since). */
+  private lastEndCpuUs = 0;
+  /** The loop's utilisation counters when the busy period (some admitted call running) began. */
+  private busySince: EventLoopUtilization | undefined;
+  /** The unloaded service time (ms): the least latency seen, drifting up (FLOOR_DRIFT); 0 until known. */
+  private floorMs = 0;
+  /** Mean gap (ms) between two releases, measured by calls waiting through it; 0 until known. */
+  private gapMs = 0;
+  private lastReleaseMs = Number.NaN;
+  /** How many calls the last round of the drain let through (the gap is its length over them). */
+  private lastRoundReleased = 1;
+  /** Since when (performance.now() ms) the queue has had a call waiting; NaN while it is empty. */
+  private queueSince = Number.NaN;
+  /** Until when (performance.now() ms) the queue is held short: it stood too long. */
+  private pressureUntil = 0;
+  private drainScheduled = false;
+  private closed = false;
+  private readonly drainNext = (): void => this.drain();
+  /** The timeout middleware's deadline, set before the queue decides (see `useTimeout`). */
+  private timeout: DeadlineSource | undefined;
 
-  constructor(options: LoadSheddingOptions, entryName: string, registry: Registry) {
+  constructor(
+    options: LoadSheddingOptions,
+    entryName: string,
+    registry: Registry,
+    timeout?: DeadlineSource,
+  ) {
+    this.timeout = timeout;
     this.maxInFlight = options.maxInFlight > 0 ? options.maxInFlight : Infinity;
     this.maxDelayMs = options.maxEventLoopDelayMs > 0 ? options.maxEventLoopDelayMs : Infinity;
-    this.measuresLoop = options.maxEventLoopDelayMs > 0 || options.maxEventLoopUtilization > 0;
+    this.measuresLoop = options.maxEventLoopUtilization > 0;
     this.maxUtilization = options.maxEventLoopUtilization;
+    this.critical = options.critical;
     // A loop late by half the cap at two samples in a row is queueing calls.
     this.lateMs = options.maxEventLoopDelayMs > 0 ? options.maxEventLoopDelayMs / 2 : 100;
-    const headers = { 'Retry-After': String(options.retryAfterS) };
+    const limit = options.concurrency;
+    this.limit = new ConcurrencyLimit(
+      limit.minLimit,
+      Math.max(limit.minLimit, Math.min(limit.maxLimit, this.maxInFlight)),
+    );
+    const headers = {
+      'Retry-After': String(options.retryAfterS),
+      'grpc-retry-pushback-ms': String(options.retryAfterS * 1000),
+    };
     const counter = new CallCounter(
       'svc_shed_total',
-      'Calls shed by load shedding before the handler, by entry and reason (in_flight, event_loop_delay, event_loop_utilization).',
+      'Calls shed by load shedding before the handler, by entry and reason (in_flight, event_loop_delay, event_loop_utilization, queue_time, deadline).',
       ['entry_name', 'reason'],
       registry,
     );
@@ -79,37 +245,299 @@ export class LoadShedding implements CallMiddleware {
     this.counts = counts;
   }
 
-  /** Lets the call through, or throws the CallRejection of the reason it is shed for. */
-  before(call: CallContext): void {
-    if (call.info.builtin === true) return;
-    const reason = this.overloaded(call);
-    if (reason === undefined) return;
+  /** The timeout middleware of the entry's current chain (a reload may change it), or none. */
+  useTimeout(timeout: DeadlineSource | undefined): void {
+    this.timeout = timeout;
+  }
+
+  /** The concurrency limit now (for tests and the README's tuning notes). */
+  get concurrencyLimit(): number {
+    return this.limit.value;
+  }
+
+  /**
+   * Lets the call run now (undefined), makes it wait its turn (a promise that settles when it may
+   * run, or rejects when it can no longer be answered in time), or throws the CallRejection of
+   * the reason it is shed for.
+   */
+  before(call: CallContext): void | Promise<void> {
+    if (call.info.builtin === true) return undefined;
+    if ((call.chain?.inFlight ?? 0) > this.maxInFlight) return this.shed('in_flight');
+    const now = performance.now();
+    const lag = this.clock.lagMs(now);
+    const queued = this.queue.length + this.criticalQueue.length;
+    if (lag > this.maxDelayMs && this.clock.calls > MIN_CALLS_PER_TURN) {
+      if (lag > 2 * this.maxDelayMs || !this.isCritical(call)) return this.shed('event_loop_delay');
+    }
+    this.shedShare(call);
+    const unary = isUnary(call);
+    // (A queue with nothing running waits for its next round, not for calls to end: the queue's
+    // own estimate is for it.)
+    if (unary && this.running >= MIN_BACKLOG_FOR_DEADLINE && this.endGapMs > 0)
+      this.checkBacklog(call, queued);
+    // Under pressure (a queue that stands) every call goes through the queue: one run in its
+    // arrival's turn would come before those waiting, and stretch their wait by its own time.
+    if (
+      queued === 0 &&
+      lag < TURN_SLICE_MS &&
+      (!unary || this.running < this.limit.value) &&
+      now >= this.pressureUntil
+    ) {
+      this.admit(call, unary, now);
+      return undefined;
+    }
+    return this.enqueue(call);
+  }
+
+  /**
+   * Sheds the call when the backlog across turns (admitted and not ended, plus queued) makes it
+   * wait over `maxEventLoopDelayMs` (`queue_time`, a critical call at twice that) or end past its
+   * deadline (`deadline`), while that backlog holds the loop busy (see the class comment).
+   */
+  private checkBacklog(call: CallContext, queued: number): void {
+    const backlog = this.running + queued;
+    // The expected end of a new call: each call ahead ends one gap after the other.
+    const endMs = (backlog + 1) * this.endGapMs;
+    const waitMs = endMs - this.floorMs;
+    const overDelay = backlog >= MIN_BACKLOG_TO_SHED && waitMs > this.maxDelayMs;
+    let overDeadline = false;
+    if (!overDelay) {
+      this.timeout?.before(call);
+      const deadline = call.deadline;
+      overDeadline = deadline !== Infinity && Date.now() + Math.max(endMs, this.floorMs) > deadline;
+      if (!overDeadline) return;
+    }
+    if (!this.loopBusy()) return;
+    if (overDeadline) this.shed('deadline');
+    if (waitMs > 2 * this.maxDelayMs || !this.isCritical(call)) this.shed('queue_time');
+  }
+
+  /** Whether the loop was mostly busy since the admitted calls began running. */
+  private loopBusy(): boolean {
+    const since = this.busySince;
+    if (since === undefined) return false;
+    return performance.eventLoopUtilization(since).utilization >= BACKLOG_BUSY_UTILIZATION;
+  }
+
+  /** Sheds the share of the calls the sampled utilisation says to (never a critical one). */
+  private shedShare(call: CallContext): void {
+    const load = this.load;
+    if (load === undefined) {
+      if (this.measuresLoop) this.load = new EventLoopLoad(this.maxUtilization, this.lateMs);
+      return;
+    }
+    // A few calls per sample are always let through: some must run for the load to be measured.
+    if (++load.calls <= MIN_CALLS_PER_TURN) return;
+    const share = load.shedShare;
+    if (share > 0 && Math.random() < share && !this.isCritical(call))
+      this.shed('event_loop_utilization');
+  }
+
+  private shed(reason: ShedReason): never {
     this.counts[reason].inc();
     throw this.rejections[reason];
   }
 
-  /** What the latest sample and the chain's count say of this call, undefined to let it run. */
-  private overloaded(call: CallContext): ShedReason | undefined {
-    if ((call.chain?.inFlight ?? 0) > this.maxInFlight) return 'in_flight';
-    const load = this.load;
-    if (load === undefined) {
-      if (this.measuresLoop) this.load = new EventLoopLoad(this.maxUtilization, this.lateMs);
-      return undefined;
-    }
-    if (++load.calls <= MIN_CALLS_PER_SAMPLE) return undefined;
-    // Late now, and at the last two samples too: a loop that is falling behind, not one that was
-    // merely woken late (a process the OS did not run for a while) or stuck once (a slow start).
-    if (call.receivedMs > load.dueMs + this.maxDelayMs && load.lateStreak >= 2)
-      return 'event_loop_delay';
-    const share = load.shedShare;
-    if (share > 0 && Math.random() < share) return 'event_loop_utilization';
-    return undefined;
+  /** The call waits its turn, or is refused when it would wait too long or end past its deadline. */
+  private enqueue(call: CallContext): Promise<void> {
+    const critical = this.isCritical(call);
+    const ahead = critical
+      ? this.criticalQueue.length
+      : this.queue.length + this.criticalQueue.length;
+    // The first in line leaves at the end of this turn; each one ahead of it adds a gap.
+    const waitMs = ahead * this.releaseGapMs();
+    if (ahead >= MIN_QUEUE_TO_SHED && waitMs > (critical ? 2 : 1) * this.allowedWaitMs())
+      this.shed('queue_time');
+    this.timeout?.before(call);
+    const deadline = call.deadline;
+    if (deadline !== Infinity && Date.now() + waitMs + this.serviceMs > deadline)
+      this.shed('deadline');
+    return new Promise<void>((resolve, reject) => {
+      if (this.queue.length + this.criticalQueue.length === 0) this.queueSince = performance.now();
+      (critical ? this.criticalQueue : this.queue).push({
+        call,
+        resolve,
+        reject,
+        queuedMs: performance.now(),
+      });
+      this.scheduleDrain();
+    });
   }
 
-  /** Stops the event-loop sampling (the entry's interrupt, once its calls drained). */
+  /**
+   * How long a call may expect to wait in the queue: a burst is absorbed up to
+   * `maxEventLoopDelayMs`; once the queue has stood for STANDING_QUEUE_MS without emptying (the
+   * load is above capacity, not a passing burst), only PRESSURE_WAIT_FACTOR service times (PRESSURE_MIN_WAIT_MS at least), until
+   * it has not stood for PRESSURE_HOLD_MS. (CoDel's distinction of a good queue, which
+   * absorbs a burst, from a bad one, which only adds latency.)
+   */
+  private allowedWaitMs(): number {
+    const now = performance.now();
+    const since = this.queueSince;
+    if (!Number.isNaN(since) && now - since > STANDING_QUEUE_MS)
+      this.pressureUntil = now + PRESSURE_HOLD_MS;
+    if (now >= this.pressureUntil) return this.maxDelayMs;
+    return Math.min(
+      this.maxDelayMs,
+      Math.max(PRESSURE_MIN_WAIT_MS, PRESSURE_WAIT_FACTOR * this.serviceMs),
+    );
+  }
+
+  /** The expected gap (ms) between two calls leaving the queue. */
+  private releaseGapMs(): number {
+    if (this.gapMs > 0) return this.gapMs;
+    // Not yet observed: as the calls in flight now end (Little's law), at least one at a time.
+    return this.serviceMs / Math.max(1, this.running);
+  }
+
+  private scheduleDrain(): void {
+    if (this.drainScheduled || this.closed) return;
+    this.drainScheduled = true;
+    setImmediate(this.drainNext);
+  }
+
+  /**
+   * Lets waiting calls run (critical ones first), one round per turn of the loop, after the
+   * turn's I/O: a probe that arrives meanwhile is answered before them. A round lets through as
+   * many calls as the mean service time says fit in TURN_SLICE_MS (one at least, DRAIN_ROUND_MAX
+   * at most): as a turn runs the calls that arrive in it for that long, so that a queue of cheap
+   * calls one slow turn left behind (a pause, a collection) empties in a round instead of holding
+   * every later arrival one turn per call ahead of it, while calls that hold the CPU still go one
+   * per turn. A unary call waits while the concurrency limit is reached (an ending call drains
+   * again). Calls whose client left go without running; one whose deadline has passed is refused
+   * (`deadline`).
+   */
+  private drain(): void {
+    this.drainScheduled = false;
+    const budget =
+      this.serviceMs > 0
+        ? Math.min(DRAIN_ROUND_MAX, Math.max(1, Math.floor(TURN_SLICE_MS / this.serviceMs)))
+        : 1;
+    let released = 0;
+    let now = 0;
+    while (released < budget) {
+      const q = this.criticalQueue.length > 0 ? this.criticalQueue : this.queue;
+      if (q.length === 0) break;
+      const head = peekUnary(q);
+      if (head && this.running >= this.limit.value) break;
+      const w = q.shift()!;
+      const call = w.call;
+      if (call.ended || call.cancelled) {
+        // The driver sees it gone and ends it; nothing runs.
+        w.resolve();
+        continue;
+      }
+      if (call.deadline !== Infinity && Date.now() >= call.deadline) {
+        this.counts.deadline.inc();
+        w.reject(this.rejections.deadline);
+        continue;
+      }
+      if (released === 0) {
+        now = performance.now();
+        // A call that was already waiting at the last round saw one whole round: the drain's
+        // pace is that round's length over the calls it let through.
+        if (w.queuedMs <= this.lastReleaseMs) {
+          // A gap more than twice the mean counts as twice the mean: a pause of the process (the
+          // scheduler ran another) says nothing of the drain's pace; a real slowdown still moves
+          // the mean up within a few releases.
+          const measured = (now - this.lastReleaseMs) / this.lastRoundReleased;
+          const gap = this.gapMs === 0 ? measured : Math.min(measured, 2 * this.gapMs);
+          this.gapMs = this.gapMs === 0 ? gap : this.gapMs + (gap - this.gapMs) * EWMA_WEIGHT;
+        }
+      }
+      this.admit(call, isUnary(call), now);
+      w.resolve();
+      released++;
+    }
+    if (released > 0) {
+      // The gap is measured between rounds from a queue that stayed non-empty.
+      this.lastReleaseMs = now;
+      this.lastRoundReleased = released;
+    }
+    if (this.queue.length + this.criticalQueue.length === 0) this.queueSince = Number.NaN;
+    else if (released > 0) this.scheduleDrain();
+  }
+
+  private admit(call: CallContext, unary: boolean, now: number): void {
+    if (!unary) return;
+    if (this.running === 0) {
+      // A busy period begins: the gap to the first end counts from here.
+      this.lastEndMs = now;
+      this.busySince = performance.eventLoopUtilization();
+    }
+    this.running++;
+    call.set(ADMITTED_AT, now);
+  }
+
+  /** An admitted unary call ended: its latency feeds the limit and the service time. */
+  after(call: CallContext): void {
+    const at = call.get(ADMITTED_AT);
+    if (Number.isNaN(at)) return;
+    const now = performance.now();
+    const ms = now - at;
+    this.limit.sample(ms, this.running, now);
+    // The pace calls end at, in the time the process ran (a pause the OS scheduler puts between
+    // two ends on a crowded machine is no work that admitting fewer would shorten; the CPU time
+    // is read only past 1 ms of wall time); a gap over twice the mean counts as twice.
+    let gap = now - this.lastEndMs;
+    if (gap > 1) {
+      const cpu = cpuUs();
+      gap = Math.min(gap, (cpu - this.lastEndCpuUs) / 1000);
+      this.lastEndCpuUs = cpu;
+    }
+    this.endGapMs =
+      this.endGapMs === 0
+        ? gap
+        : this.endGapMs + (Math.min(gap, 2 * this.endGapMs) - this.endGapMs) * EWMA_WEIGHT;
+    this.lastEndMs = now;
+    this.floorMs =
+      this.floorMs === 0 || ms < this.floorMs
+        ? ms
+        : this.floorMs + (ms - this.floorMs) * FLOOR_DRIFT;
+    this.running--;
+    this.serviceMs =
+      this.serviceMs === 0 ? ms : this.serviceMs + (ms - this.serviceMs) * EWMA_WEIGHT;
+    if (this.queue.length + this.criticalQueue.length > 0) this.scheduleDrain();
+  }
+
+  /** Whether the call is on the `critical` list (looked up once per operation). */
+  private isCritical(call: CallContext): boolean {
+    if (this.critical.length === 0) return false;
+    const key = matchKey(call);
+    let c = this.criticalByOperation.get(key);
+    if (c === undefined) {
+      c = isIgnored(this.critical, call);
+      if (this.criticalByOperation.size < MAX_CACHED_OPERATIONS)
+        this.criticalByOperation.set(key, c);
+    }
+    return c;
+  }
+
+  /** Stops the event-loop sampling and refuses what still waits (the entry's interrupt, once its calls drained). */
   async close(_lc: LifecycleContext): Promise<void> {
+    this.closed = true;
     this.measuresLoop = false;
     this.load?.stop();
     this.load = undefined;
+    for (const w of [...this.criticalQueue.drain(), ...this.queue.drain()])
+      w.reject(this.rejections.queue_time);
   }
+}
+
+/** The process's CPU time so far (µs, user + system). */
+function cpuUs(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
+
+/** Streams are long-lived: they count towards `maxInFlight`, not the latency-learned limit. */
+function isUnary(call: CallContext): boolean {
+  const t = call.get(RPC_METHOD)?.type;
+  return t === undefined || t === 'UnaryServer';
+}
+
+/** Whether the head of `q` is a unary call (which the concurrency limit holds back). */
+function peekUnary(q: Fifo): boolean {
+  const w = q.peek();
+  return w !== undefined && isUnary(w.call);
 }

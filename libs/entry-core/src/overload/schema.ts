@@ -11,7 +11,7 @@ export const loadSheddingSchema = z
       .boolean()
       .default(true)
       .describe(
-        'Shed calls (gRPC RESOURCE_EXHAUSTED, HTTP 503 with Retry-After) when the entry or the event loop is overloaded; health and metrics routes are never shed.',
+        'Decide at admission whether each call runs now, waits its turn or is shed (gRPC RESOURCE_EXHAUSTED with grpc-retry-pushback-ms, HTTP 503 with Retry-After); health and metrics routes are never shed nor queued.',
       ),
     maxInFlight: z
       .number()
@@ -19,14 +19,14 @@ export const loadSheddingSchema = z
       .nonnegative()
       .default(5000)
       .describe(
-        'Calls of this entry in flight at once (streams included, until they end) past which a new call is shed with reason in_flight; 0: no limit.',
+        'Calls of this entry in flight at once (streams included, until they end) past which a new call is shed with reason in_flight; 0: no limit. Also the upper bound of the concurrency limit learned from latency.',
       ),
     maxEventLoopDelayMs: z
       .number()
       .nonnegative()
       .default(500)
       .describe(
-        'Shed a call (reason event_loop_delay) while the event loop is this late (a timer due that long ago has not run yet because the current turn of the loop is still busy) and its last sample ran late by half as much; 0: off. Half of it is also the lateness that, with maxEventLoopUtilization, marks the loop overloaded.',
+        'The longest a call may wait to start: a call whose expected wait in the admission queue is longer is shed (reason queue_time), and while the current turn of the event loop has run this long (with at least 4 calls in it) calls are shed (reason event_loop_delay); critical calls at twice as much. 0: off. Half of it is also the lateness that, with maxEventLoopUtilization, marks the loop overloaded.',
       ),
     maxEventLoopUtilization: z
       .number()
@@ -42,7 +42,34 @@ export const loadSheddingSchema = z
       .nonnegative()
       .default(1)
       .describe(
-        'The Retry-After (seconds) of a shed HTTP call; gRPC calls get it as trailer metadata.',
+        'The pushback of a shed call: Retry-After (seconds) on HTTP, grpc-retry-pushback-ms (the same, in ms) on gRPC (gRFC A6); both are sent as headers or trailers.',
+      ),
+    critical: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        'Calls shed last (operations, gRPC full methods, HTTP paths, prefixes ending in /, globs, as an ignore list): they wait in a queue of their own, drained first, and are shed only on their own queue, maxInFlight, or twice the loop lateness.',
+      ),
+    concurrency: z
+      .strictObject({
+        minLimit: z
+          .number()
+          .int()
+          .positive()
+          .default(4)
+          .describe('The least the learned concurrency limit goes down to.'),
+        maxLimit: z
+          .number()
+          .int()
+          .positive()
+          .default(5000)
+          .describe(
+            'Where the learned limit starts and the most it goes up to (and never above maxInFlight).',
+          ),
+      })
+      .prefault({})
+      .describe(
+        'The limit of unary calls running at once, learned from their latency (a gradient, as Netflix concurrency-limits Gradient2 and Envoy adaptive concurrency): it drops while calls slow down past 1.5 times their long-term latency and grows back while they do not; calls over it wait in the admission queue.',
       ),
   })
   .prefault({});

@@ -1,0 +1,390 @@
+/**
+ * The goodput curve (issue #42): what an httpserver entry keeps serving past its capacity, with
+ * load shedding (the defaults) and without. The server's `GET /v1/render` holds the CPU for WORK_MS
+ * (server.ts). First its capacity is measured (closed loop, CAPACITY_CALLERS callers) and its
+ * unloaded latency (one caller); then the route is offered 0.5×, 1×, 2×, 3× and 4× that capacity
+ * open-loop (a fixed arrival rate, whatever the answers; STEP_SECONDS each), every call with a
+ * deadline (`grpc-timeout: 1000m`, read by the entry's deadlineHeader), each answer's status read,
+ * while /livez is polled every 50 ms on its own connection as a liveness probe would. Per step:
+ * goodput (answered 200 within the deadline, per second), shed rate (503), deadline refusals (504),
+ * admitted p50/p99 (the 200s' latency), probe p99. Prints the tables BENCHMARKS.md takes and writes
+ * the picture (gnuplot, Debian `gnuplot-nox`) to BENCH_PNG (default overload/goodput.png).
+ *
+ * `node --import tsx overload/run.ts` from bench/ (libs from dist/).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, isListening, waitFor } from '@svcboot/testkit';
+import { ensureBuilt, nodeTsx } from '../lib/built.js';
+import { fmt, median } from '../lib/stats.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const workMs = Number(process.env['WORK_MS'] ?? 10);
+const stepSeconds = Number(process.env['STEP_SECONDS'] ?? 4);
+const multipliers = (process.env['BENCH_STEPS'] ?? '0.5,1,2,3,4').split(',').map(Number);
+const deadlineMs = 1000;
+const png = path.resolve(process.env['BENCH_PNG'] ?? path.join(here, 'goodput.png'));
+
+interface Outcome {
+  status: number | 'timeout' | 'error';
+  ms: number;
+}
+
+/** One GET on `agent`; the client gives up `limitMs` after sending. */
+function get(
+  port: number,
+  agent: http.Agent,
+  p: string,
+  headers: Record<string, string>,
+  limitMs: number,
+): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    let done = false;
+    const finish = (status: Outcome['status']): void => {
+      if (done) return;
+      done = true;
+      resolve({ status, ms: performance.now() - t0 });
+    };
+    const req = http.get({ host: '127.0.0.1', port, path: p, agent, headers }, (res) => {
+      res.resume();
+      res.on('end', () => finish(res.statusCode ?? 'error'));
+      res.on('error', () => finish('error'));
+    });
+    req.setTimeout(limitMs, () => {
+      finish('timeout');
+      req.destroy();
+    });
+    req.on('error', () => finish('error'));
+  });
+}
+
+/** user + system CPU seconds of a process so far, from /proc/<pid>/stat (USER_HZ 100); NaN off Linux. */
+async function cpuSeconds(pid: number): Promise<number> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]!;
+}
+
+async function startServer(
+  shedding: boolean,
+  script = 'server.ts',
+  extraEnv: Record<string, string> = {},
+): Promise<{ port: number; child: ChildProcess }> {
+  const port = await freePort();
+  const [cmd, ...args] = nodeTsx(path.join(here, script));
+  const child = spawn(cmd!, args, {
+    cwd: path.join(here, '..'),
+    env: {
+      ...process.env,
+      PORT: String(port),
+      WORK_MS: String(workMs),
+      LOAD_SHEDDING: shedding ? 'on' : 'off',
+      ...extraEnv,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  await waitFor('the overload server to listen', () => isListening(port), {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
+  return { port, child };
+}
+
+const deadlineHeaders = { 'grpc-timeout': `${deadlineMs}m` };
+
+/** Calls answered 200 per second by `callers` callers, one call after another each. */
+async function capacity(port: number, callers: number, seconds: number): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: callers });
+  const end = performance.now() + seconds * 1000;
+  let ok = 0;
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      while (performance.now() < end) {
+        const o = await get(port, agent, '/v1/render', {}, 10_000);
+        if (o.status === 200) ok++;
+      }
+    }),
+  );
+  agent.destroy();
+  return ok / seconds;
+}
+
+/** The latencies (ms) of calls made one at a time: the unloaded latency. */
+async function unloaded(port: number, seconds: number): Promise<number[]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const end = performance.now() + seconds * 1000;
+  const ms: number[] = [];
+  while (performance.now() < end) {
+    const o = await get(port, agent, '/v1/render', deadlineHeaders, 10_000);
+    if (o.status === 200) ms.push(o.ms);
+  }
+  agent.destroy();
+  return ms;
+}
+
+interface Step {
+  multiplier: number;
+  offered: number;
+  sent: number;
+  goodput: number;
+  ok: number;
+  okLate: number;
+  shed: number;
+  deadline: number;
+  other: number;
+  admittedP50: number;
+  admittedP99: number;
+  probeP99: number;
+  probeFailed: number;
+  /** Calls shed in the step, by svc_shed_total's reason. */
+  reasons: Record<string, number>;
+}
+
+/** svc_shed_total by reason, as the server counts it. */
+async function shedReasons(port: number): Promise<Record<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const out: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const m = /^svc_shed_total\{.*reason="([^"]+)"\} (\d+)/.exec(line);
+    if (m) out[m[1]!] = Number(m[2]);
+  }
+  return out;
+}
+
+/** `rate` calls a second for `seconds`, open loop, with the probe beside them. */
+async function step(port: number, multiplier: number, rate: number): Promise<Step> {
+  const before = await shedReasons(port);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
+  const probeAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const outcomes: Array<Promise<Outcome>> = [];
+  const probes: Outcome[] = [];
+  let stop = false;
+  const probe = (async () => {
+    while (!stop) {
+      probes.push(await get(port, probeAgent, '/livez', {}, 10_000));
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  const total = Math.round(rate * stepSeconds);
+  const started = performance.now();
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      const due = Math.min(total, Math.floor(((performance.now() - started) * rate) / 1000));
+      while (outcomes.length < due)
+        outcomes.push(get(port, agent, '/v1/render', deadlineHeaders, deadlineMs + 1000));
+      if (outcomes.length >= total) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 2);
+  });
+  const results = await Promise.all(outcomes);
+  stop = true;
+  await probe;
+  agent.destroy();
+  probeAgent.destroy();
+  const after = await shedReasons(port);
+  const reasons: Record<string, number> = {};
+  for (const [k, v] of Object.entries(after))
+    if (v - (before[k] ?? 0) > 0) reasons[k] = v - (before[k] ?? 0);
+  const ok = results.filter((o) => o.status === 200);
+  const inTime = ok.filter((o) => o.ms <= deadlineMs);
+  const count = (s: Outcome['status']): number => results.filter((o) => o.status === s).length;
+  return {
+    multiplier,
+    offered: rate,
+    sent: results.length,
+    goodput: inTime.length / stepSeconds,
+    ok: ok.length,
+    okLate: ok.length - inTime.length,
+    shed: count(503),
+    deadline: count(504),
+    other: results.length - ok.length - count(503) - count(504),
+    admittedP50: quantile(
+      ok.map((o) => o.ms),
+      0.5,
+    ),
+    admittedP99: quantile(
+      ok.map((o) => o.ms),
+      0.99,
+    ),
+    probeP99: quantile(
+      probes.map((o) => o.ms),
+      0.99,
+    ),
+    probeFailed: probes.filter((o) => o.status !== 200).length,
+    reasons,
+  };
+}
+
+async function curve(shedding: boolean, base: number): Promise<Step[]> {
+  const { port, child } = await startServer(shedding);
+  try {
+    await capacity(port, 2, 1); // warm-up
+    const steps: Step[] = [];
+    for (const m of multipliers) {
+      steps.push(await step(port, m, base * m));
+      // The server settles between steps.
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    return steps;
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
+/**
+ * Server CPU µs per call (user + system from /proc, the steadiest figure on a shared machine) and
+ * the statuses, for `calls` GETs of `p` by h2load over HTTP/1.1 (16 connections); median of 3.
+ */
+async function cpuPerCall(
+  script: string,
+  env: Record<string, string>,
+  p: string,
+  hold: boolean,
+): Promise<{ us: number; statuses: string }> {
+  const { port, child } = await startServer(true, script, env);
+  const held = new http.Agent({ keepAlive: false });
+  try {
+    if (hold) {
+      // One call in flight for the whole run: every other call is shed (maxInFlight: 1).
+      void get(port, held, '/v1/hold', {}, 200_000);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const h2load = (n: number): string => {
+      const r = spawnSync(
+        'h2load',
+        ['--h1', '-n', String(n), '-c', '16', `http://127.0.0.1:${port}${p}`],
+        {
+          encoding: 'utf8',
+        },
+      );
+      return r.stdout;
+    };
+    h2load(2000); // warm-up
+    const rounds: number[] = [];
+    let statuses = '';
+    for (let i = 0; i < 3; i++) {
+      const n = 10_000;
+      const c0 = await cpuSeconds(child.pid!);
+      const out = h2load(n);
+      const c1 = await cpuSeconds(child.pid!);
+      rounds.push(((c1 - c0) * 1e6) / n);
+      statuses = /status codes: ([^\n]+)/.exec(out)?.[1]?.trim() ?? '?';
+    }
+    return { us: median(rounds), statuses };
+  } finally {
+    held.destroy();
+    child.kill('SIGKILL');
+  }
+}
+
+if (process.env['BENCH_NO_BUILD'] !== '1') ensureBuilt();
+const floor = await cpuPerCall('floor.ts', {}, '/', false);
+const trivial = await cpuPerCall('server.ts', {}, '/v1/trivial', false);
+const shedCost = await cpuPerCall('server.ts', { SHED_ALL: '1' }, '/v1/render', true);
+console.log(
+  '> What a call costs the server, in CPU µs (user + system from /proc/<pid>/stat over 10,000 GETs by h2load --h1, 16 connections; the median of 3 rounds after a warm-up): the node:http floor answering `ok` by hand, an httpserver entry serving a trivial route, and the same entry shedding every call (loadShedding.maxInFlight 1 while one call is held), its 503 with Retry-After and the error body.',
+);
+console.log('');
+console.log('| call | server CPU µs/call | × the floor | h2load statuses |');
+console.log('|---|---:|---:|---|');
+for (const [name, r] of [
+  ['node:http floor, 200 ok', floor],
+  ['httpserver entry, trivial route served (200)', trivial],
+  ['httpserver entry, call shed (503)', shedCost],
+] as const)
+  console.log(`| ${name} | ${fmt(r.us, 1)} | ${fmt(r.us / floor.us, 2)} | ${r.statuses} |`);
+console.log('');
+const load = os.loadavg().map((n) => n.toFixed(2));
+const first = await startServer(true);
+let measured: number;
+let unloadedMs: number[];
+try {
+  await capacity(first.port, 2, 1);
+  measured = await capacity(first.port, 2, 3);
+  unloadedMs = await unloaded(first.port, 2);
+} finally {
+  first.child.kill('SIGKILL');
+}
+const on = await curve(true, measured);
+const off = await curve(false, measured);
+const peak = Math.max(...on.map((s) => s.goodput));
+const unloadedP99 = quantile(unloadedMs, 0.99);
+
+console.log(
+  `> Open loop over HTTP/1.1 keep-alive on loopback, one httpserver entry (defaults; deadlineHeader: grpc-timeout) whose GET /v1/render holds the CPU for ${workMs} ms; the load generator in its own process. Capacity measured first with 2 closed-loop callers for 3 s: **${fmt(measured)} calls/s**; unloaded latency (one caller, 2 s): p50 ${fmt(quantile(unloadedMs, 0.5), 1)} ms, p99 ${fmt(unloadedP99, 1)} ms. Then each step offers a multiple of that capacity for ${stepSeconds} s, every call with \`grpc-timeout: ${deadlineMs}m\` (the client gives up 1 s after the deadline: *timeout*), /livez polled every 50 ms on its own connection. *Goodput*: calls answered 200 within their ${deadlineMs} ms deadline, per second (client's clock). Load average ${load.join(' ')} at the start.`,
+);
+const table = (name: string, steps: readonly Step[]): void => {
+  console.log('');
+  console.log(
+    `| ${name} | offered calls/s | goodput calls/s | % of peak | shed (503) % | deadline (504) % | 200 past the deadline | other | admitted p50 ms | admitted p99 ms | /livez p99 ms | /livez not 200 | shed by reason |`,
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  for (const s of steps)
+    console.log(
+      `| ${s.multiplier}× | ${fmt(s.offered)} | ${fmt(s.goodput)} | ${fmt((100 * s.goodput) / peak)} | ${fmt((100 * s.shed) / s.sent, 1)} | ${fmt((100 * s.deadline) / s.sent, 1)} | ${s.okLate} | ${s.other} | ${fmt(s.admittedP50, 1)} | ${fmt(s.admittedP99, 1)} | ${fmt(s.probeP99, 1)} | ${s.probeFailed} | ${Object.entries(
+        s.reasons,
+      )
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')} |`,
+    );
+};
+table('load shedding on (defaults)', on);
+table('load shedding off', off);
+const at3 = on.find((s) => s.multiplier === 3);
+if (at3)
+  console.log(
+    `\n> At 3× with shedding: goodput ${fmt((100 * at3.goodput) / peak)} % of peak (goal ≥ 90 %), admitted p99 ${fmt(at3.admittedP99, 1)} ms = ${fmt(at3.admittedP99 / unloadedP99, 2)}× the unloaded p99 (goal ≤ 2×).`,
+  );
+
+// The picture: goodput and latencies against the offered load, shedding on and off.
+const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-overload-'));
+try {
+  const dat = (steps: readonly Step[]): string =>
+    steps
+      .map((s) => `${s.multiplier} ${s.goodput} ${s.admittedP99 || 0} ${s.probeP99 || 0}`)
+      .join('\n');
+  await writeFile(path.join(dir, 'on.dat'), `${dat(on)}\n`);
+  await writeFile(path.join(dir, 'off.dat'), `${dat(off)}\n`);
+  const script = `set terminal pngcairo size 960,420 font "DejaVu Sans,10" noenhanced
+set output '${png}'
+set multiplot layout 1,2
+set key top left
+set grid
+set xlabel 'offered load (x measured capacity, ${fmt(measured)} calls/s)'
+set ylabel 'goodput (calls/s answered 200 within the 1 s deadline)'
+set xrange [0:4.2]
+set yrange [0:*]
+set title 'Goodput'
+plot '${dir}/on.dat' using 1:2 with linespoints lw 2 pt 7 title 'load shedding on', '${dir}/off.dat' using 1:2 with linespoints lw 2 pt 5 title 'load shedding off'
+set title 'Latency (log scale)'
+set ylabel 'ms'
+set logscale y
+set yrange [1:*]
+plot '${dir}/on.dat' using 1:3 with linespoints lw 2 pt 7 title 'admitted p99, on', '${dir}/off.dat' using 1:3 with linespoints lw 2 pt 5 title 'admitted p99, off', '${dir}/on.dat' using 1:4 with linespoints lw 1 pt 6 dt 2 title '/livez p99, on', '${dir}/off.dat' using 1:4 with linespoints lw 1 pt 4 dt 2 title '/livez p99, off'
+unset multiplot
+`;
+  await writeFile(path.join(dir, 'plot.gp'), script);
+  const r = spawnSync('gnuplot', [path.join(dir, 'plot.gp')], { encoding: 'utf8' });
+  if (r.error || r.status !== 0)
+    console.log(`\n> (No picture: gnuplot failed or is missing: ${r.error?.message ?? r.stderr})`);
+  else console.log(`\n> ![goodput curve](${path.relative(path.join(here, '../..'), png)})`);
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}

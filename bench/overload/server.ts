@@ -1,0 +1,46 @@
+/**
+ * The server of the overload benchmark: an httpserver entry with the defaults (load shedding on
+ * unless LOAD_SHEDDING=off), the caller's deadline read from `grpc-timeout`, and `GET /v1/render`,
+ * which holds the CPU for WORK_MS (a JSON transform or a template render: CPU-bound, the case where
+ * a Node server cannot catch up by running more at once); `GET /v1/trivial` answers `ok`. `node … overload/server.ts` with PORT.
+ */
+import { runApp } from '@svcboot/entry-core';
+import { httpEntry } from '@svcboot/entry-http';
+
+const workMs = Number(process.env['WORK_MS'] ?? 10);
+/** SHED_ALL=1: at most one call in flight (loadShedding.maxInFlight 1), so that while one
+ * `GET /v1/hold` waits every other call is shed: what a shed call costs. */
+const shedAll = process.env['SHED_ALL'] === '1';
+
+await runApp(
+  (app) => {
+    const router = httpEntry(app, 'api').router;
+    router.get('/v1/render', (ctx) => {
+      const end = performance.now() + workMs;
+      while (performance.now() < end);
+      ctx.body = { ok: true };
+    });
+    router.get('/v1/trivial', (ctx) => {
+      ctx.body = 'ok';
+    });
+    router.get('/v1/hold', async (ctx) => {
+      await new Promise((r) => setTimeout(r, 120_000));
+      ctx.body = 'held';
+    });
+  },
+  {
+    configText: `logger:
+  - name: quiet
+    level: warn
+httpserver:
+  - name: api
+    port: ${Number(process.env['PORT'])}
+    host: 127.0.0.1
+    loggerEntry: quiet
+    prom: { enabled: true }
+    deadlineHeader: grpc-timeout
+    loadShedding: { enabled: ${process.env['LOAD_SHEDDING'] !== 'off'}${shedAll ? ', maxInFlight: 1' : ''} }
+`,
+    argv: [],
+  },
+);

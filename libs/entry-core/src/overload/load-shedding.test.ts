@@ -1,0 +1,316 @@
+import { waitFor } from '@svcboot/testkit';
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CallAdapter } from '../call/adapter.js';
+import { endCall, startCall } from '../call/driver.js';
+import { CallChain, CallContext, type CallHeaders, type CallInfo } from '../middleware/call.js';
+import type { CallRejection } from '../middleware/rejection.js';
+import { TimeoutMiddleware } from '../middleware/timeout/middleware.js';
+import { timeoutSchema } from '../middleware/timeout/schema.js';
+import { LoadShedding } from './load-shedding.js';
+import { loadSheddingSchema } from './schema.js';
+
+const headers: CallHeaders = { get: () => undefined, set: () => undefined };
+
+function infoOf(path: string, builtin = false): CallInfo {
+  return {
+    operation: `GET ${path}`,
+    remoteAddr: '127.0.0.1:1',
+    apiMethod: 'GET',
+    apiPath: path,
+    apiProtocol: 'HTTP/1.1',
+    apiQuery: '',
+    userAgent: '',
+    ...(builtin ? { builtin: true } : {}),
+  };
+}
+
+/**
+ * Holds the CPU for `ms`, as a handler that renders or transforms does: `ms` of the process's CPU
+ * time (admission counts the time the process ran; on a crowded machine wall time runs ahead).
+ */
+function busy(ms: number): void {
+  const cpuMs = (): number => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+  const end = cpuMs() + ms;
+  while (cpuMs() < end);
+}
+
+/** What happened to one call: its outcome, in the order the driver told the adapter. */
+interface Outcome {
+  path: string;
+  how: 'ran' | 'refused' | 'pending';
+  /** The turn of the test's own counter in which the handler ran (see `turn`). */
+  ranInTurn?: number;
+  /** How many handlers had run before this one. */
+  ranAfter?: number;
+  rejection?: CallRejection;
+}
+
+let turn = 0;
+let handlersRun = 0;
+let turnTimer: NodeJS.Immediate | undefined;
+/** Counts the loop's turns (one immediate per turn) while a test runs. */
+function countTurns(): void {
+  turnTimer = setImmediate(() => {
+    turn++;
+    countTurns();
+  });
+}
+
+/** A transport in miniature: the handler holds the CPU for `workMs`, then the call ends. */
+function start(
+  chain: CallChain,
+  path: string,
+  workMs: number,
+  opts: { builtin?: boolean; deadline?: number; async?: boolean; wallClock?: boolean } = {},
+): Outcome {
+  const call = new CallContext(infoOf(path, opts.builtin), headers);
+  if (opts.deadline !== undefined) call.deadline = opts.deadline;
+  const outcome: Outcome = { path, how: 'pending' };
+  const adapter: CallAdapter = {
+    proceed(c) {
+      const run = (): void => {
+        outcome.how = 'ran';
+        outcome.ranInTurn = turn;
+        outcome.ranAfter = handlersRun++;
+        if (opts.wallClock === true) {
+          const end = performance.now() + workMs;
+          while (performance.now() < end);
+        } else busy(workMs);
+        endCall(c, 'OK');
+      };
+      // An async handler (a body read, a cache lookup first) does its work in a later turn.
+      if (opts.async === true) setImmediate(run);
+      else run();
+    },
+    refuse(c, r) {
+      outcome.how = 'refused';
+      outcome.rejection = r;
+      endCall(c, r.status);
+    },
+  };
+  void startCall(chain, call, adapter);
+  return outcome;
+}
+
+function shedding(
+  options: Record<string, unknown> = {},
+  timeoutMs?: number,
+): { chain: CallChain; ls: LoadShedding } {
+  const timeout =
+    timeoutMs === undefined
+      ? undefined
+      : new TimeoutMiddleware(timeoutSchema.parse({ enabled: true, timeoutMs }));
+  const ls = new LoadShedding(loadSheddingSchema.parse(options), 'api', new Registry(), timeout);
+  const chain = new CallChain(timeout ? [ls, timeout] : [ls]);
+  return { chain, ls };
+}
+
+const made: LoadShedding[] = [];
+afterEach(async () => {
+  if (turnTimer) clearImmediate(turnTimer);
+  turnTimer = undefined;
+  const lc = { signal: AbortSignal.timeout(1000), timeoutMs: 1000 };
+  for (const ls of made.splice(0)) await ls.close(lc);
+});
+
+async function settled(outcomes: readonly Outcome[]): Promise<void> {
+  await waitFor('every call to be answered', () => outcomes.every((o) => o.how !== 'pending'), {
+    timeoutMs: 20_000,
+    intervalMs: 10,
+  });
+}
+
+describe('LoadShedding: admission within one turn of the loop', () => {
+  it('a burst of 200 calls of 5 ms arriving in one turn: some run, the rest are shed at once with pushback', async () => {
+    const { chain, ls } = shedding({ maxEventLoopDelayMs: 200 });
+    made.push(ls);
+    countTurns();
+    const outcomes = Array.from({ length: 200 }, () => start(chain, '/v1/render', 5));
+    // Decided in this turn: every call either ran here, was refused here, or waits its turn (a
+    // queue of 64 at most once its expected wait is past maxEventLoopDelayMs).
+    const refusedAtOnce = outcomes.filter((o) => o.how === 'refused').length;
+    expect(refusedAtOnce).toBeGreaterThan(100);
+    await settled(outcomes);
+    const ran = outcomes.filter((o) => o.how === 'ran');
+    const refused = outcomes.filter((o) => o.how === 'refused');
+    expect(ran.length).toBeGreaterThan(0);
+    expect(ran.length).toBeLessThan(80);
+    for (const o of refused) {
+      expect(o.rejection?.status).toBe('ResourceExhausted');
+      expect(o.rejection?.httpStatus).toBe(503);
+      expect(o.rejection?.headers).toEqual({
+        'Retry-After': '1',
+        'grpc-retry-pushback-ms': '1000',
+      });
+    }
+    // The queued ones ran one per turn, after the burst's own turn.
+    const turns = ran.map((o) => o.ranInTurn!);
+    expect(new Set(turns.slice(1)).size).toBe(turns.length - 1);
+  });
+
+  it('probes (builtin) in the middle of a burst are neither shed nor queued: they run in the turn they arrive in', async () => {
+    const { chain, ls } = shedding();
+    made.push(ls);
+    countTurns();
+    const first = turn;
+    const outcomes: Outcome[] = [];
+    for (let i = 0; i < 60; i++) {
+      outcomes.push(start(chain, '/v1/render', 5));
+      if (i % 10 === 5) outcomes.push(start(chain, '/livez', 0, { builtin: true }));
+    }
+    const probes = outcomes.filter((o) => o.path === '/livez');
+    expect(probes.map((o) => [o.how, o.ranInTurn])).toEqual(probes.map(() => ['ran', first]));
+    // Not behind the calls that arrived before them: those wait for later turns, or were shed.
+    const before = outcomes.find((o) => o.path === '/v1/render')!.ranAfter!;
+    const last = probes[probes.length - 1]!;
+    expect(last.ranAfter! - before).toBeLessThan(probes.length + 3);
+    await settled(outcomes);
+  });
+
+  it('critical calls are shed last: in a burst they wait in their own queue and run, while plain calls are shed', async () => {
+    const { chain, ls } = shedding({ critical: ['/v1/pay'], maxEventLoopDelayMs: 100 });
+    made.push(ls);
+    countTurns();
+    const outcomes: Outcome[] = [];
+    for (let i = 0; i < 200; i++)
+      outcomes.push(start(chain, i % 4 === 3 ? '/v1/pay' : '/v1/render', 2));
+    await settled(outcomes);
+    const count = (path: string, how: string): number =>
+      outcomes.filter((o) => o.path === path && o.how === how).length;
+    expect(count('/v1/render', 'refused')).toBeGreaterThan(0);
+    // Critical calls are refused only beyond twice the wait plain ones get.
+    expect(count('/v1/pay', 'ran') / 50).toBeGreaterThan(count('/v1/render', 'ran') / 150);
+  });
+
+  it('spread over turns (half of what it can serve), nothing is shed', async () => {
+    const { chain, ls } = shedding();
+    made.push(ls);
+    const outcomes: Outcome[] = [];
+    for (let i = 0; i < 40; i++) {
+      outcomes.push(start(chain, '/v1/render', 5));
+      // 5 ms of work every ~10 ms.
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await settled(outcomes);
+    expect(outcomes.filter((o) => o.how !== 'ran')).toEqual([]);
+  });
+
+  it('cheap calls one slow turn queued leave the queue together, not one per turn', async () => {
+    const { chain, ls } = shedding();
+    made.push(ls);
+    countTurns();
+    // Cheap calls served at once: the service time is learned.
+    const warm = Array.from({ length: 8 }, () => start(chain, '/v1/cheap', 0));
+    await settled(warm);
+    await new Promise((r) => setImmediate(r));
+    // One slow call (a pause, a collection, an odd render), then 32 cheap calls in the same turn.
+    const slow = start(chain, '/v1/render', 15);
+    const cheap = Array.from({ length: 32 }, () => start(chain, '/v1/cheap', 0));
+    const queuedAt = turn;
+    expect(slow.how).toBe('ran');
+    expect(cheap.filter((o) => o.how === 'pending').length).toBeGreaterThan(0);
+    await settled(cheap);
+    expect(cheap.filter((o) => o.how !== 'ran')).toEqual([]);
+    // One per turn they would have taken 32 turns (as many as the slow call's weight in the mean
+    // service time allows per round: more each round, as cheap calls end).
+    const lastTurn = Math.max(...cheap.map((o) => o.ranInTurn!));
+    expect(lastTurn - queuedAt).toBeLessThan(16);
+  });
+});
+
+describe('LoadShedding: a burst spread over turns', () => {
+  /**
+   * Sends `count` async calls of `workMs` at `ratePerMs` calls a ms, an open loop (each sent on
+   * schedule, whether or not the earlier ones were answered: a timer sends what is due); their
+   * outcomes once all are answered.
+   */
+  async function openLoop(
+    chain: CallChain,
+    count: number,
+    ratePerMs: number,
+    workMs: number,
+    opts: { deadline?: () => number; wallClock?: boolean } = {},
+  ): Promise<Outcome[]> {
+    const outcomes: Outcome[] = [];
+    const started = performance.now();
+    await new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        const due = Math.min(count, Math.floor((performance.now() - started) * ratePerMs) + 1);
+        while (outcomes.length < due)
+          outcomes.push(
+            start(chain, '/v1/render', workMs, {
+              async: true,
+              wallClock: opts.wallClock === true,
+              ...(opts.deadline ? { deadline: opts.deadline() } : {}),
+            }),
+          );
+        if (outcomes.length >= count) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 1);
+    });
+    await settled(outcomes);
+    return outcomes;
+  }
+
+  it('calls that hold the CPU after an await, arriving at 3x what it serves over many turns: shed (queue_time)', async () => {
+    const { chain, ls } = shedding({ maxEventLoopDelayMs: 200 });
+    made.push(ls);
+    // The service time and the pace calls end at, learned one call at a time.
+    await openLoop(chain, 5, 0.02, 5);
+    // 5 ms of work every 1.67 ms, for 300 calls (0.5 s of arrivals, 1.5 s of work).
+    const outcomes = await openLoop(chain, 300, 0.6, 5);
+    const refused = outcomes.filter((o) => o.how === 'refused');
+    expect(refused.length).toBeGreaterThan(0);
+    expect(outcomes.filter((o) => o.how === 'ran').length).toBeGreaterThan(0);
+    for (const o of refused) expect(o.rejection?.status).toBe('ResourceExhausted');
+  });
+
+  it('a call whose deadline falls before the backlog ends is refused at once (deadline)', async () => {
+    const { chain, ls } = shedding({ maxEventLoopDelayMs: 5000 });
+    made.push(ls);
+    await openLoop(chain, 5, 0.02, 5);
+    const outcomes = await openLoop(chain, 200, 0.6, 5, { deadline: () => Date.now() + 100 });
+    const byDeadline = outcomes.filter(
+      (o) => o.how === 'refused' && o.rejection?.message.includes('deadline'),
+    );
+    expect(byDeadline.length).toBeGreaterThan(0);
+  });
+
+  it('the same calls at half what it serves (one per 10 ms of 5 ms of wall time), nothing is shed', async () => {
+    const { chain, ls } = shedding();
+    made.push(ls);
+    // Wall time: beside busy processes the handler still takes 5 ms of the 10 between calls (the
+    // process runs less of it), so that the load stays half of what it can serve.
+    const outcomes = await openLoop(chain, 100, 0.1, 5, { wallClock: true });
+    expect(outcomes.filter((o) => o.how !== 'ran')).toEqual([]);
+  });
+});
+
+describe('LoadShedding: deadlines at admission', () => {
+  it('refuses at once a call whose deadline (the timeout middleware) cannot be met given the queue', async () => {
+    const { chain, ls } = shedding({ maxEventLoopDelayMs: 2000 }, 150);
+    made.push(ls);
+    const outcomes = Array.from({ length: 40 }, () => start(chain, '/v1/render', 20));
+    const deadlineRefusals = outcomes.filter(
+      (o) => o.how === 'refused' && o.rejection?.message.includes('deadline'),
+    );
+    // Refused in the turn they arrived in, not when their deadline passed.
+    expect(deadlineRefusals.length).toBeGreaterThan(0);
+    await settled(outcomes);
+    expect(outcomes.filter((o) => o.how === 'ran').length).toBeLessThan(15);
+  });
+
+  it('a call whose deadline passed before it could start is refused DeadlineExceeded, its handler never runs', async () => {
+    const { chain, ls } = shedding();
+    made.push(ls);
+    const o = start(chain, '/v1/render', 0, { deadline: Date.now() - 1 });
+    expect(o.how).toBe('refused');
+    expect(o.rejection?.status).toBe('DeadlineExceeded');
+  });
+});
