@@ -305,8 +305,9 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       }
     }
     stream.on('data', (chunk: Buffer) => this.onData(chunk));
-    stream.once('end', () => this.onEnd());
-    stream.once('close', () => this.onClose());
+    // `on`, not `once`: a stream emits each once, and once's wrapper and removal cost per call.
+    stream.on('end', () => this.onEnd());
+    stream.on('close', () => this.onClose());
   }
 
   private expire(): void {
@@ -617,7 +618,8 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       // Once the response's frame is written (Node 26 may otherwise put the RST_STREAM first).
       this.stopRequest();
     } else {
-      stream.once('wantTrailers', () => {
+      // Emitted once per stream (`on`: no once-wrapper per call).
+      stream.on('wantTrailers', () => {
         try {
           stream.sendTrailers(trailers);
         } catch {
