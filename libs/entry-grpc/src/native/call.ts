@@ -95,6 +95,9 @@ function isPlainHeaderKey(key: string): boolean {
   return true;
 }
 
+/** `address:port` of each connection's client, by the session's socket (see NativeCall.peer). */
+const peers = new WeakMap<object, string>();
+
 /** What a call needs from the server that owns it. */
 export interface CallSettings {
   readonly maxReceiveMessageBytes: number;
@@ -188,10 +191,17 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   /** `address:port` of the client, as grpc-js's `getPeer()` gives it. */
   get peer(): string {
     const socket = this.socket;
-    if (!socket?.remoteAddress) return 'unknown';
-    return socket.remotePort
-      ? `${socket.remoteAddress}:${socket.remotePort}`
-      : socket.remoteAddress;
+    if (!socket) return 'unknown';
+    // Once per connection: the session's socket is a Proxy (each property read a trap), and
+    // every call of the connection has the same peer.
+    let peer = peers.get(socket);
+    if (peer === undefined) {
+      const address = socket.remoteAddress;
+      if (!address) return 'unknown';
+      peer = socket.remotePort ? `${address}:${socket.remotePort}` : address;
+      peers.set(socket, peer);
+    }
+    return peer;
   }
 
   /**
