@@ -13,11 +13,17 @@ export function routeServerStreams(
 ): void {
   const handlers = h2.listeners('stream') as Array<(...args: unknown[]) => void>;
   h2.removeAllListeners('stream');
+  // The 'stream' event's four arguments by name: no rest array per stream.
   h2.on(
     'stream',
-    (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
+    (
+      stream: http2.ServerHttp2Stream,
+      headers: http2.IncomingHttpHeaders,
+      flags: number,
+      rawHeaders: string[],
+    ) => {
       if (serveStream(stream, headers)) return;
-      for (const handle of handlers) handle.call(h2, stream, headers, ...rest);
+      for (const handle of handlers) handle.call(h2, stream, headers, flags, rawHeaders);
     },
   );
 }

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { plainEnv, run, waitFor } from '@svcboot/testkit';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { OutputSet } from './outputs.js';
+import { FILE_WINDOW_MS, OutputSet } from './outputs.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const outputsUrl = pathToFileURL(path.join(here, 'outputs.ts')).href;
@@ -82,15 +82,27 @@ describe('OutputSet', () => {
     expect(await readFile(file, 'utf8')).toBe(expected.join(''));
   });
 
-  it('writes a small turn once, at the end of the turn', async () => {
-    const out = set.get(file);
-    out.write('opened\n');
-    await set.flush(); // the file is open
-    const writes = vi.spyOn(fs, 'write');
-    for (let i = 0; i < 20; i++) out.write(record('a', i));
-    expect(writes).not.toHaveBeenCalled();
-    await new Promise((r) => setImmediate(r));
-    expect(writes).toHaveBeenCalledTimes(1);
+  it('writes the records of several turns to a file once, FILE_WINDOW_MS after the first', async () => {
+    // From the first write on: the window's timer is made then (and re-armed for later windows).
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const out = set.get(file);
+      out.write('opened\n');
+      await set.flush(); // the file is open
+      vi.advanceTimersByTime(FILE_WINDOW_MS); // the first window ends
+      const writes = vi.spyOn(fs, 'write');
+      for (let i = 0; i < 10; i++) out.write(record('a', i));
+      await new Promise((r) => setImmediate(r));
+      // The end of the turn writes nothing: the window is still open.
+      expect(writes).not.toHaveBeenCalled();
+      for (let i = 10; i < 20; i++) out.write(record('a', i));
+      await new Promise((r) => setImmediate(r));
+      expect(writes).not.toHaveBeenCalled();
+      vi.advanceTimersByTime(FILE_WINDOW_MS);
+      expect(writes).toHaveBeenCalledTimes(1);
+    } finally {
+      vi.useRealTimers();
+    }
     await set.flush();
     expect(await readFile(file, 'utf8')).toBe(
       `opened\n${Array.from({ length: 20 }, (_, i) => record('a', i)).join('')}`,

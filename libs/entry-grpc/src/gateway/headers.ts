@@ -182,6 +182,11 @@ export function hasHeader(out: readonly string[], name: string): boolean {
   return false;
 }
 
+/** Header names validateHeaderName took (bounded: names come from middlewares and metadata keys). */
+const validNames = new Set<string>();
+/** A character Node refuses in a header value (its checkInvalidHeaderChar). */
+const INVALID_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+
 /**
  * Why `res.writeHead` would refuse a flat header list (the error Node's own checks throw: a name
  * that is not a token, a value with a control character, a `Trailer` header on a body that is not
@@ -195,9 +200,16 @@ export function headerListError(list: readonly string[], fixedLength: boolean): 
   try {
     for (let i = 0; i < list.length; i += 2) {
       const name = list[i]!;
-      validateHeaderName(name);
-      // An odd list ends in undefined, which Node refuses too.
-      validateHeaderValue(name, list[i + 1] as string);
+      // A name Node took once is taken again (most repeat call after call): checked once.
+      if (!validNames.has(name)) {
+        validateHeaderName(name);
+        if (validNames.size < 512) validNames.add(name);
+      }
+      // An odd list ends in undefined, which Node refuses too. A value of the characters Node
+      // takes needs no call of its check; any other gets Node's own error.
+      const value = list[i + 1] as string;
+      if (typeof value !== 'string' || INVALID_VALUE_CHAR.test(value))
+        validateHeaderValue(name, value);
       if (fixedLength && sameName(name, 'trailer')) {
         return new Error(
           `response header "${name}" announces trailers, which a response with Content-Length cannot carry`,

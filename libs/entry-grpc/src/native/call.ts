@@ -10,7 +10,13 @@ import {
   type MessageEncoding,
 } from './compression.js';
 import { encodeFrame, type FrameError, FrameReader, type WireMessage } from './framing.js';
-import { type DroppedEntry, readMetadata, writeMetadata } from './metadata.js';
+import {
+  type DroppedEntry,
+  isReservedOutgoing,
+  LEGAL_KEY,
+  readMetadata,
+  writeMetadata,
+} from './metadata.js';
 import { encodeStatusMessage } from './status-message.js';
 
 /** How long a client may go on sending after a trailers-only status before RST_STREAM NO_ERROR. */
@@ -36,7 +42,13 @@ export interface NativeStatus {
   readonly headerPairs?: readonly string[];
 }
 
-/** Adds flat name, value pairs to outgoing headers (a value Node would refuse is left out). */
+/**
+ * Adds flat name, value pairs to outgoing headers (a value Node would refuse is left out). A pair
+ * with a lowercase legal, unreserved key and a printable ASCII value (every pair of the meta
+ * middleware) goes in as it is: what Metadata.add then writeMetadata would give, without a
+ * Metadata per pair; any other pair takes that way (its key normalised, its value checked, what
+ * is left out reported).
+ */
 function addPairs(
   into: http2.OutgoingHttpHeaders,
   pairs: readonly string[] | undefined,
@@ -44,23 +56,47 @@ function addPairs(
 ): void {
   if (!pairs) return;
   for (let i = 0; i + 1 < pairs.length; i += 2) {
+    const key = pairs[i]!;
+    const value = pairs[i + 1]!;
+    if (isPlainHeaderKey(key) && LEGAL_ASCII_VALUE.test(value)) {
+      mergeHeader(into, key, value);
+      continue;
+    }
     const md = new Metadata();
     try {
-      if (pairs[i]!.endsWith('-bin')) md.add(pairs[i]!, Buffer.from(pairs[i + 1]!, 'base64'));
-      else md.add(pairs[i]!, pairs[i + 1]!);
+      if (key.endsWith('-bin')) md.add(key, Buffer.from(value, 'base64'));
+      else md.add(key, value);
     } catch {
-      dropped({ key: pairs[i]!, reason: 'not a legal metadata key or value' });
+      dropped({ key, reason: 'not a legal metadata key or value' });
       continue;
     }
     const one: http2.OutgoingHttpHeaders = {};
     writeMetadata(md, one, dropped);
-    for (const k of Object.keys(one)) {
-      const prev = into[k];
-      const v = one[k] as string;
-      into[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [String(prev), v];
-    }
+    for (const k of Object.keys(one)) mergeHeader(into, k, one[k] as string);
   }
 }
+
+function mergeHeader(into: http2.OutgoingHttpHeaders, key: string, value: string): void {
+  const prev = into[key];
+  into[key] =
+    prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [String(prev), value];
+}
+
+/** Printable ASCII, what gRPC allows in an ASCII metadata value (as metadata.ts checks it). */
+const LEGAL_ASCII_VALUE = /^[ -~]*$/;
+/** Keys already found plain (see isPlainHeaderKey); bounded, as they are the middleware's. */
+const plainKeys = new Set<string>();
+
+/** A key Metadata.add keeps as it is and writeMetadata sends: lowercase legal, not binary, not reserved. */
+function isPlainHeaderKey(key: string): boolean {
+  if (plainKeys.has(key)) return true;
+  if (!LEGAL_KEY.test(key) || key.endsWith('-bin') || isReservedOutgoing(key)) return false;
+  if (plainKeys.size < 256) plainKeys.add(key);
+  return true;
+}
+
+/** `address:port` of each connection's client, by the session's socket (see NativeCall.peer). */
+const peers = new WeakMap<object, string>();
 
 /** What a call needs from the server that owns it. */
 export interface CallSettings {
@@ -155,10 +191,17 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   /** `address:port` of the client, as grpc-js's `getPeer()` gives it. */
   get peer(): string {
     const socket = this.socket;
-    if (!socket?.remoteAddress) return 'unknown';
-    return socket.remotePort
-      ? `${socket.remoteAddress}:${socket.remotePort}`
-      : socket.remoteAddress;
+    if (!socket) return 'unknown';
+    // Once per connection: the session's socket is a Proxy (each property read a trap), and
+    // every call of the connection has the same peer.
+    let peer = peers.get(socket);
+    if (peer === undefined) {
+      const address = socket.remoteAddress;
+      if (!address) return 'unknown';
+      peer = socket.remotePort ? `${address}:${socket.remotePort}` : address;
+      peers.set(socket, peer);
+    }
+    return peer;
   }
 
   /**
@@ -272,8 +315,9 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       }
     }
     stream.on('data', (chunk: Buffer) => this.onData(chunk));
-    stream.once('end', () => this.onEnd());
-    stream.once('close', () => this.onClose());
+    // `on`, not `once`: a stream emits each once, and once's wrapper and removal cost per call.
+    stream.on('end', () => this.onEnd());
+    stream.on('close', () => this.onClose());
   }
 
   private expire(): void {
@@ -584,7 +628,8 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       // Once the response's frame is written (Node 26 may otherwise put the RST_STREAM first).
       this.stopRequest();
     } else {
-      stream.once('wantTrailers', () => {
+      // Emitted once per stream (`on`: no once-wrapper per call).
+      stream.on('wantTrailers', () => {
         try {
           stream.sendTrailers(trailers);
         } catch {

@@ -39,9 +39,15 @@ const RESERVED_OUTGOING = new Set([
   'content-length',
 ]);
 
-const LEGAL_KEY = /^[0-9a-z_.-]+$/;
+/** A legal gRPC metadata key (lowercase). */
+export const LEGAL_KEY = /^[0-9a-z_.-]+$/;
 /** Printable ASCII, what gRPC allows in an ASCII metadata value. */
 const LEGAL_ASCII_VALUE = /^[ -~]*$/;
+
+/** Whether an outgoing header name is the protocol's (a pseudo-header or RESERVED_OUTGOING). */
+export function isReservedOutgoing(key: string): boolean {
+  return key.charCodeAt(0) === 0x3a || RESERVED_OUTGOING.has(key);
+}
 
 function addValue(md: Metadata, key: string, value: string): void {
   if (key.endsWith('-bin')) {
@@ -92,7 +98,7 @@ export function writeMetadata(
   const map = md.getMap();
   // getMap() keeps the first value of each key only: go through every value of each key it names.
   for (const key of Object.keys(map)) {
-    if (key.charCodeAt(0) === 0x3a || RESERVED_OUTGOING.has(key)) {
+    if (isReservedOutgoing(key)) {
       dropped?.({ key, reason: 'reserved by the protocol' });
       continue;
     }

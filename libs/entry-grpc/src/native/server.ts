@@ -192,7 +192,8 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
         clearTimeout(state.idleTimer);
         state.idleTimer = undefined;
       }
-      stream.once('close', () => {
+      // A stream closes once (`on`: no once-wrapper per call).
+      stream.on('close', () => {
         state.streams--;
         if (session.destroyed) return;
         // The last stream ended before the PING's ACK was read: nghttp2 reads no more, close now.
