@@ -45,11 +45,15 @@ import { addLoaderFiles, descriptorsOf, rootFromDefinitions } from './descriptor
 import { listenSecondPort, secondPortOf } from './gw-port.js';
 import { fileDescriptorsOf } from './proto-file-descriptors.js';
 import type { ServerReflection } from './reflection.js';
-import { typedClient, type TypedClient, type TypedClientOptions } from './typed/client.js';
+import {
+  typedClient,
+  type ServiceImplementationOf,
+  type TypedClient,
+  type TypedClientOptions,
+} from '@svcboot/grpc-typed';
 import { copyComments } from './typed/comments.js';
 import { adaptService } from './typed/service.js';
 import type { RequestCheck } from './typed/validate.js';
-import type { ServiceImplementationOf } from './typed/types.js';
 import { gatewayErrorBody } from './gateway/error-body.js';
 import { Gateway } from './gateway/gateway.js';
 import { responseCompression, watchAcceptEncoding } from './grpc-compression.js';

@@ -32,35 +32,70 @@ export const grpcEntry = entryGetter(grpcPlugin);
 export { GrpcEntry, GRPC_ENTRY_TYPE } from './entry.js';
 export { grpcSchema, type GrpcEntryConfig } from './schema.js';
 export { callContextOf } from './interceptor.js';
-export { grpcTransport, grpcCallPayloads, GrpcServerMetrics } from './call-transport.js';
+export { grpcTransport, GrpcServerMetrics } from './call-transport.js';
 export { CODE_NAMES, codeName, httpStatusFromCode } from './codes.js';
 export { compileTemplate, type PathTemplate } from './gateway/template.js';
 export type { HttpBinding } from '@svcboot/openapi';
 export { grpcErrors } from './errors.js';
 export { DescriptorPool, type PoolFile } from './descriptor-pool.js';
-export { Code, RpcError, detail, standardDetails, type ErrorDetail } from './typed/error.js';
-export type {
-  ServiceImpl,
-  ServiceImplementationOf,
-  TypedCallContext,
-  TypedHandler,
-} from './typed/types.js';
+// Typed services and clients, RpcError and google.rpc's details, codecs, the call record's payloads:
+// @svcboot/grpc-typed's (a client installs it without the server), under the names they had here.
 export {
+  Code,
+  RpcError,
+  codecOf,
+  definitionOf,
+  detail,
+  grpcCallPayloads,
+  standardDetails,
   typedClient,
+  type ErrorDetail,
+  type ServiceImpl,
+  type ServiceImplementationOf,
+  type TypedCallContext,
   type TypedCallOptions,
   type TypedClient,
   type TypedClientMethod,
   type TypedClientOptions,
-} from './typed/client.js';
-export { codecOf, definitionOf } from './typed/service.js';
+  type TypedHandler,
+} from '@svcboot/grpc-typed';
 export {
   validateDefinition,
   validateSchema,
   type ValidateConfig,
 } from './typed/validate-middleware.js';
-export * from './typed/gen/google/rpc/error_details_pb.js';
+// google.rpc's error details and Status (generated), as grpc-typed exports them.
 export {
+  file_google_rpc_error_details,
+  type ErrorInfo,
+  ErrorInfoSchema,
+  type RetryInfo,
+  RetryInfoSchema,
+  type DebugInfo,
+  DebugInfoSchema,
+  type QuotaFailure,
+  QuotaFailureSchema,
+  type QuotaFailure_Violation,
+  QuotaFailure_ViolationSchema,
+  type PreconditionFailure,
+  PreconditionFailureSchema,
+  type PreconditionFailure_Violation,
+  PreconditionFailure_ViolationSchema,
+  type BadRequest,
+  BadRequestSchema,
+  type BadRequest_FieldViolation,
+  BadRequest_FieldViolationSchema,
+  type RequestInfo,
+  RequestInfoSchema,
+  type ResourceInfo,
+  ResourceInfoSchema,
+  type Help,
+  HelpSchema,
+  type Help_Link,
+  Help_LinkSchema,
+  type LocalizedMessage,
+  LocalizedMessageSchema,
   StatusSchema,
   type Status,
   file_google_rpc_status,
-} from './typed/gen/google/rpc/status_pb.js';
+} from '@svcboot/grpc-typed';

@@ -19,7 +19,7 @@ interface SurfaceCall {
 }
 
 import { rpcErrorOf } from './error.js';
-import { codecOf } from './service.js';
+import { codecOf } from './codec.js';
 
 /** Per-call options of a typed client. */
 export interface TypedCallOptions {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startLibrary, type Harness } from '../test-support/harness.js';
 import { bookstore } from '../test-support/typed/bookstore.js';
 import { Bookstore } from '../test-support/typed/gen/bookstore/v1/bookstore_pb.js';
-import { ErrorInfoSchema } from '../typed/gen/google/rpc/error_details_pb.js';
+import { ErrorInfoSchema } from '@svcboot/grpc-typed';
 
 let h: Harness | undefined;
 afterEach(async () => {

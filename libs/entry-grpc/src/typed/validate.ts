@@ -1,7 +1,6 @@
 import type { DescMessage, Message } from '@bufbuild/protobuf';
 import type { Path } from '@bufbuild/protobuf/reflect';
-import { BadRequestSchema } from './gen/google/rpc/error_details_pb.js';
-import { Code, RpcError, detail } from './error.js';
+import { BadRequestSchema, Code, RpcError, detail } from '@svcboot/grpc-typed';
 
 /** The part of @bufbuild/protovalidate's Validator this uses. */
 interface Validator {

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { create } from '@bufbuild/protobuf';
 import { timestampNow } from '@bufbuild/protobuf/wkt';
 import { Code, RpcError, detail, type ServiceImpl } from '../../index.js';
-import { ErrorInfoSchema } from '../../typed/gen/google/rpc/error_details_pb.js';
+import { ErrorInfoSchema } from '@svcboot/grpc-typed';
 import { BookSchema, type Book, type Bookstore } from './gen/bookstore/v1/bookstore_pb.js';
 
 /** The bookstore's protos (bookstore/v1/bookstore.proto and the googleapis files it imports). */
