@@ -13,6 +13,7 @@ import {
 const libDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const coreDir = path.resolve(libDir, '../entry-core');
 const openapiDir = path.resolve(libDir, '../openapi');
+const typedDir = path.resolve(libDir, '../grpc-typed');
 
 /** Packages a light install must not pull (rapidoc's and swagger-ui-dist's trees, native parsers). */
 const HEAVY =
@@ -28,7 +29,7 @@ describe('the packed package', () => {
   it(
     'installs outside the workspace and serves gRPC and the gateway from a boot.yaml with plain node',
     async () => {
-      const project = await installPacked([coreDir, openapiDir, libDir], {
+      const project = await installPacked([coreDir, openapiDir, typedDir, libDir], {
         '@grpc/proto-loader': '^0.8.1',
       });
       try {
