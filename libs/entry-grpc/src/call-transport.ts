@@ -1,7 +1,47 @@
 import type { Registry } from 'prom-client';
 import type { CallInfo } from '@svcboot/entry-core';
-import { CallFamilies, type CallTransport } from '@svcboot/entry-core/call';
-import { grpcCallPayloads } from '@svcboot/grpc-typed';
+import { CallFamilies, type CallPayloads, type CallTransport } from '@svcboot/entry-core/call';
+import { jsonString as quote } from '@svcboot/entry-core/toolkit';
+
+/**
+ * A grpc entry call's record payloads (gRPC or gateway): the basic ones plus grpc* and gw*, in
+ * key order, built as text.
+ */
+export const grpcCallPayloads: CallPayloads = {
+  keys: [
+    'apiMethod',
+    'apiPath',
+    'apiProtocol',
+    'apiQuery',
+    'grpcMethod',
+    'grpcService',
+    'grpcType',
+    'gwMethod',
+    'gwPath',
+    'gwScheme',
+    'gwUserAgent',
+    'userAgent',
+  ],
+  json: (i) =>
+    `"apiMethod":${quote(i.apiMethod)},"apiPath":${quote(i.apiPath)},"apiProtocol":${quote(i.apiProtocol)},"apiQuery":${quote(i.apiQuery)}` +
+    `,"grpcMethod":${quote(i.grpcMethod ?? '')},"grpcService":${quote(i.grpcService ?? '')},"grpcType":${quote(i.grpcType ?? '')}` +
+    `,"gwMethod":${quote(i.gwMethod ?? '')},"gwPath":${quote(i.gwPath ?? '')},"gwScheme":${quote(i.gwScheme ?? '')}` +
+    `,"gwUserAgent":${quote(i.gwUserAgent ?? '')},"userAgent":${quote(i.userAgent)}`,
+  // Mostly the very same strings: cheap.
+  same: (a, b) =>
+    a.userAgent === b.userAgent &&
+    a.apiPath === b.apiPath &&
+    a.apiQuery === b.apiQuery &&
+    a.apiMethod === b.apiMethod &&
+    a.apiProtocol === b.apiProtocol &&
+    a.grpcMethod === b.grpcMethod &&
+    a.grpcService === b.grpcService &&
+    a.grpcType === b.grpcType &&
+    a.gwMethod === b.gwMethod &&
+    a.gwPath === b.gwPath &&
+    a.gwScheme === b.gwScheme &&
+    a.gwUserAgent === b.gwUserAgent,
+};
 
 const GRPC_LABELS = ['grpc_type', 'grpc_service', 'grpc_method'] as const;
 type GrpcLabel = (typeof GRPC_LABELS)[number];
