@@ -46,6 +46,7 @@ import { listenSecondPort, secondPortOf } from './gw-port.js';
 import { fileDescriptorsOf } from './proto-file-descriptors.js';
 import type { ServerReflection } from './reflection.js';
 import {
+  grpcTransport,
   typedClient,
   type ServiceImplementationOf,
   type TypedClient,
@@ -65,7 +66,6 @@ import { MethodInvoker } from './invoker/invoker.js';
 import { nativeServerOverInvoker } from './native/invoke-adapter.js';
 import { routeServerStreams } from './route-streams.js';
 import { refuseUpgrade } from './gateway/websocket.js';
-import { grpcTransport } from './call-transport.js';
 import { codeOfHttpStatus, codeOfRejection } from './codes.js';
 import { grpcError } from './errors.js';
 import { HealthService } from './health.js';

@@ -32,7 +32,6 @@ export const grpcEntry = entryGetter(grpcPlugin);
 export { GrpcEntry, GRPC_ENTRY_TYPE } from './entry.js';
 export { grpcSchema, type GrpcEntryConfig } from './schema.js';
 export { callContextOf } from './interceptor.js';
-export { grpcTransport, GrpcServerMetrics } from './call-transport.js';
 export { CODE_NAMES, codeName, httpStatusFromCode } from './codes.js';
 export { compileTemplate, type PathTemplate } from './gateway/template.js';
 export type { HttpBinding } from '@svcboot/openapi';
@@ -46,7 +45,9 @@ export {
   codecOf,
   definitionOf,
   detail,
+  GrpcServerMetrics,
   grpcCallPayloads,
+  grpcTransport,
   standardDetails,
   typedClient,
   type ErrorDetail,

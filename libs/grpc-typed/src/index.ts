@@ -1,9 +1,10 @@
 /**
  * @svcboot/grpc-typed: what a gRPC client and a gRPC server share, with no server in it: typed
  * clients and the types of typed services (protobuf-es), RpcError and google.rpc's error details,
- * grpc-js codecs and definitions of generated services, and a gRPC call's record payloads.
+ * grpc-js codecs and definitions of generated services, and a gRPC call's record payloads and
+ * server metric families (what entry-core's call driver needs of a gRPC call).
  */
-export { grpcCallPayloads } from './call-payloads.js';
+export { GrpcServerMetrics, grpcCallPayloads, grpcTransport } from './call-transport.js';
 export { codecOf, definitionOf } from './codec.js';
 export {
   Code,
