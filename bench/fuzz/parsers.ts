@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import {
   checkJsonDepth,
   DEFAULT_MAX_JSON_DEPTH,
-} from '../../libs/entry-grpc/src/gateway/json-depth.js';
+} from '../../libs/entry-grpc/src/protojson/json-depth.js';
 import { JsonValueSplitter } from '../../libs/entry-grpc/src/gateway/json-stream.js';
 import {
   DEFAULT_MAX_QUERY_PARAMS,

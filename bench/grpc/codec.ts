@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { create } from '@bufbuild/protobuf';
 import type { MethodDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { codecOf } from '../../libs/entry-grpc/src/typed/service.js';
+import { codecOf } from '../../libs/grpc-typed/src/codec.js';
 import { BookSchema } from '../../libs/entry-grpc/src/test-support/typed/gen/bookstore/v1/bookstore_pb.js';
 import { HelloResponseSchema } from './servers/gen/v1/greeter_pb.js';
 import { protoFile } from './servers/serve.js';

@@ -32,7 +32,7 @@ import {
 } from '@bufbuild/protobuf';
 import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 import protobuf from 'protobufjs';
-import { jsonToPlain, messageToJson } from '../../libs/entry-grpc/src/gateway/json.js';
+import { jsonToPlain, messageToJson } from '../../libs/entry-grpc/src/protojson/json.js';
 import { loadProtoRoot } from '../../libs/openapi/src/api/protos.js';
 import { bufBinary } from '@svcboot/testkit';
 

@@ -4,7 +4,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Metadata } from '@grpc/grpc-js';
 import { EnvelopeSplitter, EnvelopeTooLarge, type Envelope } from './connect/envelope.js';
-import { decodeGrpcTimeout } from './gateway/timeout.js';
+import { decodeGrpcTimeout } from './grpc-timeout.js';
 import { http1Exchange, http2Exchange, type HttpExchange } from './http-exchange.js';
 import type {
   InvokeHead,

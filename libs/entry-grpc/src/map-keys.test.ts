@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { rootOfFiles } from '@svcboot/openapi';
 import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
 import { conformanceProto, testdata } from './gateway/conformance/test-support/harness.js';
-import { jsonToPlain, messageToJson } from './gateway/json.js';
+import { jsonToPlain, messageToJson } from './protojson/json.js';
 
 // Schemas rebuilt from descriptors (a service known only by its proto-loader definition;
 // protos.descriptorSets and generated code's files, through @svcboot/openapi's rootOfFiles):

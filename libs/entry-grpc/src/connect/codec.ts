@@ -1,7 +1,7 @@
 import protobuf from 'protobufjs';
-import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from '../gateway/json-depth.js';
-import { jsonToPlain, messageToJson, type MarshalOptions } from '../gateway/json.js';
-import { anyToJson, statusDetailsOf } from '../gateway/rpc-status.js';
+import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from '../protojson/json-depth.js';
+import { jsonToPlain, messageToJson, type MarshalOptions } from '../protojson/json.js';
+import { anyToJson, statusDetailsOf } from '../protojson/rpc-status.js';
 import type { RegisteredMethod } from '../services.js';
 import { ConnectFailure, base64Raw, type ConnectDetail } from './protocol.js';
 

@@ -34,7 +34,7 @@ import {
   type HandlerTarget,
   type SentStatus,
 } from '../invoker/run-handler.js';
-import { DEFAULT_MAX_JSON_DEPTH } from './json-depth.js';
+import { DEFAULT_MAX_JSON_DEPTH } from '../protojson/json-depth.js';
 import {
   DEFAULT_SSE_HEARTBEAT_MS,
   EVENT_STREAM_HEADERS,
@@ -44,14 +44,14 @@ import {
   eventFrame,
 } from './event-stream.js';
 import { JsonValueSplitter } from './json-stream.js';
-import { JsonInputError } from './json.js';
+import { JsonInputError } from '../protojson/json.js';
 import { ParamError } from './params.js';
-import { UnresolvableAny } from './rpc-status.js';
+import { UnresolvableAny } from '../protojson/rpc-status.js';
 import type { GatewayOptions } from './options.js';
 import type { HttpBodyFields } from './route.js';
 import { gatewayErrorBody } from './error-body.js';
 import { GatewayRejection, readBody } from './request.js';
-import { decodeGrpcTimeout } from './timeout.js';
+import { decodeGrpcTimeout } from '../grpc-timeout.js';
 import type { GatewayRoute } from './route.js';
 
 /** A status as the gateway reports it. */

@@ -16,7 +16,7 @@ const requireWs = createRequire(import.meta.url);
 let wsLib: typeof import('ws') | undefined;
 const wsModule = (): typeof import('ws') => (wsLib ??= requireWs('ws') as typeof import('ws'));
 import type { GatewayStatus } from './exchange.js';
-import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from './json-depth.js';
+import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from '../protojson/json-depth.js';
 import { fieldMaskFromBody } from './fieldmask.js';
 import { DEFAULT_MAX_QUERY_PARAMS, parseQueryInto } from './goparse.js';
 import {
@@ -27,9 +27,9 @@ import {
   jsonToPlain,
   messageToJson,
   type MarshalOptions,
-} from './json.js';
+} from '../protojson/json.js';
 import { ParamError, applyQuery, setPathVariable } from './params.js';
-import { anyToJson, detailsFromMetadata, type TypeResolver } from './rpc-status.js';
+import { anyToJson, detailsFromMetadata, type TypeResolver } from '../protojson/rpc-status.js';
 import { WsRequest, WsResponse } from './websocket.js';
 import { Exchange, type ExchangeHost } from './exchange.js';
 import type { GatewayOptions } from './options.js';

@@ -1,5 +1,5 @@
 import type { CompressionConfig } from '@svcboot/entry-core/toolkit';
-import type { MarshalOptions } from './json.js';
+import type { MarshalOptions } from '../protojson/json.js';
 import type { GatewayErrorModel } from './error-body.js';
 
 export interface GatewayOptions {

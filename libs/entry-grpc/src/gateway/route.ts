@@ -4,7 +4,7 @@ import protobuf from 'protobufjs';
 import { grpcTypeOf } from '../call-info.js';
 import type { GatewayOptions } from './options.js';
 import type { RegisteredMethod } from '../services.js';
-import { fieldByAnyName, fullName } from './json.js';
+import { fieldByAnyName, fullName } from '../protojson/json.js';
 import { normalizeFieldPath, unsupportedPathField } from './params.js';
 import type { HttpBinding } from '@svcboot/openapi';
 import { compileTemplate, type PathTemplate } from './template.js';
