@@ -14,7 +14,7 @@
  *     latency meanwhile, RSS before and peak.
  *
  * Run from the repository root (takes about 90 s; opens up to 21,000 local connections):
- *   node --conditions=svcboot-source --import tsx libs/entry-grpc/bench/flood-probes.ts [probes…]
+ *   node --conditions=svcboot-source --import tsx libs/grpc-server/bench/flood-probes.ts [probes…]
  * Options by environment: PREFACE_CONNECTIONS (2000), FLOOD_CONNECTIONS (21000), FLOOD_ROUNDS (1;
  * 2 tells memory kept for reuse from memory lost: a leak would grow in the second round).
  */

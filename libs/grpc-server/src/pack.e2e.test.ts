@@ -33,7 +33,7 @@ describe('the packed package', () => {
         '@grpc/proto-loader': '^0.8.1',
       });
       try {
-        const files = await installedFiles(project.dir, '@svcboot/entry-grpc');
+        const files = await installedFiles(project.dir, '@svcboot/grpc-server');
         expect(files).toContain('dist/index.js');
         expect(files).toContain('dist/index.d.ts');
         expect(files).toContain('README.md');
@@ -52,7 +52,7 @@ describe('the packed package', () => {
         }
         const installed = JSON.parse(
           await readFile(
-            path.join(project.dir, 'node_modules/@svcboot/entry-grpc/package.json'),
+            path.join(project.dir, 'node_modules/@svcboot/grpc-server/package.json'),
             'utf8',
           ),
         ) as { exports: Record<string, unknown> };
@@ -75,7 +75,7 @@ describe('the packed package', () => {
         await writeFile(
           path.join(project.dir, 'main.mjs'),
           `import { boot } from '@svcboot/entry-core';
-import { grpcEntry } from '@svcboot/entry-grpc';
+import { grpcEntry } from '@svcboot/grpc-server';
 import { loadSync } from '@grpc/proto-loader';
 const def = loadSync('hello.proto')['p.v1.Hi'];
 const app = await boot();
@@ -96,7 +96,7 @@ await app.shutdown();
         expect(stdout).toContain('gateway 200 {"text":"hi packed"} packed');
         // Served from the installed package's assets/, whole.
         const size = async (f: string) =>
-          (await readFile(path.join(project.dir, 'node_modules/@svcboot/entry-grpc/assets', f)))
+          (await readFile(path.join(project.dir, 'node_modules/@svcboot/grpc-server/assets', f)))
             .byteLength;
         expect(stdout).toContain(
           `/sw/swagger-ui-bundle.js 200 ${await size('swagger-ui/swagger-ui-bundle.js')}\n`,

@@ -11,8 +11,8 @@ import { rapiDocMount, swaggerUiMount, type UiDocument } from '@svcboot/entry-co
 const ASSETS_DIR = fileURLToPath(new URL('../assets/', import.meta.url));
 
 const missingAssets = (file: string): string =>
-  `the UI file ${file} is missing: this copy of @svcboot/entry-grpc was built without its assets/ folder. ` +
-  'In the svcboot workspace run `npm run build -w @svcboot/entry-grpc` (it copies the files from the pinned rapidoc and swagger-ui-dist); a published package always ships them';
+  `the UI file ${file} is missing: this copy of @svcboot/grpc-server was built without its assets/ folder. ` +
+  'In the svcboot workspace run `npm run build -w @svcboot/grpc-server` (it copies the files from the pinned rapidoc and swagger-ui-dist); a published package always ships them';
 
 /** A UI mounted at a folder path (`/sw/`): answers the paths under it, 404 included. */
 export interface UiMount {
