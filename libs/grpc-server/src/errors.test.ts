@@ -11,8 +11,9 @@ import './index.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
+// The user's reference is entry-grpc's README (the package users install; grpc-server's points to it).
 it('README lists every error code of the catalogue, as errorTable writes it', () => {
-  const readme = readFileSync(path.join(here, '..', 'README.md'), 'utf8');
+  const readme = readFileSync(path.join(here, '..', '..', 'entry-grpc', 'README.md'), 'utf8');
   expect(readme).toContain(errorTable(grpcErrors));
 });
 
