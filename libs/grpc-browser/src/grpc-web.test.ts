@@ -16,8 +16,8 @@ import http2 from 'node:http2';
 import { loadSync } from '@grpc/proto-loader';
 import { waitFor } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { libraryProto, protoDir } from './test-support/library-service.js';
-import { startLibrary, type Harness } from './test-support/harness.js';
+import { libraryProto, protoDir } from '../../grpc-server/src/test-support/library-service.js';
+import { startLibrary, type Harness } from '../../grpc-server/src/test-support/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

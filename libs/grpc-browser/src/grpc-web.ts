@@ -4,16 +4,20 @@ import { Transform, type TransformCallback } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Metadata } from '@grpc/grpc-js';
 import { EnvelopeSplitter, EnvelopeTooLarge, type Envelope } from './connect/envelope.js';
-import { decodeGrpcTimeout } from './grpc-timeout.js';
-import { http1Exchange, http2Exchange, type HttpExchange } from './http-exchange.js';
+import {
+  decodeGrpcTimeout,
+  http1Exchange,
+  http2Exchange,
+  type HttpExchange,
+} from '@svcboot/grpc-server/protocol';
 import type {
   InvokeHead,
   InvokeSink,
   InvokeStatus,
   Invocation,
   MethodInvoker,
-} from './invoker/invoker.js';
-import { routeStreams } from './route-streams.js';
+} from '@svcboot/grpc-server/protocol';
+import { routeStreams } from '@svcboot/grpc-server/protocol';
 
 /**
  * gRPC-Web (`application/grpc-web[+proto]` and `application/grpc-web-text[+proto]`) on the entry's

@@ -60,8 +60,8 @@ import { Gateway } from './gateway/gateway.js';
 import { responseCompression, watchAcceptEncoding } from './grpc-compression.js';
 // What boot.yaml may leave off (gRPC-Web, Connect, reflection, request validation) is loaded by
 // bootstrap with import() only when it is on: a start loads none of their modules otherwise.
-import type { GrpcWebAdapter } from './grpc-web.js';
-import type { ConnectAdapter } from './connect/adapter.js';
+// gRPC-Web and Connect are @svcboot/grpc-browser's (browser-protocols.ts loads it).
+import { loadBrowserProtocols, type ProtocolAdapter } from './browser-protocols.js';
 import { MethodInvoker } from './invoker/invoker.js';
 import { nativeServerOverInvoker } from './native/invoke-adapter.js';
 import { routeServerStreams } from './route-streams.js';
@@ -140,8 +140,8 @@ function grpcJsSide(server: Server, injector: ConnectionInjector): GrpcSide {
 
 interface Running {
   grpc: GrpcSide;
-  grpcWeb: GrpcWebAdapter | undefined;
-  connect: ConnectAdapter | undefined;
+  grpcWeb: ProtocolAdapter | undefined;
+  connect: ProtocolAdapter | undefined;
   httpServer: http.Server;
   connections: IdleConnections;
   listener: OnePortListener;
@@ -426,16 +426,19 @@ export class GrpcEntry implements Entry {
       isBuiltin: (path) => path.startsWith('/grpc.health.v1.Health/'),
       requestTimeout,
     });
-    const grpcWebLib = c.grpcWeb.enabled ? await import('./grpc-web.js') : undefined;
-    const grpcWeb = grpcWebLib
-      ? new grpcWebLib.GrpcWebAdapter(invoker, {
+    const browser =
+      c.grpcWeb.enabled || c.connect.enabled
+        ? await loadBrowserProtocols(this.ctx.configPath, c.grpcWeb.enabled ? 'grpcWeb' : 'connect')
+        : undefined;
+    const grpcWebSide = c.grpcWeb.enabled
+      ? browser?.grpcWeb(invoker, {
           maxRecvMessageBytes: maxRecv,
           maxSendMessageBytes: c.maxSendMsgSizeBytes,
         })
       : undefined;
-    const connectLib = c.connect.enabled ? await import('./connect/adapter.js') : undefined;
-    const connect = connectLib
-      ? new connectLib.ConnectAdapter({
+    const grpcWeb = grpcWebSide?.adapter;
+    const connectSide = c.connect.enabled
+      ? browser?.connect({
           invoker,
           rootFor: this.rootFor,
           maxMessageBytes: maxRecv,
@@ -444,6 +447,7 @@ export class GrpcEntry implements Entry {
           maxJsonDepth: c.gwOption.maxJsonDepth,
         })
       : undefined;
+    const connect = connectSide?.adapter;
     let grpc: GrpcSide;
     /** The HTTP/2 servers' owner whose connections the limits below watch. */
     let watched: Server | http2.Http2Server;
@@ -513,8 +517,8 @@ export class GrpcEntry implements Entry {
       reflection?.addToServer(server);
       // TLS, when on, is ended by the listener (ALPN picks the protocol), so grpc-js sees plain HTTP/2.
       const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
-      if (grpcWebLib && grpcWeb) grpcWebLib.routeGrpcWebStreams(server, grpcWeb);
-      if (connectLib && connect) connectLib.routeConnectStreams(server, connect);
+      grpcWebSide?.routeStreams(server);
+      connectSide?.routeStreams(server);
       if (c.grpcCompression.send === 'gzip') watchAcceptEncoding(server);
       // Calls to unknown methods are answered by grpc-js before any interceptor: recorded apart.
       if (!this.chain.empty) recordRefusedCalls(server, this.chain);

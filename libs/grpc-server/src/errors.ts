@@ -30,6 +30,12 @@ export const grpcErrors = {
     fix: 'install it next to @svcboot/entry-grpc: `npm install @bufbuild/protovalidate`',
     message: (configPath: string, cause: string) => `${configPath}.middleware.validate: ${cause}`,
   },
+  SVC_GRPC_PROTOCOL_NOT_INSTALLED: {
+    when: '`grpcWeb.enabled` or `connect.enabled` is true but @svcboot/grpc-browser (the package of Connect and gRPC-Web) is not installed',
+    fix: 'run `npm install @svcboot/grpc-browser`, or install @svcboot/entry-grpc, which brings every protocol',
+    message: (configPath: string, key: string, pkg: string) =>
+      `${configPath}.${key}: ${key} is provided by ${pkg}, which is not installed: run \`npm install ${pkg}\` (or install @svcboot/entry-grpc, which brings every protocol)`,
+  },
   SVC_GRPC_TLS_CERT_ENTRY: {
     when: '`tls.certEntry` names a cert entry that lacks its certificate or its key',
     fix: 'set both `certPemPath` and `keyPemPath` on that cert entry',

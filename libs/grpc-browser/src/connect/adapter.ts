@@ -6,15 +6,15 @@ import type { Metadata } from '@grpc/grpc-js';
 import { negotiateEncoding } from '@svcboot/entry-core/toolkit';
 import type protobuf from 'protobufjs';
 import { addMetadata, addPairs, grpcWebMode } from '../grpc-web.js';
-import { http1Exchange, http2Exchange, type HttpExchange } from '../http-exchange.js';
+import { http1Exchange, http2Exchange, type HttpExchange } from '@svcboot/grpc-server/protocol';
 import type {
   InvokeHead,
   InvokeSink,
   InvokeStatus,
   Invocation,
   MethodInvoker,
-} from '../invoker/invoker.js';
-import { routeStreams } from '../route-streams.js';
+} from '@svcboot/grpc-server/protocol';
+import { routeStreams } from '@svcboot/grpc-server/protocol';
 import { ConnectMethod, connectDetails } from './codec.js';
 import { EnvelopeTooLarge } from './envelope.js';
 import { metadataOf, type GrpcStatus } from './grpc-status.js';

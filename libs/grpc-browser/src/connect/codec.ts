@@ -1,8 +1,14 @@
 import protobuf from 'protobufjs';
-import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from '../protojson/json-depth.js';
-import { jsonToPlain, messageToJson, type MarshalOptions } from '../protojson/json.js';
-import { anyToJson, statusDetailsOf } from '../protojson/rpc-status.js';
-import type { RegisteredMethod } from '../services.js';
+import {
+  DEFAULT_MAX_JSON_DEPTH,
+  anyToJson,
+  checkJsonDepth,
+  jsonToPlain,
+  messageToJson,
+  statusDetailsOf,
+  type MarshalOptions,
+  type RegisteredMethod,
+} from '@svcboot/grpc-server/protocol';
 import { ConnectFailure, base64Raw, type ConnectDetail } from './protocol.js';
 
 /** How Connect JSON is written: protojson's defaults (what connect-es writes), Any resolved. */

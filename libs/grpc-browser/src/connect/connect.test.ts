@@ -21,8 +21,8 @@ import { Metadata, credentials, makeGenericClientConstructor } from '@grpc/grpc-
 import { boot, type App } from '@svcboot/entry-core';
 import { bufBinary } from '@svcboot/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { grpcEntry } from '../index.js';
-import { jsonRecords } from '../test-support/harness.js';
+import { grpcEntry } from '@svcboot/grpc-server';
+import { jsonRecords } from '../../../grpc-server/src/test-support/harness.js';
 import {
   greeterConfig,
   greeterDefinition,

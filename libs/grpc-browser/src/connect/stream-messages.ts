@@ -10,7 +10,7 @@ import {
   type Envelope,
 } from './envelope.js';
 import type { GrpcStatus } from './grpc-status.js';
-import type { HttpExchange } from '../http-exchange.js';
+import type { HttpExchange } from '@svcboot/grpc-server/protocol';
 import { ConnectFailure, errorJson, type ConnectType } from './protocol.js';
 import { inflate } from './request-body.js';
 

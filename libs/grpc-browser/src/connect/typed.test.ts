@@ -1,9 +1,9 @@
 import { Code, type ConnectError, createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startLibrary, type Harness } from '../test-support/harness.js';
-import { bookstore } from '../test-support/typed/bookstore.js';
-import { Bookstore } from '../test-support/typed/gen/bookstore/v1/bookstore_pb.js';
+import { startLibrary, type Harness } from '../../../grpc-server/src/test-support/harness.js';
+import { bookstore } from '../../../grpc-server/src/test-support/typed/bookstore.js';
+import { Bookstore } from '../../../grpc-server/src/test-support/typed/gen/bookstore/v1/bookstore_pb.js';
 import { ErrorInfoSchema } from '@svcboot/grpc-typed';
 
 let h: Harness | undefined;

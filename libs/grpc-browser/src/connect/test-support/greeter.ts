@@ -12,7 +12,7 @@ import {
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
-import { encodeStatusDetails } from '../../protojson/rpc-status.js';
+import { encodeStatusDetails } from '@svcboot/grpc-server/protocol';
 
 /** The directory of the Connect tests' protos, and the Greeter's file in it. */
 export const greeterProtoDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'proto');
