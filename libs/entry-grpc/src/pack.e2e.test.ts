@@ -12,8 +12,8 @@ describe('the packed package', () => {
     'installs the grpc server with it and serves gRPC and the gateway from a boot.yaml, imported as @svcboot/entry-grpc',
     async () => {
       const project = await installPacked(
-        ['entry-core', 'openapi', 'grpc-typed', 'grpc-server', 'entry-grpc'].map((d) =>
-          path.join(libs, d),
+        ['entry-core', 'openapi', 'grpc-typed', 'grpc-server', 'grpc-browser', 'entry-grpc'].map(
+          (d) => path.join(libs, d),
         ),
         { '@grpc/grpc-js': '^1.14.7', '@grpc/proto-loader': '^0.8.1' },
       );
@@ -36,7 +36,7 @@ describe('the packed package', () => {
         );
         await writeFile(
           path.join(project.dir, 'boot.yaml'),
-          'app:\n  name: packed\ngrpc:\n  - name: hi\n    port: 0\n    generateUnboundMethods: true\n    protos:\n      files: [hello.proto]\n',
+          'app:\n  name: packed\ngrpc:\n  - name: hi\n    port: 0\n    generateUnboundMethods: true\n    protos:\n      files: [hello.proto]\n    connect: { enabled: true }\n',
         );
         await writeFile(
           path.join(project.dir, 'main.mjs'),
@@ -58,6 +58,8 @@ const Hi = loadPackageDefinition(def).p.v1.Hi;
 const client = new Hi('127.0.0.1:' + entry.port, credentials.createInsecure());
 const reply = await new Promise((resolve, reject) => client.Say({ who: 'grpc' }, (err, r) => (err ? reject(err) : resolve(r))));
 console.log('grpc', reply.text);
+const viaConnect = await fetch('http://127.0.0.1:' + entry.port + '/p.v1.Hi/Say', { method: 'POST', headers: { 'content-type': 'application/json', 'connect-protocol-version': '1' }, body: '{"who":"connect"}' });
+console.log('connect', viaConnect.status, await viaConnect.text());
 client.close();
 await app.shutdown();
 `,
@@ -66,6 +68,7 @@ await app.shutdown();
         expect(stdout).toContain('same names true true 5');
         expect(stdout).toContain('gateway 200 {"text":"hi gateway"}');
         expect(stdout).toContain('grpc hi grpc');
+        expect(stdout).toContain('connect 200 {"text":"hi connect"}');
       } finally {
         await project.cleanup();
       }

@@ -56,7 +56,12 @@ describe('the packed package', () => {
             'utf8',
           ),
         ) as { exports: Record<string, unknown> };
-        expect(Object.keys(installed.exports).sort()).toEqual(['.', './package.json']);
+        // '.' for apps, './protocol' for the protocol packages (grpc-browser).
+        expect(Object.keys(installed.exports).sort()).toEqual([
+          '.',
+          './package.json',
+          './protocol',
+        ]);
         const packages = await installedPackages(project.dir);
         expect(packages.filter((p) => HEAVY.test(p.name)).map((p) => p.dir)).toEqual([]);
         expect(packages.flatMap((p) => p.nativeAddons.map((a) => `${p.dir}/${a}`))).toEqual([]);
@@ -106,6 +111,26 @@ await app.shutdown();
         );
         for (const p of ['/sw/', '/docs/', '/metrics'])
           expect(stdout).toMatch(new RegExp(`^${p} 200 [1-9]`, 'm'));
+        // Connect turned on, its package (@svcboot/grpc-browser) not installed: boot names it.
+        await writeFile(
+          path.join(project.dir, 'connect.mjs'),
+          `import { boot } from '@svcboot/entry-core';
+import '@svcboot/grpc-server';
+const app = await boot({ configText: 'app: { name: packed }\\ngrpc: [{ name: hi, port: 0, connect: { enabled: true } }]\\n' });
+try {
+  await app.bootstrap();
+  console.log('started');
+} catch (err) {
+  const cause = err.cause ?? err;
+  console.log('refused', cause.code, cause.message);
+}
+await app.shutdown();
+`,
+        );
+        const refused = await run(process.execPath, ['connect.mjs'], { cwd: project.dir });
+        expect(refused.stdout).toContain(
+          'refused SVC_GRPC_PROTOCOL_NOT_INSTALLED grpc[hi].connect: connect is provided by @svcboot/grpc-browser, which is not installed: run `npm install @svcboot/grpc-browser`',
+        );
       } finally {
         await project.cleanup();
       }
