@@ -193,6 +193,11 @@ export interface LoadOptions {
   noLatency?: boolean;
   /** The method and path called; Greeter.Hello and GET /v1/hello by default. */
   target?: LoadTarget;
+  /**
+   * An offered rate (requests per second over all connections, h2load's `--rps` per client)
+   * instead of as many as the server answers: a latency at a given share of capacity.
+   */
+  rps?: number;
 }
 
 export async function load(o: LoadOptions): Promise<LoadResult> {
@@ -216,6 +221,10 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
   if (o.seconds !== undefined) args.push('-D', String(o.seconds));
   else args.push('-n', String(o.requests ?? 1000));
   if (!o.noLatency) args.push('--log-file', log);
+  if (o.rps !== undefined) {
+    const clients = o.protocol === 'http' ? o.shape.httpConnections : o.shape.grpcConnections;
+    args.push(`--rps=${(o.rps / clients).toFixed(2)}`);
+  }
   const cpu0 = await treeCpuSeconds(o.pid);
   const r = await runH2load(args, o.cpu);
   const cpu = (await treeCpuSeconds(o.pid)) - cpu0;

@@ -6,7 +6,8 @@
  * hand-wired same-work peers (grpc-js + interceptor, Koa + middleware, with pino and prom-client)
  * and NestJS, all in one run under the same conditions: every server up at once, pinned to CPU 1,
  * h2load pinned to CPU 0 (when taskset is there), rounds in rotation, ratios per round and their
- * median. Then svcboot with `app.workers` 1 and 2 (unpinned), when the booted app knows it.
+ * median; then each server's latency at half of its capacity (a fixed rate). Then svcboot with
+ * `app.workers` 1 and 2 (unpinned), when the booted app knows it.
  *
  * `node --import tsx grpc/run.ts [--quick]` from bench/; BENCH_SECONDS (per server and round),
  * BENCH_ROUNDS; BENCH_WORKERS_ONLY=1 runs only the app.workers section. The libs run from dist/,
@@ -177,6 +178,47 @@ function printNoise(results: Results): void {
   console.log(
     `\n> This run's noise: a server's req/s spread over its ${rounds} rounds ((max − min) / median) was ${fmt(100 * median(spreads))} % at the median server and ${fmt(100 * Math.max(...spreads))} % at the worst; the per-round ratios above show how much of that the pairing cancels.`,
   );
+}
+
+/**
+ * Latency at half of capacity (issue #41): each server of a goal path offered half of the req/s
+ * it answered in this run's rounds (its own capacity), as a fixed rate (h2load --rps), one run of
+ * twice the round's length each, in turn; p50/p99 and p99 over the bare library's p99.
+ */
+async function halfCapacity(results: Results, servers: Running[], dir: string): Promise<void> {
+  console.log('\n### p99 at half of capacity\n');
+  console.log(
+    `> Each server offered half of its own capacity (the median req/s of its rounds above) as a fixed rate (h2load \`--rps\` per connection, same connections), ${2 * seconds} s each, in turn, the same pinning.\n`,
+  );
+  console.log(
+    "| path | server | offered req/s | answered req/s | p50 ms | p99 ms | p99 ÷ bare library's | errors |",
+  );
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+  for (const p of PATHS) {
+    if (!GOAL_PATHS.has(p)) continue;
+    const rows: Array<{ peer: Peer; offered: number; res: LoadResult }> = [];
+    for (const r of servers.filter((x) => x.peer.paths.includes(p))) {
+      const capacity = median((results[p].get(r.peer.id) ?? []).map((x) => x.reqPerSec));
+      if (!(capacity > 0)) continue;
+      const offered = capacity / 2;
+      const res = await load({
+        protocol: protocolOf(p),
+        port: r.port,
+        pid: r.child.pid!,
+        shape,
+        seconds: 2 * seconds,
+        cpu: LOAD_CPU,
+        dir,
+        rps: offered,
+      });
+      rows.push({ peer: r.peer, offered, res });
+    }
+    const bare = rows.find((x) => x.peer.role === 'bare')?.res.p99Ms;
+    for (const { peer, offered, res } of rows)
+      console.log(
+        `| ${PATH_NAMES[p]} | ${peer.label} | ${fmt(offered)} | ${fmt(res.reqPerSec)} | ${fmt(res.p50Ms, 2)} | ${fmt(res.p99Ms, 2)} | ${bare === undefined ? '' : fmt(res.p99Ms / bare, 2)} | ${res.errors} |`,
+      );
+  }
 }
 
 interface Profiled {
@@ -408,6 +450,7 @@ try {
     // Every round's list is in round order for every server, so per-round ratios pair up.
     const goals = PATHS.flatMap((p) => printPath(p, results));
     printNoise(results);
+    await halfCapacity(results, peers, dir);
     const svcEvents = (await stat(path.join(dir, 'events-svc-all.log'))).size;
     console.log(
       `\n> records written by svcboot (all three), both paths, to a file: ${fmt(svcEvents / 2 ** 20, 1)} MiB`,

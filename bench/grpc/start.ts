@@ -5,9 +5,11 @@
  * in one run. Both are compiled first (esbuild, each server's own modules bundled, every package
  * left to node_modules and the libs' dist/), then started BENCH_STARTS times each (5), in turn,
  * with `node <file>.mjs`, pinned to CPU 1 where taskset exists: the time from spawn to its port
- * accepting a TCP connection (polled every 2 ms), and VmRSS 1 s after that (idle, no calls).
- * Medians of the starts, the ratios svcboot ÷ peer, and the goals of issue #41 (≤ 1.2× the
- * peer's start, RSS ≤ the peer's + 10 MiB).
+ * accepting a TCP connection (polled every 2 ms), the CPU time the process had used by then
+ * (user + system of all its threads, /proc/<pid>/stat: what a start costs, the steady figure on
+ * a shared machine, where the wall time moves with the load), and VmRSS 1 s after that (idle, no
+ * calls). Medians of the starts, the ratios svcboot ÷ peer, and the goals of issue #41 (≤ 1.2×
+ * the peer's start, RSS ≤ the peer's + 10 MiB).
  *
  * `node --import tsx grpc/start.ts` from bench/. BENCH_CPU_PROF=<dir> also writes a
  * `--cpu-prof` of each svcboot start into <dir>.
@@ -60,8 +62,25 @@ async function compile(source: string): Promise<string> {
   return outfile;
 }
 
-/** One start: spawn → accepting in ms, and VmRSS in MiB after IDLE_MS of idleness. */
-async function startOnce(file: string, profile: boolean): Promise<{ ms: number; rssMiB: number }> {
+/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ). */
+const CLOCK_TICKS = 100;
+
+/** CPU ms (user + system, every thread, live or ended) that `pid` has used so far. */
+async function cpuMsOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // After "pid (comm) ": utime and stime are fields 14 and 15 of proc(5).
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(f[11]) + Number(f[12])) / CLOCK_TICKS) * 1000;
+}
+
+/**
+ * One start: spawn → accepting in ms, the CPU ms used until then, and VmRSS in MiB after IDLE_MS
+ * of idleness.
+ */
+async function startOnce(
+  file: string,
+  profile: boolean,
+): Promise<{ ms: number; cpuMs: number; rssMiB: number }> {
   const port = await freePort();
   const node = [
     process.execPath,
@@ -83,10 +102,11 @@ async function startOnce(file: string, profile: boolean): Promise<{ ms: number; 
       await new Promise((r) => setTimeout(r, 2));
     }
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    const cpuMs = await cpuMsOf(child.pid!);
     await new Promise((r) => setTimeout(r, IDLE_MS));
     const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
     const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
-    return { ms, rssMiB };
+    return { ms, cpuMs, rssMiB };
   } finally {
     if (child.exitCode === null) child.kill('SIGTERM');
     const stopped = await Promise.race([
@@ -109,6 +129,7 @@ ensureBuilt();
 const files = await Promise.all(SUBJECTS.map((s) => compile(s.source)));
 try {
   const ms: number[][] = SUBJECTS.map(() => []);
+  const cpu: number[][] = SUBJECTS.map(() => []);
   const rss: number[][] = SUBJECTS.map(() => []);
   for (let i = 0; i < STARTS; i++) {
     // Alternate which one starts first, so that neither always follows the other.
@@ -116,24 +137,30 @@ try {
     for (const k of order) {
       const r = await startOnce(files[k]!, SUBJECTS[k]!.profile);
       ms[k]!.push(r.ms);
+      cpu[k]!.push(r.cpuMs);
       rss[k]!.push(r.rssMiB);
     }
   }
   console.log('## start\n');
   console.log(
-    `> node ${process.version}, each server compiled (esbuild bundle of its own modules; packages and the libs' dist/ from node_modules) and run as \`node <file>.mjs\`${pinned ? ' pinned to CPU 1' : ''}; ${STARTS} starts each, in turn. Start: spawn to the port accepting a TCP connection. RSS: VmRSS ${IDLE_MS} ms after that, no calls. Load average ${os.loadavg()[0]!.toFixed(1)} at the end.\n`,
+    `> node ${process.version}, each server compiled (esbuild bundle of its own modules; packages and the libs' dist/ from node_modules) and run as \`node <file>.mjs\`${pinned ? ' pinned to CPU 1' : ''}; ${STARTS} starts each, in turn. Start: spawn to the port accepting a TCP connection; start CPU: the process's user + system time by then (10 ms ticks). RSS: VmRSS ${IDLE_MS} ms after that, no calls. Load average ${os.loadavg()[0]!.toFixed(1)} at the end.\n`,
   );
-  console.log('| server | start ms median (min–max) | idle RSS MiB median (min–max) |');
-  console.log('|---|---:|---:|');
+  console.log(
+    '| server | start ms median (min–max) | start CPU ms median (min–max) | idle RSS MiB median (min–max) |',
+  );
+  console.log('|---|---:|---:|---:|');
+  const range = (xs: number[], f: (n: number) => string): string =>
+    `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
   SUBJECTS.forEach((s, k) => {
     console.log(
-      `| ${s.name} | ${f0(median(ms[k]!))} (${f0(Math.min(...ms[k]!))}–${f0(Math.max(...ms[k]!))}) | ${f1(median(rss[k]!))} (${f1(Math.min(...rss[k]!))}–${f1(Math.max(...rss[k]!))}) |`,
+      `| ${s.name} | ${range(ms[k]!, f0)} | ${range(cpu[k]!, f0)} | ${range(rss[k]!, f1)} |`,
     );
   });
   const ratio = median(ms[0]!) / median(ms[1]!);
+  const cpuRatio = median(cpu[0]!) / median(cpu[1]!);
   const extra = median(rss[0]!) - median(rss[1]!);
   console.log(
-    `\n> svcboot ÷ peer: start **${ratio.toFixed(2)}×** (goal ≤ 1.20×: ${ratio <= 1.2 ? 'met' : 'not met'}), idle RSS **${extra >= 0 ? '+' : ''}${f1(extra)} MiB** (goal ≤ +10 MiB: ${extra <= 10 ? 'met' : 'not met'}).`,
+    `\n> svcboot ÷ peer: start **${ratio.toFixed(2)}×** (goal ≤ 1.20×: ${ratio <= 1.2 ? 'met' : 'not met'}; the wall time moves with the machine's load), start CPU **${cpuRatio.toFixed(2)}×**, idle RSS **${extra >= 0 ? '+' : ''}${f1(extra)} MiB** (goal ≤ +10 MiB: ${extra <= 10 ? 'met' : 'not met'}).`,
   );
 } finally {
   await Promise.all(files.map((f) => rm(f, { force: true })));

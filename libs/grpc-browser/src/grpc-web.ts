@@ -17,7 +17,6 @@ import type {
   Invocation,
   MethodInvoker,
 } from '@svcboot/grpc-server/protocol';
-import { routeStreams } from '@svcboot/grpc-server/protocol';
 
 /**
  * gRPC-Web (`application/grpc-web[+proto]` and `application/grpc-web-text[+proto]`) on the entry's
@@ -165,16 +164,19 @@ export class GrpcWebAdapter {
       return;
     }
     web.onClose(() => call.cancel());
-    this.readRequests(mode, web, call, method.definition.requestDeserialize);
+    out.resumeRequests = this.readRequests(mode, web, call, method.definition.requestDeserialize);
   }
 
-  /** The request body's frames, decoded, to the call; a frame it cannot take ends the call. */
+  /**
+   * The request body's frames, decoded, to the call; a frame it cannot take ends the call. Reading
+   * pauses while the handler's queue is full: the function returned reads on (the sink's pull).
+   */
   private readRequests(
     mode: 'binary' | 'text',
     web: HttpExchange,
     call: Invocation,
     deserialize: (bytes: Buffer) => unknown,
-  ): void {
+  ): () => void {
     const max = this.options.maxRecvMessageBytes;
     const frames = new EnvelopeSplitter(max);
     const gzipped = first(web.headers['grpc-encoding']) === 'gzip';
@@ -217,7 +219,8 @@ export class GrpcWebAdapter {
           fail(13, `Error deserializing request: ${(err as Error).message}`);
           return;
         }
-        call.send(message);
+        // False: the handler's queue is full; the frames of this chunk still go (a few more).
+        if (!call.send(message)) body.pause();
         if (failed) return;
       }
     };
@@ -229,12 +232,15 @@ export class GrpcWebAdapter {
       else call.end();
     });
     body.on('error', () => undefined);
+    return () => body.resume();
   }
 }
 
 /** One call's answer as gRPC-Web: the head, message frames, the trailer frame (base64 in text mode). */
 class WebResponse implements InvokeSink {
   call: Invocation | undefined;
+  /** Reads the request's frames on (after `Invocation.send` said the handler's queue was full). */
+  resumeRequests: (() => void) | undefined;
   private readonly encode: Base64Stream | undefined;
   private readonly contentType: string;
 
@@ -274,6 +280,10 @@ class WebResponse implements InvokeSink {
     addMetadata(out, md);
     addPairs(out, pairs);
     this.respond(out, false);
+  }
+
+  pull(): void {
+    this.resumeRequests?.();
   }
 
   message(msg: unknown, done: () => void): void {
@@ -402,13 +412,4 @@ class Base64Stream {
     this.rest = Buffer.alloc(0);
     return out;
   }
-}
-
-/**
- * Puts the adapter in front of grpc-js on the HTTP/2 servers grpc-js made for `server`'s connection
- * injectors: a gRPC-Web stream (a browser on TLS negotiates HTTP/2) goes to the adapter, every
- * other stream to grpc-js's own handlers (see routeStreams). Returns how many servers it wrapped.
- */
-export function routeGrpcWebStreams(server: object, adapter: GrpcWebAdapter): number {
-  return routeStreams(server, (stream, headers) => adapter.serveStream(stream, headers));
 }

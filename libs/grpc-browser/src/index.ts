@@ -9,24 +9,18 @@ import type {
   ConnectServerOptions,
   GrpcWebServerOptions,
   MethodInvoker,
-  ProtocolServer,
+  ProtocolAdapter,
 } from '@svcboot/grpc-server/protocol';
-import { ConnectAdapter, routeConnectStreams } from './connect/adapter.js';
-import { GrpcWebAdapter, routeGrpcWebStreams } from './grpc-web.js';
+import { ConnectAdapter } from './connect/adapter.js';
+import { GrpcWebAdapter } from './grpc-web.js';
 
 /** gRPC-Web over the entry's method invoker. */
 export const grpcWeb: BrowserProtocols['grpcWeb'] = (
   invoker: MethodInvoker,
   options: GrpcWebServerOptions,
-): ProtocolServer => {
-  const adapter = new GrpcWebAdapter(invoker, options);
-  return { adapter, routeStreams: (server) => routeGrpcWebStreams(server, adapter) };
-};
+): ProtocolAdapter => new GrpcWebAdapter(invoker, options);
 
 /** Connect over the entry's method invoker. */
 export const connect: BrowserProtocols['connect'] = (
   options: ConnectServerOptions,
-): ProtocolServer => {
-  const adapter = new ConnectAdapter(options);
-  return { adapter, routeStreams: (server) => routeConnectStreams(server, adapter) };
-};
+): ProtocolAdapter => new ConnectAdapter(options);

@@ -17,13 +17,6 @@ export interface ProtocolAdapter {
   close(): void;
 }
 
-/** A protocol served on the entry's port: its adapter, and how grpc-js's HTTP/2 streams reach it. */
-export interface ProtocolServer {
-  adapter: ProtocolAdapter;
-  /** Routes the HTTP/2 streams of its protocol that reach grpc-js's `server` to the adapter. */
-  routeStreams(server: object): number;
-}
-
 /** What the entry gives gRPC-Web. */
 export interface GrpcWebServerOptions {
   /** The largest request message taken: the entry's maxRecvMsgSizeBytes. */
@@ -49,8 +42,8 @@ export interface ConnectServerOptions {
 
 /** What @svcboot/grpc-browser exports for the entry. */
 export interface BrowserProtocols {
-  grpcWeb(invoker: MethodInvoker, options: GrpcWebServerOptions): ProtocolServer;
-  connect(options: ConnectServerOptions): ProtocolServer;
+  grpcWeb(invoker: MethodInvoker, options: GrpcWebServerOptions): ProtocolAdapter;
+  connect(options: ConnectServerOptions): ProtocolAdapter;
 }
 
 /** Whether `err` says that `specifier` itself (not a module it imports) cannot be found. */

@@ -5,6 +5,12 @@ import { getBytes } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { libraryClient, startLibrary, unary, type Harness } from './test-support/harness.js';
 
+/**
+ * With `server: grpc-js`, grpcCompression.send is not applied (README, "server: grpc-js"):
+ * grpc-js's server cannot compress responses, and its public API cannot frame them for it.
+ */
+const onGrpcJs = process.env['SVC_GRPC_SERVER'] === 'grpc-js';
+
 let h: Harness | undefined;
 afterEach(async () => {
   await h?.stop();
@@ -106,6 +112,12 @@ describe('compression on a grpc entry', () => {
   it('sends gzip-compressed response messages to gRPC clients that accept gzip, when grpcCompression.send is gzip', async () => {
     h = await startLibrary('    grpcCompression: { send: gzip, minBytes: 10 }\n');
     const gz = await ask(h.base, 'identity,gzip');
+    if (onGrpcJs) {
+      expect(gz.headers['grpc-encoding']).toBe('identity');
+      expect(gz.body[0]).toBe(0);
+      expect(gz.body.subarray(5).toString('latin1')).toContain('pong a long enough text');
+      return;
+    }
     expect(gz.headers['grpc-encoding']).toBe('gzip');
     expect(gz.body[0]).toBe(1);
     const payload = zlib.gunzipSync(gz.body.subarray(5, 5 + gz.body.readUInt32BE(1)));
@@ -118,7 +130,7 @@ describe('compression on a grpc entry', () => {
     expect(r.response?.['text']).toBe('pong through grpc-js');
   });
 
-  it('compresses response messages at grpcCompression.level', async () => {
+  it.skipIf(onGrpcJs)('compresses response messages at grpcCompression.level', async () => {
     h = await startLibrary('    grpcCompression: { send: gzip, minBytes: 10, level: 1 }\n');
     const text = Array.from({ length: 12 }, (_, i) => `shelf ${i * 7} book ${i * i}`).join(' ');
     const gz = await ask(h.base, 'gzip', text.slice(0, 120));

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import type http2 from 'node:http2';
-import { Server } from '@grpc/grpc-js';
 import { Counter, type Registry } from 'prom-client';
 
 /** The cap on the automatic maxConnections: each open HTTP/2 connection holds tens of KB. */
@@ -71,44 +70,23 @@ export class RefusedConnections {
   }
 }
 
-/** grpc-js's private map of the HTTP/2 servers it made, one per connection injector. */
-interface ServerInternals {
-  http2Servers?: Map<http2.Http2Server, unknown>;
-}
-
-/** The HTTP/2 servers to watch: grpc-js's (its private map), or the entry's own (`server: node`). */
-function http2ServersOf(server: Server | http2.Http2Server): http2.Http2Server[] {
-  if (server instanceof Server) {
-    const servers = (server as unknown as ServerInternals).http2Servers;
-    return servers instanceof Map ? [...servers.keys()] : [];
-  }
-  return [server];
-}
-
 /**
- * Closes (GOAWAY, then the socket) an HTTP/2 connection that has opened no stream within
- * `timeoutMs` of its start: one timer per connection, cleared by its first stream. Returns how
- * many HTTP/2 servers are watched (0 when grpc-js's internals changed).
+ * Closes (GOAWAY, then the socket) an HTTP/2 connection of the entry's own HTTP/2 server
+ * (`server: node`) that has opened no stream within `timeoutMs` of its start: one timer per
+ * connection, cleared by its first stream. (`server: grpc-js`: grpc-js-connections.ts.)
  */
-export function closeConnectionsWithoutStreams(
-  server: Server | http2.Http2Server,
-  timeoutMs: number,
-): number {
-  const servers = http2ServersOf(server);
-  if (timeoutMs <= 0) return 0;
-  for (const h2 of servers) {
-    h2.on('session', (session: http2.ServerHttp2Session) => {
-      const timer = setTimeout(() => {
-        if (session.destroyed || session.closed) return;
-        session.goaway();
-        session.destroy();
-      }, timeoutMs);
-      timer.unref();
-      session.once('stream', () => clearTimeout(timer));
-      session.once('close', () => clearTimeout(timer));
-    });
-  }
-  return servers.length;
+export function closeConnectionsWithoutStreams(h2: http2.Http2Server, timeoutMs: number): void {
+  if (timeoutMs <= 0) return;
+  h2.on('session', (session: http2.ServerHttp2Session) => {
+    const timer = setTimeout(() => {
+      if (session.destroyed || session.closed) return;
+      session.goaway();
+      session.destroy();
+    }, timeoutMs);
+    timer.unref();
+    session.once('stream', () => clearTimeout(timer));
+    session.once('close', () => clearTimeout(timer));
+  });
 }
 
 /** What the idle sweep knows of one HTTP/2 connection. */
@@ -122,8 +100,8 @@ interface SessionUse {
 }
 
 /**
- * Closes HTTP/2 connections (gRPC, h2c or TLS `h2`: every HTTP/2 connection of the port goes to
- * grpc-js) whose streams have all ended at least `idleMs` ago: GOAWAY, then the socket once the
+ * Closes HTTP/2 connections of the entry's own HTTP/2 server (`server: node`; gRPC, h2c or TLS
+ * `h2`: every HTTP/2 connection of the port goes to it) whose streams have all ended at least `idleMs` ago: GOAWAY, then the socket once the
  * peer has it. Instead of grpc-js's `grpc.max_connection_idle_ms` (a timer refresh, a map lookup
  * and a trace string per call), per call only a counter moves; one sweep timer per entry, every
  * `idleMs / 4` (at most 30 s), finds the idle ones, so a connection closes between `idleMs` and
@@ -138,12 +116,12 @@ export class IdleHttp2Connections {
   closed = 0;
 
   constructor(
-    server: Server | http2.Http2Server,
+    h2: http2.Http2Server,
     readonly idleMs: number,
   ) {
     const sweepMs = Math.max(10, Math.min(30_000, Math.floor(idleMs / 4)));
     this.ticks = Math.ceil(idleMs / sweepMs);
-    for (const h2 of http2ServersOf(server)) h2.on('session', (s) => this.watch(s));
+    h2.on('session', (s) => this.watch(s));
     this.timer = setInterval(() => this.sweep(), sweepMs);
     this.timer.unref();
   }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
+import type net from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
   Server,
@@ -57,7 +58,7 @@ import { adaptService } from './typed/service.js';
 import type { RequestCheck } from './typed/validate.js';
 import { gatewayErrorBody } from './gateway/error-body.js';
 import { Gateway } from './gateway/gateway.js';
-import { responseCompression, watchAcceptEncoding } from './grpc-compression.js';
+import { FirstCallTimeout } from './grpc-js-connections.js';
 // What boot.yaml may leave off (gRPC-Web, Connect, reflection, request validation) is loaded by
 // bootstrap with import() only when it is on: a start loads none of their modules otherwise.
 // gRPC-Web and Connect are @svcboot/grpc-browser's (browser-protocols.ts loads it).
@@ -70,7 +71,6 @@ import { codeOfHttpStatus, codeOfRejection } from './codes.js';
 import { grpcError } from './errors.js';
 import { HealthService } from './health.js';
 import { middlewareInterceptor } from './interceptor.js';
-import { recordRefusedCalls } from './refused-calls.js';
 import {
   closeConnectionsWithoutStreams,
   effectiveMaxConnections,
@@ -122,10 +122,20 @@ interface GrpcSide {
   destroy(): void;
 }
 
-/** grpc-js's Server behind a connection injector. */
-function grpcJsSide(server: Server, injector: ConnectionInjector): GrpcSide {
+/**
+ * grpc-js's Server behind a connection injector (public API only: the entry owns the listening
+ * socket, TLS and the connection limits, and hands grpc-js whole connections).
+ */
+function grpcJsSide(
+  server: Server,
+  injector: ConnectionInjector,
+  firstCall: FirstCallTimeout | undefined,
+): GrpcSide {
   return {
-    http2: (socket) => injector.injectConnection(socket),
+    http2: (socket) => {
+      firstCall?.watch(socket as net.Socket);
+      injector.injectConnection(socket);
+    },
     drain: (graceMs) => {
       // GOAWAY naming the last stream taken; those calls complete, later ones go elsewhere.
       injector.drain(graceMs);
@@ -430,14 +440,13 @@ export class GrpcEntry implements Entry {
       c.grpcWeb.enabled || c.connect.enabled
         ? await loadBrowserProtocols(this.ctx.configPath, c.grpcWeb.enabled ? 'grpcWeb' : 'connect')
         : undefined;
-    const grpcWebSide = c.grpcWeb.enabled
+    const grpcWeb = c.grpcWeb.enabled
       ? browser?.grpcWeb(invoker, {
           maxRecvMessageBytes: maxRecv,
           maxSendMessageBytes: c.maxSendMsgSizeBytes,
         })
       : undefined;
-    const grpcWeb = grpcWebSide?.adapter;
-    const connectSide = c.connect.enabled
+    const connect = c.connect.enabled
       ? browser?.connect({
           invoker,
           rootFor: this.rootFor,
@@ -447,10 +456,8 @@ export class GrpcEntry implements Entry {
           maxJsonDepth: c.gwOption.maxJsonDepth,
         })
       : undefined;
-    const connect = connectSide?.adapter;
     let grpc: GrpcSide;
-    /** The HTTP/2 servers' owner whose connections the limits below watch. */
-    let watched: Server | http2.Http2Server;
+    const timers: { stop(): void }[] = [];
     /** `server: node`: the HTTP/2 server every h2 connection of the port goes to. */
     let h2: http2.Http2Server | undefined;
     let routeNative:
@@ -476,7 +483,9 @@ export class GrpcEntry implements Entry {
       const server = http2.createServer(native.http2Options());
       server.on('session', (session) => native.handleSession(session));
       h2 = server;
-      watched = server;
+      closeConnectionsWithoutStreams(server, c.http2FirstStreamTimeoutMs);
+      if (c.connectionIdleTimeoutMs > 0)
+        timers.push(new IdleHttp2Connections(server, c.connectionIdleTimeoutMs));
       routeNative = (stream, headers) => {
         if (grpcWeb?.serveStream(stream, headers)) return true;
         if (connect?.serveStream(stream, headers)) return true;
@@ -491,9 +500,22 @@ export class GrpcEntry implements Entry {
         destroy: () => undefined,
       };
     } else {
+      // What grpc-js's public API cannot do (README, "server: grpc-js"): said once, at bootstrap.
+      if (c.grpcCompression.send === 'gzip')
+        this.ctx.logger.warn(
+          `${this.ctx.configPath}.grpcCompression.send: grpc-js's server cannot compress response messages; with server: grpc-js they go uncompressed (use server: node for gzip)`,
+        );
+      if (c.grpcWeb.enabled || c.connect.enabled)
+        this.ctx.logger.info(
+          `${this.ctx.configPath}: with server: grpc-js, gRPC-Web and Connect are served over HTTP/1.1 only (every HTTP/2 connection is grpc-js's); use server: node to serve them over HTTP/2 too`,
+        );
+      const firstCall =
+        c.http2FirstStreamTimeoutMs > 0
+          ? new FirstCallTimeout(c.http2FirstStreamTimeoutMs)
+          : undefined;
+      if (firstCall) timers.push(firstCall);
       const interceptors = [
-        // First: it needs grpc-js's own call, and hands the same call on.
-        ...(c.grpcCompression.send === 'gzip' ? [responseCompression(c.grpcCompression)] : []),
+        ...(firstCall ? [firstCall.interceptor] : []),
         ...(this.chain.empty
           ? this.interceptors
           : [middlewareInterceptor(this.chain), ...this.interceptors]),
@@ -510,28 +532,22 @@ export class GrpcEntry implements Entry {
         // One timer per connection: a peer that vanished without a FIN is found and its connection closed.
         'grpc.keepalive_time_ms': c.keepaliveTimeMs,
         'grpc.keepalive_timeout_ms': c.keepaliveTimeoutMs,
+        // grpc-js's own idle timer (from the connection's start, refreshed as its streams end).
+        ...(c.connectionIdleTimeoutMs > 0
+          ? { 'grpc.max_connection_idle_ms': c.connectionIdleTimeoutMs }
+          : {}),
       });
       for (const { definition, implementation } of this.services.definitions)
         server.addService(definition, implementation);
       server.addService(this.health.definition, this.health.implementation);
       reflection?.addToServer(server);
       // TLS, when on, is ended by the listener (ALPN picks the protocol), so grpc-js sees plain HTTP/2.
+      // Every stream of its connections is grpc-js's: gRPC-Web and Connect over HTTP/2, and calls
+      // to methods it does not have (answered before any interceptor, so never recorded), are
+      // answered by grpc-js (README, "server: grpc-js").
       const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
-      grpcWebSide?.routeStreams(server);
-      connectSide?.routeStreams(server);
-      if (c.grpcCompression.send === 'gzip') watchAcceptEncoding(server);
-      // Calls to unknown methods are answered by grpc-js before any interceptor: recorded apart.
-      if (!this.chain.empty) recordRefusedCalls(server, this.chain);
-      grpc = grpcJsSide(server, injector);
-      watched = server;
+      grpc = grpcJsSide(server, injector, firstCall);
     }
-    closeConnectionsWithoutStreams(watched, c.http2FirstStreamTimeoutMs);
-    const idleConnections =
-      c.connectionIdleTimeoutMs > 0
-        ? new IdleHttp2Connections(watched, c.connectionIdleTimeoutMs)
-        : undefined;
-    const timers: { stop(): void }[] = [];
-    if (idleConnections) timers.push(idleConnections);
     if (requestTimeout) timers.push(requestTimeout);
     const maxConnections = effectiveMaxConnections(c.maxConnections);
     const refusals = new RefusedConnections(this.registry, c.name, maxConnections, (m) =>

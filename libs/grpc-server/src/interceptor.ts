@@ -171,98 +171,11 @@ type Call = ServerInterceptingCallInterface;
 type InterceptingServerListener = Parameters<Call['start']>[0];
 type PartialStatusObject = Parameters<Call['sendStatus']>[0];
 
-/**
- * What grpc-js's BaseServerInterceptingCall (server-interceptors.ts) holds besides the interface:
- * the call's HTTP/2 stream and whether the call has ended. It sends its own statuses (a message
- * over the size limit, one it cannot decode or decompress, a bad grpc-timeout, the deadline) by
- * `this.sendStatus`, past every interceptor, and then ignores the handler's, so an interceptor
- * that records what passes through it records a status the client never got.
- */
-interface BaseCallInternals {
-  cancelled: unknown;
-  stream: { destroyed: boolean; closed: boolean } | undefined;
-  sendStatus(status: PartialStatusObject): void;
-}
-
-/** Marks an HTTP/2 stream whose call reached the middleware (the others grpc-js refused before it). */
-const INTERCEPTED_MARK: unique symbol = Symbol('svcboot.grpc.intercepted');
-/** On grpc-js's base call: who is told of the status it sends. */
-const STATUS_WATCHER: unique symbol = Symbol('svcboot.grpc.statusWatcher');
-/** On grpc-js's base call prototype: its sendStatus is wrapped (once). */
-const PATCHED: unique symbol = Symbol('svcboot.grpc.sendStatusPatched');
-
-/** Whether `stream`'s call reached the middleware (refused-calls.ts records the others). */
-export function wasIntercepted(stream: object): boolean {
-  return (stream as { [INTERCEPTED_MARK]?: true })[INTERCEPTED_MARK] === true;
-}
-
-/** Told of the status grpc-js really sends on a call's stream. */
-export interface SentStatusWatcher {
-  onSentStatus(status: PartialStatusObject): void;
-}
-
-type WatchedCall = BaseCallInternals & { [STATUS_WATCHER]?: SentStatusWatcher };
-
-/**
- * Wraps grpc-js's base call's sendStatus once, on its prototype: a status counts (and reaches the
- * call's watcher) only when the call had not ended already (grpc-js drops the later ones). Once per
- * class, not per call: a closure per call set on grpc-js's call object cost a young-generation
- * promotion per call (BENCHMARKS.md, where the time goes).
- */
-function patchSendStatus(proto: object): void {
-  const p = proto as {
-    [PATCHED]?: true;
-    sendStatus: (this: WatchedCall, s: PartialStatusObject) => void;
-  };
-  if (p[PATCHED]) return;
-  const send = p.sendStatus;
-  p.sendStatus = function sendStatus(this: WatchedCall, status: PartialStatusObject): void {
-    const watcher = this[STATUS_WATCHER];
-    if (watcher === undefined) {
-      send.call(this, status);
-      return;
-    }
-    const stream = this.stream!;
-    const live = this.cancelled === false && !stream.destroyed && !stream.closed;
-    send.call(this, status);
-    if (live) watcher.onSentStatus(status);
-  };
-  p[PATCHED] = true;
-}
-
-/**
- * Tells `watcher` the status grpc-js really sends on `call`'s stream, whoever sends it: grpc-js's
- * base call's sendStatus (which every status goes through) is wrapped on its prototype, once.
- * Only possible on grpc-js's base call (this interceptor is the innermost); false when `call` is
- * not one, and the caller falls back to recording what passes through it.
- */
-export function watchSentStatus(
-  call: ServerInterceptingCallInterface,
-  watcher: SentStatusWatcher,
-): boolean {
-  const base = call as unknown as Partial<WatchedCall>;
-  if (
-    typeof base.cancelled !== 'boolean' ||
-    typeof base.stream !== 'object' ||
-    base.stream === null ||
-    typeof base.sendStatus !== 'function'
-  )
-    return false;
-  patchSendStatus(Object.getPrototypeOf(call) as object);
-  (base.stream as { [INTERCEPTED_MARK]?: true })[INTERCEPTED_MARK] = true;
-  base[STATUS_WATCHER] = watcher;
-  return true;
-}
-
 /** Marks the half-close among held messages. */
 const HALF_CLOSE = Symbol('half-close');
 
 class MiddlewareCall
-  implements
-    ServerInterceptingCallInterface,
-    InterceptingServerListener,
-    SentStatusWatcher,
-    CallAdapter
+  implements ServerInterceptingCallInterface, InterceptingServerListener, CallAdapter
 {
   private listener: InterceptingServerListener | undefined;
   private ctx: CallContext | undefined;
@@ -276,21 +189,12 @@ class MiddlewareCall
   private expired = false;
   /** The request metadata, handed up once the chain let the call through. */
   private md: Metadata | undefined;
-  /** Whether the status grpc-js sends is seen where it is sent (see watchSentStatus). */
-  private readonly watched: boolean;
 
   constructor(
     private readonly next: ServerInterceptingCallInterface,
     private readonly chain: CallChain,
     private readonly info: CallInfo,
-  ) {
-    this.watched = watchSentStatus(next, this);
-  }
-
-  /** The status grpc-js sent on this call's stream (see watchSentStatus). */
-  onSentStatus(status: PartialStatusObject): void {
-    this.finish(codeName(status.code ?? 2), status.details);
-  }
+  ) {}
 
   // The call below reports to us …
   onReceiveMetadata(md: Metadata): void {
@@ -390,7 +294,21 @@ class MiddlewareCall
     this.endWith({ code: 4, details: DEADLINE_MESSAGE, metadata: new Metadata() });
   }
 
+  /**
+   * The call ended without a status passing through here: the client cancelled it, or grpc-js
+   * ended it itself, past every interceptor (its public API tells interceptors of neither but
+   * this): the client's deadline (recorded as DeadlineExceeded, which it is once the deadline has
+   * passed), a message over the size limit, one it cannot decode, a bad `grpc-timeout` (recorded
+   * as Canceled; README, "server: grpc-js").
+   */
   onCancel(): void {
+    if (!this.done && this.ctx && this.enforcedDeadline <= Date.now()) {
+      // grpc-js's own words for it, what the client got.
+      this.finish('DeadlineExceeded', 'Deadline exceeded');
+      this.cancelled = true;
+      if (this.held === undefined) this.listener!.onCancel();
+      return;
+    }
     this.ctx?.abort('cancelled');
     this.cancelled = true;
     this.finish('Canceled', 'the client cancelled the call');
@@ -432,11 +350,18 @@ class MiddlewareCall
       headers.writeTo(md);
       status = { ...status, metadata: md };
     }
+    // Recorded on the next tick, not now: grpc-js may have ended the call itself already (a
+    // message over the size limit, then the client's half-close made the handler answer), and then
+    // drops this status. Its public API tells interceptors of that only by onCancel, which it
+    // queues (process.nextTick) when it sends its own status: queued before this, that onCancel
+    // comes first and the call is recorded as it reached the client, as far as grpc-js says.
+    this.pending = status;
+    process.nextTick(recordPending, this);
     this.next.sendStatus(status);
-    // Watched, the status was recorded as it went out (or not at all, when grpc-js had already
-    // ended the call with another one).
-    if (!this.watched) this.finish(codeName(status.code ?? 2), status.details);
   }
+
+  /** The status sent down, recorded on the next tick (see endWith) unless the call ended before. */
+  pending: PartialStatusObject | undefined;
 
   startRead(): void {
     this.next.startRead();
@@ -460,7 +385,7 @@ class MiddlewareCall
     return this.next.getMetricsRecorder();
   }
 
-  private finish(code: string, details: string | undefined): void {
+  finish(code: string, details: string | undefined): void {
     const ctx = this.ctx;
     if (this.done || !ctx) return;
     this.done = true;
@@ -473,6 +398,14 @@ class MiddlewareCall
     if (code !== 'OK' && details && ctx.error === undefined) ctx.error = details;
     endCall(ctx, code);
   }
+}
+
+/** Records the status `call` sent down (endWith), unless the call was recorded already. */
+function recordPending(call: MiddlewareCall): void {
+  const status = call.pending;
+  if (status === undefined) return;
+  call.pending = undefined;
+  call.finish(codeName(status.code ?? 2), status.details);
 }
 
 /**

@@ -9,7 +9,6 @@ export type {
   ConnectServerOptions,
   GrpcWebServerOptions,
   ProtocolAdapter,
-  ProtocolServer,
 } from './browser-protocols.js';
 export type {
   InvokeHead,
@@ -19,7 +18,6 @@ export type {
   MethodInvoker,
 } from './invoker/invoker.js';
 export { http1Exchange, http2Exchange, type HttpExchange } from './http-exchange.js';
-export { routeStreams } from './route-streams.js';
 export { decodeGrpcTimeout } from './grpc-timeout.js';
 export type { RegisteredMethod } from './services.js';
 export { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from './protojson/json-depth.js';

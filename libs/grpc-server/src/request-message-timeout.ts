@@ -1,4 +1,3 @@
-import http2 from 'node:http2';
 import {
   status as grpcStatus,
   type Metadata,
@@ -85,22 +84,6 @@ export interface RequestWaiter {
   requestTimedOut(details: string): void;
 }
 
-/**
- * The HTTP/2 stream under a chain of intercepting calls (grpc-js's BaseServerInterceptingCall
- * holds it as `stream`; its ServerInterceptingCall links on as `nextCall`, ours and the
- * middleware's as `next`). Only read when a call is expired; undefined if grpc-js changed.
- */
-function http2StreamOf(call: unknown): http2.ServerHttp2Stream | undefined {
-  let c = call as Record<string, unknown> | undefined;
-  for (let depth = 0; c && depth < 32; depth++) {
-    const stream = c['stream'] as Partial<http2.ServerHttp2Stream> | undefined;
-    if (typeof stream?.close === 'function' && typeof stream.respond === 'function')
-      return stream as http2.ServerHttp2Stream;
-    c = (c['nextCall'] ?? c['next']) as Record<string, unknown> | undefined;
-  }
-  return undefined;
-}
-
 /** One call waiting for its request: forwards everything, watching for the end of the request. */
 class WaitingCall implements Call, InterceptingServerListener, RequestWaiter {
   since = 0;
@@ -115,13 +98,10 @@ class WaitingCall implements Call, InterceptingServerListener, RequestWaiter {
   requestTimedOut(details: string): void {
     if (this.done) return;
     this.done = true;
+    // grpc-js's public API has no way to reset the stream after it (the method invoker's calls,
+    // with `server: node`, do: RST_STREAM NO_ERROR); the client's half stays open until it ends
+    // or resets it, or the connection closes (README, "server: grpc-js").
     this.next.sendStatus({ code: grpcStatus.DEADLINE_EXCEEDED, details });
-    // The response is complete but the client has not ended its half of the stream: without a
-    // reset (NO_ERROR, as RFC 9113 §8.1 allows) the stream, and with it the connection, would
-    // stay open until the client goes away.
-    const stream = http2StreamOf(this.next);
-    if (stream && !stream.closed && !stream.destroyed)
-      stream.close(http2.constants.NGHTTP2_NO_ERROR);
   }
 
   private settle(): void {

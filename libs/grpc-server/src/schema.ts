@@ -335,7 +335,7 @@ export const grpcSchema = z.strictObject({
     .enum(['grpc-js', 'node'])
     .default('node')
     .describe(
-      "What serves native gRPC on the entry's port: `node` (the default: gRPC's wire protocol on node:http2 as an adapter over the entry's method invoker, like Connect and gRPC-Web; every HTTP/2 stream of the port is routed by content type, so h2 clients reach the gateway and built-in routes too) or `grpc-js` (grpc-js's Server, interceptors inside it; needed for enableChannelz). See the README's \"Differences from grpc-js's server\".",
+      "What serves native gRPC on the entry's port: `node` (the default: gRPC's wire protocol on node:http2 as an adapter over the entry's method invoker, like Connect and gRPC-Web; every HTTP/2 stream of the port is routed by content type, so h2 clients reach the gateway and built-in routes too) or `grpc-js` (grpc-js's Server, interceptors inside it, used through its public API only; needed for enableChannelz; over HTTP/2 only native gRPC is served, calls grpc-js refuses itself are not recorded or are recorded Canceled, grpcCompression.send is not applied). See the README's \"Differences from grpc-js's server\" and \"server: grpc-js\".",
     ),
 });
 

@@ -14,7 +14,6 @@ import type {
   Invocation,
   MethodInvoker,
 } from '@svcboot/grpc-server/protocol';
-import { routeStreams } from '@svcboot/grpc-server/protocol';
 import { ConnectMethod, connectDetails } from './codec.js';
 import { EnvelopeTooLarge } from './envelope.js';
 import { metadataOf, type GrpcStatus } from './grpc-status.js';
@@ -499,8 +498,11 @@ export class ConnectAdapter {
         call.fail(13, `Error deserializing request: ${(err as Error).message}`);
         return;
       }
-      call.send(message);
+      // The handler's queue is full: stop reading (the envelopes' buffers fill, the body's pipe
+      // pauses, HTTP/2 flow control holds the client) until the invoker's sink.pull().
+      if (!call.send(message)) requests.pause();
     });
+    answer.resumeRequests = () => requests.resume();
     requests.on('end', () => {
       if (!failed) call.end();
     });
@@ -579,6 +581,8 @@ class UnaryAnswer implements InvokeSink {
 /** A streaming call's answer: the head, each message as an envelope, the end-of-stream message. */
 class StreamAnswer implements InvokeSink {
   call: Invocation | undefined;
+  /** Reads the request's envelopes on (after `Invocation.send` said the handler's queue was full). */
+  resumeRequests: (() => void) | undefined;
   private ended = false;
 
   constructor(
@@ -606,6 +610,10 @@ class StreamAnswer implements InvokeSink {
     for (const [name, value] of trailersOf(md).pairs) headers[name] = value;
     addPairs(headers, pairs);
     this.respond(headers);
+  }
+
+  pull(): void {
+    this.resumeRequests?.();
   }
 
   message(msg: unknown, done: () => void): void {
@@ -695,12 +703,4 @@ function asFailure(err: unknown): ConnectFailure {
 function drain(x: HttpExchange): void {
   const body = x.body as NodeJS.ReadableStream & { readableEnded?: boolean };
   if (!body.readableEnded) body.resume();
-}
-
-/**
- * Puts the adapter in front of the handlers of grpc-js's HTTP/2 servers (see routeStreams): a
- * Connect stream goes to the adapter, every other to what was there (gRPC-Web's, grpc-js).
- */
-export function routeConnectStreams(server: object, adapter: ConnectAdapter): number {
-  return routeStreams(server, (stream, headers) => adapter.serveStream(stream, headers));
 }

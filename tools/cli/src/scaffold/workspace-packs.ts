@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withCheckoutLock } from './checkout-lock.js';
 
 /** tools/cli, from src/scaffold/ (run from sources) or dist/scaffold/ (built). */
 const CLI_DIR = fileURLToPath(new URL('../..', import.meta.url));
@@ -255,7 +256,8 @@ export async function packPackages(
 
 /**
  * Builds what needs it and packs `wanted` (and the @svcboot packages they need) from the
- * checkout at `root` into `dest`; the tarball of each package, by name.
+ * checkout at `root` into `dest`; the tarball of each package, by name. One process at a time
+ * per checkout (checkout-lock.ts).
  */
 export async function packFromCheckout(
   root: string,
@@ -264,6 +266,9 @@ export async function packFromCheckout(
   log: (line: string) => void,
 ): Promise<Map<string, string>> {
   const packages = withDependencies(wanted, workspacePackages(root));
-  await buildPackages(packages, root, log);
-  return packPackages(packages, dest, root);
+  // Two svc processes on one checkout would rebuild (rm -rf dist) what the other packs.
+  return withCheckoutLock(root, log, async () => {
+    await buildPackages(packages, root, log);
+    return packPackages(packages, dest, root);
+  });
 }
