@@ -16,10 +16,18 @@ export type {
   InvokeStatus,
   Invocation,
   MethodInvoker,
+  MethodInvokerOptions,
 } from './invoker/invoker.js';
 export { http1Exchange, http2Exchange, type HttpExchange } from './http-exchange.js';
 export { decodeGrpcTimeout } from './grpc-timeout.js';
 export type { RegisteredMethod } from './services.js';
 export { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from './protojson/json-depth.js';
 export { jsonToPlain, messageToJson, type MarshalOptions } from './protojson/json.js';
-export { anyToJson, encodeStatusDetails, statusDetailsOf } from './protojson/rpc-status.js';
+export {
+  anyToJson,
+  encodeStatusDetails,
+  statusDetailsOf,
+  type StatusDetail,
+  type TypeResolver,
+} from './protojson/rpc-status.js';
+export type { RequestMessageTimeout } from './request-message-timeout.js';
