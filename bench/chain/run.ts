@@ -22,6 +22,8 @@ import {
   LoggingMiddleware,
   MetaMiddleware,
   PromMiddleware,
+  RPC_METHOD,
+  type RpcMethod,
 } from '@svcboot/entry-core/call';
 import { grpcTransport } from '@svcboot/entry-grpc';
 import { assertBuilt } from '../lib/built.js';
@@ -52,10 +54,9 @@ const info: CallInfo = {
   apiProtocol: 'HTTP/2',
   apiQuery: '',
   userAgent: 'grpc-node-js/1.14.0',
-  grpcService: 'api.v1.Greeter',
-  grpcMethod: 'Hello',
-  grpcType: 'UnaryServer',
 };
+/** The RPC, as the grpc entry sets it on each call (RPC_METHOD: one object per method). */
+const rpc: RpcMethod = { service: 'api.v1.Greeter', method: 'Hello', type: 'UnaryServer' };
 const headers: CallHeaders = { get: () => undefined, set: () => undefined };
 const appInfo = { name: 'bench', version: '1', description: '' };
 const envInfo = { arch: 'x64', domain: '*', hostname: 'h', localIP: '10.0.0.1', os: 'linux' };
@@ -85,6 +86,7 @@ async function time(kind: string): Promise<number> {
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < CALLS; i++) {
     const call = new CallContext(info, headers);
+    call.set(RPC_METHOD, rpc);
     chain.before(call);
     call.resCode = 'OK';
     chain.after(call);

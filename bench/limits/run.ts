@@ -28,6 +28,8 @@ import {
   rateLimitSchema,
   TimeoutMiddleware,
   timeoutSchema,
+  RPC_METHOD,
+  type RpcMethod,
 } from '@svcboot/entry-core/call';
 import { freePort, isListening, startRedis, waitFor } from '@svcboot/testkit';
 import { Redis } from 'ioredis';
@@ -172,13 +174,14 @@ async function chainCost(list: CallMiddleware[], calls: number): Promise<number>
     apiProtocol: 'HTTP/2',
     apiQuery: '',
     userAgent: 'grpc-node-js',
-    grpcType: 'UnaryServer',
   };
+  const rpc: RpcMethod = { service: 'api.v1.Greeter', method: 'Hello', type: 'UnaryServer' };
   const headers: CallHeaders = { get: () => undefined, set: () => undefined };
   const chain = new CallChain(list);
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < calls; i++) {
     const call = new CallContext(info, headers);
+    call.set(RPC_METHOD, rpc);
     const p = chain.before(call);
     if (p) await p;
     call.resCode = 'OK';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ServiceDefinition, sendUnaryData } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { boot, middlewareDefinitions, MiddlewareOrder } from '@svcboot/entry-core';
+import { boot, middlewareDefinitions } from '@svcboot/entry-core';
 import { RateLimitMiddleware, rateLimitSchema } from '@svcboot/entry-core/call';
 import { grpcEntry } from '@svcboot/entry-grpc';
 import { Redis } from 'ioredis';
@@ -77,7 +77,7 @@ if (guards === 'redis') {
   // The shared limiter as `kvstore:` builds it, with the benchmark's own ioredis client.
   redis = new Redis(process.env['REDIS_ADDR']!);
   entry.useMiddleware(
-    MiddlewareOrder.RateLimit,
+    'limit',
     new RateLimitMiddleware(
       rateLimitSchema.parse({
         enabled: true,

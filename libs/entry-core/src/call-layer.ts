@@ -42,6 +42,8 @@ export {
   setHttpHeader,
 } from './middleware/call.js';
 export { startCall, endCall } from './call/driver.js';
+export { RPC_METHOD, type RpcMethod } from './call/rpc-method.js';
+export { HTTP_REQUEST, type HttpRequest } from './call/http-request.js';
 export type { CallAdapter } from './call/adapter.js';
 export {
   hiddenUpstreamFailure,
@@ -114,7 +116,7 @@ export {
   buildCallChain,
   planChainReload,
   type CallChainOptions,
-  type OrderedMiddleware,
+  type PlacedMiddleware,
   type MiddlewareConfig,
   type PromEndpointConfig,
 } from './middleware/options.js';

@@ -98,7 +98,12 @@ export {
 } from './middleware/definitions.js';
 export { MiddlewareRegistry, withMiddlewareRegistry } from './middleware/registry.js';
 export {
-  MiddlewareOrder,
+  MIDDLEWARE_PHASES,
+  type MiddlewarePhase,
+  type MiddlewarePlace,
+  type MiddlewarePlacement,
+} from './middleware/phase.js';
+export {
   isIgnored,
   matchesCall,
   matchKey,

@@ -46,7 +46,6 @@ export {
 } from './connector/index.js';
 export { redactConfig, redactUrlCredentials, isSecretKey, REDACTED } from './config/secrets.js';
 export { closest, didYouMean } from './config/suggest.js';
-export { SVCBOOT_MIDDLEWARE_PACKAGES } from './middleware/middleware-packages.js';
 export { isoWithOffset, timezoneName } from './time.js';
 export { encodeConsole, encodeJson } from './event/encode.js';
 export { setLogCorrelation, type LogCorrelation } from './logger.js';

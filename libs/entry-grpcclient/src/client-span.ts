@@ -7,7 +7,7 @@ import {
   type TracerProvider,
 } from '@opentelemetry/api';
 import { createContextKey, type CallContext, type CallMiddleware } from '@svcboot/entry-core';
-import { grpcCodeOfName } from '@svcboot/entry-core/call';
+import { grpcCodeOfName, RPC_METHOD } from '@svcboot/entry-core/call';
 import { injectTraceContext } from './trace-headers.js';
 
 /**
@@ -41,14 +41,15 @@ export class ClientSpanMiddleware implements CallMiddleware {
     let ctx = parent;
     if (provider !== undefined && trace.getSpan(parent) !== undefined) {
       const info = call.info;
+      const rpc = call.get(RPC_METHOD);
       const span = provider.getTracer('@svcboot/entry-grpcclient').startSpan(
         info.operation.slice(1),
         {
           kind: SpanKind.CLIENT,
           attributes: {
             'rpc.system': 'grpc',
-            'rpc.service': info.grpcService ?? '',
-            'rpc.method': info.grpcMethod ?? '',
+            'rpc.service': rpc?.service ?? '',
+            'rpc.method': rpc?.method ?? '',
             'server.address': this.target,
           },
         },

@@ -10,14 +10,14 @@ import {
   type ChannelOptions,
   type ClientOptions,
 } from '@grpc/grpc-js';
-import {
-  MiddlewareOrder,
-  type Entry,
-  type EntryContext,
-  type EntryHealth,
-  type InboundCall,
-  type LifecycleContext,
+import type {
+  Entry,
+  EntryContext,
+  EntryHealth,
+  InboundCall,
+  LifecycleContext,
 } from '@svcboot/entry-core';
+import type { MiddlewarePlacement } from '@svcboot/entry-core';
 import {
   AdaptiveBreaker,
   addBreakerMetricsTo,
@@ -43,6 +43,13 @@ import {
   RESOLVE_INTERVAL_OPTION,
 } from './periodic-resolver.js';
 import { parseTarget, type ChannelTarget } from './target.js';
+
+/** The client span: open before the record begins, so that the record carries its ids. */
+const CLIENT_SPAN_PLACE: MiddlewarePlacement = {
+  phase: 'observe',
+  after: 'prom',
+  before: 'logging',
+};
 
 export const GRPC_CLIENT_ENTRY_TYPE = 'GrpcClientEntry';
 
@@ -173,7 +180,7 @@ export class GrpcClientEntry implements Entry {
         metrics: (registry) => new GrpcClientMetrics(registry, this.name),
       },
       added: [
-        { order: MiddlewareOrder.Trace, middleware: new ClientSpanMiddleware(this.config.target) },
+        { place: CLIENT_SPAN_PLACE, middleware: new ClientSpanMiddleware(this.config.target) },
         ...(this.breaker === undefined
           ? []
           : [breakerStep(BREAKER_KIND, this.name, this.config.target, this.breaker)]),

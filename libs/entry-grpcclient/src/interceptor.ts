@@ -23,6 +23,8 @@ import {
   type CallChain,
   type PropagationOptions,
   type UpstreamFailure,
+  RPC_METHOD,
+  type RpcMethod,
 } from '@svcboot/entry-core/call';
 import { MetadataHeaders } from './metadata-headers.js';
 
@@ -41,16 +43,19 @@ function deadlineMs(d: Date | number | undefined): number {
   return typeof d === 'number' ? d : d.getTime();
 }
 
-/** The call model of one outbound RPC, by method path: its info is the same for every call. */
-const infos = new Map<string, CallInfo>();
+/** The call model of one outbound RPC, by method path: its info and RpcMethod are the same for every call. */
+const infos = new Map<string, { info: CallInfo; rpc: RpcMethod }>();
 
-function callInfoOf(options: InterceptorOptions, target: string): CallInfo {
+function callInfoOf(
+  options: InterceptorOptions,
+  target: string,
+): { info: CallInfo; rpc: RpcMethod } {
   const def = options.method_definition;
   const key = `${target} ${def.path}`;
-  let info = infos.get(key);
-  if (info === undefined) {
+  let known = infos.get(key);
+  if (known === undefined) {
     const [, service = '', method = ''] = def.path.split('/');
-    info = {
+    const info: CallInfo = {
       operation: def.path,
       remoteAddr: target,
       apiMethod: 'POST',
@@ -58,19 +63,18 @@ function callInfoOf(options: InterceptorOptions, target: string): CallInfo {
       apiProtocol: 'grpc',
       apiQuery: '',
       userAgent: '',
-      grpcService: service,
-      grpcMethod: method,
-      grpcType: def.requestStream
-        ? def.responseStream
-          ? 'BidiStream'
-          : 'ClientStream'
-        : def.responseStream
-          ? 'ServerStream'
-          : 'UnaryClient',
     };
-    if (infos.size < 10_000) infos.set(key, info);
+    const type = def.requestStream
+      ? def.responseStream
+        ? 'BidiStream'
+        : 'ClientStream'
+      : def.responseStream
+        ? 'ServerStream'
+        : 'UnaryClient';
+    known = { info, rpc: Object.freeze({ service, method, type }) };
+    if (infos.size < 10_000) infos.set(key, known);
   }
-  return info;
+  return known;
 }
 
 /**
@@ -90,13 +94,14 @@ export function outboundInterceptor(
     const next = nextCall(
       deadline === Infinity ? options : { ...options, deadline: new Date(deadline) },
     );
-    const info = callInfoOf(options, o.target);
+    const { info, rpc } = callInfoOf(options, o.target);
     // Set when the chain refused the call: what the caller still sends is dropped.
     let refused = false;
     return new InterceptingCall(next, {
       start(metadata, listener, start) {
         propagateHeaders(new MetadataHeaders(metadata), inbound, o);
         const call = new CallContext(info, new MetadataHeaders(metadata));
+        call.set(RPC_METHOD, rpc);
         call.deadline = deadline;
         const adapter: CallAdapter = {
           proceed(c) {

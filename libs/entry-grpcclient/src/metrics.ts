@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
-import type { CallInfo } from '@svcboot/entry-core';
-import { CallFamilies, type BreakerClientKind } from '@svcboot/entry-core/call';
+import type { CallContext } from '@svcboot/entry-core';
+import { CallFamilies, RPC_METHOD, type BreakerClientKind } from '@svcboot/entry-core/call';
 
 /** The breaker families' names and help texts of grpcclient entries (entry-core's `breakerMetrics`). */
 export const BREAKER_KIND: BreakerClientKind = {
@@ -45,13 +45,16 @@ export class GrpcClientMetrics extends CallFamilies<Label, 'grpc_code'> {
       },
       labelNames: LABELS,
       shared: true,
-      keyOf: (i: CallInfo) => i.operation,
-      labelsOf: (i: CallInfo) => ({
-        client,
-        grpc_type: TYPE_LABELS[i.grpcType ?? ''] ?? 'unary',
-        grpc_service: i.grpcService ?? '',
-        grpc_method: i.grpcMethod ?? '',
-      }),
+      keyOf: (call: CallContext) => call.info.operation,
+      labelsOf: (call: CallContext) => {
+        const rpc = call.get(RPC_METHOD);
+        return {
+          client,
+          grpc_type: TYPE_LABELS[rpc?.type ?? ''] ?? 'unary',
+          grpc_service: rpc?.service ?? '',
+          grpc_method: rpc?.method ?? '',
+        };
+      },
     });
   }
 }

@@ -11,8 +11,9 @@ import {
   googleStatusName,
   grpcStatusOfHttp,
   type CallChain,
-  type OrderedMiddleware,
+  type PlacedMiddleware,
 } from '@svcboot/entry-core/call';
+import type { MiddlewarePlace } from '@svcboot/entry-core';
 import {
   buildServerRoutes,
   serverRouteAddresses,
@@ -55,7 +56,7 @@ export class HttpEntry implements Entry {
   private quiet: ListenerQuiet | undefined;
   private boundPort = -1;
   private draining = false;
-  private readonly added: OrderedMiddleware[] = [];
+  private readonly added: PlacedMiddleware[] = [];
   private chainBuilt = false;
   private callChain: CallChain | undefined;
   private pusher: PromPusher | undefined;
@@ -84,15 +85,15 @@ export class HttpEntry implements Entry {
   }
 
   /**
-   * Adds a middleware to the entry's chain at `order` (MiddlewareOrder; e.g. Guard for one that
-   * may refuse calls by throwing a CallRejection). Before bootstrap only.
+   * Adds a middleware to the entry's chain in a phase (`'authn'` for a guard that refuses calls
+   * by throwing a CallRejection), or at a placement (`{ phase, before?, after? }`). Before bootstrap only.
    */
-  useMiddleware(order: number, middleware: CallMiddleware): this {
+  useMiddleware(place: MiddlewarePlace, middleware: CallMiddleware): this {
     if (this.chainBuilt)
       throw new Error(
         `http entry "${this.name}": useMiddleware after bootstrap; add middlewares before the app bootstraps`,
       );
-    this.added.push({ order, middleware });
+    this.added.push({ place, middleware });
     return this;
   }
 

@@ -20,11 +20,11 @@ const stampSchema = z.strictObject({
 });
 const stamp: MiddlewareDefinition<z.output<typeof stampSchema>> = {
   key: 'stamp',
-  order: 400,
+  phase: 'authn',
   schema: stampSchema,
   create: (config) => ({
     before(call) {
-      if (isIgnored(config.ignore, call.info)) return;
+      if (isIgnored(config.ignore, call)) return;
       call.headers.set('X-Stamp', config.value);
       if (call.headers.get('x-deny') !== undefined)
         throw new CallRejection(

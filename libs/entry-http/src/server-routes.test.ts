@@ -8,7 +8,6 @@ import {
   BootstrapError,
   CallRejection,
   ConfigError,
-  MiddlewareOrder,
   type App,
   type CallContext,
 } from '@svcboot/entry-core';
@@ -58,7 +57,7 @@ async function start(extra: string): Promise<{ base: string; calls: string[] }> 
   });
   const entry = httpEntry(app, 'api');
   const calls: string[] = [];
-  entry.useMiddleware(MiddlewareOrder.Guard, {
+  entry.useMiddleware('authn', {
     before(call: CallContext) {
       const p = call.info.apiPath;
       if (

@@ -1,11 +1,11 @@
 import {
   CallContext,
-  MiddlewareOrder,
   type CallInfo,
   type Entry,
   type EntryContext,
   type InboundCall,
 } from '@svcboot/entry-core';
+import type { MiddlewarePlacement } from '@svcboot/entry-core';
 import {
   AdaptiveBreaker,
   addBreakerMetricsTo,
@@ -36,6 +36,13 @@ import { BREAKER_KIND, HttpClientMetrics } from './metrics.js';
 import { hostResolver } from './resolve-host.js';
 import { backoffMs, isIdempotent, RetryBudget } from './retry.js';
 import type { HttpClientConfig } from './schema.js';
+
+/** The client span: open before the record begins, so that the record carries its ids. */
+const CLIENT_SPAN_PLACE: MiddlewarePlacement = {
+  phase: 'observe',
+  after: 'prom',
+  before: 'logging',
+};
 
 export const HTTP_CLIENT_ENTRY_TYPE = 'HttpClientEntry';
 
@@ -154,7 +161,7 @@ export class HttpClientEntry implements Entry {
         metrics: (registry) => new HttpClientMetrics(registry, this.name),
       },
       added: [
-        { order: MiddlewareOrder.Trace, middleware: new HttpClientSpanMiddleware(this.base) },
+        { place: CLIENT_SPAN_PLACE, middleware: new HttpClientSpanMiddleware(this.base) },
         ...(this.breaker === undefined
           ? []
           : [breakerStep(BREAKER_KIND, this.name, this.config.baseUrl, this.breaker)]),

@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import type { CallInfo } from '@svcboot/entry-core';
+import type { CallContext } from '@svcboot/entry-core';
 import { CallFamilies, type BreakerClientKind } from '@svcboot/entry-core/call';
 
 /** The breaker families' names and help texts of httpclient entries (entry-core's `breakerMetrics`). */
@@ -38,8 +38,12 @@ export class HttpClientMetrics extends CallFamilies<Label, 'code'> {
       },
       labelNames: LABELS,
       shared: true,
-      keyOf: (i: CallInfo) => `${i.apiMethod} ${i.restPath ?? ''}`,
-      labelsOf: (i: CallInfo) => ({ client, method: i.apiMethod, route: i.restPath ?? '' }),
+      keyOf: ({ info: i }: CallContext) => `${i.apiMethod} ${i.restPath ?? ''}`,
+      labelsOf: ({ info: i }: CallContext) => ({
+        client,
+        method: i.apiMethod,
+        route: i.restPath ?? '',
+      }),
     });
   }
 }

@@ -1,4 +1,3 @@
-import { MiddlewareOrder } from '@svcboot/entry-core';
 import { CallAnswer } from '@svcboot/entry-core/call';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startLibrary, unary, type Harness } from './test-support/harness.js';
@@ -24,7 +23,7 @@ describe('a CallAnswer (an early HTTP answer) from a middleware', () => {
         },
       },
       setup: (entry) =>
-        entry.useMiddleware(MiddlewareOrder.Cors, {
+        entry.useMiddleware('browser', {
           before() {
             throw new CallAnswer(
               202,

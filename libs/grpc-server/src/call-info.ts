@@ -1,4 +1,5 @@
 import type { CallInfo } from '@svcboot/entry-core';
+import type { RpcMethod } from '@svcboot/entry-core/call';
 
 export type GrpcType = 'UnaryServer' | 'ServerStream' | 'ClientStream' | 'BidiStream';
 
@@ -13,9 +14,24 @@ export function splitPath(path: string): { service: string; method: string } {
   return { service: path.slice(1, slash), method: path.slice(slash + 1) };
 }
 
-/** The per-method part of a gRPC call's CallInfo; the adapter adds the per-call fields. */
-export function grpcCallInfo(path: string, type: GrpcType): CallInfo {
+/** A method's `RpcMethod` (the `RPC_METHOD` context key's value), made once per method. */
+export function rpcMethodOf(path: string, type: GrpcType): RpcMethod {
   const { service, method } = splitPath(path);
+  return Object.freeze({ service, method, type });
+}
+
+/** The `RpcMethod` of every call to a method the server does not have (bounded metric labels). */
+export const UNKNOWN_RPC: RpcMethod = Object.freeze({
+  service: 'unknown',
+  method: 'unknown',
+  type: 'UnaryServer',
+});
+
+/**
+ * The per-method part of a gRPC call's CallInfo; the adapter adds the per-call fields (and sets
+ * the method's `rpcMethodOf` as the call's `RPC_METHOD`).
+ */
+export function grpcCallInfo(path: string): CallInfo {
   return {
     operation: path,
     remoteAddr: '',
@@ -24,8 +40,5 @@ export function grpcCallInfo(path: string, type: GrpcType): CallInfo {
     apiProtocol: 'HTTP/2',
     apiQuery: '',
     userAgent: '',
-    grpcService: service,
-    grpcMethod: method,
-    grpcType: type,
   };
 }

@@ -20,8 +20,9 @@ import {
   buildCallChain,
   serveThroughChain,
   type CallChain,
-  type OrderedMiddleware,
+  type PlacedMiddleware,
 } from '@svcboot/entry-core/call';
+import type { MiddlewarePlace } from '@svcboot/entry-core';
 import {
   buildServerRoutes,
   collectProcessMetrics,
@@ -187,7 +188,7 @@ export class GrpcEntry implements Entry {
   /** `middleware.validate`: protovalidate's check of typed services' requests (set at bootstrap). */
   private requestCheck: RequestCheck | undefined;
   private builtChain: CallChain | undefined;
-  private readonly added: OrderedMiddleware[] = [];
+  private readonly added: PlacedMiddleware[] = [];
   private readonly health: HealthService;
   private gateway: Gateway | undefined;
   /** The protobufjs root describing a service's messages (built with the gateway). */
@@ -290,16 +291,16 @@ export class GrpcEntry implements Entry {
   }
 
   /**
-   * Adds a middleware to the entry's chain at `order` (MiddlewareOrder; e.g. Guard for one that
-   * may refuse calls by throwing a CallRejection): it runs on gRPC and gateway calls alike.
+   * Adds a middleware to the entry's chain in a phase (`'authn'` for a guard that refuses calls
+   * by throwing a CallRejection), or at a placement (`{ phase, before?, after? }`): it runs on gRPC and gateway calls alike.
    */
-  useMiddleware(order: number, middleware: CallMiddleware): this {
+  useMiddleware(place: MiddlewarePlace, middleware: CallMiddleware): this {
     this.beforeBootstrap('useMiddleware');
     if (this.builtChain)
       throw new Error(
         `grpc entry "${this.config.name}": useMiddleware after the middleware chain was built; add middlewares before bootstrap`,
       );
-    this.added.push({ order, middleware });
+    this.added.push({ place, middleware });
     return this;
   }
 

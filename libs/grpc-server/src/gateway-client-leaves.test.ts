@@ -1,4 +1,3 @@
-import { MiddlewareOrder } from '@svcboot/entry-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startLibrary, type Harness } from './test-support/harness.js';
 
@@ -31,7 +30,7 @@ describe('a middleware that is still deciding', () => {
         },
       },
       setup: (entry) =>
-        entry.useMiddleware(MiddlewareOrder.Guard, {
+        entry.useMiddleware('authn', {
           before: (call) =>
             new Promise<void>((resolve) => {
               started();

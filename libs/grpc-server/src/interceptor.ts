@@ -18,9 +18,11 @@ import {
   type CallAdapter,
   type CallChain,
   plainPeer,
+  RPC_METHOD,
+  type RpcMethod,
 } from '@svcboot/entry-core/call';
 import { codeName, codeOfRejection } from './codes.js';
-import { grpcCallInfo, grpcTypeOf } from './call-info.js';
+import { grpcCallInfo, grpcTypeOf, rpcMethodOf } from './call-info.js';
 
 /** Where a handler finds its call's context: `callContextOf(call)`. */
 export const CALL_CONTEXT: unique symbol = Symbol.for('svcboot.grpc.callContext');
@@ -194,6 +196,7 @@ class MiddlewareCall
     private readonly next: ServerInterceptingCallInterface,
     private readonly chain: CallChain,
     private readonly info: CallInfo,
+    private readonly rpc: RpcMethod,
   ) {}
 
   // The call below reports to us …
@@ -207,6 +210,7 @@ class MiddlewareCall
       authority: this.next.getHost(),
     };
     const ctx = new CallContext(info, headers);
+    ctx.set(RPC_METHOD, this.rpc);
     this.headers = headers;
     this.ctx = ctx;
     this.md = md;
@@ -414,17 +418,23 @@ function recordPending(call: MiddlewareCall): void {
  * trailers-only response), `after` once the status is sent or the call is cancelled.
  */
 export function middlewareInterceptor(chain: CallChain): ServerInterceptor {
-  const infos = new Map<string, CallInfo>();
+  const infos = new Map<string, { info: CallInfo; rpc: RpcMethod }>();
   return (desc, call) => {
-    let info = infos.get(desc.path);
-    if (!info) {
-      info = grpcCallInfo(desc.path, grpcTypeOf(desc.requestStream, desc.responseStream));
+    let method = infos.get(desc.path);
+    if (!method) {
+      const info = grpcCallInfo(desc.path);
       // The entry's own health service: probes pass guards without credentials (CallInfo.builtin).
       if (desc.path.startsWith('/grpc.health.v1.Health/')) info.builtin = true;
-      infos.set(desc.path, info);
+      const rpc = rpcMethodOf(desc.path, grpcTypeOf(desc.requestStream, desc.responseStream));
+      infos.set(desc.path, (method = { info, rpc }));
     }
     // grpc-js types an interceptor's result as its ServerInterceptingCall class but only uses
     // the ServerInterceptingCallInterface, which MiddlewareCall implements in full.
-    return new MiddlewareCall(call, chain, info) as unknown as ServerInterceptingCall;
+    return new MiddlewareCall(
+      call,
+      chain,
+      method.info,
+      method.rpc,
+    ) as unknown as ServerInterceptingCall;
   };
 }

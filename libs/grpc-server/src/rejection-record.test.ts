@@ -1,4 +1,5 @@
-import { CallRejection, MiddlewareOrder } from '@svcboot/entry-core';
+import { CallRejection } from '@svcboot/entry-core';
+import { RPC_METHOD } from '@svcboot/entry-core/call';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startLibrary, unary, type Harness } from './test-support/harness.js';
 
@@ -12,9 +13,10 @@ describe("a middleware's rejection on gRPC and gateway calls", () => {
   it('is counted in svc_call_rejections_total and named in the record (rejectedBy, rejectReason)', async () => {
     h = await startLibrary('', {
       setup: (entry) =>
-        entry.useMiddleware(MiddlewareOrder.Guard, {
+        entry.useMiddleware('authn', {
           before(call) {
-            if (call.info.grpcMethod === 'Ping' || call.info.grpcMethod === 'GetShelf')
+            const rpc = call.get(RPC_METHOD)?.method;
+            if (rpc === 'Ping' || rpc === 'GetShelf')
               throw new CallRejection(
                 'PermissionDenied',
                 'not you',

@@ -9,7 +9,6 @@ import {
   BootstrapError,
   CallRejection,
   ConfigError,
-  MiddlewareOrder,
   type CallContext,
   type CallMiddleware,
 } from '@svcboot/entry-core';
@@ -73,7 +72,7 @@ describe('grpc entry: common service, pprof and static files on its one port', (
   it('serves them through the entry middleware chain (meta headers, a guard, records)', async () => {
     h = await startLibrary(
       `    commonService: { enabled: true }\n    pprof: { enabled: true }\n    static: { enabled: true, sourcePath: "${dir}" }\n`,
-      { setup: (entry) => entry.useMiddleware(MiddlewareOrder.Guard, guard) },
+      { setup: (entry) => entry.useMiddleware('authn', guard) },
     );
     const ready = await get(`${h.base}/svc/v1/ready`);
     const readyz = await get(`${h.base}/readyz`);

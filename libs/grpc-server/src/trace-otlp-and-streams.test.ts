@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { credentials, loadPackageDefinition, Metadata } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { boot, CallRejection, entryGetter, MiddlewareOrder, type App } from '@svcboot/entry-core';
+import { boot, CallRejection, entryGetter, type App } from '@svcboot/entry-core';
 import { loggerPlugin } from '@svcboot/entry-core/toolkit';
 import { kvEntry } from '@svcboot/entry-kv';
 import { relationalDbEntry } from '@svcboot/entry-sql';
@@ -150,7 +150,7 @@ ${traceYaml}`,
     },
   } as typeof libraryImplementation);
   // A guard refusing calls that carry `deny`: its rejection becomes an event of the span.
-  entry.useMiddleware(MiddlewareOrder.Guard, {
+  entry.useMiddleware('authn', {
     before(call) {
       if (call.headers.get('deny') !== undefined)
         throw new CallRejection(

@@ -15,6 +15,10 @@ import {
   LoggingMiddleware,
   MetaMiddleware,
   PromMiddleware,
+  HTTP_REQUEST,
+  RPC_METHOD,
+  type HttpRequest,
+  type RpcMethod,
 } from '@svcboot/entry-core/call';
 import { grpcTransport } from './call-transport.js';
 
@@ -38,13 +42,14 @@ const grpcCall: CallInfo = {
   apiProtocol: 'HTTP/2',
   apiQuery: '',
   userAgent: 'grpc-node-js/1.14',
-  grpcService: 'api.v1.Greeter',
-  grpcMethod: 'Hello',
-  grpcType: 'UnaryServer',
-  gwMethod: 'GET',
-  gwPath: '/v1/hello',
-  gwScheme: 'http',
-  gwUserAgent: 'curl/8',
+};
+/** What the grpc entry's transports set in the call's context keys for it. */
+const greeterHello: RpcMethod = { service: 'api.v1.Greeter', method: 'Hello', type: 'UnaryServer' };
+const gatewayGet: HttpRequest = {
+  method: 'GET',
+  path: '/v1/hello',
+  scheme: 'http',
+  userAgent: 'curl/8',
 };
 
 /** entry-core's middleware with the grpc entry's transport (or, for a plain HTTP call, the basic one). */
@@ -81,8 +86,13 @@ function harness(grpc = true) {
     resCode: string,
     info: CallInfo = grpcCall,
     handler?: (c: CallContext) => void,
+    http: HttpRequest = gatewayGet,
   ) => {
     const call = new CallContext(info, headers);
+    if (grpc) {
+      call.set(RPC_METHOD, greeterHello);
+      call.set(HTTP_REQUEST, http);
+    }
     chain.before(call);
     handler?.(call);
     call.resCode = resCode;
@@ -222,12 +232,13 @@ describe("entry-core's middleware with the grpc transport", () => {
       >;
     run(new FakeHeaders(), 'OK');
     run(new FakeHeaders(), 'OK', { ...grpcCall, userAgent: 'other-agent/2' });
-    run(new FakeHeaders(), 'OK', {
-      ...grpcCall,
-      userAgent: 'other-agent/2',
-      gwPath: '/v1/hello/x',
-      apiQuery: 'a=1',
-    });
+    run(
+      new FakeHeaders(),
+      'OK',
+      { ...grpcCall, userAgent: 'other-agent/2', apiQuery: 'a=1' },
+      undefined,
+      { ...gatewayGet, path: '/v1/hello/x' },
+    );
     run(new FakeHeaders(), 'OK');
     expect(payloads(0)).toMatchObject({
       userAgent: 'grpc-node-js/1.14',

@@ -1,11 +1,18 @@
 import type { Registry } from 'prom-client';
-import type { CallInfo } from '@svcboot/entry-core';
-import { CallFamilies, type CallPayloads, type CallTransport } from '@svcboot/entry-core/call';
+import type { CallContext } from '@svcboot/entry-core';
+import {
+  CallFamilies,
+  HTTP_REQUEST,
+  RPC_METHOD,
+  type CallPayloads,
+  type CallTransport,
+} from '@svcboot/entry-core/call';
 import { jsonString as quote } from '@svcboot/entry-core/toolkit';
 
 /**
- * A grpc entry call's record payloads (gRPC or gateway): the basic ones plus grpc* and gw*, in
- * key order, built as text.
+ * A grpc entry call's record payloads (gRPC, gRPC-Web, Connect or gateway): the basic ones plus
+ * grpc* (from the call's `RPC_METHOD`) and gw* (from its `HTTP_REQUEST`, '' without one), in key
+ * order, built as text.
  */
 export const grpcCallPayloads: CallPayloads = {
   keys: [
@@ -22,25 +29,65 @@ export const grpcCallPayloads: CallPayloads = {
     'gwUserAgent',
     'userAgent',
   ],
-  json: (i) =>
-    `"apiMethod":${quote(i.apiMethod)},"apiPath":${quote(i.apiPath)},"apiProtocol":${quote(i.apiProtocol)},"apiQuery":${quote(i.apiQuery)}` +
-    `,"grpcMethod":${quote(i.grpcMethod ?? '')},"grpcService":${quote(i.grpcService ?? '')},"grpcType":${quote(i.grpcType ?? '')}` +
-    `,"gwMethod":${quote(i.gwMethod ?? '')},"gwPath":${quote(i.gwPath ?? '')},"gwScheme":${quote(i.gwScheme ?? '')}` +
-    `,"gwUserAgent":${quote(i.gwUserAgent ?? '')},"userAgent":${quote(i.userAgent)}`,
-  // Mostly the very same strings: cheap.
-  same: (a, b) =>
-    a.userAgent === b.userAgent &&
-    a.apiPath === b.apiPath &&
-    a.apiQuery === b.apiQuery &&
-    a.apiMethod === b.apiMethod &&
-    a.apiProtocol === b.apiProtocol &&
-    a.grpcMethod === b.grpcMethod &&
-    a.grpcService === b.grpcService &&
-    a.grpcType === b.grpcType &&
-    a.gwMethod === b.gwMethod &&
-    a.gwPath === b.gwPath &&
-    a.gwScheme === b.gwScheme &&
-    a.gwUserAgent === b.gwUserAgent,
+  json: (call) => {
+    const i = call.info;
+    const rpc = call.get(RPC_METHOD);
+    const http = call.get(HTTP_REQUEST);
+    return (
+      `"apiMethod":${quote(i.apiMethod)},"apiPath":${quote(i.apiPath)},"apiProtocol":${quote(i.apiProtocol)},"apiQuery":${quote(i.apiQuery)}` +
+      `,"grpcMethod":${quote(rpc?.method ?? '')},"grpcService":${quote(rpc?.service ?? '')},"grpcType":${quote(rpc?.type ?? '')}` +
+      `,"gwMethod":${quote(http?.method ?? '')},"gwPath":${quote(http?.path ?? '')},"gwScheme":${quote(http?.scheme ?? '')}` +
+      `,"gwUserAgent":${quote(http?.userAgent ?? '')},"userAgent":${quote(i.userAgent)}`
+    );
+  },
+  values: (call) => {
+    const i = call.info;
+    const rpc = call.get(RPC_METHOD);
+    const http = call.get(HTTP_REQUEST);
+    return {
+      apiMethod: i.apiMethod,
+      apiPath: i.apiPath,
+      apiProtocol: i.apiProtocol,
+      apiQuery: i.apiQuery,
+      grpcMethod: rpc?.method ?? '',
+      grpcService: rpc?.service ?? '',
+      grpcType: rpc?.type ?? '',
+      gwMethod: http?.method ?? '',
+      gwPath: http?.path ?? '',
+      gwScheme: http?.scheme ?? '',
+      gwUserAgent: http?.userAgent ?? '',
+      userAgent: i.userAgent,
+    };
+  },
+  // Mostly the very same strings and objects (one RpcMethod per method): cheap.
+  same: (ca, cb) => {
+    const a = ca.info;
+    const b = cb.info;
+    if (
+      a.userAgent !== b.userAgent ||
+      a.apiPath !== b.apiPath ||
+      a.apiQuery !== b.apiQuery ||
+      a.apiMethod !== b.apiMethod ||
+      a.apiProtocol !== b.apiProtocol
+    )
+      return false;
+    const ra = ca.get(RPC_METHOD);
+    const rb = cb.get(RPC_METHOD);
+    if (
+      ra !== rb &&
+      (ra?.method !== rb?.method || ra?.service !== rb?.service || ra?.type !== rb?.type)
+    )
+      return false;
+    const ha = ca.get(HTTP_REQUEST);
+    const hb = cb.get(HTTP_REQUEST);
+    return (
+      ha === hb ||
+      (ha?.method === hb?.method &&
+        ha?.path === hb?.path &&
+        ha?.scheme === hb?.scheme &&
+        ha?.userAgent === hb?.userAgent)
+    );
+  },
 };
 
 const GRPC_LABELS = ['grpc_type', 'grpc_service', 'grpc_method'] as const;
@@ -48,8 +95,8 @@ type GrpcLabel = (typeof GRPC_LABELS)[number];
 
 /**
  * go-grpc-prometheus's server families, `grpc_server_started_total`, `grpc_server_handled_total`
- * and `grpc_server_handling_seconds`, for gRPC calls (gateway calls have no grpcType here: they
- * count only in svc_call_*). Children are cached per RPC and code: no allocation per call.
+ * and `grpc_server_handling_seconds`, for every call of an RPC (`RPC_METHOD`: gRPC, gRPC-Web, Connect,
+ * the gateway). Children are cached per RPC and code: no allocation per call.
  */
 export class GrpcServerMetrics extends CallFamilies<GrpcLabel, 'grpc_code'> {
   constructor(registry: Registry) {
@@ -69,12 +116,16 @@ export class GrpcServerMetrics extends CallFamilies<GrpcLabel, 'grpc_code'> {
       },
       labelNames: GRPC_LABELS,
       // One RPC (operation) has one service, method and type.
-      keyOf: (i: CallInfo) => (i.grpcType ? i.operation : undefined),
-      labelsOf: (i: CallInfo) => ({
-        grpc_type: grpcTypeLabel(i.grpcType ?? ''),
-        grpc_service: i.grpcService ?? '',
-        grpc_method: i.grpcMethod ?? '',
-      }),
+      keyOf: (call: CallContext) =>
+        call.get(RPC_METHOD) !== undefined ? call.info.operation : undefined,
+      labelsOf: (call: CallContext) => {
+        const rpc = call.get(RPC_METHOD);
+        return {
+          grpc_type: grpcTypeLabel(rpc?.type ?? ''),
+          grpc_service: rpc?.service ?? '',
+          grpc_method: rpc?.method ?? '',
+        };
+      },
     });
   }
 }

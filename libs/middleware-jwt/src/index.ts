@@ -1,8 +1,4 @@
-import {
-  MiddlewareOrder,
-  registerMiddleware,
-  type MiddlewareDefinition,
-} from '@svcboot/entry-core';
+import { registerMiddleware, type MiddlewareDefinition } from '@svcboot/entry-core';
 import { jwtError } from './errors.js';
 import { JwtMiddleware, type JwtVerifier } from './jwt.js';
 import { loadKey } from './keys.js';
@@ -18,7 +14,8 @@ export const SKIP_VERIFY_DOMAINS: readonly string[] = ['dev', 'local', 'test'];
 /** `middleware.jwt` (rk-boot's key): JWTs verified with jose, on every transport. */
 export const jwtDefinition: MiddlewareDefinition<JwtOptions> = {
   key: 'jwt',
-  order: MiddlewareOrder.Jwt,
+  phase: 'authn',
+  after: 'auth',
   schema: jwtSchema,
   create(config, ctx, entry) {
     let verifier: JwtVerifier;

@@ -109,7 +109,7 @@ export class JwtMiddleware implements CallMiddleware {
   }
 
   before(call: CallContext): Promise<void> | undefined {
-    if (this.skip.skips(call.info)) return undefined;
+    if (this.skip.skips(call)) return undefined;
     const token = findToken(this.sources, call);
     if (token === undefined) throw this.rejection('missing_token');
     if (token.length > this.maxTokenChars) throw this.rejection('invalid_token');

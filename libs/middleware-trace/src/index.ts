@@ -1,8 +1,4 @@
-import {
-  MiddlewareOrder,
-  registerMiddleware,
-  type MiddlewareDefinition,
-} from '@svcboot/entry-core';
+import { registerMiddleware, type MiddlewareDefinition } from '@svcboot/entry-core';
 import { traceSchema, type TraceConfig } from './schema.js';
 import { installTracing } from './scope.js';
 import { TraceMiddleware } from './trace-middleware.js';
@@ -13,7 +9,10 @@ import { TraceMiddleware } from './trace-middleware.js';
  */
 export const traceDefinition: MiddlewareDefinition<TraceConfig> = {
   key: 'trace',
-  order: MiddlewareOrder.Trace,
+  // The span is open before the record begins, so that the record carries its ids.
+  phase: 'observe',
+  after: 'prom',
+  before: 'logging',
   schema: traceSchema,
   create(config, ctx, entry) {
     // The SDK and exporters load with the first entry that traces, not with this package.

@@ -16,7 +16,13 @@ import {
 import type { LifecycleContext } from '@svcboot/entry-core';
 import type { CallContext, CallHeaders, CallInfo, CallMiddleware } from '@svcboot/entry-core';
 import { createContextKey, isIgnored } from '@svcboot/entry-core';
-import { grpcCodeOfName, httpStatusOfGrpcCode } from '@svcboot/entry-core/call';
+import {
+  grpcCodeOfName,
+  HTTP_REQUEST,
+  httpStatusOfGrpcCode,
+  RPC_METHOD,
+  type RpcMethod,
+} from '@svcboot/entry-core/call';
 import { CallRejection } from '@svcboot/entry-core';
 import { addProvider, removeProvider, soleProvider, withProvider } from './scope.js';
 
@@ -83,11 +89,11 @@ export class TraceMiddleware implements CallMiddleware {
   }
 
   private begin(call: CallContext, setup: TraceSetup): void {
-    const info = call.info;
-    if (this.ignore.length > 0 && isIgnored(this.ignore, info)) return;
+    if (this.ignore.length > 0 && isIgnored(this.ignore, call)) return;
     const parent = setup.propagator.extract(ROOT_CONTEXT, call.headers, HEADER_GETTER);
     // The route template is known once the router matched: `after` renames an httpserver span.
-    const name = info.grpcService === undefined ? info.operation : this.rpcName(info);
+    const rpc = call.get(RPC_METHOD);
+    const name = rpc === undefined ? call.info.operation : this.rpcName(call.info, rpc);
     // Attributes only for a span that records: an unsampled call costs no attribute object.
     const span = setup.tracer.startSpan(name, SERVER, parent);
     if (span.isRecording()) span.setAttributes(startAttributes(call));
@@ -109,10 +115,10 @@ export class TraceMiddleware implements CallMiddleware {
   }
 
   /** `pkg.Svc/Method`, once per operation. */
-  private rpcName(info: CallInfo): string {
+  private rpcName(info: CallInfo, rpc: RpcMethod): string {
     let name = this.names.get(info.operation);
     if (name === undefined) {
-      name = `${info.grpcService}/${info.grpcMethod}`;
+      name = `${rpc.service}/${rpc.method}`;
       if (this.names.size < 10_000) this.names.set(info.operation, name);
     }
     return name;
@@ -128,10 +134,10 @@ export class TraceMiddleware implements CallMiddleware {
     const info = call.info;
     const code = call.resCode;
     const error = call.error;
-    if (info.grpcService !== undefined) {
+    if (call.get(RPC_METHOD) !== undefined) {
       const n = grpcCodeOfName(code) ?? 2;
       span.setAttribute('rpc.grpc.status_code', n);
-      if (info.gwMethod !== undefined)
+      if (call.get(HTTP_REQUEST) !== undefined)
         span.setAttribute('http.response.status_code', httpStatusOfGrpcCode(n));
       if (SERVER_ERROR_CODES.has(n))
         span.setStatus({ code: SpanStatusCode.ERROR, message: messageOf(error) || code });
@@ -180,13 +186,15 @@ const SERVER: SpanOptions = { kind: SpanKind.SERVER };
 function startAttributes(call: CallContext): Attributes {
   const info = call.info;
   const attributes: Attributes = {};
-  if (info.grpcService !== undefined) {
+  const rpc = call.get(RPC_METHOD);
+  if (rpc !== undefined) {
     attributes['rpc.system'] = 'grpc';
-    attributes['rpc.service'] = info.grpcService;
-    attributes['rpc.method'] = info.grpcMethod;
-    if (info.gwMethod !== undefined) {
-      attributes['http.request.method'] = info.gwMethod;
-      attributes['url.path'] = info.gwPath;
+    attributes['rpc.service'] = rpc.service;
+    attributes['rpc.method'] = rpc.method;
+    const http = call.get(HTTP_REQUEST);
+    if (http !== undefined) {
+      attributes['http.request.method'] = http.method;
+      attributes['url.path'] = http.path;
       if (info.restPath) attributes['http.route'] = info.restPath;
     }
   } else {

@@ -15,7 +15,7 @@ import { makeScope } from '@svcboot/entry-core';
 import { encodeJson } from '@svcboot/entry-core/toolkit';
 import { createAppLogger } from '@svcboot/entry-core';
 import { CallContext, type CallHeaders, type CallInfo } from '@svcboot/entry-core';
-import { CallChain } from '@svcboot/entry-core/call';
+import { CallChain, RPC_METHOD, type RpcMethod } from '@svcboot/entry-core/call';
 import { middlewareSchema } from '@svcboot/entry-core/call';
 import { CallRejection } from '@svcboot/entry-core';
 import { toUrl } from './schema.js';
@@ -30,10 +30,16 @@ const info: CallInfo = {
   apiProtocol: 'HTTP/2',
   apiQuery: '',
   userAgent: 'test',
-  grpcService: 'pkg.Svc',
-  grpcMethod: 'Get',
-  grpcType: 'UnaryServer',
 };
+/** The RPC `info` calls (the grpc entry sets it as the call's RPC_METHOD). */
+const pkgSvcGet: RpcMethod = { service: 'pkg.Svc', method: 'Get', type: 'UnaryServer' };
+
+/** A gRPC call of `pkg.Svc/Get`. */
+function grpcCall(i: CallInfo, h: CallHeaders): CallContext {
+  const call = new CallContext(i, h);
+  call.set(RPC_METHOD, pkgSvcGet);
+  return call;
+}
 
 function headers(
   incoming: Record<string, string> = {},
@@ -89,7 +95,7 @@ describe('middleware.trace options', () => {
 
 describe('CallContext.runInScope', () => {
   it('without a scope calls the function directly with its this and argument', () => {
-    const call = new CallContext(info, headers());
+    const call = grpcCall(info, headers());
     const target = {
       n: 2,
       times(k: number) {
@@ -104,7 +110,7 @@ describe('CallContext.runInScope', () => {
 describe('TraceMiddleware', () => {
   it('makes the call span active inside runInScope, and in what the handler continues with asynchronously, not outside', async () => {
     const { mw } = tracing();
-    const call = new CallContext(info, headers());
+    const call = grpcCall(info, headers());
     call.bindChain(new CallChain([mw]));
     mw.before(call);
     expect(call.traceId).toMatch(/^[0-9a-f]{32}$/);
@@ -124,7 +130,7 @@ describe('TraceMiddleware', () => {
     const exporter = new InMemorySpanExporter();
     const { mw } = tracing(exporter);
     const h = headers({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
-    const call = new CallContext(info, h);
+    const call = grpcCall(info, h);
     const guard = {
       before() {
         throw new CallRejection(
@@ -165,10 +171,11 @@ describe('TraceMiddleware', () => {
     const exporter = new InMemorySpanExporter();
     const { mw } = tracing(exporter);
     const end = (i: CallInfo, h: Record<string, string> = {}) => {
-      const call = new CallContext(i, headers(h));
+      const rpc = i.operation === info.operation;
+      const call = rpc ? grpcCall(i, headers(h)) : new CallContext(i, headers(h));
       const chain = new CallChain([mw]);
       chain.before(call);
-      call.resCode = i.grpcService === undefined ? '200' : 'OK';
+      call.resCode = rpc ? 'OK' : '200';
       chain.after(call);
     };
     end({ ...info, authority: 'api.example.com:8443' }, { host: 'ignored.example.com:1' });
@@ -178,9 +185,6 @@ describe('TraceMiddleware', () => {
       operation: 'GET /v1/x',
       apiMethod: 'GET',
       apiPath: '/v1/x',
-      grpcService: undefined,
-      grpcMethod: undefined,
-      grpcType: undefined,
     };
     end(http, { host: 'example.com' });
     end(http);
@@ -209,7 +213,7 @@ describe('TraceMiddleware', () => {
       })),
       [],
     );
-    const call = new CallContext(info, headers());
+    const call = grpcCall(info, headers());
     const pending = mw.before(call);
     expect(pending).toBeInstanceOf(Promise);
     expect(call.traceId).toBe('');
@@ -222,7 +226,7 @@ describe('TraceMiddleware', () => {
     const exporter = new InMemorySpanExporter();
     const { mw } = tracing(exporter, ['/pkg.Svc/Get']);
     const h = headers();
-    const call = new CallContext(info, h);
+    const call = grpcCall(info, h);
     mw.before(call);
     mw.after(call);
     expect([call.traceId, h.out.size, exporter.getFinishedSpans().length]).toEqual(['', 0, 0]);
@@ -234,7 +238,7 @@ describe('TraceMiddleware', () => {
       shutdown: () => new Promise(() => undefined),
     };
     const { mw } = tracing(stuck);
-    const call = new CallContext(info, headers());
+    const call = grpcCall(info, headers());
     mw.before(call);
     call.resCode = 'OK';
     mw.after(call);
@@ -252,7 +256,7 @@ describe('TraceMiddleware', () => {
       encoding: 'json',
       outputs: [{ write: (l) => void lines.push(l) }],
     });
-    const call = new CallContext(info, headers());
+    const call = grpcCall(info, headers());
     call.bindChain(new CallChain([mw]));
     mw.before(call);
     call.runInScope(() => logger.info({ k: 1 }, 'inside'), undefined, undefined);

@@ -1,5 +1,8 @@
-import { isIgnored, type CallInfo } from '@svcboot/entry-core';
+import { CallContext, isIgnored, type CallInfo } from '@svcboot/entry-core';
+import { HTTP_REQUEST } from '@svcboot/entry-core/call';
 import type protobuf from 'protobufjs';
+
+const NO_HEADERS = { get: () => undefined, set: () => undefined };
 
 /** One security scheme, as OpenAPI 2.0 (`securityDefinitions`) and 3.1 (`components.securitySchemes`) write it; no v2 form for a cookie. */
 export interface SecurityScheme {
@@ -105,12 +108,11 @@ export function securityOf(guards: GuardsConfig | undefined): OpenApiSecurity | 
     requirementOf({ method, httpMethod, pathTemplate }) {
       const grpcPath = `/${method.parent?.fullName.replace(/^\./, '')}/${method.name}`;
       // What a guard matches its ignore list against on a gateway call, with the path's template.
-      const info = {
-        operation: grpcPath,
-        apiPath: grpcPath,
-        gwMethod: httpMethod,
-        gwPath: pathTemplate,
-      } as CallInfo;
+      const info = new CallContext(
+        { operation: grpcPath, apiPath: grpcPath } as CallInfo,
+        NO_HEADERS,
+      );
+      info.set(HTTP_REQUEST, { method: httpMethod, path: pathTemplate, scheme: '', userAgent: '' });
       let alternatives: SecurityRequirement[] = [{}];
       for (const check of checks) {
         if (isIgnored(check.ignore, info)) continue;

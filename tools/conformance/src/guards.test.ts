@@ -1,7 +1,6 @@
 import {
   CallRejection,
   isIgnored,
-  MiddlewareOrder,
   type CallContext,
   type CallMiddleware,
 } from '@svcboot/entry-core';
@@ -24,7 +23,7 @@ import {
 
 function tokenGuard(mode: 'sync' | 'async'): CallMiddleware {
   const check = (call: CallContext): void => {
-    if (isIgnored(['/metrics'], call.info)) return;
+    if (isIgnored(['/metrics'], call)) return;
     if (call.headers.get('authorization') === undefined)
       throw new CallRejection('Unauthenticated', 'missing token', {
         'WWW-Authenticate': 'Bearer realm="conformance"',
@@ -48,7 +47,7 @@ describe.each(
     const seen: string[] = [];
     const observer: CallMiddleware = {
       after: (call) => {
-        if (!isIgnored(['/metrics'], call.info)) seen.push(String(call.resCode));
+        if (!isIgnored(['/metrics'], call)) seen.push(String(call.resCode));
       },
     };
     const started = await startTarget(t, '', { use: [observer, tokenGuard(mode)] });
@@ -84,7 +83,7 @@ describe.each(
       expect(started.handled()).toBe(isBuiltin(t) ? 0 : 1);
       expect(seen).toHaveLength(2);
       // after bootstrap, the chain is fixed
-      expect(() => started.useMiddleware(MiddlewareOrder.Guard, {})).toThrow(/bootstrap/);
+      expect(() => started.useMiddleware('authn', {})).toThrow(/bootstrap/);
     } finally {
       records = await started.stop();
     }

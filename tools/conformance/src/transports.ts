@@ -15,10 +15,10 @@ import {
 import { loadSync } from '@grpc/proto-loader';
 import {
   boot,
-  MiddlewareOrder,
   type App,
   type CallContext,
   type CallMiddleware,
+  type MiddlewarePlace,
 } from '@svcboot/entry-core';
 import { callContextOf, grpcEntry } from '@svcboot/entry-grpc';
 import { httpEntry } from '@svcboot/entry-http';
@@ -181,7 +181,7 @@ export interface Target {
   /** How many times the app's handler ran (0 on the built-in routes, which have none). */
   handled(): number;
   /** The entry's `useMiddleware` (after bootstrap: it must refuse). */
-  useMiddleware(order: number, middleware: CallMiddleware): void;
+  useMiddleware(place: MiddlewarePlace, middleware: CallMiddleware): void;
   /** Shuts the app down and returns its JSON records. */
   stop(): Promise<Array<Record<string, unknown>>>;
 }
@@ -335,7 +335,7 @@ export async function startTarget(
   options: {
     extra?: string;
     env?: Record<string, string>;
-    /** Middlewares added with the entry's `useMiddleware` at the Guard order, before bootstrap. */
+    /** Middlewares added with the entry's `useMiddleware` in the `authn` phase, before bootstrap. */
     use?: readonly CallMiddleware[];
   } = {},
 ): Promise<Target> {
@@ -374,8 +374,8 @@ export async function startTarget(
       pkg['conformance.v1.Echo'] as ServiceDefinition,
       echoImplementation(counter) as unknown as UntypedServiceImplementation,
     );
-    for (const m of options.use ?? []) entry.useMiddleware(MiddlewareOrder.Guard, m);
-    useMiddleware = (order, m) => entry.useMiddleware(order, m);
+    for (const m of options.use ?? []) entry.useMiddleware('authn', m);
+    useMiddleware = (place, m) => entry.useMiddleware(place, m);
     await app.bootstrap();
     port = entry.port;
   } else {
@@ -391,8 +391,8 @@ export async function startTarget(
       }
       return koaSay(ctx, text, counter);
     });
-    for (const m of options.use ?? []) entry.useMiddleware(MiddlewareOrder.Guard, m);
-    useMiddleware = (order, m) => entry.useMiddleware(order, m);
+    for (const m of options.use ?? []) entry.useMiddleware('authn', m);
+    useMiddleware = (place, m) => entry.useMiddleware(place, m);
     await app.bootstrap();
     port = entry.port;
   }

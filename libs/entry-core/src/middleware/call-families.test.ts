@@ -12,8 +12,8 @@ const options = (client: string, shared: boolean): CallFamiliesOptions<L, 'code'
   handling: { name: 'x_handling_seconds', help: 'handling', buckets: [0.1, 1] },
   labelNames: ['client', 'method'],
   shared,
-  keyOf: (i: CallInfo) => (i.apiMethod === 'SKIP' ? undefined : i.operation),
-  labelsOf: (i: CallInfo) => ({ client, method: i.apiMethod }),
+  keyOf: ({ info: i }) => (i.apiMethod === 'SKIP' ? undefined : i.operation),
+  labelsOf: ({ info: i }) => ({ client, method: i.apiMethod }),
 });
 
 /** One call through the families: started, then handled with `code` after `seconds`. */

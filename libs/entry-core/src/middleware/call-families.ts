@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import type { CallContext, CallInfo } from './call.js';
+import type { CallContext } from './call.js';
 import {
   CallCounter,
   CallHistogram,
@@ -34,11 +34,11 @@ export interface CallFamiliesOptions<L extends string, C extends string> {
   labelNames: readonly L[];
   /**
    * The cache key of the call's label set, on every call (so: cheap, ideally a string the call
-   * already holds, such as `info.operation`); undefined leaves the call out of these families.
+   * already holds, such as `call.info.operation`); undefined leaves the call out of these families.
    */
-  keyOf(info: CallInfo): string | undefined;
+  keyOf(call: CallContext): string | undefined;
   /** The label set, on the first call of a key. */
-  labelsOf(info: CallInfo): Record<L, string>;
+  labelsOf(call: CallContext): Record<L, string>;
   /**
    * Families already in the registry under these names are used rather than registered again:
    * several client entries share one registry, each entry's rows told apart by a label of its
@@ -67,7 +67,7 @@ export class CallFamilies<L extends string, C extends string> implements Transpo
   private readonly handlingFamily: CallHistogram<L>;
   private readonly byKey = new Map<string, Children<L>>();
   /** The options' keyOf, held directly: it runs twice per call. */
-  private readonly keyOf: (info: CallInfo) => string | undefined;
+  private readonly keyOf: (call: CallContext) => string | undefined;
 
   constructor(
     registry: Registry,
@@ -112,11 +112,11 @@ export class CallFamilies<L extends string, C extends string> implements Transpo
   }
 
   before(call: CallContext): void {
-    this.childrenOf(call.info)?.started.inc();
+    this.childrenOf(call)?.started.inc();
   }
 
   after(call: CallContext, seconds: number): void {
-    const c = this.childrenOf(call.info);
+    const c = this.childrenOf(call);
     if (!c) return;
     let handled = c.handled.get(call.resCode);
     if (!handled) {
@@ -131,12 +131,12 @@ export class CallFamilies<L extends string, C extends string> implements Transpo
     c.handling.observe(seconds);
   }
 
-  private childrenOf(info: CallInfo): Children<L> | undefined {
-    const key = this.keyOf(info);
+  private childrenOf(call: CallContext): Children<L> | undefined {
+    const key = this.keyOf(call);
     if (key === undefined) return undefined;
     let c = this.byKey.get(key);
     if (!c) {
-      const labels = this.options.labelsOf(info);
+      const labels = this.options.labelsOf(call);
       c = {
         started: this.startedFamily.labels(labels),
         handling: this.handlingFamily.labels(labels),

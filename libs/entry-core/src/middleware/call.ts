@@ -12,7 +12,12 @@ export const PRINCIPAL: ContextKey<CallPrincipal | undefined> = createContextKey
   CallPrincipal | undefined
 >('svcboot.principal', undefined);
 
-/** What a transport tells the middleware about one call. Its keys are the record's payload keys (ARCHITECTURE.md §5.1). */
+/**
+ * What a transport tells the middleware about one call, whatever the transport. Its keys are the
+ * record's payload keys (ARCHITECTURE.md §5.1); what only some transports know travels in context
+ * keys (`call.get(RPC_METHOD)`, `call.get(HTTP_REQUEST)`, a transport's own), which its record
+ * payloads read.
+ */
 export interface CallInfo {
   /** `/api.v1.Greeter/Hello` for gRPC, `GET /v1/get` for plain HTTP. */
   operation: string;
@@ -22,14 +27,6 @@ export interface CallInfo {
   apiProtocol: string;
   apiQuery: string;
   userAgent: string;
-  grpcService?: string;
-  grpcMethod?: string;
-  /** `UnaryServer`, `ServerStream`, `ClientStream`, `BidiStream`. */
-  grpcType?: string;
-  gwMethod?: string;
-  gwPath?: string;
-  gwScheme?: string;
-  gwUserAgent?: string;
   /** The route template (`/v1/user/:id`), for metric labels. */
   restPath?: string;
   /**

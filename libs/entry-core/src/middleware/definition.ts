@@ -1,35 +1,9 @@
 import type { z } from 'zod';
 import type { Registry } from 'prom-client';
 import type { EntryContext } from '../entry.js';
-import type { CallInfo, CallMiddleware } from './call.js';
-
-/** Where a middleware stands in the chain: lower `order` runs its `before` earlier and its `after` later. */
-export const MiddlewareOrder = {
-  Meta: 100,
-  Prom: 200,
-  /** Tracing: the span is open before the record begins, so the record can carry its ids. */
-  Trace: 250,
-  Logging: 300,
-  /**
-   * Load shedding: once the record is begun (a shed call is recorded and counted), before anything
-   * that costs (secure headers, guards, the body).
-   */
-  LoadShedding: 350,
-  /** Secure headers: set before any guard, so that rejections carry them too. */
-  Secure: 360,
-  /** CORS: a preflight carries no credentials, and a browser reads a 401 only with CORS headers. */
-  Cors: 370,
-  /** Middlewares that may refuse a call (auth, JWT, CSRF, rate limit) come after the record is begun. */
-  Guard: 400,
-  Auth: 400,
-  Jwt: 410,
-  Csrf: 420,
-  /** Rate limits after authentication: a limit may be keyed by the API key or the JWT subject. */
-  RateLimit: 450,
-  /** A client entry's circuit breaker: a call it refuses still gets its record and metrics. */
-  Breaker: 460,
-  Timeout: 500,
-} as const;
+import type { CallContext, CallMiddleware } from './call.js';
+import type { MiddlewarePlacement } from './phase.js';
+import { HTTP_REQUEST } from '../call/http-request.js';
 
 /** What a middleware's options always have under `middleware.<key>`. */
 export interface MiddlewareOptionsBase {
@@ -46,10 +20,10 @@ export interface MiddlewareOptionsBase {
  * schema, and `buildCallChain` creates the enabled ones. (The built-in meta, prom and logging
  * predate definitions and are still assembled by `buildCallChain` itself.)
  */
-export interface MiddlewareDefinition<C extends MiddlewareOptionsBase = MiddlewareOptionsBase> {
-  /** The key under `middleware:` in boot.yaml, e.g. `auth`. */
+export interface MiddlewareDefinition<C extends MiddlewareOptionsBase = MiddlewareOptionsBase>
+  extends MiddlewarePlacement {
+  /** The key under `middleware:` in boot.yaml, e.g. `auth`; what another's before/after names. */
   readonly key: string;
-  readonly order: number;
   /** Options of `middleware.<key>`, strict, with defaults; includes `enabled` and `ignore`. */
   readonly schema: z.ZodType<C>;
   create(config: C, ctx: EntryContext, entry: MiddlewareEntryInfo): CallMiddleware;
@@ -70,34 +44,37 @@ export interface MiddlewareEntryInfo {
 export type AnyMiddlewareDefinition = MiddlewareDefinition<any>;
 
 /**
- * True when `info` is on the `ignore` list: one of its patterns `matchesCall` (an operation, a
+ * True when the call is on the `ignore` list: one of its patterns `matchesCall` (an operation, a
  * path, a path prefix ending in `/`, or a glob).
  */
-export function isIgnored(ignore: readonly string[], info: CallInfo): boolean {
-  for (let k = 0; k < ignore.length; k++) if (matchesCall(ignore[k]!, info)) return true;
+export function isIgnored(ignore: readonly string[], call: CallContext): boolean {
+  for (let k = 0; k < ignore.length; k++) if (matchesCall(ignore[k]!, call)) return true;
   return false;
 }
 
 /**
  * Whether a pattern of an `ignore` or `paths` list names a call: equal to its operation
  * (`/pkg.Svc/Method`, `GET /v1/x`), or matching its path (the gRPC full method, the HTTP path,
- * and on a gateway call also the request's HTTP path `gwPath`): equal, under a prefix that ends
- * in `/` (`/v1/public/`), or a glob with `*` within a segment and `**` across segments
- * (`/v1/users/*`, `/pkg.Svc/*`, `/v1/**`).
+ * and on an RPC reached over HTTP also the request's HTTP path, `HTTP_REQUEST`): equal, under a
+ * prefix that ends in `/` (`/v1/public/`), or a glob with `*` within a segment and `**` across
+ * segments (`/v1/users/*`, `/pkg.Svc/*`, `/v1/**`).
  */
-export function matchesCall(pattern: string, info: CallInfo): boolean {
+export function matchesCall(pattern: string, call: CallContext): boolean {
+  const info = call.info;
   if (info.operation === pattern || matchesPath(pattern, info.apiPath)) return true;
-  const gw = info.gwPath;
-  return gw !== undefined && gw !== '' && matchesPath(pattern, gw);
+  const http = call.get(HTTP_REQUEST);
+  return http !== undefined && http.path !== '' && matchesPath(pattern, http.path);
 }
 
 /**
  * What `matchesCall` depends on, as one string: a decision made from patterns can be cached under
- * it. The operation, or on a gateway call its HTTP method and path.
+ * it. The operation, or on an RPC reached over HTTP its HTTP method and path.
  */
-export function matchKey(info: CallInfo): string {
-  const gw = info.gwPath;
-  return gw === undefined || gw === '' ? info.operation : `${info.gwMethod ?? ''} ${gw}`;
+export function matchKey(call: CallContext): string {
+  const http = call.get(HTTP_REQUEST);
+  return http === undefined || http.path === ''
+    ? call.info.operation
+    : `${http.method} ${http.path}`;
 }
 
 function matchesPath(pattern: string, path: string): boolean {

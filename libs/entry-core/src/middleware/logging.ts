@@ -1,13 +1,13 @@
 import type { EventFactory } from '../event/event-factory.js';
-import type { CallContext, CallInfo, CallMiddleware } from './call.js';
+import type { CallContext, CallMiddleware } from './call.js';
 import { CallRejection } from './rejection.js';
 import { isIgnored } from './definition.js';
 import { basicCallPayloads, type CallPayloads } from './transport.js';
 
 /** One record per call (ARCHITECTURE.md §5.1): begun in `before`, written in `after`. */
 export class LoggingMiddleware implements CallMiddleware {
-  /** The previous call's payload fields and their JSON: calls in a row mostly share them. */
-  private lastInfo: CallInfo | undefined;
+  /** The previous call and its payloads' JSON: calls in a row mostly share them. */
+  private lastCall: CallContext | undefined;
   private lastPayloads = '';
 
   constructor(
@@ -19,7 +19,7 @@ export class LoggingMiddleware implements CallMiddleware {
   ) {}
 
   before(call: CallContext): void {
-    if (this.ignore.length > 0 && isIgnored(this.ignore, call.info)) return;
+    if (this.ignore.length > 0 && isIgnored(this.ignore, call)) return;
     const id = call.requestId;
     const e = this.events.begin(call.info.operation, id, call.receivedMs, call.startHr);
     e.requestId = id;
@@ -35,18 +35,14 @@ export class LoggingMiddleware implements CallMiddleware {
     if (!e) return;
     const added = e.payloads;
     if (added === undefined) {
-      const info = call.info;
-      if (this.lastInfo === undefined || !this.payloads.same(info, this.lastInfo)) {
-        this.lastPayloads = this.payloads.json(info);
-        this.lastInfo = info;
+      if (this.lastCall === undefined || !this.payloads.same(call, this.lastCall)) {
+        this.lastPayloads = this.payloads.json(call);
+        this.lastCall = call;
       }
       e.payloadsJson = this.lastPayloads;
     } else {
       // A handler added payloads: the call's keys first, the handler's value winning on a clash.
-      const info = call.info as unknown as Record<string, string | undefined>;
-      const merged: Record<string, unknown> = {};
-      for (const k of this.payloads.keys) merged[k] = info[k] ?? '';
-      e.payloads = Object.assign(merged, added);
+      e.payloads = Object.assign(this.payloads.values(call) as Record<string, unknown>, added);
     }
     const error = call.rejection ?? call.error;
     if (error !== undefined && error !== null) {

@@ -41,7 +41,7 @@ export class MetaMiddleware implements CallMiddleware {
   }
 
   before(call: CallContext): void {
-    if (this.ignore.length > 0 && isIgnored(this.ignore, call.info)) return;
+    if (this.ignore.length > 0 && isIgnored(this.ignore, call)) return;
     const h = call.headers;
     const n = this.names;
     const received = isoWithOffset(call.receivedMs);

@@ -7,7 +7,7 @@ import { withMiddlewareRegistry } from './registry.js';
 
 const stamp: MiddlewareDefinition<{ enabled: boolean; ignore: string[] }> = {
   key: 'stamp',
-  order: 400,
+  phase: 'authn',
   schema: z.strictObject({
     enabled: z.boolean().default(false),
     ignore: z.array(z.string()).default([]),

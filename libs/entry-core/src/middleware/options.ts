@@ -4,7 +4,13 @@ import { z } from 'zod';
 import type { Registry } from 'prom-client';
 import type { EntryContext } from '../entry.js';
 import { CallChain, type CallMiddleware } from './call.js';
-import { MiddlewareOrder, type MiddlewareOptionsBase } from './definition.js';
+import type { MiddlewareOptionsBase } from './definition.js';
+import {
+  placeInPhases,
+  placementOf,
+  type MiddlewarePlace,
+  type MiddlewarePlacement,
+} from './phase.js';
 import { defaultMiddlewareRegistry } from './definitions.js';
 import { parsingRegistry, type MiddlewareRegistry } from './registry.js';
 import { LoggingMiddleware } from './logging.js';
@@ -154,9 +160,10 @@ export const promEndpointSchema = z
   .prefault({});
 export type PromEndpointConfig = z.output<typeof promEndpointSchema>;
 
-/** A middleware an app adds to an entry, at its place in the chain (see MiddlewareOrder). */
-export interface OrderedMiddleware {
-  readonly order: number;
+/** A middleware an app adds to an entry, at its place in the chain (a phase, or a placement). */
+export interface PlacedMiddleware {
+  /** Its phase, or its placement (a phase, before or after another middleware by key). */
+  readonly place: MiddlewarePlace;
   readonly middleware: CallMiddleware;
 }
 
@@ -170,14 +177,16 @@ export interface CallChainOptions {
   /** The transport's record payloads and metric families (default: `basicTransport`). */
   transport?: CallTransport;
   /** Middlewares the app added (`useMiddleware`), kept as they are by reloads. */
-  added?: readonly OrderedMiddleware[];
+  added?: readonly PlacedMiddleware[];
   /** The entry's `loadShedding` options (none: no shedding); not a `middleware.*` key, so a reload keeps it. */
   loadShedding?: LoadSheddingOptions;
 }
 
 /** One middleware of a chain, made from `middleware.<key>` (undefined key: added by the app). */
-interface ChainPart extends OrderedMiddleware {
+interface ChainPart {
   readonly key: string | undefined;
+  readonly placement: MiddlewarePlacement;
+  readonly middleware: CallMiddleware;
 }
 
 /** How a chain was made: what a reload re-makes it from. */
@@ -192,8 +201,8 @@ const recipes = new WeakMap<CallChain, ChainRecipe>();
 
 /**
  * Builds an entry's chain, in the order meta → prom → logging (their `after`s run in reverse),
- * with `added` middlewares put in by their `order` (MiddlewareOrder; after the built-ins of the
- * same order). `transport` adds the transport's record payloads and metric families (default:
+ * with the definitions and `added` middlewares put in by their placement (phase, before/after;
+ * after the built-ins and definitions of the same phase). `transport` adds the transport's record payloads and metric families (default:
  * the basic payloads, no families of its own).
  */
 export function buildCallChain(
@@ -213,14 +222,14 @@ export function buildCallChain(
         ...options,
         added: [
           {
-            order: MiddlewareOrder.LoadShedding,
+            place: 'admit',
             middleware: new LoadShedding(options.loadShedding, options.entryName, options.registry),
           },
           ...(options.added ?? []),
         ],
       }
     : options;
-  const chain = new CallChain(ordered(parts, recipeOptions).map((m) => m.middleware));
+  const chain = new CallChain(placed(parts, recipeOptions).map((m) => m.middleware));
   recipes.set(chain, { config, parts, ctx, options: recipeOptions });
   return chain;
 }
@@ -233,13 +242,15 @@ function middlewareKeys(ctx: EntryContext): string[] {
 
 const BUILTIN_ORDER = ['meta', 'prom', 'logging'] as const;
 
-/** The chain's order: by `order`; equal orders keep built-ins, then definitions, then `added`. */
-function ordered(parts: readonly ChainPart[], options: CallChainOptions): OrderedMiddleware[] {
-  const list: OrderedMiddleware[] = [...parts];
-  if (options.added) list.push(...options.added);
-  // Array.prototype.sort is stable: equal orders keep built-ins first, then definitions in their
-  // list's order, then the order added.
-  return list.sort((a, b) => a.order - b.order);
+/**
+ * The chain's order: by phase (`MIDDLEWARE_PHASES`), within a phase by the parts' before/after;
+ * otherwise built-ins, then definitions in their list's order, then `added` in the order added.
+ */
+function placed(parts: readonly ChainPart[], options: CallChainOptions): ChainPart[] {
+  const list: ChainPart[] = [...parts];
+  for (const a of options.added ?? [])
+    list.push({ key: undefined, placement: placementOf(a.place), middleware: a.middleware });
+  return placeInPhases(list);
 }
 
 /** The middleware of `middleware.<key>` when enabled, else undefined. */
@@ -256,7 +267,7 @@ function createMiddleware(
   if (!d || !options_?.enabled) return undefined;
   return {
     key,
-    order: d.order,
+    placement: d,
     middleware: d.create(options_, ctx, {
       entryName: options.entryName,
       entryType: options.entryType,
@@ -329,7 +340,7 @@ export function planChainReload(chain: CallChain, next: MiddlewareConfig): Entry
         });
       }
     }
-  const list = ordered(parts, options).map((m) => m.middleware);
+  const list = placed(parts, options).map((m) => m.middleware);
   if (refused.length === 0 && chain.startedEmpty && list.length > 0)
     refused.push({
       path: base,
@@ -358,6 +369,11 @@ export function planChainReload(chain: CallChain, next: MiddlewareConfig): Entry
   };
 }
 
+/** The built-ins' places: meta at the edge, then prom, then the record (after any span). */
+const META_PLACEMENT: MiddlewarePlacement = { phase: 'edge' };
+const PROM_PLACEMENT: MiddlewarePlacement = { phase: 'observe' };
+const LOGGING_PLACEMENT: MiddlewarePlacement = { phase: 'observe', after: 'prom' };
+
 /** `null`: `key` is no built-in. Undefined: a built-in that is off. */
 function createBuiltin(
   key: string,
@@ -371,7 +387,7 @@ function createBuiltin(
       return config.meta.enabled
         ? {
             key,
-            order: MiddlewareOrder.Meta,
+            placement: META_PLACEMENT,
             middleware: new MetaMiddleware(ctx.app, ctx.env, config.meta),
           }
         : undefined;
@@ -379,7 +395,7 @@ function createBuiltin(
       return config.prom.enabled
         ? {
             key,
-            order: MiddlewareOrder.Prom,
+            placement: PROM_PLACEMENT,
             middleware: new PromMiddleware({
               registry: options.registry,
               entryName: options.entryName,
@@ -395,7 +411,7 @@ function createBuiltin(
       return config.logging.enabled
         ? {
             key,
-            order: MiddlewareOrder.Logging,
+            placement: LOGGING_PLACEMENT,
             middleware: new LoggingMiddleware(
               recordsOf(config.logging, ctx),
               transport.payloads,

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import type { EntryContext } from '../entry.js';
 import { CallChain, CallContext, type CallHeaders, type CallInfo } from './call.js';
 import { CallRejection } from './rejection.js';
-import { MiddlewareOrder } from './definition.js';
 import { buildCallChain, middlewareSchema } from './options.js';
 
 const info: CallInfo = {
@@ -17,7 +16,7 @@ const info: CallInfo = {
 };
 
 describe('buildCallChain with added middlewares', () => {
-  it('puts each at its MiddlewareOrder around the built-in meta, befores in order and afters in reverse', () => {
+  it('puts each in its phase (before or after a key) around the built-in meta, befores in order and afters in reverse', () => {
     const seen: string[] = [];
     const set = new Map<string, string>();
     const headers: CallHeaders = {
@@ -38,9 +37,9 @@ describe('buildCallChain with added middlewares', () => {
       entryType: 'T',
       registry: new Registry(),
       added: [
-        { order: MiddlewareOrder.Guard, middleware: probe('guard') },
-        { order: 50, middleware: probe('first') },
-        { order: MiddlewareOrder.Guard, middleware: probe('guard2') },
+        { place: 'authn', middleware: probe('guard') },
+        { place: { phase: 'edge', before: 'meta' }, middleware: probe('first') },
+        { place: 'authn', middleware: probe('guard2') },
       ],
     });
     const call = new CallContext(info, headers);

@@ -6,9 +6,11 @@ import {
   type CounterChild,
   type ObserverChild,
 } from './call-metrics.js';
-import type { CallContext, CallInfo, CallMiddleware } from './call.js';
+import type { CallContext, CallMiddleware } from './call.js';
 import { CallRejection } from './rejection.js';
 import { isIgnored } from './definition.js';
+import { HTTP_REQUEST } from '../call/http-request.js';
+import { RPC_METHOD } from '../call/rpc-method.js';
 import type { TransportMetrics } from './transport.js';
 
 interface CallChildren {
@@ -104,20 +106,22 @@ export class PromMiddleware implements CallMiddleware {
   }
 
   before(call: CallContext): void {
-    if (this.ignore.length > 0 && isIgnored(this.ignore, call.info)) return;
+    if (this.ignore.length > 0 && isIgnored(this.ignore, call)) return;
     this.transport?.before?.(call);
   }
 
   after(call: CallContext): void {
-    if (this.ignore.length > 0 && isIgnored(this.ignore, call.info)) return;
+    if (this.ignore.length > 0 && isIgnored(this.ignore, call)) return;
     const seconds = Number(process.hrtime.bigint() - call.startHr) / 1e9;
     const i = call.info;
     const key =
-      i.restPath === undefined ? i.operation : `${i.gwMethod ?? i.apiMethod} ${i.restPath}`;
+      i.restPath === undefined
+        ? i.operation
+        : `${call.get(HTTP_REQUEST)?.method ?? i.apiMethod} ${i.restPath}`;
     let byCode = this.children.get(key);
     if (!byCode) this.children.set(key, (byCode = new Map()));
     let child = byCode.get(call.resCode);
-    if (!child) byCode.set(call.resCode, (child = this.newChildren(i, call.resCode)));
+    if (!child) byCode.set(call.resCode, (child = this.newChildren(call)));
     child.elapsed.observe(seconds);
     child.resCode.inc();
     const error = call.rejection ?? call.error;
@@ -136,18 +140,21 @@ export class PromMiddleware implements CallMiddleware {
     child.inc();
   }
 
-  private newChildren(i: CallInfo, resCode: string): CallChildren {
+  private newChildren(call: CallContext): CallChildren {
+    const i = call.info;
+    const rpc = call.get(RPC_METHOD);
+    const http = call.get(HTTP_REQUEST);
     const labels = {
       entry_name: this.options.entryName,
       entry_type: this.options.entryType,
       domain: this.options.domain,
       instance: this.options.instance,
-      grpc_service: i.grpcService ?? '',
-      grpc_method: i.grpcMethod ?? '',
-      grpc_type: i.grpcType ?? '',
-      rest_method: i.gwMethod ?? (i.grpcType ? '' : i.apiMethod),
+      grpc_service: rpc?.service ?? '',
+      grpc_method: rpc?.method ?? '',
+      grpc_type: rpc?.type ?? '',
+      rest_method: http?.method ?? (rpc?.type ? '' : i.apiMethod),
       rest_path: i.restPath ?? '',
-      res_code: resCode,
+      res_code: call.resCode,
     };
     return { elapsed: this.elapsed.labels(labels), resCode: this.resCodes.labels(labels) };
   }

@@ -10,9 +10,14 @@ import { LoggingMiddleware } from './logging.js';
 import { PromMiddleware } from './prom.js';
 import { CallRejection, httpStatusOf } from './rejection.js';
 import { isIgnored } from './definition.js';
+import { createContextKey } from '../call/context-key.js';
+import { HTTP_REQUEST } from '../call/http-request.js';
 import { basicCallPayloads, type CallTransport, type TransportMetrics } from './transport.js';
 
 const noHeaders: CallHeaders = { get: () => undefined, set: () => undefined };
+
+/** A toy transport's own per-call fact, in a context key it owns (its record payload reads it). */
+const TOY_SCHEME = createContextKey<string>('toy.scheme', '');
 
 /** A toy transport: one payload key more than the basic ones, and a family of its own. */
 class ToyMetrics implements TransportMetrics {
@@ -51,9 +56,10 @@ describe('a transport extends the chain with its payloads and families', () => {
     let metrics: ToyMetrics | undefined;
     const toy: CallTransport = {
       payloads: {
-        keys: [...basicCallPayloads.keys, 'gwScheme'],
-        json: (i) => `${basicCallPayloads.json(i)},"gwScheme":${quote(i.gwScheme ?? '')}`,
-        same: (a, b) => basicCallPayloads.same(a, b) && a.gwScheme === b.gwScheme,
+        keys: [...basicCallPayloads.keys, 'toyScheme'],
+        json: (c) => `${basicCallPayloads.json(c)},"toyScheme":${quote(c.get(TOY_SCHEME))}`,
+        values: (c) => ({ ...basicCallPayloads.values(c), toyScheme: c.get(TOY_SCHEME) }),
+        same: (a, b) => basicCallPayloads.same(a, b) && a.get(TOY_SCHEME) === b.get(TOY_SCHEME),
       },
       metrics: (registry) => (metrics = new ToyMetrics(registry)),
     };
@@ -77,10 +83,10 @@ describe('a transport extends the chain with its payloads and families', () => {
       apiProtocol: 'toy/1',
       apiQuery: '',
       userAgent: 'ua',
-      gwScheme: 'toy',
     };
     for (let n = 0; n < 2; n++) {
       const call = new CallContext(info, noHeaders);
+      call.set(TOY_SCHEME, 'toy');
       chain.before(call);
       call.resCode = 'OK';
       chain.after(call);
@@ -97,7 +103,7 @@ describe('a transport extends the chain with its payloads and families', () => {
       apiProtocol: 'toy/1',
       apiQuery: '',
       userAgent: 'ua',
-      gwScheme: 'toy',
+      toyScheme: 'toy',
     });
   });
 
@@ -115,7 +121,10 @@ describe('a transport extends the chain with its payloads and families', () => {
   });
 
   it('ignore lists match an operation or a path under a prefix', () => {
-    const info = { operation: '/api.v1.Greeter/Hello', apiPath: '/v1/public/x' } as CallInfo;
+    const info = new CallContext(
+      { operation: '/api.v1.Greeter/Hello', apiPath: '/v1/public/x' } as CallInfo,
+      noHeaders,
+    );
     expect(isIgnored(['/api.v1.Greeter/Hello'], info)).toBe(true);
     expect(isIgnored(['/v1/public/'], info)).toBe(true);
     expect(isIgnored(['/v1/public'], info)).toBe(false);
@@ -123,12 +132,16 @@ describe('a transport extends the chain with its payloads and families', () => {
   });
 
   it('on a gateway call, ignore lists match its HTTP path too (its apiPath is the gRPC method)', () => {
-    const gw = {
-      operation: '/test.v1.Library/GetShelf',
-      apiPath: '/test.v1.Library/GetShelf',
-      gwMethod: 'GET',
-      gwPath: '/v1/public/shelves/1',
-    } as CallInfo;
+    const gw = new CallContext(
+      { operation: '/test.v1.Library/GetShelf', apiPath: '/test.v1.Library/GetShelf' } as CallInfo,
+      noHeaders,
+    );
+    gw.set(HTTP_REQUEST, {
+      method: 'GET',
+      path: '/v1/public/shelves/1',
+      scheme: 'http',
+      userAgent: '',
+    });
     expect(isIgnored(['/v1/public/'], gw)).toBe(true);
     expect(isIgnored(['/v1/public/shelves/1'], gw)).toBe(true);
     expect(isIgnored(['/v1/private/'], gw)).toBe(false);

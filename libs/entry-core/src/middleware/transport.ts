@@ -1,19 +1,22 @@
 import type { Registry } from 'prom-client';
 import { quote } from '../event/json.js';
-import type { CallContext, CallInfo } from './call.js';
+import type { CallContext } from './call.js';
 
 /**
- * The API-call payloads a transport writes into each call's record. Built as JSON text (a
- * payload object per call and JSON.stringify over it cost several times more); the logging
- * middleware reuses the previous call's text when `same` says the fields did not change.
+ * The API-call payloads a transport writes into each call's record: the `CallInfo`'s `api*` and
+ * `userAgent`, and what the transport keeps in its context keys. Built as JSON text (a payload
+ * object per call and JSON.stringify over it cost several times more); the logging middleware
+ * reuses the previous call's text when `same` says the payloads did not change.
  */
 export interface CallPayloads {
   /** The keys, in the order `json` writes them (used when a handler adds payloads of its own). */
-  readonly keys: readonly (keyof CallInfo & string)[];
+  readonly keys: readonly string[];
   /** The payloads as JSON members without braces: `"apiMethod":"GET",…`. */
-  json(info: CallInfo): string;
-  /** True when every payload field of `a` and `b` is the same. */
-  same(a: CallInfo, b: CallInfo): boolean;
+  json(call: CallContext): string;
+  /** The payloads as an object, keys in `keys`' order (when a handler adds payloads of its own). */
+  values(call: CallContext): Record<string, string>;
+  /** True when every payload of `a` and `b` is the same. */
+  same(a: CallContext, b: CallContext): boolean;
 }
 
 /**
@@ -40,9 +43,16 @@ export interface CallTransport {
 /** The payloads every call has: method, path, protocol, query and user agent. */
 export const basicCallPayloads: CallPayloads = {
   keys: ['apiMethod', 'apiPath', 'apiProtocol', 'apiQuery', 'userAgent'],
-  json: (i) =>
+  json: ({ info: i }) =>
     `"apiMethod":${quote(i.apiMethod)},"apiPath":${quote(i.apiPath)},"apiProtocol":${quote(i.apiProtocol)},"apiQuery":${quote(i.apiQuery)},"userAgent":${quote(i.userAgent)}`,
-  same: (a, b) =>
+  values: ({ info: i }) => ({
+    apiMethod: i.apiMethod,
+    apiPath: i.apiPath,
+    apiProtocol: i.apiProtocol,
+    apiQuery: i.apiQuery,
+    userAgent: i.userAgent,
+  }),
+  same: ({ info: a }, { info: b }) =>
     a.userAgent === b.userAgent &&
     a.apiPath === b.apiPath &&
     a.apiQuery === b.apiQuery &&

@@ -1,6 +1,5 @@
 import { Counter, Gauge, register, type Registry } from 'prom-client';
-import { MiddlewareOrder } from '../middleware/definition.js';
-import type { OrderedMiddleware } from '../middleware/options.js';
+import type { PlacedMiddleware } from '../middleware/options.js';
 import type { AdaptiveBreaker } from './breaker.js';
 import { BreakerMiddleware } from './breaker-middleware.js';
 
@@ -74,7 +73,7 @@ export function addBreakerMetricsTo(kind: BreakerClientKind, registry: Registry)
 }
 
 /**
- * The breaker step of a client entry's chain (MiddlewareOrder.Breaker): refuses a call while
+ * The breaker step of a client entry's chain (phase `limit`): refuses a call while
  * `breaker` is open, with a message naming the client, its target and the operation not sent, and
  * keeps the kind's breaker families up to date under the client's name.
  */
@@ -83,12 +82,13 @@ export function breakerStep(
   client: string,
   target: string,
   breaker: AdaptiveBreaker,
-): OrderedMiddleware {
+): PlacedMiddleware {
   const metrics = breakerMetrics(kind);
   const labels = { client };
   const prefix = `${kind.entryKind} "${client}" (${target}): circuit breaker open,`;
   return {
-    order: MiddlewareOrder.Breaker,
+    // A call it refuses still gets its record and metrics; after any rate limit.
+    place: { phase: 'limit', after: 'rateLimit' },
     middleware: new BreakerMiddleware({
       breaker,
       refusal: (call) =>

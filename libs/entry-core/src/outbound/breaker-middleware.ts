@@ -38,7 +38,7 @@ export interface BreakerMiddlewareOptions {
 }
 
 /**
- * The circuit breaker as a middleware of a client entry's chain (order `MiddlewareOrder.Breaker`):
+ * The circuit breaker as a middleware of a client entry's chain (phase `limit`):
  * `before` refuses the call with `Unavailable` (rendered as UNAVAILABLE or 503 by the client's
  * transport, never sent) when the adaptive breaker says so; `after` counts the call's result code.
  * Calls another middleware refused are not counted.

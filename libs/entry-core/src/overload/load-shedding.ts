@@ -29,7 +29,7 @@ const MESSAGES: Readonly<Record<ShedReason, string>> = {
 
 /**
  * Load shedding (`loadShedding` of a server entry): a step of the entry's chain, right after the
- * record is begun (MiddlewareOrder.LoadShedding), that refuses a call the process cannot serve in
+ * record is begun (phase `admit`), that refuses a call the process cannot serve in
  * time before any guard runs, the body is read or the handler is called: RESOURCE_EXHAUSTED
  * on gRPC, 503 with `Retry-After` on HTTP. A shed call is recorded (`rejectedBy: loadShedding`,
  * `rejectReason`) and counted (`svc_shed_total{entry_name,reason}`). Calls the entry serves for

@@ -3,7 +3,14 @@ import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import type { ServerInterceptor } from '@grpc/grpc-js';
 import type { CallContext, CallInfo } from '@svcboot/entry-core';
-import { endCall, setHttpHeader, startCall, type CallChain } from '@svcboot/entry-core/call';
+import {
+  endCall,
+  HTTP_REQUEST,
+  RPC_METHOD,
+  setHttpHeader,
+  startCall,
+  type CallChain,
+} from '@svcboot/entry-core/call';
 import protobuf from 'protobufjs';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { codeName } from '../codes.js';
@@ -256,23 +263,24 @@ export class Gateway implements ExchangeHost {
       apiProtocol: req.httpVersion === '1.1' ? 'HTTP/1.1' : `HTTP/${req.httpVersion}`,
       apiQuery: query,
       userAgent: ua,
-      grpcService: r.grpcService,
-      grpcMethod: r.grpcMethod,
-      grpcType: r.grpcType,
-      gwMethod: preflight !== undefined ? 'OPTIONS' : r.gwMethod,
-      gwPath: pathname,
-      gwScheme: (socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
-      gwUserAgent: ua,
       restPath: r.restPath,
     };
     const x = new Exchange(this, route, values, query, req, res, info, preflight);
+    x.ctx.set(RPC_METHOD, route.rpc);
+    x.ctx.set(HTTP_REQUEST, {
+      method: preflight !== undefined ? 'OPTIONS' : route.binding.method,
+      path: pathname,
+      scheme: (socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+      userAgent: ua,
+    });
     x.clientDeadline(req.headers['grpc-timeout']);
     startCall(this.chain, x.ctx, x);
   }
 
   /** Every `before` let the call through (the call driver's `proceed`). @internal */
   admitted(x: Exchange): void {
-    if (x.preflight !== undefined) this.notBound(x, x.req, x.ctx.info.gwPath!, x.preflight);
+    if (x.preflight !== undefined)
+      this.notBound(x, x.req, x.ctx.get(HTTP_REQUEST)!.path, x.preflight);
     else this.proceed(x, x.route, x.req);
   }
 

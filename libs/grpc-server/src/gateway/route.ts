@@ -1,7 +1,8 @@
 import type { MethodDefinition } from '@grpc/grpc-js';
 import type { CallInfo } from '@svcboot/entry-core';
+import type { RpcMethod } from '@svcboot/entry-core/call';
 import protobuf from 'protobufjs';
-import { grpcTypeOf } from '../call-info.js';
+import { grpcTypeOf, rpcMethodOf } from '../call-info.js';
 import type { GatewayOptions } from './options.js';
 import type { RegisteredMethod } from '../services.js';
 import { fieldByAnyName, fullName } from '../protojson/json.js';
@@ -31,7 +32,10 @@ export interface GatewayRoute {
   httpBodyRequest: HttpBodyFields | undefined;
   /** The response is a google.api.HttpBody (no response_body): written as its raw `data` with its `content_type`. */
   httpBodyResponse: HttpBodyFields | undefined;
+  /** The CallInfo's fixed part (operation, api*, the binding's template as restPath). */
   info: CallInfo;
+  /** The method's RpcMethod, the calls' `RPC_METHOD`. */
+  rpc: RpcMethod;
   /** The request's bytes when nothing (path, query, body) sets a field: the common `GET /v1/x`. */
   emptyRequest: Buffer;
 }
@@ -140,15 +144,9 @@ export function buildRoute(
     apiProtocol: 'HTTP/1.1',
     apiQuery: '',
     userAgent: '',
-    grpcService: method.service,
-    grpcMethod: method.name,
-    grpcType: grpcTypeOf(def.requestStream, def.responseStream),
-    gwMethod: binding.method,
-    gwPath: '',
-    gwScheme: 'http',
-    gwUserAgent: '',
     restPath: binding.pathTemplate,
   };
+  const rpcMethod = rpcMethodOf(method.path, grpcTypeOf(def.requestStream, def.responseStream));
   const httpBodyRequest =
     binding.body === '*'
       ? httpBodyFields(requestType)
@@ -173,6 +171,7 @@ export function buildRoute(
     httpBodyRequest,
     httpBodyResponse,
     info,
+    rpc: rpcMethod,
     emptyRequest,
   };
 }

@@ -8,7 +8,7 @@
  *     headers,            // the request headers (lowercase names): CallHeaders and metadata
  *     peer,               // the client's `ip:port`, as the wire has it
  *     protocol,           // the record's apiProtocol: 'Connect', 'gRPC-Web', 'HTTP/2'
- *     httpMethod,         // the record's gwMethod (HTTP protocols; absent for native gRPC)
+ *     httpMethod,         // the call's HTTP_REQUEST method, the record's gwMethod (HTTP protocols; absent for native gRPC)
  *     authority, userAgent,
  *     deadline,           // ms since the epoch (Infinity: none), from the protocol's timeout header
  *   }, sink);
@@ -38,8 +38,12 @@ import {
   startCall,
   type CallAdapter,
   type CallChain,
+  HTTP_REQUEST,
+  type HttpRequest,
+  RPC_METHOD,
+  type RpcMethod,
 } from '@svcboot/entry-core/call';
-import { grpcCallInfo, grpcTypeOf } from '../call-info.js';
+import { grpcCallInfo, grpcTypeOf, rpcMethodOf, UNKNOWN_RPC } from '../call-info.js';
 import { codeName, codeOfRejection } from '../codes.js';
 import { attachContext, setMetadataHeader } from '../interceptor.js';
 import type { RegisteredMethod } from '../services.js';
@@ -66,7 +70,7 @@ export interface InvokeHead {
   readonly peer: string;
   /** The record's apiProtocol. */
   readonly protocol: string;
-  /** The HTTP method the client used (the record's gwMethod, gwPath the RPC's path); none for gRPC. */
+  /** The HTTP method the client used (the call's HTTP_REQUEST: the record's gwMethod, gwPath the RPC's path); none for gRPC. */
   readonly httpMethod?: string;
   readonly authority: string;
   readonly userAgent: string;
@@ -473,7 +477,8 @@ export interface MethodInvokerOptions {
 export class MethodInvoker {
   readonly interceptors: readonly ServerInterceptor[];
   readonly requestTimeout: RequestMessageTimeout | undefined;
-  private readonly infos = new Map<string, CallInfo>();
+  /** Per method: its CallInfo's fixed part, its RpcMethod, its HTTP_REQUEST for a POST. */
+  private readonly infos = new Map<string, { base: CallInfo; rpc: RpcMethod; post: HttpRequest }>();
 
   constructor(private readonly options: MethodInvokerOptions) {
     this.interceptors = options.interceptors;
@@ -487,13 +492,16 @@ export class MethodInvoker {
 
   /** Starts a call of `method`: the chain runs now, the handler once it let the call through. */
   start(method: RegisteredMethod, head: InvokeHead, sink: InvokeSink): Invocation {
-    let base = this.infos.get(method.path);
-    if (base === undefined) {
+    let fixed = this.infos.get(method.path);
+    if (fixed === undefined) {
       const def = method.definition;
-      base = grpcCallInfo(method.path, grpcTypeOf(def.requestStream, def.responseStream));
+      const base = grpcCallInfo(method.path);
       if (this.options.isBuiltin?.(method.path)) base.builtin = true;
-      this.infos.set(method.path, base);
+      const rpc = rpcMethodOf(method.path, grpcTypeOf(def.requestStream, def.responseStream));
+      const post = Object.freeze({ method: 'POST', path: method.path, scheme: '', userAgent: '' });
+      this.infos.set(method.path, (fixed = { base, rpc, post }));
     }
+    const base = fixed.base;
     // One literal, the same shape every call (a spread of `base` copies it key by key).
     const info: CallInfo = {
       operation: base.operation,
@@ -503,18 +511,21 @@ export class MethodInvoker {
       apiProtocol: head.protocol,
       apiQuery: base.apiQuery,
       userAgent: head.userAgent,
-      grpcService: base.grpcService,
-      grpcMethod: base.grpcMethod,
-      grpcType: base.grpcType,
       authority: head.authority,
     };
     if (base.builtin) info.builtin = true;
-    if (head.httpMethod !== undefined) {
-      info.gwMethod = head.httpMethod;
-      info.gwPath = info.apiPath;
-    }
     const call = new InvokedCall(this, method, head, sink, info);
-    startCall(this.options.chain, call.context, call);
+    const ctx = call.context;
+    ctx.set(RPC_METHOD, fixed.rpc);
+    const httpMethod = head.httpMethod;
+    if (httpMethod !== undefined)
+      ctx.set(
+        HTTP_REQUEST,
+        httpMethod === 'POST'
+          ? fixed.post
+          : { method: httpMethod, path: info.apiPath, scheme: '', userAgent: '' },
+      );
+    startCall(this.options.chain, ctx, call);
     return call;
   }
 
@@ -537,12 +548,10 @@ export class MethodInvoker {
       apiProtocol: head.protocol,
       apiQuery: '',
       userAgent: head.userAgent,
-      grpcService: 'unknown',
-      grpcMethod: 'unknown',
-      grpcType: 'UnaryServer',
       authority: head.authority,
     };
     const ctx = new CallContext(info, new InvokeHeaders(head));
+    ctx.set(RPC_METHOD, UNKNOWN_RPC);
     ctx.error = `The server does not implement the method ${path}`;
     startCall(this.options.chain, ctx, new UnknownCall());
   }

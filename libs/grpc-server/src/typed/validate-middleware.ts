@@ -1,5 +1,4 @@
 import {
-  MiddlewareOrder,
   createContextKey,
   isIgnored,
   type CallContext,
@@ -39,8 +38,7 @@ class ValidateMiddleware implements CallMiddleware {
   constructor(private readonly ignore: readonly string[]) {}
 
   before(call: CallContext): void {
-    if (this.ignore.length === 0 || !isIgnored(this.ignore, call.info))
-      call.set(VALIDATE_REQUEST, true);
+    if (this.ignore.length === 0 || !isIgnored(this.ignore, call)) call.set(VALIDATE_REQUEST, true);
   }
 }
 
@@ -53,7 +51,8 @@ class ValidateMiddleware implements CallMiddleware {
  */
 export const validateDefinition: MiddlewareDefinition<ValidateConfig> = {
   key: 'validate',
-  order: MiddlewareOrder.Timeout + 100,
+  // Last: a refused call is never decoded and checked.
+  phase: 'handler',
   schema: validateSchema,
   create(config, _ctx, entry) {
     if (entry.entryType !== GRPC_ENTRY_TYPE)

@@ -91,7 +91,7 @@ export class AuthMiddleware implements CallMiddleware {
   }
 
   before(call: CallContext): void {
-    if (this.skip.skips(call.info)) return;
+    if (this.skip.skips(call)) return;
     let basic: number = Basic.Absent;
     if (this.basic.length > 0) {
       const authorization = call.headers.get('authorization');

@@ -3,7 +3,7 @@ import { CallAnswer } from '../answer.js';
 import { CallChain } from '../call.js';
 import { CallRejection } from '../rejection.js';
 import { middlewareSchema } from '../options.js';
-import { grpcInfo, testCall } from '../../test-support/test-call.js';
+import { rpcCall, testCall } from '../../test-support/test-call.js';
 import { CorsMiddleware } from './index.js';
 import { OriginMatcher } from './origins.js';
 import { corsSchema } from './schema.js';
@@ -135,12 +135,12 @@ describe('CorsMiddleware', () => {
 
   it('uses the gateway binding method, leaves native gRPC calls and ignored paths alone', () => {
     const m = cors({ ignore: ['/v1/public/'] });
-    const gw = testCall(
-      { ...grpcInfo, gwMethod: 'OPTIONS', gwPath: '/v1/hello' },
+    const gw = rpcCall(
+      { method: 'OPTIONS', path: '/v1/hello', scheme: 'http' },
       { origin: 'https://x.org', 'access-control-request-method': 'GET' },
     );
     expect(() => m.before(gw.call)).toThrow(CallAnswer);
-    const grpc = testCall(grpcInfo, { origin: 'https://x.org' });
+    const grpc = rpcCall(undefined, { origin: 'https://x.org' });
     m.before(grpc.call);
     expect(grpc.out.size + grpc.metadataOut.size).toBe(0);
     const ignored = testCall({ apiPath: '/v1/public/a' }, { origin: 'https://x.org' });

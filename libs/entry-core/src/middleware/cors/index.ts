@@ -1,6 +1,6 @@
 import { setHttpHeader, type CallContext, type CallMiddleware } from '../call.js';
 import { CallAnswer } from '../answer.js';
-import { MiddlewareOrder, type MiddlewareDefinition } from '../definition.js';
+import type { MiddlewareDefinition } from '../definition.js';
 import { HttpScope, httpMethodOf } from '../http-scope.js';
 import { OriginMatcher } from './origins.js';
 import { corsSchema, type CorsConfig } from './schema.js';
@@ -38,12 +38,12 @@ export class CorsMiddleware implements CallMiddleware {
   }
 
   before(call: CallContext): void {
-    if (!this.scope.applies(call.info)) return;
+    if (!this.scope.applies(call)) return;
     const h = call.headers;
     const origin = h.get('origin');
     const preflight =
       origin !== undefined &&
-      httpMethodOf(call.info) === 'OPTIONS' &&
+      httpMethodOf(call) === 'OPTIONS' &&
       h.get('access-control-request-method') !== undefined;
     setHttpHeader(call, 'Vary', preflight ? PREFLIGHT_VARY : 'Origin');
     if (origin === undefined || !this.origins.allows(origin)) return;
@@ -71,7 +71,8 @@ export class CorsMiddleware implements CallMiddleware {
 /** `middleware.cors`. */
 export const corsDefinition: MiddlewareDefinition<CorsConfig> = {
   key: 'cors',
-  order: MiddlewareOrder.Cors,
+  phase: 'browser',
+  after: 'secure',
   schema: corsSchema,
   create: (config) => new CorsMiddleware(config),
 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CallRejection } from '../rejection.js';
 import { middlewareSchema } from '../options.js';
-import { grpcInfo, testCall } from '../../test-support/test-call.js';
+import { rpcCall, testCall } from '../../test-support/test-call.js';
 import { CsrfMiddleware, csrfTokenOf } from './index.js';
 import { csrfSchema } from './schema.js';
 import { cookieValue, CsrfTokens } from './token.js';
@@ -111,7 +111,7 @@ describe('CsrfMiddleware', () => {
   });
 
   it('marks the cookie Secure over TLS, always with SameSite=None; leaves gRPC calls alone', async () => {
-    const tls = testCall({ ...grpcInfo, gwMethod: 'GET', gwScheme: 'https' });
+    const tls = rpcCall({ method: 'GET', scheme: 'https' });
     csrf({ cookieHttpOnly: true, cookieDomain: 'example.com', cookieSameSite: 'Strict' }).before(
       tls.call,
     );
@@ -121,7 +121,7 @@ describe('CsrfMiddleware', () => {
     const none = testCall({});
     csrf({ cookieSameSite: 'none', cookieMaxAge: 0 }).before(none.call);
     expect(none.out.get('Set-Cookie')).toMatch(/; Path=\/; SameSite=None; Secure$/);
-    const grpc = testCall({ ...grpcInfo, apiMethod: 'POST' });
+    const grpc = rpcCall(undefined, {}, { apiMethod: 'POST' });
     expect(await outcome(() => csrf().before(grpc.call))).toBe('passed');
     expect(grpc.out.size).toBe(0);
   });

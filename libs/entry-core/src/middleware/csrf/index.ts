@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createContextKey } from '../../call/context-key.js';
 import { setHttpHeader, type CallContext, type CallMiddleware } from '../call.js';
-import { MiddlewareOrder, type MiddlewareDefinition } from '../definition.js';
+import type { MiddlewareDefinition } from '../definition.js';
 import { HttpScope, httpMethodOf, overTls } from '../http-scope.js';
 import { CallRejection } from '../rejection.js';
 import { csrfSchema, type CsrfConfig } from './schema.js';
@@ -78,10 +78,10 @@ export class CsrfMiddleware implements CallMiddleware {
 
   before(call: CallContext): void | Promise<void> {
     // gRPC-Web: its content type needs a CORS preflight, so no other site can send one unasked.
-    if (!this.scope.applies(call.info) || call.info.apiProtocol === 'gRPC-Web') return;
+    if (!this.scope.applies(call) || call.info.apiProtocol === 'gRPC-Web') return;
     const cookie = cookieValue(call.headers.get('cookie'), this.cookieName);
     const valid = cookie !== undefined && cookie !== '' && this.tokens.valid(cookie);
-    if (SAFE.has(httpMethodOf(call.info))) {
+    if (SAFE.has(httpMethodOf(call))) {
       this.pass(call, valid ? cookie : this.tokens.create());
       return;
     }
@@ -159,7 +159,7 @@ function isForm(contentType: string): boolean {
 /** `middleware.csrf`. */
 export const csrfDefinition: MiddlewareDefinition<CsrfConfig> = {
   key: 'csrf',
-  order: MiddlewareOrder.Csrf,
+  phase: 'authz',
   schema: csrfSchema,
   create: (config, ctx, entry) => {
     if (config.key === undefined)

@@ -1,5 +1,5 @@
 import { coreError } from '../../errors.js';
-import { MiddlewareOrder, type MiddlewareDefinition } from '../definition.js';
+import type { MiddlewareDefinition } from '../definition.js';
 import { RateLimitMiddleware } from './middleware.js';
 import { isScriptClient } from './redis-store.js';
 import { rateLimitSchema, type RateLimitConfig } from './schema.js';
@@ -11,7 +11,7 @@ import { rateLimitSchema, type RateLimitConfig } from './schema.js';
  */
 export const rateLimitDefinition: MiddlewareDefinition<RateLimitConfig> = {
   key: 'rateLimit',
-  order: MiddlewareOrder.RateLimit,
+  phase: 'limit',
   schema: rateLimitSchema,
   create(config, ctx, entry) {
     let client: unknown;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
-import type { CallContext, CallInfo, CallMiddleware } from '../call.js';
+import type { CallContext, CallMiddleware } from '../call.js';
 import { isIgnored, matchKey, matchesCall } from '../definition.js';
 import { CallRejection } from '../rejection.js';
 import { limitOf, type Decision, type Limit } from './gcra.js';
@@ -90,8 +90,8 @@ export class RateLimitMiddleware implements CallMiddleware {
     const info = call.info;
     // The entry's own routes (/livez, /readyz, metrics, grpc.health.v1) are never limited.
     if (info.builtin === true) return;
-    if (this.config.ignore.length > 0 && isIgnored(this.config.ignore, info)) return;
-    const rule = this.ruleFor(info);
+    if (this.config.ignore.length > 0 && isIgnored(this.config.ignore, call)) return;
+    const rule = this.ruleFor(call);
     if (rule.limit.interval === Infinity) throw this.over(rule, Infinity, 0);
     const key = this.clientKey(call);
     if (rule.shared) return this.takeShared(rule, key, call);
@@ -172,14 +172,14 @@ export class RateLimitMiddleware implements CallMiddleware {
   }
 
   /** The first `paths` item that names the call, else the default; remembered by operation. */
-  private ruleFor(info: CallInfo): Rule {
-    const key = matchKey(info);
+  private ruleFor(call: CallContext): Rule {
+    const key = matchKey(call);
     const cached = this.ruleByOperation.get(key);
     if (cached !== undefined) return cached;
     const rules = this.rules;
     let found = rules[0]!;
     for (let i = 1; i < rules.length; i++) {
-      if (matchesCall(rules[i]!.pattern, info)) {
+      if (matchesCall(rules[i]!.pattern, call)) {
         found = rules[i]!;
         break;
       }

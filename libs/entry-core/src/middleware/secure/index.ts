@@ -1,6 +1,6 @@
 import type { CallContext, CallMiddleware } from '../call.js';
 import { setHttpHeader } from '../call.js';
-import { MiddlewareOrder, type MiddlewareDefinition } from '../definition.js';
+import type { MiddlewareDefinition } from '../definition.js';
 import { HttpScope, overTls } from '../http-scope.js';
 import { secureSchema, type SecureConfig } from './schema.js';
 
@@ -39,7 +39,7 @@ export class SecureMiddleware implements CallMiddleware {
   }
 
   before(call: CallContext): void {
-    if (!this.scope.applies(call.info)) return;
+    if (!this.scope.applies(call)) return;
     const always = this.always;
     for (let i = 0; i < always.length; i += 2) setHttpHeader(call, always[i]!, always[i + 1]!);
     if (this.hsts !== undefined && overTls(call, this.trustForwardedProto))
@@ -50,7 +50,7 @@ export class SecureMiddleware implements CallMiddleware {
 /** `middleware.secure`. */
 export const secureDefinition: MiddlewareDefinition<SecureConfig> = {
   key: 'secure',
-  order: MiddlewareOrder.Secure,
+  phase: 'browser',
   schema: secureSchema,
   create: (config) => new SecureMiddleware(config),
 };

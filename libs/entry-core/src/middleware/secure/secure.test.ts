@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { middlewareSchema } from '../options.js';
-import { grpcInfo, testCall } from '../../test-support/test-call.js';
+import { rpcCall, testCall } from '../../test-support/test-call.js';
 import { SecureMiddleware } from './index.js';
 import { secureSchema } from './schema.js';
 
@@ -17,7 +17,7 @@ describe('SecureMiddleware', () => {
       'X-Frame-Options': 'SAMEORIGIN',
       'Referrer-Policy': 'no-referrer',
     });
-    const tls = testCall({ ...grpcInfo, gwMethod: 'GET', gwScheme: 'https' });
+    const tls = rpcCall({ method: 'GET', scheme: 'https' });
     secure().before(tls.call);
     expect(tls.out.get('Strict-Transport-Security')).toBe('max-age=31536000; includeSubDomains');
   });
@@ -55,7 +55,7 @@ describe('SecureMiddleware', () => {
   });
 
   it('leaves native gRPC calls and ignored paths alone; refuses header values with line breaks', () => {
-    const grpc = testCall(grpcInfo);
+    const grpc = rpcCall();
     secure().before(grpc.call);
     const ignored = testCall({ apiPath: '/livez' });
     secure({ ignore: ['/livez'] }).before(ignored.call);

@@ -1,4 +1,4 @@
-import { MiddlewareOrder, type MiddlewareDefinition } from '../definition.js';
+import type { MiddlewareDefinition } from '../definition.js';
 import { TimeoutMiddleware } from './middleware.js';
 import { timeoutSchema, type TimeoutConfig } from './schema.js';
 
@@ -8,7 +8,7 @@ import { timeoutSchema, type TimeoutConfig } from './schema.js';
  */
 export const timeoutDefinition: MiddlewareDefinition<TimeoutConfig> = {
   key: 'timeout',
-  order: MiddlewareOrder.Timeout,
+  phase: 'deadline',
   schema: timeoutSchema,
   create: (config) => new TimeoutMiddleware(config),
 };

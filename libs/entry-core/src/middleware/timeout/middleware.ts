@@ -18,13 +18,13 @@ export class TimeoutMiddleware implements CallMiddleware {
   before(call: CallContext): void {
     const info = call.info;
     if (info.builtin === true) return;
-    if (this.config.ignore.length > 0 && isIgnored(this.config.ignore, info)) return;
-    const key = matchKey(info);
+    if (this.config.ignore.length > 0 && isIgnored(this.config.ignore, call)) return;
+    const key = matchKey(call);
     let ms = this.byOperation.get(key);
     if (ms === undefined) {
       ms = this.config.timeoutMs;
       for (const p of this.config.paths) {
-        if (matchesCall(p.path, info)) {
+        if (matchesCall(p.path, call)) {
           ms = p.timeoutMs;
           break;
         }
