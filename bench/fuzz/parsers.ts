@@ -14,14 +14,14 @@ import fc from 'fast-check';
 import {
   checkJsonDepth,
   DEFAULT_MAX_JSON_DEPTH,
-} from '../../libs/entry-grpc/src/gateway/json-depth.js';
-import { JsonValueSplitter } from '../../libs/entry-grpc/src/gateway/json-stream.js';
+} from '../../libs/grpc-server/src/protojson/json-depth.js';
+import { JsonValueSplitter } from '../../libs/grpc-server/src/gateway/json-stream.js';
 import {
   DEFAULT_MAX_QUERY_PARAMS,
   parseQueryInto,
-} from '../../libs/entry-grpc/src/gateway/goparse.js';
-import { compileTemplate } from '../../libs/entry-grpc/src/gateway/template.js';
-import { metadataFromHeaders } from '../../libs/entry-grpc/src/gateway/headers.js';
+} from '../../libs/grpc-server/src/gateway/goparse.js';
+import { compileTemplate } from '../../libs/grpc-server/src/gateway/template.js';
+import { metadataFromHeaders } from '../../libs/grpc-server/src/gateway/headers.js';
 
 const runs = Number(process.argv[2] ?? 300);
 const seed = process.argv[3] === undefined ? Date.now() % 2 ** 31 : Number(process.argv[3]);

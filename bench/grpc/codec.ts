@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { create } from '@bufbuild/protobuf';
 import type { MethodDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { codecOf } from '../../libs/entry-grpc/src/typed/service.js';
-import { BookSchema } from '../../libs/entry-grpc/src/test-support/typed/gen/bookstore/v1/bookstore_pb.js';
+import { codecOf } from '../../libs/grpc-typed/src/codec.js';
+import { BookSchema } from '../../libs/grpc-server/src/test-support/typed/gen/bookstore/v1/bookstore_pb.js';
 import { HelloResponseSchema } from './servers/gen/v1/greeter_pb.js';
 import { protoFile } from './servers/serve.js';
 
@@ -35,7 +35,7 @@ function time(fn: () => unknown): number {
 type Def = MethodDefinition<unknown, unknown>;
 const greeter = loadSync(protoFile)['api.v1.Greeter'] as Record<string, Def>;
 const bookstore = loadSync('bookstore/v1/bookstore.proto', {
-  includeDirs: [path.resolve(here, '../../libs/entry-grpc/src/test-support/typed/proto')],
+  includeDirs: [path.resolve(here, '../../libs/grpc-server/src/test-support/typed/proto')],
 })['bookstore.v1.Bookstore'] as Record<string, Def>;
 
 const book = {

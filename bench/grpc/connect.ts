@@ -26,7 +26,7 @@ import { loadSync } from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const protoDir = path.resolve(here, '../../libs/entry-grpc/src/connect/test-support/proto');
+const protoDir = path.resolve(here, '../../libs/grpc-server/src/connect/test-support/proto');
 const greeterProto = path.join(protoDir, 'connecttest/v1/greeter.proto');
 const CALLS = Number(process.env['BENCH_CALLS'] ?? 4000);
 const CONCURRENCY = Number(process.env['BENCH_CONCURRENCY'] ?? 16);
@@ -39,7 +39,7 @@ async function serveSvcboot(middleware: boolean): Promise<number> {
   const { boot } = await import('@svcboot/entry-core');
   const { grpcEntry } = await import('@svcboot/entry-grpc');
   const { greeterConfig, greeterDefinition, greeterImplementation } = await import(
-    '../../libs/entry-grpc/src/connect/test-support/greeter.js'
+    '../../libs/grpc-server/src/connect/test-support/greeter.js'
   );
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-connect-'));
   const app = await boot({
@@ -62,8 +62,8 @@ async function serveSvcboot(middleware: boolean): Promise<number> {
 
 /** connect-node alone: the same answer (header, trailer) from a connect-es handler. */
 async function serveConnectNode(h2: boolean): Promise<number> {
-  // connect-node is a dev dependency of entry-grpc (not hoisted): loaded from there.
-  const require = createRequire(path.resolve(here, '../../libs/entry-grpc/package.json'));
+  // connect-node is a dev dependency of grpc-server (not hoisted): loaded from there.
+  const require = createRequire(path.resolve(here, '../../libs/grpc-server/package.json'));
   const { createFileRegistry, fromBinary } =
     require('@bufbuild/protobuf') as typeof import('@bufbuild/protobuf');
   const { FileDescriptorSetSchema } =

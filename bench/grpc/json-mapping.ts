@@ -32,13 +32,13 @@ import {
 } from '@bufbuild/protobuf';
 import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 import protobuf from 'protobufjs';
-import { jsonToPlain, messageToJson } from '../../libs/entry-grpc/src/gateway/json.js';
+import { jsonToPlain, messageToJson } from '../../libs/grpc-server/src/protojson/json.js';
 import { loadProtoRoot } from '../../libs/openapi/src/api/protos.js';
 import { bufBinary } from '@svcboot/testkit';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const testdata = path.resolve(here, '../../libs/entry-grpc/src/gateway/conformance/testdata');
-const protos = path.resolve(here, '../../libs/entry-grpc/src/test-support/protos');
+const testdata = path.resolve(here, '../../libs/grpc-server/src/gateway/conformance/testdata');
+const protos = path.resolve(here, '../../libs/grpc-server/src/test-support/protos');
 const N = Number(process.argv[2] ?? 2000);
 let seed = Number(process.argv[3] ?? 1);
 

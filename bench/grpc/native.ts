@@ -7,7 +7,7 @@
  *
  *   node --import tsx grpc/native.ts      (from bench/; BENCH_SECONDS, BENCH_ROUNDS)
  *
- * Needs libs/entry-grpc/dist (npm run build in libs/entry-grpc).
+ * Needs libs/grpc-server/dist (npm run build in libs/grpc-server).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';

@@ -21,7 +21,7 @@ import {
   CreateShelfRequestSchema,
   Shelves,
   VALID_SHELF,
-} from '../../libs/entry-grpc/src/test-support/typed/shelf-validated.js';
+} from '../../libs/grpc-server/src/test-support/typed/shelf-validated.js';
 import { ensureBuilt } from '../lib/built.js';
 import { fmt, median } from '../lib/stats.js';
 import { hasTaskset, type LoadShape, type LoadTarget } from './load.js';

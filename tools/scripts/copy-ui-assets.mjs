@@ -1,4 +1,4 @@
-// Writes the browser files of the two API UIs into a package's assets/ (entry-grpc, entry-http),
+// Writes the browser files of the two API UIs into a package's assets/ (grpc-server, entry-http),
 // each with its licence files beside it, from the pinned npm tarballs of ui-packages.mjs. The build
 // runs it, so the published package ships the files it serves, and neither the package nor the
 // workspace installs rapidoc or swagger-ui-dist. Plain node, no dependencies.

@@ -15,7 +15,7 @@ if [ "${SVC_TYPECHECKED:-}" != 1 ]; then
 fi
 vitest run "$@"
 status=$?
-# A project's `server-variants.tests` (entry-grpc): test files run once more with each
+# A project's `server-variants.tests` (grpc-server): test files run once more with each
 # `VAR=value` its first line names (e.g. SVC_GRPC_SERVER=grpc-js), on a whole-project run only.
 if [ $# -eq 0 ] && [ -f server-variants.tests ]; then
   variant=$(head -n 1 server-variants.tests)

@@ -18,7 +18,7 @@ import {
 
 const kind = process.argv[2] === 'http' ? 'http' : 'grpc';
 const runs = Number(process.argv[3] ?? 20);
-const lib = path.resolve(kind === 'http' ? 'libs/entry-http' : 'libs/entry-grpc');
+const lib = path.resolve(kind === 'http' ? 'libs/entry-http' : 'libs/grpc-server');
 const route = kind === 'http' ? '/v1/ok' : '/v1/shelves/s1';
 let totalLost = 0;
 for (let i = 1; i <= runs; i++) {

@@ -1,11 +1,11 @@
-// The two API UIs whose browser files entry-grpc ships in assets/: each npm package at an exact
+// The two API UIs whose browser files grpc-server (entry-grpc's server core) ships in assets/: each npm package at an exact
 // version and tarball integrity (sha512, as the registry and package-lock.json spell it), and the
 // files taken from it. The files come straight from the package's tarball (npm pack, so npm's
 // cache and registry settings apply): neither package is installed, so the workspace never pulls
 // rapidoc's dependency tree (swagger-client, core-js-pure, native tree-sitter builds) nor
 // swagger-ui-dist's source maps and analytics postinstall, only to copy a few files.
 // Plain node, no dependencies. To update a UI: change version and integrity here (the integrity
-// is `npm view <pkg>@<version> dist.integrity`), then `npm run build -w @svcboot/entry-grpc -w @svcboot/entry-http`.
+// is `npm view <pkg>@<version> dist.integrity`), then `npm run build -w @svcboot/grpc-server -w @svcboot/entry-http`.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';

@@ -14,7 +14,7 @@ import { HELLO, port } from './serve.js';
 const require = createRequire(
   path.resolve(
     path.dirname(fileURLToPath(import.meta.url)),
-    '../../../libs/entry-grpc/package.json',
+    '../../../libs/grpc-server/package.json',
   ),
 );
 const { connectNodeAdapter } = require('@connectrpc/connect-node') as {

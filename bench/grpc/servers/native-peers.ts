@@ -11,9 +11,9 @@ import {
   type ServiceDefinition,
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import type { NativeCall } from '../../../libs/entry-grpc/dist/native/call.js';
+import type { NativeCall } from '../../../libs/grpc-server/dist/native/call.js';
 // The tsc-built module (bench/lib/built.ts says why not the sources).
-import { NativeGrpcServer } from '../../../libs/entry-grpc/dist/native/server.js';
+import { NativeGrpcServer } from '../../../libs/grpc-server/dist/native/server.js';
 import { HELLO, port, protoFile } from './serve.js';
 
 const greeter = loadSync(protoFile)['api.v1.Greeter'] as ServiceDefinition;

@@ -7,7 +7,7 @@
  */
 import { boot } from '@svcboot/entry-core';
 import { grpcEntry } from '@svcboot/entry-grpc';
-import { Shelves } from '../../../libs/entry-grpc/src/test-support/typed/shelf-validated.js';
+import { Shelves } from '../../../libs/grpc-server/src/test-support/typed/shelf-validated.js';
 import { port } from './serve.js';
 
 const mode = process.env['SVC_VALIDATE'] ?? 'on';

@@ -28,7 +28,7 @@ import {
   type CallChain,
   type UpstreamFailure,
 } from '@svcboot/entry-core/call';
-import { grpcCallPayloads, typedClient, type TypedClient } from '@svcboot/entry-grpc';
+import { grpcCallPayloads, typedClient, type TypedClient } from '@svcboot/grpc-typed';
 import { register, type Registry } from 'prom-client';
 import { ClientSpanMiddleware } from './client-span.js';
 import { retryIdempotent } from './idempotent-retry.js';

@@ -1,7 +1,7 @@
 import type { DescService } from '@bufbuild/protobuf';
 import { MethodOptions_IdempotencyLevel } from '@bufbuild/protobuf/wkt';
 import { status } from '@grpc/grpc-js';
-import { RpcError, type TypedCallOptions } from '@svcboot/entry-grpc';
+import { RpcError, type TypedCallOptions } from '@svcboot/grpc-typed';
 import type { GrpcClientConfig } from './schema.js';
 
 type Unary = (request: unknown, options?: TypedCallOptions) => Promise<unknown>;

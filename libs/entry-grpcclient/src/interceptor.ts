@@ -13,6 +13,7 @@ import {
   type InboundCall,
 } from '@svcboot/entry-core';
 import {
+  GRPC_CODE_NAMES as CODE_NAMES,
   endCall,
   markUpstreamFailure,
   outboundDeadline,
@@ -25,7 +26,6 @@ import {
   RPC_METHOD,
   type RpcMethod,
 } from '@svcboot/entry-core/call';
-import { CODE_NAMES } from '@svcboot/entry-grpc';
 import { MetadataHeaders } from './metadata-headers.js';
 
 /** What the outbound interceptor of one client entry needs. */

@@ -1,0 +1,50 @@
+import {
+  create,
+  fromBinary,
+  isMessage,
+  toBinary,
+  type DescMessage,
+  type DescService,
+  type MessageInitShape,
+  type MessageShape,
+} from '@bufbuild/protobuf';
+import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
+
+/** The grpc-js codec of a message type, from @bufbuild/protobuf (toBinary / fromBinary). */
+export function codecOf<Desc extends DescMessage>(
+  desc: Desc,
+): {
+  serialize: (value: MessageInitShape<Desc>) => Buffer;
+  deserialize: (bytes: Buffer) => MessageShape<Desc>;
+} {
+  return {
+    serialize: (value) => {
+      const message = isMessage(value, desc)
+        ? (value as MessageShape<Desc>)
+        : create(desc, value as MessageInitShape<Desc>);
+      const bytes = toBinary(desc, message);
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    },
+    deserialize: (bytes) => fromBinary(desc, bytes),
+  };
+}
+
+/** The grpc-js definition of a generated service: paths, streaming flags and protobuf-es codecs. */
+export function definitionOf(service: DescService): ServiceDefinition {
+  const definition: Record<string, MethodDefinition<unknown, unknown>> = {};
+  for (const m of service.methods) {
+    const req = codecOf(m.input);
+    const res = codecOf(m.output);
+    definition[m.name] = {
+      path: `/${service.typeName}/${m.name}`,
+      requestStream: m.methodKind === 'client_streaming' || m.methodKind === 'bidi_streaming',
+      responseStream: m.methodKind === 'server_streaming' || m.methodKind === 'bidi_streaming',
+      requestSerialize: req.serialize as (v: unknown) => Buffer,
+      requestDeserialize: req.deserialize,
+      responseSerialize: res.serialize as (v: unknown) => Buffer,
+      responseDeserialize: res.deserialize,
+      originalName: m.localName,
+    };
+  }
+  return definition as ServiceDefinition;
+}
