@@ -12,11 +12,14 @@
  * the peer's start, RSS ≤ the peer's + 10 MiB).
  *
  * `node --import tsx grpc/start.ts` from bench/. BENCH_CPU_PROF=<dir> also writes a
- * `--cpu-prof` of each svcboot start into <dir>.
+ * `--cpu-prof` of each svcboot start into <dir>. Deployment settings, for both servers alike:
+ * BENCH_NODE_FLAGS (e.g. `--max-semi-space-size=4`) adds node flags to every start, and
+ * BENCH_COMPILE_CACHE=1 runs every start with NODE_COMPILE_CACHE (Node ≥ 22.1; a folder of its
+ * own per server, filled by one unmeasured start first) as a deployed image would.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +33,12 @@ const STARTS = Number(process.env['BENCH_STARTS'] ?? 5);
 const IDLE_MS = 1000;
 const cpuProf = process.env['BENCH_CPU_PROF'];
 const pinned = hasTaskset && os.cpus().length >= 2;
+const nodeFlags = (process.env['BENCH_NODE_FLAGS'] ?? '').split(/\s+/).filter((f) => f !== '');
+const compileCache = process.env['BENCH_COMPILE_CACHE'] === '1';
+/** Imported by the warm-up start: writes the compile cache on SIGTERM (a signal's exit does not). */
+const FLUSH_ON_SIGTERM = `data:text/javascript,${encodeURIComponent(
+  "import m from 'node:module'; process.once('SIGTERM', () => { m.flushCompileCache?.(); process.exit(0); });",
+)}`;
 
 interface Subject {
   name: string;
@@ -80,17 +89,26 @@ async function cpuMsOf(pid: number): Promise<number> {
 async function startOnce(
   file: string,
   profile: boolean,
+  cacheDir?: string,
+  warmUp = false,
 ): Promise<{ ms: number; cpuMs: number; rssMiB: number }> {
   const port = await freePort();
   const node = [
     process.execPath,
-    ...(profile && cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : []),
+    ...nodeFlags,
+    ...(profile && cpuProf && !warmUp ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : []),
+    ...(warmUp ? ['--import', FLUSH_ON_SIGTERM] : []),
     file,
   ];
   const [cmd, ...args] = pinned ? ['taskset', '-c', '1', ...node] : node;
   const t0 = process.hrtime.bigint();
   const child = spawn(cmd!, args, {
-    env: { ...process.env, PORT: String(port), NO_COLOR: '1' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      NO_COLOR: '1',
+      ...(cacheDir === undefined ? {} : { NODE_COMPILE_CACHE: cacheDir }),
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exit = once(child, 'exit');
@@ -127,7 +145,11 @@ const f1 = (n: number): string => n.toFixed(1);
 
 ensureBuilt();
 const files = await Promise.all(SUBJECTS.map((s) => compile(s.source)));
+const cacheDirs = compileCache
+  ? await Promise.all(SUBJECTS.map(() => mkdtemp(path.join(os.tmpdir(), 'svc-compile-cache-'))))
+  : [];
 try {
+  for (const [k, dir] of cacheDirs.entries()) await startOnce(files[k]!, false, dir, true);
   const ms: number[][] = SUBJECTS.map(() => []);
   const cpu: number[][] = SUBJECTS.map(() => []);
   const rss: number[][] = SUBJECTS.map(() => []);
@@ -135,7 +157,7 @@ try {
     // Alternate which one starts first, so that neither always follows the other.
     const order = i % 2 === 0 ? [0, 1] : [1, 0];
     for (const k of order) {
-      const r = await startOnce(files[k]!, SUBJECTS[k]!.profile);
+      const r = await startOnce(files[k]!, SUBJECTS[k]!.profile, cacheDirs[k]);
       ms[k]!.push(r.ms);
       cpu[k]!.push(r.cpuMs);
       rss[k]!.push(r.rssMiB);
@@ -143,7 +165,7 @@ try {
   }
   console.log('## start\n');
   console.log(
-    `> node ${process.version}, each server compiled (esbuild bundle of its own modules; packages and the libs' dist/ from node_modules) and run as \`node <file>.mjs\`${pinned ? ' pinned to CPU 1' : ''}; ${STARTS} starts each, in turn. Start: spawn to the port accepting a TCP connection; start CPU: the process's user + system time by then (10 ms ticks). RSS: VmRSS ${IDLE_MS} ms after that, no calls. Load average ${os.loadavg()[0]!.toFixed(1)} at the end.\n`,
+    `> node ${process.version}, each server compiled (esbuild bundle of its own modules; packages and the libs' dist/ from node_modules) and run as \`node ${nodeFlags.map((f) => `${f} `).join('')}<file>.mjs\`${compileCache ? ' with NODE_COMPILE_CACHE (filled by one start before)' : ''}${pinned ? ' pinned to CPU 1' : ''}; ${STARTS} starts each, in turn. Start: spawn to the port accepting a TCP connection; start CPU: the process's user + system time by then (10 ms ticks). RSS: VmRSS ${IDLE_MS} ms after that, no calls. Load average ${os.loadavg()[0]!.toFixed(1)} at the end.\n`,
   );
   console.log(
     '| server | start ms median (min–max) | start CPU ms median (min–max) | idle RSS MiB median (min–max) |',
@@ -163,5 +185,5 @@ try {
     `\n> svcboot ÷ peer: start **${ratio.toFixed(2)}×** (goal ≤ 1.20×: ${ratio <= 1.2 ? 'met' : 'not met'}; the wall time moves with the machine's load), start CPU **${cpuRatio.toFixed(2)}×**, idle RSS **${extra >= 0 ? '+' : ''}${f1(extra)} MiB** (goal ≤ +10 MiB: ${extra <= 10 ? 'met' : 'not met'}).`,
   );
 } finally {
-  await Promise.all(files.map((f) => rm(f, { force: true })));
+  await Promise.all([...files, ...cacheDirs].map((f) => rm(f, { force: true, recursive: true })));
 }

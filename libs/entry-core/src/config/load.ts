@@ -266,7 +266,7 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
       issues,
       entryName: item.name,
     });
-    let result = plugin.schema.safeParse(value);
+    let result = plugin.schema.safeParse(value, ONE_SHOT);
     if (!result.success && mode === 'rk-boot') {
       result = dropUnknownKeys(plugin.schema, value, (path, key) =>
         warnings.push(note(unknownNote(path, key), base, item.name)),
@@ -302,7 +302,7 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
     issues.push(at(['app'], 'must be a map with name, version and description'));
   } else {
     const value = interpolate(app, ['app'], { env: input.env, source, issues });
-    let result = appSchema.safeParse(value);
+    let result = appSchema.safeParse(value, ONE_SHOT);
     if (!result.success && mode === 'rk-boot') {
       result = dropUnknownKeys(appSchema, value, (path, key) =>
         warnings.push(note(unknownNote(path, key), ['app'], undefined)),
@@ -382,6 +382,13 @@ function unknownNote(path: DocPath, key: string): PortingNote {
 }
 
 /**
+ * boot.yaml is parsed once per schema: without zod's JIT, which compiles a fast path for each
+ * object schema on its first parse (`new Function`), costing more than the one parse it serves.
+ * Same results and issues (the fast path is an optimisation of the same checks).
+ */
+const ONE_SHOT = { jitless: true } as const;
+
+/**
  * The porting mode's second pass: removes the keys the schema does not know (at any depth) and
  * validates again, until nothing unknown is left; `onDropped` hears each.
  */
@@ -391,7 +398,7 @@ function dropUnknownKeys<T>(
   onDropped: (path: DocPath, key: string) => void,
 ): ReturnType<z.ZodType<T>['safeParse']> {
   let current = value;
-  let result = schema.safeParse(current);
+  let result = schema.safeParse(current, ONE_SHOT);
   for (let round = 0; round < 32 && !result.success; round++) {
     const unknown = result.error.issues.filter((i) => i.code === 'unrecognized_keys');
     if (unknown.length === 0) break;
@@ -406,7 +413,7 @@ function dropUnknownKeys<T>(
         onDropped(path, key);
       }
     }
-    result = schema.safeParse(current);
+    result = schema.safeParse(current, ONE_SHOT);
   }
   return result;
 }
