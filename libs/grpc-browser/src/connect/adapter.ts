@@ -425,7 +425,7 @@ export class ConnectAdapter {
   }
 
   /**
-   * An error answered by the bridge itself: for a unary RPC (`stream` undefined) the error JSON
+   * An error answered by the adapter itself: for a unary RPC (`stream` undefined) the error JSON
    * with its HTTP status (or `httpStatus`); for a streaming one, 200 and an end-of-stream message.
    */
   fail(

@@ -19,7 +19,7 @@ const BASE_MARSHAL: MarshalOptions = {
 };
 
 /**
- * One RPC as the Connect bridge sees it: its kind, whether GET may call it, and the JSON mapping
+ * One RPC as the Connect adapter sees it: its kind, whether GET may call it, and the JSON mapping
  * of its messages (the gateway's protojson mapping, on the method's protobufjs types, for typed and
  * proto-loader services alike). The bytes on the gRPC side are always binary protobuf.
  */

@@ -514,7 +514,7 @@ describe('the Connect protocol on the grpc entry port', () => {
       createConnectTransport({ baseUrl: server.base, httpVersion: '2', useHttpGet: true }),
     );
     await viaGet.get({ text: 'rec' }, { headers: { 'x-request-id': 'connect-2' } });
-    // gRPC-Web beside Connect: each bridge takes its own requests.
+    // gRPC-Web beside Connect: each adapter takes its own requests.
     const web = greeter(createGrpcWebTransport({ baseUrl: server.base, fetch: globalThis.fetch }));
     expect((await web.say({ text: 'web' }, { headers: { 'x-request-id': 'web-1' } })).text).toBe(
       'hello web',

@@ -70,7 +70,7 @@ export function httpStatusOfConnectCode(code: number): number {
   return HTTP_OF_CODE[code] ?? 500;
 }
 
-/** A status the bridge answers itself, before or instead of the gRPC call. */
+/** A status the adapter answers itself, before or instead of the handler. */
 export class ConnectFailure extends Error {
   constructor(
     readonly code: number,

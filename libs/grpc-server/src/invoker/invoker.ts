@@ -450,7 +450,7 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation, RequestWait
   }
 }
 
-/** A call to a method the entry does not serve, as the driver records it (see refused-calls.ts). */
+/** A call to a method the entry does not serve, as the driver records it (the record's `unknown method`). */
 class UnknownCall implements CallAdapter {
   proceed(call: CallContext): void {
     endCall(call, 'Unimplemented');
