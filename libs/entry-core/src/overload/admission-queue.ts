@@ -6,7 +6,7 @@ export interface Waiting {
   readonly call: CallContext;
   readonly resolve: () => void;
   readonly reject: (err: CallRejection) => void;
-  /** When it began to wait (performance.now() ms). */
+  /** When it began to wait (the clock's `now()` ms). */
   readonly queuedMs: number;
 }
 

@@ -42,7 +42,7 @@ export class ConcurrencyLimit {
 
   /**
    * One completed call's latency (ms, admission to end) with `inFlight` calls running when it
-   * ended; `now` is performance.now().
+   * ended; `now` is the load-shedding clock's `now()` (performance.now()).
    */
   sample(latencyMs: number, inFlight: number, now: number): void {
     this.sumMs += latencyMs;

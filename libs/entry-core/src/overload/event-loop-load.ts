@@ -1,4 +1,5 @@
-import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import type { EventLoopUtilization } from 'node:perf_hooks';
+import { type OverloadClock, REAL_CLOCK } from './clock.js';
 
 /** How often the event loop's load is sampled. */
 export const LOAD_SAMPLE_INTERVAL_MS = 100;
@@ -41,32 +42,29 @@ export class EventLoopLoad {
   /** Calls started since the last sample (LoadShedding counts them; the sample starts over). */
   calls = 0;
   private last: EventLoopUtilization;
-  private readonly timer: NodeJS.Timeout;
+  readonly stop: () => void;
 
   constructor(
     private readonly maxUtilization: number,
     /** How late a sample must run for the loop to count as late. */
     readonly lateMs: number,
+    /** Where time, the utilisation and the sampling timer come from (REAL_CLOCK but in tests). */
+    private readonly clock: OverloadClock = REAL_CLOCK,
   ) {
-    this.last = performance.eventLoopUtilization();
-    this.dueMs = Date.now() + LOAD_SAMPLE_INTERVAL_MS;
-    this.timer = setInterval(() => this.sample(), LOAD_SAMPLE_INTERVAL_MS);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    clearInterval(this.timer);
+    this.last = clock.loopUse();
+    this.dueMs = clock.dateMs() + LOAD_SAMPLE_INTERVAL_MS;
+    this.stop = clock.every(LOAD_SAMPLE_INTERVAL_MS, () => this.sample());
   }
 
   private sample(): void {
-    const nowMs = Date.now();
+    const nowMs = this.clock.dateMs();
     this.calls = 0;
     this.lateByMs = Math.max(0, nowMs - this.dueMs);
     // A late sample stands for the samples it missed: the share moves by as many steps.
     const steps = (LOAD_SAMPLE_INTERVAL_MS + this.lateByMs) / LOAD_SAMPLE_INTERVAL_MS;
     this.dueMs = nowMs + LOAD_SAMPLE_INTERVAL_MS;
-    const now = performance.eventLoopUtilization();
-    this.utilization = performance.eventLoopUtilization(now, this.last).utilization;
+    const now = this.clock.loopUse();
+    this.utilization = this.clock.utilization(this.last, now);
     this.last = now;
     this.lateStreak = this.lateByMs > this.lateMs ? this.lateStreak + 1 : 0;
     if (this.maxUtilization <= 0) return;

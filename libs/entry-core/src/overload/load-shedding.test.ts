@@ -1,6 +1,5 @@
-import { waitFor } from '@svcboot/testkit';
 import { Registry } from 'prom-client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CallAdapter } from '../call/adapter.js';
 import { endCall, startCall } from '../call/driver.js';
 import { CallChain, CallContext, type CallHeaders, type CallInfo } from '../middleware/call.js';
@@ -9,6 +8,7 @@ import { TimeoutMiddleware } from '../middleware/timeout/middleware.js';
 import { timeoutSchema } from '../middleware/timeout/schema.js';
 import { LoadShedding } from './load-shedding.js';
 import { loadSheddingSchema } from './schema.js';
+import { SimulatedClock } from './test-support/simulated-clock.js';
 
 const headers: CallHeaders = { get: () => undefined, set: () => undefined };
 
@@ -26,17 +26,18 @@ function infoOf(path: string, builtin = false): CallInfo {
 }
 
 /**
- * Holds the CPU for `ms`, as a handler that renders or transforms does: `ms` of the process's CPU
- * time (admission counts the time the process ran; on a crowded machine wall time runs ahead).
+ * The time the framework spends on a call besides its handler (the transport, the chain): a
+ * cheap call is not free, and admission learns its service time from what calls cost.
  */
-function busy(ms: number): void {
-  const cpuMs = (): number => {
-    const u = process.cpuUsage();
-    return (u.user + u.system) / 1000;
-  };
-  const end = cpuMs() + ms;
-  while (cpuMs() < end);
-}
+const CALL_COST_MS = 0.02;
+
+/**
+ * The time every test runs on: it moves only as the simulated handlers work and the simulated
+ * clients wait, so that what admission decides does not depend on how crowded the machine
+ * running the test is (a test that busy-waited on the real CPU failed beside busy processes).
+ * Date.now() (the calls' arrival, their deadlines) reads it too. Turns of the loop are real.
+ */
+let clock = new SimulatedClock();
 
 /** What happened to one call: its outcome, in the order the driver told the adapter. */
 interface Outcome {
@@ -52,20 +53,31 @@ interface Outcome {
 let turn = 0;
 let handlersRun = 0;
 let turnTimer: NodeJS.Immediate | undefined;
-/** Counts the loop's turns (one immediate per turn) while a test runs. */
+/** What runs at each turn of the loop besides counting it (the open loop's arrivals). */
+let onTurn: (() => void) | undefined;
+/**
+ * Counts the loop's turns (one immediate per turn) while a test runs, and fires the simulated
+ * clock's timers due by then. The next one is armed last, so that what this one started (an
+ * arrival's admission arms its own tick) runs first in the next turn, as after a real poll phase.
+ */
 function countTurns(): void {
   turnTimer = setImmediate(() => {
     turn++;
+    clock.fireDue();
+    onTurn?.();
     countTurns();
   });
 }
 
-/** A transport in miniature: the handler holds the CPU for `workMs`, then the call ends. */
+/** One turn of the loop. */
+const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+/** A transport in miniature: the handler holds the CPU for `workMs` (simulated), then the call ends. */
 function start(
   chain: CallChain,
   path: string,
   workMs: number,
-  opts: { builtin?: boolean; deadline?: number; async?: boolean; wallClock?: boolean } = {},
+  opts: { builtin?: boolean; deadline?: number; async?: boolean } = {},
 ): Outcome {
   const call = new CallContext(infoOf(path, opts.builtin), headers);
   if (opts.deadline !== undefined) call.deadline = opts.deadline;
@@ -76,10 +88,7 @@ function start(
         outcome.how = 'ran';
         outcome.ranInTurn = turn;
         outcome.ranAfter = handlersRun++;
-        if (opts.wallClock === true) {
-          const end = performance.now() + workMs;
-          while (performance.now() < end);
-        } else busy(workMs);
+        clock.work(workMs + CALL_COST_MS);
         endCall(c, 'OK');
       };
       // An async handler (a body read, a cache lookup first) does its work in a later turn.
@@ -104,31 +113,58 @@ function shedding(
     timeoutMs === undefined
       ? undefined
       : new TimeoutMiddleware(timeoutSchema.parse({ enabled: true, timeoutMs }));
-  const ls = new LoadShedding(loadSheddingSchema.parse(options), 'api', new Registry(), timeout);
+  const ls = new LoadShedding(
+    loadSheddingSchema.parse(options),
+    'api',
+    new Registry(),
+    timeout,
+    clock,
+  );
   const chain = new CallChain(timeout ? [ls, timeout] : [ls]);
   return { chain, ls };
 }
 
 const made: LoadShedding[] = [];
+beforeEach(() => {
+  clock = new SimulatedClock(10_000, Date.now());
+  vi.spyOn(Date, 'now').mockImplementation(() => clock.dateMs());
+  turn = 0;
+  handlersRun = 0;
+  countTurns();
+});
 afterEach(async () => {
   if (turnTimer) clearImmediate(turnTimer);
   turnTimer = undefined;
+  onTurn = undefined;
+  vi.restoreAllMocks();
   const lc = { signal: AbortSignal.timeout(1000), timeoutMs: 1000 };
   for (const ls of made.splice(0)) await ls.close(lc);
 });
 
+/** The most turns a test waits for its calls to be answered (no real time passes in them). */
+const MAX_TURNS = 20_000;
+
 async function settled(outcomes: readonly Outcome[]): Promise<void> {
-  await waitFor('every call to be answered', () => outcomes.every((o) => o.how !== 'pending'), {
-    timeoutMs: 20_000,
-    intervalMs: 10,
-  });
+  for (let i = 0; i < MAX_TURNS; i++) {
+    if (outcomes.every((o) => o.how !== 'pending')) return;
+    await nextTurn();
+  }
+  const pending = outcomes.filter((o) => o.how === 'pending').length;
+  throw new Error(
+    `${pending} of ${outcomes.length} calls still unanswered after ${MAX_TURNS} turns`,
+  );
+}
+
+/** The simulated clients wait `ms` with nothing else to run (the loop idle), then a turn passes. */
+async function sleep(ms: number): Promise<void> {
+  clock.idle(ms);
+  await nextTurn();
 }
 
 describe('LoadShedding: admission within one turn of the loop', () => {
   it('a burst of 200 calls of 5 ms arriving in one turn: some run, the rest are shed at once with pushback', async () => {
     const { chain, ls } = shedding({ maxEventLoopDelayMs: 200 });
     made.push(ls);
-    countTurns();
     const outcomes = Array.from({ length: 200 }, () => start(chain, '/v1/render', 5));
     // Decided in this turn: every call either ran here, was refused here, or waits its turn (a
     // queue of 64 at most once its expected wait is past maxEventLoopDelayMs).
@@ -155,7 +191,6 @@ describe('LoadShedding: admission within one turn of the loop', () => {
   it('probes (builtin) in the middle of a burst are neither shed nor queued: they run in the turn they arrive in', async () => {
     const { chain, ls } = shedding();
     made.push(ls);
-    countTurns();
     const first = turn;
     const outcomes: Outcome[] = [];
     for (let i = 0; i < 60; i++) {
@@ -174,7 +209,6 @@ describe('LoadShedding: admission within one turn of the loop', () => {
   it('critical calls are shed last: in a burst they wait in their own queue and run, while plain calls are shed', async () => {
     const { chain, ls } = shedding({ critical: ['/v1/pay'], maxEventLoopDelayMs: 100 });
     made.push(ls);
-    countTurns();
     const outcomes: Outcome[] = [];
     for (let i = 0; i < 200; i++)
       outcomes.push(start(chain, i % 4 === 3 ? '/v1/pay' : '/v1/render', 2));
@@ -192,8 +226,8 @@ describe('LoadShedding: admission within one turn of the loop', () => {
     const outcomes: Outcome[] = [];
     for (let i = 0; i < 40; i++) {
       outcomes.push(start(chain, '/v1/render', 5));
-      // 5 ms of work every ~10 ms.
-      await new Promise((r) => setTimeout(r, 10));
+      // 5 ms of work, then 10 ms without any.
+      await sleep(10);
     }
     await settled(outcomes);
     expect(outcomes.filter((o) => o.how !== 'ran')).toEqual([]);
@@ -202,11 +236,10 @@ describe('LoadShedding: admission within one turn of the loop', () => {
   it('cheap calls one slow turn queued leave the queue together, not one per turn', async () => {
     const { chain, ls } = shedding();
     made.push(ls);
-    countTurns();
     // Cheap calls served at once: the service time is learned.
     const warm = Array.from({ length: 8 }, () => start(chain, '/v1/cheap', 0));
     await settled(warm);
-    await new Promise((r) => setImmediate(r));
+    await nextTurn();
     // One slow call (a pause, a collection, an odd render), then 32 cheap calls in the same turn.
     const slow = start(chain, '/v1/render', 15);
     const cheap = Array.from({ length: 32 }, () => start(chain, '/v1/cheap', 0));
@@ -233,26 +266,32 @@ describe('LoadShedding: a burst spread over turns', () => {
     count: number,
     ratePerMs: number,
     workMs: number,
-    opts: { deadline?: () => number; wallClock?: boolean } = {},
+    opts: { deadline?: () => number } = {},
   ): Promise<Outcome[]> {
     const outcomes: Outcome[] = [];
-    const started = performance.now();
+    const started = clock.now();
+    /** When call `i` is due. */
+    const dueAt = (i: number): number => started + i / ratePerMs;
     await new Promise<void>((resolve) => {
-      const timer = setInterval(() => {
-        const due = Math.min(count, Math.floor((performance.now() - started) * ratePerMs) + 1);
-        while (outcomes.length < due)
+      // At each turn (as a timer would, after the turn's work), the calls due by now are sent;
+      // a loop with nothing left to run waits idle for the next one.
+      onTurn = () => {
+        if (outcomes.every((o) => o.how !== 'pending') && outcomes.length < count) {
+          const next = dueAt(outcomes.length);
+          if (next > clock.now()) clock.idle(next - clock.now());
+        }
+        while (outcomes.length < count && dueAt(outcomes.length) <= clock.now())
           outcomes.push(
             start(chain, '/v1/render', workMs, {
               async: true,
-              wallClock: opts.wallClock === true,
               ...(opts.deadline ? { deadline: opts.deadline() } : {}),
             }),
           );
         if (outcomes.length >= count) {
-          clearInterval(timer);
+          onTurn = undefined;
           resolve();
         }
-      }, 1);
+      };
     });
     await settled(outcomes);
     return outcomes;
@@ -282,12 +321,10 @@ describe('LoadShedding: a burst spread over turns', () => {
     expect(byDeadline.length).toBeGreaterThan(0);
   });
 
-  it('the same calls at half what it serves (one per 10 ms of 5 ms of wall time), nothing is shed', async () => {
+  it('the same calls at half what it serves (one of 5 ms every 10 ms), nothing is shed', async () => {
     const { chain, ls } = shedding();
     made.push(ls);
-    // Wall time: beside busy processes the handler still takes 5 ms of the 10 between calls (the
-    // process runs less of it), so that the load stays half of what it can serve.
-    const outcomes = await openLoop(chain, 100, 0.1, 5, { wallClock: true });
+    const outcomes = await openLoop(chain, 100, 0.1, 5);
     expect(outcomes.filter((o) => o.how !== 'ran')).toEqual([]);
   });
 });

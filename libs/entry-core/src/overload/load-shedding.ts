@@ -1,4 +1,4 @@
-import { type EventLoopUtilization, performance } from 'node:perf_hooks';
+import type { EventLoopUtilization } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import { createContextKey } from '../call/context-key.js';
 import { RPC_METHOD } from '../call/rpc-method.js';
@@ -8,6 +8,7 @@ import type { CallContext, CallMiddleware } from '../middleware/call.js';
 import { isIgnored, matchKey } from '../middleware/definition.js';
 import { CallRejection } from '../middleware/rejection.js';
 import { Fifo } from './admission-queue.js';
+import { type OverloadClock, REAL_CLOCK } from './clock.js';
 import { ConcurrencyLimit } from './concurrency-limit.js';
 import { EventLoopLoad } from './event-loop-load.js';
 import type { LoadSheddingOptions } from './schema.js';
@@ -104,7 +105,7 @@ const MESSAGES: Readonly<Record<ShedReason, string>> = {
   deadline: "the server cannot answer before the call's deadline; retry later",
 };
 
-/** When the call was admitted (performance.now() ms); NaN while it was not. */
+/** When the call was admitted (the clock's `now()` ms, performance.now()); NaN while it was not. */
 const ADMITTED_AT = createContextKey<number>('svcboot.loadShedding.admittedAt', Number.NaN);
 
 /** What a shed call's `critical` lookup remembers per operation (beyond this, looked up each time). */
@@ -165,7 +166,8 @@ export class LoadShedding implements CallMiddleware {
   private readonly counts: Readonly<Record<ShedReason, CounterChild>>;
   private readonly maxInFlight: number;
   private readonly maxDelayMs: number;
-  private readonly clock = new TurnClock(TURN_SLICE_MS);
+  private readonly time: OverloadClock;
+  private readonly turn: TurnClock;
   private readonly limit: ConcurrencyLimit;
   private readonly queue = new Fifo();
   private readonly criticalQueue = new Fifo();
@@ -177,7 +179,7 @@ export class LoadShedding implements CallMiddleware {
   private serviceMs = 0;
   /** Mean gap (ms) between two admitted unary calls ending while some ran: 1 / throughput; 0 until known. */
   private endGapMs = 0;
-  /** When an admitted call last ended, or the backlog's busy period began (performance.now() ms). */
+  /** When an admitted call last ended, or the backlog's busy period began (the clock's `now()` ms, performance.now()). */
   private lastEndMs = 0;
   /** The process's CPU time (µs) at the last read in `after` (older when not read since). */
   private lastEndCpuUs = 0;
@@ -190,9 +192,9 @@ export class LoadShedding implements CallMiddleware {
   private lastReleaseMs = Number.NaN;
   /** How many calls the last round of the drain let through (the gap is its length over them). */
   private lastRoundReleased = 1;
-  /** Since when (performance.now() ms) the queue has had a call waiting; NaN while it is empty. */
+  /** Since when (the clock's `now()` ms, performance.now()) the queue has had a call waiting; NaN while it is empty. */
   private queueSince = Number.NaN;
-  /** Until when (performance.now() ms) the queue is held short: it stood too long. */
+  /** Until when (the clock's `now()` ms, performance.now()) the queue is held short: it stood too long. */
   private pressureUntil = 0;
   private drainScheduled = false;
   private closed = false;
@@ -205,8 +207,12 @@ export class LoadShedding implements CallMiddleware {
     entryName: string,
     registry: Registry,
     timeout?: DeadlineSource,
+    /** Where time is read from (internal: unit tests pass a simulated clock). */
+    clock: OverloadClock = REAL_CLOCK,
   ) {
     this.timeout = timeout;
+    this.time = clock;
+    this.turn = new TurnClock(TURN_SLICE_MS, clock);
     this.maxInFlight = options.maxInFlight > 0 ? options.maxInFlight : Infinity;
     this.maxDelayMs = options.maxEventLoopDelayMs > 0 ? options.maxEventLoopDelayMs : Infinity;
     this.measuresLoop = options.maxEventLoopUtilization > 0;
@@ -263,10 +269,10 @@ export class LoadShedding implements CallMiddleware {
   before(call: CallContext): void | Promise<void> {
     if (call.info.builtin === true) return undefined;
     if ((call.chain?.inFlight ?? 0) > this.maxInFlight) return this.shed('in_flight');
-    const now = performance.now();
-    const lag = this.clock.lagMs(now);
+    const now = this.time.now();
+    const lag = this.turn.lagMs(now);
     const queued = this.queue.length + this.criticalQueue.length;
-    if (lag > this.maxDelayMs && this.clock.calls > MIN_CALLS_PER_TURN) {
+    if (lag > this.maxDelayMs && this.turn.calls > MIN_CALLS_PER_TURN) {
       if (lag > 2 * this.maxDelayMs || !this.isCritical(call)) return this.shed('event_loop_delay');
     }
     this.shedShare(call);
@@ -304,7 +310,8 @@ export class LoadShedding implements CallMiddleware {
     if (!overDelay) {
       this.timeout?.before(call);
       const deadline = call.deadline;
-      overDeadline = deadline !== Infinity && Date.now() + Math.max(endMs, this.floorMs) > deadline;
+      overDeadline =
+        deadline !== Infinity && this.time.dateMs() + Math.max(endMs, this.floorMs) > deadline;
       if (!overDeadline) return;
     }
     if (!this.loopBusy()) return;
@@ -316,14 +323,15 @@ export class LoadShedding implements CallMiddleware {
   private loopBusy(): boolean {
     const since = this.busySince;
     if (since === undefined) return false;
-    return performance.eventLoopUtilization(since).utilization >= BACKLOG_BUSY_UTILIZATION;
+    return this.time.utilization(since) >= BACKLOG_BUSY_UTILIZATION;
   }
 
   /** Sheds the share of the calls the sampled utilisation says to (never a critical one). */
   private shedShare(call: CallContext): void {
     const load = this.load;
     if (load === undefined) {
-      if (this.measuresLoop) this.load = new EventLoopLoad(this.maxUtilization, this.lateMs);
+      if (this.measuresLoop)
+        this.load = new EventLoopLoad(this.maxUtilization, this.lateMs, this.time);
       return;
     }
     // A few calls per sample are always let through: some must run for the load to be measured.
@@ -350,15 +358,15 @@ export class LoadShedding implements CallMiddleware {
       this.shed('queue_time');
     this.timeout?.before(call);
     const deadline = call.deadline;
-    if (deadline !== Infinity && Date.now() + waitMs + this.serviceMs > deadline)
+    if (deadline !== Infinity && this.time.dateMs() + waitMs + this.serviceMs > deadline)
       this.shed('deadline');
     return new Promise<void>((resolve, reject) => {
-      if (this.queue.length + this.criticalQueue.length === 0) this.queueSince = performance.now();
+      if (this.queue.length + this.criticalQueue.length === 0) this.queueSince = this.time.now();
       (critical ? this.criticalQueue : this.queue).push({
         call,
         resolve,
         reject,
-        queuedMs: performance.now(),
+        queuedMs: this.time.now(),
       });
       this.scheduleDrain();
     });
@@ -372,7 +380,7 @@ export class LoadShedding implements CallMiddleware {
    * absorbs a burst, from a bad one, which only adds latency.)
    */
   private allowedWaitMs(): number {
-    const now = performance.now();
+    const now = this.time.now();
     const since = this.queueSince;
     if (!Number.isNaN(since) && now - since > STANDING_QUEUE_MS)
       this.pressureUntil = now + PRESSURE_HOLD_MS;
@@ -427,13 +435,13 @@ export class LoadShedding implements CallMiddleware {
         w.resolve();
         continue;
       }
-      if (call.deadline !== Infinity && Date.now() >= call.deadline) {
+      if (call.deadline !== Infinity && this.time.dateMs() >= call.deadline) {
         this.counts.deadline.inc();
         w.reject(this.rejections.deadline);
         continue;
       }
       if (released === 0) {
-        now = performance.now();
+        now = this.time.now();
         // A call that was already waiting at the last round saw one whole round: the drain's
         // pace is that round's length over the calls it let through.
         if (w.queuedMs <= this.lastReleaseMs) {
@@ -463,7 +471,7 @@ export class LoadShedding implements CallMiddleware {
     if (this.running === 0) {
       // A busy period begins: the gap to the first end counts from here.
       this.lastEndMs = now;
-      this.busySince = performance.eventLoopUtilization();
+      this.busySince = this.time.loopUse();
     }
     this.running++;
     call.set(ADMITTED_AT, now);
@@ -473,7 +481,7 @@ export class LoadShedding implements CallMiddleware {
   after(call: CallContext): void {
     const at = call.get(ADMITTED_AT);
     if (Number.isNaN(at)) return;
-    const now = performance.now();
+    const now = this.time.now();
     const ms = now - at;
     this.limit.sample(ms, this.running, now);
     // The pace calls end at, in the time the process ran (a pause the OS scheduler puts between
@@ -481,7 +489,7 @@ export class LoadShedding implements CallMiddleware {
     // is read only past 1 ms of wall time); a gap over twice the mean counts as twice.
     let gap = now - this.lastEndMs;
     if (gap > 1) {
-      const cpu = cpuUs();
+      const cpu = this.time.cpuUs();
       gap = Math.min(gap, (cpu - this.lastEndCpuUs) / 1000);
       this.lastEndCpuUs = cpu;
     }
@@ -522,12 +530,6 @@ export class LoadShedding implements CallMiddleware {
     for (const w of [...this.criticalQueue.drain(), ...this.queue.drain()])
       w.reject(this.rejections.queue_time);
   }
-}
-
-/** The process's CPU time so far (µs, user + system). */
-function cpuUs(): number {
-  const u = process.cpuUsage();
-  return u.user + u.system;
 }
 
 /** Streams are long-lived: they count towards `maxInFlight`, not the latency-learned limit. */

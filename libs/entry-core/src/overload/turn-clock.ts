@@ -1,3 +1,5 @@
+import { type OverloadClock, REAL_CLOCK } from './clock.js';
+
 /**
  * How long the current turn of the event loop has been running, as admission sees it: the first
  * call of a turn arms one `setImmediate` (it runs once the loop reaches its check phase, i.e. once
@@ -14,7 +16,7 @@
  * process's CPU time (user + system, `process.cpuUsage`) since the turn began.
  */
 export class TurnClock {
-  /** When the pending tick was armed (performance.now() ms); NaN when none is pending. */
+  /** When the pending tick was armed (the clock's `now()` ms); NaN when none is pending. */
   private armedMs = Number.NaN;
   /** The process's CPU time (µs, user + system) when the pending tick was armed. */
   private armedCpuUs = 0;
@@ -28,16 +30,17 @@ export class TurnClock {
 
   /**
    * `wallCheckMs`: below this wall time the lateness is the wall time as is (no CPU reading: the
-   * caller's smallest threshold).
+   * caller's smallest threshold). `clock`: where the CPU time is read (REAL_CLOCK but in tests).
    */
   constructor(
     private readonly wallCheckMs: number,
+    private readonly clock: OverloadClock = REAL_CLOCK,
     private readonly tickListener?: () => void,
   ) {}
 
   /**
    * For each call at admission: how long (ms) the loop has been in this turn, running, 0 for the
-   * first call of a turn (which arms the tick). `now` is performance.now().
+   * first call of a turn (which arms the tick). `now` is the clock's `now()`.
    */
   lagMs(now: number): number {
     const armed = this.armedMs;
@@ -45,18 +48,12 @@ export class TurnClock {
       this.calls++;
       const wall = now - armed;
       if (wall < this.wallCheckMs) return wall;
-      return Math.min(wall, (cpuUs() - this.armedCpuUs) / 1000);
+      return Math.min(wall, (this.clock.cpuUs() - this.armedCpuUs) / 1000);
     }
     this.armedMs = now;
-    this.armedCpuUs = cpuUs();
+    this.armedCpuUs = this.clock.cpuUs();
     this.calls = 1;
     setImmediate(this.onTick);
     return 0;
   }
-}
-
-/** The process's CPU time so far (µs, user + system). */
-function cpuUs(): number {
-  const u = process.cpuUsage();
-  return u.user + u.system;
 }
