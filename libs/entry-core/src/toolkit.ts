@@ -155,3 +155,4 @@ export {
   type ShedReason,
 } from './overload/load-shedding.js';
 export { LOAD_SAMPLE_INTERVAL_MS } from './overload/event-loop-load.js';
+export type { OverloadClock } from './overload/clock.js';
