@@ -145,8 +145,8 @@ export interface DeadlineSource {
  *   unloaded service time (the least latency seen), is the wait a new unary call can expect. A
  *   burst that arrives a few calls per turn (over new connections, from a front's pool) gets past
  *   the turn's lateness, each call admitted in a turn of its own; this sees it. While the loop was
- *   mostly busy since those calls began running (BACKLOG_BUSY_UTILIZATION: they queue for the
- *   CPU, not for I/O), a backlog of MIN_BACKLOG_TO_SHED or more whose wait is over
+ *   mostly busy since MIN_BACKLOG_FOR_DEADLINE of those calls were running
+ *   (BACKLOG_BUSY_UTILIZATION: they queue for the CPU, not for I/O), a backlog of MIN_BACKLOG_TO_SHED or more whose wait is over
  *   `maxEventLoopDelayMs` sheds (`queue_time`), and a call whose deadline falls before the
  *   backlog's expected end is refused at once (`deadline`);
  * - the sampled event-loop utilisation (EventLoopLoad), for a sustained overload.
@@ -468,11 +468,11 @@ export class LoadShedding implements CallMiddleware {
 
   private admit(call: CallContext, unary: boolean, now: number): void {
     if (!unary) return;
-    if (this.running === 0) {
-      // A busy period begins: the gap to the first end counts from here.
-      this.lastEndMs = now;
-      this.busySince = this.time.loopUse();
-    }
+    // A busy period begins: the gap to the first end counts from here.
+    if (this.running === 0) this.lastEndMs = now;
+    // The backlog is checked from MIN_BACKLOG_FOR_DEADLINE calls on: whether the loop was busy is
+    // measured from when it reached that (one reading per rise, not one per busy period).
+    if (this.running === MIN_BACKLOG_FOR_DEADLINE - 1) this.busySince = this.time.loopUse();
     this.running++;
     call.set(ADMITTED_AT, now);
   }
@@ -487,8 +487,10 @@ export class LoadShedding implements CallMiddleware {
     // The pace calls end at, in the time the process ran (a pause the OS scheduler puts between
     // two ends on a crowded machine is no work that admitting fewer would shorten; the CPU time
     // is read only past 1 ms of wall time); a gap over twice the mean counts as twice.
+    // A call that ran alone ends one gap after its own admission (lastEndMs was set then): that gap
+    // is its latency, and no CPU time is read for it (at low load every call would read it).
     let gap = now - this.lastEndMs;
-    if (gap > 1) {
+    if (gap > 1 && this.running > 1) {
       const cpu = this.time.cpuUs();
       gap = Math.min(gap, (cpu - this.lastEndCpuUs) / 1000);
       this.lastEndCpuUs = cpu;
