@@ -16,8 +16,8 @@ import {
   type CompressionConfig,
   type ContentEncoding,
 } from '@svcboot/entry-core/toolkit';
-import { codeOfRejection, httpStatusFromCode } from '../codes.js';
-import { attachContext } from '../interceptor.js';
+import { codeOfRejection, httpStatusFromCode } from '@svcboot/grpc-server/protocol';
+import { attachContext } from '@svcboot/grpc-server/protocol';
 import {
   headerValue,
   GatewayHeaders,
@@ -27,14 +27,14 @@ import {
   hasHeader,
   putHeader,
 } from './headers.js';
-import { statusFromError, type HandlerStatus } from '../invoker/handler-call.js';
+import { statusFromError, type HandlerStatus } from '@svcboot/grpc-server/protocol';
 import {
   runHandler,
   type HandlerRun,
   type HandlerTarget,
   type SentStatus,
-} from '../invoker/run-handler.js';
-import { DEFAULT_MAX_JSON_DEPTH } from '../protojson/json-depth.js';
+} from '@svcboot/grpc-server/protocol';
+import { DEFAULT_MAX_JSON_DEPTH } from '@svcboot/grpc-server/protocol';
 import {
   DEFAULT_SSE_HEARTBEAT_MS,
   EVENT_STREAM_HEADERS,
@@ -44,14 +44,14 @@ import {
   eventFrame,
 } from './event-stream.js';
 import { JsonValueSplitter } from './json-stream.js';
-import { JsonInputError } from '../protojson/json.js';
+import { JsonInputError } from '@svcboot/grpc-server/protocol';
 import { ParamError } from './params.js';
-import { UnresolvableAny } from '../protojson/rpc-status.js';
+import { UnresolvableAny } from '@svcboot/grpc-server/protocol';
 import type { GatewayOptions } from './options.js';
 import type { HttpBodyFields } from './route.js';
-import { gatewayErrorBody } from './error-body.js';
+import { gatewayErrorBody } from '@svcboot/grpc-server/protocol';
 import { GatewayRejection, readBody } from './request.js';
-import { decodeGrpcTimeout } from '../grpc-timeout.js';
+import { decodeGrpcTimeout } from '@svcboot/grpc-server/protocol';
 import type { GatewayRoute } from './route.js';
 
 /** A status as the gateway reports it. */

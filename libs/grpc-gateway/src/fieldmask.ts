@@ -1,5 +1,5 @@
 import protobuf from 'protobufjs';
-import { fieldByAnyName, fullName } from '../protojson/json.js';
+import { fieldByAnyName, fullName } from '@svcboot/grpc-server/protocol';
 import { ParamError } from './params.js';
 
 /**

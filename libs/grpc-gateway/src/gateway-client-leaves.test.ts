@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startLibrary, type Harness } from './test-support/harness.js';
+import { startLibrary, type Harness } from '../../grpc-server/src/test-support/harness.js';
 
 /**
  * A gateway client that goes away while an asynchronous before still decides. How a refusal,

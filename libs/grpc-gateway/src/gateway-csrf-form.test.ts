@@ -1,7 +1,7 @@
 import type { App } from '@svcboot/entry-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import './index.js';
-import { startBrowserLibrary } from './test-support/browser-library.js';
+import { startBrowserLibrary } from '../../grpc-server/src/test-support/browser-library.js';
 
 /**
  * csrf where the gateway reads the request: a form body on a binding without a body (the token

@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { Metadata } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callContextOf } from './index.js';
-import { startLibrary, type Harness } from './test-support/harness.js';
+import { callContextOf } from '@svcboot/grpc-server';
+import { startLibrary, type Harness } from '../../grpc-server/src/test-support/harness.js';
 
 const META = [
   'x-request-id',

@@ -6,7 +6,7 @@ import {
   type ServerInterceptor,
 } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLibrary, unary, type Harness } from './test-support/harness.js';
+import { startLibrary, unary, type Harness } from '../../grpc-server/src/test-support/harness.js';
 
 /** What the interceptor saw: the method and the caller's X-Tenant. */
 const seen: Array<{ path: string; tenant: string }> = [];

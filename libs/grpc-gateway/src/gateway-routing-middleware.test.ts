@@ -1,9 +1,9 @@
 import type { App } from '@svcboot/entry-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import './index.js';
-import { startBrowserLibrary } from './test-support/browser-library.js';
-import { healthCheck, md, startGuarded } from './test-support/guarded.js';
-import { unary, type Harness } from './test-support/harness.js';
+import { startBrowserLibrary } from '../../grpc-server/src/test-support/browser-library.js';
+import { healthCheck, md, startGuarded } from '../../grpc-server/src/test-support/guarded.js';
+import { unary, type Harness } from '../../grpc-server/src/test-support/harness.js';
 
 /**
  * What the middlewares do where the gateway's routing decides (the rest is checked once per

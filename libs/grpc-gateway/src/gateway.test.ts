@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLibrary, type Harness } from './test-support/harness.js';
+import { startLibrary, type Harness } from '../../grpc-server/src/test-support/harness.js';
 
 let h: Harness;
 beforeAll(async () => {

@@ -13,7 +13,7 @@ import {
 } from '@svcboot/entry-core/call';
 import protobuf from 'protobufjs';
 import type { WebSocket, WebSocketServer } from 'ws';
-import { codeName } from '../codes.js';
+import { codeName, type RestGateway } from '@svcboot/grpc-server/protocol';
 
 /**
  * ws, loaded on the first WebSocket call rather than at start (most gateways never see one):
@@ -23,7 +23,7 @@ const requireWs = createRequire(import.meta.url);
 let wsLib: typeof import('ws') | undefined;
 const wsModule = (): typeof import('ws') => (wsLib ??= requireWs('ws') as typeof import('ws'));
 import type { GatewayStatus } from './exchange.js';
-import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from '../protojson/json-depth.js';
+import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from '@svcboot/grpc-server/protocol';
 import { fieldMaskFromBody } from './fieldmask.js';
 import { DEFAULT_MAX_QUERY_PARAMS, parseQueryInto } from './goparse.js';
 import {
@@ -34,9 +34,9 @@ import {
   jsonToPlain,
   messageToJson,
   type MarshalOptions,
-} from '../protojson/json.js';
+} from '@svcboot/grpc-server/protocol';
 import { ParamError, applyQuery, setPathVariable } from './params.js';
-import { anyToJson, detailsFromMetadata, type TypeResolver } from '../protojson/rpc-status.js';
+import { anyToJson, detailsFromMetadata, type TypeResolver } from '@svcboot/grpc-server/protocol';
 import { WsRequest, WsResponse } from './websocket.js';
 import { Exchange, type ExchangeHost } from './exchange.js';
 import type { GatewayOptions } from './options.js';
@@ -50,9 +50,14 @@ import type { GatewayRoute, HttpBodyFields } from './route.js';
  * message, runs the entry's middleware chain once and calls the same handler the gRPC server
  * calls, in process; answers with canonical JSON or a google.rpc.Status body.
  */
-export class Gateway implements ExchangeHost {
+export class Gateway implements ExchangeHost, RestGateway {
   private readonly byMethod = new Map<string, GatewayRoute[]>();
   readonly routes: GatewayRoute[] = [];
+
+  /** How many HTTP bindings it serves. */
+  get routeCount(): number {
+    return this.routes.length;
+  }
 
   /** The marshal options with Any values resolved in every loaded proto (protojson's registry). */
   private readonly marshal: MarshalOptions;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkJsonDepth, JsonDepthError } from './json-depth.js';
-import { JsonValueSplitter } from '../gateway/json-stream.js';
+import { checkJsonDepth, JsonDepthError } from '../../grpc-server/src/protojson/json-depth.js';
+import { JsonValueSplitter } from './json-stream.js';
 
 const nested = (depth: number, open = '[', close = ']'): string =>
   open.repeat(depth) + close.repeat(depth);

@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_JSON_DEPTH, JsonDepthError } from '../protojson/json-depth.js';
+import { DEFAULT_MAX_JSON_DEPTH, JsonDepthError } from '@svcboot/grpc-server/protocol';
 
 /**
  * Splits a request body that is a stream of JSON values (newline-delimited or simply

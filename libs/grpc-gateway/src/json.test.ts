@@ -3,8 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadProtoRoot } from '@svcboot/openapi';
-import { JsonInputError, jsonToPlain, messageToJson } from './json.js';
-import { populate } from '../gateway/params.js';
+import {
+  JsonInputError,
+  jsonToPlain,
+  messageToJson,
+} from '../../grpc-server/src/protojson/json.js';
+import { populate } from './params.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'json-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

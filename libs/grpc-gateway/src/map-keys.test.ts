@@ -5,9 +5,9 @@ import type { ServiceDefinition } from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { rootOfFiles } from '@svcboot/openapi';
-import { descriptorsOf, rootFromDefinitions } from './descriptors.js';
-import { conformanceProto, testdata } from './gateway/conformance/test-support/harness.js';
-import { jsonToPlain, messageToJson } from './protojson/json.js';
+import { descriptorsOf, rootFromDefinitions } from '../../grpc-server/src/descriptors.js';
+import { conformanceProto, testdata } from './conformance/test-support/harness.js';
+import { jsonToPlain, messageToJson } from '../../grpc-server/src/protojson/json.js';
 
 // Schemas rebuilt from descriptors (a service known only by its proto-loader definition;
 // protos.descriptorSets and generated code's files, through @svcboot/openapi's rootOfFiles):

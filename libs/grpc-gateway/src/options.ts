@@ -1,6 +1,6 @@
 import type { CompressionConfig } from '@svcboot/entry-core/toolkit';
-import type { MarshalOptions } from '../protojson/json.js';
-import type { GatewayErrorModel } from './error-body.js';
+import type { MarshalOptions } from '@svcboot/grpc-server/protocol';
+import type { GatewayErrorModel } from '@svcboot/grpc-server/protocol';
 
 export interface GatewayOptions {
   marshal: MarshalOptions;

@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from '../protojson/json-depth.js';
+import { DEFAULT_MAX_JSON_DEPTH, checkJsonDepth } from '@svcboot/grpc-server/protocol';
 import protobuf from 'protobufjs';
 import {
   ParseError,
@@ -10,7 +10,13 @@ import {
   parseRfc3339,
   parseUint,
 } from './goparse.js';
-import { PlainValue, WRAPPERS, fieldByAnyName, fullName, jsonName } from '../protojson/json.js';
+import {
+  PlainValue,
+  WRAPPERS,
+  fieldByAnyName,
+  fullName,
+  jsonName,
+} from '@svcboot/grpc-server/protocol';
 
 /**
  * Path variables and query parameters into a request's JSON tree, as grpc-gateway fills a request

@@ -1,10 +1,10 @@
 import { errorMessage } from '@svcboot/entry-core/toolkit';
 import type protobuf from 'protobufjs';
-import type { GatewayOptions } from './gateway/options.js';
-import { buildRoute, unboundBinding, type GatewayRoute } from './gateway/route.js';
+import type { GatewayOptions } from './options.js';
+import { buildRoute, unboundBinding, type GatewayRoute } from './route.js';
 import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from '@svcboot/openapi';
-import { grpcError } from './errors.js';
-import type { ServiceSet } from './services.js';
+import { grpcError } from '@svcboot/grpc-server/protocol';
+import type { ServiceSet } from '@svcboot/grpc-server/protocol';
 
 export interface RouteInput {
   /** The entry's added services. */

@@ -1,5 +1,5 @@
 import protobuf from 'protobufjs';
-import { PlainValue, fullName } from '../protojson/json.js';
+import { PlainValue, fullName } from '@svcboot/grpc-server/protocol';
 import type { Part, PartHead } from './multipart.js';
 import { applyQuery } from './params.js';
 import { GatewayRejection } from './request.js';

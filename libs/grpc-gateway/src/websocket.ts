@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
-import { PassThrough, type Duplex } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import type { WebSocket } from 'ws';
 
 /*
@@ -148,13 +148,4 @@ export class WsResponse extends EventEmitter {
     if (this.ws.readyState === this.ws.OPEN)
       this.ws.send(data, { binary: typeof data !== 'string' });
   }
-}
-
-/** Upgrade requests not served: a plain HTTP answer on the socket, as Node gives no response object. */
-export function refuseUpgrade(socket: Duplex, status: number, body: string): void {
-  const text =
-    status === 404 ? 'Not Found' : status === 503 ? 'Service Unavailable' : 'Bad Request';
-  socket.end(
-    `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
 }

@@ -1,5 +1,5 @@
 import { errorBody, googleStatusName, type ErrorModel } from '@svcboot/entry-core/call';
-import { codeName } from '../codes.js';
+import { codeName } from './codes.js';
 
 export type GatewayErrorModel = 'grpcGateway' | ErrorModel;
 

@@ -63,6 +63,12 @@ export const grpcErrors = {
     fix: 'write it with `buf build -o <file>` or `protoc --include_imports --descriptor_set_out=<file>`',
     message: (configPath: string, cause: string) => `${configPath}.protos.descriptorSets: ${cause}`,
   },
+  SVC_GRPC_GATEWAY_NOT_INSTALLED: {
+    when: 'boot.yaml needs the REST gateway or the OpenAPI UIs (HTTP rules: `gwMappingFiles`, `(google.api.http)` annotations, `generateUnboundMethods`; `sw`, `docs`; gRPC-Web or Connect preflights with `middleware.cors`) but @svcboot/grpc-gateway is not installed',
+    fix: 'run `npm install @svcboot/grpc-gateway`, or install @svcboot/entry-grpc, which brings every protocol; or remove what needs it',
+    message: (configPath: string, neededBy: string, pkg: string) =>
+      `${configPath}: ${neededBy} needs the REST gateway, which ${pkg} provides and is not installed: run \`npm install ${pkg}\` (or install @svcboot/entry-grpc, which brings every protocol)`,
+  },
   SVC_GRPC_MAPPING_FILE: {
     when: 'a `gwMappingFiles` file cannot be read, is not a `google.api.Service` yaml, or has a rule without selector or pattern',
     fix: 'fix the file the message names',

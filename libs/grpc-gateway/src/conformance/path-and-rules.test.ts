@@ -5,7 +5,7 @@ import type { ServiceDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { boot } from '@svcboot/entry-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { grpcEntry } from '../../index.js';
+import { grpcEntry } from '@svcboot/grpc-server';
 import { request, startConformance, testdata, type Conformance } from './test-support/harness.js';
 
 // Issue 15 points 7 (path parameters) and 2 (rules).

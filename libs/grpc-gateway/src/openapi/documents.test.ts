@@ -1,13 +1,13 @@
 import { boot } from '@svcboot/entry-core';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocuments } from '@svcboot/openapi';
-import { grpcEntry, grpcPlugin } from '../index.js';
+import { grpcEntry, grpcPlugin } from '@svcboot/grpc-server';
 import {
   libraryDefinition,
   libraryImplementation,
   libraryProto,
   protoDir,
-} from '../test-support/library-service.js';
+} from '../../../grpc-server/src/test-support/library-service.js';
 
 // buildOpenApiDocuments against the oracle: an entry booted with the same settings and the
 // proto's service added, serving both documents at /sw/.

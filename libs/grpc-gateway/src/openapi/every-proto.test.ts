@@ -29,9 +29,13 @@ interface Tree {
  * resolve against. Every `.proto` under a tree that declares a service is documented.
  */
 const trees: Tree[] = [
-  { root: path.join(lib, 'src/test-support/protos'), includeDirs: ['.'] },
-  { root: path.join(lib, 'src/test-support/descriptor-set'), includeDirs: [], descriptorSet: true },
-  { root: path.join(lib, 'src/gateway/conformance/testdata'), includeDirs: ['.'] },
+  { root: path.join(repo, 'libs/grpc-server/src/test-support/protos'), includeDirs: ['.'] },
+  {
+    root: path.join(repo, 'libs/grpc-server/src/test-support/descriptor-set'),
+    includeDirs: [],
+    descriptorSet: true,
+  },
+  { root: path.join(lib, 'src/conformance/testdata'), includeDirs: ['.'] },
   {
     root: path.join(repo, 'apps/demo-grpc'),
     includeDirs: ['api', 'third-party/googleapis'],

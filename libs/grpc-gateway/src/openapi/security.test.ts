@@ -3,13 +3,13 @@ import { describe, expect, it } from 'vitest';
 // Registers middleware.jwt (as a service importing the package does).
 import '@svcboot/middleware-jwt';
 import { buildOpenApiDocuments } from '@svcboot/openapi';
-import { grpcEntry, grpcPlugin } from '../index.js';
+import { grpcEntry, grpcPlugin } from '@svcboot/grpc-server';
 import {
   libraryDefinition,
   libraryImplementation,
   libraryProto,
   protoDir,
-} from '../test-support/library-service.js';
+} from '../../../grpc-server/src/test-support/library-service.js';
 
 // With middleware.jwt or middleware.auth on, the documents carry their security schemes (Swagger
 // UI's Authorize button) and each guarded operation its `security`; a guard's ignore list (a

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { describe, expect, it } from 'vitest';
-import { sourceOf } from '../test-support/openapi-source.js';
+import { sourceOf } from '../../../grpc-server/src/test-support/openapi-source.js';
 import { buildOpenApiV2, type OpenApiDocument } from '@svcboot/openapi';
 
 const testdata = path.join(path.dirname(fileURLToPath(import.meta.url)), 'testdata');

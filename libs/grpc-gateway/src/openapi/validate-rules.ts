@@ -14,7 +14,7 @@ import {
   type FileDescriptorProto,
 } from '@bufbuild/protobuf/wkt';
 import protobuf from 'protobufjs';
-import { importsFirst } from '../proto-file-descriptors.js';
+import { importsFirst } from '@svcboot/grpc-server/protocol';
 
 /** protovalidate's generated `buf.validate` module, as far as this reads it. */
 interface ValidateModule {

@@ -7,7 +7,7 @@ import { Metadata, type ServiceDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { boot, type App } from '@svcboot/entry-core';
 import protobuf from 'protobufjs';
-import { grpcEntry } from '../../../index.js';
+import { grpcEntry } from '@svcboot/grpc-server';
 
 export const testdata = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'testdata');
 export const conformanceProto = path.join(testdata, 'conformance/v1/conformance.proto');
