@@ -36,6 +36,12 @@ export const grpcErrors = {
     message: (configPath: string, key: string, pkg: string) =>
       `${configPath}.${key}: ${key} is provided by ${pkg}, which is not installed: run \`npm install ${pkg}\` (or install @svcboot/entry-grpc, which brings every protocol)`,
   },
+  SVC_GRPC_GATEWAY_NOT_INSTALLED: {
+    when: 'boot.yaml needs the REST gateway or the OpenAPI UIs (HTTP rules: `gwMappingFiles`, `(google.api.http)` annotations, `generateUnboundMethods`; `sw`, `docs`; gRPC-Web or Connect preflights with `middleware.cors`) but @svcboot/grpc-gateway is not installed',
+    fix: 'run `npm install @svcboot/grpc-gateway`, or install @svcboot/entry-grpc, which brings every protocol; or remove what needs it',
+    message: (configPath: string, neededBy: string, pkg: string) =>
+      `${configPath}: ${neededBy} needs the REST gateway, which ${pkg} provides and is not installed: run \`npm install ${pkg}\` (or install @svcboot/entry-grpc, which brings every protocol)`,
+  },
   SVC_GRPC_TLS_CERT_ENTRY: {
     when: '`tls.certEntry` names a cert entry that lacks its certificate or its key',
     fix: 'set both `certPemPath` and `keyPemPath` on that cert entry',
@@ -62,12 +68,6 @@ export const grpcErrors = {
     when: 'a `protos.descriptorSets` file cannot be read, is not a binary FileDescriptorSet, lacks an import, or does not resolve',
     fix: 'write it with `buf build -o <file>` or `protoc --include_imports --descriptor_set_out=<file>`',
     message: (configPath: string, cause: string) => `${configPath}.protos.descriptorSets: ${cause}`,
-  },
-  SVC_GRPC_GATEWAY_NOT_INSTALLED: {
-    when: 'boot.yaml needs the REST gateway or the OpenAPI UIs (HTTP rules: `gwMappingFiles`, `(google.api.http)` annotations, `generateUnboundMethods`; `sw`, `docs`; gRPC-Web or Connect preflights with `middleware.cors`) but @svcboot/grpc-gateway is not installed',
-    fix: 'run `npm install @svcboot/grpc-gateway`, or install @svcboot/entry-grpc, which brings every protocol; or remove what needs it',
-    message: (configPath: string, neededBy: string, pkg: string) =>
-      `${configPath}: ${neededBy} needs the REST gateway, which ${pkg} provides and is not installed: run \`npm install ${pkg}\` (or install @svcboot/entry-grpc, which brings every protocol)`,
   },
   SVC_GRPC_MAPPING_FILE: {
     when: 'a `gwMappingFiles` file cannot be read, is not a `google.api.Service` yaml, or has a rule without selector or pattern',

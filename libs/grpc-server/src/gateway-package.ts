@@ -81,7 +81,7 @@ export interface GatewayPackage {
  */
 export function gatewayNeededBy(
   config: GrpcEntryConfig,
-  services: ServiceSet,
+  services: Pick<ServiceSet, 'serviceNames'>,
   rootFor: (service: string) => protobuf.Root | undefined,
 ): string | undefined {
   if (config.gwMappingFiles.length > 0) return 'gwMappingFiles';

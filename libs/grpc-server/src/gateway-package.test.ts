@@ -1,0 +1,81 @@
+import { SvcError } from '@svcboot/entry-core';
+import { loadProtoRoot } from '@svcboot/openapi';
+import { describe, expect, it } from 'vitest';
+import { GATEWAY_PACKAGE, gatewayNeededBy, loadGatewayPackage } from './gateway-package.js';
+import { grpcSchema } from './schema.js';
+import { libraryProto, protoDir } from './test-support/library-service.js';
+
+const noServices = { serviceNames: (): string[] => [] };
+const noRoot = (): undefined => undefined;
+
+describe('the gateway package, loaded by the core when installed', () => {
+  it('loads @svcboot/grpc-gateway: the gateway and the UIs', async () => {
+    const pkg = await loadGatewayPackage('grpc[greeter]', undefined);
+    expect(GATEWAY_PACKAGE).toBe('@svcboot/grpc-gateway');
+    expect(typeof pkg?.buildGateway).toBe('function');
+  });
+
+  it('not installed and needed: a stable code, what needs it, the package and the npm install command', async () => {
+    const missing = '@svcboot/grpc-gateway-not-installed';
+    const err = await loadGatewayPackage('grpc[greeter]', 'sw', missing).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(SvcError);
+    expect((err as SvcError).code).toBe('SVC_GRPC_GATEWAY_NOT_INSTALLED');
+    expect((err as SvcError).message).toContain(
+      `grpc[greeter]: sw needs the REST gateway, which ${missing} provides and is not installed: run \`npm install ${missing}\``,
+    );
+  });
+
+  it('not installed and not needed: none, and no error (a gRPC-only entry)', async () => {
+    await expect(
+      loadGatewayPackage('grpc[greeter]', undefined, '@svcboot/grpc-gateway-not-installed'),
+    ).resolves.toBeUndefined();
+  });
+});
+
+describe('what needs the gateway', () => {
+  const config = (extra: Record<string, unknown> = {}) =>
+    grpcSchema.parse({ name: 'g', port: 0, ...extra });
+
+  it('nothing in a gRPC-only entry: health, metrics and Koa routes are the core’s', () => {
+    expect(gatewayNeededBy(config({ prom: { enabled: true } }), noServices, noRoot)).toBe(
+      undefined,
+    );
+    // gRPC-Web and Connect without CORS: their calls are grpc-browser's, no preflight to answer.
+    expect(
+      gatewayNeededBy(
+        config({ grpcWeb: { enabled: true }, connect: { enabled: true } }),
+        noServices,
+        noRoot,
+      ),
+    ).toBe(undefined);
+  });
+
+  it('each key that serves HTTP rules or the UIs', () => {
+    expect(gatewayNeededBy(config({ gwMappingFiles: ['gw.yaml'] }), noServices, noRoot)).toBe(
+      'gwMappingFiles',
+    );
+    expect(gatewayNeededBy(config({ generateUnboundMethods: true }), noServices, noRoot)).toBe(
+      'generateUnboundMethods',
+    );
+    expect(gatewayNeededBy(config({ sw: { enabled: true } }), noServices, noRoot)).toBe('sw');
+    expect(gatewayNeededBy(config({ docs: { enabled: true } }), noServices, noRoot)).toBe('docs');
+    const cors = { middleware: { cors: { enabled: true } } };
+    expect(
+      gatewayNeededBy(config({ ...cors, grpcWeb: { enabled: true } }), noServices, noRoot),
+    ).toBe('grpcWeb');
+    expect(
+      gatewayNeededBy(config({ ...cors, connect: { enabled: true } }), noServices, noRoot),
+    ).toBe('connect');
+  });
+
+  it('a (google.api.http) annotation of an added service', () => {
+    const root = loadProtoRoot([libraryProto], [protoDir], process.cwd());
+    const library = { serviceNames: (): string[] => ['test.v1.Library'] };
+    expect(gatewayNeededBy(config(), library, () => root)).toBe(
+      '(google.api.http) of test.v1.Library',
+    );
+  });
+});
