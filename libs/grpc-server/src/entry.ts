@@ -192,7 +192,7 @@ export class GrpcEntry implements Entry {
   private builtChain: CallChain | undefined;
   private readonly added: PlacedMiddleware[] = [];
   private readonly health: HealthService;
-  /** The REST gateway (@svcboot/grpc-gateway), when boot.yaml needs it or it is there for preflights. */
+  /** The REST gateway (@svcboot/grpc-gateway), when boot.yaml needs it (gateway-package.ts). */
   private gateway: RestGateway | undefined;
   /** Swagger UI and RapiDoc (`sw`, `docs`), built with the gateway. */
   private uis: UiMount[] = [];
@@ -328,12 +328,15 @@ export class GrpcEntry implements Entry {
     return this;
   }
 
-  /** The OpenAPI 2.0 document (JSON text) built at bootstrap ('' without @svcboot/grpc-gateway). */
+  /**
+   * The OpenAPI 2.0 document (JSON text) built at bootstrap with the gateway; '' when the entry
+   * has no gateway (nothing in boot.yaml or the protos needs @svcboot/grpc-gateway: no HTTP rule, no UI).
+   */
   get openApiDocument(): string {
     return this.openApi;
   }
 
-  /** The OpenAPI 3.1 document (JSON text) built at bootstrap; '' when it could not be built. */
+  /** The OpenAPI 3.1 document (JSON text) built at bootstrap; '' when it could not be built or the entry has no gateway. */
   get openApiV3Document(): string {
     return this.openApiV3;
   }
@@ -812,6 +815,7 @@ export class GrpcEntry implements Entry {
     const pkg = await loadGatewayPackage(
       this.ctx.configPath,
       gatewayNeededBy(c, this.services, rootFor),
+      c.grpcWeb.enabled || c.connect.enabled,
     );
     if (!pkg) return undefined;
     const { gateway, uis, openApi, openApiV3 } = await pkg.buildGateway({

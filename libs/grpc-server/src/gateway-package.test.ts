@@ -9,15 +9,21 @@ const noServices = { serviceNames: (): string[] => [] };
 const noRoot = (): undefined => undefined;
 
 describe('the gateway package, loaded by the core when installed', () => {
-  it('loads @svcboot/grpc-gateway: the gateway and the UIs', async () => {
-    const pkg = await loadGatewayPackage('grpc[greeter]', undefined);
+  it('loads @svcboot/grpc-gateway when something needs it, or for preflights when it is installed', async () => {
+    const pkg = await loadGatewayPackage('grpc[greeter]', 'sw');
     expect(GATEWAY_PACKAGE).toBe('@svcboot/grpc-gateway');
     expect(typeof pkg?.buildGateway).toBe('function');
+    const forPreflights = await loadGatewayPackage('grpc[greeter]', undefined, true);
+    expect(forPreflights).toBe(pkg);
+  });
+
+  it('not loaded when nothing needs it, though installed (a gRPC-only start)', async () => {
+    await expect(loadGatewayPackage('grpc[greeter]', undefined)).resolves.toBeUndefined();
   });
 
   it('not installed and needed: a stable code, what needs it, the package and the npm install command', async () => {
     const missing = '@svcboot/grpc-gateway-not-installed';
-    const err = await loadGatewayPackage('grpc[greeter]', 'sw', missing).then(
+    const err = await loadGatewayPackage('grpc[greeter]', 'sw', false, missing).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -28,9 +34,9 @@ describe('the gateway package, loaded by the core when installed', () => {
     );
   });
 
-  it('not installed and not needed: none, and no error (a gRPC-only entry)', async () => {
+  it('not installed and not needed: none, and no error (gRPC-Web or Connect without CORS)', async () => {
     await expect(
-      loadGatewayPackage('grpc[greeter]', undefined, '@svcboot/grpc-gateway-not-installed'),
+      loadGatewayPackage('grpc[greeter]', undefined, true, '@svcboot/grpc-gateway-not-installed'),
     ).resolves.toBeUndefined();
   });
 });

@@ -109,17 +109,21 @@ export function notInstalled(err: unknown, specifier: string): boolean {
 }
 
 /**
- * Loads the gateway package when it is installed (an entry with it serves exactly what it served
- * as one package, the OpenAPI documents included). When it is not installed: undefined if nothing
- * needs it (`neededBy` undefined), else SVC_GRPC_GATEWAY_NOT_INSTALLED naming what needs it, the
- * package and the command that installs it. The specifier is data, not an import: the core does
- * not depend on the gateway (the gateway depends on the core).
+ * Loads the gateway package when something needs it (`neededBy`: the key, or annotation, that
+ * does), failing with SVC_GRPC_GATEWAY_NOT_INSTALLED naming it, the package and the command that
+ * installs it when the package is missing. When nothing needs it: loaded only with
+ * `useIfInstalled` (gRPC-Web or Connect on: their preflights without middleware.cors are answered
+ * as a whole entry-grpc answers them) and if it is installed; otherwise not at all, so a gRPC-only
+ * start loads none of its modules. The specifier is data, not an import: the core does not depend
+ * on the gateway (the gateway depends on the core).
  */
 export async function loadGatewayPackage(
   configPath: string,
   neededBy: string | undefined,
+  useIfInstalled = false,
   specifier: string = GATEWAY_PACKAGE,
 ): Promise<GatewayPackage | undefined> {
+  if (neededBy === undefined && !useIfInstalled) return undefined;
   try {
     return (await import(specifier)) as GatewayPackage;
   } catch (err) {
