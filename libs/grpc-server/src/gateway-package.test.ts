@@ -1,7 +1,8 @@
-import { SvcError } from '@svcboot/entry-core';
+import { boot, SvcError, type App } from '@svcboot/entry-core';
 import { loadProtoRoot } from '@svcboot/openapi';
 import { describe, expect, it } from 'vitest';
 import { GATEWAY_PACKAGE, gatewayNeededBy, loadGatewayPackage } from './gateway-package.js';
+import { grpcEntry, type GrpcEntry } from './index.js';
 import { grpcSchema } from './schema.js';
 import { libraryProto, protoDir } from './test-support/library-service.js';
 
@@ -83,5 +84,40 @@ describe('what needs the gateway', () => {
     expect(gatewayNeededBy(config(), library, () => root)).toBe(
       '(google.api.http) of test.v1.Library',
     );
+  });
+});
+
+describe('an entry and the gateway package (installed in the workspace)', () => {
+  const started = async (entryYaml: string): Promise<{ app: App; entry: GrpcEntry }> => {
+    const app = await boot({
+      configText: `app: { name: gw }\ngrpc:\n  - name: e\n    port: 0\n${entryYaml}`,
+    });
+    await app.bootstrap();
+    return { app, entry: grpcEntry(app, 'e') };
+  };
+
+  it('gRPC only: the gateway is not used (no documents), health and metrics are the core’s, other paths 404', async () => {
+    const { app, entry } = await started('    prom: { enabled: true }\n');
+    try {
+      expect(entry.openApiDocument).toBe('');
+      const base = `http://127.0.0.1:${entry.port}`;
+      for (const p of ['/livez', '/readyz', '/metrics'])
+        expect((await fetch(base + p)).status, p).toBe(200);
+      const missing = await fetch(`${base}/v1/nothing`);
+      expect(missing.status).toBe(404);
+      expect(await missing.json()).toEqual({ code: 5, message: 'Not Found', details: [] });
+    } finally {
+      await app.shutdown('test');
+    }
+  });
+
+  it('sw on: the gateway builds the documents and serves the UI', async () => {
+    const { app, entry } = await started('    sw: { enabled: true }\n');
+    try {
+      expect(JSON.parse(entry.openApiDocument)).toMatchObject({ swagger: '2.0' });
+      expect((await fetch(`http://127.0.0.1:${entry.port}/sw/swagger.json`)).status).toBe(200);
+    } finally {
+      await app.shutdown('test');
+    }
   });
 });
