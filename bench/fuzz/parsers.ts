@@ -15,13 +15,10 @@ import {
   checkJsonDepth,
   DEFAULT_MAX_JSON_DEPTH,
 } from '../../libs/grpc-server/src/protojson/json-depth.js';
-import { JsonValueSplitter } from '../../libs/grpc-server/src/gateway/json-stream.js';
-import {
-  DEFAULT_MAX_QUERY_PARAMS,
-  parseQueryInto,
-} from '../../libs/grpc-server/src/gateway/goparse.js';
-import { compileTemplate } from '../../libs/grpc-server/src/gateway/template.js';
-import { metadataFromHeaders } from '../../libs/grpc-server/src/gateway/headers.js';
+import { JsonValueSplitter } from '../../libs/grpc-gateway/src/json-stream.js';
+import { DEFAULT_MAX_QUERY_PARAMS, parseQueryInto } from '../../libs/grpc-gateway/src/goparse.js';
+import { compileTemplate } from '../../libs/grpc-gateway/src/template.js';
+import { metadataFromHeaders } from '../../libs/grpc-gateway/src/headers.js';
 
 const runs = Number(process.argv[2] ?? 300);
 const seed = process.argv[3] === undefined ? Date.now() % 2 ** 31 : Number(process.argv[3]);

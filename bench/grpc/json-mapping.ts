@@ -37,7 +37,7 @@ import { loadProtoRoot } from '../../libs/openapi/src/api/protos.js';
 import { bufBinary } from '@svcboot/testkit';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const testdata = path.resolve(here, '../../libs/grpc-server/src/gateway/conformance/testdata');
+const testdata = path.resolve(here, '../../libs/grpc-gateway/src/conformance/testdata');
 const protos = path.resolve(here, '../../libs/grpc-server/src/test-support/protos');
 const N = Number(process.argv[2] ?? 2000);
 let seed = Number(process.argv[3] ?? 1);

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { boot, defaultRegistry } from '@svcboot/entry-core';
+import * as gateway from '@svcboot/grpc-gateway';
 import * as server from '@svcboot/grpc-server';
 import * as typed from '@svcboot/grpc-typed';
 import { expect, it } from 'vitest';
@@ -20,10 +21,11 @@ function manifest(dir: string): Manifest {
   return JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as Manifest;
 }
 
-it("exports every name of the server core, the very same values (and through it grpc-typed's)", () => {
+it("exports every name of the server core and the gateway's path templates, the very same values (and through the core grpc-typed's)", () => {
   const all = new Map(Object.entries(entryGrpc));
-  expect([...all.keys()].sort()).toEqual(Object.keys(server).sort());
+  expect([...all.keys()].sort()).toEqual([...Object.keys(server), 'compileTemplate'].sort());
   for (const [name, value] of Object.entries(server)) expect(all.get(name), name).toBe(value);
+  expect(all.get('compileTemplate')).toBe(new Map(Object.entries(gateway)).get('compileTemplate'));
   const fromTyped = new Map(Object.entries(typed));
   for (const name of ['RpcError', 'Code', 'typedClient', 'ErrorInfoSchema', 'grpcCallPayloads'])
     expect(all.get(name), name).toBe(fromTyped.get(name));

@@ -12,9 +12,15 @@ describe('the packed package', () => {
     'installs the grpc server with it and serves gRPC and the gateway from a boot.yaml, imported as @svcboot/entry-grpc',
     async () => {
       const project = await installPacked(
-        ['entry-core', 'openapi', 'grpc-typed', 'grpc-server', 'grpc-browser', 'entry-grpc'].map(
-          (d) => path.join(libs, d),
-        ),
+        [
+          'entry-core',
+          'openapi',
+          'grpc-typed',
+          'grpc-server',
+          'grpc-browser',
+          'grpc-gateway',
+          'entry-grpc',
+        ].map((d) => path.join(libs, d)),
         { '@grpc/grpc-js': '^1.14.7', '@grpc/proto-loader': '^0.8.1' },
       );
       try {

@@ -57,8 +57,7 @@ import {
 import { copyComments } from './typed/comments.js';
 import { adaptService } from './typed/service.js';
 import type { RequestCheck } from './typed/validate.js';
-import { gatewayErrorBody } from './gateway/error-body.js';
-import { Gateway } from './gateway/gateway.js';
+import { gatewayErrorBody } from './error-body.js';
 import { FirstCallTimeout } from './grpc-js-connections.js';
 // What boot.yaml may leave off (gRPC-Web, Connect, reflection, request validation) is loaded by
 // bootstrap with import() only when it is on: a start loads none of their modules otherwise.
@@ -67,7 +66,15 @@ import { loadBrowserProtocols, type ProtocolAdapter } from './browser-protocols.
 import { MethodInvoker } from './invoker/invoker.js';
 import { nativeServerOverInvoker } from './native/invoke-adapter.js';
 import { routeServerStreams } from './route-streams.js';
-import { refuseUpgrade } from './gateway/websocket.js';
+// The REST gateway and the UIs are @svcboot/grpc-gateway's (gateway-package.ts loads it when
+// boot.yaml needs it).
+import {
+  gatewayNeededBy,
+  loadGatewayPackage,
+  refuseUpgrade,
+  type RestGateway,
+  type UiMount,
+} from './gateway-package.js';
 import { codeOfHttpStatus, codeOfRejection } from './codes.js';
 import { grpcError } from './errors.js';
 import { HealthService } from './health.js';
@@ -83,16 +90,11 @@ import { OnePortListener } from './one-port.js';
 import {
   loadDescriptorSets,
   loadProtoRoot,
-  openApiDocumentsOf,
-  type GuardsConfig,
   readDescriptorSetFiles,
   rootOfFiles,
 } from '@svcboot/openapi';
-import { attachValidateRules } from './openapi/validate-rules.js';
-import { routesOf, webPreflightRoutes } from './routes.js';
 import type { GrpcEntryConfig } from './schema.js';
 import { ServiceSet, type RegisteredMethod } from './services.js';
-import { rapiDoc, swaggerUi, type UiMount } from './ui.js';
 import { GRPC_ENTRY_TYPE } from './entry-type.js';
 
 /** `noRecvMsgSizeLimit`: grpc-js's largest message length (2 GiB - 1). */
@@ -190,13 +192,15 @@ export class GrpcEntry implements Entry {
   private builtChain: CallChain | undefined;
   private readonly added: PlacedMiddleware[] = [];
   private readonly health: HealthService;
-  private gateway: Gateway | undefined;
-  /** The protobufjs root describing a service's messages (built with the gateway). */
-  private rootFor: (service: string) => protobuf.Root | undefined = () => undefined;
+  /** The REST gateway (@svcboot/grpc-gateway), when boot.yaml needs it (gateway-package.ts). */
+  private gateway: RestGateway | undefined;
+  /** Swagger UI and RapiDoc (`sw`, `docs`), built with the gateway. */
+  private uis: UiMount[] = [];
+  /** The OpenAPI documents (JSON text), built with the gateway; '' without it. */
   private openApi = '';
   private openApiV3 = '';
-  /** The added services found in the loaded protos, for the OpenAPI document's tags. */
-  private documentedServices: protobuf.Service[] = [];
+  /** The protobufjs root describing a service's messages (built at bootstrap). */
+  private rootFor: (service: string) => protobuf.Root | undefined = () => undefined;
   private running: Running | undefined;
   private draining = false;
   private bootstrapped = false;
@@ -324,12 +328,15 @@ export class GrpcEntry implements Entry {
     return this;
   }
 
-  /** The OpenAPI 2.0 document (JSON text) built at bootstrap. */
+  /**
+   * The OpenAPI 2.0 document (JSON text) built at bootstrap with the gateway; '' when the entry
+   * has no gateway (nothing in boot.yaml or the protos needs @svcboot/grpc-gateway: no HTTP rule, no UI).
+   */
   get openApiDocument(): string {
     return this.openApi;
   }
 
-  /** The OpenAPI 3.1 document (JSON text) built at bootstrap; '' when it could not be built. */
+  /** The OpenAPI 3.1 document (JSON text) built at bootstrap; '' when it could not be built or the entry has no gateway. */
   get openApiV3Document(): string {
     return this.openApiV3;
   }
@@ -390,31 +397,6 @@ export class GrpcEntry implements Entry {
     }
     const gateway = await this.buildGateway();
     this.gateway = gateway;
-    try {
-      const docs = openApiDocumentsOf(
-        gateway.routes,
-        this.documentedServices,
-        {
-          title: this.ctx.app.name,
-          version: this.ctx.app.version,
-          description: this.ctx.app.description,
-        },
-        c.sw,
-        c.middleware as GuardsConfig,
-      );
-      this.openApi = JSON.stringify(docs.v2, null, 2);
-      this.openApiV3 = docs.v3 ? JSON.stringify(docs.v3, null, 2) : '';
-      // protoc-gen-openapiv3 refuses some inputs (duplicate operation ids) that v2 accepts.
-      if (docs.v3Error)
-        this.ctx.logger.warn(`${this.ctx.configPath}.sw: no OpenAPI 3.1 document: ${docs.v3Error}`);
-    } catch (err) {
-      const error = grpcError('SVC_GRPC_OPENAPI_FAILED', [this.ctx.configPath, errorMessage(err)], {
-        cause: err,
-      });
-      // Only an entry that serves the document fails for it.
-      if (c.sw.enabled || c.docs.enabled) throw error;
-      this.ctx.logger.warn(error.message);
-    }
 
     const requestTimeout =
       c.requestMessageTimeoutMs > 0
@@ -453,7 +435,7 @@ export class GrpcEntry implements Entry {
           rootFor: this.rootFor,
           maxMessageBytes: maxRecv,
           maxSendMessageBytes: c.maxSendMsgSizeBytes,
-          gatewayPost: (path) => gateway.methodsFor(path).includes('POST'),
+          gatewayPost: (path) => gateway?.methodsFor(path).includes('POST') ?? false,
           maxJsonDepth: c.gwOption.maxJsonDepth,
         })
       : undefined;
@@ -591,6 +573,7 @@ export class GrpcEntry implements Entry {
       h2.on('request', (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => {
         if (
           direct &&
+          gateway &&
           this.serveGateway(
             gateway,
             req as unknown as http.IncomingMessage,
@@ -632,7 +615,7 @@ export class GrpcEntry implements Entry {
           res.setHeader('Connection', 'close');
         if (grpcWeb?.serve(req, res)) return;
         if (connect?.serve(req, res)) return;
-        if (direct && this.serveGateway(gateway, req, res)) return;
+        if (direct && gateway && this.serveGateway(gateway, req, res)) return;
         void viaKoa(req, res);
       },
     );
@@ -644,7 +627,7 @@ export class GrpcEntry implements Entry {
           503,
           '{"code":14,"message":"the server is shutting down","details":[]}',
         );
-      else if (!gateway.upgrade(req, socket, head))
+      else if (!gateway?.upgrade(req, socket, head))
         refuseUpgrade(socket, 404, '{"code":5,"message":"Not Found","details":[]}');
     });
     httpServer.keepAliveTimeout = 65_000;
@@ -793,7 +776,7 @@ export class GrpcEntry implements Entry {
     }
   }
 
-  private async buildGateway(): Promise<Gateway> {
+  private async buildGateway(): Promise<RestGateway | undefined> {
     const c = this.config;
     const cwd = process.cwd();
     let root: protobuf.Root | undefined;
@@ -821,16 +804,6 @@ export class GrpcEntry implements Entry {
       generated.length > 0 ? rootOfFiles(generated, 'the generated services') : undefined;
     // Comments are not in generated descriptors: a .proto listed under protos.files gives them.
     if (typedRoot) copyComments(root, typedRoot);
-    if (
-      typedRoot &&
-      !(await attachValidateRules(
-        typedRoot,
-        generated.map((f) => f.proto),
-      ))
-    )
-      this.ctx.logger.warn(
-        `${this.ctx.configPath}: a typed service's protos have buf.validate rules, but @bufbuild/protovalidate is not installed: the OpenAPI documents leave them out (npm install @bufbuild/protovalidate)`,
-      );
     if (c.enableReflection) this.pool = this.descriptorPool(root, cwd);
     const rootFor = (service: string): protobuf.Root | undefined => {
       if (typedRoot?.lookup(service)) return typedRoot;
@@ -839,50 +812,31 @@ export class GrpcEntry implements Entry {
       return fallback?.lookup(service) ? fallback : undefined;
     };
     this.rootFor = rootFor;
-    const gateway = new Gateway(
-      this.chain,
-      {
-        marshal: {
-          ...c.gwOption.marshal,
-          emitUnpopulated: c.gwOption.marshal.emitUnpopulated || c.enableSvcGwOption,
-          omitUnsetValue: c.enableSvcGwOption,
-        },
-        indent: c.gwOption.marshal.indent,
-        discardUnknown: c.gwOption.unmarshal.discardUnknown,
-        svcStyle: c.enableSvcGwOption,
-        maxBodyBytes: c.maxRecvMsgSizeBytes,
-        methodNotAllowed405: c.gwOption.routing.methodNotAllowed405,
-        disablePathLengthFallback: c.gwOption.routing.disablePathLengthFallback,
-        disableHttpMethodOverride: c.gwOption.routing.disableHttpMethodOverride,
-        allowPatchFeature: c.gwOption.allowPatchFeature,
-        maxJsonDepth: c.gwOption.maxJsonDepth,
-        errorModel: c.errorModel,
-        compression: c.compression,
-        maxQueryParams: c.gwOption.maxQueryParams,
-        sseHeartbeatMs: c.gwOption.sseHeartbeatMs,
-        maxUploadBytes: c.gwOption.maxUploadBytes ?? c.maxRecvMsgSizeBytes,
-      },
-      this.interceptors,
+    const pkg = await loadGatewayPackage(
+      this.ctx.configPath,
+      gatewayNeededBy(c, this.services, rootFor),
+      c.grpcWeb.enabled || c.connect.enabled,
     );
-    const { routes, documented } = await routesOf({
+    if (!pkg) return undefined;
+    const { gateway, uis, openApi, openApiV3 } = await pkg.buildGateway({
+      config: c,
+      configPath: this.ctx.configPath,
+      app: {
+        name: this.ctx.app.name,
+        version: this.ctx.app.version,
+        description: this.ctx.app.description,
+      },
+      chain: this.chain,
+      interceptors: this.interceptors,
       services: this.services,
       rootFor,
-      gwMappingFiles: c.gwMappingFiles,
-      generateUnboundMethods: c.generateUnboundMethods,
-      options: gateway.options,
-      configPath: this.ctx.configPath,
+      ...(typedRoot ? { typed: { root: typedRoot, files: generated.map((f) => f.proto) } } : {}),
+      browserPreflights: c.grpcWeb.enabled || c.connect.enabled,
       warn: (message) => this.ctx.logger.warn(message),
     });
-    this.documentedServices = documented;
-    for (const route of routes) gateway.add(route);
-    // Browsers' CORS preflights to the gRPC paths, for gRPC-Web and Connect calls alike.
-    if (c.grpcWeb.enabled || c.connect.enabled)
-      for (const route of webPreflightRoutes({
-        services: this.services,
-        rootFor,
-        options: gateway.options,
-      }))
-        gateway.addWebPreflight(route);
+    this.uis = uis;
+    this.openApi = openApi;
+    this.openApiV3 = openApiV3;
     return gateway;
   }
 
@@ -918,7 +872,7 @@ export class GrpcEntry implements Entry {
 
   /** A gateway call outside Koa: true when a binding matched (and the call was answered). */
   private serveGateway(
-    gateway: Gateway,
+    gateway: RestGateway,
     req: http.IncomingMessage,
     res: http.ServerResponse,
   ): boolean {
@@ -941,20 +895,9 @@ export class GrpcEntry implements Entry {
    * /metrics, /livez, /readyz, the UIs and, when given (users added Koa middleware), the gateway,
    * after any middleware the user added.
    */
-  private routes(gateway: Gateway | undefined): Koa.Middleware {
+  private routes(gateway: RestGateway | undefined): Koa.Middleware {
     const c = this.config;
-    const document = (): string => this.openApi;
-    const documentV3 = this.openApiV3 ? (): string => this.openApiV3 : undefined;
-    const mounts: UiMount[] = [];
-    if (c.sw.enabled)
-      mounts.push(swaggerUi(c.sw.path, document, this.ctx.app.name, documentV3, c.sw.headers));
-    if (c.docs.enabled)
-      mounts.push(
-        rapiDoc(c.docs.path, document, this.ctx.app.name, documentV3, {
-          headers: c.docs.headers,
-          theme: c.docs.style.theme,
-        }),
-      );
+    const mounts = this.uis;
     const health = (this.healthRoutes = new HealthRoutes({
       isReady: () => this.ctx.isReady(),
       isDraining: () => this.draining,
@@ -1041,7 +984,7 @@ export class GrpcEntry implements Entry {
     const base = `${scheme}://localhost:${port}`;
     const log = this.ctx.logger;
     log.info(
-      `gRPC and REST gateway listening on port ${port} (${this.gateway?.routes.length ?? 0} gateway routes)`,
+      `gRPC and REST gateway listening on port ${port} (${this.gateway?.routeCount ?? 0} gateway routes)`,
     );
     if (c.sw.enabled) log.info(`SwaggerEntry: ${base}${c.sw.path}`);
     if (c.docs.enabled) log.info(`DocsEntry: ${base}${c.docs.path}`);

@@ -36,6 +36,12 @@ export const grpcErrors = {
     message: (configPath: string, key: string, pkg: string) =>
       `${configPath}.${key}: ${key} is provided by ${pkg}, which is not installed: run \`npm install ${pkg}\` (or install @svcboot/entry-grpc, which brings every protocol)`,
   },
+  SVC_GRPC_GATEWAY_NOT_INSTALLED: {
+    when: 'boot.yaml needs the REST gateway or the OpenAPI UIs (HTTP rules: `gwMappingFiles`, `(google.api.http)` annotations, `generateUnboundMethods`; `sw`, `docs`; gRPC-Web or Connect preflights with `middleware.cors`) but @svcboot/grpc-gateway is not installed',
+    fix: 'run `npm install @svcboot/grpc-gateway`, or install @svcboot/entry-grpc, which brings every protocol; or remove what needs it',
+    message: (configPath: string, neededBy: string, pkg: string) =>
+      `${configPath}: ${neededBy} needs the REST gateway, which ${pkg} provides and is not installed: run \`npm install ${pkg}\` (or install @svcboot/entry-grpc, which brings every protocol)`,
+  },
   SVC_GRPC_TLS_CERT_ENTRY: {
     when: '`tls.certEntry` names a cert entry that lacks its certificate or its key',
     fix: 'set both `certPemPath` and `keyPemPath` on that cert entry',

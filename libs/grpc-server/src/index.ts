@@ -33,8 +33,6 @@ export { GrpcEntry, GRPC_ENTRY_TYPE } from './entry.js';
 export { grpcSchema, type GrpcEntryConfig } from './schema.js';
 export { callContextOf } from './interceptor.js';
 export { CODE_NAMES, codeName, httpStatusFromCode } from './codes.js';
-export { compileTemplate, type PathTemplate } from './gateway/template.js';
-export type { HttpBinding } from '@svcboot/openapi';
 export { grpcErrors } from './errors.js';
 export { DescriptorPool, type PoolFile } from './descriptor-pool.js';
 // Typed services and clients, RpcError and google.rpc's details, codecs, the call record's payloads:

@@ -27,7 +27,7 @@ const HARMLESS_SCRIPTS = new Set(['protobufjs postinstall']);
 
 describe('the packed package', () => {
   it(
-    'installs outside the workspace and serves gRPC and the gateway from a boot.yaml with plain node',
+    'installs outside the workspace and, without @svcboot/grpc-gateway, serves gRPC, health and metrics from a boot.yaml with plain node',
     async () => {
       const project = await installPacked([coreDir, openapiDir, typedDir, libDir], {
         '@grpc/proto-loader': '^0.8.1',
@@ -40,23 +40,15 @@ describe('the packed package', () => {
         expect(
           files.some((f) => f.startsWith('src/') || f.includes('test') || f.startsWith('scripts/')),
         ).toBe(false);
-        // The UI files ship in the package, each with its licence, instead of rapidoc and swagger-ui-dist.
-        for (const f of [
-          'rapidoc/rapidoc-min.js',
-          'rapidoc/LICENSE',
-          'swagger-ui/swagger-ui-bundle.js',
-          'swagger-ui/LICENSE',
-          'swagger-ui/NOTICE',
-        ]) {
-          expect(files).toContain(`assets/${f}`);
-        }
+        // The UI files are @svcboot/grpc-gateway's (its pack test checks them).
+        expect(files.filter((f) => f.startsWith('assets/'))).toEqual([]);
         const installed = JSON.parse(
           await readFile(
             path.join(project.dir, 'node_modules/@svcboot/grpc-server/package.json'),
             'utf8',
           ),
         ) as { exports: Record<string, unknown> };
-        // '.' for apps, './protocol' for the protocol packages (grpc-browser).
+        // '.' for apps, './protocol' for the protocol packages (grpc-browser, grpc-gateway).
         expect(Object.keys(installed.exports).sort()).toEqual([
           '.',
           './package.json',
@@ -64,6 +56,12 @@ describe('the packed package', () => {
         ]);
         const packages = await installedPackages(project.dir);
         expect(packages.filter((p) => HEAVY.test(p.name)).map((p) => p.dir)).toEqual([]);
+        // The gateway's packages: not installed with the core.
+        expect(
+          packages
+            .filter((p) => p.name === '@svcboot/grpc-gateway' || p.name === 'ws')
+            .map((p) => p.dir),
+        ).toEqual([]);
         expect(packages.flatMap((p) => p.nativeAddons.map((a) => `${p.dir}/${a}`))).toEqual([]);
         const scripts = packages
           .flatMap((p) => p.installScripts.map((s) => `${p.name} ${s}`))
@@ -75,48 +73,50 @@ describe('the packed package', () => {
         );
         await writeFile(
           path.join(project.dir, 'boot.yaml'),
-          'app:\n  name: packed\n  version: 1.0.0\ngrpc:\n  - name: hi\n    port: 0\n    generateUnboundMethods: true\n    protos:\n      files: [hello.proto]\n    sw: { enabled: true }\n    docs: { enabled: true }\n    prom: { enabled: true }\n    middleware: { meta: { enabled: true } }\n',
+          'app:\n  name: packed\n  version: 1.0.0\ngrpc:\n  - name: hi\n    port: 0\n    protos:\n      files: [hello.proto]\n    prom: { enabled: true }\n    middleware: { meta: { enabled: true } }\n',
         );
         await writeFile(
           path.join(project.dir, 'main.mjs'),
           `import { boot } from '@svcboot/entry-core';
 import { grpcEntry } from '@svcboot/grpc-server';
+import grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 const def = loadSync('hello.proto')['p.v1.Hi'];
 const app = await boot();
 const entry = grpcEntry(app, 'hi');
 entry.addService(def, { Say: (call, cb) => cb(null, { text: 'hi ' + call.request.who }) });
 await app.bootstrap();
+const Client = grpc.makeGenericClientConstructor(def, 'Hi');
+const client = new Client('127.0.0.1:' + entry.port, grpc.credentials.createInsecure());
+const answer = await new Promise((resolve, reject) =>
+  client.Say({ who: 'packed' }, (err, res) => (err ? reject(err) : resolve(res))),
+);
+console.log('grpc', answer.text);
+client.close();
 const base = 'http://127.0.0.1:' + entry.port;
-const res = await fetch(base + '/p.v1.Hi/Say', { method: 'POST', body: '{"who":"packed"}' });
-console.log('gateway', res.status, await res.text(), res.headers.get('grpc-metadata-x-svc-app-name'));
-for (const p of ['/sw/', '/sw/swagger-ui-bundle.js', '/docs/', '/docs/rapidoc-min.js', '/metrics']) {
+for (const p of ['/livez', '/readyz', '/metrics', '/sw/', '/v1/nothing']) {
   const res = await fetch(base + p);
   console.log(p, res.status, (await res.arrayBuffer()).byteLength);
 }
+console.log('openApiDocument', JSON.stringify(entry.openApiDocument));
 await app.shutdown();
 `,
         );
         const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: project.dir });
-        expect(stdout).toContain('gateway 200 {"text":"hi packed"} packed');
-        // Served from the installed package's assets/, whole.
-        const size = async (f: string) =>
-          (await readFile(path.join(project.dir, 'node_modules/@svcboot/grpc-server/assets', f)))
-            .byteLength;
-        expect(stdout).toContain(
-          `/sw/swagger-ui-bundle.js 200 ${await size('swagger-ui/swagger-ui-bundle.js')}\n`,
-        );
-        expect(stdout).toContain(
-          `/docs/rapidoc-min.js 200 ${await size('rapidoc/rapidoc-min.js')}\n`,
-        );
-        for (const p of ['/sw/', '/docs/', '/metrics'])
+        expect(stdout).toContain('grpc hi packed\n');
+        for (const p of ['/livez', '/readyz', '/metrics'])
           expect(stdout).toMatch(new RegExp(`^${p} 200 [1-9]`, 'm'));
-        // Connect turned on, its package (@svcboot/grpc-browser) not installed: boot names it.
-        await writeFile(
-          path.join(project.dir, 'connect.mjs'),
-          `import { boot } from '@svcboot/entry-core';
+        // No gateway, no UIs: those paths are the core's 404.
+        expect(stdout).toMatch(/^\/sw\/ 404 [1-9]/m);
+        expect(stdout).toMatch(/^\/v1\/nothing 404 [1-9]/m);
+        expect(stdout).toContain('openApiDocument ""');
+        // What needs a package that is not installed fails at bootstrap, naming it.
+        const refusal = async (name: string, entryYaml: string): Promise<string> => {
+          await writeFile(
+            path.join(project.dir, `${name}.mjs`),
+            `import { boot } from '@svcboot/entry-core';
 import '@svcboot/grpc-server';
-const app = await boot({ configText: 'app: { name: packed }\\ngrpc: [{ name: hi, port: 0, connect: { enabled: true } }]\\n' });
+const app = await boot({ configText: 'app: { name: packed }\\ngrpc: [{ name: hi, port: 0, ${entryYaml} }]\\n' });
 try {
   await app.bootstrap();
   console.log('started');
@@ -126,10 +126,19 @@ try {
 }
 await app.shutdown();
 `,
-        );
-        const refused = await run(process.execPath, ['connect.mjs'], { cwd: project.dir });
-        expect(refused.stdout).toContain(
+          );
+          return (await run(process.execPath, [`${name}.mjs`], { cwd: project.dir })).stdout;
+        };
+        // Connect turned on, its package (@svcboot/grpc-browser) not installed.
+        expect(await refusal('connect', 'connect: { enabled: true }')).toContain(
           'refused SVC_GRPC_PROTOCOL_NOT_INSTALLED grpc[hi].connect: connect is provided by @svcboot/grpc-browser, which is not installed: run `npm install @svcboot/grpc-browser`',
+        );
+        // Swagger UI turned on, the gateway's package (@svcboot/grpc-gateway) not installed.
+        expect(await refusal('sw', 'sw: { enabled: true }')).toContain(
+          'refused SVC_GRPC_GATEWAY_NOT_INSTALLED grpc[hi]: sw needs the REST gateway, which @svcboot/grpc-gateway provides and is not installed: run `npm install @svcboot/grpc-gateway`',
+        );
+        expect(await refusal('unbound', 'generateUnboundMethods: true')).toContain(
+          'refused SVC_GRPC_GATEWAY_NOT_INSTALLED grpc[hi]: generateUnboundMethods needs the REST gateway',
         );
       } finally {
         await project.cleanup();

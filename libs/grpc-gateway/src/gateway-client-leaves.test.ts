@@ -1,0 +1,66 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startLibrary, type Harness } from '../../grpc-server/src/test-support/harness.js';
+
+/**
+ * A gateway client that goes away while an asynchronous before still decides. How a refusal,
+ * an early answer and a failing middleware end a call on each transport is checked by
+ * tools/conformance.
+ */
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+describe('a middleware that is still deciding', () => {
+  it('a gateway client that leaves while an asynchronous before runs: the handler never starts, the record says Canceled', async () => {
+    const handled: string[] = [];
+    // The before runs until the server has seen the client leave (the call's signal aborts), at
+    // most 20 s; the test waits for it to start, and for it to settle, instead of sleeping.
+    let started!: () => void;
+    const beforeStarted = new Promise<void>((r) => (started = r));
+    let settled!: () => void;
+    const beforeSettled = new Promise<void>((r) => (settled = r));
+    h = await startLibrary('', {
+      overrides: {
+        ListBooks: (call: { end(): void }) => {
+          handled.push('ListBooks');
+          call.end();
+        },
+      },
+      setup: (entry) =>
+        entry.useMiddleware('authn', {
+          before: (call) =>
+            new Promise<void>((resolve) => {
+              started();
+              const done = () => {
+                clearTimeout(limit);
+                // After the transport's continuation of this before has had its turn.
+                resolve();
+                setImmediate(settled);
+              };
+              const limit = setTimeout(done, 20_000);
+              if (call.signal.aborted) done();
+              else call.signal.addEventListener('abort', done, { once: true });
+            }),
+        }),
+    });
+    const abort = new AbortController();
+    const pending = fetch(`${h.base}/v1/shelves/s/books`, {
+      signal: abort.signal,
+      headers: { 'x-request-id': 'gone-1' },
+    }).catch(() => undefined);
+    await beforeStarted;
+    abort.abort();
+    await pending;
+    await beforeSettled;
+    expect(handled).toEqual([]);
+    const records = await h.stop();
+    h = undefined;
+    const rec = records.find(
+      (r) => (r['ids'] as Record<string, string> | undefined)?.['requestId'] === 'gone-1',
+    );
+    expect(rec).toMatchObject({ resCode: 'Canceled' });
+  });
+});
