@@ -105,7 +105,12 @@ test(
       'svcboot-entry-core-0.1.0.tgz',
       'svcboot-entry-grpc-0.1.0.tgz',
       'svcboot-entry-http-0.1.0.tgz',
-      // entry-grpc's generator, a dependency of it: packed and pinned as well.
+      // entry-grpc installs the grpc entry's packages (the protocols, the server core, the typed
+      // API) and the core's generator: dependencies of it, packed and pinned as well.
+      'svcboot-grpc-browser-0.1.0.tgz',
+      'svcboot-grpc-gateway-0.1.0.tgz',
+      'svcboot-grpc-server-0.1.0.tgz',
+      'svcboot-grpc-typed-0.1.0.tgz',
       'svcboot-openapi-0.1.0.tgz',
     ]);
     // No staging folder is left beside it.
