@@ -180,7 +180,7 @@ export class Gateway implements ExchangeHost, RestGateway {
   private wss: WebSocketServer | undefined;
 
   /**
-   * An HTTP/1.1 `Upgrade: websocket` request: when a bidi-streaming binding's template matches
+   * An HTTP/1.1 `Upgrade: websocket` request: when a bidi- or server-streaming binding's template matches
    * its path (whatever the binding's HTTP method), the connection becomes that call (see
    * websocket.ts); false otherwise, the socket untouched.
    */
@@ -193,7 +193,9 @@ export class Gateway implements ExchangeHost, RestGateway {
     for (const list of this.byMethod.values()) {
       for (const route of list) {
         const def = route.method.definition;
-        if (!def.requestStream || !def.responseStream) continue;
+        // Bidi and server-streaming rules: a server stream's request message comes from the
+        // path, the query and (a rule with a body) the frames up to the client's empty frame.
+        if (!def.responseStream) continue;
         const values = route.template.match(pathname);
         if (!values) continue;
         this.wss ??= new (wsModule().WebSocketServer)({

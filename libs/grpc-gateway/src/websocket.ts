@@ -5,7 +5,8 @@ import { PassThrough } from 'node:stream';
 import type { WebSocket } from 'ws';
 
 /*
- * The WebSocket binding of bidi-streaming rules: one upgraded connection is one call. Each text
+ * The WebSocket binding of bidi- and server-streaming rules: one upgraded connection is one call
+ * (a server stream's request comes from the path and query, as on HTTP). Each text
  * (or binary) frame the client sends is one JSON request message; an empty frame ends the
  * requests (a half-close). Each response message goes out as one text frame holding its JSON; the
  * end of the stream closes with 1000; a failure sends one last `{"error": google.rpc.Status}`

@@ -6,7 +6,8 @@ import { startConformance, type Conformance } from './test-support/harness.js';
 
 // Issue 15 point 3: the WebSocket binding of bidi-streaming rules (an svcboot addition: grpc-gateway
 // has none built in; its users put tmc/grpc-websocket-proxy in front, which also sends one JSON
-// message per frame). An upgrade on the rule's path is one call.
+// message per frame, for server streams too). An upgrade on the rule's path is one call; server
+// streaming rules answer upgrades too since session 10.
 
 interface Session {
   frames: unknown[];
@@ -143,5 +144,23 @@ describe('WebSocket binding of bidi-streaming rules', () => {
     expect(await http.text()).toBe(
       '{"result":{"name":"h","amount":1}}\n{"result":{"name":"i","amount":1}}\n',
     );
+  });
+});
+
+describe('WebSocket binding of server-streaming rules', () => {
+  it('the request from the path and query; each response message one frame, then 1000', async () => {
+    const s = await connect(c, '/v1/stream?count=3');
+    const closed = await s.closed;
+    expect(closed.code).toBe(1000);
+    expect(s.frames.map((f) => (f as { index?: number }).index ?? 0)).toEqual([0, 1, 2]);
+    expect(seen).toContain('/conformance.v1.Conformance/Stream');
+  });
+
+  it('a handler error after some messages: {"error": google.rpc.Status} last, then 1011', async () => {
+    const s = await connect(c, '/v1/stream?count=2&fail_code=9');
+    const closed = await s.closed;
+    expect(closed).toEqual({ code: 1011, reason: 'code 9: failed after 2 messages' });
+    expect(s.frames.slice(0, 2).map((f) => (f as { index?: number }).index ?? 0)).toEqual([0, 1]);
+    expect(s.frames[2]).toMatchObject({ error: { code: 9, message: 'failed after 2 messages' } });
   });
 });
