@@ -77,7 +77,9 @@ function handlerCall<B extends EmitterClass>(Base: B) {
     get signal(): AbortSignal {
       if (!this._abort) {
         this._abort = new AbortController();
-        if (this.cancelled) this._abort.abort(new Error('the call was cancelled'));
+        // Cancelled before the handler first read the signal (it began late, under load): the
+        // same reason as cancel() gives a signal read earlier.
+        if (this.cancelled) this._abort.abort(new Error(this.cancelReason()));
       }
       return this._abort.signal;
     }
@@ -113,12 +115,12 @@ function handlerCall<B extends EmitterClass>(Base: B) {
     cancel(): void {
       if (this.cancelled) return;
       this.cancelled = true;
-      this._abort?.abort(
-        new Error(
-          Date.now() >= this.base.deadline ? 'deadline exceeded' : 'the call was cancelled',
-        ),
-      );
+      this._abort?.abort(new Error(this.cancelReason()));
       this.emit('cancelled', 'cancelled');
+    }
+    /** @internal why the call ended early, as the signal's reason says it. */
+    cancelReason(): string {
+      return Date.now() >= this.base.deadline ? 'deadline exceeded' : 'the call was cancelled';
     }
   }
   return HandlerCall;
