@@ -326,11 +326,12 @@ class BatchedOutput implements Output {
           resolve();
         },
       };
+      // Ref'd: an awaited flush holds the process until it settles or its limit passes (unref'd,
+      // a process with nothing else pending could end inside the await, its next line unrun).
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
         resolve();
       }, FLUSH_LIMIT_MS);
-      timer.unref();
       this.waiters.push(waiter);
     });
   }
