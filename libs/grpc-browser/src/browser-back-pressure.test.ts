@@ -10,60 +10,18 @@ import type { AddressInfo } from 'node:net';
 import { CallChain } from '@svcboot/entry-core/call';
 import { waitFor } from '@svcboot/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type Slow, slowMethod } from '../../grpc-server/src/invoker/test-support/slow-method.js';
 import { ConnectAdapter } from './connect/adapter.js';
 import { GrpcWebAdapter } from './grpc-web.js';
-import type { ReadableHandlerCall } from '../../grpc-server/src/invoker/handler-call.js';
 import { MethodInvoker } from '../../grpc-server/src/invoker/invoker.js';
 import { REQUEST_QUEUE_MESSAGES } from '../../grpc-server/src/invoker/run-handler.js';
-import type { RegisteredMethod } from '../../grpc-server/src/services.js';
 
 const MESSAGE = 16 * 1024;
 /** 3.2 MB: far more than the HTTP/2 windows and every buffer on the way hold. */
 const COUNT = 200;
 
-const identity = (b: Buffer): Buffer => b;
-const asBytes = (v: unknown): Buffer => v as Buffer;
-
-interface Slow {
-  call?: ReadableHandlerCall;
-  release(): void;
-}
-
-/** A client-streaming method whose handler reads nothing until `release()`, then counts. */
-function slowMethod(slow: Slow): RegisteredMethod {
-  let open: () => void = () => undefined;
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  slow.release = () => open();
-  return {
-    path: '/t.T/Slow',
-    service: 't.T',
-    name: 'Slow',
-    definition: {
-      path: '/t.T/Slow',
-      requestStream: true,
-      responseStream: false,
-      requestSerialize: asBytes,
-      requestDeserialize: identity,
-      responseSerialize: asBytes,
-      responseDeserialize: identity,
-    },
-    handler: ((
-      call: ReadableHandlerCall,
-      callback: (err: Error | null, value?: Buffer) => void,
-    ) => {
-      slow.call = call;
-      void gate.then(async () => {
-        let messages = 0;
-        let bytes = 0;
-        for await (const m of call as AsyncIterable<Buffer>) {
-          messages++;
-          bytes += m.length;
-        }
-        callback(null, Buffer.from(`${messages}:${bytes}`));
-      });
-    }) as unknown as RegisteredMethod['handler'],
-  };
-}
+const _identity = (b: Buffer): Buffer => b;
+const _asBytes = (v: unknown): Buffer => v as Buffer;
 
 /** A length-prefixed message (Connect's envelope and gRPC-Web's frame share the shape). */
 function envelope(flags: number, data: Buffer): Buffer {

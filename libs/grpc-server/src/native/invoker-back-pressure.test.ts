@@ -11,10 +11,9 @@ import * as grpc from '@grpc/grpc-js';
 import { CallChain } from '@svcboot/entry-core/call';
 import { waitFor } from '@svcboot/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReadableHandlerCall } from '../invoker/handler-call.js';
+import { type Slow, slowMethod } from '../invoker/test-support/slow-method.js';
 import { MethodInvoker } from '../invoker/invoker.js';
 import { REQUEST_QUEUE_MESSAGES } from '../invoker/run-handler.js';
-import type { RegisteredMethod } from '../services.js';
 import { nativeServerOverInvoker } from './invoke-adapter.js';
 
 const MESSAGE = 16 * 1024;
@@ -24,48 +23,7 @@ const READ_AHEAD = 8;
 
 const identity = (b: Buffer): Buffer => b;
 /** The methods' messages are their bytes. */
-const asBytes = (v: unknown): Buffer => v as Buffer;
-
-interface Slow {
-  call?: ReadableHandlerCall;
-  release(): void;
-}
-
-/** A client-streaming method whose handler reads nothing until `release()`, then counts. */
-function slowMethod(slow: Slow): RegisteredMethod {
-  let open: () => void = () => undefined;
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  slow.release = () => open();
-  return {
-    path: '/t.T/Slow',
-    service: 't.T',
-    name: 'Slow',
-    definition: {
-      path: '/t.T/Slow',
-      requestStream: true,
-      responseStream: false,
-      requestSerialize: asBytes,
-      requestDeserialize: identity,
-      responseSerialize: asBytes,
-      responseDeserialize: identity,
-    },
-    handler: ((
-      call: ReadableHandlerCall,
-      callback: (err: Error | null, value?: Buffer) => void,
-    ) => {
-      slow.call = call;
-      void gate.then(async () => {
-        let messages = 0;
-        let bytes = 0;
-        for await (const m of call as AsyncIterable<Buffer>) {
-          messages++;
-          bytes += m.length;
-        }
-        callback(null, Buffer.from(`${messages}:${bytes}`));
-      });
-    }) as unknown as RegisteredMethod['handler'],
-  };
-}
+const _asBytes = (v: unknown): Buffer => v as Buffer;
 
 /** A pass-through user interceptor (grpc-js's default responder and listener). */
 const passThrough: grpc.ServerInterceptor = (_desc, call) => new grpc.ServerInterceptingCall(call);
