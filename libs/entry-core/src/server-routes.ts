@@ -5,11 +5,9 @@ import type { EntryContext } from './entry.js';
 import { CommonService, type HealthAnswers } from './common-service/common-service.js';
 import { commonServiceSchema, type CommonServiceConfig } from './common-service/schema.js';
 import { ServerRoutes, type ErrorBodyOf, type HttpRoute } from './http/route.js';
-import { Pprof } from './pprof/pprof.js';
 import { pprofSchema, type PprofConfig } from './pprof/schema.js';
 import { PromPusher } from './prom-pusher/prom-pusher.js';
 import type { PromConfig } from './prom-pusher/schema.js';
-import { StaticFiles } from './static/static-files.js';
 import { staticSchema, type StaticConfig } from './static/schema.js';
 
 /** `commonService`, `pprof` and `static`: spread into a server entry's schema. */
@@ -55,9 +53,13 @@ export async function buildServerRoutes(
         health,
       }),
     );
-  if (config.pprof.enabled)
+  // pprof (node:inspector) and the static files are loaded only when boot.yaml turns them on.
+  if (config.pprof.enabled) {
+    const { Pprof } = await import('./pprof/pprof.js');
     routes.push(new Pprof({ path: config.pprof.path, maxSeconds: config.pprof.maxSeconds }));
-  if (config.static.enabled)
+  }
+  if (config.static.enabled) {
+    const { StaticFiles } = await import('./static/static-files.js');
     routes.push(
       await StaticFiles.open({
         path: config.static.path,
@@ -66,6 +68,7 @@ export async function buildServerRoutes(
         configPath: `${ctx.configPath}.static`,
       }),
     );
+  }
   routes.push(...extra);
   return new ServerRoutes(routes, errorBody);
 }
