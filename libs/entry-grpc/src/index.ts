@@ -8,4 +8,7 @@
  * it registers the `grpc` entry kind and the `validate` middleware.
  */
 export * from '@svcboot/grpc-server';
-export { compileTemplate, type HttpBinding, type PathTemplate } from '@svcboot/grpc-gateway';
+// The path templates from their own module (no imports): the gateway's index, and what it loads,
+// stay unloaded until boot.yaml needs the gateway.
+export { compileTemplate, type PathTemplate } from '@svcboot/grpc-gateway/internal/template';
+export type { HttpBinding } from '@svcboot/grpc-gateway';

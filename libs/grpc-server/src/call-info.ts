@@ -1,5 +1,5 @@
 import type { CallInfo } from '@svcboot/entry-core';
-import type { RpcMethod } from '@svcboot/entry-core/call';
+import type { RpcMethod } from '@svcboot/entry-core/internal/call/rpc-method';
 
 export type GrpcType = 'UnaryServer' | 'ServerStream' | 'ClientStream' | 'BidiStream';
 

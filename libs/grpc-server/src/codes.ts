@@ -1,6 +1,9 @@
 import { status as Status } from '@grpc/grpc-js';
 import type { RejectStatus } from '@svcboot/entry-core';
-import { GRPC_CODE_NAMES, httpStatusOfGrpcCode } from '@svcboot/entry-core/call';
+import {
+  GRPC_CODE_NAMES,
+  httpStatusOfGrpcCode,
+} from '@svcboot/entry-core/internal/middleware/grpc-codes';
 
 /** gRPC code names as grpc-go's `codes.Code.String()` spells them, by number (entry-core's table). */
 export const CODE_NAMES: readonly string[] = GRPC_CODE_NAMES;

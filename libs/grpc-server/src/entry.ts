@@ -15,30 +15,27 @@ import {
 import type { DescService } from '@bufbuild/protobuf';
 import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
 import type { CallMiddleware, Entry, EntryContext, LifecycleContext } from '@svcboot/entry-core';
+import { acceptableRequestId, type CallChain } from '@svcboot/entry-core/internal/middleware/call';
 import {
-  acceptableRequestId,
   buildCallChain,
-  serveThroughChain,
-  type CallChain,
   type PlacedMiddleware,
-} from '@svcboot/entry-core/call';
+} from '@svcboot/entry-core/internal/middleware/options';
+import { serveThroughChain } from '@svcboot/entry-core/internal/http/chain-route';
 import type { MiddlewarePlace } from '@svcboot/entry-core';
 import {
   buildServerRoutes,
-  collectProcessMetrics,
   serverRouteAddresses,
   startPromPusher,
-  type PromPusher,
-  type ServerRoutes,
-  errorMessage,
-  HealthRoutes,
-  workersRegistry,
-  IdleConnections,
-  LISTENER_QUIET_MAX_MS,
-  reloadServerEntry,
-  type ConfigChange,
-  type EntryReload,
-} from '@svcboot/entry-core/toolkit';
+} from '@svcboot/entry-core/internal/server-routes';
+import { collectProcessMetrics, HealthRoutes } from '@svcboot/entry-core/internal/health-routes';
+import type { PromPusher } from '@svcboot/entry-core/internal/prom-pusher/prom-pusher';
+import type { ServerRoutes } from '@svcboot/entry-core/internal/http/route';
+import { errorMessage } from '@svcboot/entry-core/internal/errors';
+import { workersRegistry } from '@svcboot/entry-core/internal/cluster/metrics';
+import { IdleConnections } from '@svcboot/entry-core/internal/http/idle-connections';
+import { LISTENER_QUIET_MAX_MS } from '@svcboot/entry-core/internal/http/quiet-listener';
+import { reloadServerEntry } from '@svcboot/entry-core/internal/reload/server-reload';
+import type { ConfigChange, EntryReload } from '@svcboot/entry-core/internal/reload/entry-reload';
 import Koa from 'koa';
 import { Registry } from 'prom-client';
 import type protobuf from 'protobufjs';

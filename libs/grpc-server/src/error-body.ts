@@ -1,4 +1,8 @@
-import { errorBody, googleStatusName, type ErrorModel } from '@svcboot/entry-core/call';
+import {
+  errorBody,
+  googleStatusName,
+  type ErrorModel,
+} from '@svcboot/entry-core/internal/middleware/error-model';
 import { codeName } from './codes.js';
 
 export type GatewayErrorModel = 'grpcGateway' | ErrorModel;

@@ -2,7 +2,7 @@ import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FileDescriptorProto } from '@bufbuild/protobuf/wkt';
 import type { ServerInterceptor } from '@grpc/grpc-js';
-import type { CallChain } from '@svcboot/entry-core/call';
+import type { CallChain } from '@svcboot/entry-core/internal/middleware/call';
 import { rulesFromAnnotations } from '@svcboot/openapi';
 import type protobuf from 'protobufjs';
 import { grpcError } from './errors.js';

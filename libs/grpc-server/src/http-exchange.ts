@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import http2 from 'node:http2';
-import { plainPeer } from '@svcboot/entry-core/call';
+import { plainPeer } from '@svcboot/entry-core/internal/http/peer';
 
 /**
  * One HTTP request and its response, over HTTP/1.1 or HTTP/2, as the Connect and gRPC-Web

@@ -11,16 +11,12 @@ import {
   type CallHeaders,
   type CallInfo,
 } from '@svcboot/entry-core';
-import {
-  DEADLINE_MESSAGE,
-  endCall,
-  startCall,
-  type CallAdapter,
-  type CallChain,
-  plainPeer,
-  RPC_METHOD,
-  type RpcMethod,
-} from '@svcboot/entry-core/call';
+import { DEADLINE_MESSAGE } from '@svcboot/entry-core/internal/middleware/deadline';
+import { endCall, startCall } from '@svcboot/entry-core/internal/call/driver';
+import type { CallAdapter } from '@svcboot/entry-core/internal/call/adapter';
+import type { CallChain } from '@svcboot/entry-core/internal/middleware/call';
+import { plainPeer } from '@svcboot/entry-core/internal/http/peer';
+import { RPC_METHOD, type RpcMethod } from '@svcboot/entry-core/internal/call/rpc-method';
 import { codeName, codeOfRejection } from './codes.js';
 import { grpcCallInfo, grpcTypeOf, rpcMethodOf } from './call-info.js';
 

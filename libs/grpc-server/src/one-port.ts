@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
-import { ListenerQuiet } from '@svcboot/entry-core/toolkit';
+import { ListenerQuiet } from '@svcboot/entry-core/internal/http/quiet-listener';
 
 /** Where a connection goes once its protocol is known. */
 export interface ConnectionSinks {

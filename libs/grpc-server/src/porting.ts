@@ -1,4 +1,5 @@
-import { serverPortingRules, type PortingRule } from '@svcboot/entry-core/toolkit';
+import { serverPortingRules } from '@svcboot/entry-core/internal/config/porting-rules';
+import type { PortingRule } from '@svcboot/entry-core/internal/config/porting';
 
 /**
  * rk-grpc's options that svcboot spells or places differently, or refuses

@@ -1,6 +1,9 @@
 import { Metadata, type MethodDefinition, type UntypedHandleCall } from '@grpc/grpc-js';
 import type { CallContext } from '@svcboot/entry-core';
-import { hiddenUpstreamFailure, type UpstreamFailure } from '@svcboot/entry-core/call';
+import {
+  hiddenUpstreamFailure,
+  type UpstreamFailure,
+} from '@svcboot/entry-core/internal/call/upstream-failure';
 import { callContextOf } from './interceptor.js';
 import { upstreamStatus } from './upstream-status.js';
 

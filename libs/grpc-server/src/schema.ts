@@ -2,15 +2,12 @@ import { openApiOptionsShape, protosSchema } from '@svcboot/openapi';
 import { z } from 'zod';
 import { grpcCompressionSchema } from './grpc-compression.js';
 import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
-import { middlewareSchema } from '@svcboot/entry-core/call';
-import {
-  compressionSchema,
-  loadSheddingSchema,
-  msSchema,
-  portSchema,
-  promSchema,
-  serverRoutesShape,
-} from '@svcboot/entry-core/toolkit';
+import { middlewareSchema } from '@svcboot/entry-core/internal/middleware/options';
+import { compressionSchema } from '@svcboot/entry-core/internal/http/compression';
+import { loadSheddingSchema } from '@svcboot/entry-core/internal/overload/schema';
+import { msSchema, portSchema } from '@svcboot/entry-core/internal/schema';
+import { promSchema } from '@svcboot/entry-core/internal/prom-pusher/schema';
+import { serverRoutesShape } from '@svcboot/entry-core/internal/server-routes';
 
 /** A UI mount point: `/sw` and `/sw/` both mean the folder `/sw/`. */
 const uiPath = (fallback: string) =>

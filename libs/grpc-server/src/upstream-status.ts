@@ -1,5 +1,5 @@
 import { Metadata } from '@grpc/grpc-js';
-import type { UpstreamFailure } from '@svcboot/entry-core/call';
+import type { UpstreamFailure } from '@svcboot/entry-core/internal/call/upstream-failure';
 
 /**
  * The status a call ends with when its handler let an outbound call's failure propagate and the

@@ -1,13 +1,13 @@
 import type { Registry } from 'prom-client';
 import type { CallContext } from '@svcboot/entry-core';
-import {
-  CallFamilies,
-  HTTP_REQUEST,
-  RPC_METHOD,
-  type CallPayloads,
-  type CallTransport,
-} from '@svcboot/entry-core/call';
-import { jsonString as quote } from '@svcboot/entry-core/toolkit';
+import { CallFamilies } from '@svcboot/entry-core/internal/middleware/call-families';
+import { HTTP_REQUEST } from '@svcboot/entry-core/internal/call/http-request';
+import { RPC_METHOD } from '@svcboot/entry-core/internal/call/rpc-method';
+import type {
+  CallPayloads,
+  CallTransport,
+} from '@svcboot/entry-core/internal/middleware/transport';
+import { quote } from '@svcboot/entry-core/internal/event/json';
 
 /**
  * A grpc entry call's record payloads (gRPC, gRPC-Web, Connect or gateway): the basic ones plus

@@ -10,7 +10,10 @@ import {
   type Registry,
 } from '@bufbuild/protobuf';
 import { anyPack, anyUnpack, type Any } from '@bufbuild/protobuf/wkt';
-import { markUpstreamFailure, upstreamFailureOf } from '@svcboot/entry-core/call';
+import {
+  markUpstreamFailure,
+  upstreamFailureOf,
+} from '@svcboot/entry-core/internal/call/upstream-failure';
 import { StatusSchema } from './gen/google/rpc/status_pb.js';
 import {
   BadRequestSchema,

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { errorMessage } from '@svcboot/entry-core/toolkit';
+import { errorMessage } from '@svcboot/entry-core/internal/errors';
 import protobuf from 'protobufjs';
 import { z } from 'zod';
 import { loadDescriptorSets } from './api/descriptor-set.js';

@@ -1,5 +1,5 @@
 import { CallContext, isIgnored, type CallInfo } from '@svcboot/entry-core';
-import { HTTP_REQUEST } from '@svcboot/entry-core/call';
+import { HTTP_REQUEST } from '@svcboot/entry-core/internal/call/http-request';
 import type protobuf from 'protobufjs';
 
 const NO_HEADERS = { get: () => undefined, set: () => undefined };

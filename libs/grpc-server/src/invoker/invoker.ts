@@ -32,17 +32,12 @@ import {
   type CallInfo,
   type CallRejection,
 } from '@svcboot/entry-core';
-import {
-  DEADLINE_MESSAGE,
-  endCall,
-  startCall,
-  type CallAdapter,
-  type CallChain,
-  HTTP_REQUEST,
-  type HttpRequest,
-  RPC_METHOD,
-  type RpcMethod,
-} from '@svcboot/entry-core/call';
+import { DEADLINE_MESSAGE } from '@svcboot/entry-core/internal/middleware/deadline';
+import { endCall, startCall } from '@svcboot/entry-core/internal/call/driver';
+import type { CallAdapter } from '@svcboot/entry-core/internal/call/adapter';
+import type { CallChain } from '@svcboot/entry-core/internal/middleware/call';
+import { HTTP_REQUEST, type HttpRequest } from '@svcboot/entry-core/internal/call/http-request';
+import { RPC_METHOD, type RpcMethod } from '@svcboot/entry-core/internal/call/rpc-method';
 import { grpcCallInfo, grpcTypeOf, rpcMethodOf, UNKNOWN_RPC } from '../call-info.js';
 import { codeName, codeOfRejection } from '../codes.js';
 import { attachContext, setMetadataHeader } from '../interceptor.js';

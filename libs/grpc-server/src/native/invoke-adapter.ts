@@ -11,7 +11,7 @@
  */
 import type http2 from 'node:http2';
 import { type Metadata, status as Status } from '@grpc/grpc-js';
-import { plainPeer } from '@svcboot/entry-core/call';
+import { plainPeer } from '@svcboot/entry-core/internal/http/peer';
 import type { MessageListener, NativeCall, NativeMethodShape, NativeStatus } from './call.js';
 import { NativeGrpcServer, type NativeServerOptions } from './server.js';
 

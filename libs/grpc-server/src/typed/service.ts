@@ -12,7 +12,7 @@ import {
   type sendUnaryData,
 } from '@grpc/grpc-js';
 import type { EntryContext } from '@svcboot/entry-core';
-import { hiddenUpstreamFailure } from '@svcboot/entry-core/call';
+import { hiddenUpstreamFailure } from '@svcboot/entry-core/internal/call/upstream-failure';
 import { callContextOf } from '../interceptor.js';
 import { upstreamStatus } from '../upstream-status.js';
 import { RpcError, definitionOf, statusOf, type TypedCallContext } from '@svcboot/grpc-typed';
