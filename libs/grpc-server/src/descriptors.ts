@@ -8,7 +8,7 @@ import {
 } from '@bufbuild/protobuf/wkt';
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
-import { restoreMapFields } from '@svcboot/openapi';
+import { restoreMapFields } from '@svcboot/openapi/internal/api/map-fields';
 import { DescriptorPool, WELL_KNOWN_FILES } from './descriptor-pool.js';
 
 const require = createRequire(import.meta.url);

@@ -86,10 +86,10 @@ import { RequestMessageTimeout } from './request-message-timeout.js';
 import { OnePortListener } from './one-port.js';
 import {
   loadDescriptorSets,
-  loadProtoRoot,
   readDescriptorSetFiles,
   rootOfFiles,
-} from '@svcboot/openapi';
+} from '@svcboot/openapi/internal/api/descriptor-set';
+import { loadProtoRoot } from '@svcboot/openapi/internal/api/protos';
 import type { GrpcEntryConfig } from './schema.js';
 import { ServiceSet, type RegisteredMethod } from './services.js';
 import { GRPC_ENTRY_TYPE } from './entry-type.js';

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { FileDescriptorProto } from '@bufbuild/protobuf/wkt';
 import type { ServerInterceptor } from '@grpc/grpc-js';
 import type { CallChain } from '@svcboot/entry-core/internal/middleware/call';
-import { rulesFromAnnotations } from '@svcboot/openapi';
+import { rulesFromAnnotations } from '@svcboot/openapi/internal/api/rules';
 import type protobuf from 'protobufjs';
 import { grpcError } from './errors.js';
 import type { GrpcEntryConfig } from './schema.js';

@@ -16,7 +16,7 @@ import {
   type FileDescriptorProto,
 } from '@bufbuild/protobuf/wkt';
 import protobuf from 'protobufjs';
-import { encodeHttpRule } from '@svcboot/openapi';
+import { encodeHttpRule } from '@svcboot/openapi/internal/api/descriptor-set';
 import { WELL_KNOWN_FILES } from './descriptor-pool.js';
 
 const require = createRequire(import.meta.url);

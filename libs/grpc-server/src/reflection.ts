@@ -10,7 +10,7 @@ import {
 import { loadSync } from '@grpc/proto-loader';
 import type { DescriptorPool, PoolFile } from './descriptor-pool.js';
 import { fileDescriptorsOf } from './proto-file-descriptors.js';
-import { loadProtoRoot } from '@svcboot/openapi';
+import { loadProtoRoot } from '@svcboot/openapi/internal/api/protos';
 
 const require = createRequire(import.meta.url);
 

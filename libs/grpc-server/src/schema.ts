@@ -1,4 +1,4 @@
-import { openApiOptionsShape, protosSchema } from '@svcboot/openapi';
+import { openApiOptionsShape, protosSchema } from '@svcboot/openapi/internal/settings';
 import { z } from 'zod';
 import { grpcCompressionSchema } from './grpc-compression.js';
 import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
