@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
+import { createRequire } from 'node:module';
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
@@ -36,7 +37,7 @@ import { IdleConnections } from '@svcboot/entry-core/internal/http/idle-connecti
 import { LISTENER_QUIET_MAX_MS } from '@svcboot/entry-core/internal/http/quiet-listener';
 import { reloadServerEntry } from '@svcboot/entry-core/internal/reload/server-reload';
 import type { ConfigChange, EntryReload } from '@svcboot/entry-core/internal/reload/entry-reload';
-import Koa from 'koa';
+import type Koa from 'koa';
 import { Registry } from 'prom-client';
 import type protobuf from 'protobufjs';
 import { DescriptorPool } from './descriptor-pool.js';
@@ -93,6 +94,17 @@ import { loadProtoRoot } from '@svcboot/openapi/internal/api/protos';
 import type { GrpcEntryConfig } from './schema.js';
 import { ServiceSet, type RegisteredMethod } from './services.js';
 import { GRPC_ENTRY_TYPE } from './entry-type.js';
+
+/**
+ * Koa, loaded on first use (`entry.koa`, or the first HTTP request for Koa): its CommonJS build,
+ * the module its ES wrapper re-exports, so the class is the one `import Koa from 'koa'` gives.
+ */
+const requireKoa = createRequire(import.meta.url);
+/** Koa's `callback()`: it serves HTTP/1.1 and, with `server: node`, HTTP/2 compatibility requests. */
+type KoaHandler = (
+  req: http.IncomingMessage | http2.Http2ServerRequest,
+  res: http.ServerResponse | http2.Http2ServerResponse,
+) => Promise<void>;
 
 /** `noRecvMsgSizeLimit`: grpc-js's largest message length (2 GiB - 1). */
 const NO_RECV_LIMIT = 2_147_483_647;
@@ -168,8 +180,21 @@ interface Running {
  */
 export class GrpcEntry implements Entry {
   readonly type = GRPC_ENTRY_TYPE;
-  /** The Koa app that serves HTTP/1.1; `koa.use(...)` runs before the entry's own routes. */
-  readonly koa = new Koa();
+  private koaApp: Koa | undefined;
+  /** Koa's handler with the entry's routes, made on the first request for it (`viaKoa`). */
+  private koaHandler: KoaHandler | undefined;
+  private koaRoutes: Koa.Middleware | undefined;
+  /**
+   * The Koa app that serves HTTP/1.1; `koa.use(...)` runs before the entry's own routes. Created
+   * on first use: a start whose configuration and code never need it does not load Koa.
+   */
+  get koa(): Koa {
+    if (this.koaApp === undefined) {
+      const Application = requireKoa('koa') as typeof Koa;
+      this.koaApp = new Application();
+    }
+    return this.koaApp;
+  }
   /** The entry's prom-client registry, served at `prom.path`. */
   readonly registry = new Registry();
   private readonly services = new ServiceSet((err, path, call) =>
@@ -537,8 +562,8 @@ export class GrpcEntry implements Entry {
     // Without user Koa middleware nothing has to run before the gateway, so gateway calls skip
     // Koa (its context objects, promise chain and on-finished hooks cost as much as the gateway
     // itself); everything else, and every request when users added middleware, goes through Koa.
-    const direct = this.koa.middleware.length === 0;
-    this.koa.use(this.routes(direct ? undefined : gateway));
+    const direct = this.koaApp === undefined || this.koaApp.middleware.length === 0;
+    this.koaRoutes = this.routes(direct ? undefined : gateway);
     try {
       // Their errors take the entry's error model, as the gateway's do.
       this.serverRoutes = await buildServerRoutes(c, this.ctx, this.healthRoutes!, (e) =>
@@ -557,10 +582,9 @@ export class GrpcEntry implements Entry {
       grpc.destroy();
       throw err;
     }
-    this.koa.on('error', (err: unknown) =>
-      this.ctx.logger.warn(`HTTP request failed: ${this.ctx.redact(errorMessage(err))}`),
-    );
-    const viaKoa = this.koa.callback();
+    // Koa (its app, the routes as its last middleware, its handler) is made on the first request
+    // that goes through it.
+    const viaKoa: KoaHandler = (req, res) => (this.koaHandler ?? this.makeKoaHandler())(req, res);
     if (h2 && routeNative) {
       // `server: node`: every HTTP/2 stream is the entry's. The protocols' own (native gRPC,
       // gRPC-Web, Connect) are routed by content type; the rest (a browser's h2 on TLS, an h2c
@@ -867,6 +891,17 @@ export class GrpcEntry implements Entry {
     return pool;
   }
 
+  /** Koa's handler: the entry's routes after the user's middleware, errors logged as warnings. */
+  private makeKoaHandler(): KoaHandler {
+    const koa = this.koa;
+    if (this.koaRoutes) koa.use(this.koaRoutes);
+    koa.on('error', (err: unknown) =>
+      this.ctx.logger.warn(`HTTP request failed: ${this.ctx.redact(errorMessage(err))}`),
+    );
+    this.koaHandler = koa.callback() as KoaHandler;
+    return this.koaHandler;
+  }
+
   /** A gateway call outside Koa: true when a binding matched (and the call was answered). */
   private serveGateway(
     gateway: RestGateway,
@@ -877,6 +912,7 @@ export class GrpcEntry implements Entry {
       return gateway.handle(req, res);
     } catch (err) {
       // What Koa would do with a throwing middleware: report it and answer 500.
+      if (this.koaHandler === undefined) this.makeKoaHandler();
       this.koa.emit('error', err);
       if (res.headersSent) res.destroy();
       else {
