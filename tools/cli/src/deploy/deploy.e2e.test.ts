@@ -85,7 +85,13 @@ describe('svc deploy: every demo validates against the Kubernetes v1.33 schema',
       expect((cm?.['data'] as Record<string, string> | undefined)?.['boot.yaml']).toBe(
         readFileSync(path.join(repo, 'apps', demo, 'boot.yaml'), 'utf8'),
       );
-      expect(readFileSync(path.join(out, 'Dockerfile'), 'utf8')).toMatch(/^CMD \["node", /m);
+      const recipe = readFileSync(path.join(out, 'Dockerfile'), 'utf8');
+      expect(recipe).toMatch(/^CMD \["node", /m);
+      // The build stage fills Node's compile cache; the image points NODE_COMPILE_CACHE at it.
+      expect(recipe).toMatch(
+        /^RUN NODE_ENV=production NODE_COMPILE_CACHE=\/app\/\.cache\/node node --import /m,
+      );
+      expect(recipe).toMatch(/^ENV NODE_COMPILE_CACHE=\/app\/\.cache\/node$/m);
       const serves = /^(grpc|httpserver):/m.test(
         readFileSync(path.join(repo, 'apps', demo, 'boot.yaml'), 'utf8'),
       );
