@@ -16,10 +16,13 @@
  * BENCH_NODE_FLAGS (e.g. `--max-semi-space-size=4`) adds node flags to every start, and
  * BENCH_COMPILE_CACHE=1 runs every start with NODE_COMPILE_CACHE (Node ≥ 22.1; a folder of its
  * own per server, filled by one unmeasured start first) as a deployed image would.
+ * BENCH_MODULES=1 also starts each server once more, unmeasured, with a module counter (an ES
+ * module load hook and CommonJS's compile, each file once), and prints how many modules each loaded until its port
+ * accepted, and the packages with the most.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +41,22 @@ const compileCache = process.env['BENCH_COMPILE_CACHE'] === '1';
 /** Imported by the warm-up start: writes the compile cache on SIGTERM (a signal's exit does not). */
 const FLUSH_ON_SIGTERM = `data:text/javascript,${encodeURIComponent(
   "import m from 'node:module'; process.once('SIGTERM', () => { m.flushCompileCache?.(); process.exit(0); });",
+)}`;
+
+const countModules = process.env['BENCH_MODULES'] === '1';
+/**
+ * Imported first by a counted start: appends every module file it loads to MODULES_FILE, ES
+ * modules through a load hook (its own thread), CommonJS ones when compiled.
+ */
+const COUNT_MODULES = `data:text/javascript,${encodeURIComponent(
+  [
+    "import Module, { register } from 'node:module';",
+    "import { appendFileSync } from 'node:fs';",
+    'const out = process.env.MODULES_FILE;',
+    `register('data:text/javascript,' + encodeURIComponent("import { appendFileSync } from 'node:fs'; export async function load(url, context, next) { if (url.startsWith('file:')) appendFileSync(process.env.MODULES_FILE, 'esm ' + decodeURIComponent(url.slice(7)) + String.fromCharCode(10)); return next(url, context); }"));`,
+    'const compile = Module.prototype._compile;',
+    "Module.prototype._compile = function (content, filename) { appendFileSync(out, 'cjs ' + filename + '\\n'); return compile.call(this, content, filename); };",
+  ].join('\n'),
 )}`;
 
 interface Subject {
@@ -91,6 +110,7 @@ async function startOnce(
   profile: boolean,
   cacheDir?: string,
   warmUp = false,
+  modulesFile?: string,
 ): Promise<{ ms: number; cpuMs: number; rssMiB: number }> {
   const port = await freePort();
   const node = [
@@ -98,6 +118,7 @@ async function startOnce(
     ...nodeFlags,
     ...(profile && cpuProf && !warmUp ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : []),
     ...(warmUp ? ['--import', FLUSH_ON_SIGTERM] : []),
+    ...(modulesFile === undefined ? [] : ['--import', COUNT_MODULES]),
     file,
   ];
   const [cmd, ...args] = pinned ? ['taskset', '-c', '1', ...node] : node;
@@ -108,6 +129,7 @@ async function startOnce(
       PORT: String(port),
       NO_COLOR: '1',
       ...(cacheDir === undefined ? {} : { NODE_COMPILE_CACHE: cacheDir }),
+      ...(modulesFile === undefined ? {} : { MODULES_FILE: modulesFile }),
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -121,6 +143,9 @@ async function startOnce(
     }
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     const cpuMs = await cpuMsOf(child.pid!);
+    // What a counted start loaded until its port accepted (the idle second adds nothing).
+    if (modulesFile !== undefined)
+      await writeFile(`${modulesFile}.at-start`, await readFile(modulesFile));
     await new Promise((r) => setTimeout(r, IDLE_MS));
     const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
     const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
@@ -184,6 +209,44 @@ try {
   console.log(
     `\n> svcboot ÷ peer: start **${ratio.toFixed(2)}×** (goal ≤ 1.20×: ${ratio <= 1.2 ? 'met' : 'not met'}; the wall time moves with the machine's load), start CPU **${cpuRatio.toFixed(2)}×**, idle RSS **${extra >= 0 ? '+' : ''}${f1(extra)} MiB** (goal ≤ +10 MiB: ${extra <= 10 ? 'met' : 'not met'}).`,
   );
+  if (countModules) {
+    console.log(
+      '\n| server | modules loaded at start (ES / CommonJS) | the packages with the most |',
+    );
+    console.log('|---|---:|---|');
+    for (const [k, s] of SUBJECTS.entries()) {
+      const list = path.join(os.tmpdir(), `svc-start-modules-${process.pid}-${k}`);
+      await writeFile(list, '');
+      try {
+        await startOnce(files[k]!, false, cacheDirs[k], false, list);
+        // A path by its kind: CommonJS when compiled as such (an ES import of a CommonJS file
+        // passes the load hook too).
+        const kinds = new Map<string, string>();
+        for (const line of (await readFile(`${list}.at-start`, 'utf8')).split('\n')) {
+          if (line === '') continue;
+          const [kind, file] = [line.slice(0, 3), line.slice(4)];
+          if (kinds.get(file) !== 'cjs') kinds.set(file, kind);
+        }
+        const loaded = [...kinds.keys()];
+        const cjs = [...kinds.values()].filter((k) => k === 'cjs').length;
+        const byPackage = new Map<string, number>();
+        for (const l of loaded) {
+          const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(l) ?? /\/(libs\/[^/]+)\//.exec(l);
+          const name = m?.[1] ?? '(the server)';
+          byPackage.set(name, (byPackage.get(name) ?? 0) + 1);
+        }
+        const top = [...byPackage]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 10)
+          .map(([n, c]) => `${n} ${c}`)
+          .join(', ');
+        console.log(`| ${s.name} | ${loaded.length} (${loaded.length - cjs} / ${cjs}) | ${top} |`);
+      } finally {
+        await rm(list, { force: true });
+        await rm(`${list}.at-start`, { force: true });
+      }
+    }
+  }
 } finally {
   await Promise.all([...files, ...cacheDirs].map((f) => rm(f, { force: true, recursive: true })));
 }
