@@ -25,7 +25,7 @@ import { defaultRegistry, PluginRegistry, type AnyEntryPlugin } from './registry
 import { assertOnePackageCopy } from './package-copies.js';
 import { builtinPlugins } from './builtin/plugins.js';
 import type { AnyMiddlewareDefinition } from './middleware/definition.js';
-import { defaultMiddlewareRegistry } from './middleware/definitions.js';
+import { defaultMiddlewareRegistry, loadEnabledMiddlewares } from './middleware/definitions.js';
 import { withMiddlewareRegistry, type MiddlewareRegistry } from './middleware/registry.js';
 import { loadConfig, type LoadedConfig, type LoadedEntry } from './config/load.js';
 import { locateConfig } from './config/locate.js';
@@ -181,8 +181,8 @@ export async function boot(options: BootOptions = {}): Promise<App> {
   let installedMiddlewares: Map<string, InstalledKind> | undefined;
   // The same reading of the file as at boot (interpolation, --set, SVC_SET, $DOMAIN, porting),
   // again for each reload.
-  const load = (configText: string): LoadedConfig =>
-    withMiddlewareRegistry(middlewares, () =>
+  const load = async (configText: string): Promise<LoadedConfig> => {
+    const loaded = withMiddlewareRegistry(middlewares, () =>
       loadConfig({
         file,
         text: configText,
@@ -197,7 +197,14 @@ export async function boot(options: BootOptions = {}): Promise<App> {
         ...(options.porting ? { porting: options.porting } : {}),
       }),
     );
-  const loaded = load(text);
+    // The code of the middlewares it enables (svcboot's built-ins load theirs on demand).
+    await loadEnabledMiddlewares(
+      middlewares,
+      loaded.entries.map((e) => e.config),
+    );
+    return loaded;
+  };
+  const loaded = await load(text);
   const workers = workerCount(loaded.workers);
   if (workers > 1 && !inSvcbootWorker) {
     // The primary: it forks the workers (each runs this same script and boots this same file)

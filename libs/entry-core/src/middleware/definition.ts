@@ -27,6 +27,11 @@ export interface MiddlewareDefinition<C extends MiddlewareOptionsBase = Middlewa
   /** Options of `middleware.<key>`, strict, with defaults; includes `enabled` and `ignore`. */
   readonly schema: z.ZodType<C>;
   create(config: C, ctx: EntryContext, entry: MiddlewareEntryInfo): CallMiddleware;
+  /**
+   * Imports what `create` needs, for a definition whose code is loaded on demand (svcboot's
+   * built-ins): `boot()` awaits it for each key boot.yaml enables, before any entry is created.
+   */
+  load?(): Promise<void>;
 }
 
 /** The entry a middleware is created for. */
