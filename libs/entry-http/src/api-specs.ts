@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { UiDocument } from '@svcboot/entry-core/toolkit';
+import type { UiDocument } from '@svcboot/entry-core/internal/http/api-ui';
 import { httpError } from './errors.js';
 
 const SPEC_EXTENSIONS = new Set(['.json', '.yaml', '.yml']);

@@ -3,9 +3,9 @@ import type { EntryContext } from '@svcboot/entry-core';
 import {
   rapiDocMount,
   swaggerUiMount,
-  type HttpRoute,
   type UiDocument,
-} from '@svcboot/entry-core/toolkit';
+} from '@svcboot/entry-core/internal/http/api-ui';
+import type { HttpRoute } from '@svcboot/entry-core/internal/http/route';
 import { JSON_ONLY, readApiSpecs } from './api-specs.js';
 import type { HttpEntryConfig } from './schema.js';
 

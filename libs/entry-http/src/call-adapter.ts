@@ -7,23 +7,24 @@ import {
   type CallHeaders,
   type CallInfo,
 } from '@svcboot/entry-core';
+import { DEADLINE_MESSAGE } from '@svcboot/entry-core/internal/middleware/deadline';
 import {
-  DEADLINE_MESSAGE,
   acceptableRequestId,
-  endCall,
-  startCall,
-  type CallAdapter,
-  type CallAnswer,
+  type CallBodySource,
+  type CallChain,
+} from '@svcboot/entry-core/internal/middleware/call';
+import { endCall, startCall } from '@svcboot/entry-core/internal/call/driver';
+import type { CallAdapter } from '@svcboot/entry-core/internal/call/adapter';
+import type { CallAnswer } from '@svcboot/entry-core/internal/middleware/answer';
+import {
   errorBody,
   googleStatusName,
   grpcStatusOfHttp,
-  socketPeer,
-  type CallBodySource,
-  httpStatusOfRejection,
-  upstreamFailureOf,
   type ErrorModel,
-  type CallChain,
-} from '@svcboot/entry-core/call';
+} from '@svcboot/entry-core/internal/middleware/error-model';
+import { socketPeer } from '@svcboot/entry-core/internal/http/peer';
+import { httpStatusOfRejection } from '@svcboot/entry-core/internal/middleware/rejection';
+import { upstreamFailureOf } from '@svcboot/entry-core/internal/call/upstream-failure';
 import { BodyTooLarge, readRequestBody, respondTooLarge } from './body.js';
 import { deadlineHeaderMs } from './deadline-header.js';
 

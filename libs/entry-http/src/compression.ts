@@ -6,7 +6,7 @@ import {
   isCompressible,
   negotiateEncoding,
   type CompressionConfig,
-} from '@svcboot/entry-core/toolkit';
+} from '@svcboot/entry-core/internal/http/compression';
 
 /**
  * gzip or brotli for responses by `Accept-Encoding` (entry-core's negotiation): bodies of a

@@ -4,32 +4,34 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { Registry } from 'prom-client';
 import type { CallMiddleware, Entry, EntryContext, LifecycleContext } from '@svcboot/entry-core';
+import { basicTransport } from '@svcboot/entry-core/internal/middleware/transport';
 import {
-  basicTransport,
   buildCallChain,
+  type PlacedMiddleware,
+} from '@svcboot/entry-core/internal/middleware/options';
+import {
   errorBody,
   googleStatusName,
   grpcStatusOfHttp,
-  type CallChain,
-  type PlacedMiddleware,
-} from '@svcboot/entry-core/call';
+} from '@svcboot/entry-core/internal/middleware/error-model';
+import type { CallChain } from '@svcboot/entry-core/internal/middleware/call';
 import type { MiddlewarePlace } from '@svcboot/entry-core';
 import {
   buildServerRoutes,
   serverRouteAddresses,
   startPromPusher,
-  type PromPusher,
-  type ServerRoutes,
-  collectProcessMetrics,
-  HealthRoutes,
-  workersRegistry,
-  IdleConnections,
+} from '@svcboot/entry-core/internal/server-routes';
+import type { PromPusher } from '@svcboot/entry-core/internal/prom-pusher/prom-pusher';
+import type { ServerRoutes } from '@svcboot/entry-core/internal/http/route';
+import { collectProcessMetrics, HealthRoutes } from '@svcboot/entry-core/internal/health-routes';
+import { workersRegistry } from '@svcboot/entry-core/internal/cluster/metrics';
+import { IdleConnections } from '@svcboot/entry-core/internal/http/idle-connections';
+import {
   ListenerQuiet,
   LISTENER_QUIET_MAX_MS,
-  reloadServerEntry,
-  type ConfigChange,
-  type EntryReload,
-} from '@svcboot/entry-core/toolkit';
+} from '@svcboot/entry-core/internal/http/quiet-listener';
+import { reloadServerEntry } from '@svcboot/entry-core/internal/reload/server-reload';
+import type { ConfigChange, EntryReload } from '@svcboot/entry-core/internal/reload/entry-reload';
 import type { HttpEntryConfig } from './schema.js';
 import { apiUis } from './api-ui.js';
 import { httpError } from './errors.js';

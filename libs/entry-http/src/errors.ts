@@ -1,4 +1,4 @@
-import { errorFactory, type ErrorCatalogue } from '@svcboot/entry-core/toolkit';
+import { errorFactory, type ErrorCatalogue } from '@svcboot/entry-core/internal/errors';
 
 /** entry-http's errors (codes documented in README.md, "Errors"). */
 export const httpErrors = {

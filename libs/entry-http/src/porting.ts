@@ -1,8 +1,8 @@
 import {
   gzipPortingRules,
   serverPortingRules,
-  type PortingRule,
-} from '@svcboot/entry-core/toolkit';
+} from '@svcboot/entry-core/internal/config/porting-rules';
+import type { PortingRule } from '@svcboot/entry-core/internal/config/porting';
 
 /**
  * rk-gin's options that svcboot spells or places differently, or refuses

@@ -1,14 +1,12 @@
 import { z } from 'zod';
 import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
-import { errorModelSchema, middlewareSchema } from '@svcboot/entry-core/call';
-import {
-  compressionSchema,
-  loadSheddingSchema,
-  msSchema,
-  portSchema,
-  promSchema,
-  serverRoutesShape,
-} from '@svcboot/entry-core/toolkit';
+import { errorModelSchema } from '@svcboot/entry-core/internal/middleware/error-model';
+import { middlewareSchema } from '@svcboot/entry-core/internal/middleware/options';
+import { compressionSchema } from '@svcboot/entry-core/internal/http/compression';
+import { loadSheddingSchema } from '@svcboot/entry-core/internal/overload/schema';
+import { msSchema, portSchema } from '@svcboot/entry-core/internal/schema';
+import { promSchema } from '@svcboot/entry-core/internal/prom-pusher/schema';
+import { serverRoutesShape } from '@svcboot/entry-core/internal/server-routes';
 
 /** A UI mount point: `/sw` and `/sw/` both mean the folder `/sw/` (`sw`, without `/`, is rk-boot's spelling). */
 const uiPath = (fallback: string) =>
