@@ -88,7 +88,7 @@ export {
   PRINCIPAL,
 } from './middleware/call.js';
 export { createContextKey, type ContextKey } from './call/context-key.js';
-export { csrfTokenOf, CSRF_TOKEN } from './middleware/csrf/index.js';
+export { csrfTokenOf, CSRF_TOKEN } from './middleware/csrf/context.js';
 export { CallRejection, type RejectStatus, type RejectionSource } from './middleware/rejection.js';
 export {
   defaultMiddlewareRegistry,

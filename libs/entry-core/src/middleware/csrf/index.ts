@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createContextKey } from '../../call/context-key.js';
+import { CSRF_TOKEN } from './context.js';
 import { setHttpHeader, type CallContext, type CallMiddleware } from '../call.js';
 import type { MiddlewareDefinition } from '../definition.js';
 import { HttpScope, httpMethodOf, overTls } from '../http-scope.js';
@@ -15,16 +15,9 @@ interface Lookup {
   readonly name: string;
 }
 
-/**
- * The CSRF token of a call that passed the csrf middleware: the one its response's cookie holds.
- * A handler rendering an HTML form puts it into the form's field (`tokenLookup: form:_csrf`).
- */
-export function csrfTokenOf(call: CallContext): string | undefined {
-  return call.get(CSRF_TOKEN);
-}
-
-/** The context key csrfTokenOf reads: the token this call's response cookie holds. */
-export const CSRF_TOKEN = createContextKey<string | undefined>('svcboot.csrf.token', undefined);
+// What a handler reads (entry-core's '.' exports them): in a module of their own, so that an app
+// whose boot.yaml leaves csrf off does not load the middleware's code.
+export { csrfTokenOf, CSRF_TOKEN } from './context.js';
 
 /**
  * Signed double-submit CSRF protection on gateway and httpserver calls (native gRPC calls, which
