@@ -123,11 +123,12 @@ class NativeInvocation<R extends InvokerMethod> implements InvokerSink {
     else void call.drained().then(done);
   }
   status(s: InvokerStatus): void {
+    // One literal (a spread of the optional pairs made a second object per call).
     this.call.end({
       code: s.code,
       message: s.details,
       trailers: s.trailers,
-      ...(s.headers ? { headerPairs: s.headers } : {}),
+      headerPairs: s.headers ?? undefined,
     });
   }
   /** The handler took what was queued: read on (HTTP/2 flow control opens with it). */
@@ -155,7 +156,10 @@ class NativeInvocation<R extends InvokerMethod> implements InvokerSink {
   }
 }
 
-/** The call's message listener: request messages and the half-close into the invocation. */
+/**
+ * The call's message listener: request messages, the half-close and the call's end other than by
+ * its handler into the invocation.
+ */
 class RequestIn<R extends InvokerMethod> implements MessageListener {
   constructor(private readonly to: NativeInvocation<R>) {}
   message(data: Buffer): void {
@@ -163,6 +167,9 @@ class RequestIn<R extends InvokerMethod> implements MessageListener {
   }
   end(): void {
     this.to.invocation.end();
+  }
+  cancelled(s: NativeStatus): void {
+    this.to.cancelled(s);
   }
 }
 
@@ -177,7 +184,7 @@ function invokeCall<R extends InvokerMethod>(
     headOf(call.headers, call.peer, call.deadline),
     wired,
   );
-  call.onCancel((s) => wired.cancelled(s));
+  // The listener hears the cancellation too (what `onCancel` would, without a closure per call).
   call.read(new RequestIn(wired));
 }
 

@@ -79,11 +79,25 @@ export type ResolveMethod<M extends NativeMethodShape> = (path: string) => M | u
  */
 export type NativeDispatch<M extends NativeMethodShape> = (call: NativeCall<M>) => void;
 
+/** The session state a stream's 'close' listener updates (see handleSession). */
+const SESSION_STATE = Symbol('svcboot.sessionState');
+type StateStream = http2.ServerHttp2Stream & { [SESSION_STATE]?: SessionState };
+
+function onSessionStreamClose(this: StateStream): void {
+  const state = this[SESSION_STATE];
+  if (state !== undefined) NativeGrpcServer.streamClosed(state);
+}
+
+/** A stream's errors end its call through 'close'; the listener keeps them from being thrown. */
+function ignoreError(): void {}
+
 /** grpc-js's "unlimited" for connection ages and keepalive (2^31-1 ms). */
 const NEVER = MAX_TIMER_MS;
 const DEFAULT_MAX_RECEIVE = 4 * 1024 * 1024;
 
 interface SessionState {
+  readonly server: NativeGrpcServer<NativeMethodShape>;
+  readonly session: http2.ServerHttp2Session;
   streams: number;
   idleTimer: NodeJS.Timeout | undefined;
   ageTimer: NodeJS.Timeout | undefined;
@@ -167,6 +181,8 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
       return;
     }
     const state: SessionState = {
+      server: this as unknown as NativeGrpcServer<NativeMethodShape>,
+      session,
       streams: 0,
       idleTimer: undefined,
       ageTimer: undefined,
@@ -192,14 +208,9 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
         clearTimeout(state.idleTimer);
         state.idleTimer = undefined;
       }
-      // A stream closes once (`on`: no once-wrapper per call).
-      stream.on('close', () => {
-        state.streams--;
-        if (session.destroyed) return;
-        // The last stream ended before the PING's ACK was read: nghttp2 reads no more, close now.
-        if (state.streams === 0 && state.final) state.final();
-        else this.armIdle(session, state);
-      });
+      // A stream closes once (`on`: no once-wrapper per call; one function for every stream).
+      (stream as StateStream)[SESSION_STATE] = state;
+      stream.on('close', onSessionStreamClose);
     });
     session.once('close', () => {
       this.sessions.delete(session);
@@ -208,6 +219,16 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
       }
     });
     session.on('error', () => undefined);
+  }
+
+  /** @internal A stream of a session this server watches closed (see handleSession). */
+  static streamClosed(state: SessionState): void {
+    state.streams--;
+    const session = state.session;
+    if (session.destroyed) return;
+    // The last stream ended before the PING's ACK was read: nghttp2 reads no more, close now.
+    if (state.streams === 0 && state.final) state.final();
+    else state.server.armIdle(session, state);
   }
 
   private armIdle(session: http2.ServerHttp2Session, state: SessionState): void {
@@ -323,7 +344,7 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
 
   /** Answers one stream as a gRPC call. */
   handleStream(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
-    stream.on('error', () => undefined);
+    stream.on('error', ignoreError);
     const contentType = headers['content-type'];
     if (typeof contentType !== 'string' || !contentType.startsWith('application/grpc')) {
       if (!stream.destroyed && !stream.closed)
