@@ -204,6 +204,10 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   /** Made on the first chunk that is not exactly one whole uncompressed message. */
   private reader: FrameReader | undefined;
   private md: Metadata | undefined;
+  /** Run after the call's own 'close' handling, in order (whenStreamCloses). */
+  private closeHook1: (() => void) | undefined;
+  private closeHook2: (() => void) | undefined;
+  private streamClosed = false;
   /** Set by `end` for the stream's 'wantTrailers'. */
   private trailers: http2.OutgoingHttpHeaders | undefined;
   private status: NativeStatus | undefined;
@@ -809,6 +813,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   }
 
   private onClose(): void {
+    this.streamClosed = true;
     this.clearDeadline();
     if (!this.ended) {
       // Reset by the client (RST_STREAM), or the connection went: the call is cancelled.
@@ -818,6 +823,21 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       this.markCancelled();
     }
     this.wake();
+    // What other listeners of the stream's 'close' would have done next (whenStreamCloses).
+    const first = this.closeHook1;
+    const second = this.closeHook2;
+    this.closeHook1 = this.closeHook2 = undefined;
+    first?.();
+    second?.();
+  }
+
+  /** @internal See whenStreamCloses: false when the call holds two already or its stream closed. */
+  addCloseHook(fn: () => void): boolean {
+    if (this.streamClosed) return false;
+    if (this.closeHook1 === undefined) this.closeHook1 = fn;
+    else if (this.closeHook2 === undefined) this.closeHook2 = fn;
+    else return false;
+    return true;
   }
 
   private markCancelled(
@@ -843,6 +863,18 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/**
+ * Runs `onClose` when `stream` closes, as `stream.on('close', onClose)` would (after the
+ * listeners added before it): for a stream that carries a gRPC call, from the call's own 'close'
+ * listener, so that a stream has one 'close' listener instead of one per watcher (each more
+ * makes Node keep, copy and walk a listener array per stream).
+ */
+export function whenStreamCloses(stream: http2.ServerHttp2Stream, onClose: () => void): void {
+  const call = (stream as CallStream)[CALL];
+  if (call?.addCloseHook(onClose)) return;
+  stream.on('close', onClose);
+}
 
 function onStreamData(this: CallStream, chunk: Buffer): void {
   NativeCall.streamData(this, chunk);

@@ -1,6 +1,6 @@
 import http2 from 'node:http2';
 import { status as Status } from '@grpc/grpc-js';
-import { type CallSettings, NativeCall, type NativeMethodShape } from './call.js';
+import { type CallSettings, NativeCall, type NativeMethodShape, whenStreamCloses } from './call.js';
 import { ACCEPT_ENCODING, type MessageEncoding } from './compression.js';
 import type { DroppedEntry } from './metadata.js';
 import { encodeStatusMessage } from './status-message.js';
@@ -79,15 +79,6 @@ export type ResolveMethod<M extends NativeMethodShape> = (path: string) => M | u
  */
 export type NativeDispatch<M extends NativeMethodShape> = (call: NativeCall<M>) => void;
 
-/** The session state a stream's 'close' listener updates (see handleSession). */
-const SESSION_STATE = Symbol('svcboot.sessionState');
-type StateStream = http2.ServerHttp2Stream & { [SESSION_STATE]?: SessionState };
-
-function onSessionStreamClose(this: StateStream): void {
-  const state = this[SESSION_STATE];
-  if (state !== undefined) NativeGrpcServer.streamClosed(state);
-}
-
 /** A stream's errors end its call through 'close'; the listener keeps them from being thrown. */
 function ignoreError(): void {}
 
@@ -96,9 +87,9 @@ const NEVER = MAX_TIMER_MS;
 const DEFAULT_MAX_RECEIVE = 4 * 1024 * 1024;
 
 interface SessionState {
-  readonly server: NativeGrpcServer<NativeMethodShape>;
-  readonly session: http2.ServerHttp2Session;
   streams: number;
+  /** A stream of the session closed (one function per session). */
+  onStreamClose: () => void;
   idleTimer: NodeJS.Timeout | undefined;
   ageTimer: NodeJS.Timeout | undefined;
   graceTimer: NodeJS.Timeout | undefined;
@@ -181,9 +172,14 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
       return;
     }
     const state: SessionState = {
-      server: this as unknown as NativeGrpcServer<NativeMethodShape>,
-      session,
       streams: 0,
+      onStreamClose: () => {
+        state.streams--;
+        if (session.destroyed) return;
+        // The last stream ended before the PING's ACK was read: nghttp2 reads no more, close now.
+        if (state.streams === 0 && state.final) state.final();
+        else this.armIdle(session, state);
+      },
       idleTimer: undefined,
       ageTimer: undefined,
       graceTimer: undefined,
@@ -208,9 +204,9 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
         clearTimeout(state.idleTimer);
         state.idleTimer = undefined;
       }
-      // A stream closes once (`on`: no once-wrapper per call; one function for every stream).
-      (stream as StateStream)[SESSION_STATE] = state;
-      stream.on('close', onSessionStreamClose);
+      // A stream closes once (no once-wrapper per call; one function per session, run from the
+      // call's own 'close' listener when the stream is a call's).
+      whenStreamCloses(stream, state.onStreamClose);
     });
     session.once('close', () => {
       this.sessions.delete(session);
@@ -219,16 +215,6 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
       }
     });
     session.on('error', () => undefined);
-  }
-
-  /** @internal A stream of a session this server watches closed (see handleSession). */
-  static streamClosed(state: SessionState): void {
-    state.streams--;
-    const session = state.session;
-    if (session.destroyed) return;
-    // The last stream ended before the PING's ACK was read: nghttp2 reads no more, close now.
-    if (state.streams === 0 && state.final) state.final();
-    else state.server.armIdle(session, state);
   }
 
   private armIdle(session: http2.ServerHttp2Session, state: SessionState): void {
