@@ -215,13 +215,14 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   private readonly incomingEncoding: string | undefined;
 
   // Reading.
-  private readonly queue: Buffer[] = [];
-  private readonly compressedFlags: boolean[] = [];
+  /** Read messages the handler has not taken; NO_BUFFERS (shared, never written) until the first. */
+  private queue: Buffer[] = NO_BUFFERS;
+  private compressedFlags: boolean[] = NO_FLAGS;
   /**
    * Wire messages not yet delivered, from `rawHead` on (taken by index: Array#shift moves the rest
    * on long arrays, and one DATA frame of a client stream can hold hundreds of messages).
    */
-  private readonly raw: Array<WireMessage | undefined> = [];
+  private raw: Array<WireMessage | undefined> = NO_WIRE;
   private rawHead = 0;
   private inflating = false;
   private halfClosed = false;
@@ -427,13 +428,16 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
           (this.onUnary !== undefined || this.queue.length < this.settings.readAhead)
         )
           this.deliver(data, false);
-        else this.raw.push({ compressed: false, data });
+        else this.rawList().push({ compressed: false, data });
         if (this.rawCount >= this.settings.readAhead) this.stream.pause();
         return;
       }
     }
     try {
-      (this.reader ??= new FrameReader(this.settings.maxReceiveMessageBytes)).push(chunk, this.raw);
+      (this.reader ??= new FrameReader(this.settings.maxReceiveMessageBytes)).push(
+        chunk,
+        this.rawList(),
+      );
     } catch (err) {
       const e = err as FrameError;
       this.fail(e.tooLarge ? Status.RESOURCE_EXHAUSTED : Status.INTERNAL, e.message);
@@ -483,6 +487,12 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
     }
     this.flush();
     this.wake();
+  }
+
+  /** `raw`, made writable (the shared empty list is replaced on first use). */
+  private rawList(): Array<WireMessage | undefined> {
+    if (this.raw === NO_WIRE) this.raw = [];
+    return this.raw;
   }
 
   /** How many wire messages wait in `raw`. */
@@ -560,6 +570,10 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       this.requestCompressed = compressed;
       this.listener.message(data, compressed);
       return;
+    }
+    if (this.queue === NO_BUFFERS) {
+      this.queue = [];
+      this.compressedFlags = [];
     }
     this.queue.push(data);
     this.compressedFlags.push(compressed);
@@ -863,6 +877,13 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
 }
 
 const EMPTY = Buffer.alloc(0);
+/**
+ * The empty lists a call starts with (most unary calls never queue a message): frozen, so that a
+ * write that skipped the replacement fails loudly instead of reaching other calls.
+ */
+const NO_BUFFERS = Object.freeze([]) as unknown as Buffer[];
+const NO_FLAGS = Object.freeze([]) as unknown as boolean[];
+const NO_WIRE = Object.freeze([]) as unknown as Array<WireMessage | undefined>;
 
 /**
  * Runs `onClose` when `stream` closes, as `stream.on('close', onClose)` would (after the
