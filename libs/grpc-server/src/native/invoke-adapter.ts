@@ -73,13 +73,30 @@ interface Routed<R extends InvokerMethod> extends NativeMethodShape {
   readonly registered: R;
 }
 
+/**
+ * plainPeer of each connection's peer, kept: a call's peer is the same string for every call of
+ * its connection, and its IPv4-mapped form (a dual-stack port) made a new string per call. Bounded
+ * (cleared when full), as peers come and go.
+ */
+const plainPeers = new Map<string, string>();
+
+function plainPeerOf(peer: string): string {
+  let plain = plainPeers.get(peer);
+  if (plain === undefined) {
+    plain = plainPeer(peer);
+    if (plainPeers.size >= 1024) plainPeers.clear();
+    plainPeers.set(peer, plain);
+  }
+  return plain;
+}
+
 function headOf(headers: http2.IncomingHttpHeaders, peer: string, deadline: number): InvokerHead {
   const authority = headers[':authority'] ?? headers.host ?? '';
   const ua = headers['user-agent'];
   return {
     headers,
     // As the records of grpc-js's server have it (an IPv4 peer of a dual-stack port without `::ffff:`).
-    peer: plainPeer(peer),
+    peer: plainPeerOf(peer),
     protocol: NATIVE_PROTOCOL,
     authority,
     userAgent: typeof ua === 'string' ? ua : '',
