@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type http2 from 'node:http2';
 import { Counter, type Registry } from 'prom-client';
+import { whenStreamCloses } from './native/call.js';
 
 /** The cap on the automatic maxConnections: each open HTTP/2 connection holds tens of KB. */
 export const AUTO_MAX_CONNECTIONS_CAP = 10_000;
@@ -132,7 +133,8 @@ export class IdleHttp2Connections {
       idleSince: this.tick,
       onStream: (stream) => {
         use.active++;
-        stream.on('close', use.onStreamClose);
+        // From the gRPC call's own 'close' listener when the stream is one (one listener a stream).
+        whenStreamCloses(stream, use.onStreamClose);
       },
       onStreamClose: () => {
         if (--use.active === 0) use.idleSince = this.tick;

@@ -197,8 +197,11 @@ const HALF_CLOSE = Symbol('half-close');
 
 /** One call through the invoker: the driver's adapter, the handler's target, the wire's handle. */
 class InvokedCall implements CallAdapter, HandlerTarget, Invocation, RequestWaiter {
-  /** RequestWaiter: set by the entry's RequestMessageTimeout. */
+  /** RequestWaiter: set by the entry's RequestMessageTimeout (its list runs through the calls). */
   since = 0;
+  waitPrev: RequestWaiter | undefined = undefined;
+  waitNext: RequestWaiter | undefined = undefined;
+  waitListed = false;
   readonly context: CallContext;
   private readonly headers: InvokeHeaders;
   private run: HandlerRun | undefined;

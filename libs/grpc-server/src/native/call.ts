@@ -9,7 +9,13 @@ import {
   isMessageEncoding,
   type MessageEncoding,
 } from './compression.js';
-import { encodeFrame, type FrameError, FrameReader, type WireMessage } from './framing.js';
+import {
+  encodeFrame,
+  type FrameError,
+  FrameReader,
+  oneMessage,
+  type WireMessage,
+} from './framing.js';
 import {
   type DroppedEntry,
   isReservedOutgoing,
@@ -82,6 +88,24 @@ function mergeHeader(into: http2.OutgoingHttpHeaders, key: string, value: string
     prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [String(prev), value];
 }
 
+/** Whether `md` has no entry (undefined, or a Metadata with none). */
+function isEmptyMetadata(md: Metadata | undefined): boolean {
+  if (md === undefined) return true;
+  // Metadata keeps its entries in `internalRepr` (a Map); getMap() would build an object.
+  const repr = (md as unknown as { internalRepr?: Map<string, unknown> }).internalRepr;
+  return repr instanceof Map ? repr.size === 0 : Object.keys(md.getMap()).length === 0;
+}
+
+/** An OK status with the message 'OK' and nothing else: `end` sends it with OK_TRAILERS. */
+function isPlainOk(status: NativeStatus): boolean {
+  return (
+    status.code === 0 &&
+    status.message === 'OK' &&
+    status.details === undefined &&
+    isEmptyMetadata(status.trailers)
+  );
+}
+
 /** Printable ASCII, what gRPC allows in an ASCII metadata value (as metadata.ts checks it). */
 const LEGAL_ASCII_VALUE = /^[ -~]*$/;
 /** Keys already found plain (see isPlainHeaderKey); bounded, as they are the middleware's. */
@@ -117,11 +141,42 @@ export interface CallSettings {
 
 const CANCELLED_BY_CLIENT = 'Cancelled by the client';
 
+/**
+ * The response headers of a call that sends no metadata and no encoding: one frozen object for
+ * every such call (Node copies the headers it is given, `respond` and `sendTrailers` alike).
+ */
+const PLAIN_HEADERS: http2.OutgoingHttpHeaders = Object.freeze({
+  ':status': 200,
+  'content-type': 'application/grpc',
+  'grpc-accept-encoding': ACCEPT_ENCODING,
+});
+/** The trailers of a call that ends OK with no trailing metadata and no details (as `end` builds them). */
+const OK_TRAILERS: http2.OutgoingHttpHeaders = Object.freeze({
+  'grpc-status': '0',
+  'grpc-message': 'OK',
+});
+const RESPOND_TRAILERS: http2.ServerStreamResponseOptions = Object.freeze({
+  waitForTrailers: true,
+});
+const RESPOND_END: http2.ServerStreamResponseOptions = Object.freeze({ endStream: true });
+/** `String(code)` of gRPC's codes, made once. */
+const CODE_TEXT = Array.from({ length: 17 }, (_, i) => String(i));
+const codeText = (code: number): string => CODE_TEXT[code] ?? String(code);
+
+/** The call a stream carries, for the stream's listeners (module functions: no closures per call). */
+const CALL = Symbol('svcboot.nativeCall');
+type CallStream = http2.ServerHttp2Stream & { [CALL]?: NativeCall };
+
 /** Where `read()` delivers request messages as they arrive. */
 export interface MessageListener {
   message(data: Buffer, compressed: boolean): void;
   /** The client half-closed, after its last message. */
   end(): void;
+  /**
+   * Optional: called as `onCancel`'s functions are (once, when the call ends other than by its
+   * handler), for a listener that feeds a layer which must hear it.
+   */
+  cancelled?(status: NativeStatus): void;
 }
 
 /**
@@ -146,19 +201,28 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   private abortStatus: NativeStatus | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
   private responseEncoding: MessageEncoding | undefined | null = null;
-  private readonly reader: FrameReader;
+  /** Made on the first chunk that is not exactly one whole uncompressed message. */
+  private reader: FrameReader | undefined;
   private md: Metadata | undefined;
+  /** Run after the call's own 'close' handling, in order (whenStreamCloses). */
+  private closeHook1: (() => void) | undefined;
+  private closeHook2: (() => void) | undefined;
+  private streamClosed = false;
+  /** Set by `end` for the stream's 'wantTrailers'. */
+  private trailers: http2.OutgoingHttpHeaders | undefined;
+  private status: NativeStatus | undefined;
   private readonly socket: http2.ServerHttp2Session['socket'] | undefined;
   private readonly incomingEncoding: string | undefined;
 
   // Reading.
-  private readonly queue: Buffer[] = [];
-  private readonly compressedFlags: boolean[] = [];
+  /** Read messages the handler has not taken; NO_BUFFERS (shared, never written) until the first. */
+  private queue: Buffer[] = NO_BUFFERS;
+  private compressedFlags: boolean[] = NO_FLAGS;
   /**
    * Wire messages not yet delivered, from `rawHead` on (taken by index: Array#shift moves the rest
    * on long arrays, and one DATA frame of a client stream can hold hundreds of messages).
    */
-  private readonly raw: Array<WireMessage | undefined> = [];
+  private raw: Array<WireMessage | undefined> = NO_WIRE;
   private rawHead = 0;
   private inflating = false;
   private halfClosed = false;
@@ -175,7 +239,6 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
     readonly method: M,
     private readonly settings: CallSettings,
   ) {
-    this.reader = new FrameReader(settings.maxReceiveMessageBytes);
     // Kept: a closed stream no longer knows its session.
     this.socket = stream.session?.socket;
     const enc = headers['grpc-encoding'];
@@ -264,6 +327,10 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
    */
   read(listener: MessageListener): void {
     this.listener = listener;
+    if (listener.cancelled !== undefined && this.cancelledFlag) {
+      const status = this.abortStatus ?? { code: Status.CANCELLED, message: CANCELLED_BY_CLIENT };
+      queueMicrotask(() => listener.cancelled?.(status));
+    }
     this.flush();
   }
 
@@ -314,10 +381,29 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
         this.deadlineTimer = setTimeout(() => this.expire(), deadlineMs);
       }
     }
-    stream.on('data', (chunk: Buffer) => this.onData(chunk));
+    (stream as CallStream)[CALL] = this as NativeCall;
+    // Functions shared by every call (the call found on the stream), not closures per call.
+    stream.on('data', onStreamData);
     // `on`, not `once`: a stream emits each once, and once's wrapper and removal cost per call.
-    stream.on('end', () => this.onEnd());
-    stream.on('close', () => this.onClose());
+    stream.on('end', onStreamEnd);
+    stream.on('close', onStreamClose);
+  }
+
+  /** @internal the stream's listeners (see `start`). */
+  static streamData(stream: CallStream, chunk: Buffer): void {
+    stream[CALL]?.onData(chunk);
+  }
+  /** @internal */
+  static streamEnd(stream: CallStream): void {
+    stream[CALL]?.onEnd();
+  }
+  /** @internal */
+  static streamClose(stream: CallStream): void {
+    stream[CALL]?.onClose();
+  }
+  /** @internal */
+  static streamWantTrailers(stream: CallStream): void {
+    stream[CALL]?.sendPendingTrailers();
   }
 
   private expire(): void {
@@ -331,8 +417,27 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   private onData(chunk: Buffer): void {
     if (this.ended) return;
     const before = this.rawCount;
+    const reader = this.reader;
+    if (before === 0 && (reader === undefined || !reader.partial)) {
+      // The usual chunk: exactly one whole uncompressed message, nothing carried over. Taken as
+      // the loop below takes it, without a reader, a wire message and the raw list.
+      const data = oneMessage(chunk, this.settings.maxReceiveMessageBytes);
+      if (data !== undefined) {
+        if (
+          !this.inflating &&
+          (this.onUnary !== undefined || this.queue.length < this.settings.readAhead)
+        )
+          this.deliver(data, false);
+        else this.rawList().push({ compressed: false, data });
+        if (this.rawCount >= this.settings.readAhead) this.stream.pause();
+        return;
+      }
+    }
     try {
-      this.reader.push(chunk, this.raw);
+      (this.reader ??= new FrameReader(this.settings.maxReceiveMessageBytes)).push(
+        chunk,
+        this.rawList(),
+      );
     } catch (err) {
       const e = err as FrameError;
       this.fail(e.tooLarge ? Status.RESOURCE_EXHAUSTED : Status.INTERNAL, e.message);
@@ -359,7 +464,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
 
   private onEnd(): void {
     if (this.ended) return;
-    if (this.reader.partial) {
+    if (this.reader?.partial) {
       this.fail(Status.INTERNAL, 'The request ended inside a message');
       return;
     }
@@ -382,6 +487,12 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
     }
     this.flush();
     this.wake();
+  }
+
+  /** `raw`, made writable (the shared empty list is replaced on first use). */
+  private rawList(): Array<WireMessage | undefined> {
+    if (this.raw === NO_WIRE) this.raw = [];
+    return this.raw;
   }
 
   /** How many wire messages wait in `raw`. */
@@ -460,6 +571,10 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       this.listener.message(data, compressed);
       return;
     }
+    if (this.queue === NO_BUFFERS) {
+      this.queue = [];
+      this.compressedFlags = [];
+    }
     this.queue.push(data);
     this.compressedFlags.push(compressed);
     if (this.onUnary) return;
@@ -517,30 +632,32 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   sendHeaders(metadata?: Metadata, pairs?: readonly string[]): void {
     if (this.headersSent || this.ended || this.cancelledFlag || this.stream.destroyed) return;
     this.headersSent = true;
+    const encoding = this.encoding();
+    if (!encoding && (pairs === undefined || pairs.length < 2) && isEmptyMetadata(metadata)) {
+      // The common response: nothing of the call's own in it (what the general path would build).
+      this.respondHeaders(PLAIN_HEADERS);
+      return;
+    }
     const headers: http2.OutgoingHttpHeaders = {
       ':status': 200,
       'content-type': 'application/grpc',
       'grpc-accept-encoding': ACCEPT_ENCODING,
     };
-    const encoding = this.encoding();
     if (encoding) headers['grpc-encoding'] = encoding;
     const dropped = (entry: DroppedEntry) => this.settings.onDropped(this.path, entry);
     writeMetadata(metadata, headers, dropped);
     addPairs(headers, pairs, dropped);
+    this.respondHeaders(headers);
+  }
+
+  private respondHeaders(headers: http2.OutgoingHttpHeaders): void {
     try {
-      this.stream.respond(headers, { waitForTrailers: true });
+      this.stream.respond(headers, RESPOND_TRAILERS);
     } catch {
       // Node refused a header the checks let through: answer without the metadata.
       this.responseEncoding = undefined;
       try {
-        this.stream.respond(
-          {
-            ':status': 200,
-            'content-type': 'application/grpc',
-            'grpc-accept-encoding': ACCEPT_ENCODING,
-          },
-          { waitForTrailers: true },
-        );
+        this.stream.respond(PLAIN_HEADERS, RESPOND_TRAILERS);
       } catch {
         this.stream.close(0x2 /* INTERNAL_ERROR */);
       }
@@ -602,24 +719,39 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
     this.clearDeadline();
     const stream = this.stream;
     if (this.cancelledFlag || stream.destroyed || stream.closed) return;
+    if (this.headersSent && isPlainOk(status)) {
+      // The common end: OK, no trailing metadata, no details (what the general path would build).
+      this.trailers = OK_TRAILERS;
+      this.status = status;
+      stream.on('wantTrailers', onWantTrailers);
+      stream.end();
+      if (!this.halfClosed) stream.resume();
+      return;
+    }
     const trailers: http2.OutgoingHttpHeaders = {};
-    writeMetadata(status.trailers, trailers, (entry) => this.settings.onDropped(this.path, entry));
-    trailers['grpc-status'] = String(status.code);
+    if (status.trailers !== undefined)
+      writeMetadata(status.trailers, trailers, (entry) =>
+        this.settings.onDropped(this.path, entry),
+      );
+    trailers['grpc-status'] = codeText(status.code);
     if (status.message) trailers['grpc-message'] = encodeStatusMessage(status.message);
     if (status.details)
       trailers['grpc-status-details-bin'] = Buffer.from(status.details).toString('base64');
     if (!this.headersSent) {
       this.headersSent = true;
-      addPairs(trailers, status.headerPairs, (entry) => this.settings.onDropped(this.path, entry));
+      if (status.headerPairs !== undefined)
+        addPairs(trailers, status.headerPairs, (entry) =>
+          this.settings.onDropped(this.path, entry),
+        );
       trailers[':status'] = 200;
       trailers['content-type'] = 'application/grpc';
       trailers['grpc-accept-encoding'] = ACCEPT_ENCODING;
       try {
-        stream.respond(trailers, { endStream: true });
+        stream.respond(trailers, RESPOND_END);
       } catch {
         // A header Node refused (the checks let it through), or the stream went meanwhile.
         try {
-          stream.respond(this.bareStatus(status), { endStream: true });
+          stream.respond(this.bareStatus(status), RESPOND_END);
         } catch {
           stream.close(0x2 /* INTERNAL_ERROR */);
           return;
@@ -628,23 +760,32 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       // Once the response's frame is written (Node 26 may otherwise put the RST_STREAM first).
       this.stopRequest();
     } else {
-      // Emitted once per stream (`on`: no once-wrapper per call).
-      stream.on('wantTrailers', () => {
-        try {
-          stream.sendTrailers(trailers);
-        } catch {
-          try {
-            stream.sendTrailers(this.bareStatus(status));
-          } catch {
-            stream.close(0x2 /* INTERNAL_ERROR */);
-            return;
-          }
-        }
-      });
+      this.trailers = trailers;
+      this.status = status;
+      // Emitted once per stream (`on`: no once-wrapper per call; one function for every call).
+      stream.on('wantTrailers', onWantTrailers);
       stream.end();
     }
     // Until then, whatever the client still sends is read and dropped (its window stays open).
     if (!this.halfClosed) stream.resume();
+  }
+
+  /** The trailers `end` left for the stream's 'wantTrailers'. */
+  private sendPendingTrailers(): void {
+    const stream = this.stream;
+    const trailers = this.trailers;
+    const status = this.status;
+    if (trailers === undefined || status === undefined) return;
+    this.trailers = undefined;
+    try {
+      stream.sendTrailers(trailers);
+    } catch {
+      try {
+        stream.sendTrailers(this.bareStatus(status));
+      } catch {
+        stream.close(0x2 /* INTERNAL_ERROR */);
+      }
+    }
   }
 
   /**
@@ -673,7 +814,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
     return {
       ':status': 200,
       'content-type': 'application/grpc',
-      'grpc-status': String(status.code),
+      'grpc-status': codeText(status.code),
       ...(status.message ? { 'grpc-message': encodeStatusMessage(status.message) } : {}),
     };
   }
@@ -686,6 +827,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
   }
 
   private onClose(): void {
+    this.streamClosed = true;
     this.clearDeadline();
     if (!this.ended) {
       // Reset by the client (RST_STREAM), or the connection went: the call is cancelled.
@@ -695,6 +837,21 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
       this.markCancelled();
     }
     this.wake();
+    // What other listeners of the stream's 'close' would have done next (whenStreamCloses).
+    const first = this.closeHook1;
+    const second = this.closeHook2;
+    this.closeHook1 = this.closeHook2 = undefined;
+    first?.();
+    second?.();
+  }
+
+  /** @internal See whenStreamCloses: false when the call holds two already or its stream closed. */
+  addCloseHook(fn: () => void): boolean {
+    if (this.streamClosed) return false;
+    if (this.closeHook1 === undefined) this.closeHook1 = fn;
+    else if (this.closeHook2 === undefined) this.closeHook2 = fn;
+    else return false;
+    return true;
   }
 
   private markCancelled(
@@ -707,6 +864,7 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
     const listeners = this.cancelListeners;
     this.cancelListeners = undefined;
     if (listeners) for (const fn of listeners) fn(status);
+    this.listener?.cancelled?.(status);
     this.wake();
   }
 
@@ -719,3 +877,35 @@ export class NativeCall<M extends NativeMethodShape = NativeMethodShape> {
 }
 
 const EMPTY = Buffer.alloc(0);
+/**
+ * The empty lists a call starts with (most unary calls never queue a message): frozen, so that a
+ * write that skipped the replacement fails loudly instead of reaching other calls.
+ */
+const NO_BUFFERS = Object.freeze([]) as unknown as Buffer[];
+const NO_FLAGS = Object.freeze([]) as unknown as boolean[];
+const NO_WIRE = Object.freeze([]) as unknown as Array<WireMessage | undefined>;
+
+/**
+ * Runs `onClose` when `stream` closes, as `stream.on('close', onClose)` would (after the
+ * listeners added before it): for a stream that carries a gRPC call, from the call's own 'close'
+ * listener, so that a stream has one 'close' listener instead of one per watcher (each more
+ * makes Node keep, copy and walk a listener array per stream).
+ */
+export function whenStreamCloses(stream: http2.ServerHttp2Stream, onClose: () => void): void {
+  const call = (stream as CallStream)[CALL];
+  if (call?.addCloseHook(onClose)) return;
+  stream.on('close', onClose);
+}
+
+function onStreamData(this: CallStream, chunk: Buffer): void {
+  NativeCall.streamData(this, chunk);
+}
+function onStreamEnd(this: CallStream): void {
+  NativeCall.streamEnd(this);
+}
+function onStreamClose(this: CallStream): void {
+  NativeCall.streamClose(this);
+}
+function onWantTrailers(this: CallStream): void {
+  NativeCall.streamWantTrailers(this);
+}

@@ -32,6 +32,18 @@ export function encodeFrame(message: Uint8Array, compressed: boolean): Buffer {
 const EMPTY = Buffer.alloc(0);
 
 /**
+ * The message of `chunk` when the chunk is exactly one whole uncompressed frame within
+ * `maxBytes` (-1: no limit), as `FrameReader.push` would read it from an empty reader; else
+ * undefined (read it with a FrameReader).
+ */
+export function oneMessage(chunk: Buffer, maxBytes: number): Buffer | undefined {
+  if (chunk.length < 5 || chunk[0] !== 0) return undefined;
+  const length = chunk.readUInt32BE(1);
+  if (length !== chunk.length - 5 || (maxBytes >= 0 && length > maxBytes)) return undefined;
+  return length === 0 ? EMPTY : chunk.subarray(5);
+}
+
+/**
  * Cuts a byte stream into messages. A length over `maxBytes` (-1: no limit) fails before the
  * message is buffered, so a peer cannot make the server hold more than the limit.
  */

@@ -73,13 +73,30 @@ interface Routed<R extends InvokerMethod> extends NativeMethodShape {
   readonly registered: R;
 }
 
+/**
+ * plainPeer of each connection's peer, kept: a call's peer is the same string for every call of
+ * its connection, and its IPv4-mapped form (a dual-stack port) made a new string per call. Bounded
+ * (cleared when full), as peers come and go.
+ */
+const plainPeers = new Map<string, string>();
+
+function plainPeerOf(peer: string): string {
+  let plain = plainPeers.get(peer);
+  if (plain === undefined) {
+    plain = plainPeer(peer);
+    if (plainPeers.size >= 1024) plainPeers.clear();
+    plainPeers.set(peer, plain);
+  }
+  return plain;
+}
+
 function headOf(headers: http2.IncomingHttpHeaders, peer: string, deadline: number): InvokerHead {
   const authority = headers[':authority'] ?? headers.host ?? '';
   const ua = headers['user-agent'];
   return {
     headers,
     // As the records of grpc-js's server have it (an IPv4 peer of a dual-stack port without `::ffff:`).
-    peer: plainPeer(peer),
+    peer: plainPeerOf(peer),
     protocol: NATIVE_PROTOCOL,
     authority,
     userAgent: typeof ua === 'string' ? ua : '',
@@ -123,11 +140,12 @@ class NativeInvocation<R extends InvokerMethod> implements InvokerSink {
     else void call.drained().then(done);
   }
   status(s: InvokerStatus): void {
+    // One literal (a spread of the optional pairs made a second object per call).
     this.call.end({
       code: s.code,
       message: s.details,
       trailers: s.trailers,
-      ...(s.headers ? { headerPairs: s.headers } : {}),
+      headerPairs: s.headers ?? undefined,
     });
   }
   /** The handler took what was queued: read on (HTTP/2 flow control opens with it). */
@@ -155,7 +173,10 @@ class NativeInvocation<R extends InvokerMethod> implements InvokerSink {
   }
 }
 
-/** The call's message listener: request messages and the half-close into the invocation. */
+/**
+ * The call's message listener: request messages, the half-close and the call's end other than by
+ * its handler into the invocation.
+ */
 class RequestIn<R extends InvokerMethod> implements MessageListener {
   constructor(private readonly to: NativeInvocation<R>) {}
   message(data: Buffer): void {
@@ -163,6 +184,9 @@ class RequestIn<R extends InvokerMethod> implements MessageListener {
   }
   end(): void {
     this.to.invocation.end();
+  }
+  cancelled(s: NativeStatus): void {
+    this.to.cancelled(s);
   }
 }
 
@@ -177,7 +201,7 @@ function invokeCall<R extends InvokerMethod>(
     headOf(call.headers, call.peer, call.deadline),
     wired,
   );
-  call.onCancel((s) => wired.cancelled(s));
+  // The listener hears the cancellation too (what `onCancel` would, without a closure per call).
   call.read(new RequestIn(wired));
 }
 

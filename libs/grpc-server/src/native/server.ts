@@ -1,6 +1,6 @@
 import http2 from 'node:http2';
 import { status as Status } from '@grpc/grpc-js';
-import { type CallSettings, NativeCall, type NativeMethodShape } from './call.js';
+import { type CallSettings, NativeCall, type NativeMethodShape, whenStreamCloses } from './call.js';
 import { ACCEPT_ENCODING, type MessageEncoding } from './compression.js';
 import type { DroppedEntry } from './metadata.js';
 import { encodeStatusMessage } from './status-message.js';
@@ -79,12 +79,17 @@ export type ResolveMethod<M extends NativeMethodShape> = (path: string) => M | u
  */
 export type NativeDispatch<M extends NativeMethodShape> = (call: NativeCall<M>) => void;
 
+/** A stream's errors end its call through 'close'; the listener keeps them from being thrown. */
+function ignoreError(): void {}
+
 /** grpc-js's "unlimited" for connection ages and keepalive (2^31-1 ms). */
 const NEVER = MAX_TIMER_MS;
 const DEFAULT_MAX_RECEIVE = 4 * 1024 * 1024;
 
 interface SessionState {
   streams: number;
+  /** A stream of the session closed (one function per session). */
+  onStreamClose: () => void;
   idleTimer: NodeJS.Timeout | undefined;
   ageTimer: NodeJS.Timeout | undefined;
   graceTimer: NodeJS.Timeout | undefined;
@@ -168,6 +173,13 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
     }
     const state: SessionState = {
       streams: 0,
+      onStreamClose: () => {
+        state.streams--;
+        if (session.destroyed) return;
+        // The last stream ended before the PING's ACK was read: nghttp2 reads no more, close now.
+        if (state.streams === 0 && state.final) state.final();
+        else this.armIdle(session, state);
+      },
       idleTimer: undefined,
       ageTimer: undefined,
       graceTimer: undefined,
@@ -192,14 +204,9 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
         clearTimeout(state.idleTimer);
         state.idleTimer = undefined;
       }
-      // A stream closes once (`on`: no once-wrapper per call).
-      stream.on('close', () => {
-        state.streams--;
-        if (session.destroyed) return;
-        // The last stream ended before the PING's ACK was read: nghttp2 reads no more, close now.
-        if (state.streams === 0 && state.final) state.final();
-        else this.armIdle(session, state);
-      });
+      // A stream closes once (no once-wrapper per call; one function per session, run from the
+      // call's own 'close' listener when the stream is a call's).
+      whenStreamCloses(stream, state.onStreamClose);
     });
     session.once('close', () => {
       this.sessions.delete(session);
@@ -323,7 +330,7 @@ export class NativeGrpcServer<M extends NativeMethodShape> {
 
   /** Answers one stream as a gRPC call. */
   handleStream(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
-    stream.on('error', () => undefined);
+    stream.on('error', ignoreError);
     const contentType = headers['content-type'];
     if (typeof contentType !== 'string' || !contentType.startsWith('application/grpc')) {
       if (!stream.destroyed && !stream.closed)
