@@ -28,6 +28,8 @@ const stepSeconds = Number(process.env['STEP_SECONDS'] ?? 4);
 const multipliers = (process.env['BENCH_STEPS'] ?? '0.5,1,2,3,4').split(',').map(Number);
 const deadlineMs = 1000;
 const png = path.resolve(process.env['BENCH_PNG'] ?? path.join(here, 'goodput.png'));
+/** BENCH_ONLY=cost: only the CPU-per-call table (what a shed call costs against the floor). */
+const only = process.env['BENCH_ONLY'] ?? '';
 
 interface Outcome {
   status: number | 'timeout' | 'error';
@@ -280,7 +282,7 @@ async function cpuPerCall(
     const rounds: number[] = [];
     let statuses = '';
     for (let i = 0; i < 3; i++) {
-      const n = 10_000;
+      const n = 20_000;
       const c0 = await cpuSeconds(child.pid!);
       const out = h2load(n);
       const c1 = await cpuSeconds(child.pid!);
@@ -299,7 +301,7 @@ const floor = await cpuPerCall('floor.ts', {}, '/', false);
 const trivial = await cpuPerCall('server.ts', {}, '/v1/trivial', false);
 const shedCost = await cpuPerCall('server.ts', { SHED_ALL: '1' }, '/v1/render', true);
 console.log(
-  '> What a call costs the server, in CPU µs (user + system from /proc/<pid>/stat over 10,000 GETs by h2load --h1, 16 connections; the median of 3 rounds after a warm-up): the node:http floor answering `ok` by hand, an httpserver entry serving a trivial route, and the same entry shedding every call (loadShedding.maxInFlight 1 while one call is held), its 503 with Retry-After and the error body.',
+  '> What a call costs the server, in CPU µs (user + system from /proc/<pid>/stat over 20,000 GETs by h2load --h1, 16 connections; the median of 3 rounds after a warm-up): the node:http floor answering `ok` by hand, an httpserver entry serving a trivial route, and the same entry shedding every call (loadShedding.maxInFlight 1 while one call is held), its 503 with Retry-After and the error body.',
 );
 console.log('');
 console.log('| call | server CPU µs/call | × the floor | h2load statuses |');
@@ -311,6 +313,7 @@ for (const [name, r] of [
 ] as const)
   console.log(`| ${name} | ${fmt(r.us, 1)} | ${fmt(r.us / floor.us, 2)} | ${r.statuses} |`);
 console.log('');
+if (only === 'cost') process.exit(0);
 const load = os.loadavg().map((n) => n.toFixed(2));
 const first = await startServer(true);
 let measured: number;

@@ -27,6 +27,7 @@ import {
   ListenerQuiet,
   LISTENER_QUIET_MAX_MS,
   reloadServerEntry,
+  loadSheddingOf,
   type ConfigChange,
   type EntryReload,
 } from '@svcboot/entry-core/toolkit';
@@ -36,6 +37,7 @@ import { httpError } from './errors.js';
 import { readBody } from './body.js';
 import { callMiddleware, errorResponder } from './call-adapter.js';
 import { compression } from './compression.js';
+import { shedAtDoor } from './door.js';
 
 export const HTTP_ENTRY_TYPE = 'HttpEntry';
 
@@ -143,13 +145,14 @@ export class HttpEntry implements Entry {
         }),
       await apiUis(config, ctx),
     );
+    const builtin = (method: string, path: string): boolean =>
+      routes.serves(method, path) || (method === 'GET' && serverRoutes.builtin(path));
     if (!chain.empty)
       this.koa.use(
         callMiddleware(
           chain,
           config.errorModel,
-          (method, path) =>
-            routes.serves(method, path) || (method === 'GET' && serverRoutes.builtin(path)),
+          builtin,
           config.bodyLimitBytes,
           config.deadlineHeader,
         ),
@@ -164,6 +167,16 @@ export class HttpEntry implements Entry {
     this.koa.use(this.router.routes());
     this.koa.use(this.router.allowedMethods());
 
+    const shedding = chain.empty ? undefined : loadSheddingOf(chain);
+    const koaListener = this.koa.callback();
+    // Calls load shedding refuses from the signals that need no call are refused before Koa
+    // builds its context (what a shed call costs: BENCHMARKS.md, "overload").
+    const listener =
+      shedding === undefined
+        ? koaListener
+        : shedAtDoor(koaListener, chain, shedding, config.errorModel, builtin, (err) =>
+            this.koa.emit('error', err),
+          );
     const server = http.createServer(
       {
         requestTimeout: config.requestTimeoutMs,
@@ -174,7 +187,7 @@ export class HttpEntry implements Entry {
           Math.min(1000, Math.floor(config.headersTimeoutMs / 2)),
         ),
       },
-      this.koa.callback(),
+      listener,
     );
     server.keepAliveTimeout = config.keepAliveTimeoutMs;
     this.connections = new IdleConnections(server);
