@@ -250,58 +250,73 @@ async function curve(shedding: boolean, base: number): Promise<Step[]> {
   }
 }
 
+/** The rounds of the CPU-per-call table (BENCH_COST_ROUNDS): each server once per round, interleaved. */
+const costRounds = Number(process.env['BENCH_COST_ROUNDS'] ?? 5);
+
+interface CostTarget {
+  script: string;
+  env: Record<string, string>;
+  path: string;
+  /** One call held in flight for the whole run (every other call is shed: maxInFlight 1). */
+  hold: boolean;
+}
+
 /**
  * Server CPU µs per call (user + system from /proc, the steadiest figure on a shared machine) and
- * the statuses, for `calls` GETs of `p` by h2load over HTTP/1.1 (16 connections); median of 3.
+ * the statuses, for 20,000 GETs by h2load over HTTP/1.1 (16 connections), for each target: the
+ * servers run side by side and are measured in turn, round after round (the machine's neighbours
+ * weigh on each alike); the median of the rounds.
  */
 async function cpuPerCall(
-  script: string,
-  env: Record<string, string>,
-  p: string,
-  hold: boolean,
-): Promise<{ us: number; statuses: string }> {
-  const { port, child } = await startServer(true, script, env);
+  targets: readonly CostTarget[],
+): Promise<Array<{ us: number; statuses: string }>> {
+  const started: Array<{ port: number; child: ChildProcess }> = [];
   const held = new http.Agent({ keepAlive: false });
+  const h2load = (port: number, p: string, n: number): string =>
+    spawnSync('h2load', ['--h1', '-n', String(n), '-c', '16', `http://127.0.0.1:${port}${p}`], {
+      encoding: 'utf8',
+    }).stdout;
   try {
-    if (hold) {
-      // One call in flight for the whole run: every other call is shed (maxInFlight: 1).
-      void get(port, held, '/v1/hold', {}, 200_000);
-      await new Promise((r) => setTimeout(r, 200));
+    for (const t of targets) {
+      const s = await startServer(true, t.script, t.env);
+      started.push(s);
+      if (t.hold) {
+        void get(s.port, held, '/v1/hold', {}, 200_000);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      h2load(s.port, t.path, 2000); // warm-up
     }
-    const h2load = (n: number): string => {
-      const r = spawnSync(
-        'h2load',
-        ['--h1', '-n', String(n), '-c', '16', `http://127.0.0.1:${port}${p}`],
-        {
-          encoding: 'utf8',
-        },
-      );
-      return r.stdout;
-    };
-    h2load(2000); // warm-up
-    const rounds: number[] = [];
-    let statuses = '';
-    for (let i = 0; i < 3; i++) {
-      const n = 20_000;
-      const c0 = await cpuSeconds(child.pid!);
-      const out = h2load(n);
-      const c1 = await cpuSeconds(child.pid!);
-      rounds.push(((c1 - c0) * 1e6) / n);
-      statuses = /status codes: ([^\n]+)/.exec(out)?.[1]?.trim() ?? '?';
-    }
-    return { us: median(rounds), statuses };
+    const rounds: number[][] = targets.map(() => []);
+    const statuses: string[] = targets.map(() => '?');
+    for (let r = 0; r < costRounds; r++)
+      for (let i = 0; i < targets.length; i++) {
+        const n = 20_000;
+        const s = started[i]!;
+        const c0 = await cpuSeconds(s.child.pid!);
+        const out = h2load(s.port, targets[i]!.path, n);
+        const c1 = await cpuSeconds(s.child.pid!);
+        rounds[i]!.push(((c1 - c0) * 1e6) / n);
+        statuses[i] = /status codes: ([^\n]+)/.exec(out)?.[1]?.trim() ?? '?';
+      }
+    return rounds.map((r, i) => ({ us: median(r), statuses: statuses[i]! }));
   } finally {
     held.destroy();
-    child.kill('SIGKILL');
+    for (const s of started) s.child.kill('SIGKILL');
   }
 }
 
 if (process.env['BENCH_NO_BUILD'] !== '1') ensureBuilt();
-const floor = await cpuPerCall('floor.ts', {}, '/', false);
-const trivial = await cpuPerCall('server.ts', {}, '/v1/trivial', false);
-const shedCost = await cpuPerCall('server.ts', { SHED_ALL: '1' }, '/v1/render', true);
+const [floor, trivial, shedCost] = (await cpuPerCall([
+  { script: 'floor.ts', env: {}, path: '/', hold: false },
+  { script: 'server.ts', env: {}, path: '/v1/trivial', hold: false },
+  { script: 'server.ts', env: { SHED_ALL: '1' }, path: '/v1/render', hold: true },
+])) as [
+  { us: number; statuses: string },
+  { us: number; statuses: string },
+  { us: number; statuses: string },
+];
 console.log(
-  '> What a call costs the server, in CPU µs (user + system from /proc/<pid>/stat over 20,000 GETs by h2load --h1, 16 connections; the median of 3 rounds after a warm-up): the node:http floor answering `ok` by hand, an httpserver entry serving a trivial route, and the same entry shedding every call (loadShedding.maxInFlight 1 while one call is held), its 503 with Retry-After and the error body.',
+  `> What a call costs the server, in CPU µs (user + system from /proc/<pid>/stat over 20,000 GETs by h2load --h1, 16 connections; the three servers side by side, measured in turn, the median of ${costRounds} rounds after a warm-up): the node:http floor answering \`ok\` by hand, an httpserver entry serving a trivial route, and the same entry shedding every call (loadShedding.maxInFlight 1 while one call is held), its 503 with Retry-After and the error body (refused before Koa builds its context).`,
 );
 console.log('');
 console.log('| call | server CPU µs/call | × the floor | h2load statuses |');

@@ -164,9 +164,9 @@ class DoorCall implements CallHeaders, CallAdapter {
       // The request id is a UUID or an incoming one of safe characters: no JSON escapes, ASCII.
       const p = this.preformed(rejection);
       const id = call.requestId;
-      for (let i = 0; i < p.headers.length; i += 2) res.setHeader(p.headers[i]!, p.headers[i + 1]!);
-      res.setHeader('Content-Length', p.bytes + id.length);
-      res.statusCode = p.status;
+      // writeHead with the headers as a list: as node:http's own fast path (merged with any a
+      // middleware set before, e.g. X-Request-Id).
+      res.writeHead(p.status, [...p.headers, 'Content-Length', String(p.bytes + id.length)]);
       if (this.req.method === 'HEAD') res.end();
       else res.end(p.pre + id + p.post);
       return;
