@@ -339,7 +339,7 @@ describe('LoadShedding: a burst spread over turns', () => {
     // allows while the offered load is not seen past capacity: the first 100 ms here).
     const waits = ran.map((o) => o.ranMs! - o.sentMs!).sort((a, b) => a - b);
     expect(waits[Math.floor(waits.length * 0.95)]).toBeLessThanOrEqual(20);
-    expect(waits[waits.length - 1]).toBeLessThanOrEqual(80);
+    expect(waits[waits.length - 1]).toBeLessThanOrEqual(100);
     // And the process kept busy: the calls it ran fill at least 90 % of the time they took.
     const span =
       Math.max(...ran.map((o) => o.ranMs!)) + 10 - Math.min(...ran.map((o) => o.sentMs!));

@@ -84,21 +84,23 @@ const BACKLOG_BUSY_UTILIZATION = 0.8;
 const FLOOR_DRIFT = 0.005;
 
 /**
- * The window (ms) over which the calls that ask for admission are compared with the admitted
- * calls that end: the offered load against what the process serves.
+ * The window over which the calls that ask for admission are compared with the admitted calls
+ * that end (the offered load against what the process serves): at least EXCESS_WINDOW_MS and
+ * EXCESS_MIN_ASKS calls, at most EXCESS_MAX_WINDOW_MS.
  */
 const EXCESS_WINDOW_MS = 50;
+const EXCESS_MAX_WINDOW_MS = 1000;
 /**
  * The offered load is past capacity (`excess`) when a window saw this many times as many calls
  * ask as end, and at least EXCESS_MIN_ASKS of them: an open loop of callers over capacity (the
  * calls keep coming whether or not the earlier ones were answered), seen in two windows in a
  * row. A closed loop (a pool, a benchmark's connections: each caller waits for its answer before
  * the next call) asks as fast as its calls end, however many callers queue, once its first calls
- * (sent at once) are in; a process paused by the OS reads no call meanwhile either. Calls slower
- * than a fifth of the window are not seen this way (too few per window): the other bounds hold.
+ * (sent at once) are in; a process paused by the OS reads no call meanwhile either. Fewer than
+ * EXCESS_MIN_ASKS calls a second are not seen this way: the other bounds hold.
  */
 const EXCESS_RATIO = 1.5;
-const EXCESS_MIN_ASKS = 5;
+const EXCESS_MIN_ASKS = 8;
 /**
  * While the offered load is past capacity, a call may expect to wait this many unloaded service
  * times (the least latency seen: `floorMs`), TURN_SLICE_MS at least, in the queue or the backlog:
@@ -320,7 +322,7 @@ export class LoadShedding implements CallMiddleware {
     if (atDoor !== undefined) return this.shed(atDoor);
     if ((call.chain?.inFlight ?? 0) > this.maxInFlight) return this.shed('in_flight');
     const now = this.time.now();
-    if (now - this.windowStartMs >= EXCESS_WINDOW_MS) this.nextWindow(now);
+    if (this.windowEnded(now)) this.nextWindow(now);
     const lag = this.turn.lagMs(now);
     const queued = this.queue.length + this.criticalQueue.length;
     if (lag > this.maxDelayMs && this.turn.calls > MIN_CALLS_PER_TURN) {
@@ -360,7 +362,7 @@ export class LoadShedding implements CallMiddleware {
     if (this.critical.length > 0) return undefined;
     if (inFlight + 1 > this.maxInFlight) return 'in_flight';
     const now = this.time.now();
-    if (now - this.windowStartMs >= EXCESS_WINDOW_MS) this.nextWindow(now);
+    if (this.windowEnded(now)) this.nextWindow(now);
     if (this.turn.calls >= MIN_CALLS_PER_TURN && this.turn.peekLagMs(now) > this.maxDelayMs)
       return 'event_loop_delay';
     const queued = this.queue.length + this.criticalQueue.length;
@@ -372,6 +374,12 @@ export class LoadShedding implements CallMiddleware {
     if (queued > 0 && this.queueOverWait(queued, queued * this.releaseGapMs(), false))
       return 'queue_time';
     return undefined;
+  }
+
+  /** Whether the window of the offered load against the calls served is over (see EXCESS_RATIO). */
+  private windowEnded(now: number): boolean {
+    const ms = now - this.windowStartMs;
+    return (ms >= EXCESS_WINDOW_MS && this.asks >= EXCESS_MIN_ASKS) || ms >= EXCESS_MAX_WINDOW_MS;
   }
 
   /** A new window of the offered load against the calls served (see EXCESS_RATIO). */
