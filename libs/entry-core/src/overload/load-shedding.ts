@@ -322,7 +322,13 @@ export class LoadShedding implements CallMiddleware {
     if (atDoor !== undefined) return this.shed(atDoor);
     if ((call.chain?.inFlight ?? 0) > this.maxInFlight) return this.shed('in_flight');
     const now = this.time.now();
-    if (this.windowEnded(now)) this.nextWindow(now);
+    // (windowEnded, inlined: this runs for every call.)
+    const inWindowMs = now - this.windowStartMs;
+    if (
+      inWindowMs >= EXCESS_WINDOW_MS &&
+      (this.asks >= EXCESS_MIN_ASKS || inWindowMs >= EXCESS_MAX_WINDOW_MS)
+    )
+      this.nextWindow(now);
     const lag = this.turn.lagMs(now);
     const queued = this.queue.length + this.criticalQueue.length;
     if (lag > this.maxDelayMs && this.turn.calls > MIN_CALLS_PER_TURN) {
