@@ -1,7 +1,8 @@
 /**
- * The goodput curve (issue #42): what an httpserver entry keeps serving past its capacity, with
- * load shedding (the defaults) and without. The server's `GET /v1/render` holds the CPU for WORK_MS
- * (server.ts). First its capacity is measured (closed loop, CAPACITY_CALLERS callers) and its
+ * The goodput curve (issue #42): what an httpserver entry's CPU-bound route (and a grpc entry's
+ * CPU-bound method) keeps serving past capacity, with load shedding (the defaults) and without.
+ * The server's `GET /v1/render` holds the CPU for WORK_MS (server.ts), as does grpc-server.ts's
+ * Greeter.Hello (BENCH_TARGETS=http,grpc, the default, picks them). First its capacity is measured (closed loop, CAPACITY_CALLERS callers) and its
  * unloaded latency (one caller); then the route is offered 0.5×, 1×, 2×, 3× and 4× that capacity
  * open-loop (a fixed arrival rate, whatever the answers; STEP_SECONDS each), every call with a
  * deadline (`grpc-timeout: 1000m`, read by the entry's deadlineHeader), each answer's status read,
@@ -13,6 +14,7 @@
  * `node --import tsx overload/run.ts` from bench/ (libs from dist/).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as grpc from '@grpc/grpc-js';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -28,6 +30,8 @@ const stepSeconds = Number(process.env['STEP_SECONDS'] ?? 4);
 const multipliers = (process.env['BENCH_STEPS'] ?? '0.5,1,2,3,4').split(',').map(Number);
 const deadlineMs = 1000;
 const png = path.resolve(process.env['BENCH_PNG'] ?? path.join(here, 'goodput.png'));
+/** BENCH_ONLY=cost: only the CPU-per-call table (what a shed call costs against the floor); =curve: only the curves. */
+const only = process.env['BENCH_ONLY'] ?? '';
 
 interface Outcome {
   status: number | 'timeout' | 'error';
@@ -107,33 +111,108 @@ async function startServer(
 
 const deadlineHeaders = { 'grpc-timeout': `${deadlineMs}m` };
 
-/** Calls answered 200 per second by `callers` callers, one call after another each. */
-async function capacity(port: number, callers: number, seconds: number): Promise<number> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: callers });
+/** One transport's way of making the route's calls (`withDeadline`: with the 1 s deadline). */
+interface Caller {
+  call(withDeadline: boolean): Promise<Outcome>;
+  close(): void;
+}
+
+/** What the curve is measured on: the httpserver entry's route or the grpc entry's method. */
+interface Target {
+  key: 'http' | 'grpc';
+  script: string;
+  /** The route or method, for the tables. */
+  what: string;
+  caller(port: number, connections: number): Caller;
+}
+
+const httpTarget: Target = {
+  key: 'http',
+  script: 'server.ts',
+  what: `an httpserver entry (defaults; deadlineHeader: grpc-timeout) whose GET /v1/render holds the CPU for ${workMs} ms, called over HTTP/1.1 keep-alive (up to 1,024 connections), every call with \`grpc-timeout: ${deadlineMs}m\` (the client gives up 1 s after the deadline: *other*)`,
+  caller(port, connections) {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+    return {
+      call: (withDeadline) =>
+        get(
+          port,
+          agent,
+          '/v1/render',
+          withDeadline ? deadlineHeaders : {},
+          withDeadline ? deadlineMs + 1000 : 10_000,
+        ),
+      close: () => agent.destroy(),
+    };
+  },
+};
+
+/** gRPC status codes as the HTTP statuses the tables count: OK 200, RESOURCE_EXHAUSTED 503, DEADLINE_EXCEEDED 504. */
+const GRPC_AS_HTTP: Readonly<Record<number, number>> = { 0: 200, 8: 503, 4: 504 };
+
+const grpcTarget: Target = {
+  key: 'grpc',
+  script: 'grpc-server.ts',
+  what: `a grpc entry (defaults, its native server) whose Greeter.Hello holds the CPU for ${workMs} ms, called by one @grpc/grpc-js channel (one HTTP/2 connection), every call with a 1 s deadline (grpc-timeout; the client's own deadline too: a call past it counts as DEADLINE_EXCEEDED, 504 here), RESOURCE_EXHAUSTED counted as shed (503)`,
+  caller(port) {
+    const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+    const empty = Buffer.alloc(0);
+    return {
+      call: (withDeadline) =>
+        new Promise<Outcome>((resolve) => {
+          const t0 = performance.now();
+          client.makeUnaryRequest(
+            '/api.v1.Greeter/Hello',
+            (b: Buffer) => b,
+            (b: Buffer) => b,
+            empty,
+            withDeadline ? { deadline: Date.now() + deadlineMs } : {},
+            (err) => {
+              const code = err ? (err.code ?? -1) : 0;
+              resolve({ status: GRPC_AS_HTTP[code] ?? 'error', ms: performance.now() - t0 });
+            },
+          );
+        }),
+      close: () => client.close(),
+    };
+  },
+};
+
+const targets = (process.env['BENCH_TARGETS'] ?? 'http,grpc')
+  .split(',')
+  .map((k) => (k === 'grpc' ? grpcTarget : httpTarget));
+
+/** Calls answered OK per second by `callers` callers, one call after another each. */
+async function capacity(
+  target: Target,
+  port: number,
+  callers: number,
+  seconds: number,
+): Promise<number> {
+  const c = target.caller(port, callers);
   const end = performance.now() + seconds * 1000;
   let ok = 0;
   await Promise.all(
     Array.from({ length: callers }, async () => {
       while (performance.now() < end) {
-        const o = await get(port, agent, '/v1/render', {}, 10_000);
+        const o = await c.call(false);
         if (o.status === 200) ok++;
       }
     }),
   );
-  agent.destroy();
+  c.close();
   return ok / seconds;
 }
 
 /** The latencies (ms) of calls made one at a time: the unloaded latency. */
-async function unloaded(port: number, seconds: number): Promise<number[]> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+async function unloaded(target: Target, port: number, seconds: number): Promise<number[]> {
+  const c = target.caller(port, 1);
   const end = performance.now() + seconds * 1000;
   const ms: number[] = [];
   while (performance.now() < end) {
-    const o = await get(port, agent, '/v1/render', deadlineHeaders, 10_000);
+    const o = await c.call(true);
     if (o.status === 200) ms.push(o.ms);
   }
-  agent.destroy();
+  c.close();
   return ms;
 }
 
@@ -167,9 +246,9 @@ async function shedReasons(port: number): Promise<Record<string, number>> {
 }
 
 /** `rate` calls a second for `seconds`, open loop, with the probe beside them. */
-async function step(port: number, multiplier: number, rate: number): Promise<Step> {
+async function step(target: Target, port: number, multiplier: number, rate: number): Promise<Step> {
   const before = await shedReasons(port);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
+  const caller = target.caller(port, 1024);
   const probeAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const outcomes: Array<Promise<Outcome>> = [];
   const probes: Outcome[] = [];
@@ -185,8 +264,7 @@ async function step(port: number, multiplier: number, rate: number): Promise<Ste
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
       const due = Math.min(total, Math.floor(((performance.now() - started) * rate) / 1000));
-      while (outcomes.length < due)
-        outcomes.push(get(port, agent, '/v1/render', deadlineHeaders, deadlineMs + 1000));
+      while (outcomes.length < due) outcomes.push(caller.call(true));
       if (outcomes.length >= total) {
         clearInterval(timer);
         resolve();
@@ -196,7 +274,7 @@ async function step(port: number, multiplier: number, rate: number): Promise<Ste
   const results = await Promise.all(outcomes);
   stop = true;
   await probe;
-  agent.destroy();
+  caller.close();
   probeAgent.destroy();
   const after = await shedReasons(port);
   const reasons: Record<string, number> = {};
@@ -232,13 +310,13 @@ async function step(port: number, multiplier: number, rate: number): Promise<Ste
   };
 }
 
-async function curve(shedding: boolean, base: number): Promise<Step[]> {
-  const { port, child } = await startServer(shedding);
+async function curve(target: Target, shedding: boolean, base: number): Promise<Step[]> {
+  const { port, child } = await startServer(shedding, target.script);
   try {
-    await capacity(port, 2, 1); // warm-up
+    await capacity(target, port, 2, 1); // warm-up
     const steps: Step[] = [];
     for (const m of multipliers) {
-      steps.push(await step(port, m, base * m));
+      steps.push(await step(target, port, m, base * m));
       // The server settles between steps.
       await new Promise((r) => setTimeout(r, 1000));
     }
@@ -248,136 +326,179 @@ async function curve(shedding: boolean, base: number): Promise<Step[]> {
   }
 }
 
+/** The rounds of the CPU-per-call table (BENCH_COST_ROUNDS): each server once per round, interleaved. */
+const costRounds = Number(process.env['BENCH_COST_ROUNDS'] ?? 5);
+
+interface CostTarget {
+  script: string;
+  env: Record<string, string>;
+  path: string;
+  /** One call held in flight for the whole run (every other call is shed: maxInFlight 1). */
+  hold: boolean;
+}
+
 /**
  * Server CPU µs per call (user + system from /proc, the steadiest figure on a shared machine) and
- * the statuses, for `calls` GETs of `p` by h2load over HTTP/1.1 (16 connections); median of 3.
+ * the statuses, for 20,000 GETs by h2load over HTTP/1.1 (16 connections), for each target: the
+ * servers run side by side and are measured in turn, round after round (the machine's neighbours
+ * weigh on each alike); the median of the rounds.
  */
 async function cpuPerCall(
-  script: string,
-  env: Record<string, string>,
-  p: string,
-  hold: boolean,
-): Promise<{ us: number; statuses: string }> {
-  const { port, child } = await startServer(true, script, env);
+  targets: readonly CostTarget[],
+): Promise<Array<{ us: number; statuses: string }>> {
+  const started: Array<{ port: number; child: ChildProcess }> = [];
   const held = new http.Agent({ keepAlive: false });
+  const h2load = (port: number, p: string, n: number): string =>
+    spawnSync('h2load', ['--h1', '-n', String(n), '-c', '16', `http://127.0.0.1:${port}${p}`], {
+      encoding: 'utf8',
+    }).stdout;
   try {
-    if (hold) {
-      // One call in flight for the whole run: every other call is shed (maxInFlight: 1).
-      void get(port, held, '/v1/hold', {}, 200_000);
-      await new Promise((r) => setTimeout(r, 200));
+    for (const t of targets) {
+      const s = await startServer(true, t.script, t.env);
+      started.push(s);
+      if (t.hold) {
+        void get(s.port, held, '/v1/hold', {}, 200_000);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      h2load(s.port, t.path, 2000); // warm-up
     }
-    const h2load = (n: number): string => {
-      const r = spawnSync(
-        'h2load',
-        ['--h1', '-n', String(n), '-c', '16', `http://127.0.0.1:${port}${p}`],
-        {
-          encoding: 'utf8',
-        },
-      );
-      return r.stdout;
-    };
-    h2load(2000); // warm-up
-    const rounds: number[] = [];
-    let statuses = '';
-    for (let i = 0; i < 3; i++) {
-      const n = 10_000;
-      const c0 = await cpuSeconds(child.pid!);
-      const out = h2load(n);
-      const c1 = await cpuSeconds(child.pid!);
-      rounds.push(((c1 - c0) * 1e6) / n);
-      statuses = /status codes: ([^\n]+)/.exec(out)?.[1]?.trim() ?? '?';
-    }
-    return { us: median(rounds), statuses };
+    const rounds: number[][] = targets.map(() => []);
+    const statuses: string[] = targets.map(() => '?');
+    for (let r = 0; r < costRounds; r++)
+      for (let i = 0; i < targets.length; i++) {
+        const n = 20_000;
+        const s = started[i]!;
+        const c0 = await cpuSeconds(s.child.pid!);
+        const out = h2load(s.port, targets[i]!.path, n);
+        const c1 = await cpuSeconds(s.child.pid!);
+        rounds[i]!.push(((c1 - c0) * 1e6) / n);
+        statuses[i] = /status codes: ([^\n]+)/.exec(out)?.[1]?.trim() ?? '?';
+      }
+    return rounds.map((r, i) => ({ us: median(r), statuses: statuses[i]! }));
   } finally {
     held.destroy();
-    child.kill('SIGKILL');
+    for (const s of started) s.child.kill('SIGKILL');
   }
 }
 
 if (process.env['BENCH_NO_BUILD'] !== '1') ensureBuilt();
-const floor = await cpuPerCall('floor.ts', {}, '/', false);
-const trivial = await cpuPerCall('server.ts', {}, '/v1/trivial', false);
-const shedCost = await cpuPerCall('server.ts', { SHED_ALL: '1' }, '/v1/render', true);
-console.log(
-  '> What a call costs the server, in CPU µs (user + system from /proc/<pid>/stat over 10,000 GETs by h2load --h1, 16 connections; the median of 3 rounds after a warm-up): the node:http floor answering `ok` by hand, an httpserver entry serving a trivial route, and the same entry shedding every call (loadShedding.maxInFlight 1 while one call is held), its 503 with Retry-After and the error body.',
-);
-console.log('');
-console.log('| call | server CPU µs/call | × the floor | h2load statuses |');
-console.log('|---|---:|---:|---|');
-for (const [name, r] of [
-  ['node:http floor, 200 ok', floor],
-  ['httpserver entry, trivial route served (200)', trivial],
-  ['httpserver entry, call shed (503)', shedCost],
-] as const)
-  console.log(`| ${name} | ${fmt(r.us, 1)} | ${fmt(r.us / floor.us, 2)} | ${r.statuses} |`);
-console.log('');
-const load = os.loadavg().map((n) => n.toFixed(2));
-const first = await startServer(true);
-let measured: number;
-let unloadedMs: number[];
-try {
-  await capacity(first.port, 2, 1);
-  measured = await capacity(first.port, 2, 3);
-  unloadedMs = await unloaded(first.port, 2);
-} finally {
-  first.child.kill('SIGKILL');
-}
-const on = await curve(true, measured);
-const off = await curve(false, measured);
-const peak = Math.max(...on.map((s) => s.goodput));
-const unloadedP99 = quantile(unloadedMs, 0.99);
-
-console.log(
-  `> Open loop over HTTP/1.1 keep-alive on loopback, one httpserver entry (defaults; deadlineHeader: grpc-timeout) whose GET /v1/render holds the CPU for ${workMs} ms; the load generator in its own process. Capacity measured first with 2 closed-loop callers for 3 s: **${fmt(measured)} calls/s**; unloaded latency (one caller, 2 s): p50 ${fmt(quantile(unloadedMs, 0.5), 1)} ms, p99 ${fmt(unloadedP99, 1)} ms. Then each step offers a multiple of that capacity for ${stepSeconds} s, every call with \`grpc-timeout: ${deadlineMs}m\` (the client gives up 1 s after the deadline: *timeout*), /livez polled every 50 ms on its own connection. *Goodput*: calls answered 200 within their ${deadlineMs} ms deadline, per second (client's clock). Load average ${load.join(' ')} at the start.`,
-);
-const table = (name: string, steps: readonly Step[]): void => {
+if (only !== 'curve') {
+  const [floor, trivial, shedCost] = (await cpuPerCall([
+    { script: 'floor.ts', env: {}, path: '/', hold: false },
+    { script: 'server.ts', env: {}, path: '/v1/trivial', hold: false },
+    { script: 'server.ts', env: { SHED_ALL: '1' }, path: '/v1/render', hold: true },
+  ])) as [
+    { us: number; statuses: string },
+    { us: number; statuses: string },
+    { us: number; statuses: string },
+  ];
+  console.log(
+    `> What a call costs the server, in CPU µs (user + system from /proc/<pid>/stat over 20,000 GETs by h2load --h1, 16 connections; the three servers side by side, measured in turn, the median of ${costRounds} rounds after a warm-up): the node:http floor answering \`ok\` by hand, an httpserver entry serving a trivial route, and the same entry shedding every call (loadShedding.maxInFlight 1 while one call is held), its 503 with Retry-After and the error body (refused before Koa builds its context).`,
+  );
   console.log('');
-  console.log(
-    `| ${name} | offered calls/s | goodput calls/s | % of peak | shed (503) % | deadline (504) % | 200 past the deadline | other | admitted p50 ms | admitted p99 ms | /livez p99 ms | /livez not 200 | shed by reason |`,
-  );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
-  for (const s of steps)
-    console.log(
-      `| ${s.multiplier}× | ${fmt(s.offered)} | ${fmt(s.goodput)} | ${fmt((100 * s.goodput) / peak)} | ${fmt((100 * s.shed) / s.sent, 1)} | ${fmt((100 * s.deadline) / s.sent, 1)} | ${s.okLate} | ${s.other} | ${fmt(s.admittedP50, 1)} | ${fmt(s.admittedP99, 1)} | ${fmt(s.probeP99, 1)} | ${s.probeFailed} | ${Object.entries(
-        s.reasons,
-      )
-        .map(([k, v]) => `${k} ${v}`)
-        .join(', ')} |`,
-    );
-};
-table('load shedding on (defaults)', on);
-table('load shedding off', off);
-const at3 = on.find((s) => s.multiplier === 3);
-if (at3)
-  console.log(
-    `\n> At 3× with shedding: goodput ${fmt((100 * at3.goodput) / peak)} % of peak (goal ≥ 90 %), admitted p99 ${fmt(at3.admittedP99, 1)} ms = ${fmt(at3.admittedP99 / unloadedP99, 2)}× the unloaded p99 (goal ≤ 2×).`,
-  );
+  console.log('| call | server CPU µs/call | × the floor | h2load statuses |');
+  console.log('|---|---:|---:|---|');
+  for (const [name, r] of [
+    ['node:http floor, 200 ok', floor],
+    ['httpserver entry, trivial route served (200)', trivial],
+    ['httpserver entry, call shed (503)', shedCost],
+  ] as const)
+    console.log(`| ${name} | ${fmt(r.us, 1)} | ${fmt(r.us / floor.us, 2)} | ${r.statuses} |`);
+  console.log('');
+}
+if (only === 'cost') process.exit(0);
+interface Curves {
+  target: Target;
+  load: string[];
+  measured: number;
+  unloadedMs: number[];
+  on: Step[];
+  off: Step[];
+}
 
-// The picture: goodput and latencies against the offered load, shedding on and off.
+async function curves(target: Target): Promise<Curves> {
+  const load = os.loadavg().map((n) => n.toFixed(2));
+  const first = await startServer(true, target.script);
+  let measured: number;
+  let unloadedMs: number[];
+  try {
+    await capacity(target, first.port, 2, 1);
+    measured = await capacity(target, first.port, 2, 3);
+    unloadedMs = await unloaded(target, first.port, 2);
+  } finally {
+    first.child.kill('SIGKILL');
+  }
+  const on = await curve(target, true, measured);
+  const off = await curve(target, false, measured);
+  return { target, load, measured, unloadedMs, on, off };
+}
+
+const results: Curves[] = [];
+for (const t of targets) results.push(await curves(t));
+
+for (const { target, load, measured, unloadedMs, on, off } of results) {
+  const peak = Math.max(...on.map((s) => s.goodput));
+  const unloadedP99 = quantile(unloadedMs, 0.99);
+  console.log(`\n#### ${target.key === 'grpc' ? 'gRPC method' : 'HTTP route'}\n`);
+  console.log(
+    `> Open loop on loopback: ${target.what}; the load generator in its own process. Capacity measured first with 2 closed-loop callers for 3 s: **${fmt(measured)} calls/s**; unloaded latency (one caller, 2 s): p50 ${fmt(quantile(unloadedMs, 0.5), 1)} ms, p99 ${fmt(unloadedP99, 1)} ms. Then each step offers a multiple of that capacity for ${stepSeconds} s, /livez polled every 50 ms on its own HTTP connection. *Goodput*: calls answered OK within their ${deadlineMs} ms deadline, per second (client's clock). Load average ${load.join(' ')} at the start.`,
+  );
+  const table = (name: string, steps: readonly Step[]): void => {
+    console.log('');
+    console.log(
+      `| ${name} | offered calls/s | goodput calls/s | % of peak | shed (503) % | deadline (504) % | OK past the deadline | other | admitted p50 ms | admitted p99 ms | /livez p99 ms | /livez not 200 | shed by reason |`,
+    );
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+    for (const s of steps)
+      console.log(
+        `| ${s.multiplier}× | ${fmt(s.offered)} | ${fmt(s.goodput)} | ${fmt((100 * s.goodput) / peak)} | ${fmt((100 * s.shed) / s.sent, 1)} | ${fmt((100 * s.deadline) / s.sent, 1)} | ${s.okLate} | ${s.other} | ${fmt(s.admittedP50, 1)} | ${fmt(s.admittedP99, 1)} | ${fmt(s.probeP99, 1)} | ${s.probeFailed} | ${Object.entries(
+          s.reasons,
+        )
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')} |`,
+      );
+  };
+  table('load shedding on (defaults)', on);
+  table('load shedding off', off);
+  const at3 = on.find((s) => s.multiplier === 3);
+  if (at3)
+    console.log(
+      `\n> At 3× with shedding: goodput ${fmt((100 * at3.goodput) / peak)} % of peak (goal ≥ 90 %), admitted p99 ${fmt(at3.admittedP99, 1)} ms = ${fmt(at3.admittedP99 / unloadedP99, 2)}× the unloaded p99 (goal ≤ 2×).`,
+    );
+}
+
+// The picture: goodput and latencies against the offered load, shedding on and off, a row per target.
 const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-overload-'));
 try {
   const dat = (steps: readonly Step[]): string =>
     steps
       .map((s) => `${s.multiplier} ${s.goodput} ${s.admittedP99 || 0} ${s.probeP99 || 0}`)
       .join('\n');
-  await writeFile(path.join(dir, 'on.dat'), `${dat(on)}\n`);
-  await writeFile(path.join(dir, 'off.dat'), `${dat(off)}\n`);
-  const script = `set terminal pngcairo size 960,420 font "DejaVu Sans,10" noenhanced
-set output '${png}'
-set multiplot layout 1,2
-set key top left
-set grid
-set xlabel 'offered load (x measured capacity, ${fmt(measured)} calls/s)'
-set ylabel 'goodput (calls/s answered 200 within the 1 s deadline)'
+  const plots: string[] = [];
+  for (const { target, measured, on, off } of results) {
+    const d = (name: string): string => path.join(dir, `${target.key}-${name}.dat`);
+    await writeFile(d('on'), `${dat(on)}\n`);
+    await writeFile(d('off'), `${dat(off)}\n`);
+    const label = target.key === 'grpc' ? 'gRPC Greeter.Hello' : 'HTTP GET /v1/render';
+    plots.push(`set xlabel 'offered load (x measured capacity, ${fmt(measured)} calls/s)'
+set ylabel 'goodput (calls/s OK within the 1 s deadline)'
 set xrange [0:4.2]
 set yrange [0:*]
-set title 'Goodput'
-plot '${dir}/on.dat' using 1:2 with linespoints lw 2 pt 7 title 'load shedding on', '${dir}/off.dat' using 1:2 with linespoints lw 2 pt 5 title 'load shedding off'
-set title 'Latency (log scale)'
+unset logscale y
+set title 'Goodput, ${label}'
+plot '${d('on')}' using 1:2 with linespoints lw 2 pt 7 title 'load shedding on', '${d('off')}' using 1:2 with linespoints lw 2 pt 5 title 'load shedding off'
+set title 'Latency (log scale), ${label}'
 set ylabel 'ms'
 set logscale y
 set yrange [1:*]
-plot '${dir}/on.dat' using 1:3 with linespoints lw 2 pt 7 title 'admitted p99, on', '${dir}/off.dat' using 1:3 with linespoints lw 2 pt 5 title 'admitted p99, off', '${dir}/on.dat' using 1:4 with linespoints lw 1 pt 6 dt 2 title '/livez p99, on', '${dir}/off.dat' using 1:4 with linespoints lw 1 pt 4 dt 2 title '/livez p99, off'
+plot '${d('on')}' using 1:3 with linespoints lw 2 pt 7 title 'admitted p99, on', '${d('off')}' using 1:3 with linespoints lw 2 pt 5 title 'admitted p99, off', '${d('on')}' using 1:4 with linespoints lw 1 pt 6 dt 2 title '/livez p99, on', '${d('off')}' using 1:4 with linespoints lw 1 pt 4 dt 2 title '/livez p99, off'`);
+  }
+  const script = `set terminal pngcairo size 960,${420 * results.length} font "DejaVu Sans,10" noenhanced
+set output '${png}'
+set multiplot layout ${results.length},2
+set key top left
+set grid
+${plots.join('\n')}
 unset multiplot
 `;
   await writeFile(path.join(dir, 'plot.gp'), script);

@@ -151,6 +151,8 @@ export { loadSheddingSchema, type LoadSheddingOptions } from './overload/schema.
 export {
   type DeadlineSource,
   LoadShedding,
+  loadSheddingOf,
+  SHED_AT_DOOR,
   SHED_HTTP_STATUS,
   type ShedReason,
 } from './overload/load-shedding.js';

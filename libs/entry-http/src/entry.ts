@@ -32,12 +32,14 @@ import {
 } from '@svcboot/entry-core/internal/http/quiet-listener';
 import { reloadServerEntry } from '@svcboot/entry-core/internal/reload/server-reload';
 import type { ConfigChange, EntryReload } from '@svcboot/entry-core/internal/reload/entry-reload';
+import { loadSheddingOf } from '@svcboot/entry-core/internal/overload/load-shedding';
 import type { HttpEntryConfig } from './schema.js';
 import { apiUis } from './api-ui.js';
 import { httpError } from './errors.js';
 import { readBody } from './body.js';
 import { callMiddleware, errorResponder } from './call-adapter.js';
 import { compression } from './compression.js';
+import { shedAtDoor } from './door.js';
 
 export const HTTP_ENTRY_TYPE = 'HttpEntry';
 
@@ -145,13 +147,14 @@ export class HttpEntry implements Entry {
         }),
       await apiUis(config, ctx),
     );
+    const builtin = (method: string, path: string): boolean =>
+      routes.serves(method, path) || (method === 'GET' && serverRoutes.builtin(path));
     if (!chain.empty)
       this.koa.use(
         callMiddleware(
           chain,
           config.errorModel,
-          (method, path) =>
-            routes.serves(method, path) || (method === 'GET' && serverRoutes.builtin(path)),
+          builtin,
           config.bodyLimitBytes,
           config.deadlineHeader,
         ),
@@ -166,6 +169,16 @@ export class HttpEntry implements Entry {
     this.koa.use(this.router.routes());
     this.koa.use(this.router.allowedMethods());
 
+    const shedding = chain.empty ? undefined : loadSheddingOf(chain);
+    const koaListener = this.koa.callback();
+    // Calls load shedding refuses from the signals that need no call are refused before Koa
+    // builds its context (what a shed call costs: BENCHMARKS.md, "overload").
+    const listener =
+      shedding === undefined
+        ? koaListener
+        : shedAtDoor(koaListener, chain, shedding, config.errorModel, builtin, (err) =>
+            this.koa.emit('error', err),
+          );
     const server = http.createServer(
       {
         requestTimeout: config.requestTimeoutMs,
@@ -176,7 +189,7 @@ export class HttpEntry implements Entry {
           Math.min(1000, Math.floor(config.headersTimeoutMs / 2)),
         ),
       },
-      this.koa.callback(),
+      listener,
     );
     server.keepAliveTimeout = config.keepAliveTimeoutMs;
     this.connections = new IdleConnections(server);

@@ -42,6 +42,17 @@ export class Fifo {
     return w;
   }
 
+  /** The call last in line, taken out. */
+  pop(): Waiting | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const w = this.items.pop();
+    if (this.head === this.items.length) {
+      this.items.length = 0;
+      this.head = 0;
+    }
+    return w;
+  }
+
   /** Empties the queue, returning what waited (for the entry's close). */
   drain(): Waiting[] {
     const out = this.items.slice(this.head).filter((w): w is Waiting => w !== undefined);

@@ -48,6 +48,9 @@ interface Outcome {
   /** How many handlers had run before this one. */
   ranAfter?: number;
   rejection?: CallRejection;
+  /** When the call was sent, and when its handler began (the simulated clock's ms). */
+  sentMs?: number;
+  ranMs?: number;
 }
 
 let turn = 0;
@@ -81,13 +84,14 @@ function start(
 ): Outcome {
   const call = new CallContext(infoOf(path, opts.builtin), headers);
   if (opts.deadline !== undefined) call.deadline = opts.deadline;
-  const outcome: Outcome = { path, how: 'pending' };
+  const outcome: Outcome = { path, how: 'pending', sentMs: clock.now() };
   const adapter: CallAdapter = {
     proceed(c) {
       const run = (): void => {
         outcome.how = 'ran';
         outcome.ranInTurn = turn;
         outcome.ranAfter = handlersRun++;
+        outcome.ranMs = clock.now();
         clock.work(workMs + CALL_COST_MS);
         endCall(c, 'OK');
       };
@@ -266,7 +270,7 @@ describe('LoadShedding: a burst spread over turns', () => {
     count: number,
     ratePerMs: number,
     workMs: number,
-    opts: { deadline?: () => number } = {},
+    opts: { deadline?: () => number; sync?: boolean } = {},
   ): Promise<Outcome[]> {
     const outcomes: Outcome[] = [];
     const started = clock.now();
@@ -283,7 +287,7 @@ describe('LoadShedding: a burst spread over turns', () => {
         while (outcomes.length < count && dueAt(outcomes.length) <= clock.now())
           outcomes.push(
             start(chain, '/v1/render', workMs, {
-              async: true,
+              async: opts.sync !== true,
               ...(opts.deadline ? { deadline: opts.deadline() } : {}),
             }),
           );
@@ -319,6 +323,55 @@ describe('LoadShedding: a burst spread over turns', () => {
       (o) => o.how === 'refused' && o.rejection?.message.includes('deadline'),
     );
     expect(byDeadline.length).toBeGreaterThan(0);
+  });
+
+  it('calls that hold the CPU for 10 ms, offered at 3x what it serves: the admitted ones wait about one service time, and it keeps serving at capacity', async () => {
+    const { chain, ls } = shedding();
+    made.push(ls);
+    // The unloaded service time, learned one call at a time.
+    await openLoop(chain, 5, 0.01, 10, { sync: true });
+    // One call every 3.3 ms for 2 s: 600 calls, 6 s of work.
+    const outcomes = await openLoop(chain, 600, 0.3, 10, { sync: true });
+    const ran = outcomes.filter((o) => o.how === 'ran');
+    const refused = outcomes.filter((o) => o.how === 'refused');
+    expect(refused.length).toBeGreaterThan(300);
+    // What waited did so for about one call's service time (not up to 16 of them, as the queue
+    // allows while the offered load is not seen past capacity: the first 100 ms here).
+    const waits = ran.map((o) => o.ranMs! - o.sentMs!).sort((a, b) => a - b);
+    expect(waits[Math.floor(waits.length * 0.95)]).toBeLessThanOrEqual(20);
+    expect(waits[waits.length - 1]).toBeLessThanOrEqual(100);
+    // And the process kept busy: the calls it ran fill at least 90 % of the time they took.
+    const span =
+      Math.max(...ran.map((o) => o.ranMs!)) + 10 - Math.min(...ran.map((o) => o.sentMs!));
+    expect((ran.length * 10) / span).toBeGreaterThan(0.9);
+  });
+
+  it('a closed loop of 16 callers of 10 ms calls (each sends its next call once answered): nothing is shed', async () => {
+    const { chain, ls } = shedding();
+    made.push(ls);
+    const callers = 16;
+    const each = 25;
+    const outcomes: Outcome[] = [];
+    const last: Array<Outcome | undefined> = Array.from({ length: callers });
+    const sent = Array.from({ length: callers }, () => 0);
+    await new Promise<void>((resolve) => {
+      onTurn = () => {
+        for (let i = 0; i < callers; i++) {
+          if (sent[i]! >= each || (last[i] !== undefined && last[i]!.how === 'pending')) continue;
+          sent[i]!++;
+          last[i] = start(chain, '/v1/render', 10);
+          outcomes.push(last[i]!);
+        }
+        if (outcomes.length === callers * each) {
+          onTurn = undefined;
+          resolve();
+        }
+      };
+    });
+    await settled(outcomes);
+    expect(outcomes.filter((o) => o.how !== 'ran').map((o) => o.rejection?.source?.reason)).toEqual(
+      [],
+    );
   });
 
   it('the same calls at half what it serves (one of 5 ms every 10 ms), nothing is shed', async () => {

@@ -4,7 +4,7 @@ import { createContextKey } from '../call/context-key.js';
 import { RPC_METHOD } from '../call/rpc-method.js';
 import type { LifecycleContext } from '../entry.js';
 import { CallCounter, type CounterChild } from '../middleware/call-metrics.js';
-import type { CallContext, CallMiddleware } from '../middleware/call.js';
+import type { CallChain, CallContext, CallMiddleware } from '../middleware/call.js';
 import { isIgnored, matchKey } from '../middleware/definition.js';
 import { CallRejection } from '../middleware/rejection.js';
 import { Fifo } from './admission-queue.js';
@@ -83,6 +83,32 @@ const BACKLOG_BUSY_UTILIZATION = 0.8;
  */
 const FLOOR_DRIFT = 0.005;
 
+/**
+ * The window over which the calls that ask for admission are compared with the admitted calls
+ * that end (the offered load against what the process serves): at least EXCESS_WINDOW_MS and
+ * EXCESS_MIN_ASKS calls, at most EXCESS_MAX_WINDOW_MS.
+ */
+const EXCESS_WINDOW_MS = 50;
+const EXCESS_MAX_WINDOW_MS = 1000;
+/**
+ * The offered load is past capacity (`excess`) when a window saw this many times as many calls
+ * ask as end, and at least EXCESS_MIN_ASKS of them: an open loop of callers over capacity (the
+ * calls keep coming whether or not the earlier ones were answered), seen in two windows in a
+ * row. A closed loop (a pool, a benchmark's connections: each caller waits for its answer before
+ * the next call) asks as fast as its calls end, however many callers queue, once its first calls
+ * (sent at once) are in; a process paused by the OS reads no call meanwhile either. Fewer than
+ * EXCESS_MIN_ASKS calls a second are not seen this way: the other bounds hold.
+ */
+const EXCESS_RATIO = 1.5;
+const EXCESS_MIN_ASKS = 8;
+/**
+ * While the offered load is past capacity, a call may expect to wait this many unloaded service
+ * times (the least latency seen: `floorMs`), TURN_SLICE_MS at least, in the queue or the backlog:
+ * one call waiting keeps the process busy, more only add latency (Netflix concurrency-limits'
+ * and Envoy's gradient: queueing is measured against the minimum latency).
+ */
+const EXCESS_WAIT_FACTOR = 1;
+
 /** The most calls one round of the drain lets through (see `drain`). */
 const DRAIN_ROUND_MAX = 64;
 
@@ -104,6 +130,16 @@ const MESSAGES: Readonly<Record<ShedReason, string>> = {
   queue_time: 'the server is overloaded (calls wait too long to start); retry later',
   deadline: "the server cannot answer before the call's deadline; retry later",
 };
+
+/**
+ * The reason a transport's request listener already shed the call for, before it built its own
+ * context (see `LoadShedding.shedAtDoor`): `before` sheds it at once for that reason, so that
+ * its record and metrics are a shed call's.
+ */
+export const SHED_AT_DOOR = createContextKey<ShedReason | undefined>(
+  'svcboot.loadShedding.shedAtDoor',
+  undefined,
+);
 
 /** When the call was admitted (the clock's `now()` ms, performance.now()); NaN while it was not. */
 const ADMITTED_AT = createContextKey<number>('svcboot.loadShedding.admittedAt', Number.NaN);
@@ -197,6 +233,14 @@ export class LoadShedding implements CallMiddleware {
   /** Until when (the clock's `now()` ms, performance.now()) the queue is held short: it stood too long. */
   private pressureUntil = 0;
   private drainScheduled = false;
+  /** Calls that asked for admission (builtin ones aside) and admitted calls that ended, in the current window. */
+  private asks = 0;
+  private ends = 0;
+  private windowStartMs = 0;
+  /** Whether the last window saw the offered load past capacity (see EXCESS_RATIO). */
+  private lastWindowOver = false;
+  /** Whether the last two windows did: the offered load is past capacity. */
+  private excess = false;
   private closed = false;
   private readonly drainNext = (): void => this.drain();
   /** The timeout middleware's deadline, set before the queue decides (see `useTimeout`). */
@@ -256,6 +300,11 @@ export class LoadShedding implements CallMiddleware {
     this.timeout = timeout;
   }
 
+  /** The refusal of a call shed for `reason` (its status, message, pushback headers and source). */
+  rejectionOf(reason: ShedReason): CallRejection {
+    return this.rejections[reason];
+  }
+
   /** The concurrency limit now (for tests and the README's tuning notes). */
   get concurrencyLimit(): number {
     return this.limit.value;
@@ -268,8 +317,18 @@ export class LoadShedding implements CallMiddleware {
    */
   before(call: CallContext): void | Promise<void> {
     if (call.info.builtin === true) return undefined;
+    this.asks++;
+    const atDoor = call.get(SHED_AT_DOOR);
+    if (atDoor !== undefined) return this.shed(atDoor);
     if ((call.chain?.inFlight ?? 0) > this.maxInFlight) return this.shed('in_flight');
     const now = this.time.now();
+    // (windowEnded, inlined: this runs for every call.)
+    const inWindowMs = now - this.windowStartMs;
+    if (
+      inWindowMs >= EXCESS_WINDOW_MS &&
+      (this.asks >= EXCESS_MIN_ASKS || inWindowMs >= EXCESS_MAX_WINDOW_MS)
+    )
+      this.nextWindow(now);
     const lag = this.turn.lagMs(now);
     const queued = this.queue.length + this.criticalQueue.length;
     if (lag > this.maxDelayMs && this.turn.calls > MIN_CALLS_PER_TURN) {
@@ -296,6 +355,104 @@ export class LoadShedding implements CallMiddleware {
   }
 
   /**
+   * For a transport's request listener, before it builds anything for a new call (HTTP: before
+   * Koa makes its context): the reason an ordinary call (unary, neither builtin nor critical, no
+   * deadline known) would be shed for now by the signals that need no call (the calls in flight,
+   * the turn's lateness, the expected wait of the queue or of the backlog), or undefined: then the
+   * chain decides, as for any call. It only reads. A transport that gets a reason runs the call
+   * through the chain with SHED_AT_DOOR set to it (its record and metrics are a shed call's) and
+   * answers the refusal itself. `inFlight`: the entry's calls in flight now, this one not counted.
+   * Undefined whenever a `critical` list is set (whether the call is on it needs the call).
+   */
+  shedAtDoor(inFlight: number): ShedReason | undefined {
+    if (this.critical.length > 0) return undefined;
+    if (inFlight + 1 > this.maxInFlight) return 'in_flight';
+    const now = this.time.now();
+    if (this.windowEnded(now)) this.nextWindow(now);
+    if (this.turn.calls >= MIN_CALLS_PER_TURN && this.turn.peekLagMs(now) > this.maxDelayMs)
+      return 'event_loop_delay';
+    const queued = this.queue.length + this.criticalQueue.length;
+    if (this.running >= MIN_BACKLOG_FOR_DEADLINE && this.endGapMs > 0) {
+      const backlog = this.running + queued;
+      if (this.backlogOverDelay(backlog, this.backlogWaitMs(backlog)) && this.loopBusy())
+        return 'queue_time';
+    }
+    if (queued > 0 && this.queueOverWait(queued, queued * this.releaseGapMs(), false))
+      return 'queue_time';
+    return undefined;
+  }
+
+  /** Whether the window of the offered load against the calls served is over (see EXCESS_RATIO). */
+  private windowEnded(now: number): boolean {
+    const ms = now - this.windowStartMs;
+    return (ms >= EXCESS_WINDOW_MS && this.asks >= EXCESS_MIN_ASKS) || ms >= EXCESS_MAX_WINDOW_MS;
+  }
+
+  /** A new window of the offered load against the calls served (see EXCESS_RATIO). */
+  private nextWindow(now: number): void {
+    // Two windows in a row: the first calls of a closed loop of callers (its population, sent
+    // at once) ask in one window without as many ends.
+    const over = this.asks >= EXCESS_MIN_ASKS && this.asks > EXCESS_RATIO * this.ends;
+    const was = this.excess;
+    this.excess = over && this.lastWindowOver;
+    this.lastWindowOver = over;
+    if (this.excess && !was) this.trimQueue();
+    this.asks = 0;
+    this.ends = 0;
+    this.windowStartMs = now;
+  }
+
+  /**
+   * The offered load was just seen past capacity: the calls at the end of the queue that the
+   * tighter bound would have shed are shed now (`queue_time`), rather than served late.
+   */
+  private trimQueue(): void {
+    const gap = this.releaseGapMs();
+    const bound = Math.min(this.allowedWaitMs(), this.excessWaitMs());
+    while (
+      this.queue.length > 0 &&
+      (this.queue.length + this.criticalQueue.length - 1) * gap > bound
+    ) {
+      const w = this.queue.pop()!;
+      this.counts.queue_time.inc();
+      w.reject(this.rejections.queue_time);
+    }
+  }
+
+  /** The wait a call may expect while the offered load is past capacity (EXCESS_WAIT_FACTOR). */
+  private excessWaitMs(): number {
+    return Math.max(TURN_SLICE_MS, EXCESS_WAIT_FACTOR * this.floorMs);
+  }
+
+  /** The wait (ms) a new unary call can expect behind a backlog (admitted and not ended, plus queued). */
+  private backlogWaitMs(backlog: number): number {
+    return (backlog + 1) * this.endGapMs - this.floorMs;
+  }
+
+  /**
+   * Whether a backlog's expected wait sheds a call (`queue_time`, while the loop is busy): past
+   * `maxEventLoopDelayMs` from MIN_BACKLOG_TO_SHED calls on; while the offered load is past
+   * capacity, past EXCESS_WAIT_FACTOR unloaded service times.
+   */
+  private backlogOverDelay(backlog: number, waitMs: number): boolean {
+    if (this.excess) return waitMs > Math.min(this.maxDelayMs, this.excessWaitMs());
+    return backlog >= MIN_BACKLOG_TO_SHED && waitMs > this.maxDelayMs;
+  }
+
+  /**
+   * Whether a call with `ahead` calls before it in the queue, expected to wait `waitMs`, is shed
+   * (`queue_time`; a critical call at twice the wait): see `allowedWaitMs`; while the offered
+   * load is past capacity, past EXCESS_WAIT_FACTOR unloaded service times whatever the queue's
+   * length (else only from MIN_QUEUE_TO_SHED calls on).
+   */
+  private queueOverWait(ahead: number, waitMs: number, critical: boolean): boolean {
+    const factor = critical ? 2 : 1;
+    if (this.excess && ahead > 0)
+      return waitMs > factor * Math.min(this.allowedWaitMs(), this.excessWaitMs());
+    return ahead >= MIN_QUEUE_TO_SHED && waitMs > factor * this.allowedWaitMs();
+  }
+
+  /**
    * Sheds the call when the backlog across turns (admitted and not ended, plus queued) makes it
    * wait over `maxEventLoopDelayMs` (`queue_time`, a critical call at twice that) or end past its
    * deadline (`deadline`), while that backlog holds the loop busy (see the class comment).
@@ -304,8 +461,8 @@ export class LoadShedding implements CallMiddleware {
     const backlog = this.running + queued;
     // The expected end of a new call: each call ahead ends one gap after the other.
     const endMs = (backlog + 1) * this.endGapMs;
-    const waitMs = endMs - this.floorMs;
-    const overDelay = backlog >= MIN_BACKLOG_TO_SHED && waitMs > this.maxDelayMs;
+    const waitMs = this.backlogWaitMs(backlog);
+    const overDelay = this.backlogOverDelay(backlog, waitMs);
     let overDeadline = false;
     if (!overDelay) {
       this.timeout?.before(call);
@@ -354,8 +511,7 @@ export class LoadShedding implements CallMiddleware {
       : this.queue.length + this.criticalQueue.length;
     // The first in line leaves at the end of this turn; each one ahead of it adds a gap.
     const waitMs = ahead * this.releaseGapMs();
-    if (ahead >= MIN_QUEUE_TO_SHED && waitMs > (critical ? 2 : 1) * this.allowedWaitMs())
-      this.shed('queue_time');
+    if (this.queueOverWait(ahead, waitMs, critical)) this.shed('queue_time');
     this.timeout?.before(call);
     const deadline = call.deadline;
     if (deadline !== Infinity && this.time.dateMs() + waitMs + this.serviceMs > deadline)
@@ -481,6 +637,7 @@ export class LoadShedding implements CallMiddleware {
   after(call: CallContext): void {
     const at = call.get(ADMITTED_AT);
     if (Number.isNaN(at)) return;
+    this.ends++;
     const now = this.time.now();
     const ms = now - at;
     this.limit.sample(ms, this.running, now);
@@ -532,6 +689,12 @@ export class LoadShedding implements CallMiddleware {
     for (const w of [...this.criticalQueue.drain(), ...this.queue.drain()])
       w.reject(this.rejections.queue_time);
   }
+}
+
+/** The load shedding step of `chain` (the same across reloads), or undefined when it is off. */
+export function loadSheddingOf(chain: CallChain): LoadShedding | undefined {
+  for (const m of chain.stage.closable) if (m instanceof LoadShedding) return m;
+  return undefined;
 }
 
 /** Streams are long-lived: they count towards `maxInFlight`, not the latency-learned limit. */

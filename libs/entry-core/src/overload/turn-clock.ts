@@ -39,6 +39,18 @@ export class TurnClock {
   ) {}
 
   /**
+   * How long (ms) the loop has been in this turn, running, as `lagMs` says, without counting a
+   * call or arming the tick: 0 when no call asked in this turn yet.
+   */
+  peekLagMs(now: number): number {
+    const armed = this.armedMs;
+    if (Number.isNaN(armed)) return 0;
+    const wall = now - armed;
+    if (wall < this.wallCheckMs) return wall;
+    return Math.min(wall, (this.clock.cpuUs() - this.armedCpuUs) / 1000);
+  }
+
+  /**
    * For each call at admission: how long (ms) the loop has been in this turn, running, 0 for the
    * first call of a turn (which arms the tick). `now` is the clock's `now()`.
    */
