@@ -119,8 +119,11 @@ export function metadataFromHeaders(
  * the new value instead of a second line.
  */
 export function putHeader(out: string[], name: string, value: string): void {
+  const length = name.length;
   for (let i = 0; i < out.length; i += 2) {
-    if (sameName(out[i]!, name)) {
+    // The length first, here: most names in a list differ in it, and then sameName is not called.
+    const other = out[i]!;
+    if (other.length === length && sameName(other, name)) {
       out[i + 1] = value;
       return;
     }
@@ -210,7 +213,7 @@ export function headerListError(list: readonly string[], fixedLength: boolean): 
       const value = list[i + 1] as string;
       if (typeof value !== 'string' || INVALID_VALUE_CHAR.test(value))
         validateHeaderValue(name, value);
-      if (fixedLength && sameName(name, 'trailer')) {
+      if (fixedLength && name.length === 7 && sameName(name, 'trailer')) {
         return new Error(
           `response header "${name}" announces trailers, which a response with Content-Length cannot carry`,
         );
@@ -231,6 +234,14 @@ export function headerListError(list: readonly string[], fixedLength: boolean): 
 export class GatewayHeaders implements CallHeaders {
   /** The response headers so far, flat: name, value, name, value… */
   readonly out: string[] = [];
+  /**
+   * The lengths of the names in `out` up to `folded`, one bit each (bit 31 for 31 and longer): a name whose
+   * length no name there has is not there, and is appended without comparing it to any (the
+   * meta middleware's six headers, one after the other). What the gateway appends to `out`
+   * itself is folded in on the next `set`.
+   */
+  private lengths = 0;
+  private folded = 0;
 
   constructor(
     private readonly req: IncomingHttpHeaders,
@@ -243,7 +254,22 @@ export class GatewayHeaders implements CallHeaders {
   }
 
   set(name: string, value: string): void {
-    putHeader(this.out, this.prefix + name, value);
+    const full = this.prefix === '' ? name : this.prefix + name;
+    // putHeader(out, full, value), without a search when no name in `out` has the length of
+    // `full` (written out: a call per header costs more than the search it spares).
+    const out = this.out;
+    let lengths = this.lengths;
+    for (let i = this.folded; i < out.length; i += 2) {
+      const n = out[i]!.length;
+      // biome-ignore lint/complexity/useMathMinMax: no call per header on this path
+      lengths |= 1 << (n < 31 ? n : 31);
+    }
+    // biome-ignore lint/complexity/useMathMinMax: no call per header on this path
+    const bit = 1 << (full.length < 31 ? full.length : 31);
+    if ((lengths & bit) === 0) out.push(full, value);
+    else putHeader(out, full, value);
+    this.lengths = lengths | bit;
+    this.folded = out.length;
   }
 
   /** An HTTP header under its own name, in either style (CORS, security headers, cookies). */

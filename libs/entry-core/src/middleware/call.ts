@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { LifecycleContext } from '../entry.js';
 import type { Event, EventHandle } from '../event/event.js';
 import { createContextKey, type ContextKey } from '../call/context-key.js';
 import { CallAnswer } from './answer.js';
 import { CallRejection } from './rejection.js';
+import { newRequestId } from './request-id.js';
 
 /**
  * Who the call is from, once a guard (auth, JWT) verified it (see `CallContext.principal`).
@@ -150,7 +150,7 @@ export class CallContext {
   get requestId(): string {
     if (this.id === undefined) {
       const incoming = this.headers.get('x-request-id');
-      this.id = acceptableRequestId(incoming) ? incoming : randomUUID();
+      this.id = acceptableRequestId(incoming) ? incoming : newRequestId();
     }
     return this.id;
   }

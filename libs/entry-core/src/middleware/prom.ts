@@ -55,9 +55,10 @@ export class PromMiddleware implements CallMiddleware {
   private readonly transport: TransportMetrics | undefined;
   private readonly rejections: CallCounter<'entry_name' | 'middleware' | 'reason'>;
   private readonly rejectionChildren = new Map<string, CounterChild>();
-  // A call's children: by RPC (a gRPC call's operation) or by route (method and template, for
+  // A call's children: by RPC (a gRPC call's operation) or by route (template and method, for
   // HTTP and gateway calls; bounded, unlike paths), then by result code.
   private readonly children = new Map<string, Map<string, CallChildren>>();
+  private readonly routeChildren = new Map<string, Map<string, Map<string, CallChildren>>>();
 
   private readonly ignore: readonly string[];
 
@@ -114,12 +115,18 @@ export class PromMiddleware implements CallMiddleware {
     if (this.ignore.length > 0 && isIgnored(this.ignore, call)) return;
     const seconds = Number(process.hrtime.bigint() - call.startHr) / 1e9;
     const i = call.info;
-    const key =
-      i.restPath === undefined
-        ? i.operation
-        : `${call.get(HTTP_REQUEST)?.method ?? i.apiMethod} ${i.restPath}`;
-    let byCode = this.children.get(key);
-    if (!byCode) this.children.set(key, (byCode = new Map()));
+    let byCode: Map<string, CallChildren> | undefined;
+    if (i.restPath === undefined) {
+      byCode = this.children.get(i.operation);
+      if (!byCode) this.children.set(i.operation, (byCode = new Map()));
+    } else {
+      // By template, then method: strings the call holds, no key built per call.
+      const method = call.get(HTTP_REQUEST)?.method ?? i.apiMethod;
+      let byMethod = this.routeChildren.get(i.restPath);
+      if (!byMethod) this.routeChildren.set(i.restPath, (byMethod = new Map()));
+      byCode = byMethod.get(method);
+      if (!byCode) byMethod.set(method, (byCode = new Map()));
+    }
     let child = byCode.get(call.resCode);
     if (!child) byCode.set(call.resCode, (child = this.newChildren(call)));
     child.elapsed.observe(seconds);
