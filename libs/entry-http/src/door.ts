@@ -3,12 +3,12 @@ import {
   CallContext,
   type CallHeaders,
   type CallInfo,
-  type CallRejection,
+  type CallChain,
 } from '@svcboot/entry-core/internal/middleware/call';
+import type { CallRejection } from '@svcboot/entry-core/internal/middleware/rejection';
 import { endCall, startCall } from '@svcboot/entry-core/internal/call/driver';
 import type { CallAdapter } from '@svcboot/entry-core/internal/call/adapter';
 import type { CallAnswer } from '@svcboot/entry-core/internal/middleware/answer';
-import type { CallChain } from '@svcboot/entry-core/internal/middleware/chain';
 import {
   errorBody,
   googleStatusName,
