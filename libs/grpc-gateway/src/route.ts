@@ -8,6 +8,7 @@ import type { RegisteredMethod } from '@svcboot/grpc-server/protocol';
 import { fieldByAnyName, fullName } from '@svcboot/grpc-server/protocol';
 import { normalizeFieldPath, unsupportedPathField } from './params.js';
 import type { HttpBinding } from '@svcboot/openapi';
+import type { ResponsePlan } from './response-fast.js';
 import { compileTemplate, type PathTemplate } from './template.js';
 
 /** One HTTP binding ready to serve. */
@@ -38,6 +39,8 @@ export interface GatewayRoute {
   rpc: RpcMethod;
   /** The request's bytes when nothing (path, query, body) sets a field: the common `GET /v1/x`. */
   emptyRequest: Buffer;
+  /** How toJson skips the response's binary round trip (response-fast.ts): null, it cannot; undefined, not yet known. */
+  responsePlan?: ResponsePlan | null;
 }
 
 /** The fields of a dotted path (`payload.input_value`), each but the last a singular message; undefined when a name is not found. */
