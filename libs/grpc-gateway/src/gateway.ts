@@ -415,7 +415,7 @@ export class Gateway implements ExchangeHost, RestGateway {
       uploaded === undefined &&
       (!query || binding.body === '*')
     ) {
-      return route.method.definition.requestDeserialize(route.emptyRequest);
+      return route.emptyRequestMessage();
     }
     const discard = this.options.discardUnknown;
     let json: unknown = {};
