@@ -44,6 +44,7 @@ import { MultipartParser, multipartBoundary, readMultipart } from './multipart.j
 import { GatewayRejection, isForm, peerOf, readBody } from './request.js';
 import { uploadTarget } from './upload.js';
 import type { GatewayRoute, HttpBodyFields } from './route.js';
+import { fastMessage, responsePlanOf } from './response-fast.js';
 
 /**
  * The REST gateway: matches a request to a binding, turns path, query and body into the request
@@ -414,7 +415,7 @@ export class Gateway implements ExchangeHost, RestGateway {
       uploaded === undefined &&
       (!query || binding.body === '*')
     ) {
-      return route.method.definition.requestDeserialize(route.emptyRequest);
+      return route.emptyRequestMessage();
     }
     const discard = this.options.discardUnknown;
     let json: unknown = {};
@@ -533,8 +534,16 @@ export class Gateway implements ExchangeHost, RestGateway {
 
   /** A response message as JSON (its `response_body` field when the rule names one). @internal */
   toJson(route: GatewayRoute, message: unknown): unknown {
-    const bytes = route.method.definition.responseSerialize(message);
-    const decoded = route.responseType.decode(bytes) as unknown as Record<string, unknown>;
+    // The message a client would decode, without the wire where that is provably the same (response-fast.ts).
+    let plan = route.responsePlan;
+    if (plan === undefined)
+      plan = route.responsePlan =
+        responsePlanOf(route.method.definition, route.responseType) ?? null;
+    const decoded =
+      (plan && fastMessage(plan, message)) ??
+      (route.responseType.decode(
+        route.method.definition.responseSerialize(message),
+      ) as unknown as Record<string, unknown>);
     const marshal = this.marshal;
     if (!route.responseField) return messageToJson(route.responseType, decoded, marshal);
     const f = route.responseField;

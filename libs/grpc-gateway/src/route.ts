@@ -8,6 +8,8 @@ import type { RegisteredMethod } from '@svcboot/grpc-server/protocol';
 import { fieldByAnyName, fullName } from '@svcboot/grpc-server/protocol';
 import { normalizeFieldPath, unsupportedPathField } from './params.js';
 import type { HttpBinding } from '@svcboot/openapi';
+import type { ResponsePlan } from './response-fast.js';
+import { emptyRequestOf } from './empty-request.js';
 import { compileTemplate, type PathTemplate } from './template.js';
 
 /** One HTTP binding ready to serve. */
@@ -38,6 +40,10 @@ export interface GatewayRoute {
   rpc: RpcMethod;
   /** The request's bytes when nothing (path, query, body) sets a field: the common `GET /v1/x`. */
   emptyRequest: Buffer;
+  /** What requestDeserialize(emptyRequest) gives, a fresh one each call (empty-request.ts). */
+  emptyRequestMessage: () => unknown;
+  /** How toJson skips the response's binary round trip (response-fast.ts): null, it cannot; undefined, not yet known. */
+  responsePlan?: ResponsePlan | null;
 }
 
 /** The fields of a dotted path (`payload.input_value`), each but the last a singular message; undefined when a name is not found. */
@@ -173,6 +179,7 @@ export function buildRoute(
     info,
     rpc: rpcMethod,
     emptyRequest,
+    emptyRequestMessage: emptyRequestOf(def, emptyRequest),
   };
 }
 
