@@ -1,6 +1,16 @@
 import { type OverloadClock, REAL_CLOCK } from './clock.js';
 
 /**
+ * The most wall time (ms) a CPU reading may be old when a turn begins for the turn to count its
+ * CPU time from it: a newer one is kept (no reading at the turn's start), an older one is
+ * refreshed. A kept reading counts the process's CPU time between it and the turn's start as the
+ * turn's, at most this much on the loop's thread: a pause of the process in the turn is then
+ * taken for running by at most this much, and a turn that ran throughout is unaffected (its
+ * lateness is its wall time either way).
+ */
+export const CPU_READING_MAX_AGE_MS = 1;
+
+/**
  * How long the current turn of the event loop has been running, as admission sees it: the first
  * call of a turn arms one `setImmediate` (it runs once the loop reaches its check phase, i.e. once
  * every callback of this turn, the calls' handlers included, has run) and notes the time; a call
@@ -14,12 +24,21 @@ import { type OverloadClock, REAL_CLOCK } from './clock.js';
  * of ours that admitting fewer calls would shorten (holding them back only delays them behind the
  * probes). Past `wallCheckMs` of wall time, the lateness is the smaller of the wall time and the
  * process's CPU time (user + system, `process.cpuUsage`) since the turn began.
+ *
+ * The CPU time (a getrusage system call) is read only where it can change the answer: by a call
+ * that finds the turn past `wallCheckMs` of wall time, and at a turn's start when the last reading
+ * is older than CPU_READING_MAX_AGE_MS (else the turn counts from that reading). A turn whose calls
+ * all come on time reads none, nor do the calls of a load that comes one call per turn: with
+ * trivial calls several turns share one reading.
  */
 export class TurnClock {
   /** When the pending tick was armed (the clock's `now()` ms); NaN when none is pending. */
   private armedMs = Number.NaN;
-  /** The process's CPU time (µs, user + system) when the pending tick was armed. */
+  /** The process's CPU time (µs, user + system) the pending turn counts from. */
   private armedCpuUs = 0;
+  /** The last CPU reading (µs) and when it was taken (the clock's `now()` ms; never: -Infinity). */
+  private readCpuUs = 0;
+  private readMs = Number.NEGATIVE_INFINITY;
   /** Calls that asked in the current turn (since the tick was armed), this one included. */
   calls = 0;
   private readonly onTick = (): void => {
@@ -47,7 +66,7 @@ export class TurnClock {
     if (Number.isNaN(armed)) return 0;
     const wall = now - armed;
     if (wall < this.wallCheckMs) return wall;
-    return Math.min(wall, (this.clock.cpuUs() - this.armedCpuUs) / 1000);
+    return this.ranMs(wall, now);
   }
 
   /**
@@ -60,12 +79,24 @@ export class TurnClock {
       this.calls++;
       const wall = now - armed;
       if (wall < this.wallCheckMs) return wall;
-      return Math.min(wall, (this.clock.cpuUs() - this.armedCpuUs) / 1000);
+      return this.ranMs(wall, now);
     }
     this.armedMs = now;
-    this.armedCpuUs = this.clock.cpuUs();
+    if (now - this.readMs > CPU_READING_MAX_AGE_MS) this.readCpu(now);
+    this.armedCpuUs = this.readCpuUs;
     this.calls = 1;
     setImmediate(this.onTick);
     return 0;
+  }
+
+  /** The turn's lateness past `wallCheckMs` of wall time: the least of it and the CPU time since. */
+  private ranMs(wall: number, now: number): number {
+    return Math.min(wall, (this.readCpu(now) - this.armedCpuUs) / 1000);
+  }
+
+  private readCpu(now: number): number {
+    this.readMs = now;
+    this.readCpuUs = this.clock.cpuUs();
+    return this.readCpuUs;
   }
 }
