@@ -1,14 +1,15 @@
 import { type OverloadClock, REAL_CLOCK } from './clock.js';
 
 /**
- * The most wall time (ms) a CPU reading may be old when a turn begins for the turn to count its
- * CPU time from it: a newer one is kept (no reading at the turn's start), an older one is
- * refreshed. A kept reading counts the process's CPU time between it and the turn's start as the
- * turn's, at most this much on the loop's thread: a pause of the process in the turn is then
- * taken for running by at most this much, and a turn that ran throughout is unaffected (its
- * lateness is its wall time either way).
+ * The most time (ms) the loop may have been busy (its utilisation's active time, perf_hooks
+ * `eventLoopUtilization`, a few ns to read) since the last CPU reading when a turn begins for the
+ * turn to count its CPU time from that reading: past it, the turn's start reads the CPU time
+ * anew. A kept reading counts the CPU time the loop's thread spent between it and the turn's
+ * start (at most its busy time, this much) as the turn's: a pause of the process in the turn is
+ * then taken for running by at most this much, and a turn that ran throughout is unaffected (its
+ * lateness is its wall time either way). Time the loop waited idle for I/O counts for nothing.
  */
-export const CPU_READING_MAX_AGE_MS = 1;
+export const CPU_READING_MAX_BUSY_MS = 1;
 
 /**
  * How long the current turn of the event loop has been running, as admission sees it: the first
@@ -26,19 +27,20 @@ export const CPU_READING_MAX_AGE_MS = 1;
  * process's CPU time (user + system, `process.cpuUsage`) since the turn began.
  *
  * The CPU time (a getrusage system call) is read only where it can change the answer: by a call
- * that finds the turn past `wallCheckMs` of wall time, and at a turn's start when the last reading
- * is older than CPU_READING_MAX_AGE_MS (else the turn counts from that reading). A turn whose calls
- * all come on time reads none, nor do the calls of a load that comes one call per turn: with
- * trivial calls several turns share one reading.
+ * that finds the turn past `wallCheckMs` of wall time, and at a turn's start when the loop has been
+ * busy over CPU_READING_MAX_BUSY_MS since the last reading (else the turn counts from that
+ * reading). A turn whose calls all come on time reads none, nor do the calls of a load that comes
+ * one call per turn: turns of trivial calls share one reading, however long the loop idles
+ * between them.
  */
 export class TurnClock {
   /** When the pending tick was armed (the clock's `now()` ms); NaN when none is pending. */
   private armedMs = Number.NaN;
   /** The process's CPU time (µs, user + system) the pending turn counts from. */
   private armedCpuUs = 0;
-  /** The last CPU reading (µs) and when it was taken (the clock's `now()` ms; never: -Infinity). */
+  /** The last CPU reading (µs), and the loop's active time (ms) then (never read: -Infinity). */
   private readCpuUs = 0;
-  private readMs = Number.NEGATIVE_INFINITY;
+  private readActiveMs = Number.NEGATIVE_INFINITY;
   /** Calls that asked in the current turn (since the tick was armed), this one included. */
   calls = 0;
   private readonly onTick = (): void => {
@@ -49,7 +51,7 @@ export class TurnClock {
 
   /**
    * `wallCheckMs`: below this wall time the lateness is the wall time as is (no CPU reading: the
-   * caller's smallest threshold). `clock`: where the CPU time is read (REAL_CLOCK but in tests).
+   * caller's smallest threshold). `clock`: where the CPU time and the loop's active time are read (REAL_CLOCK but in tests).
    */
   constructor(
     private readonly wallCheckMs: number,
@@ -66,7 +68,7 @@ export class TurnClock {
     if (Number.isNaN(armed)) return 0;
     const wall = now - armed;
     if (wall < this.wallCheckMs) return wall;
-    return this.ranMs(wall, now);
+    return this.ranMs(wall);
   }
 
   /**
@@ -79,10 +81,10 @@ export class TurnClock {
       this.calls++;
       const wall = now - armed;
       if (wall < this.wallCheckMs) return wall;
-      return this.ranMs(wall, now);
+      return this.ranMs(wall);
     }
     this.armedMs = now;
-    if (now - this.readMs > CPU_READING_MAX_AGE_MS) this.readCpu(now);
+    if (this.clock.loopUse().active - this.readActiveMs > CPU_READING_MAX_BUSY_MS) this.readCpu();
     this.armedCpuUs = this.readCpuUs;
     this.calls = 1;
     setImmediate(this.onTick);
@@ -90,12 +92,12 @@ export class TurnClock {
   }
 
   /** The turn's lateness past `wallCheckMs` of wall time: the least of it and the CPU time since. */
-  private ranMs(wall: number, now: number): number {
-    return Math.min(wall, (this.readCpu(now) - this.armedCpuUs) / 1000);
+  private ranMs(wall: number): number {
+    return Math.min(wall, (this.readCpu() - this.armedCpuUs) / 1000);
   }
 
-  private readCpu(now: number): number {
-    this.readMs = now;
+  private readCpu(): number {
+    this.readActiveMs = this.clock.loopUse().active;
     this.readCpuUs = this.clock.cpuUs();
     return this.readCpuUs;
   }
