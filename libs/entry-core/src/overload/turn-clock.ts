@@ -1,8 +1,8 @@
 import { type OverloadClock, REAL_CLOCK } from './clock.js';
 
 /**
- * The most time (ms) the loop may have been busy (its utilisation's active time, perf_hooks
- * `eventLoopUtilization`, a few ns to read) since the last CPU reading when a turn begins for the
+ * The most time (ms) the loop may have been busy (wall time less the loop's idle time, perf_hooks
+ * `nodeTiming.idleTime`, a few ns to read) since the last CPU reading when a turn begins for the
  * turn to count its CPU time from that reading: past it, the turn's start reads the CPU time
  * anew. A kept reading counts the CPU time the loop's thread spent between it and the turn's
  * start (at most its busy time, this much) as the turn's: a pause of the process in the turn is
@@ -38,9 +38,10 @@ export class TurnClock {
   private armedMs = Number.NaN;
   /** The process's CPU time (µs, user + system) the pending turn counts from. */
   private armedCpuUs = 0;
-  /** The last CPU reading (µs), and the loop's active time (ms) then (never read: -Infinity). */
+  /** The last CPU reading (µs), when (the clock's `now()` ms; never: -Infinity), and the loop's idle time (ms) then. */
   private readCpuUs = 0;
-  private readActiveMs = Number.NEGATIVE_INFINITY;
+  private readMs = Number.NEGATIVE_INFINITY;
+  private readIdleMs = 0;
   /** Calls that asked in the current turn (since the tick was armed), this one included. */
   calls = 0;
   private readonly onTick = (): void => {
@@ -51,7 +52,7 @@ export class TurnClock {
 
   /**
    * `wallCheckMs`: below this wall time the lateness is the wall time as is (no CPU reading: the
-   * caller's smallest threshold). `clock`: where the CPU time and the loop's active time are read (REAL_CLOCK but in tests).
+   * caller's smallest threshold). `clock`: where the CPU time and the loop's idle time are read (REAL_CLOCK but in tests).
    */
   constructor(
     private readonly wallCheckMs: number,
@@ -68,7 +69,7 @@ export class TurnClock {
     if (Number.isNaN(armed)) return 0;
     const wall = now - armed;
     if (wall < this.wallCheckMs) return wall;
-    return this.ranMs(wall);
+    return this.ranMs(wall, now);
   }
 
   /**
@@ -81,10 +82,16 @@ export class TurnClock {
       this.calls++;
       const wall = now - armed;
       if (wall < this.wallCheckMs) return wall;
-      return this.ranMs(wall);
+      return this.ranMs(wall, now);
     }
     this.armedMs = now;
-    if (this.clock.loopUse().active - this.readActiveMs > CPU_READING_MAX_BUSY_MS) this.readCpu();
+    // The loop's busy time since the last reading: at most its wall time (no idle time read then).
+    const since = now - this.readMs;
+    if (
+      since > CPU_READING_MAX_BUSY_MS &&
+      since - (this.clock.loopIdleMs() - this.readIdleMs) > CPU_READING_MAX_BUSY_MS
+    )
+      this.readCpu(now);
     this.armedCpuUs = this.readCpuUs;
     this.calls = 1;
     setImmediate(this.onTick);
@@ -92,12 +99,13 @@ export class TurnClock {
   }
 
   /** The turn's lateness past `wallCheckMs` of wall time: the least of it and the CPU time since. */
-  private ranMs(wall: number): number {
-    return Math.min(wall, (this.readCpu() - this.armedCpuUs) / 1000);
+  private ranMs(wall: number, now: number): number {
+    return Math.min(wall, (this.readCpu(now) - this.armedCpuUs) / 1000);
   }
 
-  private readCpu(): number {
-    this.readActiveMs = this.clock.loopUse().active;
+  private readCpu(now: number): number {
+    this.readMs = now;
+    this.readIdleMs = this.clock.loopIdleMs();
     this.readCpuUs = this.clock.cpuUs();
     return this.readCpuUs;
   }
