@@ -87,11 +87,10 @@ export class TurnClock {
     this.armedMs = now;
     // The loop's busy time since the last reading: at most its wall time (no idle time read then).
     const since = now - this.readMs;
-    if (
-      since > CPU_READING_MAX_BUSY_MS &&
-      since - (this.clock.loopIdleMs() - this.readIdleMs) > CPU_READING_MAX_BUSY_MS
-    )
-      this.readCpu(now);
+    if (since > CPU_READING_MAX_BUSY_MS) {
+      const idle = this.clock.loopIdleMs();
+      if (since - (idle - this.readIdleMs) > CPU_READING_MAX_BUSY_MS) this.readCpu(now, idle);
+    }
     this.armedCpuUs = this.readCpuUs;
     this.calls = 1;
     setImmediate(this.onTick);
@@ -103,9 +102,9 @@ export class TurnClock {
     return Math.min(wall, (this.readCpu(now) - this.armedCpuUs) / 1000);
   }
 
-  private readCpu(now: number): number {
+  private readCpu(now: number, idleMs = this.clock.loopIdleMs()): number {
     this.readMs = now;
-    this.readIdleMs = this.clock.loopIdleMs();
+    this.readIdleMs = idleMs;
     this.readCpuUs = this.clock.cpuUs();
     return this.readCpuUs;
   }
