@@ -14,6 +14,12 @@ export interface OverloadClock {
   dateMs(): number;
   /** The process's CPU time so far (µs, user + system), as process.cpuUsage(). */
   cpuUs(): number;
+  /**
+   * How long (ms) the loop has waited idle for I/O so far, as perf_hooks
+   * `performance.nodeTiming.idleTime` (the `idle` of eventLoopUtilization, without its object):
+   * the loop was busy for the rest of `now()`'s advance.
+   */
+  loopIdleMs(): number;
   /** The loop's utilisation counters now, as perf_hooks eventLoopUtilization(). */
   loopUse(): EventLoopUtilization;
   /** The loop's utilisation (0–1) from `since` to `until` (default: now). */
@@ -30,6 +36,7 @@ export const REAL_CLOCK: OverloadClock = {
     const u = process.cpuUsage();
     return u.user + u.system;
   },
+  loopIdleMs: () => performance.nodeTiming.idleTime,
   loopUse: () => performance.eventLoopUtilization(),
   // (perf_hooks takes the later reading first.)
   utilization: (since, until) =>

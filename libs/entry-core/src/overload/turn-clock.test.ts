@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from './test-support/simulated-clock.js';
-import { TurnClock } from './turn-clock.js';
+import { CPU_READING_MAX_BUSY_MS, TurnClock } from './turn-clock.js';
+
+/** A simulated clock that counts its CPU readings (a getrusage system call on the real one). */
+class CountingClock extends SimulatedClock {
+  cpuReads = 0;
+  override cpuUs(): number {
+    this.cpuReads++;
+    return super.cpuUs();
+  }
+}
 
 /** Holds the CPU for `ms` of CPU time (not wall time: the machine may be crowded), as a handler that renders does. */
 function busy(ms: number): void {
@@ -58,5 +67,77 @@ describe('TurnClock', () => {
     expect(clock.calls).toBe(2);
     // 60 ms of wall time went by, but the process hardly ran.
     expect(late).toBeLessThan(10);
+  });
+
+  it('reads no CPU time for turns whose calls come on time, and reads it for a late turn (simulated clock)', async () => {
+    const sim = new CountingClock();
+    const clock = new TurnClock(10, sim);
+    // The first turn ever reads it once, at its start.
+    expect(clock.lagMs(sim.now())).toBe(0);
+    expect(sim.cpuReads).toBe(1);
+    await nextTurn();
+
+    // Turns of three calls each, 0.1 ms apart, back to back: on time, no call reads it, and the
+    // turns' starts read it at most once per CPU_READING_MAX_BUSY_MS of the loop's work.
+    const turns = 100;
+    for (let t = 0; t < turns; t++) {
+      expect(clock.lagMs(sim.now())).toBe(0);
+      sim.work(0.1);
+      expect(clock.lagMs(sim.now())).toBeCloseTo(0.1);
+      sim.work(0.1);
+      expect(clock.lagMs(sim.now())).toBeCloseTo(0.2);
+      expect(clock.peekLagMs(sim.now())).toBeCloseTo(0.2);
+      sim.work(0.1);
+      await nextTurn();
+    }
+    // 100 turns, 30 ms of work: one reading per turn before, here a few.
+    const workMs = turns * 0.3;
+    expect(sim.cpuReads).toBeLessThanOrEqual(1 + Math.ceil(workMs / CPU_READING_MAX_BUSY_MS));
+    expect(sim.cpuReads).toBeLessThan(turns / 2);
+
+    // One call per turn (a client that waits for each answer), the loop idle between them: the
+    // idle time counts for nothing, 100 turns of 0.05 ms read it a few times.
+    const before = sim.cpuReads;
+    for (let t = 0; t < turns; t++) {
+      expect(clock.lagMs(sim.now())).toBe(0);
+      sim.work(0.05);
+      await nextTurn();
+      sim.idle(2);
+    }
+    expect(sim.cpuReads - before).toBeLessThanOrEqual(
+      Math.ceil((turns * 0.05) / CPU_READING_MAX_BUSY_MS),
+    );
+
+    // A late turn: its late calls read it, each one.
+    expect(clock.lagMs(sim.now())).toBe(0);
+    const atStart = sim.cpuReads;
+    sim.work(4);
+    expect(clock.lagMs(sim.now())).toBe(4);
+    expect(sim.cpuReads).toBe(atStart);
+    sim.work(8);
+    expect(clock.lagMs(sim.now())).toBe(12);
+    expect(sim.cpuReads).toBe(atStart + 1);
+    sim.pause(30);
+    // 42 ms of wall time, 12 of them running (and at most CPU_READING_MAX_BUSY_MS from before the
+    // turn, when it counts from a reading taken before it began).
+    const late = clock.lagMs(sim.now());
+    expect(late).toBeGreaterThanOrEqual(12);
+    expect(late).toBeLessThanOrEqual(12 + CPU_READING_MAX_BUSY_MS);
+    expect(sim.cpuReads).toBe(atStart + 2);
+    await nextTurn();
+
+    // A turn that starts after more than CPU_READING_MAX_BUSY_MS of the loop's work since the
+    // last reading reads it at its start: a pause in it is not counted as running.
+    expect(clock.lagMs(sim.now())).toBe(0);
+    sim.work(1.5);
+    await nextTurn();
+    sim.idle(50);
+    const idle = sim.cpuReads;
+    expect(clock.lagMs(sim.now())).toBe(0);
+    expect(sim.cpuReads).toBe(idle + 1);
+    sim.work(3);
+    sim.pause(40);
+    expect(clock.lagMs(sim.now())).toBe(3);
+    await nextTurn();
   });
 });

@@ -46,6 +46,10 @@ export class SimulatedClock implements OverloadClock {
     return this.cpu;
   }
 
+  loopIdleMs(): number {
+    return this.idleMs;
+  }
+
   loopUse(): EventLoopUtilization {
     const total = this.active + this.idleMs;
     return {
