@@ -36,7 +36,7 @@ grpc:
     loggerEntry: quiet
     eventEntry: records
     enableSvcGwOption: true
-    protos:
+${process.env['SVC_SHED_LOOP'] === '0' ? '    loadShedding: { maxEventLoopDelayMs: 0, maxEventLoopUtilization: 0 }\n' : ''}    protos:
       files: [${sizesProto}]
     gwMappingFiles: [${mapping}]
     middleware:
