@@ -16,7 +16,7 @@ import { Sizes } from './gen/bench/v1/sizes_pb.js';
 import { demoDir, port } from './serve.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const sizesProto = path.join(here, 'proto/bench/v1/sizes.proto');
+const sizesProto = path.join(here, 'proto/bench/v1/sizes.proto');
 const mapping = path.join(here, 'proto/gw_mapping.yaml');
 
 const configText = `app:
