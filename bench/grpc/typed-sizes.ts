@@ -17,7 +17,7 @@
  *
  *   node --import tsx bench/grpc/typed-sizes.ts   (from the repository root, the libs' dist/ built:
  *   tools/scripts/ratio-check.sh builds them; TYPED_SIZES=small,1k,100k; TYPED_PARTS=instr,cpu;
- *   TYPED_PROTOCOLS=grpc,http)
+ *   TYPED_PROTOCOLS=grpc,http; TYPED_WINDOWS, 3; TYPED_ROUNDS, 5; TYPED_CPU_SCALE, 1)
  *
  * Calls per window / warm-up / CPU round by size: small 100 / 500 / 2000, 1k 50 / 300 / 1000,
  * 100k 5 / 30 / 60. Each answer is checked (the gRPC answer's bytes are the request's length; the
@@ -42,6 +42,8 @@ const CALLGRIND_NODE_FLAGS =
   '--no-opt --no-maglev --no-sparkplug --min-semi-space-size=64 --max-semi-space-size=64';
 const WINDOWS = Number(process.env['TYPED_WINDOWS'] ?? 3);
 const ROUNDS = Number(process.env['TYPED_ROUNDS'] ?? 5);
+/** Multiplies the CPU part's calls per round (more calls: a GC averages out). */
+const CPU_SCALE = Number(process.env['TYPED_CPU_SCALE'] ?? 1);
 const parts = (process.env['TYPED_PARTS'] ?? 'instr,cpu').split(',');
 const protocols = (process.env['TYPED_PROTOCOLS'] ?? 'grpc,http').split(',') as Protocol[];
 
@@ -324,7 +326,7 @@ async function measureCpu(): Promise<Map<string, number[]>> {
     running.push(await start(true));
     for (const p of payloads)
       for (const protocol of protocols) {
-        const n = SIZES[p.size].cpuCalls;
+        const n = Math.round(SIZES[p.size].cpuCalls * CPU_SCALE);
         for (const r of running) await calls(r, protocol, p, n);
         const ratios: number[] = [];
         for (let round = 0; round < ROUNDS; round++) {
