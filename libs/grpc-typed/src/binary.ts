@@ -276,6 +276,11 @@ function zeroOf(type: ScalarType, longAsString: boolean): unknown {
 
 type FieldRead = (m: Msg, r: Reader, wireType: number, depth: number) => void;
 
+const ZERO_CONSTANT = 0;
+const ZERO_LIST = 1;
+const ZERO_MAP = 2;
+const ZERO_ONEOF = 3;
+
 interface Compiled {
   /** false: this type goes through @bufbuild/protobuf's fromBinary. */
   ok: boolean;
@@ -312,33 +317,43 @@ function compile(desc: DescMessage): Compiled {
       return c;
     }
   }
-  // The zero message, as create() makes it (a fresh list, object or oneof per message).
-  const members = desc.members.map((m) => {
-    if (m.kind === 'oneof') return { name: m.localName, zero: 'oneof' as const };
-    if (m.fieldKind === 'list') return { name: m.localName, zero: 'list' as const };
-    if (m.fieldKind === 'map') return { name: m.localName, zero: 'map' as const };
-    if (m.fieldKind === 'message' || m.presence !== 2) return undefined;
-    return {
-      name: m.localName,
-      zero: m.fieldKind === 'enum' ? m.enum.values[0]!.number : zeroOf(m.scalar, m.longAsString),
-    };
-  });
+  // The zero message, as create() makes it: a fresh list, object or oneof per message, one zero
+  // value per scalar field shared by all (create() shares its empty Uint8Array too).
+  const names: string[] = [];
+  const kinds: number[] = [];
+  const constants: unknown[] = [];
+  for (const m of desc.members) {
+    let kind = ZERO_CONSTANT;
+    let constant: unknown;
+    if (m.kind === 'oneof') kind = ZERO_ONEOF;
+    else if (m.fieldKind === 'list') kind = ZERO_LIST;
+    else if (m.fieldKind === 'map') kind = ZERO_MAP;
+    else if (m.fieldKind === 'message' || m.presence !== 2) continue;
+    else
+      constant =
+        m.fieldKind === 'enum' ? m.enum.values[0]!.number : zeroOf(m.scalar, m.longAsString);
+    names.push(m.localName);
+    kinds.push(kind);
+    constants.push(constant);
+  }
   const typeName = desc.typeName;
-  const zeros = members.filter((m) => m !== undefined);
+  const n = names.length;
   c.init = () => {
     const m: Msg = { $typeName: typeName };
-    for (let i = 0; i < zeros.length; i++) {
-      const z = zeros[i]!;
-      m[z.name] =
-        z.zero === 'list'
-          ? []
-          : z.zero === 'map'
-            ? {}
-            : z.zero === 'oneof'
-              ? { case: undefined }
-              : z.zero instanceof Uint8Array
-                ? new Uint8Array(0)
-                : z.zero;
+    for (let i = 0; i < n; i++) {
+      switch (kinds[i]) {
+        case ZERO_CONSTANT:
+          m[names[i]!] = constants[i];
+          break;
+        case ZERO_LIST:
+          m[names[i]!] = [];
+          break;
+        case ZERO_MAP:
+          m[names[i]!] = {};
+          break;
+        default:
+          m[names[i]!] = { case: undefined };
+      }
     }
     return m;
   };
