@@ -39,6 +39,8 @@ class Reader {
   constructor(
     readonly buf: Buffer,
     readonly len: number,
+    /** The bytes as given: bytes fields and unknown fields are views of it, as fromBinary's. */
+    readonly src: Uint8Array,
   ) {}
 
   uint32(): number {
@@ -134,7 +136,7 @@ class Reader {
         throw FALLBACK;
     }
     if (this.pos > this.len) throw FALLBACK;
-    return this.buf.subarray(start, this.pos);
+    return this.src.subarray(start, this.pos);
   }
 }
 
@@ -158,7 +160,7 @@ function scalarReader(type: ScalarType, longAsString: boolean): ScalarRead {
     case ScalarType.BYTES:
       return (r) => {
         const end = r.delimited();
-        const b = r.buf.subarray(r.pos, end);
+        const b = r.src.subarray(r.pos, end);
         r.pos = end;
         return b;
       };
@@ -506,7 +508,7 @@ export function binaryDecoder(desc: DescMessage): (bytes: Uint8Array) => Msg {
       ? bytes
       : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     try {
-      return decodeMessage(c, new Reader(buf, buf.length), buf.length, 0);
+      return decodeMessage(c, new Reader(buf, buf.length, bytes), buf.length, 0);
     } catch (err) {
       // A RangeError: a fixed-width value past the end (protobuf-es says so in its words).
       if (err !== FALLBACK && !(err instanceof RangeError)) throw err;

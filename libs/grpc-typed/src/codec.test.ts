@@ -160,6 +160,8 @@ describe('codecOf: the compiled decoder against @bufbuild/protobuf, the bytes ag
           expect(Buffer.isBuffer(bytes)).toBe(true);
           expect(new Uint8Array(bytes)).toEqual(toBinary(desc, message));
           expect(codec.deserialize(bytes)).toEqual(fromBinary(desc, bytes));
+          const plain = new Uint8Array(bytes);
+          expect(codec.deserialize(plain as Buffer)).toEqual(fromBinary(desc, plain));
           // An init shape (no $typeName) is encoded as create() makes it.
           expect(codec.serialize(init as never)).toEqual(bytes);
         }),
@@ -248,6 +250,16 @@ describe('codecOf: the compiled decoder against @bufbuild/protobuf, the bytes ag
     ]);
     expect(doc.deserialize(twice)).toEqual(fromBinary(DocSchema, twice));
     expect(doc.deserialize(twice).meta).toMatchObject({ author: 'a', created: 5n });
+  });
+
+  it('gives bytes fields as views of what it was given, a Buffer or a Uint8Array, as fromBinary', () => {
+    const doc = codecOf(DocSchema);
+    const bytes = doc.serialize(create(DocSchema, { blob: new Uint8Array([1, 2, 3]) }));
+    const plain = new Uint8Array(bytes);
+    expect(Buffer.isBuffer(doc.deserialize(bytes).blob)).toBe(true);
+    const fromPlain = doc.deserialize(plain as Buffer).blob;
+    expect(Buffer.isBuffer(fromPlain)).toBe(false);
+    expect(fromPlain).toEqual(fromBinary(DocSchema, plain).blob);
   });
 
   it('raises protobuf-es errors for values it cannot encode', () => {
