@@ -1,6 +1,7 @@
 /**
  * The `typed` benchmark of `npm run bench` (issue 27's measurements): typed.ts (typed against
- * proto-loader services, gRPC and gateway, server CPU per request), validate.ts (what
+ * proto-loader services, gRPC and gateway, server CPU per request), typed-sizes.ts (the same at a
+ * small, a 1 KB and a 100 KB message: callgrind instructions per call and CPU time), validate.ts (what
  * middleware.validate costs per call on ten constrained fields) and codec.ts (the
  * @bufbuild/protobuf codec against protobufjs's, in process), one after the other, each under
  * its own heading. Their settings: BENCH_SECONDS and BENCH_ROUNDS (typed.ts and validate.ts),
@@ -14,10 +15,26 @@ import { fileURLToPath } from 'node:url';
 import { nodeTsx } from '../lib/built.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const steps: Array<{ title: string; command: string[] }> = [
+const hasValgrind = (): boolean =>
+  spawnSync('valgrind', ['--version'], { stdio: 'ignore' }).status === 0 &&
+  spawnSync('callgrind_control', ['--version'], { stdio: 'ignore' }).status === 0;
+const steps: Array<{
+  title: string;
+  command: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+}> = [
   {
     title: 'Typed against proto-loader services: server CPU per request',
     command: nodeTsx(path.join(here, 'typed.ts')),
+  },
+  {
+    // From the repository root (its servers load the root workspace's node_modules); without
+    // valgrind, the CPU-time part only.
+    title: 'Typed against untyped at three message sizes (issue #41)',
+    command: nodeTsx(path.join(here, 'typed-sizes.ts')),
+    cwd: path.resolve(here, '../..'),
+    env: hasValgrind() ? {} : { TYPED_PARTS: 'cpu' },
   },
   {
     title: 'middleware.validate on a request with ten constrained fields',
@@ -39,7 +56,11 @@ const steps: Array<{ title: string; command: string[] }> = [
 for (const step of steps) {
   console.log(`### ${step.title}\n`);
   const [file, ...args] = step.command;
-  const r = spawnSync(file!, args, { stdio: 'inherit', cwd: path.dirname(here) });
+  const r = spawnSync(file!, args, {
+    stdio: 'inherit',
+    cwd: step.cwd ?? path.dirname(here),
+    env: { ...process.env, ...step.env },
+  });
   if (r.status !== 0) {
     console.log(
       `> ${path.basename(step.command.at(-1) ?? '')} exited with ${r.status ?? r.signal}`,

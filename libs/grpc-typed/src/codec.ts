@@ -1,6 +1,5 @@
 import {
   create,
-  fromBinary,
   isMessage,
   toBinary,
   type DescMessage,
@@ -9,14 +8,20 @@ import {
   type MessageShape,
 } from '@bufbuild/protobuf';
 import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
+import { binaryDecoder } from './binary.js';
 
-/** The grpc-js codec of a message type, from @bufbuild/protobuf (toBinary / fromBinary). */
+/**
+ * The grpc-js codec of a message type: protobuf-es messages, encoded by @bufbuild/protobuf's
+ * toBinary, decoded by binary.ts (compiled per type; fromBinary's result), once per call and
+ * direction.
+ */
 export function codecOf<Desc extends DescMessage>(
   desc: Desc,
 ): {
   serialize: (value: MessageInitShape<Desc>) => Buffer;
   deserialize: (bytes: Buffer) => MessageShape<Desc>;
 } {
+  const decode = binaryDecoder(desc);
   return {
     serialize: (value) => {
       const message = isMessage(value, desc)
@@ -25,7 +30,7 @@ export function codecOf<Desc extends DescMessage>(
       const bytes = toBinary(desc, message);
       return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     },
-    deserialize: (bytes) => fromBinary(desc, bytes),
+    deserialize: (bytes) => decode(bytes) as MessageShape<Desc>,
   };
 }
 

@@ -142,6 +142,12 @@ async function writeAll(
 
 type Handler = (...args: never[]) => unknown;
 
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return (
+    v !== null && typeof v === 'object' && typeof (v as { then?: unknown }).then === 'function'
+  );
+}
+
 /**
  * The request messages of a streaming call. A plain `for await` on the call would destroy the
  * whole duplex once the requests end, before the handler's responses and status were sent.
@@ -182,17 +188,30 @@ function adapt(
   };
   switch (method.methodKind) {
     case 'unary':
-      return (async (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+      // No async function: a handler's promise is followed with one then (a value it returns
+      // answers at once); a failure is thrown, or rejects the returned promise, as before.
+      return ((call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
         const ctx = new CallState(call as AnyCall, path, logger);
         let response: unknown;
         try {
           check(call)?.(call.request);
-          response = await call0(call.request, ctx);
+          response = call0(call.request, ctx);
         } catch (err) {
           throw failure(err, ctx);
         }
+        if (isThenable(response))
+          return response.then(
+            (value) => {
+              ctx.sendHeaders(call);
+              callback(null, value, ctx.trailers);
+            },
+            (err: unknown) => {
+              throw failure(err, ctx);
+            },
+          );
         ctx.sendHeaders(call);
         callback(null, response, ctx.trailers);
+        return undefined;
       }) as UntypedHandleCall;
     case 'client_streaming':
       return (async (

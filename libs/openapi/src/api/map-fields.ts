@@ -5,7 +5,9 @@ import protobuf from 'protobufjs';
  * the wire: each such field of `root` becomes a map field again (and its entry type goes), so
  * that the JSON mapping writes and reads an object, as for a map parsed from a `.proto` file.
  * For roots built from descriptors: descriptor sets, generated code's embedded files,
- * @grpc/proto-loader's definitions.
+ * @grpc/proto-loader's definitions. protobufjs also sets `map_entry` on the message that declares
+ * a map field (ext/descriptor's Type.fromDescriptor, when a nested type is an entry): it is not one,
+ * and the option goes (OpenAPI's renderer skips map entries, and would loop on a reference to it).
  */
 export function restoreMapFields(root: protobuf.Root): void {
   const made: protobuf.MapField[] = [];
@@ -26,6 +28,8 @@ function restore(ns: protobuf.NamespaceBase, out: protobuf.MapField[]): void {
         if (!key || !value) continue;
         nested.remove(field);
         nested.remove(entry);
+        // An entry has no nested types: the message that declared one is no entry itself.
+        if (nested.options?.['map_entry'] === true) delete nested.options['map_entry'];
         const map = new protobuf.MapField(
           field.name,
           field.id,
