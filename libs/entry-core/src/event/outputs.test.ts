@@ -82,6 +82,22 @@ describe('OutputSet', () => {
     expect(await readFile(file, 'utf8')).toBe(expected.join(''));
   });
 
+  it('writes the bytes of every record as UTF-8, ASCII-only batches and batches with other characters alike', async () => {
+    const out = set.get(file);
+    const batches = [
+      ['ascii only\n', 'still ascii\n'],
+      ['latin-1 é ÿ\n'],
+      ['ascii\n', 'wide 中文 and 😀 and a lone \ud800 surrogate\n'],
+      ['ascii again\n'],
+    ];
+    for (const batch of batches) {
+      for (const r of batch) out.write(r);
+      await set.flush();
+    }
+    const expected = batches.flat().join('');
+    expect(await readFile(file)).toEqual(Buffer.from(expected, 'utf8'));
+  });
+
   it('writes the records of several turns to a file once, FILE_WINDOW_MS after the first', async () => {
     // From the first write on: the window's timer is made then (and re-armed for later windows).
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });

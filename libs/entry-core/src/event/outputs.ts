@@ -556,7 +556,14 @@ class BatchedOutput implements Output {
     }
     const text = records.length === 1 ? records[0]! : records.join('');
     // After a batch was cut off by an error, start on a new line rather than finish someone else's record.
-    this.inFlight = Buffer.from(this.lineOpen ? `\n${text}` : text, 'utf8');
+    const out = this.lineOpen ? `\n${text}` : text;
+    // Records are ASCII but for a value's non-ASCII characters, and ASCII is its own UTF-8: copied
+    // as Latin-1 (no encoding) when the UTF-8 byte count says every character is ASCII (any other
+    // character takes more than one byte).
+    this.inFlight = Buffer.from(
+      out,
+      Buffer.byteLength(out, 'utf8') === out.length ? 'latin1' : 'utf8',
+    );
     this.inFlightRecords = records.length;
     if (this.rotation && this.regularFile) this.rotateIfDue(this.inFlight.length);
     this.writeInFlight();
