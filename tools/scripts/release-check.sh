@@ -45,6 +45,7 @@ fi
 echo "== nx release selects the publishable packages; internal ranges resolve"
 node tools/scripts/release/release-projects.mjs
 node tools/scripts/release/ranges.mjs
+node tools/scripts/internal-exports.mjs --check
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
