@@ -1,4 +1,5 @@
 import type { MethodDefinition } from '@grpc/grpc-js';
+import { copyTree, isPlainTree } from './plain-tree.js';
 
 /**
  * The request a handler gets for a call that sets no field (the common `GET /v1/x`), without
@@ -36,31 +37,4 @@ export function emptyRequestOf(
   return function copy() {
     return copyTree(template);
   };
-}
-
-function isPlainTree(v: unknown, depth: number): boolean {
-  if (v === null || typeof v !== 'object') return typeof v !== 'function' && typeof v !== 'symbol';
-  if (depth > 32 || !Object.isExtensible(v)) return false;
-  if (Buffer.isBuffer(v)) return Object.getPrototypeOf(v) === Buffer.prototype;
-  const proto = Object.getPrototypeOf(v);
-  if (proto !== Object.prototype && proto !== Array.prototype) return false;
-  if (Object.getOwnPropertySymbols(v).length > 0) return false;
-  const descriptors = Object.getOwnPropertyDescriptors(v);
-  for (const key of Object.keys(descriptors)) {
-    if (Array.isArray(v) && key === 'length') continue;
-    const d = descriptors[key]!;
-    if (!('value' in d) || !d.writable || !d.enumerable || !d.configurable) return false;
-    if (!isPlainTree(d.value, depth + 1)) return false;
-  }
-  return true;
-}
-
-/** A fresh copy of a tree that isPlainTree accepted. */
-export function copyTree(v: unknown): unknown {
-  if (v === null || typeof v !== 'object') return v;
-  if (Buffer.isBuffer(v)) return Buffer.from(v);
-  if (Array.isArray(v)) return v.map(copyTree);
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(v)) out[key] = copyTree((v as Record<string, unknown>)[key]);
-  return out;
 }
