@@ -374,6 +374,77 @@ describe('LoadShedding: a burst spread over turns', () => {
     );
   });
 
+  it('12 callers at once whose calls wait on I/O (a database; the loop idle meanwhile), each sending its next when answered: nothing is shed', async () => {
+    // demo-columnar's "reads its own writes under interleaved requests" (12 at once against
+    // ClickHouse) was shed queue_time on a crowded machine: the calls asked faster than they
+    // ended, as any population sent at once does, though they spent no CPU of this process.
+    // A learned concurrency limit below the callers (as slower answers teach it) queues some.
+    const { chain, ls } = shedding({ concurrency: { minLimit: 8, maxLimit: 8 } });
+    made.push(ls);
+    // A few calls before (the earlier requests of the test): the burst lands in an open window.
+    await openLoop(chain, 3, 0.02, 1, { sync: true });
+    const callers = 12;
+    const each = 30;
+    // Answers that take 5 to 95 ms (a seeded generator: the same run every time).
+    let seed = 42;
+    const ioMs = (): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return 5 + (seed / 2_147_483_648) * 90;
+    };
+    const outcomes: Outcome[] = [];
+    /** Calls waiting on their I/O: when it answers, and how the call ends then. */
+    const waiting: Array<{ dueMs: number; end: () => void }> = [];
+    /** Whether caller i's last call was answered (it sends its next one then). */
+    const answered = Array.from({ length: callers }, () => true);
+    const sent = Array.from({ length: callers }, () => 0);
+    const send = (i: number): void => {
+      sent[i]!++;
+      answered[i] = false;
+      const call = new CallContext(infoOf('/v1/user'), headers);
+      const outcome: Outcome = { path: '/v1/user', how: 'pending', sentMs: clock.now() };
+      outcomes.push(outcome);
+      void startCall(chain, call, {
+        proceed(c) {
+          outcome.how = 'ran';
+          clock.work(CALL_COST_MS + 0.3);
+          waiting.push({
+            dueMs: clock.now() + ioMs(),
+            end: () => {
+              endCall(c, 'OK');
+              answered[i] = true;
+            },
+          });
+        },
+        refuse(c, r) {
+          outcome.how = 'refused';
+          outcome.rejection = r;
+          endCall(c, r.status);
+          answered[i] = true;
+        },
+      });
+    };
+    await new Promise<void>((resolve) => {
+      onTurn = () => {
+        // The loop waits idle for the next I/O answer when it has nothing else to run.
+        if (waiting.length > 0) {
+          const next = Math.min(...waiting.map((w) => w.dueMs));
+          if (next > clock.now()) clock.idle(next - clock.now());
+          const due = waiting.filter((w) => w.dueMs <= clock.now());
+          waiting.splice(0, waiting.length, ...waiting.filter((w) => w.dueMs > clock.now()));
+          for (const w of due) w.end();
+        }
+        for (let i = 0; i < callers; i++) if (sent[i]! < each && answered[i]) send(i);
+        if (outcomes.length === callers * each && answered.every(Boolean)) {
+          onTurn = undefined;
+          resolve();
+        }
+      };
+    });
+    expect(outcomes.filter((o) => o.how !== 'ran').map((o) => o.rejection?.source?.reason)).toEqual(
+      [],
+    );
+  });
+
   it('the same calls at half what it serves (one of 5 ms every 10 ms), nothing is shed', async () => {
     const { chain, ls } = shedding();
     made.push(ls);

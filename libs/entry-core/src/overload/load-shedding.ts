@@ -97,7 +97,9 @@ const EXCESS_MAX_WINDOW_MS = 1000;
  * row. A closed loop (a pool, a benchmark's connections: each caller waits for its answer before
  * the next call) asks as fast as its calls end, however many callers queue, once its first calls
  * (sent at once) are in; a process paused by the OS reads no call meanwhile either. Fewer than
- * EXCESS_MIN_ASKS calls a second are not seen this way: the other bounds hold.
+ * EXCESS_MIN_ASKS calls a second are not seen this way: the other bounds hold. And the loop busy
+ * over the window (BACKLOG_BUSY_UTILIZATION): calls that wait on I/O spend none of the process's
+ * capacity, however many ask at once.
  */
 const EXCESS_RATIO = 1.5;
 const EXCESS_MIN_ASKS = 8;
@@ -241,6 +243,8 @@ export class LoadShedding implements CallMiddleware {
   private lastWindowOver = false;
   /** Whether the last two windows did: the offered load is past capacity. */
   private excess = false;
+  /** The loop's use at the current window's start (see EXCESS_RATIO: a window over capacity keeps the loop busy). */
+  private windowLoopUse: EventLoopUtilization | undefined;
   private closed = false;
   private readonly drainNext = (): void => this.drain();
   /** The timeout middleware's deadline, set before the queue decides (see `useTimeout`). */
@@ -392,7 +396,16 @@ export class LoadShedding implements CallMiddleware {
   private nextWindow(now: number): void {
     // Two windows in a row: the first calls of a closed loop of callers (its population, sent
     // at once) ask in one window without as many ends.
-    const over = this.asks >= EXCESS_MIN_ASKS && this.asks > EXCESS_RATIO * this.ends;
+    // And the loop busy over the window (BACKLOG_BUSY_UTILIZATION): calls that wait on I/O (a
+    // database, another service) ask faster than they end when many start at once, but no
+    // capacity of this process is spent on them; shedding them would refuse work it can do.
+    const since = this.windowLoopUse;
+    this.windowLoopUse = this.time.loopUse();
+    const over =
+      this.asks >= EXCESS_MIN_ASKS &&
+      this.asks > EXCESS_RATIO * this.ends &&
+      since !== undefined &&
+      this.time.utilization(since, this.windowLoopUse) >= BACKLOG_BUSY_UTILIZATION;
     const was = this.excess;
     this.excess = over && this.lastWindowOver;
     this.lastWindowOver = over;
