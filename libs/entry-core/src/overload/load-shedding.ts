@@ -104,6 +104,14 @@ const EXCESS_MAX_WINDOW_MS = 1000;
 const EXCESS_RATIO = 1.5;
 const EXCESS_MIN_ASKS = 8;
 /**
+ * And the windows over capacity in a row saw at least this many more calls ask than end: the
+ * calls waiting (queued or running) grew by that much. A closed loop of N callers can never grow
+ * them by more than N, however its first calls land across windows (12 callers at once were
+ * taken for an open loop: demo-columnar's interleaved requests, CI); an open loop past capacity
+ * grows them without bound.
+ */
+const EXCESS_MIN_GROWTH = 32;
+/**
  * While the offered load is past capacity, a call may expect to wait this many unloaded service
  * times (the least latency seen: `floorMs`), TURN_SLICE_MS at least, in the queue or the backlog:
  * one call waiting keeps the process busy, more only add latency (Netflix concurrency-limits'
@@ -243,6 +251,8 @@ export class LoadShedding implements CallMiddleware {
   private lastWindowOver = false;
   /** Whether the last two windows did: the offered load is past capacity. */
   private excess = false;
+  /** Calls that asked less those that ended over the windows over capacity in a row (EXCESS_MIN_GROWTH). */
+  private growth = 0;
   /** The loop's use at the current window's start (see EXCESS_RATIO: a window over capacity keeps the loop busy). */
   private windowLoopUse: EventLoopUtilization | undefined;
   private closed = false;
@@ -407,7 +417,8 @@ export class LoadShedding implements CallMiddleware {
       since !== undefined &&
       this.time.utilization(since, this.windowLoopUse) >= BACKLOG_BUSY_UTILIZATION;
     const was = this.excess;
-    this.excess = over && this.lastWindowOver;
+    this.growth = over ? this.growth + this.asks - this.ends : 0;
+    this.excess = over && this.lastWindowOver && this.growth >= EXCESS_MIN_GROWTH;
     this.lastWindowOver = over;
     if (this.excess && !was) this.trimQueue();
     this.asks = 0;
