@@ -3,8 +3,10 @@
  * writes BENCHMARKS.md at the repository root with each one's tables and how it was run.
  * The whole run has a budget (BENCH_BUDGET_SECONDS, 1500): a benchmark gets the smaller of its own
  * timeout and what is left, and is killed with everything it started when that runs out.
- * `--quick` runs each with its `quickEnv` (fewer calls, shorter rounds). What BENCHMARKS.md holds
- * from the line KEPT_MARKER on (hand-written sections, e.g. issue 33's local A/B runs) is kept.
+ * `--quick` runs each with its `quickEnv` (fewer calls, shorter rounds). Only the header and the
+ * sections of the benchmarks run are replaced, each between its `bench:begin` / `bench:end` markers
+ * (lib/benchmarks-md.ts); everything else in BENCHMARKS.md (the other benchmarks' sections, the
+ * hand-written ones, text under a generated section) is kept as it is.
  */
 import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -12,6 +14,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BENCHMARKS } from './benchmarks.js';
+import {
+  BenchmarksMdError,
+  type GeneratedBlock,
+  generatedBlocks,
+  HEADER,
+  spliceGenerated,
+} from './lib/benchmarks-md.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
@@ -24,6 +33,21 @@ if (unknown.length) {
   process.exit(2);
 }
 const chosen = BENCHMARKS.filter((b) => wanted.length === 0 || wanted.includes(b.name));
+
+const file = path.join(here, '..', 'BENCHMARKS.md');
+const readDocument = (): Promise<string> =>
+  readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return '';
+    throw err;
+  });
+// Markers that do not pair up stop the run before it spends minutes measuring.
+try {
+  generatedBlocks(await readDocument());
+} catch (err) {
+  if (!(err instanceof BenchmarksMdError)) throw err;
+  console.error(`${err.message}\nnpm run bench: nothing run; mend the markers first.`);
+  process.exit(2);
+}
 
 const budgetMs = Number(process.env['BENCH_BUDGET_SECONDS'] ?? 1500) * 1000;
 
@@ -70,7 +94,7 @@ const loadavg = (): string =>
     .join(' ');
 const loadStart = loadavg();
 const started = Date.now();
-const sections: string[] = [];
+const sections: GeneratedBlock[] = [];
 for (const b of chosen) {
   const left = budgetMs - (Date.now() - started);
   const env = { ...b.env, ...(quick ? b.quickEnv : {}) };
@@ -79,9 +103,10 @@ for (const b of chosen) {
     .join(' ');
   const how = `Command: \`npm run bench -- ${quick ? '--quick ' : ''}${b.name}\`${settings ? ` (settings from benchmarks.ts: ${settings})` : ''}`;
   if (left < 10_000) {
-    sections.push(
-      `## ${b.name}\n\n${b.description}\n\n${how}: not run, the ${budgetMs / 1000} s budget of the whole run was spent.\n`,
-    );
+    sections.push({
+      name: b.name,
+      text: `## ${b.name}\n\n${b.description}\n\n${how}: not run, the ${budgetMs / 1000} s budget of the whole run was spent.\n`,
+    });
     continue;
   }
   console.log(`\n>>> ${b.name}: ${b.description}`);
@@ -107,9 +132,10 @@ for (const b of chosen) {
     : code === 0
       ? ''
       : `, exited ${code}`;
-  sections.push(
-    `## ${b.name}\n\n${b.description}\n\n${how}: ${((Date.now() - t0) / 1000).toFixed(0)} s, load average ${load0} at the start${outcome}.\n\n${tables}\n`,
-  );
+  sections.push({
+    name: b.name,
+    text: `## ${b.name}\n\n${b.description}\n\n${how}: ${((Date.now() - t0) / 1000).toFixed(0)} s, load average ${load0} at the start${outcome}.\n\n${tables}\n`,
+  });
 }
 
 const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
@@ -141,9 +167,21 @@ const header = [
   'differences under ~10 % as noise.',
   '',
 ].join('\n');
-const KEPT_MARKER = '<!-- kept by npm run bench: the sections below are written by hand -->';
-const file = path.join(here, '..', 'BENCHMARKS.md');
-const previous = await readFile(file, 'utf8').catch(() => '');
-const kept = previous.includes(KEPT_MARKER) ? previous.slice(previous.indexOf(KEPT_MARKER)) : '';
-await writeFile(file, `${header}\n${sections.join('\n')}${kept ? `\n${kept}` : ''}`);
-console.log(`\nwrote BENCHMARKS.md (${chosen.map((b) => b.name).join(', ')})`);
+const blocks: GeneratedBlock[] = [{ name: HEADER, text: header }, ...sections];
+try {
+  // Read again: the file may have been edited by hand while the benchmarks ran.
+  const { text, added } = spliceGenerated(await readDocument(), blocks);
+  await writeFile(file, text);
+  console.log(`\nwrote BENCHMARKS.md (${chosen.map((b) => b.name).join(', ')})`);
+  if (added.length)
+    console.log(`added to BENCHMARKS.md (it had no block for them): ${added.join(', ')}`);
+} catch (err) {
+  if (!(err instanceof BenchmarksMdError)) throw err;
+  // The run's tables are not lost: they go beside it, for the markers to be mended.
+  const aside = path.join(os.tmpdir(), `BENCHMARKS.${process.pid}.md`);
+  await writeFile(aside, blocks.map((b) => `${b.text.trim()}\n`).join('\n'));
+  console.error(
+    `${err.message}\nnpm run bench: BENCHMARKS.md left as it was; this run's sections are in ${aside}`,
+  );
+  process.exit(1);
+}
