@@ -1,5 +1,6 @@
 import type { MethodDefinition } from '@grpc/grpc-js';
 import { copyTree, isPlainTree } from './plain-tree.js';
+import { hasProtoLoaderRequestDeserializer } from './proto-loader-codec.js';
 
 /**
  * The request a handler gets for a call that sets no field (the common `GET /v1/x`), without
@@ -14,13 +15,7 @@ export function emptyRequestOf(
   bytes: Buffer,
 ): () => unknown {
   const deserialize = (): unknown => def.requestDeserialize(bytes);
-  const src = Function.prototype.toString.call(def.requestDeserialize);
-  if (
-    !/^function deserialize\(argBuf\) \{\s*return cls\.toObject\(cls\.decode\(argBuf\), options\);\s*\}$/.test(
-      src,
-    )
-  )
-    return deserialize;
+  if (!hasProtoLoaderRequestDeserializer(def)) return deserialize;
   let template: unknown;
   try {
     template = deserialize();

@@ -1,6 +1,7 @@
 import type { MethodDefinition } from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { fullName } from '@svcboot/grpc-server/protocol';
+import { hasProtoLoaderResponseSerializer } from './proto-loader-codec.js';
 
 /**
  * The gateway's response without the binary round trip (issue #41). `Gateway.toJson` turns a
@@ -38,14 +39,6 @@ interface FieldCheck {
 }
 
 const INT64 = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64']);
-
-/** proto-loader's `createSerializer` (build/src/index.js): fromObject, then encode. */
-function isProtoLoaderSerializer(def: MethodDefinition<unknown, unknown>): boolean {
-  const format = (def as { responseType?: { format?: unknown } }).responseType?.format;
-  if (format !== 'Protocol Buffer 3 DescriptorProto') return false;
-  const src = Function.prototype.toString.call(def.responseSerialize);
-  return /cls\.fromObject\(arg\)[\s\S]*cls\.encode\(message\)\.finish\(\)/.test(src);
-}
 
 /** The plan of `type`, or undefined when a field of it (or of a nested type) does not qualify. */
 export function planOf(
@@ -173,7 +166,7 @@ export function responsePlanOf(
   def: MethodDefinition<unknown, unknown>,
   type: protobuf.Type,
 ): ResponsePlan | undefined {
-  if (!isProtoLoaderSerializer(def)) return undefined;
+  if (!hasProtoLoaderResponseSerializer(def)) return undefined;
   const plan = planOf(type);
   if (!plan) return undefined;
   try {
