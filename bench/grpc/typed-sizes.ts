@@ -5,8 +5,8 @@
  * definition (protobufjs codec) and, with SVC_TYPED=1, from protoc-gen-es code (the typed codec),
  * no middleware; gRPC unary and the gateway (POST /v1/echo, the Doc as JSON).
  *
- * Two measures, as tools/scripts/ratio/ratio-check.ts takes them (its method, the servers and
- * the client are this file's):
+ * Two measures, as tools/scripts/ratio/ratio-check.ts takes them (its method, from
+ * tools/scripts/ratio/measure.ts; the servers and the client are this file's):
  * - instructions per call: each server under `valgrind --tool=callgrind --instr-atstart=no`, node
  *   interpreted only (the ratio check's flags), warm-up calls with the instrumentation off, then
  *   WINDOWS windows of calls one after the other (`callgrind_control -i on`, the calls, `-i off`,
@@ -23,23 +23,28 @@
  * 100k 5 / 30 / 60. Each answer is checked (the gRPC answer's bytes are the request's length; the
  * gateway's JSON has the request's id).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { create, toBinary, toJsonString } from '@bufbuild/protobuf';
 import { type Client, credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
-import { freePort, isListening } from '@svcboot/testkit';
+import {
+  cpuNs,
+  instructionWindows,
+  MeasureError,
+  median,
+  pinThisProcess,
+  type ServerProcess,
+  startServer,
+  stopServer,
+} from '../../tools/scripts/ratio/measure.js';
 import { type Doc, DocSchema, State } from './servers/gen/bench/v1/sizes_pb.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
 const serverFile = path.join(here, 'servers/typed-sizes.ts');
-const CALLGRIND_NODE_FLAGS =
-  '--no-opt --no-maglev --no-sparkplug --min-semi-space-size=64 --max-semi-space-size=64';
 const WINDOWS = Number(process.env['TYPED_WINDOWS'] ?? 3);
 const ROUNDS = Number(process.env['TYPED_ROUNDS'] ?? 5);
 /** Multiplies the CPU part's calls per round (more calls: a GC averages out). */
@@ -89,62 +94,24 @@ export const SIZES: Record<Size, { doc: Doc; window: number; warmup: number; cpu
 };
 const sizes = (process.env['TYPED_SIZES'] ?? 'small,1k,100k').split(',') as Size[];
 
-class BenchError extends Error {}
+class BenchError extends MeasureError {}
 
-interface Running {
+interface Running extends ServerProcess {
   typed: boolean;
-  child: ChildProcess;
-  port: number;
-  stderr: string[];
   grpc: Client;
   agent: http.Agent;
 }
 
 async function start(typed: boolean, cgDir?: string): Promise<Running> {
-  const port = await freePort();
-  const node = [
-    process.execPath,
-    '--single-threaded',
-    ...(cgDir ? CALLGRIND_NODE_FLAGS.split(' ') : []),
-    '--import',
-    'tsx',
-    serverFile,
-  ];
-  const argv = cgDir
-    ? [
-        'valgrind',
-        '--tool=callgrind',
-        '--instr-atstart=no',
-        `--callgrind-out-file=${path.join(cgDir, `${typed ? 'typed' : 'untyped'}.%p`)}`,
-        ...node,
-      ]
-    : ['taskset', '-c', '1', ...node];
-  const child = spawn(argv[0]!, argv.slice(1), {
+  const server = await startServer({
+    file: serverFile,
+    name: typed ? 'typed' : 'untyped',
+    what: `the ${typed ? 'typed' : 'untyped'} server`,
+    label: 'typed-sizes',
     cwd: root,
-    env: {
-      ...process.env,
-      SVC_SHED_LOOP: '0',
-      SVC_TYPED: typed ? '1' : '0',
-      PORT: String(port),
-      NO_COLOR: '1',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { SVC_SHED_LOOP: '0', SVC_TYPED: typed ? '1' : '0' },
+    callgrindDir: cgDir,
   });
-  const stderr: string[] = [];
-  child.stderr!.on('data', (b: Buffer) => {
-    stderr.push(b.toString());
-    if (stderr.length > 200) stderr.shift();
-  });
-  const deadline = Date.now() + 180_000;
-  while (!(await isListening(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new BenchError(
-        `typed-sizes: the ${typed ? 'typed' : 'untyped'} server did not listen within 180 s or exited (exit ${child.exitCode}); its stderr:\n${stderr.join('').slice(-3000)}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
   const Sizes = makeGenericClientConstructor(
     {
       Echo: {
@@ -161,10 +128,8 @@ async function start(typed: boolean, cgDir?: string): Promise<Running> {
   );
   return {
     typed,
-    child,
-    port,
-    stderr,
-    grpc: new Sizes(`127.0.0.1:${port}`, credentials.createInsecure(), {
+    ...server,
+    grpc: new Sizes(`127.0.0.1:${server.port}`, credentials.createInsecure(), {
       'grpc.max_receive_message_length': -1,
     }),
     agent: new http.Agent({ keepAlive: true, maxSockets: 1 }),
@@ -174,11 +139,7 @@ async function start(typed: boolean, cgDir?: string): Promise<Running> {
 async function stop(r: Running): Promise<void> {
   r.grpc.close();
   r.agent.destroy();
-  if (r.child.exitCode !== null) return;
-  r.child.kill('SIGTERM');
-  const timer = setTimeout(() => r.child.kill('SIGKILL'), 15_000);
-  await once(r.child, 'exit');
-  clearTimeout(timer);
+  await stopServer(r.child);
 }
 
 interface Payload {
@@ -243,20 +204,6 @@ async function calls(r: Running, protocol: Protocol, p: Payload, n: number): Pro
   for (let i = 0; i < n; i++) await one(r, p);
 }
 
-function lastDumpIr(dir: string, pid: number): number {
-  const dumps = readdirSync(dir)
-    .filter((f) => f.includes(`.${pid}.`))
-    .sort((x, y) => Number(x.split('.').pop()) - Number(y.split('.').pop()));
-  const last = dumps.at(-1);
-  if (!last) throw new BenchError(`typed-sizes: callgrind wrote no dump for pid ${pid}`);
-  const m = /^totals:\s*(\d+)/m.exec(readFileSync(path.join(dir, last), 'utf8'));
-  if (!m) throw new BenchError(`typed-sizes: no totals line in ${last}`);
-  return Number(m[1]);
-}
-
-const control = (pid: number, ...args: string[]): void =>
-  void execFileSync('callgrind_control', [...args, String(pid)], { stdio: 'ignore' });
-
 const log = (line: string): void => void process.stderr.write(`typed-sizes: ${line}\n`);
 
 const payloads: Payload[] = sizes.map((size) => {
@@ -283,16 +230,12 @@ async function measureInstructions(): Promise<Map<string, number>> {
       for (const protocol of protocols)
         for (const r of running) {
           await calls(r, protocol, p, SIZES[p.size].warmup);
-          const pid = r.child.pid!;
-          const n = SIZES[p.size].window;
-          const perCall: number[] = [];
-          for (let w = 0; w < WINDOWS; w++) {
-            control(pid, '-i', 'on');
-            await calls(r, protocol, p, n);
-            control(pid, '-i', 'off');
-            control(pid, '-d');
-            perCall.push(lastDumpIr(dir, pid) / n);
-          }
+          const perCall = await instructionWindows(
+            r.child.pid!,
+            dir,
+            { windows: WINDOWS, calls: SIZES[p.size].window, label: 'typed-sizes' },
+            (n) => calls(r, protocol, p, n),
+          );
           const key = `${r.typed ? 'typed' : 'untyped'}|${protocol}|${p.size}`;
           log(`callgrind ${key}: ${perCall.map((x) => Math.round(x)).join(', ')}`);
           out.set(key, Math.min(...perCall));
@@ -304,21 +247,9 @@ async function measureInstructions(): Promise<Map<string, number>> {
   return out;
 }
 
-function cpuNs(pid: number): number {
-  let ns = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-    } catch {
-      // the thread ended between the listing and the read
-    }
-  }
-  return ns;
-}
-
 /** `<protocol>|<size>` → the rounds' typed ÷ untyped server CPU per call. */
 async function measureCpu(): Promise<Map<string, number[]>> {
-  execFileSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  pinThisProcess('0');
   const out = new Map<string, number[]>();
   const running: Running[] = [];
   try {
@@ -345,16 +276,10 @@ async function measureCpu(): Promise<Map<string, number[]>> {
       }
   } finally {
     await Promise.all(running.map(stop));
-    execFileSync('taskset', ['-a', '-p', '-c', '0-1', String(process.pid)], { stdio: 'ignore' });
+    pinThisProcess('0-1');
   }
   return out;
 }
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 async function main(): Promise<void> {
   const t0 = Date.now();
@@ -385,7 +310,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   main().then(
     () => process.exit(0),
     (err: unknown) => {
-      console.error(err instanceof BenchError ? err.message : err);
+      console.error(err instanceof MeasureError ? err.message : err);
       process.exit(2);
     },
   );

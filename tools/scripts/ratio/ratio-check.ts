@@ -13,6 +13,8 @@
  * (SVC_SHED_LOOP=0) in both parts: under valgrind every turn of the loop is late and every call
  * would be shed; the per-call admission check (maxInFlight) stays on.
  *
+ * How a server is measured (measure.ts, shared with bench/grpc/typed-sizes.ts):
+ *
  * Instructions: each server starts under `valgrind --tool=callgrind --instr-atstart=no` (node
  * with --single-threaded, so that V8 compiles and collects garbage on the one thread callgrind
  * counts, and no background thread's timing adds to a window). WARMUP calls run with the
@@ -35,9 +37,8 @@
  * Exit 1 when an instruction ratio is above its baseline × (1 + margin); 2 when the check itself
  * failed (a server did not start, a call failed).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,7 +50,16 @@ import {
   type ServiceDefinition,
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { freePort, isListening } from '@svcboot/testkit';
+import {
+  cpuNs,
+  instructionWindows,
+  MeasureError,
+  median,
+  pinThisProcess,
+  type ServerProcess,
+  startServer,
+  stopServer,
+} from './measure.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
@@ -58,16 +68,6 @@ const baselineFile = process.env['RATIO_BASELINE'] ?? path.join(here, 'baseline.
 const protoFile = path.join(root, 'apps/demo-grpc/api/v1/greeter.proto');
 
 const WARMUP = Number(process.env['RATIO_WARMUP'] ?? 500);
-/**
- * Node's flags under callgrind: V8's interpreter only (no Sparkplug, Maglev or TurboFan: with them
- * each window counted 0.5–1.7 M instructions per call for the same server, as optimising
- * compiles kept landing in windows after 1000 warm-up calls) and a 64 MiB young generation (no
- * scavenge or incremental marking inside a window). Then the windows agree within ~0.2 %. The
- * instruction ratios are therefore those of interpreted code: a regression gate, not the
- * production ratio, which the CPU-time column (node's defaults) shows beside it.
- */
-const CALLGRIND_NODE_FLAGS =
-  '--no-opt --no-maglev --no-sparkplug --min-semi-space-size=64 --max-semi-space-size=64';
 const CALLS = Number(process.env['RATIO_CALLS'] ?? 100);
 const WINDOWS = Number(process.env['RATIO_WINDOWS'] ?? 3);
 const CPU_CALLS = Number(process.env['RATIO_CPU_CALLS'] ?? 1000);
@@ -119,63 +119,33 @@ interface Baseline {
   instructionsPerCall: Record<string, number>;
 }
 
-class CheckError extends Error {}
+class CheckError extends MeasureError {}
 
 const log = (line: string): void => void process.stderr.write(`ratio-check: ${line}\n`);
 
-interface Running {
+interface Running extends ServerProcess {
   spec: ServerSpec;
-  child: ChildProcess;
-  port: number;
-  stderr: string[];
   grpc?: Client;
   agent?: http.Agent;
 }
 
 /** Starts a server module (under callgrind when `cgDir` is given); resolves once its port accepts. */
 async function start(spec: ServerSpec, cgDir?: string): Promise<Running> {
-  const port = await freePort();
-  const flags = cgDir
-    ? (process.env['RATIO_NODE_FLAGS'] ?? CALLGRIND_NODE_FLAGS).split(' ').filter(Boolean)
-    : [];
-  const node = [process.execPath, '--single-threaded', ...flags, '--import', 'tsx'];
-  const file = path.join(servers, `${spec.module}.ts`);
-  const argv = cgDir
-    ? [
-        'valgrind',
-        '--tool=callgrind',
-        '--instr-atstart=no',
-        `--callgrind-out-file=${path.join(cgDir, `${spec.key}.%p`)}`,
-        ...node,
-        file,
-      ]
-    : ['taskset', '-c', '1', ...node, file];
-  const child = spawn(argv[0]!, argv.slice(1), {
+  const server = await startServer({
+    file: path.join(servers, `${spec.module}.ts`),
+    name: spec.key,
+    what: `server ${spec.key} (bench/grpc/servers/${spec.module}.ts)`,
+    label: 'ratio-check',
     cwd: root,
-    env: { ...process.env, ...spec.env, PORT: String(port), NO_COLOR: '1' },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    env: spec.env,
+    callgrindDir: cgDir,
+    nodeFlags: process.env['RATIO_NODE_FLAGS'],
   });
-  const stderr: string[] = [];
-  child.stderr!.on('data', (b: Buffer) => {
-    stderr.push(b.toString());
-    if (stderr.length > 200) stderr.shift();
-  });
-  const deadline = Date.now() + 180_000;
-  while (!(await isListening(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new CheckError(
-        `ratio-check: server ${spec.key} (bench/grpc/servers/${spec.module}.ts${cgDir ? ' under callgrind' : ''}) ` +
-          `${child.exitCode !== null ? `exited with ${child.exitCode}` : 'did not listen within 180 s'}; its stderr:\n${stderr.join('').slice(-3000)}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  const r: Running = { spec, child, port, stderr };
+  const r: Running = { spec, ...server };
   if (spec.protocols.includes('grpc')) {
     const def = loadSync(protoFile)['api.v1.Greeter'] as ServiceDefinition;
     const Greeter = makeClientConstructor(def, 'Greeter');
-    r.grpc = new Greeter(`127.0.0.1:${port}`, credentials.createInsecure());
+    r.grpc = new Greeter(`127.0.0.1:${r.port}`, credentials.createInsecure());
   }
   if (spec.protocols.includes('http')) r.agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   return r;
@@ -184,11 +154,7 @@ async function start(spec: ServerSpec, cgDir?: string): Promise<Running> {
 async function stop(r: Running): Promise<void> {
   r.grpc?.close();
   r.agent?.destroy();
-  if (r.child.exitCode !== null) return;
-  r.child.kill('SIGTERM');
-  const timer = setTimeout(() => r.child.kill('SIGKILL'), 15_000);
-  await once(r.child, 'exit');
-  clearTimeout(timer);
+  await stopServer(r.child);
 }
 
 type HelloMethod = (
@@ -244,22 +210,6 @@ async function calls(r: Running, protocol: Protocol, n: number): Promise<void> {
   for (let i = 0; i < n; i++) await one(r);
 }
 
-function callgrindControl(pid: number, ...args: string[]): void {
-  execFileSync('callgrind_control', [...args, String(pid)], { stdio: 'ignore' });
-}
-
-/** Total Ir of the newest dump of `pid` in `dir` (callgrind writes <prefix>.<pid>.<n>). */
-function lastDumpIr(dir: string, pid: number): number {
-  const dumps = readdirSync(dir)
-    .filter((f) => f.includes(`.${pid}.`))
-    .sort((x, y) => Number(x.split('.').pop()) - Number(y.split('.').pop()));
-  const last = dumps.at(-1);
-  if (!last) throw new CheckError(`ratio-check: callgrind wrote no dump for pid ${pid} in ${dir}`);
-  const m = /^totals:\s*(\d+)/m.exec(readFileSync(path.join(dir, last), 'utf8'));
-  if (!m) throw new CheckError(`ratio-check: no totals line in callgrind dump ${last}`);
-  return Number(m[1]);
-}
-
 async function measureInstructions(): Promise<Map<string, number>> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ratio-cg-'));
   const out = new Map<string, number>();
@@ -280,15 +230,12 @@ async function measureInstructions(): Promise<Map<string, number>> {
       for (const p of r.spec.protocols) await calls(r, p, WARMUP);
       log(`callgrind: ${r.spec.key} warmed up in ${Math.round((Date.now() - w) / 1000)} s`);
       for (const p of r.spec.protocols) {
-        const pid = r.child.pid!;
-        const perCall: number[] = [];
-        for (let w = 0; w < WINDOWS; w++) {
-          callgrindControl(pid, '-i', 'on');
-          await calls(r, p, CALLS);
-          callgrindControl(pid, '-i', 'off');
-          callgrindControl(pid, '-d');
-          perCall.push(lastDumpIr(dir, pid) / CALLS);
-        }
+        const perCall = await instructionWindows(
+          r.child.pid!,
+          dir,
+          { windows: WINDOWS, calls: CALLS, label: 'ratio-check' },
+          (n) => calls(r, p, n),
+        );
         // The least of the windows: one that a major GC (or a late optimisation) fell into counts
         // far more; the others agree closely.
         log(
@@ -305,21 +252,8 @@ async function measureInstructions(): Promise<Map<string, number>> {
   return out;
 }
 
-/** On-CPU nanoseconds of all of `pid`'s threads. */
-function cpuNs(pid: number): number {
-  let ns = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-    } catch {
-      // the thread ended between the listing and the read
-    }
-  }
-  return ns;
-}
-
 async function measureCpu(): Promise<Map<string, number[]>> {
-  execFileSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  pinThisProcess('0');
   const running: Running[] = [];
   const out = new Map<string, number[]>();
   try {
@@ -341,16 +275,10 @@ async function measureCpu(): Promise<Map<string, number[]>> {
     }
   } finally {
     await Promise.all(running.map(stop));
-    execFileSync('taskset', ['-a', '-p', '-c', '0-1', String(process.pid)], { stdio: 'ignore' });
+    pinThisProcess('0-1');
   }
   return out;
 }
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 function git(...args: string[]): string {
   try {
@@ -450,7 +378,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    console.error(err instanceof CheckError ? err.message : err);
+    console.error(err instanceof MeasureError ? err.message : err);
     process.exit(2);
   },
 );
