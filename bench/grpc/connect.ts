@@ -39,7 +39,7 @@ async function serveSvcboot(middleware: boolean): Promise<number> {
   const { boot } = await import('@svcboot/entry-core');
   const { grpcEntry } = await import('@svcboot/entry-grpc');
   const { greeterConfig, greeterDefinition, greeterImplementation } = await import(
-    '../../libs/grpc-server/src/connect/test-support/greeter.js'
+    '../../libs/grpc-browser/src/connect/test-support/greeter.js'
   );
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-connect-'));
   const app = await boot({

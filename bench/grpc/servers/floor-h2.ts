@@ -13,7 +13,7 @@ const HEADERS = { ':status': 200, 'content-type': 'application/grpc' };
 const TRAILERS = { 'grpc-status': '0' };
 
 const server = http2.createServer();
-server.on('stream', (stream, headers) => {
+server.on('stream', (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {
   if (headers[':path'] !== '/api.v1.Greeter/Hello') {
     stream.respond(
       { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '12' },
