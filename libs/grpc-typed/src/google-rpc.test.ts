@@ -1,0 +1,56 @@
+import { create, toBinary, type DescFile, type DescMessage } from '@bufbuild/protobuf';
+import { FileDescriptorProtoSchema, anyPack, anyUnpack } from '@bufbuild/protobuf/wkt';
+import { describe, expect, it } from 'vitest';
+import * as generatedDetails from './gen/google/rpc/error_details_pb.js';
+import * as generatedStatus from './gen/google/rpc/status_pb.js';
+import * as lazy from './google-rpc.js';
+import { standardDetails } from './error.js';
+import * as index from './index.js';
+
+const fileBytes = (file: DescFile) => toBinary(FileDescriptorProtoSchema, file.proto);
+
+const generated: Record<string, unknown> = { ...generatedDetails, ...generatedStatus };
+const schemaNames = Object.keys(generated).filter((k) => k.endsWith('Schema'));
+
+describe('google.rpc descriptors made on first use', () => {
+  it('are the generated files: the same serialized FileDescriptorProtos', () => {
+    expect(fileBytes(lazy.file_google_rpc_status)).toEqual(
+      fileBytes(generatedStatus.file_google_rpc_status),
+    );
+    expect(fileBytes(lazy.file_google_rpc_error_details)).toEqual(
+      fileBytes(generatedDetails.file_google_rpc_error_details),
+    );
+  });
+
+  it('export every value the generated modules export, each the same message, from the index too', () => {
+    expect(schemaNames.length).toBe(15);
+    const values = Object.keys(lazy).sort();
+    expect(values).toEqual(Object.keys(generated).sort());
+    for (const name of schemaNames) {
+      const made = (lazy as Record<string, DescMessage>)[name]!;
+      const gen = generated[name] as DescMessage;
+      expect(made.typeName, name).toBe(gen.typeName);
+      expect(
+        made.fields.map((f) => [f.name, f.number, f.fieldKind]),
+        name,
+      ).toEqual(gen.fields.map((f) => [f.name, f.number, f.fieldKind]));
+      expect((index as Record<string, unknown>)[name], name).toBe(made);
+    }
+  });
+
+  it('work with protobuf-es as the descriptors do: create, binary, Any, `in`, keys', () => {
+    const info = create(lazy.ErrorInfoSchema, { reason: 'R', metadata: { k: 'v' } });
+    expect(toBinary(lazy.ErrorInfoSchema, info)).toEqual(
+      toBinary(generatedDetails.ErrorInfoSchema, create(generatedDetails.ErrorInfoSchema, info)),
+    );
+    const any = anyPack(lazy.ErrorInfoSchema, info);
+    expect(anyUnpack(any, generatedDetails.ErrorInfoSchema)?.metadata).toEqual({ k: 'v' });
+    expect(anyUnpack(any, standardDetails)).toMatchObject({ reason: 'R' });
+    expect('typeName' in lazy.StatusSchema).toBe(true);
+    expect(Object.keys(lazy.StatusSchema)).toEqual(Object.keys(generatedStatus.StatusSchema));
+    expect({ ...lazy.HelpSchema }.typeName).toBe('google.rpc.Help');
+    expect(standardDetails.getMessage('google.rpc.BadRequest')?.typeName).toBe(
+      'google.rpc.BadRequest',
+    );
+  });
+});
