@@ -1,9 +1,4 @@
-import type {
-  DescMessage,
-  DescService,
-  MessageInitShape,
-  MessageShape,
-} from '@bufbuild/protobuf';
+import type { DescMessage, DescService, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
 import { binaryDecoder } from './binary.js';
 import { protobufEs } from './protobuf-es.js';

@@ -1,5 +1,6 @@
 import { create, toBinary, type DescFile, type DescMessage } from '@bufbuild/protobuf';
 import { FileDescriptorProtoSchema, anyPack, anyUnpack } from '@bufbuild/protobuf/wkt';
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import * as generatedDetails from './gen/google/rpc/error_details_pb.js';
 import * as generatedStatus from './gen/google/rpc/status_pb.js';
@@ -27,7 +28,7 @@ describe('google.rpc descriptors made on first use', () => {
     const values = Object.keys(lazy).sort();
     expect(values).toEqual(Object.keys(generated).sort());
     for (const name of schemaNames) {
-      const made = (lazy as Record<string, DescMessage>)[name]!;
+      const made = (lazy as unknown as Record<string, DescMessage>)[name]!;
       const gen = generated[name] as DescMessage;
       expect(made.typeName, name).toBe(gen.typeName);
       expect(
@@ -49,6 +50,9 @@ describe('google.rpc descriptors made on first use', () => {
     expect('typeName' in lazy.StatusSchema).toBe(true);
     expect(Object.keys(lazy.StatusSchema)).toEqual(Object.keys(generatedStatus.StatusSchema));
     expect({ ...lazy.HelpSchema }.typeName).toBe('google.rpc.Help');
+    expect(inspect(lazy.HelpSchema, { depth: 0 })).toBe(
+      inspect(generatedDetails.HelpSchema, { depth: 0 }),
+    );
     expect(standardDetails.getMessage('google.rpc.BadRequest')?.typeName).toBe(
       'google.rpc.BadRequest',
     );

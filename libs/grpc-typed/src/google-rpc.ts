@@ -8,7 +8,22 @@
  */
 import type { Message } from '@bufbuild/protobuf';
 import type { GenFile, GenMessage } from '@bufbuild/protobuf/codegenv2';
-import type * as ErrorDetails from './gen/google/rpc/error_details_pb.js';
+import type {
+  ErrorInfo,
+  RetryInfo,
+  DebugInfo,
+  QuotaFailure,
+  QuotaFailure_Violation,
+  PreconditionFailure,
+  PreconditionFailure_Violation,
+  BadRequest,
+  BadRequest_FieldViolation,
+  RequestInfo,
+  ResourceInfo,
+  Help,
+  Help_Link,
+  LocalizedMessage,
+} from './gen/google/rpc/error_details_pb.js';
 import type { Status } from './gen/google/rpc/status_pb.js';
 import { lazyObject } from './lazy-object.js';
 import { protobufCodegen, protobufWkt } from './protobuf-es.js';
@@ -88,46 +103,51 @@ export const file_google_rpc_error_details: GenFile = lazyObject(
 );
 
 /** Describes the message google.rpc.ErrorInfo. */
-export const ErrorInfoSchema: GenMessage<ErrorDetails.ErrorInfo> = detailMessage<ErrorDetails.ErrorInfo>(0);
+export const ErrorInfoSchema: GenMessage<ErrorInfo> = detailMessage<ErrorInfo>(0);
 
 /** Describes the message google.rpc.RetryInfo. */
-export const RetryInfoSchema: GenMessage<ErrorDetails.RetryInfo> = detailMessage<ErrorDetails.RetryInfo>(1);
+export const RetryInfoSchema: GenMessage<RetryInfo> = detailMessage<RetryInfo>(1);
 
 /** Describes the message google.rpc.DebugInfo. */
-export const DebugInfoSchema: GenMessage<ErrorDetails.DebugInfo> = detailMessage<ErrorDetails.DebugInfo>(2);
+export const DebugInfoSchema: GenMessage<DebugInfo> = detailMessage<DebugInfo>(2);
 
 /** Describes the message google.rpc.QuotaFailure. */
-export const QuotaFailureSchema: GenMessage<ErrorDetails.QuotaFailure> = detailMessage<ErrorDetails.QuotaFailure>(3);
+export const QuotaFailureSchema: GenMessage<QuotaFailure> = detailMessage<QuotaFailure>(3);
 
 /** Describes the message google.rpc.QuotaFailure.Violation. */
-export const QuotaFailure_ViolationSchema: GenMessage<ErrorDetails.QuotaFailure_Violation> = detailMessage<ErrorDetails.QuotaFailure_Violation>(3, 0);
+export const QuotaFailure_ViolationSchema: GenMessage<QuotaFailure_Violation> =
+  detailMessage<QuotaFailure_Violation>(3, 0);
 
 /** Describes the message google.rpc.PreconditionFailure. */
-export const PreconditionFailureSchema: GenMessage<ErrorDetails.PreconditionFailure> = detailMessage<ErrorDetails.PreconditionFailure>(4);
+export const PreconditionFailureSchema: GenMessage<PreconditionFailure> =
+  detailMessage<PreconditionFailure>(4);
 
 /** Describes the message google.rpc.PreconditionFailure.Violation. */
-export const PreconditionFailure_ViolationSchema: GenMessage<ErrorDetails.PreconditionFailure_Violation> = detailMessage<ErrorDetails.PreconditionFailure_Violation>(4, 0);
+export const PreconditionFailure_ViolationSchema: GenMessage<PreconditionFailure_Violation> =
+  detailMessage<PreconditionFailure_Violation>(4, 0);
 
 /** Describes the message google.rpc.BadRequest. */
-export const BadRequestSchema: GenMessage<ErrorDetails.BadRequest> = detailMessage<ErrorDetails.BadRequest>(5);
+export const BadRequestSchema: GenMessage<BadRequest> = detailMessage<BadRequest>(5);
 
 /** Describes the message google.rpc.BadRequest.FieldViolation. */
-export const BadRequest_FieldViolationSchema: GenMessage<ErrorDetails.BadRequest_FieldViolation> = detailMessage<ErrorDetails.BadRequest_FieldViolation>(5, 0);
+export const BadRequest_FieldViolationSchema: GenMessage<BadRequest_FieldViolation> =
+  detailMessage<BadRequest_FieldViolation>(5, 0);
 
 /** Describes the message google.rpc.RequestInfo. */
-export const RequestInfoSchema: GenMessage<ErrorDetails.RequestInfo> = detailMessage<ErrorDetails.RequestInfo>(6);
+export const RequestInfoSchema: GenMessage<RequestInfo> = detailMessage<RequestInfo>(6);
 
 /** Describes the message google.rpc.ResourceInfo. */
-export const ResourceInfoSchema: GenMessage<ErrorDetails.ResourceInfo> = detailMessage<ErrorDetails.ResourceInfo>(7);
+export const ResourceInfoSchema: GenMessage<ResourceInfo> = detailMessage<ResourceInfo>(7);
 
 /** Describes the message google.rpc.Help. */
-export const HelpSchema: GenMessage<ErrorDetails.Help> = detailMessage<ErrorDetails.Help>(8);
+export const HelpSchema: GenMessage<Help> = detailMessage<Help>(8);
 
 /** Describes the message google.rpc.Help.Link. */
-export const Help_LinkSchema: GenMessage<ErrorDetails.Help_Link> = detailMessage<ErrorDetails.Help_Link>(8, 0);
+export const Help_LinkSchema: GenMessage<Help_Link> = detailMessage<Help_Link>(8, 0);
 
 /** Describes the message google.rpc.LocalizedMessage. */
-export const LocalizedMessageSchema: GenMessage<ErrorDetails.LocalizedMessage> = detailMessage<ErrorDetails.LocalizedMessage>(9);
+export const LocalizedMessageSchema: GenMessage<LocalizedMessage> =
+  detailMessage<LocalizedMessage>(9);
 
 export type {
   ErrorInfo,

@@ -3,7 +3,9 @@
  * first read (or listed, set, tested with `in`) and from then on answers as the object does.
  * What a package exports as a value is evaluated with the package, so values whose making loads
  * large modules (protobuf-es descriptors) are exported as these; the stand-in is not `===` the
- * object it forwards to, everything else about it is the object's.
+ * object it forwards to, everything else about it is the object's (util.inspect included:
+ * Node's inspect formats a proxy's target, not through the traps, so the target answers
+ * `util.inspect.custom` with the object's own rendering).
  */
 export function lazyObject<T extends object>(create: () => T): T {
   let made: T | undefined;
@@ -11,7 +13,16 @@ export function lazyObject<T extends object>(create: () => T): T {
     made ??= create();
     return made;
   };
-  return new Proxy({} as T, {
+  const target = {};
+  Object.defineProperty(target, Symbol.for('nodejs.util.inspect.custom'), {
+    configurable: true,
+    value: (
+      _depth: number,
+      options: object,
+      inspect: (value: unknown, options: object) => string,
+    ) => inspect(real(), options),
+  });
+  return new Proxy(target as T, {
     get: (_, key) => Reflect.get(real(), key),
     has: (_, key) => Reflect.has(real(), key),
     ownKeys: () => Reflect.ownKeys(real()),
