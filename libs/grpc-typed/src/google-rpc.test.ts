@@ -1,5 +1,13 @@
 import { create, toBinary, type DescFile, type DescMessage } from '@bufbuild/protobuf';
-import { FileDescriptorProtoSchema, anyPack, anyUnpack } from '@bufbuild/protobuf/wkt';
+import { fileDesc, messageDesc } from '@bufbuild/protobuf/codegenv2';
+import { base64Encode } from '@bufbuild/protobuf/wire';
+import {
+  FieldDescriptorProto_Label,
+  FieldDescriptorProto_Type,
+  FileDescriptorProtoSchema,
+  anyPack,
+  anyUnpack,
+} from '@bufbuild/protobuf/wkt';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import * as generatedDetails from './gen/google/rpc/error_details_pb.js';
@@ -56,5 +64,36 @@ describe('google.rpc descriptors made on first use', () => {
     expect(standardDetails.getMessage('google.rpc.BadRequest')?.typeName).toBe(
       'google.rpc.BadRequest',
     );
+  });
+
+  it('serve as a dependency of generated code (fileDesc), whose fields then use their messages', () => {
+    const proto = create(FileDescriptorProtoSchema, {
+      name: 'user/v1/failure.proto',
+      package: 'user.v1',
+      dependency: ['google/rpc/error_details.proto'],
+      syntax: 'proto3',
+      messageType: [
+        {
+          name: 'Failure',
+          field: [
+            {
+              name: 'info',
+              number: 1,
+              label: FieldDescriptorProto_Label.OPTIONAL,
+              type: FieldDescriptorProto_Type.MESSAGE,
+              typeName: '.google.rpc.ErrorInfo',
+              jsonName: 'info',
+            },
+          ],
+        },
+      ],
+    });
+    const file = fileDesc(base64Encode(toBinary(FileDescriptorProtoSchema, proto), 'std_raw'), [
+      lazy.file_google_rpc_error_details,
+    ]);
+    const failure = messageDesc(file, 0);
+    expect(failure.fields[0]?.message?.typeName).toBe('google.rpc.ErrorInfo');
+    const bytes = toBinary(failure, create(failure, { info: { reason: 'R' } }));
+    expect(bytes).toEqual(new Uint8Array([0x0a, 0x03, 0x0a, 0x01, 0x52]));
   });
 });
