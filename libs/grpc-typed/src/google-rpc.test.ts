@@ -1,5 +1,11 @@
-import { create, toBinary, type DescFile, type DescMessage } from '@bufbuild/protobuf';
-import { fileDesc, messageDesc } from '@bufbuild/protobuf/codegenv2';
+import {
+  create,
+  toBinary,
+  type DescFile,
+  type DescMessage,
+  type Message,
+} from '@bufbuild/protobuf';
+import { fileDesc, messageDesc, type GenMessage } from '@bufbuild/protobuf/codegenv2';
 import { base64Encode } from '@bufbuild/protobuf/wire';
 import {
   FieldDescriptorProto_Label,
@@ -91,7 +97,9 @@ describe('google.rpc descriptors made on first use', () => {
     const file = fileDesc(base64Encode(toBinary(FileDescriptorProtoSchema, proto), 'std_raw'), [
       lazy.file_google_rpc_error_details,
     ]);
-    const failure = messageDesc(file, 0);
+    const failure = messageDesc(file, 0) as GenMessage<
+      Message<'user.v1.Failure'> & { info?: lazy.ErrorInfo }
+    >;
     expect(failure.fields[0]?.message?.typeName).toBe('google.rpc.ErrorInfo');
     const bytes = toBinary(failure, create(failure, { info: { reason: 'R' } }));
     expect(bytes).toEqual(new Uint8Array([0x0a, 0x03, 0x0a, 0x01, 0x52]));
