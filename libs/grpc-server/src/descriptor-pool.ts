@@ -1,38 +1,38 @@
-import { fromBinary, toBinary, type DescFile } from '@bufbuild/protobuf';
-import {
-  FileDescriptorProtoSchema,
-  file_google_protobuf_any,
-  file_google_protobuf_api,
-  file_google_protobuf_descriptor,
-  file_google_protobuf_duration,
-  file_google_protobuf_empty,
-  file_google_protobuf_field_mask,
-  file_google_protobuf_source_context,
-  file_google_protobuf_struct,
-  file_google_protobuf_timestamp,
-  file_google_protobuf_type,
-  file_google_protobuf_wrappers,
-  type DescriptorProto,
-  type EnumDescriptorProto,
-  type FileDescriptorProto,
+import type { DescFile } from '@bufbuild/protobuf';
+import type {
+  DescriptorProto,
+  EnumDescriptorProto,
+  FileDescriptorProto,
 } from '@bufbuild/protobuf/wkt';
+import { protobufEs, protobufWkt } from './protobuf-es.js';
 
-/** The google/protobuf/*.proto files @bufbuild/protobuf ships, by file name. */
-export const WELL_KNOWN_FILES: ReadonlyMap<string, DescFile> = new Map(
-  [
-    file_google_protobuf_any,
-    file_google_protobuf_api,
-    file_google_protobuf_descriptor,
-    file_google_protobuf_duration,
-    file_google_protobuf_empty,
-    file_google_protobuf_field_mask,
-    file_google_protobuf_source_context,
-    file_google_protobuf_struct,
-    file_google_protobuf_timestamp,
-    file_google_protobuf_type,
-    file_google_protobuf_wrappers,
-  ].map((f) => [f.proto.name, f]),
-);
+let wellKnown: ReadonlyMap<string, DescFile> | undefined;
+
+/**
+ * The google/protobuf/*.proto files @bufbuild/protobuf ships, by file name (made on the first
+ * call, protobuf-es loaded then).
+ */
+export function wellKnownFiles(): ReadonlyMap<string, DescFile> {
+  if (wellKnown === undefined) {
+    const wkt = protobufWkt();
+    wellKnown = new Map(
+      [
+        wkt.file_google_protobuf_any,
+        wkt.file_google_protobuf_api,
+        wkt.file_google_protobuf_descriptor,
+        wkt.file_google_protobuf_duration,
+        wkt.file_google_protobuf_empty,
+        wkt.file_google_protobuf_field_mask,
+        wkt.file_google_protobuf_source_context,
+        wkt.file_google_protobuf_struct,
+        wkt.file_google_protobuf_timestamp,
+        wkt.file_google_protobuf_type,
+        wkt.file_google_protobuf_wrappers,
+      ].map((f) => [f.proto.name, f]),
+    );
+  }
+  return wellKnown;
+}
 
 /** One file of the pool: its FileDescriptorProto, serialized and decoded, and where it came from. */
 export interface PoolFile {
@@ -59,7 +59,11 @@ export class DescriptorPool {
 
   /** Adds a serialized FileDescriptorProto; false when a file of that name is already there. */
   addBytes(bytes: Uint8Array, source: string): boolean {
-    return this.addProto(fromBinary(FileDescriptorProtoSchema, bytes), source, bytes);
+    return this.addProto(
+      protobufEs().fromBinary(protobufWkt().FileDescriptorProtoSchema, bytes),
+      source,
+      bytes,
+    );
   }
 
   /** Adds a FileDescriptorProto; false when a file of that name is already there. */
@@ -68,7 +72,7 @@ export class DescriptorPool {
     const file: PoolFile = {
       name: proto.name,
       proto,
-      bytes: bytes ?? toBinary(FileDescriptorProtoSchema, proto),
+      bytes: bytes ?? protobufEs().toBinary(protobufWkt().FileDescriptorProtoSchema, proto),
       source,
     };
     this.byName.set(file.name, file);

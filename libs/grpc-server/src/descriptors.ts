@@ -1,15 +1,14 @@
 import { createRequire } from 'node:module';
-import { fromBinary } from '@bufbuild/protobuf';
-import {
-  FileDescriptorProtoSchema,
-  type DescriptorProto,
-  type FieldDescriptorProto,
-  type FileDescriptorProto,
+import type {
+  DescriptorProto,
+  FieldDescriptorProto,
+  FileDescriptorProto,
 } from '@bufbuild/protobuf/wkt';
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { restoreMapFields } from '@svcboot/openapi/internal/api/map-fields';
-import { DescriptorPool, WELL_KNOWN_FILES } from './descriptor-pool.js';
+import { DescriptorPool, wellKnownFiles } from './descriptor-pool.js';
+import { protobufEs, protobufWkt } from './protobuf-es.js';
 
 const require = createRequire(import.meta.url);
 
@@ -100,13 +99,13 @@ export function addLoaderFiles(
   const protos: FileDescriptorProto[] = [];
   const seen = new Set<string>();
   for (const b of buffers) {
-    const p = fromBinary(FileDescriptorProtoSchema, b);
+    const p = protobufEs().fromBinary(protobufWkt().FileDescriptorProtoSchema, b);
     p.name = rename[p.name] ?? p.name;
     if (seen.has(p.name) || pool.has(p.name)) continue;
     seen.add(p.name);
     if (p.package === 'google.protobuf') {
       // protobufjs puts every google.protobuf type in one invented file: the real ones instead.
-      for (const f of WELL_KNOWN_FILES.values()) pool.addProto(f.proto, 'well-known types');
+      for (const f of wellKnownFiles().values()) pool.addProto(f.proto, 'well-known types');
       continue;
     }
     dropSisterFields(p.messageType);

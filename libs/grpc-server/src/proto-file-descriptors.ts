@@ -1,23 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { create, fromBinary } from '@bufbuild/protobuf';
-import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
-import {
-  DescriptorProtoSchema,
+import type {
+  DescriptorProto,
   Edition,
-  EnumDescriptorProtoSchema,
-  FieldDescriptorProtoSchema,
-  FileDescriptorProtoSchema,
-  MethodOptionsSchema,
-  ServiceDescriptorProtoSchema,
-  type DescriptorProto,
-  type FieldDescriptorProto,
-  type FileDescriptorProto,
+  FieldDescriptorProto,
+  FileDescriptorProto,
 } from '@bufbuild/protobuf/wkt';
 import protobuf from 'protobufjs';
 import { encodeHttpRule } from '@svcboot/openapi/internal/api/descriptor-set';
-import { WELL_KNOWN_FILES } from './descriptor-pool.js';
+import { wellKnownFiles } from './descriptor-pool.js';
+import { protobufEs, protobufWire, protobufWkt } from './protobuf-es.js';
 
 const require = createRequire(import.meta.url);
 
@@ -55,7 +48,7 @@ function syntaxOf(text: string): { syntax: string; edition?: Edition } {
   const m = /^\s*(syntax|edition)\s*=\s*["']([^"']+)["']/.exec(noComments);
   if (!m) return { syntax: 'proto2' };
   if (m[1] === 'syntax') return { syntax: m[2]! };
-  const edition = Edition[`EDITION_${m[2]}` as keyof typeof Edition];
+  const edition = protobufWkt().Edition[`EDITION_${m[2]}` as keyof typeof Edition];
   return { syntax: 'editions', ...(edition === undefined ? {} : { edition }) };
 }
 
@@ -142,6 +135,16 @@ export function fileDescriptorsOf(
   cwd: string,
 ): FileDescriptorProto[] {
   const descriptor = require('protobufjs/ext/descriptor') as DescriptorModule;
+  const { create, fromBinary } = protobufEs();
+  const { BinaryWriter, WireType } = protobufWire();
+  const {
+    DescriptorProtoSchema,
+    EnumDescriptorProtoSchema,
+    FieldDescriptorProtoSchema,
+    FileDescriptorProtoSchema,
+    MethodOptionsSchema,
+    ServiceDescriptorProtoSchema,
+  } = protobufWkt();
   const out: FileDescriptorProto[] = [];
   const decls = declarationsByFile(root);
   const seen = new Set<string>();
@@ -149,7 +152,7 @@ export function fileDescriptorsOf(
     const name = importName(file, includeDirs, cwd);
     if (seen.has(name)) continue;
     seen.add(name);
-    const wkt = WELL_KNOWN_FILES.get(name);
+    const wkt = wellKnownFiles().get(name);
     if (wkt) {
       out.push(wkt.proto);
       continue;

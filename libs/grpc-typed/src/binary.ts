@@ -15,13 +15,9 @@
  * whole: the result, or the error, is fromBinary's (codec.test.ts: both on random messages and
  * random bytes).
  */
-import {
-  type DescField,
-  type DescMessage,
-  fromBinary,
-  protoInt64,
-  ScalarType,
-} from '@bufbuild/protobuf';
+import type { DescField, DescMessage } from '@bufbuild/protobuf';
+import { ScalarType } from './scalar-type.js';
+import { protobufEs } from './protobuf-es.js';
 import { isUtf8 } from 'node:buffer';
 
 type Msg = Record<string, unknown>;
@@ -146,6 +142,7 @@ type ScalarRead = (r: Reader) => unknown;
 type Utf8Slice = Buffer & { utf8Slice(start: number, end: number): string };
 
 function scalarReader(type: ScalarType, longAsString: boolean): ScalarRead {
+  const { protoInt64 } = protobufEs();
   const long = longAsString ? (v: bigint) => v.toString() : (v: bigint) => v;
   switch (type) {
     case ScalarType.STRING:
@@ -502,6 +499,7 @@ function fieldReader(f: DescField): FieldRead {
  */
 export function binaryDecoder(desc: DescMessage): (bytes: Uint8Array) => Msg {
   const c = compile(desc);
+  const { fromBinary } = protobufEs();
   if (!c.ok) return (bytes) => fromBinary(desc, bytes) as Msg;
   return (bytes) => {
     const buf = Buffer.isBuffer(bytes)

@@ -1,14 +1,7 @@
-import {
-  create,
-  isMessage,
-  toBinary,
-  type DescMessage,
-  type DescService,
-  type MessageInitShape,
-  type MessageShape,
-} from '@bufbuild/protobuf';
+import type { DescMessage, DescService, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
 import { binaryDecoder } from './binary.js';
+import { protobufEs } from './protobuf-es.js';
 
 /**
  * The grpc-js codec of a message type: protobuf-es messages, encoded by @bufbuild/protobuf's
@@ -22,6 +15,7 @@ export function codecOf<Desc extends DescMessage>(
   deserialize: (bytes: Buffer) => MessageShape<Desc>;
 } {
   const decode = binaryDecoder(desc);
+  const { create, isMessage, toBinary } = protobufEs();
   return {
     serialize: (value) => {
       const message = isMessage(value, desc)

@@ -1,20 +1,10 @@
 import { Metadata, status as Code } from '@grpc/grpc-js';
-import {
-  create,
-  createRegistry,
-  fromBinary,
-  toBinary,
-  type DescMessage,
-  type MessageShape,
-  type MessageInitShape,
-  type Registry,
-} from '@bufbuild/protobuf';
-import { anyPack, anyUnpack, type Any } from '@bufbuild/protobuf/wkt';
+import type { DescMessage, MessageShape, MessageInitShape, Registry } from '@bufbuild/protobuf';
+import type { Any } from '@bufbuild/protobuf/wkt';
 import {
   markUpstreamFailure,
   upstreamFailureOf,
 } from '@svcboot/entry-core/internal/call/upstream-failure';
-import { StatusSchema } from './gen/google/rpc/status_pb.js';
 import {
   BadRequestSchema,
   DebugInfoSchema,
@@ -26,7 +16,10 @@ import {
   RequestInfoSchema,
   ResourceInfoSchema,
   RetryInfoSchema,
-} from './gen/google/rpc/error_details_pb.js';
+  StatusSchema,
+} from './google-rpc.js';
+import { lazyObject } from './lazy-object.js';
+import { protobufEs, protobufWkt } from './protobuf-es.js';
 
 export { Code };
 
@@ -44,18 +37,23 @@ export function detail<Desc extends DescMessage>(
   return { desc, value };
 }
 
-/** google.rpc's standard error details (google/rpc/error_details.proto), for reading details back. */
-export const standardDetails: Registry = createRegistry(
-  BadRequestSchema,
-  DebugInfoSchema,
-  ErrorInfoSchema,
-  HelpSchema,
-  LocalizedMessageSchema,
-  PreconditionFailureSchema,
-  QuotaFailureSchema,
-  RequestInfoSchema,
-  ResourceInfoSchema,
-  RetryInfoSchema,
+/**
+ * google.rpc's standard error details (google/rpc/error_details.proto), for reading details back
+ * (made on first use, as the schemas are: google-rpc.ts).
+ */
+export const standardDetails: Registry = lazyObject(() =>
+  protobufEs().createRegistry(
+    BadRequestSchema,
+    DebugInfoSchema,
+    ErrorInfoSchema,
+    HelpSchema,
+    LocalizedMessageSchema,
+    PreconditionFailureSchema,
+    QuotaFailureSchema,
+    RequestInfoSchema,
+    ResourceInfoSchema,
+    RetryInfoSchema,
+  ),
 );
 
 /**
@@ -78,9 +76,15 @@ export class RpcError extends Error {
     metadata?: Metadata,
   ) {
     super(message);
-    this.details = details.map((d) => ('desc' in d ? anyPack(d.desc, create(d.desc, d.value)) : d));
+    this.details =
+      details.length === 0
+        ? []
+        : details.map((d) =>
+            'desc' in d ? protobufWkt().anyPack(d.desc, protobufEs().create(d.desc, d.value)) : d,
+          );
     this.metadata = metadata?.clone() ?? new Metadata();
     if (this.details.length > 0) {
+      const { create, toBinary } = protobufEs();
       const status = create(StatusSchema, { code, message, details: [...this.details] });
       this.metadata.set('grpc-status-details-bin', Buffer.from(toBinary(StatusSchema, status)));
     }
@@ -90,7 +94,7 @@ export class RpcError extends Error {
   findDetail<Desc extends DescMessage>(desc: Desc): MessageShape<Desc> | undefined {
     for (const any of this.details) {
       if (any.typeUrl.slice(any.typeUrl.lastIndexOf('/') + 1) !== desc.typeName) continue;
-      return anyUnpack(any, desc);
+      return protobufWkt().anyUnpack(any, desc);
     }
     return undefined;
   }
@@ -125,7 +129,7 @@ export function rpcErrorOf(err: {
   const bin = err.metadata?.get('grpc-status-details-bin')[0];
   if (bin instanceof Buffer) {
     try {
-      details = fromBinary(StatusSchema, bin).details;
+      details = protobufEs().fromBinary(StatusSchema, bin).details;
     } catch {
       details = [];
     }

@@ -27,9 +27,6 @@ export {
   type TypedClientMethod,
   type TypedClientOptions,
 } from './client.js';
-export * from './gen/google/rpc/error_details_pb.js';
-export {
-  StatusSchema,
-  type Status,
-  file_google_rpc_status,
-} from './gen/google/rpc/status_pb.js';
+// google.rpc's Status and error details: descriptors made on first use (google-rpc.ts), so that
+// importing this index loads no protobuf-es.
+export * from './google-rpc.js';

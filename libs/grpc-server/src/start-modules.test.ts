@@ -1,0 +1,62 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Child, plainEnv, startOnFreePort } from '@svcboot/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const children: Child[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) c.kill();
+});
+
+interface Report {
+  atStart: string[];
+  typed: {
+    reason?: string;
+    statusDetailsBytes: boolean;
+    registryKnows?: string;
+    statusFields: string[];
+  };
+  after: string[];
+}
+
+const protobufEs = (modules: readonly string[]): string[] =>
+  modules.filter((m) => m.includes('@bufbuild/'));
+
+describe('an untyped grpc entry starts without protobuf-es', () => {
+  it('loads no @bufbuild module until the port accepts; the typed exports of the index load it on first use and work', async () => {
+    const { child } = await startOnFreePort(
+      (port) => {
+        const c = Child.start(
+          process.execPath,
+          [
+            '--conditions=svcboot-source',
+            '--import',
+            'tsx',
+            '--import',
+            path.join(here, 'test-support/record-modules.mjs'),
+            path.join(here, 'test-support/untyped-start-app.ts'),
+          ],
+          { cwd: path.join(here, '..'), env: plainEnv({ PORT: String(port) }) },
+        );
+        children.push(c);
+        return c;
+      },
+      { ready: (c) => c.stdout.includes('{"atStart"'), what: 'the module report' },
+    );
+    expect(await child.exited, child.stdout.slice(-2000)).toBe(0);
+    const line = child.stdout.split('\n').find((l) => l.startsWith('{"atStart"'));
+    const report = JSON.parse(line ?? '{}') as Report;
+    // Recording works: the start resolved grpc-js and the server's own modules.
+    expect(report.atStart.some((m) => m.includes('@grpc/grpc-js'))).toBe(true);
+    expect(protobufEs(report.atStart)).toEqual([]);
+    // RpcError with a google.rpc detail, the registry and a schema: protobuf-es, loaded then.
+    expect(report.typed).toEqual({
+      reason: 'SHELF_GONE',
+      statusDetailsBytes: true,
+      registryKnows: 'google.rpc.ErrorInfo',
+      statusFields: ['code', 'message', 'details'],
+    });
+    expect(protobufEs(report.after).length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,43 @@
+/**
+ * protobuf-es's ScalarType (a field's scalar type: the numbers of descriptor.proto's
+ * FieldDescriptorProto.Type), as constants of this package: binary.ts switches on them when it
+ * compiles a decoder, and importing protobuf-es's enum would load protobuf-es with the package
+ * (protobuf-es.ts).
+ */
+import type { ScalarType as ProtobufScalarType } from '@bufbuild/protobuf';
+
+export type ScalarType = ProtobufScalarType;
+
+export const ScalarType: {
+  readonly DOUBLE: ProtobufScalarType.DOUBLE;
+  readonly FLOAT: ProtobufScalarType.FLOAT;
+  readonly INT64: ProtobufScalarType.INT64;
+  readonly UINT64: ProtobufScalarType.UINT64;
+  readonly INT32: ProtobufScalarType.INT32;
+  readonly FIXED64: ProtobufScalarType.FIXED64;
+  readonly FIXED32: ProtobufScalarType.FIXED32;
+  readonly BOOL: ProtobufScalarType.BOOL;
+  readonly STRING: ProtobufScalarType.STRING;
+  readonly BYTES: ProtobufScalarType.BYTES;
+  readonly UINT32: ProtobufScalarType.UINT32;
+  readonly SFIXED32: ProtobufScalarType.SFIXED32;
+  readonly SFIXED64: ProtobufScalarType.SFIXED64;
+  readonly SINT32: ProtobufScalarType.SINT32;
+  readonly SINT64: ProtobufScalarType.SINT64;
+} = {
+  DOUBLE: 1,
+  FLOAT: 2,
+  INT64: 3,
+  UINT64: 4,
+  INT32: 5,
+  FIXED64: 6,
+  FIXED32: 7,
+  BOOL: 8,
+  STRING: 9,
+  BYTES: 12,
+  UINT32: 13,
+  SFIXED32: 15,
+  SFIXED64: 16,
+  SINT32: 17,
+  SINT64: 18,
+};
