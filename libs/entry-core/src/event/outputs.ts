@@ -554,8 +554,16 @@ class BatchedOutput implements Output {
       records = this.pending.splice(0, n);
       this.pendingChars -= chars;
     }
+    const text = records.length === 1 ? records[0]! : records.join('');
     // After a batch was cut off by an error, start on a new line rather than finish someone else's record.
-    this.inFlight = batchBytes(records, this.lineOpen);
+    const out = this.lineOpen ? `\n${text}` : text;
+    // Records are ASCII but for a value's non-ASCII characters, and ASCII is its own UTF-8: copied
+    // as Latin-1 (no encoding) when the UTF-8 byte count says every character is ASCII (any other
+    // character takes more than one byte).
+    this.inFlight = Buffer.from(
+      out,
+      Buffer.byteLength(out, 'utf8') === out.length ? 'latin1' : 'utf8',
+    );
     this.inFlightRecords = records.length;
     if (this.rotation && this.regularFile) this.rotateIfDue(this.inFlight.length);
     this.writeInFlight();
@@ -716,35 +724,6 @@ class BatchedOutput implements Output {
 const liveOutputs = new Set<BatchedOutput>();
 
 /** Tracks an open output; one 'exit' listener serves them all (an app per test must not add one each). */
-/**
- * The bytes of a batch: `records` in order as UTF-8, after a newline when `newLine`. Each record
- * is written straight into one buffer (no joined string, no count of its UTF-8 bytes first: the
- * two passes over every character that cost more than the rest of the batch). A record of ASCII
- * only (nearly all) takes as many bytes as it has characters, and any other character takes more
- * (two to four bytes for one or two UTF-16 units); the buffer holds three bytes for each unit of
- * the record being written, so no write stops short. When a record wrote more bytes than it has
- * characters, the batch is encoded again as one string (what `Buffer.from` gives).
- */
-function batchBytes(records: readonly string[], newLine: boolean): Buffer {
-  let chars = newLine ? 1 : 0;
-  let longest = 0;
-  for (let i = 0; i < records.length; i++) {
-    const n = records[i]!.length;
-    chars += n;
-    if (n > longest) longest = n;
-  }
-  const buf = Buffer.allocUnsafe(chars + 2 * longest);
-  let at = 0;
-  if (newLine) buf[at++] = 0x0a;
-  for (let i = 0; i < records.length; i++) {
-    const r = records[i]!;
-    const n = buf.write(r, at);
-    if (n !== r.length) return Buffer.from(newLine ? `\n${records.join('')}` : records.join(''));
-    at += n;
-  }
-  return at === buf.length ? buf : buf.subarray(0, at);
-}
-
 function track(o: BatchedOutput): void {
   if (liveOutputs.size === 0) process.on('exit', writeAllAtExit);
   liveOutputs.add(o);
