@@ -23,6 +23,10 @@ export function isoWithOffset(ms: number): string {
   const frac = ms - second * 1000;
   lastMs = ms;
   lastText = `${cachedPrefix}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}${cachedOffset}`;
+  // Flat from here on: V8 keeps a string built from parts as a tree of them, and every record
+  // and header that reuses this one within its millisecond would walk that tree again; reading
+  // it as a number (NaN) makes V8 copy it flat once, in place.
+  void Number(lastText);
   return lastText;
 }
 

@@ -90,4 +90,23 @@ describe('event records', () => {
       ['{}', '{}', undefined],
     ]);
   });
+  it("writes each record's own payloads, records in a row with the same members and with others alike", () => {
+    const payloadsOf = (pre: string, added?: Record<string, unknown>): string => {
+      const e = new Event('/api.v1.Greeter/Hello');
+      e.eventId = e.requestId = 'id-1';
+      e.payloadsJson = pre;
+      if (added) for (const [k, v] of Object.entries(added)) e.addPayload(k, v);
+      return Object.fromEntries(parseConsoleRecord(encodeConsole(e.finish('OK'), scope)))[
+        'payloads'
+      ]!;
+    };
+    const a = '"apiMethod":"POST"';
+    expect(payloadsOf(a)).toBe('{"apiMethod":"POST"}');
+    expect(payloadsOf(a)).toBe('{"apiMethod":"POST"}');
+    expect(payloadsOf('"apiMethod":"GET"')).toBe('{"apiMethod":"GET"}');
+    expect(payloadsOf('"apiMethod":"GET"', { n: 1 })).toBe('{"apiMethod":"GET","n":1}');
+    expect(payloadsOf('')).toBe('{}');
+    expect(payloadsOf('', { n: 2 })).toBe('{"n":2}');
+    expect(payloadsOf(a)).toBe('{"apiMethod":"POST"}');
+  });
 });

@@ -69,11 +69,21 @@ function idsJson(e: Event): string {
   return e.requestId ? `{"eventId":${eventId},"requestId":${requestId}}` : `{"eventId":${eventId}}`;
 }
 
+/** The last payloads' members and their object (`{…}`), kept: records in a row mostly share them. */
+let lastPre: string | undefined;
+let lastPreObject = '{}';
+
 function payloadsJson(e: Event): string {
   const pre = e.payloadsJson;
   if (pre === undefined) return jsonObject(e.payloads);
   const more = e.payloads === undefined ? '' : jsonMembers(e.payloads);
-  return more === '' ? `{${pre}}` : pre === '' ? `{${more}}` : `{${pre},${more}}`;
+  if (more !== '') return pre === '' ? `{${more}}` : `{${pre},${more}}`;
+  if (pre !== lastPre) {
+    lastPreObject = `{${pre}}`;
+    void Number(lastPreObject); // flat once (see isoWithOffset)
+    lastPre = pre;
+  }
+  return lastPreObject;
 }
 
 const CONSOLE_START = `${SEPARATOR}\nendTime=`;
@@ -91,6 +101,7 @@ let lastTail = '\noperation=\nresCode=\neventStatus=';
 function consoleTail(e: Event): string {
   if (e.operation !== lastOperation || e.resCode !== lastResCode) {
     lastTail = `\noperation=${oneLine(e.operation)}\nresCode=${oneLine(e.resCode)}\neventStatus=`;
+    void Number(lastTail); // flat once (see isoWithOffset)
     lastOperation = e.operation;
     lastResCode = e.resCode;
   }

@@ -64,7 +64,7 @@ function addPairs(
   for (let i = 0; i + 1 < pairs.length; i += 2) {
     const key = pairs[i]!;
     const value = pairs[i + 1]!;
-    if (isPlainHeaderKey(key) && LEGAL_ASCII_VALUE.test(value)) {
+    if (isPlainPair(key, value)) {
       mergeHeader(into, key, value);
       continue;
     }
@@ -108,14 +108,26 @@ function isPlainOk(status: NativeStatus): boolean {
 
 /** Printable ASCII, what gRPC allows in an ASCII metadata value (as metadata.ts checks it). */
 const LEGAL_ASCII_VALUE = /^[ -~]*$/;
-/** Keys already found plain (see isPlainHeaderKey); bounded, as they are the middleware's. */
-const plainKeys = new Set<string>();
+/**
+ * Keys already found plain (see isPlainPair), each with the last value found legal under it: the
+ * meta middleware's app name, domain and version repeat on every call, its timestamps within
+ * their millisecond, and are checked once while they repeat. Bounded, as they are the middleware's.
+ */
+const plainKeys = new Map<string, string>();
 
-/** A key Metadata.add keeps as it is and writeMetadata sends: lowercase legal, not binary, not reserved. */
-function isPlainHeaderKey(key: string): boolean {
-  if (plainKeys.has(key)) return true;
-  if (!LEGAL_KEY.test(key) || key.endsWith('-bin') || isReservedOutgoing(key)) return false;
-  if (plainKeys.size < 256) plainKeys.add(key);
+/**
+ * A pair that goes into the headers as it is: a key Metadata.add keeps as it is and writeMetadata
+ * sends (lowercase legal, not binary, not reserved) and a printable ASCII value.
+ */
+function isPlainPair(key: string, value: string): boolean {
+  const last = plainKeys.get(key);
+  if (last === value) return true;
+  if (last === undefined) {
+    if (!LEGAL_KEY.test(key) || key.endsWith('-bin') || isReservedOutgoing(key)) return false;
+    if (plainKeys.size >= 256) return LEGAL_ASCII_VALUE.test(value);
+  }
+  if (!LEGAL_ASCII_VALUE.test(value)) return false;
+  plainKeys.set(key, value);
   return true;
 }
 

@@ -110,6 +110,19 @@ const methods = new Map<string, TestMethod>([
     },
   ],
   [
+    // Response headers as a middleware's flat pairs: x-pair set to the request's text.
+    '/t.T/Pairs',
+    {
+      requestStream: false,
+      responseStream: false,
+      run: (call) => {
+        call.sendHeaders(undefined, ['x-fixed', 'same', 'x-pair', call.request.toString('latin1')]);
+        call.send(Buffer.from('ok'));
+        call.end({ code: 0 });
+      },
+    },
+  ],
+  [
     '/t.T/Collect',
     {
       requestStream: true,
@@ -429,6 +442,22 @@ describe('metadata', () => {
     expect((await rawUnary(client, '/t.T/Echo', Buffer.from('after'))).response?.toString()).toBe(
       'after',
     );
+  });
+});
+
+describe('middleware header pairs', () => {
+  it('checks every value of a pair key: one found legal before does not let a later one through', async () => {
+    dropped.length = 0;
+    const values = ['plain', 'plain', 'line\r\nbreak', 'plain', 'caf\u00e9', 'other'];
+    const seen: string[][] = [];
+    for (const v of values) {
+      const r = await rawUnary(client, '/t.T/Pairs', Buffer.from(v, 'latin1'));
+      expect(r.error).toBeNull();
+      expect(r.headers?.get('x-fixed')).toEqual(['same']);
+      seen.push(r.headers?.get('x-pair').map(String) ?? []);
+    }
+    expect(seen).toEqual([['plain'], ['plain'], [], ['plain'], [], ['other']]);
+    expect(dropped.map((d) => d.key)).toEqual(['x-pair', 'x-pair']);
   });
 });
 
