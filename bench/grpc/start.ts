@@ -302,5 +302,7 @@ try {
     }
   }
 } finally {
-  await Promise.all([...files, ...chunkFiles, ...cacheDirs].map((f) => rm(f, { force: true, recursive: true })));
+  await Promise.all(
+    [...files, ...chunkFiles, ...cacheDirs].map((f) => rm(f, { force: true, recursive: true })),
+  );
 }

@@ -28,7 +28,9 @@ describe('the packed package', () => {
           path.join(project.dir, 'node_modules/@svcboot/entry-core/dist/middleware/call.js'),
           'utf8',
         );
-        expect(entryFile).toMatch(/^export \{[^}]*\bCallChain\b[^}]*\} from "\.\.\/package\.js";\n$/);
+        expect(entryFile).toMatch(
+          /^export \{[^}]*\bCallChain\b[^}]*\} from "\.\.\/package\.js";\n$/,
+        );
         expect(files.some((f) => f.startsWith('src/'))).toBe(false);
         await writeFile(
           path.join(project.dir, 'boot.yaml'),
