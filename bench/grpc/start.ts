@@ -63,7 +63,15 @@ interface Subject {
   name: string;
   source: string;
   profile: boolean;
+  /** Inline the @svcboot/* packages' dist/ too (the other packages stay external). */
+  inlineLibs?: boolean;
 }
+/**
+ * BENCH_BUNDLE_LIBS=1 adds a third server: the same app with the @svcboot/* packages' JavaScript
+ * bundled into it (code-split at their `import()`s), every other package still from
+ * node_modules: what shipping the libs as a few files each instead of one per module would save.
+ */
+const bundleLibs = process.env['BENCH_BUNDLE_LIBS'] === '1';
 const SUBJECTS: Subject[] = [
   { name: 'svcboot one-entry app (logging + prom + meta)', source: 'start-app', profile: true },
   {
@@ -71,11 +79,53 @@ const SUBJECTS: Subject[] = [
     source: 'grpc-js-wired',
     profile: false,
   },
+  ...(bundleLibs
+    ? [
+        {
+          name: 'svcboot one-entry app, @svcboot/* bundled in',
+          source: 'start-app',
+          profile: false,
+          inlineLibs: true,
+        },
+      ]
+    : []),
 ];
 
+/** Every file a compile wrote besides the entry (the inlined libs' chunks), removed at the end. */
+const chunkFiles: string[] = [];
+
 /** Bundles servers/<source>.ts with its own modules (packages external) next to it; returns the file. */
-async function compile(source: string): Promise<string> {
+async function compile(source: string, inlineLibs = false): Promise<string> {
   // Beside the source, so that serve.ts finds apps/demo-grpc from import.meta.url as before.
+  if (inlineLibs) {
+    const r = await build({
+      entryPoints: { [`.${source}-libs.compiled`]: path.join(here, 'servers', `${source}.ts`) },
+      outdir: path.join(here, 'servers'),
+      chunkNames: '.[name]-[hash].compiled',
+      outExtension: { '.js': '.mjs' },
+      bundle: true,
+      splitting: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      logLevel: 'error',
+      metafile: true,
+      plugins: [
+        {
+          name: 'packages-external-but-svcboot',
+          setup(b) {
+            b.onResolve({ filter: /^[^./]/ }, (args) =>
+              args.path.startsWith('@svcboot/') ? undefined : { path: args.path, external: true },
+            );
+          },
+        },
+      ],
+    });
+    const outputs = Object.keys(r.metafile.outputs).map((o) => path.resolve(o));
+    const entry = outputs.find((o) => o.endsWith(`.${source}-libs.compiled.mjs`))!;
+    chunkFiles.push(...outputs.filter((o) => o !== entry));
+    return entry;
+  }
   const outfile = path.join(here, 'servers', `.${source}.compiled.mjs`);
   await build({
     entryPoints: [path.join(here, 'servers', `${source}.ts`)],
@@ -169,7 +219,7 @@ const f0 = (n: number): string => n.toFixed(0);
 const f1 = (n: number): string => n.toFixed(1);
 
 ensureBuilt();
-const files = await Promise.all(SUBJECTS.map((s) => compile(s.source)));
+const files = await Promise.all(SUBJECTS.map((s) => compile(s.source, s.inlineLibs)));
 const cacheDirs = compileCache
   ? await Promise.all(SUBJECTS.map(() => mkdtemp(path.join(os.tmpdir(), 'svc-compile-cache-'))))
   : [];
@@ -180,7 +230,8 @@ try {
   const rss: number[][] = SUBJECTS.map(() => []);
   for (let i = 0; i < STARTS; i++) {
     // Alternate which one starts first, so that neither always follows the other.
-    const order = i % 2 === 0 ? [0, 1] : [1, 0];
+    const order = SUBJECTS.map((_, k) => k);
+    if (i % 2 === 1) order.reverse();
     for (const k of order) {
       const r = await startOnce(files[k]!, SUBJECTS[k]!.profile, cacheDirs[k]);
       ms[k]!.push(r.ms);
@@ -211,9 +262,9 @@ try {
   );
   if (countModules) {
     console.log(
-      '\n| server | modules loaded at start (ES / CommonJS) | the packages with the most |',
+      "\n| server | modules loaded at start (ES / CommonJS) | svcboot's own (libs/*) | the packages with the most |",
     );
-    console.log('|---|---:|---|');
+    console.log('|---|---:|---:|---|');
     for (const [k, s] of SUBJECTS.entries()) {
       const list = path.join(os.tmpdir(), `svc-start-modules-${process.pid}-${k}`);
       await writeFile(list, '');
@@ -240,7 +291,10 @@ try {
           .slice(0, 10)
           .map(([n, c]) => `${n} ${c}`)
           .join(', ');
-        console.log(`| ${s.name} | ${loaded.length} (${loaded.length - cjs} / ${cjs}) | ${top} |`);
+        const own = loaded.filter((l) => /\/libs\/[^/]+\//.test(l)).length;
+        console.log(
+          `| ${s.name} | ${loaded.length} (${loaded.length - cjs} / ${cjs}) | ${own} | ${top} |`,
+        );
       } finally {
         await rm(list, { force: true });
         await rm(`${list}.at-start`, { force: true });
@@ -248,5 +302,7 @@ try {
     }
   }
 } finally {
-  await Promise.all([...files, ...cacheDirs].map((f) => rm(f, { force: true, recursive: true })));
+  await Promise.all(
+    [...files, ...chunkFiles, ...cacheDirs].map((f) => rm(f, { force: true, recursive: true })),
+  );
 }

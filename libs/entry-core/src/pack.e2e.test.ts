@@ -21,6 +21,16 @@ describe('the packed package', () => {
           expect(files).toContain(`dist/${entry}.d.ts`);
         }
         expect(files).toContain('README.md');
+        // The modules ship as one file (tools/scripts/bundle-lib.mjs); each entry point's file
+        // only re-exports from it, so every entry point shares its instances.
+        expect(files).toContain('dist/package.js');
+        const entryFile = await readFile(
+          path.join(project.dir, 'node_modules/@svcboot/entry-core/dist/middleware/call.js'),
+          'utf8',
+        );
+        expect(entryFile).toMatch(
+          /^export \{[^}]*\bCallChain\b[^}]*\} from "\.\.\/package\.js";\n$/,
+        );
         expect(files.some((f) => f.startsWith('src/'))).toBe(false);
         await writeFile(
           path.join(project.dir, 'boot.yaml'),
@@ -35,11 +45,14 @@ describe('the packed package', () => {
           "import { startCall } from '@svcboot/entry-core/call';\n" +
             "import { HealthRoutes } from '@svcboot/entry-core/toolkit';\n" +
             "import * as core from '@svcboot/entry-core';\n" +
-            "console.log(typeof startCall, typeof HealthRoutes, 'startCall' in core, 'HealthRoutes' in core);\n",
+            "import { CallChain } from '@svcboot/entry-core/call';\n" +
+            "import { CallChain as InternalCallChain } from '@svcboot/entry-core/internal/middleware/call';\n" +
+            "console.log(typeof startCall, typeof HealthRoutes, 'startCall' in core, 'HealthRoutes' in core, CallChain === InternalCallChain);\n",
         );
         const subpaths = await run(process.execPath, ['subpaths.mjs'], { cwd: project.dir });
-        // Each name is exported by its own entry point, and no longer by '.'.
-        expect(subpaths.stdout.trim()).toBe('function function false false');
+        // Each name is exported by its own entry point, and no longer by '.'; a class two entry
+        // points export is one class.
+        expect(subpaths.stdout.trim()).toBe('function function false false true');
         const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: project.dir });
         expect(stdout).toContain('ready true');
         expect(stdout).toContain(

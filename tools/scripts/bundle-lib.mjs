@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+// Ships a lib's JavaScript as one file instead of one per module: run from the lib's folder after
+// `tsc -p tsconfig.build.json` wrote dist/ (tsc's .d.ts files stay; its .js and .js.map go).
+//
+// - dist/package.js (+ .map): every module the package's exports reach statically, bundled by
+//   esbuild, each module's code once; what they reach only through `import()` goes into
+//   dist/chunk-<hash>.js files (code splitting), loaded when the import() runs, as before.
+// - Every export of package.json with a `svcboot-source` and a `default` condition keeps its
+//   dist/ file (`.`, `./call`, `./internal/*`, ...): a file that re-exports that entry point's
+//   names from dist/package.js (live bindings, the same instances for every entry point), so
+//   `exports` and the declarations do not change.
+// - Every bare specifier (third-party packages, node: builtins, the sibling @svcboot/* packages,
+//   this package's own name) stays an import that Node resolves at run time.
+// - Importing any entry point evaluates the whole package's module graph (not only the modules
+//   that entry point reaches): the modules' top levels are declarations (and
+//   package-copies.ts's registration), so this costs the compile of code that is not called.
+//
+//   node ../../tools/scripts/bundle-lib.mjs
+//
+// Why: each file of a start costs Node a resolve, a read and a compile (BENCHMARKS.md, "Session
+// 12: bundled packages").
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { build } from 'esbuild';
+
+const manifest = JSON.parse(readFileSync('package.json', 'utf8'));
+/** dist/ path without `.js` → the source file, from package.json's exports. */
+const entries = new Map();
+for (const target of Object.values(manifest.exports ?? {})) {
+  if (typeof target !== 'object' || target === null) continue;
+  const source = target['svcboot-source'];
+  const built = target.default;
+  if (typeof source !== 'string' || typeof built !== 'string') continue;
+  const m = /^\.\/dist\/(.+)\.js$/.exec(built);
+  if (m === null) throw new Error(`bundle-lib: ${built} is not a ./dist/*.js file`);
+  if (m[1] === 'package' || m[1].startsWith('chunk-'))
+    throw new Error(`bundle-lib: ${built} would be overwritten by the bundle`);
+  entries.set(m[1], source);
+}
+if (entries.size === 0) throw new Error('bundle-lib: no export with svcboot-source and default');
+
+const external = {
+  name: 'packages-external',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) => ({ path: args.path, external: true }));
+  },
+};
+const common = {
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  outdir: 'dist',
+  logLevel: 'warning',
+};
+
+// The names each entry point exports, from a build that writes nothing.
+const probe = await build({
+  ...common,
+  entryPoints: [...entries].map(([out, source]) => ({ in: source, out })),
+  write: false,
+  metafile: true,
+  plugins: [external],
+});
+/** Entry point → its export names; the package file exports each as `e<k>$<name>`. */
+const stubs = [];
+const lines = [];
+for (const [out, source] of entries) {
+  const names = probe.metafile.outputs[`dist/${out}.js`]?.exports;
+  if (names === undefined) throw new Error(`bundle-lib: no output for ${out}`);
+  const prefix = `e${stubs.length}$`;
+  const from = JSON.stringify(`./${source.replace(/^\.\//, '')}`);
+  lines.push(
+    names.length === 0
+      ? `import ${from};`
+      : `export { ${names.map((n) => `${n} as ${prefix}${n}`).join(', ')} } from ${from};`,
+  );
+  stubs.push({ out, names, prefix });
+}
+
+// tsc's JavaScript and maps make way for the bundle's; its declarations stay.
+function removeJs(dir) {
+  for (const entry of readdirSync(dir)) {
+    const p = path.join(dir, entry);
+    if (statSync(p).isDirectory()) removeJs(p);
+    else if (entry.endsWith('.js') || entry.endsWith('.js.map')) rmSync(p);
+  }
+}
+removeJs('dist');
+
+await build({
+  ...common,
+  entryPoints: [{ in: 'svcboot-package-entry', out: 'package' }],
+  chunkNames: 'chunk-[hash]',
+  sourcemap: true,
+  // As tsc's maps: they name ../src/*.ts, which the package does not ship.
+  sourcesContent: false,
+  plugins: [
+    {
+      name: 'package-entry',
+      setup(b) {
+        b.onResolve({ filter: /^svcboot-package-entry$/ }, () => ({
+          path: 'package',
+          namespace: 'svcboot-package',
+        }));
+        b.onLoad({ filter: /.*/, namespace: 'svcboot-package' }, () => ({
+          contents: lines.join('\n'),
+          resolveDir: process.cwd(),
+          loader: 'js',
+        }));
+      },
+    },
+    external,
+  ],
+});
+
+for (const { out, names, prefix } of stubs) {
+  const file = path.join('dist', `${out}.js`);
+  let from = path.relative(path.dirname(file), path.join('dist', 'package.js'));
+  if (!from.startsWith('.')) from = `./${from}`;
+  writeFileSync(
+    file,
+    names.length === 0
+      ? `import ${JSON.stringify(from)};\n`
+      : `export { ${names.map((n) => `${prefix}${n} as ${n}`).join(', ')} } from ${JSON.stringify(from)};\n`,
+  );
+}
