@@ -79,6 +79,8 @@ export interface ExchangeHost {
     hb: HttpBodyFields,
   ): { contentType: string; data: Buffer };
   toJson(route: GatewayRoute, message: unknown): unknown;
+  /** A unary response's body: JSON.stringify of toJson with the gateway's indent. */
+  toJsonText(route: GatewayRoute, message: unknown): string;
   requestMessage(
     route: GatewayRoute,
     values: string[],
@@ -450,11 +452,7 @@ export class Exchange implements HandlerTarget, CallBodySource, CallAdapter {
     }
     let body: string;
     try {
-      body = JSON.stringify(
-        this.gateway.toJson(this.route, value),
-        null,
-        this.gateway.options.indent,
-      );
+      body = this.gateway.toJsonText(this.route, value);
     } catch (e) {
       this.finish(
         this.writeError({
