@@ -79,6 +79,8 @@ export interface ExchangeHost {
     hb: HttpBodyFields,
   ): { contentType: string; data: Buffer };
   toJson(route: GatewayRoute, message: unknown): unknown;
+  /** A unary response's body: JSON.stringify of toJson with the gateway's indent. */
+  toJsonText(route: GatewayRoute, message: unknown): string;
   requestMessage(
     route: GatewayRoute,
     values: string[],
@@ -237,7 +239,10 @@ export class Exchange implements HandlerTarget, CallBodySource, CallAdapter {
   reject(err: CallRejection): void {
     if (this.ctx.error === undefined) this.ctx.error = err;
     const out = this.headers.out;
-    for (const name of Object.keys(err.headers)) putHeader(out, name, err.headers[name]!);
+    const names = Object.keys(err.headers);
+    // Any name: the rejection's headers are not the middleware's set calls.
+    if (names.length > 0) this.headers.contentNames = true;
+    for (const name of names) putHeader(out, name, err.headers[name]!);
     this.finish(
       this.writeError({ code: codeOfRejection(err.status), message: err.message }, err.httpStatus),
     );
@@ -450,11 +455,7 @@ export class Exchange implements HandlerTarget, CallBodySource, CallAdapter {
     }
     let body: string;
     try {
-      body = JSON.stringify(
-        this.gateway.toJson(this.route, value),
-        null,
-        this.gateway.options.indent,
-      );
+      body = this.gateway.toJsonText(this.route, value);
     } catch (e) {
       this.finish(
         this.writeError({
@@ -669,8 +670,13 @@ export class Exchange implements HandlerTarget, CallBodySource, CallAdapter {
     body: string | Buffer,
     status: GatewayStatus,
   ): GatewayStatus {
-    const out = this.headers.out;
-    putHeader(out, 'Content-Type', contentType);
+    const headers = this.headers;
+    const out = headers.out;
+    // Appended without a search when no name there can be either (GatewayHeaders.contentNames).
+    const search = headers.contentNames;
+    headers.contentNames = true;
+    if (search) putHeader(out, 'Content-Type', contentType);
+    else out.push('Content-Type', contentType);
     const trailers = this.trailers;
     if (trailers !== undefined && trailers.length > 0) {
       // HTTP trailers need a chunked body: announced in `Trailer`, sent after it.
@@ -709,7 +715,8 @@ export class Exchange implements HandlerTarget, CallBodySource, CallAdapter {
         }
       }
     }
-    putHeader(out, 'Content-Length', String(length));
+    if (search) putHeader(out, 'Content-Length', String(length));
+    else out.push('Content-Length', String(length));
     const failed = this.writeHead(httpStatus, out, true);
     if (failed) return failed;
     this.res.end(body);

@@ -44,7 +44,13 @@ import { MultipartParser, multipartBoundary, readMultipart } from './multipart.j
 import { GatewayRejection, isForm, peerOf, readBody } from './request.js';
 import { uploadTarget } from './upload.js';
 import type { GatewayRoute, HttpBodyFields } from './route.js';
-import { fastMessage, responsePlanOf } from './response-fast.js';
+import {
+  fastMessage,
+  flatFieldsOf,
+  flatJson,
+  responsePlanOf,
+  type ResponsePlan,
+} from './response-fast.js';
 
 /**
  * The REST gateway: matches a request to a binding, turns path, query and body into the request
@@ -532,13 +538,42 @@ export class Gateway implements ExchangeHost, RestGateway {
     };
   }
 
-  /** A response message as JSON (its `response_body` field when the rule names one). @internal */
-  toJson(route: GatewayRoute, message: unknown): unknown {
-    // The message a client would decode, without the wire where that is provably the same (response-fast.ts).
+  /** The route's response plan (response-fast.ts), worked out on its first response. */
+  private planOf(route: GatewayRoute): ResponsePlan | null {
     let plan = route.responsePlan;
     if (plan === undefined)
       plan = route.responsePlan =
         responsePlanOf(route.method.definition, route.responseType) ?? null;
+    return plan;
+  }
+
+  /**
+   * A unary response's body: `JSON.stringify(toJson(route, message), null, indent)`. A flat
+   * response type (singular strings, bools and 32-bit integers: response-fast.ts flatFieldsOf)
+   * without `response_body` or indentation has its text written field by field, the same bytes
+   * without the JSON tree. @internal
+   */
+  toJsonText(route: GatewayRoute, message: unknown): string {
+    const indent = this.options.indent;
+    if (!indent && !route.responseField) {
+      const plan = this.planOf(route);
+      if (plan) {
+        let flat = route.responseFlat;
+        if (flat === undefined)
+          flat = route.responseFlat = flatFieldsOf(plan, this.marshal.useProtoNames) ?? null;
+        if (flat) {
+          const m = fastMessage(plan, message);
+          if (m) return flatJson(flat, m, this.marshal.emitUnpopulated);
+        }
+      }
+    }
+    return JSON.stringify(this.toJson(route, message), null, indent);
+  }
+
+  /** A response message as JSON (its `response_body` field when the rule names one). @internal */
+  toJson(route: GatewayRoute, message: unknown): unknown {
+    // The message a client would decode, without the wire where that is provably the same (response-fast.ts).
+    const plan = this.planOf(route);
     const decoded =
       (plan && fastMessage(plan, message)) ??
       (route.responseType.decode(

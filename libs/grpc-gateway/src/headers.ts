@@ -242,6 +242,13 @@ export class GatewayHeaders implements CallHeaders {
    */
   private lengths = 0;
   private folded = 0;
+  /**
+   * False while no name in `out` can be Content-Type or Content-Length (in any case): the gateway
+   * then appends those two without a search. Raised by `set` and `setHttp` for a name of their
+   * length that starts with a C, and by the gateway for headers it adds from elsewhere (a
+   * rejection's); metadata never becomes either (NOT_RESPONSE_HEADERS).
+   */
+  contentNames = false;
 
   constructor(
     private readonly req: IncomingHttpHeaders,
@@ -264,8 +271,10 @@ export class GatewayHeaders implements CallHeaders {
       // biome-ignore lint/complexity/useMathMinMax: no call per header on this path
       lengths |= 1 << (n < 31 ? n : 31);
     }
+    const n = full.length;
+    if ((n === 12 || n === 14) && (full[0] === 'C' || full[0] === 'c')) this.contentNames = true;
     // biome-ignore lint/complexity/useMathMinMax: no call per header on this path
-    const bit = 1 << (full.length < 31 ? full.length : 31);
+    const bit = 1 << (n < 31 ? n : 31);
     if ((lengths & bit) === 0) out.push(full, value);
     else putHeader(out, full, value);
     this.lengths = lengths | bit;
@@ -274,6 +283,8 @@ export class GatewayHeaders implements CallHeaders {
 
   /** An HTTP header under its own name, in either style (CORS, security headers, cookies). */
   setHttp(name: string, value: string): void {
+    const n = name.length;
+    if ((n === 12 || n === 14) && (name[0] === 'C' || name[0] === 'c')) this.contentNames = true;
     putHeader(this.out, name, value);
   }
 }

@@ -8,7 +8,7 @@ import protobuf from 'protobufjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { rootFromDefinitions } from '../../grpc-server/src/descriptors.js';
 import { type MarshalOptions, messageToJson } from '../../grpc-server/src/protojson/json.js';
-import { fastMessage, planOf, responsePlanOf } from './response-fast.js';
+import { fastMessage, flatFieldsOf, flatJson, planOf, responsePlanOf } from './response-fast.js';
 
 // The shortcut of Gateway.toJson (response-fast.ts) against the round trip it replaces: for
 // generated values of several response types, protojson of fromObject's message (when the
@@ -40,6 +40,11 @@ message Mapped { map<string, int32> counts = 1; }
 message OneOf { oneof pick { string a = 1; int32 b = 2; } }
 message Stamped { google.protobuf.Timestamp at = 1; }
 message Hello { string message = 1; }
+message Flat {
+  string display_name = 1 [json_name = "label"]; bool on = 2; int32 i32 = 3; uint32 u32 = 4;
+  sint32 s32 = 5; fixed32 f32 = 6; sfixed32 sf32 = 7; string note_text = 8;
+}
+message OptionalFlat { optional string name = 1; }
 service Fast {
   rpc GetScalars(Hello) returns (Scalars);
   rpc GetTree(Hello) returns (Tree);
@@ -49,6 +54,8 @@ service Fast {
   rpc GetStamped(Hello) returns (Stamped);
   rpc GetEmpty(Hello) returns (google.protobuf.Empty);
   rpc GetHello(Hello) returns (Hello);
+  rpc GetFlat(Hello) returns (Flat);
+  rpc GetOptionalFlat(Hello) returns (OptionalFlat);
 }
 `;
 
@@ -188,6 +195,56 @@ describe.each([true, false])('proto-loader keepCase: %s', (keepCase) => {
         { numRuns: 300 },
       );
       // The generated values do reach the shortcut, not only the round trip.
+      expect(fast).toBeGreaterThan(10);
+    },
+  );
+
+  it('writes the JSON text of flat types only: singular strings, bools and 32-bit integers', () => {
+    const plan = (name: string) => planOf(root.lookupType(`fast.v1.${name}`))!;
+    for (const useProtoNames of [false, true]) {
+      expect(flatFieldsOf(plan('Flat'), useProtoNames)?.length).toBe(8);
+      expect(flatFieldsOf(plan('Hello'), useProtoNames)?.length).toBe(1);
+      // double, int64, bytes, enum, optional; repeated and nested; optional; an index-like name.
+      for (const name of ['Scalars', 'Tree', 'OptionalFlat'])
+        expect(flatFieldsOf(plan(name), useProtoNames), name).toBeUndefined();
+    }
+    // A JSON name that is an array index: an object writes it first, whatever the field order.
+    const indexed = protobuf
+      .parse('syntax = "proto3"; message Ix { string a = 1; string b = 2 [json_name = "7"]; }')
+      .root.lookupType('Ix');
+    expect(JSON.stringify(messageToJson(indexed, { a: 'x', b: 'y' }, OPTIONS[0]!))).toBe(
+      '{"7":"y","a":"x"}',
+    );
+    expect(flatFieldsOf(planOf(indexed)!, false)).toBeUndefined();
+    expect(flatFieldsOf(planOf(indexed)!, true)?.length).toBe(2);
+    expect(flatFieldsOf(planOf(root.lookupType('google.protobuf.Empty'))!, false)).toEqual([]);
+  });
+
+  it.each(['GetFlat', 'GetHello', 'GetEmpty'])(
+    '%s: the flat JSON text equals JSON.stringify of protojson of the round trip',
+    (method) => {
+      const type = root.lookupType(fullTypeOf(method));
+      const d = def(method);
+      const plan = responsePlanOf(d, type)!;
+      let fast = 0;
+      fc.assert(
+        fc.property(messageArb(type, 1), (value) => {
+          const m = fastMessage(plan, value);
+          if (!m) return;
+          fast++;
+          const wire = type.decode(d.responseSerialize(value)) as unknown as Record<
+            string,
+            unknown
+          >;
+          for (const o of OPTIONS) {
+            const flat = flatFieldsOf(plan, o.useProtoNames)!;
+            expect(flatJson(flat, m, o.emitUnpopulated)).toBe(
+              JSON.stringify(messageToJson(type, wire, o)),
+            );
+          }
+        }),
+        { numRuns: 300 },
+      );
       expect(fast).toBeGreaterThan(10);
     },
   );

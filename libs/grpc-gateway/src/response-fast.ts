@@ -1,6 +1,6 @@
 import type { MethodDefinition } from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
-import { fullName } from '@svcboot/grpc-server/protocol';
+import { fullName, jsonName } from '@svcboot/grpc-server/protocol';
 import { hasProtoLoaderResponseSerializer } from './proto-loader-codec.js';
 
 /**
@@ -196,4 +196,85 @@ export function sameMessage(type: protobuf.Type, a: unknown, b: unknown): boolea
   const ja = JSON.stringify(type.toObject(a as protobuf.Message, opts));
   const jb = JSON.stringify(type.toObject(b as protobuf.Message, opts));
   return ja === jb;
+}
+
+/**
+ * One field of a flat response type as its JSON text is written: `"key":` and how the value is
+ * written (see {@link flatFieldsOf}).
+ */
+export interface FlatField {
+  name: string;
+  /** The member's name in the JSON. */
+  key: string;
+  /** The member's start, `"<json name>":` (or the proto name with useProtoNames). */
+  member: string;
+  kind: 'string' | 'bool' | 'int';
+}
+
+const INT32_TYPES = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32']);
+
+/**
+ * The fields of a plan's type when the response's JSON text can be written field by field
+ * (`flatJson`) rather than built as a JSON tree by protojson and stringified: every field a
+ * singular string, bool or 32-bit integer outside any oneof (not `optional` ones either: their
+ * presence rule is protojson's own), under distinct names that are not array indices (an object
+ * puts those first). Undefined for any other type: it keeps protojson's tree.
+ */
+export function flatFieldsOf(plan: ResponsePlan, useProtoNames: boolean): FlatField[] | undefined {
+  const out: FlatField[] = [];
+  for (const field of plan.type.fieldsArray) {
+    if (field.repeated || field.map || field.partOf || field.resolvedType) return undefined;
+    const kind =
+      field.type === 'string'
+        ? 'string'
+        : field.type === 'bool'
+          ? 'bool'
+          : INT32_TYPES.has(field.type)
+            ? 'int'
+            : undefined;
+    if (kind === undefined) return undefined;
+    const key = useProtoNames ? field.name : jsonName(field);
+    // An object puts index-like keys first and keeps one member per key: such names keep the tree.
+    if (/^(?:0|[1-9]\d*)$/.test(key) || out.some((f) => f.key === key)) return undefined;
+    out.push({ name: field.name, key, member: `${JSON.stringify(key)}:`, kind });
+  }
+  return out;
+}
+
+/**
+ * `JSON.stringify(messageToJson(type, m, o))` for a flat type's message `m` (fastMessage's
+ * result: fromObject's values, its prototype's defaults), without the tree: the same members in
+ * the same order, a field at its default left out unless `emitUnpopulated`.
+ */
+export function flatJson(
+  fields: readonly FlatField[],
+  m: Record<string, unknown>,
+  emitUnpopulated: boolean,
+): string {
+  let text = '{';
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i]!;
+    const v = m[f.name];
+    // protojson's rule (json.ts isDefault) for the values fromObject gives these fields.
+    if (!emitUnpopulated && isDefaultScalar(v)) continue;
+    const value =
+      f.kind === 'string'
+        ? JSON.stringify(String(v ?? ''))
+        : f.kind === 'bool'
+          ? v
+            ? 'true'
+            : 'false'
+          : JSON.stringify(Number(v ?? 0));
+    text += text.length === 1 ? f.member + value : `,${f.member}${value}`;
+  }
+  return `${text}}`;
+}
+
+/** A scalar at its default: unset, '', 0 (not -0) or false. */
+function isDefaultScalar(v: unknown): boolean {
+  if (v === undefined || v === null) return true;
+  if (typeof v === 'string') return v === '';
+  if (typeof v === 'number') return v === 0 && !Object.is(v, -0);
+  if (typeof v === 'boolean') return !v;
+  return false;
 }

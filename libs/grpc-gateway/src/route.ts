@@ -8,7 +8,7 @@ import type { RegisteredMethod } from '@svcboot/grpc-server/protocol';
 import { fieldByAnyName, fullName } from '@svcboot/grpc-server/protocol';
 import { normalizeFieldPath, unsupportedPathField } from './params.js';
 import type { HttpBinding } from '@svcboot/openapi';
-import type { ResponsePlan } from './response-fast.js';
+import type { FlatField, ResponsePlan } from './response-fast.js';
 import { emptyRequestOf } from './empty-request.js';
 import { compileTemplate, type PathTemplate } from './template.js';
 
@@ -44,6 +44,8 @@ export interface GatewayRoute {
   emptyRequestMessage: () => unknown;
   /** How toJson skips the response's binary round trip (response-fast.ts): null, it cannot; undefined, not yet known. */
   responsePlan?: ResponsePlan | null;
+  /** How toJsonText writes a flat response's JSON text directly (response-fast.ts flatJson): null, it cannot; undefined, not yet known. */
+  responseFlat?: FlatField[] | null;
 }
 
 /** The fields of a dotted path (`payload.input_value`), each but the last a singular message; undefined when a name is not found. */

@@ -36,16 +36,22 @@ export class IdleConnections {
       this.states.set(socket, { active: 0, idleSinceMs: Date.now(), bytesReadThen: 0 });
       socket.once('close', () => this.states.delete(socket));
     });
+    const states = this.states;
+    // One listener for every response (no closure, no once wrapper per request): a response
+    // closes once, and its request keeps the socket (the response lets go of it first).
+    function responseClosed(this: http.ServerResponse): void {
+      const socket = this.req.socket;
+      const state = states.get(socket);
+      if (!state) return;
+      state.active--;
+      state.idleSinceMs = Date.now();
+      state.bytesReadThen = socket.bytesRead;
+    }
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-      const socket = req.socket;
-      const state = this.states.get(socket);
+      const state = states.get(req.socket);
       if (!state) return;
       state.active++;
-      res.once('close', () => {
-        state.active--;
-        state.idleSinceMs = Date.now();
-        state.bytesReadThen = socket.bytesRead;
-      });
+      res.on('close', responseClosed);
     });
   }
 
