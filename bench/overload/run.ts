@@ -30,6 +30,8 @@ const stepSeconds = Number(process.env['STEP_SECONDS'] ?? 5);
 const multipliers = (process.env['BENCH_STEPS'] ?? '0.5,1,2,3,4').split(',').map(Number);
 const deadlineMs = 1000;
 const png = path.resolve(process.env['BENCH_PNG'] ?? path.join(here, 'goodput.png'));
+/** BENCH_OFF=0: no curve with load shedding off (an A/B of admission code only). */
+const withOff = process.env['BENCH_OFF'] !== '0';
 /** BENCH_ONLY=cost: only the CPU-per-call table (what a shed call costs against the floor); =curve: only the curves. */
 const only = process.env['BENCH_ONLY'] ?? '';
 
@@ -549,7 +551,9 @@ async function curves(target: Target): Promise<Curves> {
     first.child.kill('SIGKILL');
   }
   const on = await curve(target, true, cap.cpu, true);
-  const off = await curve(target, false, cap.cpu, false);
+  const off = withOff
+    ? await curve(target, false, cap.cpu, false)
+    : { steps: [] as Step[], before: [], after: [] };
   const loadAfter = os.loadavg().map((n) => n.toFixed(2));
   return {
     target,
@@ -625,7 +629,7 @@ for (const c of results) {
       );
   };
   table('load shedding on (defaults)', on);
-  table('load shedding off', off);
+  if (off.length > 0) table('load shedding off', off);
   const at3 = on.find((s) => s.multiplier === 3);
   if (at3)
     console.log(
