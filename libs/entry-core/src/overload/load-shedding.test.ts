@@ -272,12 +272,14 @@ describe('LoadShedding: a burst spread over turns', () => {
     count: number,
     ratePerMs: number,
     workMs: number,
-    opts: { deadline?: () => number; sync?: boolean } = {},
+    opts: { deadline?: () => number; sync?: boolean; batch?: number } = {},
   ): Promise<Outcome[]> {
     const outcomes: Outcome[] = [];
     const started = clock.now();
+    // `batch` calls at once (a client's batch on one connection), the batches at the rate's pace.
+    const batch = opts.batch ?? 1;
     /** When call `i` is due. */
-    const dueAt = (i: number): number => started + i / ratePerMs;
+    const dueAt = (i: number): number => started + (Math.floor(i / batch) * batch) / ratePerMs;
     await new Promise<void>((resolve) => {
       // At each turn (as a timer would, after the turn's work), the calls due by now are sent;
       // a loop with nothing left to run waits idle for the next one.
@@ -378,6 +380,22 @@ describe('LoadShedding: a burst spread over turns', () => {
     const span =
       Math.max(...late.map((o) => o.ranMs!)) + 10 - Math.min(...late.map((o) => o.ranMs!));
     expect((late.length * 10) / span).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('the same calls at 3x arriving in batches of 9 every 30 ms: the wait allowed grows while the process idles between batches, so that it keeps serving', async () => {
+    const { chain, ls } = shedding();
+    made.push(ls);
+    await openLoop(chain, 5, 0.01, 10, { sync: true });
+    const outcomes = await openLoop(chain, 900, 0.3, 10, { sync: true, batch: 9 });
+    const ran = outcomes.filter((o) => o.how === 'ran');
+    const from = Math.min(...outcomes.map((o) => o.dueMs!)) + 500;
+    const late = ran.filter((o) => o.dueMs! >= from);
+    // With the wait held at half a service time one call of each batch would run: a third of
+    // the time busy.
+    const span =
+      Math.max(...late.map((o) => o.ranMs!)) + 10 - Math.min(...late.map((o) => o.ranMs!));
+    expect((late.length * 10) / span).toBeGreaterThanOrEqual(0.6);
+    expect(outcomes.filter((o) => o.how === 'refused').length).toBeGreaterThan(300);
   });
 
   it('a closed loop of 16 callers of 10 ms calls (each sends its next call once answered): nothing is shed', async () => {

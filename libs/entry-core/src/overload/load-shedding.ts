@@ -125,6 +125,17 @@ const EXCESS_MIN_GROWTH = 32;
 const EXCESS_WAIT_FACTOR = 0.5;
 /** The least wait (ms) EXCESS_WAIT_FACTOR allows: a turn of cheap calls still runs that long. */
 const EXCESS_MIN_WAIT_MS = TURN_SLICE_MS / 2;
+/**
+ * The factor adapts per window while past capacity (AIMD, bounded by EXCESS_WAIT_FACTOR and
+ * EXCESS_MAX_WAIT_FACTOR): a window in which the loop was idle over EXCESS_IDLE_SHARE of the time
+ * though calls asked past capacity shed calls the process could have served (the calls come in
+ * bursts: a client's batch on one connection, a starved client), so the wait allowed grows by
+ * EXCESS_WAIT_STEP service times and a call can wait for the next gap; a window busy throughout
+ * halves the excess over EXCESS_WAIT_FACTOR.
+ */
+const EXCESS_MAX_WAIT_FACTOR = 2;
+const EXCESS_WAIT_STEP = 0.5;
+const EXCESS_IDLE_SHARE = 0.1;
 
 /** The most calls one round of the drain lets through (see `drain`). */
 const DRAIN_ROUND_MAX = 64;
@@ -258,6 +269,8 @@ export class LoadShedding implements CallMiddleware {
   private lastWindowOver = false;
   /** Whether the last two windows did: the offered load is past capacity. */
   private excess = false;
+  /** The service times a call may wait while past capacity (see EXCESS_MAX_WAIT_FACTOR). */
+  private excessFactor = EXCESS_WAIT_FACTOR;
   /** Calls that asked less those that ended over the windows over capacity in a row (EXCESS_MIN_GROWTH). */
   private growth = 0;
   /** The loop's use at the current window's start (see EXCESS_RATIO: a window over capacity keeps the loop busy). */
@@ -432,6 +445,13 @@ export class LoadShedding implements CallMiddleware {
     const since = this.windowLoopUse;
     this.windowLoopUse = this.time.loopUse();
     const pastRatio = this.asks >= EXCESS_MIN_ASKS && this.asks > EXCESS_RATIO * this.ends;
+    if (this.excess && pastRatio && since !== undefined) {
+      const idle = 1 - this.time.utilization(since, this.windowLoopUse);
+      this.excessFactor =
+        idle > EXCESS_IDLE_SHARE
+          ? Math.min(EXCESS_MAX_WAIT_FACTOR, this.excessFactor + EXCESS_WAIT_STEP)
+          : EXCESS_WAIT_FACTOR + (this.excessFactor - EXCESS_WAIT_FACTOR) / 2;
+    }
     // Once past capacity, it stays so while the calls keep asking that much faster than they end,
     // however busy the loop: shedding every call that would wait leaves the loop idle now and
     // then (between a turn's call and the next arrival), and a window below the utilisation
@@ -444,6 +464,7 @@ export class LoadShedding implements CallMiddleware {
     const was = this.excess;
     this.growth = over ? this.growth + this.asks - this.ends : 0;
     this.excess = over && this.lastWindowOver && this.growth >= EXCESS_MIN_GROWTH;
+    if (!this.excess) this.excessFactor = EXCESS_WAIT_FACTOR;
     this.lastWindowOver = over;
     if (this.excess && !was) this.trimQueue();
     this.asks = 0;
@@ -470,7 +491,7 @@ export class LoadShedding implements CallMiddleware {
 
   /** The wait a call may expect while the offered load is past capacity (EXCESS_WAIT_FACTOR). */
   private excessWaitMs(): number {
-    return Math.max(EXCESS_MIN_WAIT_MS, EXCESS_WAIT_FACTOR * this.floorMs);
+    return Math.max(EXCESS_MIN_WAIT_MS, this.excessFactor * this.floorMs);
   }
 
   /**
