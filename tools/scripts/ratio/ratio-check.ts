@@ -21,7 +21,8 @@
  * instrumentation off, then `callgrind_control -i on`, exactly CALLS calls one after the other
  * from this process (not under valgrind), `-i off`, `-d`; the dump's total Ir ÷ CALLS is the
  * instructions per call of that window, and the least of WINDOWS windows is the server's (a window
- * that a major GC or a late optimisation fell into counts far more). The same counts repeat across runs on this shared machine (load changes
+ * that a major GC or a late optimisation fell into counts far more; 6 windows by default: on 804b2b1 the
+ * svcboot-all gateway's first three windows read 1.25-1.76M and the later ones 0.83-0.89M). The same counts repeat across runs on this shared machine (load changes
  * the time a window takes, not what the server executes in it).
  *
  * CPU time: the same servers started normally, pinned to CPU 1 (this process, the client, to
@@ -69,7 +70,7 @@ const protoFile = path.join(root, 'apps/demo-grpc/api/v1/greeter.proto');
 
 const WARMUP = Number(process.env['RATIO_WARMUP'] ?? 500);
 const CALLS = Number(process.env['RATIO_CALLS'] ?? 100);
-const WINDOWS = Number(process.env['RATIO_WINDOWS'] ?? 3);
+const WINDOWS = Number(process.env['RATIO_WINDOWS'] ?? 6);
 const CPU_CALLS = Number(process.env['RATIO_CPU_CALLS'] ?? 1000);
 const ROUNDS = Number(process.env['RATIO_ROUNDS'] ?? 3);
 const update = process.argv.includes('--update');
