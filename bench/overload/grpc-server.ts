@@ -33,7 +33,8 @@ grpc:
 `,
 });
 /** Epoch ms (performance.timeOrigin + performance.now(), the clock the bench reads) of an hrtime. */
-const hrToEpoch = performance.timeOrigin + performance.now() - Number(process.hrtime.bigint()) / 1e6;
+const hrToEpoch =
+  performance.timeOrigin + performance.now() - Number(process.hrtime.bigint()) / 1e6;
 /** When each call passed admission (the bench's own middleware, right after load shedding). */
 const admittedAt = new WeakMap<CallContext, number>();
 /** The call whose handler is starting (set by the bench middleware's `around`, read by Hello). */

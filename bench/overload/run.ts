@@ -422,11 +422,9 @@ async function step(
   const ok = results.filter((o) => o.status === 200);
   // BENCH_DUMP=<file>: every call of the step (one JSON line per step), for a closer look.
   if (process.env['BENCH_DUMP'])
-    await writeFile(
-      process.env['BENCH_DUMP'],
-      `${JSON.stringify({ multiplier, results })}\n`,
-      { flag: 'a' },
-    );
+    await writeFile(process.env['BENCH_DUMP'], `${JSON.stringify({ multiplier, results })}\n`, {
+      flag: 'a',
+    });
   const inTime = ok.filter((o) => o.ms <= deadlineMs);
   const count = (s: Outcome['status']): number => results.filter((o) => o.status === s).length;
   return {

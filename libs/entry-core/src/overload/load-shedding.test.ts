@@ -431,9 +431,9 @@ describe('LoadShedding: a burst spread over turns', () => {
     const from = Math.min(...outcomes.map((o) => o.dueMs!)) + 500;
     const late = ran.filter((o) => o.dueMs! >= from);
     // Calls admitted at their headers and refused at the re-check, before their handler ran.
-    expect(outcomes.filter((o) => o.fromRead === true && o.how === 'refused').length).toBeGreaterThan(
-      0,
-    );
+    expect(
+      outcomes.filter((o) => o.fromRead === true && o.how === 'refused').length,
+    ).toBeGreaterThan(0);
     // From its admission (its headers read) to its handler's start: half of the calls started
     // within one service time (without the re-check: two, behind the read's other handlers).
     const waits = late
