@@ -46,37 +46,16 @@ interface Outcome {
    */
   beforeHandlerMs?: number;
   afterHandlerMs?: number;
-  /**
-   * gRPC only (grpc-server.ts stamps them): the wait before the handler, split at when the server
-   * read the call's headers (its call context made) and when it passed admission: send → headers
-   * (the client's loop and socket, the server's reading), headers → admitted (the admission
-   * queue), admitted → handler start (the request message's arrival, and what ran meanwhile).
-   */
-  toHeadersMs?: number;
-  headersToAdmitMs?: number;
-  admitToHandlerMs?: number;
 }
 
 /** The epoch ms on the clock the servers' handlers stamp their calls with. */
 const epochMs = (): number => performance.timeOrigin + performance.now();
 
 /** Fills `o`'s split from the handler's start and end stamps (epoch ms) and the call's own. */
-function split(
-  o: Outcome,
-  sentEpochMs: number,
-  s: number,
-  e: number,
-  h = Number.NaN,
-  a = Number.NaN,
-): Outcome {
+function split(o: Outcome, sentEpochMs: number, s: number, e: number): Outcome {
   if (Number.isFinite(s) && Number.isFinite(e)) {
     o.beforeHandlerMs = s - sentEpochMs;
     o.afterHandlerMs = sentEpochMs + o.ms - e;
-  }
-  if (Number.isFinite(h) && Number.isFinite(a)) {
-    o.toHeadersMs = h - sentEpochMs;
-    o.headersToAdmitMs = a - h;
-    o.admitToHandlerMs = s - a;
   }
   return o;
 }
@@ -229,8 +208,8 @@ const grpcTarget: Target = {
               // HelloReply { string message = 1 } holding "<start> <end>" (grpc-server.ts): the
               // field's tag and one length byte, then the text.
               if (value && value.length > 2) {
-                const [s, e, h, a] = value.subarray(2).toString('latin1').split(' ').map(Number);
-                split(o, sent, s!, e!, h, a);
+                const [s, e] = value.subarray(2).toString('latin1').split(' ').map(Number);
+                split(o, sent, s!, e!);
               }
               resolve(o);
             },
@@ -342,10 +321,6 @@ interface Step {
   /** p99 of the admitted calls' wait before their handler began, and of the time after it ended (see Outcome). */
   beforeHandlerP99: number;
   afterHandlerP99: number;
-  /** p99 of the admitted calls' Outcome.toHeadersMs, headersToAdmitMs, admitToHandlerMs (gRPC; NaN else). */
-  toHeadersP99: number;
-  headersToAdmitP99: number;
-  admitToHandlerP99: number;
   /** The server's CPU seconds per second of the step (1: a whole core). */
   serverCpu: number;
   probeP99: number;
@@ -420,11 +395,6 @@ async function step(
   for (const [k, v] of Object.entries(after))
     if (v - (before[k] ?? 0) > 0) reasons[k] = v - (before[k] ?? 0);
   const ok = results.filter((o) => o.status === 200);
-  // BENCH_DUMP=<file>: every call of the step (one JSON line per step), for a closer look.
-  if (process.env['BENCH_DUMP'])
-    await writeFile(process.env['BENCH_DUMP'], `${JSON.stringify({ multiplier, results })}\n`, {
-      flag: 'a',
-    });
   const inTime = ok.filter((o) => o.ms <= deadlineMs);
   const count = (s: Outcome['status']): number => results.filter((o) => o.status === s).length;
   return {
@@ -456,18 +426,6 @@ async function step(
     ),
     afterHandlerP99: quantile(
       ok.flatMap((o) => (o.afterHandlerMs === undefined ? [] : [o.afterHandlerMs])),
-      0.99,
-    ),
-    toHeadersP99: quantile(
-      ok.flatMap((o) => (o.toHeadersMs === undefined ? [] : [o.toHeadersMs])),
-      0.99,
-    ),
-    headersToAdmitP99: quantile(
-      ok.flatMap((o) => (o.headersToAdmitMs === undefined ? [] : [o.headersToAdmitMs])),
-      0.99,
-    ),
-    admitToHandlerP99: quantile(
-      ok.flatMap((o) => (o.admitToHandlerMs === undefined ? [] : [o.admitToHandlerMs])),
       0.99,
     ),
     serverCpu: (cpu1 - cpu0) / (sendMs / 1000),
@@ -690,10 +648,6 @@ for (const c of results) {
   };
   table('load shedding on (defaults)', on);
   if (off.length > 0) table('load shedding off', off);
-  if (on.some((s) => Number.isFinite(s.toHeadersP99)))
-    console.log(
-      `\n> The wait before the handler, split by the server's stamps (p99 of each part, shedding on): ${on.map((s) => `${s.multiplier}×: send → headers read ${fmt(s.toHeadersP99, 1)} ms, headers → admitted ${fmt(s.headersToAdmitP99, 1)} ms, admitted → handler start ${fmt(s.admitToHandlerP99, 1)} ms`).join('; ')}.`,
-    );
   const at3 = on.find((s) => s.multiplier === 3);
   if (at3)
     console.log(
