@@ -226,6 +226,15 @@ export function headerListError(list: readonly string[], fixedLength: boolean): 
 }
 
 /**
+ * Whether `name` may be Content-Type or Content-Length in some case: the length of one of them
+ * and a C first (what raises GatewayHeaders.contentNames).
+ */
+function mayNameContent(name: string): boolean {
+  const n = name.length;
+  return (n === 12 || n === 14) && (name[0] === 'C' || name[0] === 'c');
+}
+
+/**
  * The middleware's view of a gateway call: request headers from HTTP; response headers collected
  * into `out`, which the gateway hands to the one `res.writeHead` of the call (no `setHeader` per
  * header: its validation and header map cost more than the whole list written at once). The
@@ -271,8 +280,8 @@ export class GatewayHeaders implements CallHeaders {
       // biome-ignore lint/complexity/useMathMinMax: no call per header on this path
       lengths |= 1 << (n < 31 ? n : 31);
     }
+    if (mayNameContent(full)) this.contentNames = true;
     const n = full.length;
-    if ((n === 12 || n === 14) && (full[0] === 'C' || full[0] === 'c')) this.contentNames = true;
     // biome-ignore lint/complexity/useMathMinMax: no call per header on this path
     const bit = 1 << (n < 31 ? n : 31);
     if ((lengths & bit) === 0) out.push(full, value);
@@ -283,8 +292,7 @@ export class GatewayHeaders implements CallHeaders {
 
   /** An HTTP header under its own name, in either style (CORS, security headers, cookies). */
   setHttp(name: string, value: string): void {
-    const n = name.length;
-    if ((n === 12 || n === 14) && (name[0] === 'C' || name[0] === 'c')) this.contentNames = true;
+    if (mayNameContent(name)) this.contentNames = true;
     putHeader(this.out, name, value);
   }
 }
