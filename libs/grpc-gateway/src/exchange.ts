@@ -2,6 +2,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import { StringDecoder } from 'node:string_decoder';
 import type { Metadata, ServerInterceptor } from '@grpc/grpc-js';
 import { CallContext, type CallRejection, type CallInfo } from '@svcboot/entry-core';
+import { DEADLINE_PASSED } from '@svcboot/entry-core/internal/middleware/deadline';
 import {
   plainPeer,
   type CallAnswer,
@@ -58,6 +59,8 @@ import type { GatewayRoute } from './route.js';
 export type GatewayStatus = HandlerStatus;
 
 const OK: GatewayStatus = { code: 0, message: '' };
+/** grpc-gateway's answer for an expired context (Go's context.DeadlineExceeded). */
+const EXPIRED_MESSAGE = 'context deadline exceeded';
 
 export const JSON_TYPE = 'application/json';
 const NEWLINE = Buffer.from('\n');
@@ -243,9 +246,9 @@ export class Exchange implements HandlerTarget, CallBodySource, CallAdapter {
     // Any name: the rejection's headers are not the middleware's set calls.
     if (names.length > 0) this.headers.contentNames = true;
     for (const name of names) putHeader(out, name, err.headers[name]!);
-    this.finish(
-      this.writeError({ code: codeOfRejection(err.status), message: err.message }, err.httpStatus),
-    );
+    // A deadline that passed before the handler could start reads as one that passed while it ran.
+    const message = err === DEADLINE_PASSED ? EXPIRED_MESSAGE : err.message;
+    this.finish(this.writeError({ code: codeOfRejection(err.status), message }, err.httpStatus));
   }
 
   /**
@@ -284,7 +287,7 @@ export class Exchange implements HandlerTarget, CallBodySource, CallAdapter {
    */
   expire(): void {
     if (this.settled) return;
-    const status: GatewayStatus = { code: 4, message: 'context deadline exceeded' };
+    const status: GatewayStatus = { code: 4, message: EXPIRED_MESSAGE };
     if (this.sse) this.eventStreamFailed(status);
     else if (this.res.headersSent) {
       this.res.end(`${JSON.stringify({ error: this.gateway.statusJson(status) })}\n`);

@@ -64,3 +64,38 @@ describe('a middleware that is still deciding', () => {
     expect(rec).toMatchObject({ resCode: 'Canceled' });
   });
 });
+
+describe('a deadline that passes while a middleware decides', () => {
+  it('grpc-gateway words it as an expired context: 504, code 4, "context deadline exceeded", whether it passed before the handler started or while it ran', async () => {
+    const handled: string[] = [];
+    h = await startLibrary('', {
+      overrides: {
+        ListBooks: (call: { end(): void }) => {
+          handled.push('ListBooks');
+          call.end();
+        },
+      },
+      setup: (entry) =>
+        entry.useMiddleware('authn', {
+          // Lets the call through only once its deadline (the client's Grpc-Timeout) has passed.
+          before: (call) =>
+            new Promise<void>((resolve) => {
+              const wait = () => {
+                const left = call.deadline - Date.now();
+                if (left < 0) resolve();
+                else setTimeout(wait, left + 1);
+              };
+              wait();
+            }),
+        }),
+    });
+    const res = await fetch(`${h.base}/v1/shelves/s/books`, { headers: { 'grpc-timeout': '20m' } });
+    expect(res.status).toBe(504);
+    expect(await res.json()).toEqual({
+      code: 4,
+      message: 'context deadline exceeded',
+      details: [],
+    });
+    expect(handled).toEqual([]);
+  });
+});

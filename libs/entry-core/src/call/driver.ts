@@ -1,17 +1,11 @@
 import { CallAnswer } from '../middleware/answer.js';
 import type { CallChain, CallContext } from '../middleware/call.js';
-import { DEADLINE_MESSAGE, armDeadline } from '../middleware/deadline.js';
+import { DEADLINE_PASSED, armDeadline } from '../middleware/deadline.js';
 import { CallRejection } from '../middleware/rejection.js';
 import type { CallAdapter } from './adapter.js';
 
 /** What a transport answers a `before` that failed (a bug): its error stays on `call.error`. */
 const INTERNAL = new CallRejection('Internal', 'internal error');
-
-/**
- * What a call gets whose deadline passed before its handler could start (it waited in a `before`,
- * the admission queue or the kernel): DeadlineExceeded / 504 at once, the handler never runs.
- */
-const DEADLINE_PASSED = new CallRejection('DeadlineExceeded', DEADLINE_MESSAGE);
 
 /**
  * Runs one call of `chain` through a transport's `adapter` (ARCHITECTURE.md §9): the `before`s in

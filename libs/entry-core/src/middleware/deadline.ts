@@ -1,4 +1,5 @@
 import type { CallContext } from './call.js';
+import { CallRejection } from './rejection.js';
 
 /** setTimeout's largest delay (~24.8 days): a deadline further away gets no timer. */
 const MAX_DELAY = 2_147_483_647;
@@ -47,3 +48,11 @@ function expire(call: CallContext, onExpire: () => void): void {
 
 /** The message a transport answers an expired deadline with. */
 export const DEADLINE_MESSAGE = 'deadline exceeded';
+
+/**
+ * What a call gets whose deadline passed before its handler could start (it waited in a `before`,
+ * the admission queue or the kernel): DeadlineExceeded / 504 at once, the handler never runs. One
+ * value, so a transport can tell it from a middleware's own refusal (the gateway words it as its
+ * expired deadline, whichever of the two came first).
+ */
+export const DEADLINE_PASSED = new CallRejection('DeadlineExceeded', DEADLINE_MESSAGE);
