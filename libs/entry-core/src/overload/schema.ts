@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../zod.js';
 
 /**
  * `loadShedding` under a server entry (grpc, httpserver): refuse calls the process cannot serve
