@@ -15,13 +15,17 @@
 //   that entry point reaches): the modules' top levels are declarations (and
 //   package-copies.ts's registration), so this costs the compile of code that is not called.
 //
-//   node ../../tools/scripts/bundle-lib.mjs [--inline zod,yaml]
+//   node ../../tools/scripts/bundle-lib.mjs [--inline yaml,zod] [--shim zod=src/zod.ts]
 //
 // --inline: these third-party packages (and their subpaths) go into the bundle instead of staying
 // imports, tree-shaken to what the package's code uses (an ES module package; a CommonJS one goes
 // in whole, its `require`s of builtins served by a createRequire the bundle declares). Their
 // licence texts go into dist/THIRD-PARTY-LICENSES.md, which the bundle's legal comment names,
 // beside the legal comments esbuild keeps (`/*! */`, `@license`) at the end of each file.
+// --shim: this package's own imports of a package resolve to one of its modules instead (entry-core's
+// `import { z } from 'zod'` → src/zod.ts, zod's functions svcboot calls, so that the bundle leaves
+// out the rest while the sources and their declarations keep typing from zod). The imports of the
+// shim itself and of its companions (src/zod*.ts) still reach the package.
 //
 // Why: each file of a start costs Node a resolve, a read and a compile (BENCHMARKS.md, "Session
 // 12: bundled packages").
@@ -35,6 +39,18 @@ const inlineAt = process.argv.indexOf('--inline');
 /** The third-party packages bundled in, not left to node_modules. */
 const inline = new Set(
   inlineAt === -1 ? [] : (process.argv[inlineAt + 1] ?? '').split(',').filter((n) => n !== ''),
+);
+const shimAt = process.argv.indexOf('--shim');
+/** Package name → the module of this package its own imports of that package resolve to. */
+const shims = new Map(
+  (shimAt === -1 ? '' : (process.argv[shimAt + 1] ?? ''))
+    .split(',')
+    .filter((s) => s !== '')
+    .map((s) => {
+      const [name, file] = s.split('=');
+      if (!name || !file) throw new Error(`bundle-lib: --shim ${s} is not <package>=<file>`);
+      return [name, path.resolve(file)];
+    }),
 );
 /** `zod`, `zod/v4`, `@scope/name/sub` → the package's name. */
 const packageOf = (specifier) =>
@@ -60,12 +76,19 @@ if (entries.size === 0) throw new Error('bundle-lib: no export with svcboot-sour
 const external = {
   name: 'packages-external',
   setup(b) {
-    b.onResolve({ filter: /^[^./]/ }, (args) =>
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      const shim = shims.get(args.path);
+      if (
+        shim !== undefined &&
+        !args.importer.includes(`${path.sep}node_modules${path.sep}`) &&
+        !args.importer.startsWith(shim.replace(/\.[cm]?[jt]s$/, ''))
+      )
+        return { path: shim };
       // An inlined package's own imports of other packages stay imports, as this package's do.
-      inline.has(packageOf(args.path)) && !args.path.startsWith('node:')
+      return inline.has(packageOf(args.path)) && !args.path.startsWith('node:')
         ? undefined
-        : { path: args.path, external: true },
-    );
+        : { path: args.path, external: true };
+    });
   },
 };
 const common = {

@@ -1,4 +1,4 @@
-import { z } from './zod.js';
+import { z } from 'zod';
 
 /** Fields every entry has; spread into a plugin's `z.strictObject({...})`. */
 export const entryBaseShape = {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { z } from '../zod.js';
+import { z } from 'zod';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
 import { entryBaseShape } from '../schema.js';
 import type { CertBundle } from './cert-bundle.js';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { z } from '../zod.js';
+import { z } from 'zod';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
 import { coreError } from '../errors.js';
 import { entryBaseShape } from '../schema.js';

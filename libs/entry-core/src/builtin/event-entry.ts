@@ -1,4 +1,4 @@
-import { z } from '../zod.js';
+import { z } from 'zod';
 import { rotationSchema } from '../event/rotation.js';
 import { eventPortingRules } from '../config/porting-rules.js';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';

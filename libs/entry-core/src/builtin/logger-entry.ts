@@ -1,4 +1,4 @@
-import { z } from '../zod.js';
+import { z } from 'zod';
 import type { Logger } from 'pino';
 import { rotationSchema } from '../event/rotation.js';
 import { loggerPortingRules } from '../config/porting-rules.js';

@@ -1,4 +1,4 @@
-import { z } from '../zod.js';
+import { z } from 'zod';
 
 /** `commonService`: ready, alive, info and gc under `pathPrefix` (rk-boot's common service). */
 export const commonServiceSchema = z

@@ -1,4 +1,4 @@
-import { z } from '../zod.js';
+import { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import type { BaseEntryConfig, Entry, EntryPlugin } from '../entry.js';
 import type { PluginRegistry } from '../registry.js';

@@ -1,4 +1,4 @@
-import { z } from '../zod.js';
+import { z } from 'zod';
 import { parseParams, type ConnectorParam } from './params.js';
 
 export interface DatabaseSchemaOptions<E extends z.ZodRawShape> {

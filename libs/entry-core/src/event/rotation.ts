@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { z } from '../zod.js';
+import { z } from 'zod';
 
 /**
  * `lumberjack` of a `logger` or `event` entry (rk-boot's, after Go's lumberjack): every file the

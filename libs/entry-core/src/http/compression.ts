@@ -1,5 +1,5 @@
 import zlib from 'node:zlib';
-import { z } from '../zod.js';
+import { z } from 'zod';
 
 /** `compression.*` of the grpc (gateway responses) and httpserver entries. */
 export const compressionSchema = z

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
-import { z } from '../zod.js';
+import { z } from 'zod';
 import type { Registry } from 'prom-client';
 import type { EntryContext } from '../entry.js';
 import { CallChain, type CallMiddleware } from './call.js';

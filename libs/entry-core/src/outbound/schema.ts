@@ -1,4 +1,4 @@
-import { z } from '../zod.js';
+import { z } from 'zod';
 
 /** `breaker:` of a client entry: adaptive throttling (Google SRE book; kratos' `sre` breaker). */
 export const breakerSchema = z

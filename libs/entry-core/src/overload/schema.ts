@@ -1,4 +1,4 @@
-import { z } from '../zod.js';
+import { z } from 'zod';
 
 /**
  * `loadShedding` under a server entry (grpc, httpserver): refuse calls the process cannot serve

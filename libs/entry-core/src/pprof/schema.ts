@@ -1,4 +1,4 @@
-import { z } from '../zod.js';
+import { z } from 'zod';
 
 /** `pprof`: Node's profiles over HTTP (rk-boot's pprof), off by default. */
 export const pprofSchema = z

@@ -1,4 +1,4 @@
-import { z } from '../zod.js';
+import { z } from 'zod';
 import { promEndpointSchema } from '../middleware/options.js';
 
 /** `prom.pusher`: rk-boot's keys for pushing the entry's metrics to a Prometheus Pushgateway. */

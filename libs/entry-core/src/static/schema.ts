@@ -1,4 +1,4 @@
-import { z } from '../zod.js';
+import { z } from 'zod';
 
 /** `static`: files of a local folder under `path`, off by default. */
 export const staticSchema = z

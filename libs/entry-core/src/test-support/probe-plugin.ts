@@ -1,4 +1,4 @@
-import { z } from '../zod.js';
+import { z } from 'zod';
 import {
   Phase,
   entryBaseShape,

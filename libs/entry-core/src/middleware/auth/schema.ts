@@ -1,4 +1,4 @@
-import { z } from '../../zod.js';
+import { z } from 'zod';
 
 const basicItem = z.string().refine((s) => s.indexOf(':') > 0, {
   message: 'each item is "user:password" (a user name, a colon, then the password)',

@@ -1,4 +1,4 @@
-import { z } from '../../zod.js';
+import { z } from 'zod';
 import { HTTP_TOKEN } from '../http-scope.js';
 import { credentialedPatternProblem, originPatternProblem } from './origins.js';
 

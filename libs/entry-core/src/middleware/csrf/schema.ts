@@ -1,4 +1,4 @@
-import { z } from '../../zod.js';
+import { z } from 'zod';
 
 const LOOKUP = /^(header|form|query):([!#$%&'*+.^_`|~0-9A-Za-z-]+)$/;
 const COOKIE_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;

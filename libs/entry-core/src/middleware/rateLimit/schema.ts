@@ -1,4 +1,4 @@
-import { z } from '../../zod.js';
+import { z } from 'zod';
 
 /** `middleware.rateLimit` of a grpc or httpserver entry (rk-boot's keys, plus svcboot's own). */
 export const rateLimitSchema = z.strictObject({

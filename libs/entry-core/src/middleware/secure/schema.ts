@@ -1,4 +1,4 @@
-import { z } from '../../zod.js';
+import { z } from 'zod';
 import { HEADER_VALUE } from '../http-scope.js';
 
 const headerValue = z

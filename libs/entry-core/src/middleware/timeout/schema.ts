@@ -1,4 +1,4 @@
-import { z } from '../../zod.js';
+import { z } from 'zod';
 
 /** `middleware.timeout` of a grpc or httpserver entry (rk-boot's keys). */
 export const timeoutSchema = z.strictObject({
