@@ -19,6 +19,9 @@
  * BENCH_MODULES=1 also starts each server once more, unmeasured, with a module counter (an ES
  * module load hook and CommonJS's compile, each file once), and prints how many modules each loaded until its port
  * accepted, and the packages with the most.
+ * BENCH_BASELINE=<dir> adds the one-entry app of another checkout (its libs built, its own
+ * node_modules/@svcboot links) as one more server in the same run, started in turn with the
+ * others: a before/after of a change, interleaved.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -65,6 +68,8 @@ interface Subject {
   profile: boolean;
   /** Inline the @svcboot/* packages' dist/ too (the other packages stay external). */
   inlineLibs?: boolean;
+  /** The checkout whose bench/grpc/servers/<source>.ts this is (BENCH_BASELINE); this one's by default. */
+  root?: string;
 }
 /**
  * BENCH_BUNDLE_LIBS=1 adds a third server: the same app with the @svcboot/* packages' JavaScript
@@ -72,6 +77,7 @@ interface Subject {
  * node_modules: what shipping the libs as a few files each instead of one per module would save.
  */
 const bundleLibs = process.env['BENCH_BUNDLE_LIBS'] === '1';
+const baseline = process.env['BENCH_BASELINE'];
 const SUBJECTS: Subject[] = [
   { name: 'svcboot one-entry app (logging + prom + meta)', source: 'start-app', profile: true },
   {
@@ -89,13 +95,25 @@ const SUBJECTS: Subject[] = [
         },
       ]
     : []),
+  ...(baseline === undefined
+    ? []
+    : [
+        {
+          name: `svcboot one-entry app at ${baseline} (baseline)`,
+          source: 'start-app',
+          profile: false,
+          root: path.resolve(baseline),
+        },
+      ]),
 ];
 
 /** Every file a compile wrote besides the entry (the inlined libs' chunks), removed at the end. */
 const chunkFiles: string[] = [];
 
 /** Bundles servers/<source>.ts with its own modules (packages external) next to it; returns the file. */
-async function compile(source: string, inlineLibs = false): Promise<string> {
+async function compile(source: string, inlineLibs = false, root?: string): Promise<string> {
+  const servers =
+    root === undefined ? path.join(here, 'servers') : path.join(root, 'bench/grpc/servers');
   // Beside the source, so that serve.ts finds apps/demo-grpc from import.meta.url as before.
   if (inlineLibs) {
     const r = await build({
@@ -126,9 +144,9 @@ async function compile(source: string, inlineLibs = false): Promise<string> {
     chunkFiles.push(...outputs.filter((o) => o !== entry));
     return entry;
   }
-  const outfile = path.join(here, 'servers', `.${source}.compiled.mjs`);
+  const outfile = path.join(servers, `.${source}.compiled.mjs`);
   await build({
-    entryPoints: [path.join(here, 'servers', `${source}.ts`)],
+    entryPoints: [path.join(servers, `${source}.ts`)],
     outfile,
     bundle: true,
     packages: 'external',
@@ -219,7 +237,7 @@ const f0 = (n: number): string => n.toFixed(0);
 const f1 = (n: number): string => n.toFixed(1);
 
 ensureBuilt();
-const files = await Promise.all(SUBJECTS.map((s) => compile(s.source, s.inlineLibs)));
+const files = await Promise.all(SUBJECTS.map((s) => compile(s.source, s.inlineLibs, s.root)));
 const cacheDirs = compileCache
   ? await Promise.all(SUBJECTS.map(() => mkdtemp(path.join(os.tmpdir(), 'svc-compile-cache-'))))
   : [];

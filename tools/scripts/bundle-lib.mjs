@@ -15,15 +15,49 @@
 //   that entry point reaches): the modules' top levels are declarations (and
 //   package-copies.ts's registration), so this costs the compile of code that is not called.
 //
-//   node ../../tools/scripts/bundle-lib.mjs
+//   node ../../tools/scripts/bundle-lib.mjs [--inline yaml,zod] [--shim zod=src/zod.ts]
+//
+// --inline: these third-party packages (and their subpaths) go into the bundle instead of staying
+// imports, tree-shaken to what the package's code uses (an ES module package; a CommonJS one goes
+// in whole, its `require`s of builtins served by a createRequire the bundle declares). Their
+// licence texts go into dist/THIRD-PARTY-LICENSES.md, which the bundle's legal comment names,
+// beside the legal comments esbuild keeps (`/*! */`, `@license`) at the end of each file.
+// --shim: this package's own imports of a package resolve to one of its modules instead (entry-core's
+// `import { z } from 'zod'` → src/zod.ts, zod's functions svcboot calls, so that the bundle leaves
+// out the rest while the sources and their declarations keep typing from zod). The imports of the
+// shim itself and of its companions (src/zod*.ts) still reach the package.
 //
 // Why: each file of a start costs Node a resolve, a read and a compile (BENCHMARKS.md, "Session
 // 12: bundled packages").
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { build } from 'esbuild';
 
 const manifest = JSON.parse(readFileSync('package.json', 'utf8'));
+const inlineAt = process.argv.indexOf('--inline');
+/** The third-party packages bundled in, not left to node_modules. */
+const inline = new Set(
+  inlineAt === -1 ? [] : (process.argv[inlineAt + 1] ?? '').split(',').filter((n) => n !== ''),
+);
+const shimAt = process.argv.indexOf('--shim');
+/** Package name → the module of this package its own imports of that package resolve to. */
+const shims = new Map(
+  (shimAt === -1 ? '' : (process.argv[shimAt + 1] ?? ''))
+    .split(',')
+    .filter((s) => s !== '')
+    .map((s) => {
+      const [name, file] = s.split('=');
+      if (!name || !file) throw new Error(`bundle-lib: --shim ${s} is not <package>=<file>`);
+      return [name, path.resolve(file)];
+    }),
+);
+/** `zod`, `zod/v4`, `@scope/name/sub` → the package's name. */
+const packageOf = (specifier) =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
 /** dist/ path without `.js` → the source file, from package.json's exports. */
 const entries = new Map();
 for (const target of Object.values(manifest.exports ?? {})) {
@@ -42,7 +76,19 @@ if (entries.size === 0) throw new Error('bundle-lib: no export with svcboot-sour
 const external = {
   name: 'packages-external',
   setup(b) {
-    b.onResolve({ filter: /^[^./]/ }, (args) => ({ path: args.path, external: true }));
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      const shim = shims.get(args.path);
+      if (
+        shim !== undefined &&
+        !args.importer.includes(`${path.sep}node_modules${path.sep}`) &&
+        !args.importer.startsWith(shim.replace(/\.[cm]?[jt]s$/, ''))
+      )
+        return { path: shim };
+      // An inlined package's own imports of other packages stay imports, as this package's do.
+      return inline.has(packageOf(args.path)) && !args.path.startsWith('node:')
+        ? undefined
+        : { path: args.path, external: true };
+    });
   },
 };
 const common = {
@@ -79,6 +125,35 @@ for (const [out, source] of entries) {
   stubs.push({ out, names, prefix });
 }
 
+/**
+ * The licence notices of the inlined packages, written next to the bundle, and the banner that
+ * names them and gives CommonJS code a `require` (esbuild's ESM output has none).
+ */
+function inlinedBanner() {
+  const notices = ['# Third-party code in this package\n'];
+  for (const name of [...inline].sort()) {
+    const dir = path.dirname(
+      createRequire(path.resolve('package.json')).resolve(`${name}/package.json`),
+    );
+    const { version, license } = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
+    const file = readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
+    if (file === undefined) throw new Error(`bundle-lib: ${name} has no licence file to ship`);
+    notices.push(
+      `## ${name} ${version} (${license})\n\nBundled into dist/package.js and its chunks.\n\n\`\`\`\n${readFileSync(path.join(dir, file), 'utf8').trim()}\n\`\`\`\n`,
+    );
+  }
+  writeFileSync(path.join('dist', 'THIRD-PARTY-LICENSES.md'), notices.join('\n'));
+  return {
+    banner: {
+      js: [
+        `/*! Includes ${[...inline].sort().join(', ')}: licences in THIRD-PARTY-LICENSES.md */`,
+        "import { createRequire as __bundleCreateRequire } from 'node:module';",
+        'const require = __bundleCreateRequire(import.meta.url);',
+      ].join('\n'),
+    },
+  };
+}
+
 // tsc's JavaScript and maps make way for the bundle's; its declarations stay.
 function removeJs(dir) {
   for (const entry of readdirSync(dir)) {
@@ -93,6 +168,7 @@ await build({
   ...common,
   entryPoints: [{ in: 'svcboot-package-entry', out: 'package' }],
   chunkNames: 'chunk-[hash]',
+  ...(inline.size === 0 ? {} : inlinedBanner()),
   sourcemap: true,
   // As tsc's maps: they name ../src/*.ts, which the package does not ship.
   sourcesContent: false,

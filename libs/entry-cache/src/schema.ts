@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '@svcboot/entry-core/internal/zod';
 import { entryBaseShape } from '@svcboot/entry-core';
 import { kvConnectionShape, normalizeKvOptions } from '@svcboot/entry-kv';
 

@@ -32,6 +32,22 @@ describe('the packed package', () => {
           /^export \{[^}]*\bCallChain\b[^}]*\} from "\.\.\/package\.js";\n$/,
         );
         expect(files.some((f) => f.startsWith('src/'))).toBe(false);
+        // zod and yaml are inlined (bundle-lib.mjs --inline): no dist file imports them, zod's
+        // 95 and yaml's 72 modules stay unloaded, and their licences ship with the copy.
+        const installed = path.join(project.dir, 'node_modules/@svcboot/entry-core');
+        for (const f of files.filter((f) => f.endsWith('.js'))) {
+          const text = await readFile(path.join(installed, f), 'utf8');
+          expect(text, f).not.toMatch(
+            /(?:from |import\(|require\()\s*["'](?:zod|yaml)(?:\/[^"']*)?["']/,
+          );
+        }
+        const licences = await readFile(
+          path.join(installed, 'dist/THIRD-PARTY-LICENSES.md'),
+          'utf8',
+        );
+        expect(licences).toMatch(/^## yaml \d/m);
+        expect(licences).toMatch(/^## zod \d/m);
+        expect(licences).toContain('Colin McDonnell');
         await writeFile(
           path.join(project.dir, 'boot.yaml'),
           'app:\n  name: packed\n  version: 3.1.4\nlogger:\n  - name: applog\n    encoding: json\n    outputPaths: ["app.log"]\n',
@@ -47,12 +63,17 @@ describe('the packed package', () => {
             "import * as core from '@svcboot/entry-core';\n" +
             "import { CallChain } from '@svcboot/entry-core/call';\n" +
             "import { CallChain as InternalCallChain } from '@svcboot/entry-core/internal/middleware/call';\n" +
+            "import { z } from '@svcboot/entry-core/internal/zod';\n" +
+            "import { parse } from '@svcboot/entry-core/internal/yaml';\n" +
+            "console.log(z.strictObject({ a: z.number().default(2) }).parse(parse('{}')).a, z.string().safeParse(1).error.issues[0].message);\n" +
             "console.log(typeof startCall, typeof HealthRoutes, 'startCall' in core, 'HealthRoutes' in core, CallChain === InternalCallChain);\n",
         );
         const subpaths = await run(process.execPath, ['subpaths.mjs'], { cwd: project.dir });
         // Each name is exported by its own entry point, and no longer by '.'; a class two entry
         // points export is one class.
-        expect(subpaths.stdout.trim()).toBe('function function false false true');
+        expect(subpaths.stdout.trim()).toBe(
+          '2 Invalid input: expected string, received number\nfunction function false false true',
+        );
         const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: project.dir });
         expect(stdout).toContain('ready true');
         expect(stdout).toContain(

@@ -7,7 +7,7 @@ import {
   propagateSchema,
 } from '@svcboot/entry-core/call';
 import { msSchema } from '@svcboot/entry-core/toolkit';
-import { z } from 'zod';
+import { z } from '@svcboot/entry-core/internal/zod';
 import { parseTarget } from './target.js';
 
 /** gRPC status code names as service configs spell them (gRFC A6 `retryableStatusCodes`). */

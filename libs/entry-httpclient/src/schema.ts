@@ -7,7 +7,7 @@ import {
   propagateSchema,
 } from '@svcboot/entry-core/call';
 import { msSchema } from '@svcboot/entry-core/toolkit';
-import { z } from 'zod';
+import { z } from '@svcboot/entry-core/internal/zod';
 import { parseBaseUrl } from './base-url.js';
 
 const retrySchema = z

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '@svcboot/entry-core/internal/zod';
 import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
 import { msSchema } from '@svcboot/entry-core/toolkit';
 

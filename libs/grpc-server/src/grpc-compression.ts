@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '@svcboot/entry-core/internal/zod';
 
 /**
  * `grpcCompression`: gzip for the messages the server sends, to clients that accept it

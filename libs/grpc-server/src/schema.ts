@@ -1,5 +1,5 @@
 import { openApiOptionsShape, protosSchema } from '@svcboot/openapi/internal/settings';
-import { z } from 'zod';
+import { z } from '@svcboot/entry-core/internal/zod';
 import { grpcCompressionSchema } from './grpc-compression.js';
 import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
 import { middlewareSchema } from '@svcboot/entry-core/internal/middleware/options';

@@ -1,5 +1,5 @@
 import { isIPv4 } from 'node:net';
-import { z } from 'zod';
+import { z } from '@svcboot/entry-core/internal/zod';
 import { parseTokenLookup } from './lookup.js';
 
 export const SYMMETRIC_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '@svcboot/entry-core/internal/zod';
 
 /** `host:port` (the scheme then follows `insecure`) or an `http(s)://` URL. */
 const endpoint = (what: string) =>

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { errorMessage } from '@svcboot/entry-core/internal/errors';
 import protobuf from 'protobufjs';
-import { z } from 'zod';
+import { z } from '@svcboot/entry-core/internal/zod';
 import { loadDescriptorSets } from './api/descriptor-set.js';
 import { loadProtoRoot } from './api/protos.js';
 import { rulesFromAnnotations, rulesFromMappingFile, type HttpBinding } from './api/rules.js';

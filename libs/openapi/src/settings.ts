@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '@svcboot/entry-core/internal/zod';
 
 /**
  * protoc-gen-openapiv2's flags for the generated documents, with its defaults: the `sw` section of

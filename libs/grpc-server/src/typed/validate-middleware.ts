@@ -6,7 +6,7 @@ import {
   type ContextKey,
   type MiddlewareDefinition,
 } from '@svcboot/entry-core';
-import { z } from 'zod';
+import { z } from '@svcboot/entry-core/internal/zod';
 import { GRPC_ENTRY_TYPE } from '../entry-type.js';
 
 /** `middleware.validate`: protovalidate's check of typed services' requests. */

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type protobuf from 'protobufjs';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml } from '@svcboot/entry-core/internal/yaml';
 
 /** One HTTP binding of an RPC (google.api.HttpRule without nesting). */
 export interface HttpBinding {

@@ -1,0 +1,7 @@
+// The workspace's one zod instance: svcboot's other packages build their schemas with this `z`
+// (`@svcboot/entry-core/internal/zod`), and this package's own `import { z } from 'zod'` resolves
+// to this module when bundled (tools/scripts/bundle-lib.mjs --shim zod=src/zod.ts), so one zod,
+// inlined into dist/ with only the functions zod-api.ts names, serves them all: one file at start
+// instead of zod's 95 modules (BENCHMARKS.md, "Start: zod and yaml inlined"), a schema one package
+// builds nests in another's, and one locale setting holds for all. Type-only imports stay on 'zod'.
+export * as z from './zod-api.js';
