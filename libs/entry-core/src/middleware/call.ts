@@ -403,14 +403,30 @@ export class ChainStage {
    * Transports do not call it: the call driver (`startCall`) does.
    */
   before(call: CallContext): void | Promise<void> {
+    const r = this.beginCall(call);
+    if (r === false) throw call.rejection;
+    return r;
+  }
+
+  /**
+   * For the driver (`startCall`): runs the `before`s as `before` does, but a CallRejection a
+   * `before` refused the call with is not rethrown: it is left on `call.rejection` and `false` is
+   * returned (synchronous refusals only; a promise rejects as `before`'s). A `before` may also
+   * refuse without throwing by setting `call.rejection` and returning undefined (internal: load
+   * shedding's refusal of a call shed at the door, where a throw and its rethrow were a large
+   * share of what a shed call costs). Other errors are thrown. @internal
+   */
+  beginCall(call: CallContext): void | Promise<void> | false {
     const befores = this.befores;
     try {
       for (let i = 0; i < befores.length; i++) {
         const r = befores[i]!(call);
         if (r !== undefined) return this.beforeFrom(r, i + 1, call);
+        if (call.rejection !== undefined) return false;
       }
     } catch (err) {
       noteRejection(call, err);
+      if (call.rejection === err) return false;
       throw err;
     }
     return undefined;
@@ -425,6 +441,8 @@ export class ChainStage {
         if (call.ended || call.cancelled) return;
         const r = befores[i]!(call);
         if (r !== undefined) await r;
+        // Refused without a throw (see beginCall).
+        if (call.rejection !== undefined) throw call.rejection;
       }
     } catch (err) {
       noteRejection(call, err);
