@@ -400,7 +400,7 @@ export class ChainStage {
   /**
    * Runs the `before`s in order. Returns undefined when all were synchronous; else a promise that
    * settles once the rest have run (rejected with what a `before` threw, e.g. a CallRejection).
-   * Transports do not call it: the call driver (`startCall`) does.
+   * Transports do not call it: the call driver (`startCall`) runs `beginCall`.
    */
   before(call: CallContext): void | Promise<void> {
     const r = this.beginCall(call);
@@ -435,6 +435,8 @@ export class ChainStage {
   private async beforeFrom(pending: Promise<void>, from: number, call: CallContext): Promise<void> {
     try {
       await pending;
+      // Refused without a throw (see beginCall).
+      if (call.rejection !== undefined) throw call.rejection;
       const befores = this.befores;
       for (let i = from; i < befores.length; i++) {
         // The call ended, or the client left, meanwhile: the rest never run.
