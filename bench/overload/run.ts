@@ -471,35 +471,78 @@ const costRounds = Number(process.env['BENCH_COST_ROUNDS'] ?? 5);
 interface CostTarget {
   script: string;
   env: Record<string, string>;
+  /** The path called: over HTTP/1.1 (`h1`) or as a unary gRPC call with an empty message (`grpc`). */
   path: string;
+  protocol: 'h1' | 'grpc';
   /** One call held in flight for the whole run (every other call is shed: maxInFlight 1). */
   hold: boolean;
 }
 
+/** A gRPC request's one message, empty (HelloRequest {}): uncompressed, length 0. */
+const EMPTY_GRPC_MESSAGE = Buffer.alloc(5);
+
+/** The gRPC status of one unary call to `p` (with `hold`: metadata `x-hold: 1`, not awaited). */
+function grpcCall(client: grpc.Client, p: string, hold: boolean): Promise<number> {
+  const md = new grpc.Metadata();
+  if (hold) md.set('x-hold', '1');
+  return new Promise((resolve) =>
+    client.makeUnaryRequest(
+      p,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      Buffer.alloc(0),
+      md,
+      (err) => resolve(err ? (err.code ?? -1) : 0),
+    ),
+  );
+}
+
 /**
  * Server CPU µs per call (user + system from /proc, the steadiest figure on a shared machine) and
- * the statuses, for 20,000 GETs by h2load over HTTP/1.1 (16 connections), for each target: the
- * servers run side by side and are measured in turn, round after round (the machine's neighbours
- * weigh on each alike); the median of the rounds.
+ * the statuses, for 20,000 calls by h2load (HTTP/1.1 GETs, or unary gRPC calls over h2c; 16
+ * connections), for each target: the servers run side by side and are measured in turn, round
+ * after round (the machine's neighbours weigh on each alike); the median of the rounds.
  */
 async function cpuPerCall(
   targets: readonly CostTarget[],
 ): Promise<Array<{ us: number; statuses: string }>> {
   const started: Array<{ port: number; child: ChildProcess }> = [];
   const held = new http.Agent({ keepAlive: false });
-  const h2load = (port: number, p: string, n: number): string =>
-    spawnSync('h2load', ['--h1', '-n', String(n), '-c', '16', `http://127.0.0.1:${port}${p}`], {
-      encoding: 'utf8',
-    }).stdout;
+  const clients: grpc.Client[] = [];
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'overload-cost-'));
+  const message = path.join(dir, 'empty.grpc');
+  await writeFile(message, EMPTY_GRPC_MESSAGE);
+  const h2load = (t: CostTarget, port: number, n: number): string =>
+    spawnSync(
+      'h2load',
+      t.protocol === 'h1'
+        ? ['--h1', '-n', String(n), '-c', '16', `http://127.0.0.1:${port}${t.path}`]
+        : [
+            ...['-n', String(n), '-c', '16', '-d', message],
+            ...['-H', 'content-type: application/grpc', '-H', 'te: trailers'],
+            `http://127.0.0.1:${port}${t.path}`,
+          ],
+      { encoding: 'utf8' },
+    ).stdout;
   try {
-    for (const t of targets) {
+    const grpcStatuses: string[] = targets.map(() => '');
+    for (const [i, t] of targets.entries()) {
       const s = await startServer(true, t.script, t.env);
       started.push(s);
-      if (t.hold) {
+      if (t.protocol === 'grpc') {
+        const client = new grpc.Client(`127.0.0.1:${s.port}`, grpc.credentials.createInsecure());
+        clients.push(client);
+        if (t.hold) {
+          void grpcCall(client, t.path, true);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        // h2load reads the HTTP status only (200 whatever the gRPC status): one call says which.
+        grpcStatuses[i] = `; a call's grpc-status: ${await grpcCall(client, t.path, false)}`;
+      } else if (t.hold) {
         void get(s.port, held, '/v1/hold', {}, 200_000);
         await new Promise((r) => setTimeout(r, 200));
       }
-      h2load(s.port, t.path, 2000); // warm-up
+      h2load(t, s.port, 2000); // warm-up
     }
     const rounds: number[][] = targets.map(() => []);
     const statuses: string[] = targets.map(() => '?');
@@ -508,41 +551,50 @@ async function cpuPerCall(
         const n = 20_000;
         const s = started[i]!;
         const c0 = await cpuSeconds(s.child.pid!);
-        const out = h2load(s.port, targets[i]!.path, n);
+        const out = h2load(targets[i]!, s.port, n);
         const c1 = await cpuSeconds(s.child.pid!);
         rounds[i]!.push(((c1 - c0) * 1e6) / n);
-        statuses[i] = /status codes: ([^\n]+)/.exec(out)?.[1]?.trim() ?? '?';
+        statuses[i] = (/status codes: ([^\n]+)/.exec(out)?.[1]?.trim() ?? '?') + grpcStatuses[i];
       }
     return rounds.map((r, i) => ({ us: median(r), statuses: statuses[i]! }));
   } finally {
     held.destroy();
+    for (const c of clients) c.close();
     for (const s of started) s.child.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
 if (process.env['BENCH_NO_BUILD'] !== '1') ensureBuilt();
 if (only !== 'curve') {
-  const [floor, trivial, shedCost] = (await cpuPerCall([
-    { script: 'floor.ts', env: {}, path: '/', hold: false },
-    { script: 'server.ts', env: {}, path: '/v1/trivial', hold: false },
-    { script: 'server.ts', env: { SHED_ALL: '1' }, path: '/v1/render', hold: true },
-  ])) as [
+  const hello = '/api.v1.Greeter/Hello';
+  const [floor, trivial, shedCost, h2Floor, grpcShed] = (await cpuPerCall([
+    { script: 'floor.ts', env: {}, path: '/', protocol: 'h1', hold: false },
+    { script: 'server.ts', env: {}, path: '/v1/trivial', protocol: 'h1', hold: false },
+    { script: 'server.ts', env: { SHED_ALL: '1' }, path: '/v1/render', protocol: 'h1', hold: true },
+    { script: 'floor-h2.ts', env: {}, path: hello, protocol: 'grpc', hold: false },
+    { script: 'grpc-server.ts', env: { SHED_ALL: '1' }, path: hello, protocol: 'grpc', hold: true },
+  ])) as Array<{ us: number; statuses: string }> as [
+    { us: number; statuses: string },
+    { us: number; statuses: string },
     { us: number; statuses: string },
     { us: number; statuses: string },
     { us: number; statuses: string },
   ];
   console.log(
-    `> What a call costs the server, in CPU µs (user + system from /proc/<pid>/stat over 20,000 GETs by h2load --h1, 16 connections; the three servers side by side, measured in turn, the median of ${costRounds} rounds after a warm-up): the node:http floor answering \`ok\` by hand, an httpserver entry serving a trivial route, and the same entry shedding every call (loadShedding.maxInFlight 1 while one call is held), its 503 with Retry-After and the error body (refused before Koa builds its context).`,
+    `> What a call costs the server, in CPU µs (user + system from /proc/<pid>/stat over 20,000 calls by h2load, 16 connections; the servers side by side, measured in turn, the median of ${costRounds} rounds after a warm-up). HTTP/1.1 GETs: the node:http floor answering \`ok\` by hand, an httpserver entry serving a trivial route, and the same entry shedding every call (loadShedding.maxInFlight 1 while one call is held), its 503 with Retry-After and the error body (refused before Koa builds its context). Unary gRPC calls over h2c (an empty message): the node:http2 floor answering by hand (headers, an empty message, \`grpc-status: 0\`), and a grpc entry (its native server) shedding every call (maxInFlight 1 while one call is held), RESOURCE_EXHAUSTED with grpc-retry-pushback-ms.`,
   );
   console.log('');
-  console.log('| call | server CPU µs/call | × the floor | h2load statuses |');
+  console.log('| call | server CPU µs/call | × its floor | statuses |');
   console.log('|---|---:|---:|---|');
-  for (const [name, r] of [
-    ['node:http floor, 200 ok', floor],
-    ['httpserver entry, trivial route served (200)', trivial],
-    ['httpserver entry, call shed (503)', shedCost],
+  for (const [name, r, base] of [
+    ['node:http floor, 200 ok', floor, floor],
+    ['httpserver entry, trivial route served (200)', trivial, floor],
+    ['httpserver entry, call shed (503)', shedCost, floor],
+    ['node:http2 floor, gRPC OK', h2Floor, h2Floor],
+    ['grpc entry, call shed (RESOURCE_EXHAUSTED)', grpcShed, h2Floor],
   ] as const)
-    console.log(`| ${name} | ${fmt(r.us, 1)} | ${fmt(r.us / floor.us, 2)} | ${r.statuses} |`);
+    console.log(`| ${name} | ${fmt(r.us, 1)} | ${fmt(r.us / base.us, 2)} | ${r.statuses} |`);
   console.log('');
 }
 if (only === 'cost') process.exit(0);

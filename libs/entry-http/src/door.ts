@@ -60,9 +60,9 @@ export function shedAtDoor(
       remoteAddr: socketPeer(req.socket),
       apiMethod: method,
       apiPath: path,
-      apiProtocol: `HTTP/${req.httpVersion}`,
+      apiProtocol: req.httpVersion === '1.1' ? 'HTTP/1.1' : `HTTP/${req.httpVersion}`,
       apiQuery: q < 0 ? '' : url.slice(q + 1),
-      userAgent: header(req, 'user-agent') ?? '',
+      userAgent: rawHeader(req, 'user-agent') ?? '',
       // No route matched (as for a call Koa's chain refused).
       restPath: '',
     };
@@ -82,8 +82,12 @@ interface Preformed {
   readonly post: string;
   /** The body's length in bytes, the request id's aside. */
   readonly bytes: number;
-  /** The rejection's headers and Content-Type, flat (name, value, …) for writeHead. */
-  readonly headers: readonly string[];
+  /**
+   * The rejection's headers, Content-Type and Content-Length, flat (name, value, …) for writeHead;
+   * the last value (Content-Length's) is set per call, right before writeHead reads it (it keeps
+   * no reference): no list is made per call.
+   */
+  readonly headers: string[];
 }
 
 /** Where the request id goes in a preformed body (ASCII, no JSON escapes: not in any message). */
@@ -104,7 +108,7 @@ function preform(model: ErrorModel, rejection: CallRejection): Preformed {
   const post = json.slice(at + ID_MARK.length);
   const headers: string[] = [];
   for (const [k, v] of Object.entries(rejection.headers)) headers.push(k, v);
-  headers.push('Content-Type', 'application/json; charset=utf-8');
+  headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', '');
   return {
     status,
     pre,
@@ -112,6 +116,24 @@ function preform(model: ErrorModel, rejection: CallRejection): Preformed {
     bytes: Buffer.byteLength(pre) + Buffer.byteLength(post),
     headers,
   };
+}
+
+/**
+ * A request header as `header` reads it, from the raw list when it occurs there once (what a shed
+ * call reads: User-Agent, X-Request-Id): Node builds `req.headers` from that list on its first
+ * read, which a shed call need not pay for. `name` in lower case.
+ */
+function rawHeader(req: IncomingMessage, name: string): string | undefined {
+  const raw = req.rawHeaders;
+  let found: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const k = raw[i]!;
+    if (k.length !== name.length || k.toLowerCase() !== name) continue;
+    // Twice or more: Node's own rules (joined, or the first kept, by name).
+    if (found !== undefined) return header(req, name);
+    found = raw[i + 1]!;
+  }
+  return found === '' ? undefined : found;
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
@@ -132,7 +154,7 @@ class DoorCall implements CallHeaders, CallAdapter {
   ) {}
 
   get(name: string): string | undefined {
-    return header(this.req, name);
+    return rawHeader(this.req, name.toLowerCase());
   }
   set(name: string, value: string): void {
     if (!this.res.headersSent) this.res.setHeader(name, value);
@@ -168,7 +190,9 @@ class DoorCall implements CallHeaders, CallAdapter {
       const id = call.requestId;
       // writeHead with the headers as a list: as node:http's own fast path (merged with any a
       // middleware set before, e.g. X-Request-Id).
-      res.writeHead(p.status, [...p.headers, 'Content-Length', String(p.bytes + id.length)]);
+      const headers = p.headers;
+      headers[headers.length - 1] = String(p.bytes + id.length);
+      res.writeHead(p.status, headers);
       if (this.req.method === 'HEAD') res.end();
       else res.end(p.pre + id + p.post);
       return;

@@ -154,4 +154,31 @@ describe('httpserver: a call shed before Koa builds its context (at the door)', 
     ]);
     expect(doorRecords[0]).toEqual(shed(await koa.stop())[0]);
   });
+
+  it('writes each shed call its own request id and Content-Length into the answer made once, and each entry its own Retry-After', async () => {
+    const two = await startHeld('{ maxInFlight: 1, retryAfterS: 2 }');
+    const seven = await startHeld('{ maxInFlight: 1, retryAfterS: 7 }');
+    // Request ids of different lengths (one made by the entry), the entries in turn: the
+    // answer's headers list is shared by the calls of a reason, its Content-Length set per call.
+    const ids = ['a', 'a-much-longer-request-id-0123456789', undefined, 'b'];
+    for (const [i, id] of ids.entries())
+      for (const [entry, retryAfter] of [
+        [two, '2'],
+        [seven, '7'],
+      ] as const) {
+        const res = await fetch(`${entry.base}/v1/ok?call=${i}`, {
+          headers: id === undefined ? {} : { 'x-request-id': id },
+        });
+        const text = await res.text();
+        expect(res.status).toBe(503);
+        expect([res.headers.get('retry-after'), res.headers.get('grpc-retry-pushback-ms')]).toEqual(
+          [retryAfter, `${retryAfter}000`],
+        );
+        expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+        const sent = id ?? res.headers.get('x-request-id');
+        expect(sent).toMatch(/^[\w-]+$/);
+        const body = JSON.parse(text) as { error: { details: Array<{ requestId: string }> } };
+        expect(body.error.details[0]!.requestId).toBe(sent);
+      }
+  });
 });

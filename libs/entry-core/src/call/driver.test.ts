@@ -115,6 +115,40 @@ describe('startCall', () => {
     expect([call.rejection, call.resCode, call.ended]).toEqual([refusal, 'Unauthenticated', true]);
   });
 
+  it('a before that refuses by setting call.rejection (no throw): the later befores never run, the adapter refuses with it, sync or after an awaited before; the chain itself throws it', async () => {
+    const shed = new CallRejection(
+      'ResourceExhausted',
+      'shed',
+      { 'Retry-After': '1' },
+      {
+        middleware: 'loadShedding',
+        reason: 'in_flight',
+      },
+    );
+    const refusing: CallMiddleware = {
+      before(call) {
+        call.rejection = shed;
+      },
+    };
+    for (const slow of [false, true]) {
+      const log: string[] = [];
+      const first = noting(log, 'first', slow ? { before: () => Promise.resolve() } : {});
+      const chain = new CallChain([first, refusing, noting(log, 'later')]);
+      const call = new CallContext(info, headers);
+      const adapter = new Recorder();
+      const pending = startCall(chain, call, adapter);
+      expect(pending === undefined).toBe(!slow);
+      await pending;
+      expect(adapter.seen).toEqual(['refuse ResourceExhausted shed']);
+      // (Every after runs at the call's end, as for a thrown refusal.)
+      expect(log).toEqual(['first.before', 'later.after', 'first.after']);
+      expect([call.rejection, call.resCode, call.ended]).toEqual([shed, 'ResourceExhausted', true]);
+    }
+    // CallChain#before (outside the driver) throws such a refusal, as a thrown one.
+    const chain = new CallChain([refusing]);
+    expect(() => chain.before(new CallContext(info, headers))).toThrow(shed);
+  });
+
   it('a bug in a before: refused as Internal with a generic message, the error kept on the call', async () => {
     const bug = new Error('SECRET');
     const chain = new CallChain([{ before: () => Promise.reject(bug) }]);

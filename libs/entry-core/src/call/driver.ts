@@ -22,15 +22,20 @@ export function startCall(
   adapter: CallAdapter,
 ): void | Promise<void> {
   const stage = call.bindChain(chain);
-  let pending: void | Promise<void>;
+  let pending: void | Promise<void> | false;
   try {
-    pending = stage.before(call);
+    pending = stage.beginCall(call);
   } catch (err) {
     settle(call, adapter, err);
     return undefined;
   }
   if (pending === undefined) {
     admit(call, adapter);
+    return undefined;
+  }
+  if (pending === false) {
+    // Refused by a `before`, its CallRejection on the call (not thrown: see ChainStage#beginCall).
+    adapter.refuse(call, call.rejection!);
     return undefined;
   }
   adapter.waiting?.(call);

@@ -400,17 +400,33 @@ export class ChainStage {
   /**
    * Runs the `before`s in order. Returns undefined when all were synchronous; else a promise that
    * settles once the rest have run (rejected with what a `before` threw, e.g. a CallRejection).
-   * Transports do not call it: the call driver (`startCall`) does.
+   * Transports do not call it: the call driver (`startCall`) runs `beginCall`.
    */
   before(call: CallContext): void | Promise<void> {
+    const r = this.beginCall(call);
+    if (r === false) throw call.rejection;
+    return r;
+  }
+
+  /**
+   * For the driver (`startCall`): runs the `before`s as `before` does, but a CallRejection a
+   * `before` refused the call with is not rethrown: it is left on `call.rejection` and `false` is
+   * returned (synchronous refusals only; a promise rejects as `before`'s). A `before` may also
+   * refuse without throwing by setting `call.rejection` and returning undefined (internal: load
+   * shedding's refusal of a call shed at the door, where a throw and its rethrow were a large
+   * share of what a shed call costs). Other errors are thrown. @internal
+   */
+  beginCall(call: CallContext): void | Promise<void> | false {
     const befores = this.befores;
     try {
       for (let i = 0; i < befores.length; i++) {
         const r = befores[i]!(call);
         if (r !== undefined) return this.beforeFrom(r, i + 1, call);
+        if (call.rejection !== undefined) return false;
       }
     } catch (err) {
       noteRejection(call, err);
+      if (call.rejection === err) return false;
       throw err;
     }
     return undefined;
@@ -419,12 +435,16 @@ export class ChainStage {
   private async beforeFrom(pending: Promise<void>, from: number, call: CallContext): Promise<void> {
     try {
       await pending;
+      // Refused without a throw (see beginCall).
+      if (call.rejection !== undefined) throw call.rejection;
       const befores = this.befores;
       for (let i = from; i < befores.length; i++) {
         // The call ended, or the client left, meanwhile: the rest never run.
         if (call.ended || call.cancelled) return;
         const r = befores[i]!(call);
         if (r !== undefined) await r;
+        // Refused without a throw (see beginCall).
+        if (call.rejection !== undefined) throw call.rejection;
       }
     } catch (err) {
       noteRejection(call, err);

@@ -353,7 +353,7 @@ export class LoadShedding implements CallMiddleware {
     if (call.info.builtin === true) return undefined;
     this.asks++;
     const atDoor = call.get(SHED_AT_DOOR);
-    if (atDoor !== undefined) return this.shed(atDoor);
+    if (atDoor !== undefined) return this.refuseAtDoor(call, atDoor);
     if ((call.chain?.inFlight ?? 0) > this.maxInFlight) return this.shed('in_flight');
     const now = this.time.now();
     // (windowEnded, inlined: this runs for every call.)
@@ -579,6 +579,17 @@ export class LoadShedding implements CallMiddleware {
     const share = load.shedShare;
     if (share > 0 && Math.random() < share && !this.isCritical(call))
       this.shed('event_loop_utilization');
+  }
+
+  /**
+   * A call shed at the door (SHED_AT_DOOR): counted and refused as `shed` does, its rejection set
+   * on the call instead of thrown (ChainStage#beginCall): a throw and the chain's rethrow cost
+   * a shed call about as much as the rest of its refusal (BENCHMARKS.md, "shed call's cost").
+   */
+  private refuseAtDoor(call: CallContext, reason: ShedReason): undefined {
+    this.counts[reason].inc();
+    call.rejection = this.rejections[reason];
+    return undefined;
   }
 
   private shed(reason: ShedReason): never {
