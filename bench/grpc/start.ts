@@ -26,6 +26,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,6 +71,8 @@ interface Subject {
   inlineLibs?: boolean;
   /** The checkout whose bench/grpc/servers/<source>.ts this is (BENCH_BASELINE); this one's by default. */
   root?: string;
+  /** A folder whose node_modules/@svcboot/* the app imports instead of the workspace's libs. */
+  libsFrom?: string;
 }
 /**
  * BENCH_BUNDLE_LIBS=1 adds a third server: the same app with the @svcboot/* packages' JavaScript
@@ -78,6 +81,12 @@ interface Subject {
  */
 const bundleLibs = process.env['BENCH_BUNDLE_LIBS'] === '1';
 const baseline = process.env['BENCH_BASELINE'];
+/**
+ * BENCH_LIBS_FROM=<dir> adds a server: the same app importing the @svcboot/* packages from
+ * <dir>/node_modules/@svcboot/ (copies of the libs' package.json and dist/, say of another
+ * commit's build), so that two builds of the libs start in turn in one run.
+ */
+const libsFrom = process.env['BENCH_LIBS_FROM'];
 const SUBJECTS: Subject[] = [
   { name: 'svcboot one-entry app (logging + prom + meta)', source: 'start-app', profile: true },
   {
@@ -105,13 +114,28 @@ const SUBJECTS: Subject[] = [
           root: path.resolve(baseline),
         },
       ]),
+  ...(libsFrom
+    ? [
+        {
+          name: `svcboot one-entry app, libs from ${libsFrom}`,
+          source: 'start-app',
+          profile: false,
+          libsFrom: path.resolve(libsFrom),
+        },
+      ]
+    : []),
 ];
 
 /** Every file a compile wrote besides the entry (the inlined libs' chunks), removed at the end. */
 const chunkFiles: string[] = [];
 
 /** Bundles servers/<source>.ts with its own modules (packages external) next to it; returns the file. */
-async function compile(source: string, inlineLibs = false, root?: string): Promise<string> {
+async function compile(
+  source: string,
+  inlineLibs = false,
+  root?: string,
+  libsDir?: string,
+): Promise<string> {
   const servers =
     root === undefined ? path.join(here, 'servers') : path.join(root, 'bench/grpc/servers');
   // Beside the source, so that serve.ts finds apps/demo-grpc from import.meta.url as before.
@@ -144,12 +168,28 @@ async function compile(source: string, inlineLibs = false, root?: string): Promi
     chunkFiles.push(...outputs.filter((o) => o !== entry));
     return entry;
   }
-  const outfile = path.join(servers, `.${source}.compiled.mjs`);
+  const outfile = path.join(servers, `.${source}${libsDir ? '-from' : ''}.compiled.mjs`);
   await build({
     entryPoints: [path.join(servers, `${source}.ts`)],
     outfile,
     bundle: true,
     packages: 'external',
+    plugins: libsDir
+      ? [
+          {
+            // @svcboot/* from libsDir: an absolute path in the import, which Node loads as is
+            // (the packages' own imports of each other then resolve inside libsDir too).
+            name: 'svcboot-libs-from',
+            setup(b) {
+              const fromDir = createRequire(path.join(libsDir, 'index.js'));
+              b.onResolve({ filter: /^@svcboot\// }, (args) => ({
+                path: fromDir.resolve(args.path),
+                external: true,
+              }));
+            },
+          },
+        ]
+      : [],
     platform: 'node',
     format: 'esm',
     target: 'node20',
@@ -237,7 +277,9 @@ const f0 = (n: number): string => n.toFixed(0);
 const f1 = (n: number): string => n.toFixed(1);
 
 ensureBuilt();
-const files = await Promise.all(SUBJECTS.map((s) => compile(s.source, s.inlineLibs, s.root)));
+const files = await Promise.all(
+  SUBJECTS.map((s) => compile(s.source, s.inlineLibs, s.root, s.libsFrom)),
+);
 const cacheDirs = compileCache
   ? await Promise.all(SUBJECTS.map(() => mkdtemp(path.join(os.tmpdir(), 'svc-compile-cache-'))))
   : [];
@@ -309,7 +351,7 @@ try {
           .slice(0, 10)
           .map(([n, c]) => `${n} ${c}`)
           .join(', ');
-        const own = loaded.filter((l) => /\/libs\/[^/]+\//.test(l)).length;
+        const own = loaded.filter((l) => /\/libs\/[^/]+\/|node_modules\/@svcboot\//.test(l)).length;
         console.log(
           `| ${s.name} | ${loaded.length} (${loaded.length - cjs} / ${cjs}) | ${own} | ${top} |`,
         );

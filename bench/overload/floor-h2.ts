@@ -10,7 +10,7 @@ const EMPTY = Buffer.alloc(5);
 
 http2
   .createServer()
-  .on('stream', (stream) => {
+  .on('stream', (stream: http2.ServerHttp2Stream) => {
     stream.on('data', () => undefined);
     stream.on('end', () => {
       stream.respond(

@@ -61,7 +61,10 @@ const Greeter = makeGenericClientConstructor(
 );
 
 function grpcCaller(port: number, hold: boolean): Caller & { held?: Client } {
-  const client = new Greeter(`127.0.0.1:${port}`, credentials.createInsecure()) as Client & {
+  const client = new Greeter(
+    `127.0.0.1:${port}`,
+    credentials.createInsecure(),
+  ) as unknown as Client & {
     Hello(req: Buffer, md: Metadata, cb: (err: { code: number } | null) => void): void;
   };
   if (hold) {

@@ -54,6 +54,26 @@ describe('the packed package', () => {
           './package.json',
           './protocol',
         ]);
+        // The modules ship as one file (tools/scripts/bundle-lib.mjs) and the chunks of what only
+        // `import()` reaches; each entry point's file re-exports from it, so both share instances.
+        expect(
+          files.filter(
+            (f) => f.endsWith('.js') && !/^dist\/(index|protocol|package|chunk-\w+)\.js$/.test(f),
+          ),
+        ).toEqual([]);
+        for (const entry of ['index', 'protocol']) {
+          const entryFile = await readFile(
+            path.join(project.dir, `node_modules/@svcboot/grpc-server/dist/${entry}.js`),
+            'utf8',
+          );
+          expect(entryFile).toMatch(/^export \{[^}]*\} from "\.\/package\.js";\n$/);
+        }
+        await writeFile(
+          path.join(project.dir, 'entry-points.mjs'),
+          "import * as main from '@svcboot/grpc-server';\nimport * as protocol from '@svcboot/grpc-server/protocol';\nconsole.log(typeof main.grpcEntry, typeof protocol.runHandler, main.codeName === protocol.codeName);\n",
+        );
+        const entryPoints = await run(process.execPath, ['entry-points.mjs'], { cwd: project.dir });
+        expect(entryPoints.stdout.trim()).toBe('function function true');
         const packages = await installedPackages(project.dir);
         expect(packages.filter((p) => HEAVY.test(p.name)).map((p) => p.dir)).toEqual([]);
         // The gateway's packages: not installed with the core.

@@ -23,14 +23,21 @@ interface Report {
 const protobufEs = (modules: readonly string[]): string[] =>
   modules.filter((m) => m.includes('@bufbuild/'));
 
-describe('an untyped grpc entry starts without protobuf-es', () => {
+/**
+ * From the sources, and from the built package: its dist/ is one bundled file
+ * (tools/scripts/bundle-lib.mjs), which must keep grpc-typed's loader of protobuf-es lazy.
+ */
+describe.each([
+  ['the sources', ['--conditions=svcboot-source']],
+  ['the built dist/', []],
+])('an untyped grpc entry starts without protobuf-es (%s)', (_from, conditions) => {
   it('loads no @bufbuild module until the port accepts; the typed exports of the index load it on first use and work', async () => {
     const { child } = await startOnFreePort(
       (port) => {
         const c = Child.start(
           process.execPath,
           [
-            '--conditions=svcboot-source',
+            ...conditions,
             '--import',
             'tsx',
             '--import',

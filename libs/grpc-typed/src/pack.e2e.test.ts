@@ -49,6 +49,20 @@ describe('the packed package', () => {
         expect(files).toContain('dist/index.d.ts');
         expect(files).toContain('README.md');
         expect(files.some((f) => f.startsWith('src/') || f.includes('test'))).toBe(false);
+        // The modules ship as one file (tools/scripts/bundle-lib.mjs); each entry point's file
+        // re-exports from it, so the internal loader of protobuf-es is the index's.
+        expect(files.filter((f) => f.endsWith('.js')).sort()).toEqual([
+          'dist/index.js',
+          'dist/package.js',
+          'dist/protobuf-es.js',
+        ]);
+        for (const entry of ['index', 'protobuf-es']) {
+          const entryFile = await readFile(
+            path.join(project.dir, `node_modules/@svcboot/grpc-typed/dist/${entry}.js`),
+            'utf8',
+          );
+          expect(entryFile).toMatch(/^export \{[^}]*\} from "\.\/package\.js";\n$/);
+        }
         const installed = (await installedPackages(project.dir)).map((p) => p.name);
         expect(installed.filter((name) => SERVER_PACKAGES.includes(name))).toEqual([]);
 
@@ -91,6 +105,12 @@ describe('the packed package', () => {
         const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: project.dir });
         expect(stdout).toContain('answer echo hi');
         expect(stdout).toContain(`error true ${9} not now BUSY`);
+        await writeFile(
+          path.join(project.dir, 'internal.mjs'),
+          "import { protobufEs } from '@svcboot/grpc-typed/internal/protobuf-es';\nconsole.log('loader', typeof protobufEs().create);\n",
+        );
+        const internal = await run(process.execPath, ['internal.mjs'], { cwd: project.dir });
+        expect(internal.stdout).toContain('loader function');
       } finally {
         await project.cleanup();
       }

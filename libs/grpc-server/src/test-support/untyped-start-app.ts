@@ -4,7 +4,8 @@
  * logging, prom and meta, as an untyped service starts. Once its port accepts it prints, as one JSON line, the
  * modules loaded by then; then it uses the typed exports of the index (an RpcError with a
  * google.rpc detail, read back; the standard details' registry; a schema's fields) and prints
- * what they gave and the modules loaded after that, and exits.
+ * what they gave and the modules loaded after that, and exits. It imports the package by its name:
+ * the sources with `--conditions=svcboot-source`, the built dist/ (one bundled file) without.
  */
 import net from 'node:net';
 import path from 'node:path';
@@ -19,7 +20,7 @@ import {
   detail,
   grpcEntry,
   standardDetails,
-} from '../index.js';
+} from '@svcboot/grpc-server';
 import { protoDir } from './library-service.js';
 
 const echoProto = path.join(protoDir, 'test/v1/echo.proto');
