@@ -346,7 +346,7 @@ describe('LoadShedding: a burst spread over turns', () => {
     expect(refused.length).toBeGreaterThan(300);
     // What waited did so for about one call's service time (not up to 16 of them, as the queue
     // allows while the offered load is not seen past capacity: here until the calls waiting grew
-    // by EXCESS_MIN_GROWTH, about 200 ms; the calls sent from 300 ms on are measured).
+    // in CPU work by EXCESS_MIN_GROWTH_CPU_MS, ~80 ms; the calls sent from 300 ms on are measured).
     const from = Math.min(...outcomes.map((o) => o.sentMs!)) + 300;
     const waits = ran
       .filter((o) => o.sentMs! >= from)
@@ -368,7 +368,7 @@ describe('LoadShedding: a burst spread over turns', () => {
     // One call every 3.3 ms for 3 s: 900 calls, 9 s of work.
     const outcomes = await openLoop(chain, 900, 0.3, 10, { sync: true });
     const ran = outcomes.filter((o) => o.how === 'ran');
-    // Past capacity is seen within ~300 ms (EXCESS_MIN_GROWTH): the calls due from 500 ms on.
+    // Past capacity is seen within ~100 ms (EXCESS_MIN_GROWTH_CPU_MS): the calls due from 500 ms on.
     const from = Math.min(...outcomes.map((o) => o.dueMs!)) + 500;
     const late = ran.filter((o) => o.dueMs! >= from);
     const waits = late.map((o) => o.ranMs! - o.dueMs!).sort((a, b) => a - b);
@@ -380,6 +380,20 @@ describe('LoadShedding: a burst spread over turns', () => {
     const span =
       Math.max(...late.map((o) => o.ranMs!)) + 10 - Math.min(...late.map((o) => o.ranMs!));
     expect((late.length * 10) / span).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('calls that hold the CPU for 10 ms, offered at 3x: past capacity is seen within a few queued calls (their CPU work), not after 32 of them', async () => {
+    const { chain, ls } = shedding();
+    made.push(ls);
+    // The CPU time per call, learned at a third of what it serves (100 calls over 1 s).
+    await openLoop(chain, 100, 0.03, 10, { sync: true });
+    const outcomes = await openLoop(chain, 300, 0.3, 10, { sync: true });
+    expect(outcomes.filter((o) => o.how === 'refused').length).toBeGreaterThan(100);
+    // The onset: the calls admitted that waited over two service times from when they were due
+    // (their socket included) before their handler began: 7 (the 8th and later calls queued at
+    // the onset are shed), 16 when the calls waiting had to grow by 32 before.
+    const late = outcomes.filter((o) => o.how === 'ran' && o.ranMs! - o.dueMs! > 20);
+    expect(late.length).toBeLessThanOrEqual(8);
   });
 
   it('the same calls at 3x arriving in batches of 9 every 30 ms: the wait allowed grows while the process idles between batches, so that it keeps serving', async () => {

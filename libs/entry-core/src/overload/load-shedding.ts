@@ -86,9 +86,10 @@ const FLOOR_DRIFT = 0.005;
 /**
  * The window over which the calls that ask for admission are compared with the admitted calls
  * that end (the offered load against what the process serves): at least EXCESS_WINDOW_MS and
- * EXCESS_MIN_ASKS calls, at most EXCESS_MAX_WINDOW_MS.
+ * EXCESS_MIN_ASKS calls, at most EXCESS_MAX_WINDOW_MS. An overload is seen over two windows in
+ * a row (below): 25 ms each, not 50, so that 10 ms calls at 3x are seen ~8 calls in, not ~12.
  */
-const EXCESS_WINDOW_MS = 50;
+const EXCESS_WINDOW_MS = 25;
 const EXCESS_MAX_WINDOW_MS = 1000;
 /**
  * The offered load is past capacity (`excess`) when a window saw this many times as many calls
@@ -104,13 +105,19 @@ const EXCESS_MAX_WINDOW_MS = 1000;
 const EXCESS_RATIO = 1.5;
 const EXCESS_MIN_ASKS = 8;
 /**
- * And the windows over capacity in a row saw at least this many more calls ask than end: the
- * calls waiting (queued or running) grew by that much. A closed loop of N callers can never grow
- * them by more than N, however its first calls land across windows (12 callers at once were
- * taken for an open loop: demo-columnar's interleaved requests, CI); an open loop past capacity
- * grows them without bound.
+ * And over the windows over capacity in a row the calls waiting (queued or running) grew by at
+ * least EXCESS_MIN_GROWTH_CALLS, whose CPU work (the growth times the process's CPU time per ended
+ * call, `cpuPerCallMs`) is at least EXCESS_MIN_GROWTH_CPU_MS. A closed loop of N callers can
+ * never grow them by more than N, however its first calls land across windows (12 callers at
+ * once were taken for an open loop: demo-columnar's interleaved requests, CI), and so their work
+ * by more than N times its CPU per call: I/O-bound callers (a database, another service: the CPU
+ * idle while they wait) spend a few hundred µs each, so that a hundred of them stay under the
+ * bound, however crowded the machine (a paused process spends no CPU time). An open loop of
+ * CPU-bound calls past capacity reaches it within a few calls: 4 of 10 ms, where a count of 32
+ * (the bound before) let ~160 ms of work queue at each overload's onset (the overload bench).
  */
-const EXCESS_MIN_GROWTH = 32;
+const EXCESS_MIN_GROWTH_CALLS = 4;
+const EXCESS_MIN_GROWTH_CPU_MS = 40;
 /**
  * While the offered load is past capacity, a call may expect to wait before it starts this many
  * unloaded service times (the least latency seen: `floorMs`), EXCESS_MIN_WAIT_MS at least,
@@ -271,8 +278,11 @@ export class LoadShedding implements CallMiddleware {
   private excess = false;
   /** The service times a call may wait while past capacity (see EXCESS_MAX_WAIT_FACTOR). */
   private excessFactor = EXCESS_WAIT_FACTOR;
-  /** Calls that asked less those that ended over the windows over capacity in a row (EXCESS_MIN_GROWTH). */
+  /** Calls that asked less those that ended over the windows over capacity in a row (EXCESS_MIN_GROWTH_CALLS). */
   private growth = 0;
+  /** The process's CPU time (µs) at the current window's start, and the mean CPU time (ms) per ended call over windows; 0 until known. */
+  private windowCpuUs = Number.NaN;
+  private cpuPerCallMs = 0;
   /** The loop's use at the current window's start (see EXCESS_RATIO: a window over capacity keeps the loop busy). */
   private windowLoopUse: EventLoopUtilization | undefined;
   private closed = false;
@@ -462,8 +472,35 @@ export class LoadShedding implements CallMiddleware {
         (since !== undefined &&
           this.time.utilization(since, this.windowLoopUse) >= BACKLOG_BUSY_UTILIZATION));
     const was = this.excess;
+    // The CPU time per ended call (EXCESS_MIN_GROWTH_CPU_MS), learned over the windows in which
+    // the calls ended about as fast as they asked (EXCESS_MIN_ASKS / 2 at least): in one past the
+    // ratio, the CPU time of calls that began and did not end (callers joining, queued work)
+    // would count for the few that ended.
+    const cpu = this.time.cpuUs();
+    if (
+      !pastRatio &&
+      this.ends >= EXCESS_MIN_ASKS / 2 &&
+      this.asks <= EXCESS_RATIO * this.ends &&
+      !Number.isNaN(this.windowCpuUs)
+    ) {
+      const perCall = (cpu - this.windowCpuUs) / 1000 / this.ends;
+      this.cpuPerCallMs =
+        this.cpuPerCallMs === 0
+          ? perCall
+          : this.cpuPerCallMs + (perCall - this.cpuPerCallMs) * EWMA_WEIGHT;
+    }
+    this.windowCpuUs = cpu;
     this.growth = over ? this.growth + this.asks - this.ends : 0;
-    this.excess = over && this.lastWindowOver && this.growth >= EXCESS_MIN_GROWTH;
+    // Until the CPU time per call is known (no window yet in which the calls ended about as
+    // fast as they asked: a process whose first load is past capacity), the offered load is not
+    // taken for past capacity: the queue's and the backlog's bounds hold. (A count of 32 in its
+    // place took 64 I/O-bound callers joining one after another for an overload, loaded machine.)
+    this.excess =
+      over &&
+      this.lastWindowOver &&
+      this.cpuPerCallMs > 0 &&
+      this.growth >= EXCESS_MIN_GROWTH_CALLS &&
+      this.growth * this.cpuPerCallMs >= EXCESS_MIN_GROWTH_CPU_MS;
     if (!this.excess) this.excessFactor = EXCESS_WAIT_FACTOR;
     this.lastWindowOver = over;
     if (this.excess && !was) this.trimQueue();
