@@ -119,6 +119,13 @@ const EXCESS_MIN_ASKS = 8;
 const EXCESS_MIN_GROWTH_CALLS = 4;
 const EXCESS_MIN_GROWTH_CPU_MS = 40;
 /**
+ * Until the CPU time per call is known (no window yet in which the calls ended about as fast as
+ * they asked: a process whose first load is a burst past capacity), the calls waiting must grow
+ * by this many, as before (without it, a burst of 400 at start-up was served past its deadlines:
+ * entry-http's burst test).
+ */
+const EXCESS_MIN_GROWTH = 32;
+/**
  * While the offered load is past capacity, a call may expect to wait before it starts this many
  * unloaded service times (the least latency seen: `floorMs`), EXCESS_MIN_WAIT_MS at least,
  * counting the turn's lateness (the least it already waited unread in its socket: it was there
@@ -491,16 +498,13 @@ export class LoadShedding implements CallMiddleware {
     }
     this.windowCpuUs = cpu;
     this.growth = over ? this.growth + this.asks - this.ends : 0;
-    // Until the CPU time per call is known (no window yet in which the calls ended about as
-    // fast as they asked: a process whose first load is past capacity), the offered load is not
-    // taken for past capacity: the queue's and the backlog's bounds hold. (A count of 32 in its
-    // place took 64 I/O-bound callers joining one after another for an overload, loaded machine.)
     this.excess =
       over &&
       this.lastWindowOver &&
-      this.cpuPerCallMs > 0 &&
-      this.growth >= EXCESS_MIN_GROWTH_CALLS &&
-      this.growth * this.cpuPerCallMs >= EXCESS_MIN_GROWTH_CPU_MS;
+      (this.cpuPerCallMs === 0
+        ? this.growth >= EXCESS_MIN_GROWTH
+        : this.growth >= EXCESS_MIN_GROWTH_CALLS &&
+          this.growth * this.cpuPerCallMs >= EXCESS_MIN_GROWTH_CPU_MS);
     if (!this.excess) this.excessFactor = EXCESS_WAIT_FACTOR;
     this.lastWindowOver = over;
     if (this.excess && !was) this.trimQueue();
