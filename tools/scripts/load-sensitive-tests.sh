@@ -9,6 +9,7 @@ cd "$(dirname "$0")/../.."
 busy="${1:-8}"
 files=(
   "libs/entry-core src/overload/load-shedding.test.ts"
+  "libs/entry-core src/overload/io-bound-callers.test.ts"
   "libs/entry-http src/load-shedding.test.ts"
   "libs/entry-http src/burst.e2e.test.ts"
   "libs/entry-http src/hardening.test.ts"

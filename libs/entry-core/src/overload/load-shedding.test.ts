@@ -6,7 +6,7 @@ import { CallChain, CallContext, type CallHeaders, type CallInfo } from '../midd
 import type { CallRejection } from '../middleware/rejection.js';
 import { TimeoutMiddleware } from '../middleware/timeout/middleware.js';
 import { timeoutSchema } from '../middleware/timeout/schema.js';
-import { LoadShedding } from './load-shedding.js';
+import { LoadShedding, recheckAdmission } from './load-shedding.js';
 import { loadSheddingSchema } from './schema.js';
 import { SimulatedClock } from './test-support/simulated-clock.js';
 
@@ -53,6 +53,8 @@ interface Outcome {
   ranMs?: number;
   /** When an open loop's call was due (it waited from then, unread, until its turn sent it). */
   dueMs?: number;
+  /** Its handler started after the read its headers came in (`reading`), not from the queue. */
+  fromRead?: boolean;
 }
 
 let turn = 0;
@@ -78,6 +80,13 @@ function countTurns(): void {
 const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 /** A transport in miniature: the handler holds the CPU for `workMs` (simulated), then the call ends. */
+/**
+ * While a read of several HTTP/2 streams is being parsed (`openLoop`'s `h2`): the handlers of the
+ * calls admitted at their headers, started once the read is parsed, one after the other (as their
+ * request messages complete), each re-checked first as the gRPC invoker does.
+ */
+let reading: Array<() => void> | undefined;
+
 function start(
   chain: CallChain,
   path: string,
@@ -97,6 +106,15 @@ function start(
         clock.work(workMs + CALL_COST_MS);
         endCall(c, 'OK');
       };
+      if (reading !== undefined) {
+        reading.push(() => {
+          outcome.fromRead = true;
+          const shed = recheckAdmission(c);
+          if (shed === undefined) run();
+          else adapter.refuse(c, shed);
+        });
+        return;
+      }
       // An async handler (a body read, a cache lookup first) does its work in a later turn.
       if (opts.async === true) setImmediate(run);
       else run();
@@ -272,7 +290,7 @@ describe('LoadShedding: a burst spread over turns', () => {
     count: number,
     ratePerMs: number,
     workMs: number,
-    opts: { deadline?: () => number; sync?: boolean; batch?: number } = {},
+    opts: { deadline?: () => number; sync?: boolean; batch?: number; h2?: boolean } = {},
   ): Promise<Outcome[]> {
     const outcomes: Outcome[] = [];
     const started = clock.now();
@@ -291,6 +309,9 @@ describe('LoadShedding: a burst spread over turns', () => {
         // The calls due when the turn began, as a poll phase reads what its sockets held then
         // (a call due while an earlier one's handler holds the CPU is read in the next turn).
         const turnBegan = clock.now();
+        // `h2`: the turn's calls are one read of one HTTP/2 connection: all admitted at their
+        // headers, then their handlers start one after the other (see `reading`).
+        if (opts.h2 === true) reading = [];
         while (outcomes.length < count && dueAt(outcomes.length) <= turnBegan) {
           const dueMs = dueAt(outcomes.length);
           const o = start(chain, '/v1/render', workMs, {
@@ -300,6 +321,9 @@ describe('LoadShedding: a burst spread over turns', () => {
           o.dueMs = dueMs;
           outcomes.push(o);
         }
+        const read = reading;
+        reading = undefined;
+        for (const startHandler of read ?? []) startHandler();
         if (outcomes.length >= count) {
           onTurn = undefined;
           resolve();
@@ -346,7 +370,7 @@ describe('LoadShedding: a burst spread over turns', () => {
     expect(refused.length).toBeGreaterThan(300);
     // What waited did so for about one call's service time (not up to 16 of them, as the queue
     // allows while the offered load is not seen past capacity: here until the calls waiting grew
-    // by EXCESS_MIN_GROWTH, about 200 ms; the calls sent from 300 ms on are measured).
+    // in CPU work by EXCESS_MIN_GROWTH_CPU_MS, ~80 ms; the calls sent from 300 ms on are measured).
     const from = Math.min(...outcomes.map((o) => o.sentMs!)) + 300;
     const waits = ran
       .filter((o) => o.sentMs! >= from)
@@ -368,7 +392,7 @@ describe('LoadShedding: a burst spread over turns', () => {
     // One call every 3.3 ms for 3 s: 900 calls, 9 s of work.
     const outcomes = await openLoop(chain, 900, 0.3, 10, { sync: true });
     const ran = outcomes.filter((o) => o.how === 'ran');
-    // Past capacity is seen within ~300 ms (EXCESS_MIN_GROWTH): the calls due from 500 ms on.
+    // Past capacity is seen within ~100 ms (EXCESS_MIN_GROWTH_CPU_MS): the calls due from 500 ms on.
     const from = Math.min(...outcomes.map((o) => o.dueMs!)) + 500;
     const late = ran.filter((o) => o.dueMs! >= from);
     const waits = late.map((o) => o.ranMs! - o.dueMs!).sort((a, b) => a - b);
@@ -380,6 +404,20 @@ describe('LoadShedding: a burst spread over turns', () => {
     const span =
       Math.max(...late.map((o) => o.ranMs!)) + 10 - Math.min(...late.map((o) => o.ranMs!));
     expect((late.length * 10) / span).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('calls that hold the CPU for 10 ms, offered at 3x: past capacity is seen within a few queued calls (their CPU work), not after 32 of them', async () => {
+    const { chain, ls } = shedding();
+    made.push(ls);
+    // The CPU time per call, learned at a third of what it serves (100 calls over 1 s).
+    await openLoop(chain, 100, 0.03, 10, { sync: true });
+    const outcomes = await openLoop(chain, 300, 0.3, 10, { sync: true });
+    expect(outcomes.filter((o) => o.how === 'refused').length).toBeGreaterThan(100);
+    // The onset: the calls admitted that waited over two service times from when they were due
+    // (their socket included) before their handler began: 7 (the 8th and later calls queued at
+    // the onset are shed), 16 when the calls waiting had to grow by 32 before.
+    const late = outcomes.filter((o) => o.how === 'ran' && o.ranMs! - o.dueMs! > 20);
+    expect(late.length).toBeLessThanOrEqual(8);
   });
 
   it('the same calls at 3x arriving in batches of 9 every 30 ms: the wait allowed grows while the process idles between batches, so that it keeps serving', async () => {
@@ -396,6 +434,43 @@ describe('LoadShedding: a burst spread over turns', () => {
       Math.max(...late.map((o) => o.ranMs!)) + 10 - Math.min(...late.map((o) => o.ranMs!));
     expect((late.length * 10) / span).toBeGreaterThanOrEqual(0.6);
     expect(outcomes.filter((o) => o.how === 'refused').length).toBeGreaterThan(300);
+  });
+
+  it('the same calls at 3x arriving as HTTP/2 reads of several calls (admitted at their headers, each handler starting once its message is read, after the others of the read): re-checked before the handler, some are refused there, half start within one service time of their admission, and the process stays busy', async () => {
+    const { chain, ls } = shedding();
+    made.push(ls);
+    await openLoop(chain, 5, 0.01, 10, { sync: true });
+    const outcomes = await openLoop(chain, 900, 0.3, 10, { sync: true, batch: 6, h2: true });
+    const ran = outcomes.filter((o) => o.how === 'ran');
+    const from = Math.min(...outcomes.map((o) => o.dueMs!)) + 500;
+    const late = ran.filter((o) => o.dueMs! >= from);
+    // Calls admitted at their headers and refused at the re-check, before their handler ran.
+    expect(
+      outcomes.filter((o) => o.fromRead === true && o.how === 'refused').length,
+    ).toBeGreaterThan(0);
+    // From its admission (its headers read) to its handler's start: half of the calls started
+    // within one service time (without the re-check: two, behind the read's other handlers).
+    const waits = late
+      .filter((o) => o.fromRead === true)
+      .map((o) => o.ranMs! - o.sentMs!)
+      .sort((a, b) => a - b);
+    expect(waits.length).toBeGreaterThan(100);
+    expect(waits[Math.floor(waits.length / 2)]).toBeLessThanOrEqual(10.5);
+    // And it kept serving: the calls it ran fill most of their span.
+    const span =
+      Math.max(...late.map((o) => o.ranMs!)) + 10 - Math.min(...late.map((o) => o.ranMs!));
+    expect((late.length * 10) / span).toBeGreaterThanOrEqual(0.6);
+    for (const o of outcomes.filter((x) => x.how === 'refused'))
+      expect(o.rejection?.status).toBe('ResourceExhausted');
+  });
+
+  it('the same reads of several calls at half what it serves: nothing is shed, at admission or at the re-check', async () => {
+    const { chain, ls } = shedding();
+    made.push(ls);
+    await openLoop(chain, 5, 0.01, 10, { sync: true });
+    // 6 calls of 10 ms every 120 ms.
+    const outcomes = await openLoop(chain, 300, 0.05, 10, { sync: true, batch: 6, h2: true });
+    expect(outcomes.filter((o) => o.how === 'refused')).toEqual([]);
   });
 
   it('a closed loop of 16 callers of 10 ms calls (each sends its next call once answered): nothing is shed', async () => {

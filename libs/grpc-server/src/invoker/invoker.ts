@@ -37,6 +37,7 @@ import { endCall, startCall } from '@svcboot/entry-core/internal/call/driver';
 import type { CallAdapter } from '@svcboot/entry-core/internal/call/adapter';
 import type { CallChain } from '@svcboot/entry-core/internal/middleware/call';
 import { HTTP_REQUEST, type HttpRequest } from '@svcboot/entry-core/internal/call/http-request';
+import { recheckAdmission } from '@svcboot/entry-core/internal/overload/load-shedding';
 import { RPC_METHOD, type RpcMethod } from '@svcboot/entry-core/internal/call/rpc-method';
 import { grpcCallInfo, grpcTypeOf, rpcMethodOf, UNKNOWN_RPC } from '../call-info.js';
 import { codeName, codeOfRejection } from '../codes.js';
@@ -384,6 +385,12 @@ class InvokedCall implements CallAdapter, HandlerTarget, Invocation, RequestWait
   private startUnary(): void {
     if (!this.hasRequest) {
       this.endWith(12, `Received no request message for ${this.registered.path}`, undefined);
+      return;
+    }
+    // Admitted at its headers: load shedding may refuse it now, if its turn already ran late.
+    const shed = recheckAdmission(this.context);
+    if (shed !== undefined) {
+      this.refuse(this.context, shed);
       return;
     }
     this.run = this.context.runInScope(this.startHandler, this, undefined);
