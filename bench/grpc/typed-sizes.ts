@@ -29,7 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { create, toBinary, toJsonString } from '@bufbuild/protobuf';
-import { type Client, credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
+import { type Client, credentials } from '@grpc/grpc-js';
 import {
   cpuNs,
   instructionWindows,
@@ -41,6 +41,7 @@ import {
   stopServer,
 } from '../../tools/scripts/ratio/measure.js';
 import { type Doc, DocSchema, State } from './servers/gen/bench/v1/sizes_pb.js';
+import { rawUnaryClient } from '../lib/raw-unary.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -112,20 +113,7 @@ async function start(typed: boolean, cgDir?: string): Promise<Running> {
     env: { SVC_SHED_LOOP: '0', SVC_TYPED: typed ? '1' : '0' },
     callgrindDir: cgDir,
   });
-  const Sizes = makeGenericClientConstructor(
-    {
-      Echo: {
-        path: '/bench.v1.Sizes/Echo',
-        requestStream: false,
-        responseStream: false,
-        requestSerialize: (b: Buffer) => b,
-        requestDeserialize: (b: Buffer) => b,
-        responseSerialize: (b: Buffer) => b,
-        responseDeserialize: (b: Buffer) => b,
-      },
-    },
-    'Sizes',
-  );
+  const Sizes = rawUnaryClient('Sizes', 'Echo', '/bench.v1.Sizes/Echo');
   return {
     typed,
     ...server,

@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Client, Metadata, credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
+import { type Client, Metadata, credentials } from '@grpc/grpc-js';
 import { grpcClient } from '@svcboot/entry-grpcclient';
 import { assertBuilt } from '../lib/built.js';
 import {
@@ -22,27 +22,14 @@ import {
   printTable,
   startCallee,
 } from '../lib/client-cost.js';
+import { rawUnaryClient } from '../lib/raw-unary.js';
 
 assertBuilt('entry-core', 'entry-grpc', 'entry-grpcclient');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { port, child } = await startCallee(path.join(here, 'server.ts'));
 
-const identity = (b: Buffer): Buffer => b;
-const EchoClient = makeGenericClientConstructor(
-  {
-    call: {
-      path: '/bench.v1.Echo/Call',
-      requestStream: false,
-      responseStream: false,
-      requestSerialize: identity,
-      requestDeserialize: identity,
-      responseSerialize: identity,
-      responseDeserialize: identity,
-    },
-  },
-  'Echo',
-);
+const EchoClient = rawUnaryClient('Echo', 'call', '/bench.v1.Echo/Call');
 type Echo = { call(req: Buffer, md: Metadata, cb: (err: Error | null) => void): void };
 
 const address = `target: static:///127.0.0.1:${port}`;

@@ -16,8 +16,9 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Client, credentials, Metadata, makeGenericClientConstructor } from '@grpc/grpc-js';
+import { type Client, credentials, Metadata } from '@grpc/grpc-js';
 import { instructionWindows, startServer, stopServer } from '../../tools/scripts/ratio/measure.js';
+import { rawUnaryClient } from '../lib/raw-unary.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const WARMUP = Number(process.env['WARMUP'] ?? 500);
@@ -45,20 +46,7 @@ function httpCaller(port: number, p: string): Caller {
   };
 }
 
-const Greeter = makeGenericClientConstructor(
-  {
-    Hello: {
-      path: '/api.v1.Greeter/Hello',
-      requestStream: false,
-      responseStream: false,
-      requestSerialize: (b: Buffer) => b,
-      requestDeserialize: (b: Buffer) => b,
-      responseSerialize: (b: Buffer) => b,
-      responseDeserialize: (b: Buffer) => b,
-    },
-  },
-  'Greeter',
-);
+const Greeter = rawUnaryClient('Greeter', 'Hello', '/api.v1.Greeter/Hello');
 
 function grpcCaller(port: number, hold: boolean): Caller & { held?: Client } {
   const client = new Greeter(
