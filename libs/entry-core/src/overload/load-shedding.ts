@@ -657,14 +657,18 @@ export class LoadShedding implements CallMiddleware {
    * a shed call about as much as the rest of its refusal (BENCHMARKS.md, "shed call's cost").
    */
   private refuseAtDoor(call: CallContext, reason: ShedReason): undefined {
-    this.counts[reason].inc();
-    call.rejection = this.rejections[reason];
+    call.rejection = this.refusal(reason);
     return undefined;
   }
 
   private shed(reason: ShedReason): never {
+    throw this.refusal(reason);
+  }
+
+  /** A call shed for `reason`: counted (`svc_shed_total`), and the rejection it is refused with. */
+  private refusal(reason: ShedReason): CallRejection {
     this.counts[reason].inc();
-    throw this.rejections[reason];
+    return this.rejections[reason];
   }
 
   /** The call waits its turn, or is refused when it would wait too long or end past its deadline. */
