@@ -55,9 +55,11 @@ describe("front → back under the back's overload, with the back's pushback hon
         return res.status;
       }),
     );
-    expect(warm).toEqual(Array(calls).fill(200));
+    // (A back just started on a crowded machine may shed some of them: their connections opened.)
+    expect(warm.filter((s) => s !== 200 && s !== 503)).toEqual([]);
     // The back's service time learned on calls one at a time, as a running service knows it.
     for (let i = 0; i < 5; i++) await fetch(`http://127.0.0.1:${front}/v1/front`);
+    const shedBefore = await counted(back, 'svc_shed_total', 'entry_name="back"');
     const before = await counted(back, 'svc_call_res_code_total', 'rest_method="GET"');
     const r = await driveBurst({
       port: front,
@@ -68,7 +70,7 @@ describe("front → back under the back's overload, with the back's pushback hon
     const byStatus: Record<string, number> = {};
     for (const c of r.calls) byStatus[String(c.status)] = (byStatus[String(c.status)] ?? 0) + 1;
     const attempts = (await counted(back, 'svc_call_res_code_total', 'rest_method="GET"')) - before;
-    const shedAtBack = await counted(back, 'svc_shed_total', 'entry_name="back"');
+    const shedAtBack = (await counted(back, 'svc_shed_total', 'entry_name="back"')) - shedBefore;
     const numbers = JSON.stringify({ byStatus, attempts, shedAtBack });
     console.log(`front → back burst: ${numbers}`);
     // The back shed part of the burst, and the front passed its refusal on (503) rather than
@@ -90,7 +92,7 @@ describe("front → back under the back's overload, with the back's pushback hon
 
     // Recovery: once the burst is over, calls through the front are served again, ten in a row
     // (the front's breaker, opened by the refusals, fails some fast until its probes pass).
-    const shedInBurst = shedAtBack;
+    const shedInBurst = shedBefore + shedAtBack;
     await waitFor(
       'the front to serve 10 calls in a row',
       async () => {

@@ -24,6 +24,11 @@ export class Fifo {
     return this.items[this.head];
   }
 
+  /** The call last in line, left in place. */
+  peekLast(): Waiting | undefined {
+    return this.length > 0 ? this.items[this.items.length - 1] : undefined;
+  }
+
   push(w: Waiting): void {
     this.items.push(w);
   }

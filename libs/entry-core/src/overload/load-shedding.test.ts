@@ -602,3 +602,35 @@ describe('LoadShedding: deadlines at admission', () => {
     expect(o.rejection?.status).toBe('DeadlineExceeded');
   });
 });
+
+describe('LoadShedding: a burst of dear calls after a service learned on cheap ones', () => {
+  it('cheap calls queued by a slow turn, then 80 calls of 30 ms in one turn with an 8 s deadline on a crowded machine: the queue is cut within a few releases, none runs past its deadline', async () => {
+    const { chain, ls } = shedding();
+    made.push(ls);
+    // A running service: cheap calls, some of which a slow turn queued (the pace the queue
+    // drains at is learned on them), then the dear route, one call at a time.
+    for (let round = 0; round < 3; round++) {
+      const slow = start(chain, '/v1/render', 15);
+      const cheap = Array.from({ length: 32 }, () => start(chain, '/v1/cheap', 0));
+      await settled([slow, ...cheap]);
+      await sleep(50);
+    }
+    for (let i = 0; i < 5; i++) {
+      await settled([start(chain, '/v1/work', 30)]);
+      await sleep(20);
+    }
+    // The machine is crowded from now on: every turn the OS runs another process for 60 ms.
+    onTurn = () => clock.pause(60);
+    const deadline = Date.now() + 8000;
+    const outcomes = Array.from({ length: 80 }, () => start(chain, '/v1/work', 30, { deadline }));
+    await settled(outcomes);
+    onTurn = undefined;
+    const refused = outcomes.filter((o) => o.how === 'refused');
+    const ran = outcomes.filter((o) => o.how === 'ran');
+    expect(refused.length).toBeGreaterThan(0);
+    for (const o of ran)
+      expect(clock.dateMs() - clock.now() + o.ranMs! + 30).toBeLessThanOrEqual(deadline);
+    // Refused early, as soon as the pace of the queue is seen: within the first second.
+    expect(ran.filter((o) => o.ranMs! - o.sentMs! > 1000).length).toBeLessThan(refused.length);
+  });
+});

@@ -284,6 +284,8 @@ export class LoadShedding implements CallMiddleware {
   /** Mean gap (ms) between two releases, measured by calls waiting through it; 0 until known. */
   private gapMs = 0;
   private lastReleaseMs = Number.NaN;
+  /** The process's CPU time (µs) at the last release (see `drain`). */
+  private lastReleaseCpuUs = 0;
   /** How many calls the last round of the drain let through (the gap is its length over them). */
   private lastRoundReleased = 1;
   /** Since when (the clock's `now()` ms, performance.now()) the queue has had a call waiting; NaN while it is empty. */
@@ -532,19 +534,25 @@ export class LoadShedding implements CallMiddleware {
   }
 
   /**
-   * The offered load was just seen past capacity: the calls at the end of the queue that the
-   * tighter bound would have shed are shed now (`queue_time`), rather than served late.
+   * The calls at the end of the queue that would be refused if they asked now are refused now
+   * (`queue_time`, or `deadline` when they could not end before it), rather than served late:
+   * when the offered load is first seen past capacity (its tighter bound), and after each round
+   * of the drain (the pace it measured may be slower than the one they were queued on: a burst
+   * of a dear route after cheap calls).
    */
   private trimQueue(): void {
     const gap = this.releaseGapMs();
-    const bound = Math.min(this.allowedWaitMs(), this.excessWaitMs());
-    while (
-      this.queue.length > 0 &&
-      (this.queue.length + this.criticalQueue.length - 1) * gap > bound
-    ) {
-      const w = this.queue.pop()!;
-      this.counts.queue_time.inc();
-      w.reject(this.rejections.queue_time);
+    for (let w = this.queue.peekLast(); w !== undefined; w = this.queue.peekLast()) {
+      const ahead = this.queue.length + this.criticalQueue.length - 1;
+      const waitMs = ahead * gap;
+      const deadline = w.call.deadline;
+      let reason: ShedReason;
+      if (this.queueOverWait(ahead, waitMs, false)) reason = 'queue_time';
+      else if (deadline !== Infinity && this.time.dateMs() + waitMs + this.serviceMs > deadline)
+        reason = 'deadline';
+      else return;
+      this.queue.pop();
+      w.reject(this.refusal(reason));
     }
   }
 
@@ -769,12 +777,17 @@ export class LoadShedding implements CallMiddleware {
         // A call that was already waiting at the last round saw one whole round: the drain's
         // pace is that round's length over the calls it let through.
         if (w.queuedMs <= this.lastReleaseMs) {
-          // A gap more than twice the mean counts as twice the mean: a pause of the process (the
-          // scheduler ran another) says nothing of the drain's pace; a real slowdown still moves
-          // the mean up within a few releases.
-          const measured = (now - this.lastReleaseMs) / this.lastRoundReleased;
-          const gap = this.gapMs === 0 ? measured : Math.min(measured, 2 * this.gapMs);
-          this.gapMs = this.gapMs === 0 ? gap : this.gapMs + (gap - this.gapMs) * EWMA_WEIGHT;
+          // The round's wall time, at most the CPU time the process spent meanwhile: a pause of
+          // the process (the scheduler ran another) says nothing of the drain's pace, and calls
+          // that became dearer than those the mean was learned on (a burst of a dear route after
+          // cheap ones) move it at once (a cap at twice the mean took ~20 releases to learn 30 ms
+          // calls after cheap ones, while a burst of them queued on the old pace).
+          const cpu = this.time.cpuUs();
+          const measured =
+            Math.min(now - this.lastReleaseMs, (cpu - this.lastReleaseCpuUs) / 1000) /
+            this.lastRoundReleased;
+          this.gapMs =
+            this.gapMs === 0 ? measured : this.gapMs + (measured - this.gapMs) * EWMA_WEIGHT;
         }
       }
       this.admit(call, isUnary(call), now);
@@ -784,7 +797,10 @@ export class LoadShedding implements CallMiddleware {
     if (released > 0) {
       // The gap is measured between rounds from a queue that stayed non-empty.
       this.lastReleaseMs = now;
+      this.lastReleaseCpuUs = this.time.cpuUs();
       this.lastRoundReleased = released;
+      // The calls queued on an older pace that the one measured now would not have let wait.
+      this.trimQueue();
     }
     if (this.queue.length + this.criticalQueue.length === 0) this.queueSince = Number.NaN;
     else if (released > 0) this.scheduleDrain();

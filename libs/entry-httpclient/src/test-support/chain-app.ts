@@ -3,7 +3,7 @@
  * the default load shedding but a pushback of 20 s (longer than the front's deadline), the caller's deadline read from `grpc-timeout` (what the httpclient
  * sends), and `GET /v1/work`, which holds the CPU for 30 ms (of CPU time; `?ms=0`: none, to open
  * the front's pool without load), and `GET /v1/hold?n=N`, which answers once N calls of it are
- * waiting (so that the front's pool opens N connections to the back, whatever the pace the back
+ * waiting, or after 3 s (so that the front's pool opens N connections to the back, whatever the pace the back
  * accepts them at). ROLE=front: an
  * httpserver entry on $PORT whose `GET /v1/front` (its query passed on) calls the back's `/v1/work` through an httpclient
  * entry (retries on 503 up to 3 attempts, a breaker), within the inbound call's 8 s deadline (long enough that the back's refusals, not the deadline, answer the burst on a crowded machine), and
@@ -24,6 +24,13 @@ const role = process.env['ROLE'];
 
 /** The calls of `/v1/hold` waiting for the rest of their group. */
 const holding: Array<() => void> = [];
+/** The longest a call of `/v1/hold` waits for the rest of its group (ms). */
+const HOLD_MAX_MS = 3000;
+let holdTimer: NodeJS.Timeout | undefined;
+function releaseHolding(): void {
+  clearTimeout(holdTimer);
+  for (const release of holding.splice(0)) release();
+}
 
 if (role === 'back')
   await runApp(
@@ -33,7 +40,11 @@ if (role === 'back')
         const n = Number(ctx.query['n']);
         await new Promise<void>((resolve) => {
           holding.push(resolve);
-          if (holding.length >= n) for (const release of holding.splice(0)) release();
+          // The whole group once N wait, or what waits after HOLD_MAX_MS: a freshly started back
+          // on a crowded machine may shed some of the group (the front's pool still opened their
+          // connections), and the rest must not wait for calls that never come.
+          if (holding.length === 1) holdTimer = setTimeout(releaseHolding, HOLD_MAX_MS);
+          if (holding.length >= n) releaseHolding();
         });
         ctx.body = { ok: true };
       });
