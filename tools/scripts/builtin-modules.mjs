@@ -38,9 +38,12 @@ export const builtinModules = {
   setup(b) {
     b.onResolve({ filter: /^[a-z_/0-9:]+$/ }, (args) => {
       if (!isBuiltin(args.path)) return undefined;
-      if (args.kind !== 'import-statement')
-        return { path: args.path, external: true }; // import(): loaded when it runs, as before.
-      return { path: args.path.startsWith('node:') ? args.path : `node:${args.path}`, namespace: NAMESPACE };
+      // import() and require(): as before, loaded when they run.
+      if (args.kind !== 'import-statement') return { path: args.path, external: true };
+      return {
+        path: args.path.startsWith('node:') ? args.path : `node:${args.path}`,
+        namespace: NAMESPACE,
+      };
     });
     b.onLoad({ filter: /.*/, namespace: NAMESPACE }, (args) => ({
       contents: builtinSource(args.path),
