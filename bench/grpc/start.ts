@@ -19,6 +19,11 @@
  * BENCH_MODULES=1 also starts each server once more, unmeasured, with a module counter (an ES
  * module load hook and CommonJS's compile, each file once), and prints how many modules each loaded until its port
  * accepted, and the packages with the most.
+ * BENCH_HEAP=1 also starts each server once more, unmeasured, with `--expose-gc` and a module
+ * that answers SIGUSR2 with process.memoryUsage() and v8.getHeapSpaceStatistics(), before and
+ * after a full GC, sent after the same idle second: where the RSS difference lies (each heap
+ * space's committed memory against what it holds; the young generation's size is what V8 grew it
+ * to during the start, kept while idle).
  * BENCH_BASELINE=<dir> adds the one-entry app of another checkout (its libs built, its own
  * node_modules/@svcboot links) as one more server in the same run, started in turn with the
  * others: a before/after of a change, interleaved.
@@ -62,6 +67,32 @@ const COUNT_MODULES = `data:text/javascript,${encodeURIComponent(
     "Module.prototype._compile = function (content, filename) { appendFileSync(out, 'cjs ' + filename + '\\n'); return compile.call(this, content, filename); };",
   ].join('\n'),
 )}`;
+
+const heapBreakdown = process.env['BENCH_HEAP'] === '1';
+/** Imported by a BENCH_HEAP start: on SIGUSR2 writes the memory figures to HEAP_FILE. */
+const HEAP_DUMP = `data:text/javascript,${encodeURIComponent(
+  [
+    "import v8 from 'node:v8';",
+    "import { writeFileSync } from 'node:fs';",
+    'const figures = () => ({ ...process.memoryUsage(), spaces: v8.getHeapSpaceStatistics() });',
+    "process.on('SIGUSR2', () => { const atRest = figures(); globalThis.gc(); writeFileSync(process.env.HEAP_FILE, JSON.stringify({ atRest, afterGc: figures() })); });",
+  ].join('\n'),
+)}`;
+
+interface HeapSpace {
+  space_name: string;
+  space_size: number;
+  space_used_size: number;
+  physical_space_size: number;
+}
+interface HeapFigures {
+  rss: number;
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  spaces: HeapSpace[];
+}
 
 interface Subject {
   name: string;
@@ -219,6 +250,7 @@ async function startOnce(
   cacheDir?: string,
   warmUp = false,
   modulesFile?: string,
+  heapFile?: string,
 ): Promise<{ ms: number; cpuMs: number; rssMiB: number }> {
   const port = await freePort();
   const node = [
@@ -227,6 +259,7 @@ async function startOnce(
     ...(profile && cpuProf && !warmUp ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : []),
     ...(warmUp ? ['--import', FLUSH_ON_SIGTERM] : []),
     ...(modulesFile === undefined ? [] : ['--import', COUNT_MODULES]),
+    ...(heapFile === undefined ? [] : ['--expose-gc', '--import', HEAP_DUMP]),
     file,
   ];
   const [cmd, ...args] = pinned ? ['taskset', '-c', '1', ...node] : node;
@@ -238,6 +271,7 @@ async function startOnce(
       NO_COLOR: '1',
       ...(cacheDir === undefined ? {} : { NODE_COMPILE_CACHE: cacheDir }),
       ...(modulesFile === undefined ? {} : { MODULES_FILE: modulesFile }),
+      ...(heapFile === undefined ? {} : { HEAP_FILE: heapFile }),
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -257,6 +291,14 @@ async function startOnce(
     await new Promise((r) => setTimeout(r, IDLE_MS));
     const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
     const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
+    if (heapFile !== undefined) {
+      child.kill('SIGUSR2');
+      const deadline = Date.now() + 10_000;
+      while ((await readFile(heapFile, 'utf8').catch(() => '')) === '') {
+        if (Date.now() > deadline) throw new Error(`${file} wrote no heap figures within 10 s`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
     return { ms, cpuMs, rssMiB };
   } finally {
     if (child.exitCode === null) child.kill('SIGTERM');
@@ -275,6 +317,47 @@ const median = (xs: number[]): number => {
 };
 const f0 = (n: number): string => n.toFixed(0);
 const f1 = (n: number): string => n.toFixed(1);
+
+/**
+ * BENCH_HEAP: one more start of each server, its memory at rest by heap space, MiB: committed
+ * (physical) and used, then what is used after a full GC; the last column svcboot − the peer.
+ */
+async function printHeapBreakdown(files: string[]): Promise<void> {
+  const figures: { atRest: HeapFigures; afterGc: HeapFigures }[] = [];
+  for (const [k, file] of files.entries()) {
+    const out = path.join(os.tmpdir(), `svc-start-heap-${process.pid}-${k}.json`);
+    try {
+      await startOnce(file, false, undefined, false, undefined, out);
+      figures.push(JSON.parse(await readFile(out, 'utf8')));
+    } finally {
+      await rm(out, { force: true });
+    }
+  }
+  const mib = (n: number): string => (n / 1024 / 1024).toFixed(2);
+  const row = (label: string, of: (f: (typeof figures)[number]) => number): void => {
+    const values = figures.map(of);
+    console.log(
+      `| ${label} | ${values.map(mib).join(' | ')} | ${values[0]! - values[1]! >= 0 ? '+' : ''}${mib(values[0]! - values[1]!)} |`,
+    );
+  };
+  console.log(
+    `\n> Memory at rest of one more start each (\`--expose-gc\`), ${IDLE_MS} ms after the port accepted: process.memoryUsage() and v8.getHeapSpaceStatistics(), MiB. A space's committed memory is what counts in the RSS; "used" is what it holds; "after GC" what a full GC leaves.\n`,
+  );
+  console.log(`| MiB | ${SUBJECTS.map((s) => s.name).join(' | ')} | svcboot − peer |`);
+  console.log(`|---|${SUBJECTS.map(() => '---:|').join('')}---:|`);
+  for (const key of ['rss', 'heapTotal', 'heapUsed', 'external', 'arrayBuffers'] as const)
+    row(key, (f) => f.atRest[key]);
+  const space = (f: HeapFigures, name: string): HeapSpace | undefined =>
+    f.spaces.find((s) => s.space_name === name);
+  const names = figures[0]!.atRest.spaces.map((s) => s.space_name);
+  for (const name of names) {
+    if (figures.every((f) => (space(f.atRest, name)?.physical_space_size ?? 0) === 0)) continue;
+    row(`${name} committed`, (f) => space(f.atRest, name)?.physical_space_size ?? 0);
+    row(`${name} used`, (f) => space(f.atRest, name)?.space_used_size ?? 0);
+    row(`${name} used after GC`, (f) => space(f.afterGc, name)?.space_used_size ?? 0);
+  }
+  row('heapUsed after GC', (f) => f.afterGc.heapUsed);
+}
 
 ensureBuilt();
 const files = await Promise.all(
@@ -320,6 +403,7 @@ try {
   console.log(
     `\n> svcboot ÷ peer: start **${ratio.toFixed(2)}×** (goal ≤ 1.20×: ${ratio <= 1.2 ? 'met' : 'not met'}; the wall time moves with the machine's load), start CPU **${cpuRatio.toFixed(2)}×**, idle RSS **${extra >= 0 ? '+' : ''}${f1(extra)} MiB** (goal ≤ +10 MiB: ${extra <= 10 ? 'met' : 'not met'}).`,
   );
+  if (heapBreakdown) await printHeapBreakdown(files);
   if (countModules) {
     console.log(
       "\n| server | modules loaded at start (ES / CommonJS) | svcboot's own (libs/*) | the packages with the most |",

@@ -29,10 +29,23 @@
 //
 // Why: each file of a start costs Node a resolve, a read and a compile (BENCHMARKS.md, "Session
 // 12: bundled packages").
+//
+// Two things a start would otherwise keep in memory (BENCHMARKS.md, "Idle RSS: builtins and
+// two-byte sources"):
+// - Node builtins (`node:http`, `node:fs`, ...) come from `process.getBuiltinModule()`, not from an
+//   ES import: an ES import of a builtin builds its ES facade, which reads every export, lazy
+//   getters included (`node:http`'s `WebSocket` loads undici, a few MiB that stay). The bundle
+//   reads only the exports the code names (builtin-modules.mjs).
+// - Non-ASCII characters that esbuild leaves in comments (its `charset: 'ascii'` escapes strings,
+//   templates, regular expressions and identifiers, not comments) are written as `\u{...}`: one
+//   such character makes V8 keep the whole file's source, which it holds while the module lives,
+//   as two bytes a character instead of one.
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { asciiComments } from './ascii-comments.mjs';
+import { builtinModules } from './builtin-modules.mjs';
 
 const manifest = JSON.parse(readFileSync('package.json', 'utf8'));
 const inlineAt = process.argv.indexOf('--inline');
@@ -187,9 +200,18 @@ await build({
         }));
       },
     },
+    builtinModules,
     external,
   ],
 });
+
+for (const file of readdirSync('dist')) {
+  if (!/^(package|chunk-.+)\.js$/.test(file)) continue;
+  const p = path.join('dist', file);
+  const text = readFileSync(p, 'utf8');
+  const ascii = asciiComments(text, p);
+  if (ascii !== text) writeFileSync(p, ascii);
+}
 
 for (const { out, names, prefix } of stubs) {
   const file = path.join('dist', `${out}.js`);
