@@ -4,7 +4,9 @@
 //
 // - dist/package.js (+ .map): every module the package's exports reach statically, bundled by
 //   esbuild, each module's code once; what they reach only through `import()` goes into
-//   dist/chunk-<hash>.js files (code splitting), loaded when the import() runs, as before.
+//   dist/chunk-<hash>.js files (code splitting), loaded when the import() runs, as before. The
+//   chunks of code that package.js shares with those go back into package.js (a second pass,
+//   mergeStaticChunks): a start loads no chunk file, only the import()-only ones load on demand.
 // - Every export of package.json with a `svcboot-source` and a `default` condition keeps its
 //   dist/ file (`.`, `./call`, `./internal/*`, ...): a file that re-exports that entry point's
 //   names from dist/package.js (live bindings, the same instances for every entry point), so
@@ -164,8 +166,9 @@ function removeJs(dir) {
 }
 removeJs('dist');
 
-await build({
+const split = await build({
   ...common,
+  metafile: true,
   entryPoints: [{ in: 'svcboot-package-entry', out: 'package' }],
   chunkNames: 'chunk-[hash]',
   ...(inline.size === 0 ? {} : inlinedBanner()),
@@ -190,6 +193,128 @@ await build({
     external,
   ],
 });
+
+await mergeStaticChunks(split.metafile);
+
+/**
+ * esbuild's code splitting puts the modules that dist/package.js shares with the `import()`ed
+ * ones into chunks of their own, which package.js imports statically: files that every start
+ * loads. This folds those chunks into package.js (a second esbuild pass over the first's output,
+ * its source maps followed), which then also exports what the `import()`-only chunks took from
+ * them (as `c<k>$<name>`), and points those chunks' imports at package.js: each module once, in
+ * one file, and the `import()`-only chunks still loaded when their import() runs.
+ */
+async function mergeStaticChunks(metafile) {
+  const chunkOf = (p) => /^dist\/(chunk-[A-Z0-9]+\.js)$/.exec(p)?.[1];
+  const staticChunks = new Set();
+  const visit = (out) => {
+    for (const i of metafile.outputs[out].imports)
+      if (i.kind === 'import-statement' && chunkOf(i.path) && !staticChunks.has(chunkOf(i.path))) {
+        staticChunks.add(chunkOf(i.path));
+        visit(i.path);
+      }
+  };
+  visit('dist/package.js');
+  if (staticChunks.size === 0) return;
+  const lazyChunks = Object.keys(metafile.outputs)
+    .map(chunkOf)
+    .filter((c) => c !== undefined && !staticChunks.has(c));
+  for (const out of Object.keys(metafile.outputs))
+    for (const i of metafile.outputs[out].imports)
+      if (i.kind === 'dynamic-import' && staticChunks.has(chunkOf(i.path)))
+        throw new Error(`bundle-lib: ${out} import()s ${i.path}, which package.js loads anyway`);
+
+  /** `chunk-X.js` → its names the lazy chunks import, each with the name package.js gives it. */
+  const wanted = new Map();
+  const rename = (chunk, name) => {
+    let names = wanted.get(chunk);
+    if (names === undefined) wanted.set(chunk, (names = new Map()));
+    if (!names.has(name)) names.set(name, `c${[...wanted.keys()].indexOf(chunk)}$${name}`);
+    return names.get(name);
+  };
+  const importFrom = /import\s*(\{[^}]*\})?\s*(from\s*)?"\.\/(chunk-[A-Z0-9]+\.js)";/g;
+  const rewritten = new Map();
+  for (const lazy of lazyChunks) {
+    const file = path.join('dist', lazy);
+    const text = readFileSync(file, 'utf8').replace(importFrom, (all, names, _from, chunk) => {
+      if (!staticChunks.has(chunk)) return all;
+      if (names === undefined) return 'import "./package.js";';
+      // One name a line, as esbuild wrote them: the source map's lines stay right.
+      const renamed = names.replace(
+        /([A-Za-z_$][\w$]*)(\s+as\s+[A-Za-z_$][\w$]*)?/g,
+        (_m, name, as) =>
+          `${rename(chunk, name)} as ${as === undefined ? name : as.replace(/^\s+as\s+/, '')}`,
+      );
+      return `import ${renamed} from "./package.js";`;
+    });
+    if ([...text.matchAll(/"\.\/(chunk-[A-Z0-9]+\.js)"/g)].some((m) => staticChunks.has(m[1])))
+      throw new Error(
+        `bundle-lib: ${lazy} imports a static chunk in a form this script does not rewrite`,
+      );
+    rewritten.set(file, text);
+  }
+
+  const entry = [
+    'export * from "./package.js";',
+    ...[...wanted].map(
+      ([chunk, names]) =>
+        `export { ${[...names].map(([name, as]) => `${name} as ${as}`).join(', ')} } from "./${chunk}";`,
+    ),
+  ].join('\n');
+  const banner = inline.size === 0 ? undefined : inlinedBanner().banner;
+  /** The lines of the banner after its legal comment: code, which esbuild reads as the file's. */
+  const bannerCode = banner?.js.split('\n').slice(1).join('\n');
+  const merged = await build({
+    ...common,
+    ...(banner === undefined ? {} : { banner }),
+    splitting: false,
+    outdir: undefined,
+    outfile: 'dist/package.js',
+    write: false,
+    allowOverwrite: true,
+    entryPoints: ['svcboot-merged-entry'],
+    sourcemap: true,
+    sourcesContent: false,
+    plugins: [
+      {
+        name: 'merged-entry',
+        setup(b) {
+          b.onResolve({ filter: /^svcboot-merged-entry$/ }, () => ({
+            path: 'merged',
+            namespace: 'svcboot-merged',
+          }));
+          b.onLoad({ filter: /.*/, namespace: 'svcboot-merged' }, () => ({
+            contents: entry,
+            resolveDir: path.resolve('dist'),
+            loader: 'js',
+          }));
+          // The files' banner once, for the merged file: not one `require` per chunk.
+          if (banner !== undefined)
+            b.onLoad({ filter: /\.js$/ }, (args) => ({
+              contents: readFileSync(args.path, 'utf8').replace(bannerCode, ''),
+              resolveDir: path.dirname(args.path),
+              loader: 'js',
+            }));
+          // Packages stay imports; the import()-only chunks stay files of their own.
+          b.onResolve({ filter: /^[^.]/ }, (args) =>
+            args.namespace === 'svcboot-merged' ? undefined : { path: args.path, external: true },
+          );
+          b.onResolve({ filter: /^\.\/chunk-/ }, (args) =>
+            lazyChunks.includes(args.path.slice(2))
+              ? { path: args.path, external: true }
+              : undefined,
+          );
+        },
+      },
+    ],
+  });
+  for (const chunk of staticChunks) {
+    rmSync(path.join('dist', chunk));
+    rmSync(path.join('dist', `${chunk}.map`), { force: true });
+  }
+  for (const f of merged.outputFiles) writeFileSync(f.path, f.contents);
+  for (const [file, text] of rewritten) writeFileSync(file, text);
+}
 
 for (const { out, names, prefix } of stubs) {
   const file = path.join('dist', `${out}.js`);

@@ -57,6 +57,10 @@ describe.each([
     // Recording works: the start resolved grpc-js and the server's own modules.
     expect(report.atStart.some((m) => m.includes('@grpc/grpc-js'))).toBe(true);
     expect(protobufEs(report.atStart)).toEqual([]);
+    // A lib's dist/ is its package.js and the files of its entry points; a dist/chunk-*.js file
+    // holds what only an import() reaches (bundle-lib.mjs folds the chunks package.js shares
+    // with those into package.js), so a start that turns on no such feature loads none.
+    expect(report.atStart.filter((m) => /\/dist\/chunk-[^/]*\.js$/.test(m))).toEqual([]);
     // RpcError with a google.rpc detail, the registry and a schema: protobuf-es, loaded then.
     expect(report.typed).toEqual({
       reason: 'SHELF_GONE',
