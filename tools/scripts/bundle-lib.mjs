@@ -12,7 +12,9 @@
 //   names from dist/package.js (live bindings, the same instances for every entry point), so
 //   `exports` and the declarations do not change.
 // - Every bare specifier (third-party packages, node: builtins, the sibling @svcboot/* packages,
-//   this package's own name) stays an import that Node resolves at run time.
+//   this package's own name) stays an import that Node resolves at run time. An import of a
+//   sibling's `internal/<module>`, where that sibling exports `./internal` (its dist/package.js),
+//   becomes an import of `<sibling>/internal` (internalImports): one file at start, not one a module.
 // - Importing any entry point evaluates the whole package's module graph (not only the modules
 //   that entry point reaches): the modules' top levels are declarations (and
 //   package-copies.ts's registration), so this costs the compile of code that is not called.
@@ -75,6 +77,52 @@ for (const target of Object.values(manifest.exports ?? {})) {
 }
 if (entries.size === 0) throw new Error('bundle-lib: no export with svcboot-source and default');
 
+const requireHere = createRequire(path.resolve('package.json'));
+/**
+ * `@svcboot/<pkg>/internal/<module>` of a package bundled by this script whose package.json
+ * exports `./internal` (its dist/package.js): the module's entry-point file (one more file
+ * for a start to load, for each module) is replaced by an import of the same names from
+ * `./internal`, where package.js exports them as `<module path>$<name>`. The entry-point file
+ * says which names: it is `export { <prefix><name> as <name>, ... } from "<...>/package.js"`.
+ */
+const internalImports = {
+  name: 'svcboot-internal-imports',
+  setup(b) {
+    b.onResolve({ filter: /^@svcboot\/[a-z0-9-]+\/internal\/./ }, (args) => {
+      const [, pkg, mod] = /^(@svcboot\/[a-z0-9-]+)\/internal\/(.+)$/.exec(args.path);
+      let manifestFile;
+      try {
+        manifestFile = requireHere.resolve(`${pkg}/package.json`);
+      } catch {
+        return undefined;
+      }
+      const exportsField = JSON.parse(readFileSync(manifestFile, 'utf8')).exports ?? {};
+      const target = exportsField[`./internal/${mod}`]?.default;
+      if (exportsField['./internal']?.default !== './dist/package.js' || target === undefined)
+        return undefined;
+      return {
+        path: path.join(path.dirname(manifestFile), target),
+        namespace: 'svcboot-internal',
+        pluginData: { pkg },
+      };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'svcboot-internal' }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      const internal = JSON.stringify(`${args.pluginData.pkg}/internal`);
+      if (/^import "(?:\.\.?\/)+package\.js";\n$/.test(text))
+        return { contents: `import ${internal};\n`, resolveDir: process.cwd(), loader: 'js' };
+      const m = /^export \{([^}]*)\} from "(?:\.\.?\/)+package\.js";\n$/.exec(text);
+      if (m === null)
+        throw new Error(`bundle-lib: ${args.path} is not an entry-point file of bundle-lib.mjs`);
+      return {
+        contents: `export {${m[1]}} from ${internal};\n`,
+        resolveDir: process.cwd(),
+        loader: 'js',
+      };
+    });
+  },
+};
+
 const external = {
   name: 'packages-external',
   setup(b) {
@@ -109,7 +157,7 @@ const probe = await build({
   entryPoints: [...entries].map(([out, source]) => ({ in: source, out })),
   write: false,
   metafile: true,
-  plugins: [external],
+  plugins: [internalImports, external],
 });
 /** Entry point → its export names; the package file exports each as `e<k>$<name>`. */
 const stubs = [];
@@ -117,7 +165,11 @@ const lines = [];
 for (const [out, source] of entries) {
   const names = probe.metafile.outputs[`dist/${out}.js`]?.exports;
   if (names === undefined) throw new Error(`bundle-lib: no output for ${out}`);
-  const prefix = `e${stubs.length}$`;
+  // From the entry's path (`call/driver` → `call_driver$`): the names `./internal` gives other
+  // packages (internalImports) stay those of the module as long as it keeps its path and names.
+  const prefix = `${out.replace(/[^A-Za-z0-9]/g, '_')}$`;
+  if (stubs.some((s) => s.prefix === prefix))
+    throw new Error(`bundle-lib: two entry points make the prefix ${prefix}`);
   const from = JSON.stringify(`./${source.replace(/^\.\//, '')}`);
   lines.push(
     names.length === 0
@@ -190,6 +242,7 @@ const split = await build({
         }));
       },
     },
+    internalImports,
     external,
   ],
 });
