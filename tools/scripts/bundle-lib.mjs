@@ -159,7 +159,7 @@ const probe = await build({
   metafile: true,
   plugins: [internalImports, external],
 });
-/** Entry point → its export names; the package file exports each as `e<k>$<name>`. */
+/** Entry point → its export names; the package file exports each as `<entry path>$<name>`. */
 const stubs = [];
 const lines = [];
 for (const [out, source] of entries) {
@@ -368,6 +368,19 @@ async function mergeStaticChunks(metafile) {
   for (const f of merged.outputFiles) writeFileSync(f.path, f.contents);
   for (const [file, text] of rewritten) writeFileSync(file, text);
 }
+
+// package.js's declarations, for `./internal` (attw: an export without types fails): each name
+// typed from its entry point's declarations, which tsc wrote.
+writeFileSync(
+  path.join('dist', 'package.d.ts'),
+  stubs
+    .filter(({ names }) => names.length > 0)
+    .map(
+      ({ out, names, prefix }) =>
+        `export { ${names.map((n) => `${n} as ${prefix}${n}`).join(', ')} } from ${JSON.stringify(`./${out}.js`)};\n`,
+    )
+    .join(''),
+);
 
 for (const { out, names, prefix } of stubs) {
   const file = path.join('dist', `${out}.js`);
