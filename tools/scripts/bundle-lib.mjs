@@ -4,13 +4,17 @@
 //
 // - dist/package.js (+ .map): every module the package's exports reach statically, bundled by
 //   esbuild, each module's code once; what they reach only through `import()` goes into
-//   dist/chunk-<hash>.js files (code splitting), loaded when the import() runs, as before.
+//   dist/chunk-<hash>.js files (code splitting), loaded when the import() runs, as before. The
+//   chunks of code that package.js shares with those go back into package.js (a second pass,
+//   mergeStaticChunks): a start loads no chunk file, only the import()-only ones load on demand.
 // - Every export of package.json with a `svcboot-source` and a `default` condition keeps its
 //   dist/ file (`.`, `./call`, `./internal/*`, ...): a file that re-exports that entry point's
 //   names from dist/package.js (live bindings, the same instances for every entry point), so
 //   `exports` and the declarations do not change.
 // - Every bare specifier (third-party packages, node: builtins, the sibling @svcboot/* packages,
-//   this package's own name) stays an import that Node resolves at run time.
+//   this package's own name) stays an import that Node resolves at run time. An import of a
+//   sibling's `internal/<module>`, where that sibling exports `./internal` (its dist/package.js),
+//   becomes an import of `<sibling>/internal` (internalImports): one file at start, not one a module.
 // - Importing any entry point evaluates the whole package's module graph (not only the modules
 //   that entry point reaches): the modules' top levels are declarations (and
 //   package-copies.ts's registration), so this costs the compile of code that is not called.
@@ -86,6 +90,52 @@ for (const target of Object.values(manifest.exports ?? {})) {
 }
 if (entries.size === 0) throw new Error('bundle-lib: no export with svcboot-source and default');
 
+const requireHere = createRequire(path.resolve('package.json'));
+/**
+ * `@svcboot/<pkg>/internal/<module>` of a package bundled by this script whose package.json
+ * exports `./internal` (its dist/package.js): the module's entry-point file (one more file
+ * for a start to load, for each module) is replaced by an import of the same names from
+ * `./internal`, where package.js exports them as `<module path>$<name>`. The entry-point file
+ * says which names: it is `export { <prefix><name> as <name>, ... } from "<...>/package.js"`.
+ */
+const internalImports = {
+  name: 'svcboot-internal-imports',
+  setup(b) {
+    b.onResolve({ filter: /^@svcboot\/[a-z0-9-]+\/internal\/./ }, (args) => {
+      const [, pkg, mod] = /^(@svcboot\/[a-z0-9-]+)\/internal\/(.+)$/.exec(args.path);
+      let manifestFile;
+      try {
+        manifestFile = requireHere.resolve(`${pkg}/package.json`);
+      } catch {
+        return undefined;
+      }
+      const exportsField = JSON.parse(readFileSync(manifestFile, 'utf8')).exports ?? {};
+      const target = exportsField[`./internal/${mod}`]?.default;
+      if (exportsField['./internal']?.default !== './dist/package.js' || target === undefined)
+        return undefined;
+      return {
+        path: path.join(path.dirname(manifestFile), target),
+        namespace: 'svcboot-internal',
+        pluginData: { pkg },
+      };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'svcboot-internal' }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      const internal = JSON.stringify(`${args.pluginData.pkg}/internal`);
+      if (/^import "(?:\.\.?\/)+package\.js";\n$/.test(text))
+        return { contents: `import ${internal};\n`, resolveDir: process.cwd(), loader: 'js' };
+      const m = /^export \{([^}]*)\} from "(?:\.\.?\/)+package\.js";\n$/.exec(text);
+      if (m === null)
+        throw new Error(`bundle-lib: ${args.path} is not an entry-point file of bundle-lib.mjs`);
+      return {
+        contents: `export {${m[1]}} from ${internal};\n`,
+        resolveDir: process.cwd(),
+        loader: 'js',
+      };
+    });
+  },
+};
+
 const external = {
   name: 'packages-external',
   setup(b) {
@@ -120,15 +170,19 @@ const probe = await build({
   entryPoints: [...entries].map(([out, source]) => ({ in: source, out })),
   write: false,
   metafile: true,
-  plugins: [external],
+  plugins: [internalImports, external],
 });
-/** Entry point → its export names; the package file exports each as `e<k>$<name>`. */
+/** Entry point → its export names; the package file exports each as `<entry path>$<name>`. */
 const stubs = [];
 const lines = [];
 for (const [out, source] of entries) {
   const names = probe.metafile.outputs[`dist/${out}.js`]?.exports;
   if (names === undefined) throw new Error(`bundle-lib: no output for ${out}`);
-  const prefix = `e${stubs.length}$`;
+  // From the entry's path (`call/driver` → `call_driver$`): the names `./internal` gives other
+  // packages (internalImports) stay those of the module as long as it keeps its path and names.
+  const prefix = `${out.replace(/[^A-Za-z0-9]/g, '_')}$`;
+  if (stubs.some((s) => s.prefix === prefix))
+    throw new Error(`bundle-lib: two entry points make the prefix ${prefix}`);
   const from = JSON.stringify(`./${source.replace(/^\.\//, '')}`);
   lines.push(
     names.length === 0
@@ -177,8 +231,9 @@ function removeJs(dir) {
 }
 removeJs('dist');
 
-await build({
+const split = await build({
   ...common,
+  metafile: true,
   entryPoints: [{ in: 'svcboot-package-entry', out: 'package' }],
   chunkNames: 'chunk-[hash]',
   ...(inline.size === 0 ? {} : inlinedBanner()),
@@ -201,9 +256,12 @@ await build({
       },
     },
     builtinModules,
+    internalImports,
     external,
   ],
 });
+
+await mergeStaticChunks(split.metafile);
 
 for (const file of readdirSync('dist')) {
   if (!/^(package|chunk-.+)\.js$/.test(file)) continue;
@@ -212,6 +270,139 @@ for (const file of readdirSync('dist')) {
   const ascii = asciiComments(text, p);
   if (ascii !== text) writeFileSync(p, ascii);
 }
+
+/**
+ * esbuild's code splitting puts the modules that dist/package.js shares with the `import()`ed
+ * ones into chunks of their own, which package.js imports statically: files that every start
+ * loads. This folds those chunks into package.js (a second esbuild pass over the first's output,
+ * its source maps followed), which then also exports what the `import()`-only chunks took from
+ * them (as `c<k>$<name>`), and points those chunks' imports at package.js: each module once, in
+ * one file, and the `import()`-only chunks still loaded when their import() runs.
+ */
+async function mergeStaticChunks(metafile) {
+  const chunkOf = (p) => /^dist\/(chunk-[A-Z0-9]+\.js)$/.exec(p)?.[1];
+  const staticChunks = new Set();
+  const visit = (out) => {
+    for (const i of metafile.outputs[out].imports)
+      if (i.kind === 'import-statement' && chunkOf(i.path) && !staticChunks.has(chunkOf(i.path))) {
+        staticChunks.add(chunkOf(i.path));
+        visit(i.path);
+      }
+  };
+  visit('dist/package.js');
+  if (staticChunks.size === 0) return;
+  const lazyChunks = Object.keys(metafile.outputs)
+    .map(chunkOf)
+    .filter((c) => c !== undefined && !staticChunks.has(c));
+  for (const out of Object.keys(metafile.outputs))
+    for (const i of metafile.outputs[out].imports)
+      if (i.kind === 'dynamic-import' && staticChunks.has(chunkOf(i.path)))
+        throw new Error(`bundle-lib: ${out} import()s ${i.path}, which package.js loads anyway`);
+
+  /** `chunk-X.js` → its names the lazy chunks import, each with the name package.js gives it. */
+  const wanted = new Map();
+  const rename = (chunk, name) => {
+    let names = wanted.get(chunk);
+    if (names === undefined) wanted.set(chunk, (names = new Map()));
+    if (!names.has(name)) names.set(name, `c${[...wanted.keys()].indexOf(chunk)}$${name}`);
+    return names.get(name);
+  };
+  const importFrom = /import\s*(\{[^}]*\})?\s*(from\s*)?"\.\/(chunk-[A-Z0-9]+\.js)";/g;
+  const rewritten = new Map();
+  for (const lazy of lazyChunks) {
+    const file = path.join('dist', lazy);
+    const text = readFileSync(file, 'utf8').replace(importFrom, (all, names, _from, chunk) => {
+      if (!staticChunks.has(chunk)) return all;
+      if (names === undefined) return 'import "./package.js";';
+      // One name a line, as esbuild wrote them: the source map's lines stay right.
+      const renamed = names.replace(
+        /([A-Za-z_$][\w$]*)(\s+as\s+[A-Za-z_$][\w$]*)?/g,
+        (_m, name, as) =>
+          `${rename(chunk, name)} as ${as === undefined ? name : as.replace(/^\s+as\s+/, '')}`,
+      );
+      return `import ${renamed} from "./package.js";`;
+    });
+    if ([...text.matchAll(/"\.\/(chunk-[A-Z0-9]+\.js)"/g)].some((m) => staticChunks.has(m[1])))
+      throw new Error(
+        `bundle-lib: ${lazy} imports a static chunk in a form this script does not rewrite`,
+      );
+    rewritten.set(file, text);
+  }
+
+  const entry = [
+    'export * from "./package.js";',
+    ...[...wanted].map(
+      ([chunk, names]) =>
+        `export { ${[...names].map(([name, as]) => `${name} as ${as}`).join(', ')} } from "./${chunk}";`,
+    ),
+  ].join('\n');
+  const banner = inline.size === 0 ? undefined : inlinedBanner().banner;
+  /** The lines of the banner after its legal comment: code, which esbuild reads as the file's. */
+  const bannerCode = banner?.js.split('\n').slice(1).join('\n');
+  const merged = await build({
+    ...common,
+    ...(banner === undefined ? {} : { banner }),
+    splitting: false,
+    outdir: undefined,
+    outfile: 'dist/package.js',
+    write: false,
+    allowOverwrite: true,
+    entryPoints: ['svcboot-merged-entry'],
+    sourcemap: true,
+    sourcesContent: false,
+    plugins: [
+      {
+        name: 'merged-entry',
+        setup(b) {
+          b.onResolve({ filter: /^svcboot-merged-entry$/ }, () => ({
+            path: 'merged',
+            namespace: 'svcboot-merged',
+          }));
+          b.onLoad({ filter: /.*/, namespace: 'svcboot-merged' }, () => ({
+            contents: entry,
+            resolveDir: path.resolve('dist'),
+            loader: 'js',
+          }));
+          // The files' banner once, for the merged file: not one `require` per chunk.
+          if (banner !== undefined)
+            b.onLoad({ filter: /\.js$/ }, (args) => ({
+              contents: readFileSync(args.path, 'utf8').replace(bannerCode, ''),
+              resolveDir: path.dirname(args.path),
+              loader: 'js',
+            }));
+          // Packages stay imports; the import()-only chunks stay files of their own.
+          b.onResolve({ filter: /^[^.]/ }, (args) =>
+            args.namespace === 'svcboot-merged' ? undefined : { path: args.path, external: true },
+          );
+          b.onResolve({ filter: /^\.\/chunk-/ }, (args) =>
+            lazyChunks.includes(args.path.slice(2))
+              ? { path: args.path, external: true }
+              : undefined,
+          );
+        },
+      },
+    ],
+  });
+  for (const chunk of staticChunks) {
+    rmSync(path.join('dist', chunk));
+    rmSync(path.join('dist', `${chunk}.map`), { force: true });
+  }
+  for (const f of merged.outputFiles) writeFileSync(f.path, f.contents);
+  for (const [file, text] of rewritten) writeFileSync(file, text);
+}
+
+// package.js's declarations, for `./internal` (attw: an export without types fails): each name
+// typed from its entry point's declarations, which tsc wrote.
+writeFileSync(
+  path.join('dist', 'package.d.ts'),
+  stubs
+    .filter(({ names }) => names.length > 0)
+    .map(
+      ({ out, names, prefix }) =>
+        `export { ${names.map((n) => `${n} as ${prefix}${n}`).join(', ')} } from ${JSON.stringify(`./${out}.js`)};\n`,
+    )
+    .join(''),
+);
 
 for (const { out, names, prefix } of stubs) {
   const file = path.join('dist', `${out}.js`);

@@ -57,6 +57,19 @@ describe.each([
     // Recording works: the start resolved grpc-js and the server's own modules.
     expect(report.atStart.some((m) => m.includes('@grpc/grpc-js'))).toBe(true);
     expect(protobufEs(report.atStart)).toEqual([]);
+    // A lib's dist/ is its package.js and the files of its entry points; a dist/chunk-*.js file
+    // holds what only an import() reaches (bundle-lib.mjs folds the chunks package.js shares
+    // with those into package.js), so a start that turns on no such feature loads none.
+    expect(report.atStart.filter((m) => /\/dist\/chunk-[^/]*\.js$/.test(m))).toEqual([]);
+    if (conditions.length === 0) {
+      // Bundled packages import each other's internal modules from `<package>/internal` (their
+      // package.js), not from one entry-point file per module: of entry-core, the start loads
+      // the app's import (index.js), package.js, and what openapi (not bundled) imports.
+      const entryCore = report.atStart
+        .map((m) => /\/entry-core\/dist\/(.+)$/.exec(m)?.[1])
+        .filter((f) => f !== undefined);
+      expect(entryCore.sort()).toEqual(['index.js', 'package.js', 'yaml.js', 'zod.js']);
+    }
     // RpcError with a google.rpc detail, the registry and a schema: protobuf-es, loaded then.
     expect(report.typed).toEqual({
       reason: 'SHELF_GONE',
