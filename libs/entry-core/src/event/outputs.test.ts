@@ -125,6 +125,34 @@ describe('OutputSet', () => {
     );
   });
 
+  it('writes the records of calls that come one at a time, 10 ms apart, together, none later than FILE_WINDOW_MS after it came', async () => {
+    // A quiet service's calls: each its own turn, further apart than a turn. Each write costs
+    // ~20 µs of CPU, so records that come within the window share one.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const out = set.get(file);
+      out.write('opened\n');
+      await set.flush(); // the file is open
+      vi.advanceTimersByTime(FILE_WINDOW_MS); // the first window ends
+      const writes = vi.spyOn(fs, 'write');
+      for (let i = 0; i < 5; i++) {
+        out.write(record('call', i));
+        await new Promise((r) => setImmediate(r));
+        vi.advanceTimersByTime(i < 4 ? 10 : Math.max(0, FILE_WINDOW_MS - 40 - 1));
+      }
+      // 5 calls over 40 ms, and the window's last millisecond not yet past: one window still open.
+      expect(writes).not.toHaveBeenCalled();
+      vi.advanceTimersByTime(1);
+      expect(writes).toHaveBeenCalledTimes(1);
+    } finally {
+      vi.useRealTimers();
+    }
+    await set.flush();
+    expect(await readFile(file, 'utf8')).toBe(
+      `opened\n${Array.from({ length: 5 }, (_, i) => record('call', i)).join('')}`,
+    );
+  });
+
   it('keeps the order of records written across turns, while earlier batches are in flight', async () => {
     const out = set.get(file);
     const expected: string[] = [];
