@@ -42,6 +42,11 @@ export class Fifo {
     return w;
   }
 
+  /** The call last in line, left in place. */
+  peekLast(): Waiting | undefined {
+    return this.head < this.items.length ? this.items[this.items.length - 1] : undefined;
+  }
+
   /** The call last in line, taken out. */
   pop(): Waiting | undefined {
     if (this.head >= this.items.length) return undefined;
