@@ -223,7 +223,10 @@ export interface DeadlineSource {
  * - the turn's lateness (TurnClock): how long the loop has been in the turn this call arrived in,
  *   running (a pause of the process by the OS scheduler does not count).
  *   The first TURN_SLICE_MS of a turn run calls at once; later calls of the same turn wait in the
- *   admission queue, drained one round per turn after the turn's I/O. Past `maxEventLoopDelayMs` (and
+ *   admission queue, drained one round per turn after the turn's I/O (the turn's lateness counts
+ *   the CPU work of the calls admitted in it whose handlers have not run: `pendingWorkMs`; after
+ *   a round let calls out, the next turn's calls queue too: `releasedLastRound`; newest first
+ *   once a window saw the load past capacity). Past `maxEventLoopDelayMs` (and
  *   MIN_CALLS_PER_TURN calls) the loop is stuck and calls are shed (`event_loop_delay`);
  * - the calls in flight against a concurrency limit learned from latency (ConcurrencyLimit,
  *   between 1 and `maxInFlight`): unary calls over it wait; every call past `maxInFlight` is shed
@@ -293,7 +296,10 @@ export class LoadShedding implements CallMiddleware {
   private drainScheduled = false;
   /**
    * Whether the last round of the drain let calls through: until a round finds the queue empty,
-   * new calls wait in the queue too (see `drain`).
+   * new calls wait in the queue too. Node's HTTP/2 session sends what a handler wrote in the
+   * loop's next check phase: the answer of a call the drain ran (in this check phase) goes out
+   * after the next poll phase, and a call that poll phase ran at its admission would hold it for
+   * its whole handler. Queued, that call runs in the next round, after the answers are sent.
    */
   private releasedLastRound = false;
   /**
