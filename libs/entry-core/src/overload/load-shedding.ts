@@ -590,7 +590,7 @@ export class LoadShedding implements CallMiddleware {
     const now = this.time.now();
     for (
       let w = this.queue.peek();
-      w !== undefined && now - w.queuedMs > bound;
+      w !== undefined && now - w.queuedMs > bound + gap;
       w = this.queue.peek()
     ) {
       this.queue.shift();
@@ -868,11 +868,17 @@ export class LoadShedding implements CallMiddleware {
     if (this.queue.length + this.criticalQueue.length === 0) this.queueSince = Number.NaN;
   }
 
-  /** Whether `w` has waited in the queue since its arrival over the wait allowed past capacity. */
+  /**
+   * Whether `w` has waited in the queue since its arrival over the wait allowed past capacity
+   * and one release gap more (admission let it in on an estimate of its wait, and a gap is what
+   * that estimate errs by when a release comes late: a batch's calls queued up to the bound
+   * would otherwise be shed as they leave); a critical call at twice the wait allowed.
+   */
   private overstayed(w: Waiting, now: number): boolean {
     const waited = now - w.queuedMs;
     const bound = this.excessWaitMs();
-    return waited > bound && (waited > 2 * bound || !this.isCritical(w.call));
+    const gap = this.releaseGapMs();
+    return waited > bound + gap && (waited > 2 * bound + gap || !this.isCritical(w.call));
   }
 
   private admit(call: CallContext, unary: boolean, now: number): void {
