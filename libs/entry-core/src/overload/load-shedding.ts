@@ -796,8 +796,9 @@ export class LoadShedding implements CallMiddleware {
    * every later arrival one turn per call ahead of it, while calls that hold the CPU still go one
    * per turn. A unary call waits while the concurrency limit is reached (an ending call drains
    * again). Calls whose client left go without running; one whose deadline has passed is refused
-   * (`deadline`). Once a window saw the offered load past capacity (the first of the two that
-   * declare it: `lastWindowOver`), the newest call leaves first (Facebook's adaptive LIFO): at an
+   * (`deadline`). From a window that saw the offered load past capacity (the first of the two
+   * that declare it: `lastWindowOver`) until it is declared, the newest call leaves first
+   * (Facebook's adaptive LIFO; once declared, admission keeps the queue short): at an
    * overload's onset, before it is declared, the calls that run are those that just came, not
    * those that queued longest, which are then shed once it is (`trimQueue`, and a call that
    * waited over the wait allowed past capacity: `overstayed`); a closed loop's callers, sent at
@@ -812,8 +813,9 @@ export class LoadShedding implements CallMiddleware {
         : 1;
     let released = 0;
     let now = 0;
-    // Once a window saw the offered load past capacity, newest first (see the method comment).
-    const newestFirst = this.lastWindowOver;
+    // From a window that saw the offered load past capacity until it is declared, newest first
+    // (see the method comment).
+    const newestFirst = this.lastWindowOver && !this.excess;
     while (released < budget) {
       const q = this.criticalQueue.length > 0 ? this.criticalQueue : this.queue;
       if (q.length === 0) break;
