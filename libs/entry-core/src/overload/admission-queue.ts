@@ -24,11 +24,6 @@ export class Fifo {
     return this.items[this.head];
   }
 
-  /** The call last in line, left in place. */
-  peekLast(): Waiting | undefined {
-    return this.length > 0 ? this.items[this.items.length - 1] : undefined;
-  }
-
   push(w: Waiting): void {
     this.items.push(w);
   }
@@ -45,6 +40,11 @@ export class Fifo {
       this.head = 0;
     }
     return w;
+  }
+
+  /** The call last in line, left in place. */
+  peekLast(): Waiting | undefined {
+    return this.head < this.items.length ? this.items[this.items.length - 1] : undefined;
   }
 
   /** The call last in line, taken out. */

@@ -7,7 +7,7 @@ import { CallCounter, type CounterChild } from '../middleware/call-metrics.js';
 import type { CallChain, CallContext, CallMiddleware } from '../middleware/call.js';
 import { isIgnored, matchKey } from '../middleware/definition.js';
 import { CallRejection } from '../middleware/rejection.js';
-import { Fifo } from './admission-queue.js';
+import { Fifo, type Waiting } from './admission-queue.js';
 import { type OverloadClock, REAL_CLOCK } from './clock.js';
 import { ConcurrencyLimit } from './concurrency-limit.js';
 import { EventLoopLoad } from './event-loop-load.js';
@@ -223,7 +223,10 @@ export interface DeadlineSource {
  * - the turn's lateness (TurnClock): how long the loop has been in the turn this call arrived in,
  *   running (a pause of the process by the OS scheduler does not count).
  *   The first TURN_SLICE_MS of a turn run calls at once; later calls of the same turn wait in the
- *   admission queue, drained one round per turn after the turn's I/O. Past `maxEventLoopDelayMs` (and
+ *   admission queue, drained one round per turn after the turn's I/O (the turn's lateness counts
+ *   the CPU work of the calls admitted in it whose handlers have not run: `pendingWorkMs`; after
+ *   a round let calls out, the next turn's calls queue too: `releasedLastRound`; newest first
+ *   once a window saw the load past capacity). Past `maxEventLoopDelayMs` (and
  *   MIN_CALLS_PER_TURN calls) the loop is stuck and calls are shed (`event_loop_delay`);
  * - the calls in flight against a concurrency limit learned from latency (ConcurrencyLimit,
  *   between 1 and `maxInFlight`): unary calls over it wait; every call past `maxInFlight` is shed
@@ -293,6 +296,21 @@ export class LoadShedding implements CallMiddleware {
   /** Until when (the clock's `now()` ms, performance.now()) the queue is held short: it stood too long. */
   private pressureUntil = 0;
   private drainScheduled = false;
+  /**
+   * Whether the last round of the drain let calls through: until a round finds the queue empty,
+   * new calls wait in the queue too. Node's HTTP/2 session sends what a handler wrote in the
+   * loop's next check phase: the answer of a call the drain ran (in this check phase) goes out
+   * after the next poll phase, and a call that poll phase ran at its admission would hold it for
+   * its whole handler. Queued, that call runs in the next round, after the answers are sent.
+   */
+  private releasedLastRound = false;
+  /**
+   * Unary calls admitted in the current turn (`turnOfPending`, TurnClock's `ended` then) whose
+   * handlers have not ended: on HTTP/2 a read's calls are admitted at their headers, before any
+   * of their handlers ran (see `pendingWorkMs`).
+   */
+  private turnPending = 0;
+  private turnOfPending = -1;
   /** Calls that asked for admission (builtin ones aside) and admitted calls that ended, in the current window. */
   private asks = 0;
   private ends = 0;
@@ -400,13 +418,16 @@ export class LoadShedding implements CallMiddleware {
       (this.asks >= EXCESS_MIN_ASKS || inWindowMs >= EXCESS_MAX_WINDOW_MS)
     )
       this.nextWindow(now);
-    const lag = this.turn.lagMs(now);
+    const loopLag = this.turn.lagMs(now);
     const queued = this.queue.length + this.criticalQueue.length;
-    if (lag > this.maxDelayMs && this.turn.calls > MIN_CALLS_PER_TURN) {
-      if (lag > 2 * this.maxDelayMs || !this.isCritical(call)) return this.shed('event_loop_delay');
+    if (loopLag > this.maxDelayMs && this.turn.calls > MIN_CALLS_PER_TURN) {
+      if (loopLag > 2 * this.maxDelayMs || !this.isCritical(call))
+        return this.shed('event_loop_delay');
     }
     this.shedShare(call);
     const unary = isUnary(call);
+    // The turn's lateness as a call admitted now would see it at its handler's start.
+    const lag = loopLag + this.pendingWorkMs();
     // Past capacity, a call that would start later than the bound is shed now: served, it would
     // only wait (see EXCESS_WAIT_FACTOR); a critical call at twice the bound.
     if (this.excess && unary) {
@@ -423,11 +444,13 @@ export class LoadShedding implements CallMiddleware {
     // arrival's turn would come before those waiting, and stretch their wait by its own time.
     if (
       queued === 0 &&
+      !this.releasedLastRound &&
       lag < TURN_SLICE_MS &&
       (!unary || this.running < this.limit.value) &&
       now >= this.pressureUntil
     ) {
       this.admit(call, unary, now);
+      if (unary) this.turnPending++;
       return undefined;
     }
     return this.enqueue(call);
@@ -464,6 +487,30 @@ export class LoadShedding implements CallMiddleware {
     if (queued > 0 && this.queueOverWait(queued, queued * this.releaseGapMs(), false))
       return 'queue_time';
     return undefined;
+  }
+
+  /**
+   * The work (ms) of the unary calls admitted in this turn whose handlers have not ended (each
+   * the process's CPU time per call, `cpuPerCallMs`; none while it is not known: an I/O-bound
+   * call's latency is no work of the loop's): an HTTP/1.1 handler that holds the CPU runs as its
+   * call is admitted, and the turn's lateness shows it to the next call, but a read of several
+   * HTTP/2 streams admits them all at their headers before any handler runs (each starts when
+   * its message is read, after the others' headers), so the lateness alone lets a whole read
+   * through however much work it holds: the gRPC curve's onset, and the queue's slice of a turn
+   * (TURN_SLICE_MS) not applied to it.
+   */
+  private pendingWorkMs(): number {
+    const ended = this.turn.ended;
+    if (this.turnOfPending !== ended) {
+      this.turnOfPending = ended;
+      this.turnPending = 0;
+    }
+    return this.turnPending * this.cpuPerCallMs;
+  }
+
+  /** An admitted unary call ended or was undone: one fewer pending, if it was this turn's. */
+  private endPending(): void {
+    if (this.turnPending > 0 && this.turnOfPending === this.turn.ended) this.turnPending--;
   }
 
   /** Whether the window of the offered load against the calls served is over (see EXCESS_RATIO). */
@@ -542,7 +589,28 @@ export class LoadShedding implements CallMiddleware {
    */
   private trimQueue(): void {
     const gap = this.releaseGapMs();
-    for (let w = this.queue.peekLast(); w !== undefined; w = this.queue.peekLast()) {
+    if (this.excess) {
+      // Past capacity, first the calls that already waited over its bound (the oldest: FIFO).
+      const bound = Math.min(this.allowedWaitMs(), this.excessWaitMs());
+      const now = this.time.now();
+      for (
+        let w = this.queue.peek();
+        w !== undefined && now - w.queuedMs > bound + gap;
+        w = this.queue.peek()
+      ) {
+        this.queue.shift();
+        w.reject(this.refusal('queue_time'));
+      }
+    }
+    // Then the one that waits longest (the last in line; the first while the newest leave first:
+    // see `drain`), while it would be refused if it asked now.
+    const newestFirst = this.lastWindowOver && !this.excess;
+    const q = this.queue;
+    for (
+      let w = newestFirst ? q.peek() : q.peekLast();
+      w !== undefined;
+      w = newestFirst ? q.peek() : q.peekLast()
+    ) {
       const ahead = this.queue.length + this.criticalQueue.length - 1;
       const waitMs = ahead * gap;
       const deadline = w.call.deadline;
@@ -551,7 +619,8 @@ export class LoadShedding implements CallMiddleware {
       else if (deadline !== Infinity && this.time.dateMs() + waitMs + this.serviceMs > deadline)
         reason = 'deadline';
       else return;
-      this.queue.pop();
+      if (newestFirst) q.shift();
+      else q.pop();
       w.reject(this.refusal(reason));
     }
   }
@@ -745,22 +814,32 @@ export class LoadShedding implements CallMiddleware {
    * every later arrival one turn per call ahead of it, while calls that hold the CPU still go one
    * per turn. A unary call waits while the concurrency limit is reached (an ending call drains
    * again). Calls whose client left go without running; one whose deadline has passed is refused
-   * (`deadline`).
+   * (`deadline`). From a window that saw the offered load past capacity (the first of the two
+   * that declare it: `lastWindowOver`) until it is declared, the newest call leaves first
+   * (Facebook's adaptive LIFO; once declared, admission keeps the queue short): at an
+   * overload's onset, before it is declared, the calls that run are those that just came, not
+   * those that queued longest, which are then shed once it is (`trimQueue`, and a call that
+   * waited over the wait allowed past capacity: `overstayed`); a closed loop's callers, sent at
+   * once, are in that order for one window only, and nothing is shed for it.
    */
   private drain(): void {
     this.drainScheduled = false;
+    this.releasedLastRound = false;
     const budget =
       this.serviceMs > 0
         ? Math.min(DRAIN_ROUND_MAX, Math.max(1, Math.floor(TURN_SLICE_MS / this.serviceMs)))
         : 1;
     let released = 0;
     let now = 0;
+    // From a window that saw the offered load past capacity until it is declared, newest first
+    // (see the method comment).
+    const newestFirst = this.lastWindowOver && !this.excess;
     while (released < budget) {
       const q = this.criticalQueue.length > 0 ? this.criticalQueue : this.queue;
       if (q.length === 0) break;
-      const head = peekUnary(q);
-      if (head && this.running >= this.limit.value) break;
-      const w = q.shift()!;
+      const next = newestFirst ? q.peekLast() : q.peek();
+      if (next !== undefined && isUnary(next.call) && this.running >= this.limit.value) break;
+      const w = (newestFirst ? q.pop() : q.shift())!;
       const call = w.call;
       if (call.ended || call.cancelled) {
         // The driver sees it gone and ends it; nothing runs.
@@ -772,8 +851,16 @@ export class LoadShedding implements CallMiddleware {
         w.reject(this.rejections.deadline);
         continue;
       }
+      if (released === 0) now = this.time.now();
+      // Past capacity, a call that already waited over the wait a call may expect (a critical
+      // one twice that) is shed rather than run late: it queued before the overload was seen
+      // (its onset), or behind a slower release than the estimate that let it in.
+      if (this.excess && this.overstayed(w, now)) {
+        this.counts.queue_time.inc();
+        w.reject(this.rejections.queue_time);
+        continue;
+      }
       if (released === 0) {
-        now = this.time.now();
         // A call that was already waiting at the last round saw one whole round: the drain's
         // pace is that round's length over the calls it let through.
         if (w.queuedMs <= this.lastReleaseMs) {
@@ -799,11 +886,27 @@ export class LoadShedding implements CallMiddleware {
       this.lastReleaseMs = now;
       this.lastReleaseCpuUs = this.time.cpuUs();
       this.lastRoundReleased = released;
+      this.releasedLastRound = true;
       // The calls queued on an older pace that the one measured now would not have let wait.
       this.trimQueue();
+      // A round follows in the next turn even when the queue is empty now: it ends
+      // releasedLastRound once this round's answers could be sent.
+      this.scheduleDrain();
     }
     if (this.queue.length + this.criticalQueue.length === 0) this.queueSince = Number.NaN;
-    else if (released > 0) this.scheduleDrain();
+  }
+
+  /**
+   * Whether `w` has waited in the queue since its arrival over the wait allowed past capacity
+   * and one release gap more (admission let it in on an estimate of its wait, and a gap is what
+   * that estimate errs by when a release comes late: a batch's calls queued up to the bound
+   * would otherwise be shed as they leave); a critical call at twice the wait allowed.
+   */
+  private overstayed(w: Waiting, now: number): boolean {
+    const waited = now - w.queuedMs;
+    const bound = this.excessWaitMs();
+    const gap = this.releaseGapMs();
+    return waited > bound + gap && (waited > 2 * bound + gap || !this.isCritical(w.call));
   }
 
   private admit(call: CallContext, unary: boolean, now: number): void {
@@ -842,6 +945,7 @@ export class LoadShedding implements CallMiddleware {
     call.set(ADMITTED_AT, Number.NaN);
     call.set(ADMITTED_BY, undefined);
     this.running--;
+    this.endPending();
     if (this.queue.length + this.criticalQueue.length > 0) this.scheduleDrain();
     this.counts.queue_time.inc();
     const rejection = this.rejections.queue_time;
@@ -878,6 +982,7 @@ export class LoadShedding implements CallMiddleware {
         ? ms
         : this.floorMs + (ms - this.floorMs) * FLOOR_DRIFT;
     this.running--;
+    this.endPending();
     this.serviceMs =
       this.serviceMs === 0 ? ms : this.serviceMs + (ms - this.serviceMs) * EWMA_WEIGHT;
     if (this.queue.length + this.criticalQueue.length > 0) this.scheduleDrain();
@@ -917,10 +1022,4 @@ export function loadSheddingOf(chain: CallChain): LoadShedding | undefined {
 function isUnary(call: CallContext): boolean {
   const t = call.get(RPC_METHOD)?.type;
   return t === undefined || t === 'UnaryServer';
-}
-
-/** Whether the head of `q` is a unary call (which the concurrency limit holds back). */
-function peekUnary(q: Fifo): boolean {
-  const w = q.peek();
-  return w !== undefined && isUnary(w.call);
 }

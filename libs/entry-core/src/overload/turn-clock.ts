@@ -44,9 +44,12 @@ export class TurnClock {
   private readIdleMs = 0;
   /** Calls that asked in the current turn (since the tick was armed), this one included. */
   calls = 0;
+  /** How many turns with calls have ended (the tick ran): a turn's identity while it runs. */
+  ended = 0;
   private readonly onTick = (): void => {
     this.armedMs = Number.NaN;
     this.calls = 0;
+    this.ended++;
     this.tickListener?.();
   };
 
