@@ -8,6 +8,8 @@ export interface Waiting {
   readonly reject: (err: CallRejection) => void;
   /** When it began to wait (the clock's `now()` ms). */
   readonly queuedMs: number;
+  /** The gap between releases (ms) its admission estimated its wait on. */
+  readonly gapMs: number;
 }
 
 /** A FIFO of waiting calls (an array and a head index, compacted as it empties). */

@@ -65,8 +65,9 @@ describe('TurnClock', () => {
     paused(60);
     const late = clock.lagMs(performance.now());
     expect(clock.calls).toBe(2);
-    // 60 ms of wall time went by, but the process hardly ran.
-    expect(late).toBeLessThan(10);
+    // 60 ms of wall time went by, but the process hardly ran (its other threads, a collector's
+    // or the compiler's, may have: 11 ms once in CI-like load, so the bound is half the pause).
+    expect(late).toBeLessThan(30);
   });
 
   it('reads no CPU time for turns whose calls come on time, and reads it for a late turn (simulated clock)', async () => {
