@@ -859,8 +859,7 @@ export class LoadShedding implements CallMiddleware {
         continue;
       }
       if (call.deadline !== Infinity && this.time.dateMs() >= call.deadline) {
-        this.counts.deadline.inc();
-        w.reject(this.rejections.deadline);
+        w.reject(this.refusal('deadline'));
         continue;
       }
       if (released === 0) now = this.time.now();
@@ -868,8 +867,7 @@ export class LoadShedding implements CallMiddleware {
       // one twice that) is shed rather than run late: it queued before the overload was seen
       // (its onset), or behind a slower release than the estimate that let it in.
       if (this.excess && this.overstayed(w, now)) {
-        this.counts.queue_time.inc();
-        w.reject(this.rejections.queue_time);
+        w.reject(this.refusal('queue_time'));
         continue;
       }
       if (released === 0) {
@@ -959,8 +957,7 @@ export class LoadShedding implements CallMiddleware {
     this.running--;
     this.endPending();
     if (this.queue.length + this.criticalQueue.length > 0) this.scheduleDrain();
-    this.counts.queue_time.inc();
-    const rejection = this.rejections.queue_time;
+    const rejection = this.refusal('queue_time');
     call.rejection = rejection;
     return rejection;
   }
