@@ -1,21 +1,11 @@
 // The callee of the grpcclient bench: a bare grpc-js server answering /bench.v1.Echo/Call with
 // the request bytes. Prints `READY <port>`.
 import { Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
+import { rawUnaryMethod } from '../lib/raw-unary.js';
 
-const identity = (b: Buffer): Buffer => b;
 const server = new Server();
 server.addService(
-  {
-    call: {
-      path: '/bench.v1.Echo/Call',
-      requestStream: false,
-      responseStream: false,
-      requestSerialize: identity,
-      requestDeserialize: identity,
-      responseSerialize: identity,
-      responseDeserialize: identity,
-    },
-  },
+  { call: rawUnaryMethod('/bench.v1.Echo/Call') },
   {
     call: (call: ServerUnaryCall<Buffer, Buffer>, cb: sendUnaryData<Buffer>) =>
       cb(null, call.request),
