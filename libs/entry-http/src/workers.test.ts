@@ -71,9 +71,9 @@ describe('httpserver with app.workers: 2', () => {
     });
     expect(r.failures, summary).toEqual([]);
     expect(r.readiness, summary).toBe(503);
-    // Each connection was closed by its server.
+    // Each connection was answered after the signal and closed by its server.
     for (let w = 0; w < 8; w++) {
-      const after = r.outcomes.filter((o) => o.worker === w && o.afterSignal);
+      const after = r.outcomes.filter((o) => o.worker === w && o.answeredAfterSignal === true);
       expect(after.length, `connection ${w}: ${summary}`).toBeGreaterThan(0);
       expect(after.at(-1)?.connection, `connection ${w}`).toBe('close');
     }

@@ -106,7 +106,7 @@ describe('grpc entry: SIGTERM under keep-alive gateway load, with the defaults',
     expect(r.failures, summary).toEqual([]);
     expect(r.readiness, summary).toBe(503);
     for (let w = 0; w < 8; w++) {
-      const after = r.outcomes.filter((o) => o.worker === w && o.afterSignal);
+      const after = r.outcomes.filter((o) => o.worker === w && o.answeredAfterSignal === true);
       expect(after.length, `worker ${w}: ${summary}`).toBeGreaterThan(0);
       expect(after.at(-1)?.connection, `worker ${w}`).toBe('close');
     }

@@ -7,6 +7,12 @@ export interface KeepAliveOutcome {
   worker: number;
   /** Sent after the SIGTERM. */
   afterSignal: boolean;
+  /**
+   * Answered (or failed) after the SIGTERM: a request sent just before the signal can be answered
+   * after it, with Connection: close when the server was slow to reach it (a crowded machine), and
+   * is then its connection's last.
+   */
+  answeredAfterSignal?: boolean;
   /** Sent on a connection an earlier request of the worker had used (keep-alive reuse). */
   reused: boolean;
   status?: number;
@@ -65,6 +71,7 @@ export async function sigtermUnderKeepAliveLoad(
       const req = http.get({ host: '127.0.0.1', port, path, agent }, (res) => {
         res.resume();
         res.on('end', () => {
+          outcome.answeredAfterSignal = signalled;
           outcome.status = res.statusCode;
           outcome.connection = String(res.headers.connection ?? '');
           if (res.statusCode === 503 && res.headers['retry-after'] !== undefined)
