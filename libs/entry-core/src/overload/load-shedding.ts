@@ -119,12 +119,18 @@ const EXCESS_MIN_ASKS = 8;
 const EXCESS_MIN_GROWTH_CALLS = 4;
 const EXCESS_MIN_GROWTH_CPU_MS = 40;
 /**
- * Until the CPU time per call is known (no window yet in which the calls ended about as fast as
- * they asked: a process whose first load is a burst past capacity), the calls waiting must grow
- * by this many, as before (without it, a burst of 400 at start-up was served past its deadlines:
- * entry-http's burst test).
+ * Until the CPU time per call is known (learned over fewer than EXCESS_CPU_KNOWN_CALLS ended
+ * calls, in windows in which the calls ended about as fast as they asked: a process whose first
+ * load is a burst past capacity has none), the calls waiting must grow by this many, as before
+ * (without it, a burst of 400 at start-up was served past its deadlines: entry-http's burst
+ * test). A process's first calls run cold code (compiled as they run, modules loaded on first
+ * use): demo-columnar's first 12-15 calls cost 6-12 ms of CPU each beside three CPU hogs, its
+ * later ones 3-5, and its 12 callers, joining over a few windows or bunched by slow clients, were
+ * taken for an open loop on that first figure and shed (CI; 2 runs of 6 beside the hogs, none of
+ * 10 with this bound).
  */
 const EXCESS_MIN_GROWTH = 32;
+const EXCESS_CPU_KNOWN_CALLS = 32;
 /**
  * While the offered load is past capacity, a call may expect to wait before it starts this many
  * unloaded service times (the least latency seen: `floorMs`), EXCESS_MIN_WAIT_MS at least,
@@ -332,6 +338,8 @@ export class LoadShedding implements CallMiddleware {
   /** The process's CPU time (µs) at the current window's start, and the mean CPU time (ms) per ended call over windows; 0 until known. */
   private windowCpuUs = Number.NaN;
   private cpuPerCallMs = 0;
+  /** The ended calls `cpuPerCallMs` was learned over (EXCESS_CPU_KNOWN_CALLS). */
+  private cpuCalls = 0;
   /** The share of calls owed to the sampled utilisation's shedding (see `shedShare`). */
   private shareCredit = 0;
   /** The loop's use at the current window's start (see EXCESS_RATIO: a window over capacity keeps the loop busy). */
@@ -564,6 +572,7 @@ export class LoadShedding implements CallMiddleware {
       !Number.isNaN(this.windowCpuUs)
     ) {
       const perCall = (cpu - this.windowCpuUs) / 1000 / this.ends;
+      this.cpuCalls += this.ends;
       this.cpuPerCallMs =
         this.cpuPerCallMs === 0
           ? perCall
@@ -574,7 +583,7 @@ export class LoadShedding implements CallMiddleware {
     this.excess =
       over &&
       this.lastWindowOver &&
-      (this.cpuPerCallMs === 0
+      (this.cpuCalls < EXCESS_CPU_KNOWN_CALLS
         ? this.growth >= EXCESS_MIN_GROWTH
         : this.growth >= EXCESS_MIN_GROWTH_CALLS &&
           this.growth * this.cpuPerCallMs >= EXCESS_MIN_GROWTH_CPU_MS);
