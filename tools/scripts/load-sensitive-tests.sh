@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the test files that load a server (load shedding, bursts, many connections, the
-# front → back chain) beside BUSY processes that each spin one CPU (default 8: about the load
+# front → back chain, SIGTERM under keep-alive load, a closed loop of callers on a cold process) beside BUSY processes that each spin one CPU (default 8: about the load
 # average 10 issue #42 saw on the 2-core machine), one file after another, and says which passed.
 # The spinners are ended by their process ids when the script ends, however it ends.
 #   bash tools/scripts/load-sensitive-tests.sh [BUSY]
@@ -18,6 +18,9 @@ files=(
   "libs/grpc-server src/hardening.test.ts"
   "libs/grpc-server src/connection-limits.test.ts"
   "libs/entry-httpclient src/pushback.e2e.test.ts"
+  "libs/entry-http src/shutdown.test.ts"
+  "libs/grpc-server src/shutdown.test.ts"
+  "apps/demo-columnar src/demo.test.ts"
 )
 # A file that moved (the grpc entry's tests went to libs/grpc-server in #38's cut) fails the
 # script at once, naming it, before any process spins (vitest would only say "no test files").

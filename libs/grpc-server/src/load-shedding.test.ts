@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import { Client, credentials } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '@svcboot/testkit';
@@ -115,5 +118,80 @@ describe('grpc entry: load shedding (loadShedding.maxInFlight)', () => {
     held[0]!();
     expect((await first).error).toBeUndefined();
     expect(await (await fetch(`${h.base}/metrics`)).text()).not.toContain('svc_shed_total');
+  });
+});
+
+/** Holds the CPU for `ms` of wall time, as a handler that renders does. */
+function spin(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+/**
+ * Node's http2 server streams, for watching when each one closes (its trailers sent, its
+ * request ended): `emit` of their prototype records 'close' events until `restore`.
+ */
+async function watchStreamCloses(
+  onClose: (path: string) => void,
+): Promise<{ restore: () => void }> {
+  // The prototype of a server stream, taken from a throwaway server and client.
+  const server = http2.createServer();
+  const got = new Promise<object>((resolve) =>
+    server.on('stream', (stream) => {
+      resolve(Object.getPrototypeOf(stream) as object);
+      stream.respond({ ':status': 200 }, { endStream: true });
+    }),
+  );
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const session = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  const req = session.request({ ':path': '/' });
+  req.resume();
+  req.end();
+  const proto = (await got) as { emit: (event: string, ...args: unknown[]) => boolean };
+  await once(req, 'close');
+  session.close();
+  server.close();
+  const emit = proto.emit;
+  proto.emit = function (this: http2.ServerHttp2Stream, event: string, ...args: unknown[]) {
+    if (event === 'close') onClose(String(this.sentHeaders?.[':path'] ?? ''));
+    return emit.call(this, event, ...args);
+  };
+  return { restore: () => void (proto.emit = emit) };
+}
+
+describe('grpc entry: load shedding and gRPC answers over HTTP/2 (trailers a loop iteration after the message)', () => {
+  it('once a dear call was answered, the next call waiting starts only after that answer went out whole (its stream closed)', async () => {
+    const events: string[] = [];
+    h = await startLibrary('', {
+      overrides: {
+        Ping: (
+          call: { request: { text: string } },
+          cb: (err: unknown, value?: unknown) => void,
+        ) => {
+          const text = call.request.text;
+          if (!text.startsWith('warm')) events.push(`start ${text}`);
+          spin(12);
+          cb(null, { text });
+        },
+      },
+    });
+    // Calls of 12 ms one after another: the entry learns the CPU time its calls take (over a
+    // turn's slice: a second call read with a first one waits in the queue).
+    for (let i = 0; i < 24; i++) await unary(h.client, 'Ping', { text: `warm ${i}` });
+    const watch = await watchStreamCloses((p) => {
+      if (p === '' && events.length > 0 && events.length < 4) events.push('a stream closed');
+    });
+    try {
+      // Two calls sent together on one connection: the second one's handler waits for the
+      // first one's answer (message and trailers) to leave, not the other way round.
+      const [a, b] = await Promise.all([
+        unary(h.client, 'Ping', { text: 'a' }),
+        unary(h.client, 'Ping', { text: 'b' }),
+      ]);
+      expect([a.error, b.error]).toEqual([undefined, undefined]);
+    } finally {
+      watch.restore();
+    }
+    expect(events.slice(0, 3)).toEqual(['start a', 'a stream closed', 'start b']);
   });
 });

@@ -166,6 +166,22 @@ const STALE_GAP_FACTOR = 8;
 /** The most calls one round of the drain lets through (see `drain`). */
 const DRAIN_ROUND_MAX = 64;
 
+/**
+ * A gRPC answer over HTTP/2 (`apiProtocol` HTTP/2) ends with trailers, which Node sends a loop
+ * iteration after the message: the stream's end waits for the message's write to complete (in
+ * the check phase after the handler), 'wantTrailers' comes then, and `sendTrailers` submits them
+ * from a JS immediate queued behind the ones already waiting, so they leave in the next check
+ * phase. A handler that runs meanwhile (the drain's round queued before them, a call the next
+ * poll phase admits) holds the answer for its whole length: a toy node:http2 server, a call of
+ * 10 ms arriving ~1 ms after another's: the first one's trailers came over 5 ms after its message
+ * in 33 calls of 100 (none without trailers); with the second call's handler started two
+ * immediates later, in 3. So once such an answer ended, the next handler starts no
+ * earlier than the drain's round after the next (`trailersUnsent`), and the calls meanwhile
+ * wait in the queue: when the CPU time per call is at least TRAILERS_WAIT_MIN_CPU_MS (a cheaper
+ * handler delays the trailers by less than the two immediates cost).
+ */
+const TRAILERS_WAIT_MIN_CPU_MS = 1;
+
 /** The weight of one sample in the averages of service time and of the gap between releases. */
 const EWMA_WEIGHT = 0.2;
 
@@ -237,7 +253,8 @@ export interface DeadlineSource {
  *   The first TURN_SLICE_MS of a turn run calls at once; later calls of the same turn wait in the
  *   admission queue, drained one round per turn after the turn's I/O (the turn's lateness counts
  *   the CPU work of the calls admitted in it whose handlers have not run: `pendingWorkMs`; after
- *   a round let calls out, the next turn's calls queue too: `releasedLastRound`; newest first
+ *   a round let calls out, the next turn's calls queue too: `releasedLastRound`; after a gRPC
+ *   answer over HTTP/2, the next round waits for its trailers: `trailersUnsent`; newest first
  *   once a window saw the load past capacity). Past `maxEventLoopDelayMs` (and
  *   MIN_CALLS_PER_TURN calls) the loop is stuck and calls are shed (`event_loop_delay`);
  * - the calls in flight against a concurrency limit learned from latency (ConcurrencyLimit,
@@ -316,6 +333,8 @@ export class LoadShedding implements CallMiddleware {
    * its whole handler. Queued, that call runs in the next round, after the answers are sent.
    */
   private releasedLastRound = false;
+  /** Whether a gRPC answer over HTTP/2 ended since the drain's last round (see TRAILERS_WAIT_MIN_CPU_MS). */
+  private trailersUnsent = false;
   /**
    * Unary calls admitted in the current turn (`turnOfPending`, TurnClock's `ended` then) whose
    * handlers have not ended: on HTTP/2 a read's calls are admitted at their headers, before any
@@ -845,6 +864,14 @@ export class LoadShedding implements CallMiddleware {
    */
   private drain(): void {
     this.drainScheduled = false;
+    if (this.trailersUnsent) {
+      // An answer's trailers leave in the next check phase, before this round's handlers would
+      // end: the round waits for it, and new calls for the round (TRAILERS_WAIT_MIN_CPU_MS).
+      this.trailersUnsent = false;
+      this.releasedLastRound = true;
+      this.scheduleDrain();
+      return;
+    }
     this.releasedLastRound = false;
     const budget =
       this.serviceMs > 0
@@ -1003,7 +1030,12 @@ export class LoadShedding implements CallMiddleware {
     this.endPending();
     this.serviceMs =
       this.serviceMs === 0 ? ms : this.serviceMs + (ms - this.serviceMs) * EWMA_WEIGHT;
-    if (this.queue.length + this.criticalQueue.length > 0) this.scheduleDrain();
+    if (this.cpuPerCallMs >= TRAILERS_WAIT_MIN_CPU_MS && call.info.apiProtocol === 'HTTP/2') {
+      // Its trailers leave a loop iteration after its message (TRAILERS_WAIT_MIN_CPU_MS).
+      this.trailersUnsent = true;
+      this.releasedLastRound = true;
+      this.scheduleDrain();
+    } else if (this.queue.length + this.criticalQueue.length > 0) this.scheduleDrain();
   }
 
   /** Whether the call is on the `critical` list (looked up once per operation). */
