@@ -178,7 +178,10 @@ const DRAIN_ROUND_MAX = 64;
  * immediates later, in 3. So once such an answer ended, the next handler starts no
  * earlier than the drain's round after the next (`trailersUnsent`), and the calls meanwhile
  * wait in the queue: when the CPU time per call is at least TRAILERS_WAIT_MIN_CPU_MS (a cheaper
- * handler delays the trailers by less than the two immediates cost).
+ * handler delays the trailers by less than the two immediates cost), and calls wait in the queue
+ * or the last window saw the load past capacity (a lone caller's next call comes after the
+ * trailers: the two immediates would only cost; the ratio check's one call in flight, ~50 times
+ * slower under callgrind, has calls of over 1 ms and read 4.7 % more instructions a call).
  */
 const TRAILERS_WAIT_MIN_CPU_MS = 1;
 
@@ -1030,7 +1033,11 @@ export class LoadShedding implements CallMiddleware {
     this.endPending();
     this.serviceMs =
       this.serviceMs === 0 ? ms : this.serviceMs + (ms - this.serviceMs) * EWMA_WEIGHT;
-    if (this.cpuPerCallMs >= TRAILERS_WAIT_MIN_CPU_MS && call.info.apiProtocol === 'HTTP/2') {
+    if (
+      this.cpuPerCallMs >= TRAILERS_WAIT_MIN_CPU_MS &&
+      call.info.apiProtocol === 'HTTP/2' &&
+      (this.lastWindowOver || this.queue.length + this.criticalQueue.length > 0)
+    ) {
       // Its trailers leave a loop iteration after its message (TRAILERS_WAIT_MIN_CPU_MS).
       this.trailersUnsent = true;
       this.releasedLastRound = true;
