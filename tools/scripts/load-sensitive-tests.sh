@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the test files that load a server (load shedding, bursts, many connections, the
-# front → back chain, SIGTERM under keep-alive load, a closed loop of callers on a cold process) beside BUSY processes that each spin one CPU (default 8: about the load
-# average 10 issue #42 saw on the 2-core machine), one file after another, and says which passed.
+# front → back chain, SIGTERM under keep-alive load, a closed loop of callers on a cold process)
+# beside BUSY processes that each spin one CPU (default 8: about the load average 10 issue #42
+# saw on the 2-core machine), one file after another, and says which passed.
 # The spinners are ended by their process ids when the script ends, however it ends.
 #   bash tools/scripts/load-sensitive-tests.sh [BUSY]
 set -uo pipefail

@@ -8,9 +8,9 @@ export interface KeepAliveOutcome {
   /** Sent after the SIGTERM. */
   afterSignal: boolean;
   /**
-   * Answered (or failed) after the SIGTERM: a request sent just before the signal can be answered
-   * after it, with Connection: close when the server was slow to reach it (a crowded machine), and
-   * is then its connection's last.
+   * Answered after the SIGTERM (unset when not answered): a request sent just before the signal
+   * can be answered after it, with Connection: close when the server was slow to reach it (a
+   * crowded machine), and is then its connection's last.
    */
   answeredAfterSignal?: boolean;
   /** Sent on a connection an earlier request of the worker had used (keep-alive reuse). */

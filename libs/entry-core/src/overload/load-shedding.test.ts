@@ -586,6 +586,15 @@ describe('LoadShedding: a burst spread over turns', () => {
     );
   });
 
+  /** A seeded generator of numbers in [0, 1): the same run every time. */
+  function seeded(seed: number): () => number {
+    let state = seed;
+    return () => {
+      state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return state / 2_147_483_648;
+    };
+  }
+
   /**
    * A closed loop of `callers` whose calls wait on I/O (a database: the loop idle meanwhile),
    * each sending its next call once answered, `clientDelayMs()` later (0: in the next turn): the
@@ -604,18 +613,11 @@ describe('LoadShedding: a burst spread over turns', () => {
       ioMaxMs?: number;
       /** When each caller sends its first call (ms after the start; 0 unless set). */
       joinMs?: (i: number) => number;
-      /** Wall time (ms) the OS takes from the process at each turn (a crowded machine). */
-      pauseMs?: () => number;
       seed?: number;
     },
   ): Promise<Outcome[]> {
     const { callers, each } = opts;
-    // A seeded generator: the same run every time.
-    let seed = opts.seed ?? 42;
-    const random = (): number => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-      return seed / 2_147_483_648;
-    };
+    const random = seeded(opts.seed ?? 42);
     const outcomes: Outcome[] = [];
     /** Calls waiting on their I/O (when it answers, and how the call ends then), and callers waiting to send. */
     const waiting: Array<{ dueMs: number; end: () => void }> = [];
@@ -633,12 +635,12 @@ describe('LoadShedding: a burst spread over turns', () => {
       sendAt[i] = Infinity;
       const call = new CallContext(infoOf('/v1/user'), headers);
       const outcome: Outcome = { path: '/v1/user', how: 'pending', sentMs: clock.now() };
-      outcomes.push(outcome);
+      const n = outcomes.push(outcome) - 1;
       void startCall(chain, call, {
         proceed(c) {
           outcome.how = 'ran';
           handled++;
-          clock.work(CALL_COST_MS + opts.cpuMs(outcomes.indexOf(outcome)));
+          clock.work(CALL_COST_MS + opts.cpuMs(n));
           waiting.push({
             dueMs: clock.now() + 2 + random() * ((opts.ioMaxMs ?? 95) - 2),
             end: () => {
@@ -658,8 +660,6 @@ describe('LoadShedding: a burst spread over turns', () => {
     };
     await new Promise<void>((resolve) => {
       onTurn = () => {
-        const pause = opts.pauseMs?.() ?? 0;
-        if (pause > 0) clock.pause(pause);
         // The loop waits idle for the next I/O answer or call when it has nothing else to run:
         // no call waits in the admission queue, or none left it since the last turn (they wait
         // for a running call to end).
@@ -714,11 +714,7 @@ describe('LoadShedding: a burst spread over turns', () => {
     for (let run = 1; run <= 100; run++) {
       const { chain, ls } = shedding();
       made.push(ls);
-      let seed = run;
-      const random = (): number => {
-        seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-        return seed / 2_147_483_648;
-      };
+      const random = seeded(run);
       const outcomes = await ioCallers(chain, {
         callers: 12,
         each: 14,

@@ -870,8 +870,8 @@ export class LoadShedding implements CallMiddleware {
     if (this.trailersUnsent) {
       // An answer's trailers leave in the next check phase, before this round's handlers would
       // end: the round waits for it, and new calls for the round (TRAILERS_WAIT_MIN_CPU_MS).
+      // (releasedLastRound stays as `after` set it.)
       this.trailersUnsent = false;
-      this.releasedLastRound = true;
       this.scheduleDrain();
       return;
     }
@@ -1033,16 +1033,17 @@ export class LoadShedding implements CallMiddleware {
     this.endPending();
     this.serviceMs =
       this.serviceMs === 0 ? ms : this.serviceMs + (ms - this.serviceMs) * EWMA_WEIGHT;
+    const queued = this.queue.length + this.criticalQueue.length;
     if (
       this.cpuPerCallMs >= TRAILERS_WAIT_MIN_CPU_MS &&
       call.info.apiProtocol === 'HTTP/2' &&
-      (this.lastWindowOver || this.queue.length + this.criticalQueue.length > 0)
+      (this.lastWindowOver || queued > 0)
     ) {
       // Its trailers leave a loop iteration after its message (TRAILERS_WAIT_MIN_CPU_MS).
       this.trailersUnsent = true;
       this.releasedLastRound = true;
       this.scheduleDrain();
-    } else if (this.queue.length + this.criticalQueue.length > 0) this.scheduleDrain();
+    } else if (queued > 0) this.scheduleDrain();
   }
 
   /** Whether the call is on the `critical` list (looked up once per operation). */
