@@ -1,4 +1,4 @@
-import { status as Status } from '@grpc/grpc-js';
+import { status as Status } from '@svcboot/grpc-typed/internal/grpc-js';
 import type { RejectStatus } from '@svcboot/entry-core';
 import {
   GRPC_CODE_NAMES,

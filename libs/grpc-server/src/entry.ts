@@ -5,14 +5,14 @@ import http2 from 'node:http2';
 import { createRequire } from 'node:module';
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
-import {
+import type {
+  ConnectionInjector,
   Server,
-  ServerCredentials,
-  type ConnectionInjector,
-  type ServerInterceptor,
-  type ServiceDefinition,
-  type UntypedServiceImplementation,
+  ServerInterceptor,
+  ServiceDefinition,
+  UntypedServiceImplementation,
 } from '@grpc/grpc-js';
+import { grpcJs } from '@svcboot/grpc-typed/internal/grpc-js';
 import type { DescService } from '@bufbuild/protobuf';
 import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
 import type { CallMiddleware, Entry, EntryContext, LifecycleContext } from '@svcboot/entry-core';
@@ -527,6 +527,7 @@ export class GrpcEntry implements Entry {
       ];
       // Outermost: its status passes the middleware (the record) and grpc-js's own bookkeeping.
       if (requestTimeout) interceptors.push(requestTimeout.interceptor);
+      const { Server, ServerCredentials } = grpcJs();
       const server = new Server({
         interceptors,
         'grpc.max_receive_message_length': maxRecv,

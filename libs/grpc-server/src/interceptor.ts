@@ -1,10 +1,10 @@
-import {
-  Metadata,
-  type Deadline,
-  type ServerInterceptingCall,
-  type ServerInterceptingCallInterface,
-  type ServerInterceptor,
+import type {
+  Deadline,
+  ServerInterceptingCall,
+  ServerInterceptingCallInterface,
+  ServerInterceptor,
 } from '@grpc/grpc-js';
+import { Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
 import {
   CallContext,
   type CallRejection,

@@ -1,4 +1,5 @@
-import { Metadata, type MethodDefinition, type UntypedHandleCall } from '@grpc/grpc-js';
+import type { MethodDefinition, UntypedHandleCall } from '@grpc/grpc-js';
+import { Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
 import type { CallContext } from '@svcboot/entry-core';
 import {
   hiddenUpstreamFailure,

@@ -1,12 +1,12 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import {
-  status,
-  type Server,
-  type ServerDuplexStream,
-  type ServiceDefinition,
-  type UntypedServiceImplementation,
+import type {
+  Server,
+  ServerDuplexStream,
+  ServiceDefinition,
+  UntypedServiceImplementation,
 } from '@grpc/grpc-js';
+import { status } from '@svcboot/grpc-typed/internal/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import type { DescriptorPool, PoolFile } from './descriptor-pool.js';
 import { fileDescriptorsOf } from './proto-file-descriptors.js';

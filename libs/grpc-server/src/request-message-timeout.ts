@@ -1,10 +1,10 @@
-import {
-  status as grpcStatus,
-  type Metadata,
-  type ServerInterceptingCall,
-  type ServerInterceptingCallInterface,
-  type ServerInterceptor,
+import type {
+  Metadata,
+  ServerInterceptingCall,
+  ServerInterceptingCallInterface,
+  ServerInterceptor,
 } from '@grpc/grpc-js';
+import { status as grpcStatus } from '@svcboot/grpc-typed/internal/grpc-js';
 
 type Call = ServerInterceptingCallInterface;
 /** What grpc-js's index does not export by name. */

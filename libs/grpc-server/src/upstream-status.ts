@@ -1,4 +1,4 @@
-import { Metadata } from '@grpc/grpc-js';
+import { Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
 import type { UpstreamFailure } from '@svcboot/entry-core/internal/call/upstream-failure';
 
 /**

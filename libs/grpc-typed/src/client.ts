@@ -1,17 +1,16 @@
 import type { DescMessage, DescService, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
-import {
+import type {
   Client,
-  Metadata,
-  credentials as grpcCredentials,
-  type CallOptions as GrpcCallOptions,
-  type ChannelCredentials,
-  type ChannelOptions,
-  type ClientReadableStream,
-  type ClientWritableStream,
-  type ServiceError,
-  type StatusObject,
+  CallOptions as GrpcCallOptions,
+  ChannelCredentials,
+  ChannelOptions,
+  ClientReadableStream,
+  ClientWritableStream,
+  ServiceError,
+  StatusObject,
 } from '@grpc/grpc-js';
+import { grpcJs, Metadata } from './grpc-js.js';
 /** What every grpc-js client call emits. */
 interface SurfaceCall {
   on(event: 'metadata', listener: (m: Metadata) => void): unknown;
@@ -146,14 +145,15 @@ export function typedClient<S extends GenService<GenServiceMethods>>(
 ): TypedClient<S> {
   const desc = service as unknown as DescService;
   const owned = typeof target === 'string';
-  const client =
-    typeof target === 'string'
-      ? new Client(
-          target,
-          options.credentials ?? grpcCredentials.createInsecure(),
-          options.channelOptions ?? {},
-        )
-      : target;
+  let client: Client;
+  if (typeof target === 'string') {
+    const grpc = grpcJs();
+    client = new grpc.Client(
+      target,
+      options.credentials ?? grpc.credentials.createInsecure(),
+      options.channelOptions ?? {},
+    );
+  } else client = target;
   const out: Record<string, unknown> = {
     $close: () => {
       if (owned) client.close();

@@ -1,4 +1,4 @@
-import { Metadata, status as Code } from '@grpc/grpc-js';
+import { Metadata, status as Code } from './grpc-js.js';
 import type { DescMessage, MessageShape, MessageInitShape, Registry } from '@bufbuild/protobuf';
 import type { Any } from '@bufbuild/protobuf/wkt';
 import {

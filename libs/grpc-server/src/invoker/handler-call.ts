@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Duplex, Readable, Writable } from 'node:stream';
-import { Metadata, type ServerErrorResponse, type StatusObject } from '@grpc/grpc-js';
+import type { ServerErrorResponse, StatusObject } from '@grpc/grpc-js';
+import { Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
 import type { CallContext } from '@svcboot/entry-core';
 import { CALL_CONTEXT } from '../interceptor.js';
 

@@ -25,7 +25,8 @@
  * its status went to the sink. Messages are objects: the adapter's codec encodes and decodes them
  * (the method definition's serialize/deserialize, or JSON).
  */
-import { Metadata, type ServerInterceptor } from '@grpc/grpc-js';
+import type { ServerInterceptor } from '@grpc/grpc-js';
+import { Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
 import {
   CallContext,
   type CallHeaders,

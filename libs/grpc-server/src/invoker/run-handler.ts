@@ -1,9 +1,9 @@
-import {
-  Metadata,
-  type ServerInterceptingCall,
-  type ServerInterceptingCallInterface,
-  type ServerInterceptor,
+import type {
+  ServerInterceptingCall,
+  ServerInterceptingCallInterface,
+  ServerInterceptor,
 } from '@grpc/grpc-js';
+import { Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
 import type { CallContext } from '@svcboot/entry-core';
 import type { RegisteredMethod } from '../services.js';
 import {

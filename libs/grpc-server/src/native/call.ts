@@ -1,6 +1,6 @@
 import type http2 from 'node:http2';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
-import { Metadata, status as Status } from '@grpc/grpc-js';
+import { Metadata, status as Status } from '@svcboot/grpc-typed/internal/grpc-js';
 import {
   ACCEPT_ENCODING,
   deflate,

@@ -10,7 +10,7 @@
  * so that this module stands without it; the real MethodInvoker satisfies `Invoker`.
  */
 import type http2 from 'node:http2';
-import { type Metadata, status as Status } from '@grpc/grpc-js';
+import { type Metadata, status as Status } from '@svcboot/grpc-typed/internal/grpc-js';
 import { plainPeer } from '@svcboot/entry-core/internal/http/peer';
 import type { MessageListener, NativeCall, NativeMethodShape, NativeStatus } from './call.js';
 import { NativeGrpcServer, type NativeServerOptions } from './server.js';

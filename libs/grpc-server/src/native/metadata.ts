@@ -1,5 +1,5 @@
 import type http2 from 'node:http2';
-import { Metadata } from '@grpc/grpc-js';
+import { Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
 
 /**
  * Request headers that are the protocol's, not the application's: they never reach a handler's

@@ -1,5 +1,5 @@
 import http2 from 'node:http2';
-import { status as Status } from '@grpc/grpc-js';
+import { status as Status } from '@svcboot/grpc-typed/internal/grpc-js';
 import { type CallSettings, NativeCall, type NativeMethodShape, whenStreamCloses } from './call.js';
 import { ACCEPT_ENCODING, type MessageEncoding } from './compression.js';
 import type { DroppedEntry } from './metadata.js';

@@ -1,16 +1,16 @@
 import type { Readable } from 'node:stream';
 import type { DescMethod, DescService } from '@bufbuild/protobuf';
-import {
-  Metadata,
-  type ServerDuplexStream,
-  type ServerReadableStream,
-  type ServerUnaryCall,
-  type ServerWritableStream,
-  type ServiceDefinition,
-  type UntypedHandleCall,
-  type UntypedServiceImplementation,
-  type sendUnaryData,
+import type {
+  ServerDuplexStream,
+  ServerReadableStream,
+  ServerUnaryCall,
+  ServerWritableStream,
+  ServiceDefinition,
+  UntypedHandleCall,
+  UntypedServiceImplementation,
+  sendUnaryData,
 } from '@grpc/grpc-js';
+import { Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
 import type { EntryContext } from '@svcboot/entry-core';
 import { hiddenUpstreamFailure } from '@svcboot/entry-core/internal/call/upstream-failure';
 import { callContextOf } from '../interceptor.js';
