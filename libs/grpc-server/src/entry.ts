@@ -819,7 +819,13 @@ export class GrpcEntry implements Entry {
         cause: err,
       });
     }
-    const fallback = rootFromDefinitions(this.services.definitions.map((d) => d.definition));
+    // Built only for a service found nowhere else (a definition the app loaded itself).
+    let fallback: protobuf.Root | undefined | null = null;
+    const fallbackRoot = (): protobuf.Root | undefined => {
+      if (fallback === null)
+        fallback = rootFromDefinitions(this.services.definitions.map((d) => d.definition));
+      return fallback;
+    };
     // Generated services: their schema is the descriptors embedded in the generated code.
     const generated = this.generated.files;
     const typedRoot =
@@ -831,7 +837,8 @@ export class GrpcEntry implements Entry {
       if (typedRoot?.lookup(service)) return typedRoot;
       if (root.lookup(service)) return root;
       if (sets?.lookup(service)) return sets;
-      return fallback?.lookup(service) ? fallback : undefined;
+      const rebuilt = fallbackRoot();
+      return rebuilt?.lookup(service) ? rebuilt : undefined;
     };
     this.rootFor = rootFor;
     const pkg = await loadGatewayPackage(

@@ -169,6 +169,22 @@ export function mapKeyRewriter(
   return (msg) => walk(type, msg);
 }
 
+/** What proto-loader gives of a message type: its DescriptorProto as a plain object. */
+interface LoaderType {
+  type?: { field?: ReadonlyArray<{ type?: unknown }> };
+}
+
+/**
+ * Whether a method's request and response, as proto-loader describes them, have no field of a
+ * message type (a map is one: a repeated field of its entry message). Unknown shapes are not flat.
+ */
+function isFlat(def: MethodDefinition<unknown, unknown>): boolean {
+  const flat = (t: LoaderType | undefined): boolean =>
+    Array.isArray(t?.type?.field) && t.type.field.every((f) => f.type !== 'TYPE_MESSAGE');
+  const d = def as unknown as { requestType?: LoaderType; responseType?: LoaderType };
+  return flat(d.requestType) && flat(d.responseType);
+}
+
 /**
  * Roots rebuilt from proto-loader's descriptors, by the list of files it gives every message type
  * of one `loadSync` (one list for all its services): built once for them all.
@@ -200,6 +216,9 @@ function rootOf(definition: ServiceDefinition): protobuf.Root | undefined {
  * returned as they are.
  */
 export function withProtojsonMapKeys(definition: ServiceDefinition): ServiceDefinition {
+  // Every message flat (no message-typed field, so no map): nothing to rewrite, and no root to
+  // rebuild from the descriptors (~2 ms of a start).
+  if (Object.values(definition).every(isFlat)) return definition;
   const root = rootOf(definition);
   if (!root) return definition;
   let changed = false;

@@ -29,7 +29,7 @@ interface DescriptorModule {
  * `google.api.http` method option (MethodOptions extension 72295728), with googleapis's field
  * numbers. protobufjs decodes options into its own MethodOptions type and skips every extension.
  */
-const view = protobuf.Root.fromJSON({
+const viewJson = {
   nested: {
     v: {
       nested: {
@@ -69,13 +69,18 @@ const view = protobuf.Root.fromJSON({
       },
     },
   },
-});
-const FileView = view.lookupType('v.File');
-const HttpRuleView = view.lookupType('v.HttpRule');
+};
+/** Built on first use, not at start: only descriptor sets and the gateway's reflection read it. */
+let view: protobuf.Root | undefined;
+const viewType = (name: string): protobuf.Type => {
+  view ??= protobuf.Root.fromJSON(viewJson);
+  return view.lookupType(name);
+};
 
 /** A `google.api.http` rule (protobufjs's parsed option, proto field names) as HttpRule bytes. */
 export function encodeHttpRule(rule: Record<string, unknown>): Uint8Array {
-  return HttpRuleView.encode(HttpRuleView.fromObject(rule)).finish();
+  const type = viewType('v.HttpRule');
+  return type.encode(type.fromObject(rule)).finish();
 }
 
 interface FileView {
@@ -221,7 +226,8 @@ export function rootOfFiles(setFiles: readonly SetFile[], label: string): protob
   for (const { sf, proto } of decoded) {
     const pkg = proto.package ? `.${proto.package}` : '';
     keepJsonNames(root, pkg, proto.messageType ?? []);
-    const fileView = FileView.toObject(FileView.decode(sf.bytes), {
+    const fileType = viewType('v.File');
+    const fileView = fileType.toObject(fileType.decode(sf.bytes), {
       defaults: false,
       arrays: false,
     }) as FileView;
