@@ -290,7 +290,7 @@ async function mergeStaticChunks(metafile) {
       }
   };
   visit('dist/package.js');
-  if (staticChunks.size === 0) return;
+  // With no static chunk too: the pass also writes package.js without whitespace (below).
   const lazyChunks = Object.keys(metafile.outputs)
     .map(chunkOf)
     .filter((c) => c !== undefined && !staticChunks.has(c));
@@ -347,6 +347,7 @@ async function mergeStaticChunks(metafile) {
     outfile: 'dist/package.js',
     write: false,
     allowOverwrite: true,
+    minifyWhitespace: true,
     entryPoints: ['svcboot-merged-entry'],
     sourcemap: true,
     sourcesContent: false,
