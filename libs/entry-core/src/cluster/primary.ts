@@ -6,13 +6,14 @@
  * worker that exits with an exponential backoff, gives up when workers keep failing at startup,
  * and on SIGTERM/SIGINT has each worker shut down as it would alone, then exits.
  */
-import cluster, { type Worker } from 'node:cluster';
+import type { Worker } from 'node:cluster';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import { coreError } from '../errors.js';
 import { OutputSet } from '../event/outputs.js';
 import { createAppLogger } from '../logger.js';
 import {
+  clusterModule,
   WORKER_ENV,
   isSvcbootMessage,
   type MetricsPart,
@@ -98,6 +99,7 @@ class Supervisor {
   run(): Promise<number> {
     const done = new Promise<number>((resolve) => (this.finish = resolve));
     // Structured clone: strings are not re-escaped as JSON, and NaN survives in metric values.
+    const cluster = clusterModule();
     cluster.setupPrimary({ serialization: 'advanced' });
     cluster.on('message', (worker, message: unknown) => {
       if (isSvcbootMessage(message)) this.onMessage(worker, message as ToPrimary);
@@ -124,7 +126,7 @@ class Supervisor {
   private fork(slot: Slot): void {
     slot.restartTimer = undefined;
     if (this.stopping) return;
-    const worker = cluster.fork({ [WORKER_ENV]: String(slot.index) });
+    const worker = clusterModule().fork({ [WORKER_ENV]: String(slot.index) });
     slot.worker = worker;
     slot.ready = false;
     slot.forkedAt = Date.now();

@@ -3,14 +3,23 @@
  * node:cluster's IPC channel with `advanced` serialization (NaN in metric values survives).
  * Every message has an `svcboot` field, so the app's own cluster messages pass untouched.
  */
-import cluster from 'node:cluster';
+import type { Cluster } from 'node:cluster';
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 
 /** Set by the primary in each worker's environment: its slot, 1 to N (a restarted worker keeps it). */
 export const WORKER_ENV = 'SVCBOOT_WORKER';
 
+/**
+ * node:cluster, loaded on the first call: loading it (with the child_process and dgram it needs)
+ * costs a start ~1.7 ms, and a process with one worker never uses it. (What the call returns is
+ * the module's `module.exports`, the object its types call the default export.)
+ */
+export function clusterModule(): Cluster {
+  return process.getBuiltinModule('node:cluster') as unknown as Cluster;
+}
+
 /** True in a process an svcboot primary forked (not in an app's own cluster workers). */
-export const inSvcbootWorker = cluster.isWorker && process.env[WORKER_ENV] !== undefined;
+export const inSvcbootWorker = process.env[WORKER_ENV] !== undefined && clusterModule().isWorker;
 
 export type MetricsPart = MetricObjectWithValues<MetricValue<string>>[];
 

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { HttpRoute } from './route.js';
@@ -89,7 +89,10 @@ export class UiMount implements HttpRoute {
 
   private async readAsset(file: string): Promise<Buffer> {
     try {
-      return await readFile(file);
+      // node:fs's callback form: node:fs/promises is not loaded for this (app.ts, readText).
+      return await new Promise<Buffer>((resolve, reject) =>
+        readFile(file, (err, data) => (err ? reject(err) : resolve(data))),
+      );
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       throw new Error(this.missingAssets(file));

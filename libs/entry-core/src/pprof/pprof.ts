@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Session } from 'node:inspector';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
 import v8 from 'node:v8';
@@ -160,6 +159,8 @@ async function cpuProfile(
   errors: RouteErrors,
   seconds: number,
 ): Promise<void> {
+  // node:inspector on first use: loading it costs a start ~1.2 ms.
+  const { Session } = process.getBuiltinModule('node:inspector');
   const session = new Session();
   session.connect();
   const post = (method: string): Promise<unknown> =>

@@ -1,5 +1,5 @@
 import { constants, type Stats } from 'node:fs';
-import fs from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -13,6 +13,9 @@ import {
   PLAIN_ERRORS,
 } from '../http/route.js';
 import { contentTypeOf } from './content-types.js';
+
+/** node:fs/promises, loaded on first use: a start that serves no file does not load it. */
+const fsp = (): typeof import('node:fs/promises') => process.getBuiltinModule('node:fs/promises');
 
 export interface StaticFilesOptions {
   /** `/static/` (with its trailing slash). */
@@ -56,8 +59,8 @@ export class StaticFiles implements HttpRoute {
     const wanted = path.resolve(options.cwd ?? process.cwd(), options.sourcePath);
     let root: string;
     try {
-      root = await fs.realpath(wanted);
-      if (!(await fs.stat(root)).isDirectory())
+      root = await fsp().realpath(wanted);
+      if (!(await fsp().stat(root)).isDirectory())
         throw coreError('SVC_STATIC_SOURCE', [options.configPath, wanted, 'not a folder']);
     } catch (err) {
       if ((err as { code?: string }).code === 'SVC_STATIC_SOURCE') throw err;
@@ -93,10 +96,10 @@ export class StaticFiles implements HttpRoute {
     if (segments.some((s) => s.startsWith('.'))) return sendError(req, res, errors, 404, NOT_FOUND);
     const file = await this.resolve(segments);
     if (file === undefined) return sendError(req, res, errors, 404, NOT_FOUND);
-    let handle: fs.FileHandle;
+    let handle: FileHandle;
     try {
       // O_NONBLOCK: a FIFO in the folder must not hold a libuv thread until a writer comes.
-      handle = await fs.open(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+      handle = await fsp().open(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
     } catch {
       return sendError(req, res, errors, 404, NOT_FOUND);
     }
@@ -147,7 +150,7 @@ export class StaticFiles implements HttpRoute {
     const candidate = path.join(this.root, ...segments);
     if (!this.inside(candidate)) return undefined;
     try {
-      const real = await fs.realpath(candidate);
+      const real = await fsp().realpath(candidate);
       return this.inside(real) ? real : undefined;
     } catch {
       return undefined;
@@ -164,7 +167,7 @@ export class StaticFiles implements HttpRoute {
     folder: string,
     segments: readonly string[],
   ): Promise<void> {
-    const entries = (await fs.readdir(folder, { withFileTypes: true }))
+    const entries = (await fsp().readdir(folder, { withFileTypes: true }))
       .filter((e) => !e.name.startsWith('.'))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const base = this.prefix + segments.map((s) => `${encodeURIComponent(s)}/`).join('');
@@ -184,7 +187,7 @@ export class StaticFiles implements HttpRoute {
 }
 
 /** The first `size` bytes of the file (fewer if it shrank since its stat). */
-async function readWhole(handle: fs.FileHandle, size: number): Promise<Buffer> {
+async function readWhole(handle: FileHandle, size: number): Promise<Buffer> {
   const buf = Buffer.allocUnsafe(size);
   let got = 0;
   while (got < size) {

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import type protobuf from 'protobufjs';
 import { parse as parseYaml } from '@svcboot/entry-core/internal/yaml';
 
@@ -75,6 +74,8 @@ function flatten(selector: string, raw: RawRule, source: string, top = true): Ht
 
 /** Rules of a `google.api.Service` yaml (`http.rules`). */
 export async function rulesFromMappingFile(file: string): Promise<HttpBinding[]> {
+  // node:fs/promises when a mapping file is read, not at every start that imports this module.
+  const { readFile } = process.getBuiltinModule('node:fs/promises');
   const doc = parseYaml(await readFile(file, 'utf8')) as {
     type?: unknown;
     http?: { rules?: RawRule[] };
