@@ -5,7 +5,16 @@ import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
 import { middlewareSchema } from '@svcboot/entry-core/internal/middleware/options';
 import { compressionSchema } from '@svcboot/entry-core/internal/http/compression';
 import { loadSheddingSchema } from '@svcboot/entry-core/internal/overload/schema';
-import { msSchema, portSchema } from '@svcboot/entry-core/internal/schema';
+import {
+  emptyTextSchema,
+  msSchema,
+  nonEmptyTextSchema,
+  nonNegativeIntSchema,
+  offSchema,
+  onSchema,
+  portSchema,
+  positiveIntSchema,
+} from '@svcboot/entry-core/internal/schema';
 import { promSchema } from '@svcboot/entry-core/internal/prom-pusher/schema';
 import { serverRoutesShape } from '@svcboot/entry-core/internal/server-routes';
 
@@ -35,7 +44,7 @@ const uiHeaders = z
 
 const docsSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
+    enabled: offSchema,
     path: uiPath('/docs/'),
     headers: uiHeaders,
     /** RapiDoc's colour theme. */
@@ -59,21 +68,15 @@ export const grpcSchema = z.strictObject({
     .describe(
       "rk-grpc's second port, kept with app.porting: rk-boot only (refused otherwise): the entry also serves on it what it serves on port (the gateway, the UIs, the built-in routes), same chain, connection limit and drain",
     ),
-  enableReflection: z
-    .boolean()
-    .default(false)
-    .describe(
-      'gRPC server reflection (v1 and v1alpha) for the added services and health, for grpcurl',
-    ),
-  enableSvcGwOption: z
-    .boolean()
-    .default(false)
-    .describe(
-      'svc-style gateway: unpopulated fields emitted, every header forwarded into metadata, response metadata copied back as headers',
-    ),
+  enableReflection: offSchema.describe(
+    'gRPC server reflection (v1 and v1alpha) for the added services and health, for grpcurl',
+  ),
+  enableSvcGwOption: offSchema.describe(
+    'svc-style gateway: unpopulated fields emitted, every header forwarded into metadata, response metadata copied back as headers',
+  ),
   sw: z
     .strictObject({
-      enabled: z.boolean().default(false),
+      enabled: offSchema,
       path: uiPath('/sw/'),
       headers: uiHeaders,
       ...openApiOptionsShape,
@@ -111,17 +114,17 @@ export const grpcSchema = z.strictObject({
     .strictObject({
       marshal: z
         .strictObject({
-          useProtoNames: z.boolean().default(false),
-          emitUnpopulated: z.boolean().default(false),
-          useEnumNumbers: z.boolean().default(false),
-          indent: z.string().default(''),
+          useProtoNames: offSchema,
+          emitUnpopulated: offSchema,
+          useEnumNumbers: offSchema,
+          indent: emptyTextSchema,
           /** protojson Multiline: one field a line, indented by `indent` (two spaces when it is empty). */
-          multiline: z.boolean().default(false),
+          multiline: offSchema,
           /**
            * protojson AllowPartial: no error for unset proto2 `required` fields. Accepted for
            * rk-boot files; svcboot never checks required fields (proto3 has none).
            */
-          allowPartial: z.boolean().default(false),
+          allowPartial: offSchema,
         })
         .prefault({})
         .describe(
@@ -130,9 +133,9 @@ export const grpcSchema = z.strictObject({
         .transform((m) => (m.multiline && m.indent === '' ? { ...m, indent: '  ' } : m)),
       unmarshal: z
         .strictObject({
-          discardUnknown: z.boolean().default(false),
+          discardUnknown: offSchema,
           /** protojson AllowPartial on requests; as `marshal.allowPartial`, always so in svcboot. */
-          allowPartial: z.boolean().default(false),
+          allowPartial: offSchema,
         })
         .prefault({})
         .describe(
@@ -140,35 +143,23 @@ export const grpcSchema = z.strictObject({
         ),
       routing: z
         .strictObject({
-          methodNotAllowed405: z
-            .boolean()
-            .default(false)
-            .describe(
-              "A path bound only for other HTTP methods: 405 with `Allow` instead of grpc-gateway's 501 (code 12).",
-            ),
-          disablePathLengthFallback: z
-            .boolean()
-            .default(false)
-            .describe(
-              "grpc-gateway WithDisablePathLengthFallback: a form POST no longer falls back to the path's GET binding.",
-            ),
-          disableHttpMethodOverride: z
-            .boolean()
-            .default(false)
-            .describe(
-              'grpc-gateway WithDisableHTTPMethodOverride: `X-HTTP-Method-Override` on a form POST is ignored.',
-            ),
+          methodNotAllowed405: offSchema.describe(
+            "A path bound only for other HTTP methods: 405 with `Allow` instead of grpc-gateway's 501 (code 12).",
+          ),
+          disablePathLengthFallback: offSchema.describe(
+            "grpc-gateway WithDisablePathLengthFallback: a form POST no longer falls back to the path's GET binding.",
+          ),
+          disableHttpMethodOverride: offSchema.describe(
+            'grpc-gateway WithDisableHTTPMethodOverride: `X-HTTP-Method-Override` on a form POST is ignored.',
+          ),
         })
         .prefault({})
         .describe(
           'Gateway routing: methodNotAllowed405, disablePathLengthFallback, disableHttpMethodOverride',
         ),
-      allowPatchFeature: z
-        .boolean()
-        .default(true)
-        .describe(
-          "protoc-gen-grpc-gateway allow_patch_feature: a PATCH whose body is a field fills the request's FieldMask from the body's keys.",
-        ),
+      allowPatchFeature: onSchema.describe(
+        "protoc-gen-grpc-gateway allow_patch_feature: a PATCH whose body is a field fills the request's FieldMask from the body's keys.",
+      ),
       maxJsonDepth: z
         .number()
         .int()
@@ -208,72 +199,54 @@ export const grpcSchema = z.strictObject({
     ),
   protos: protosSchema,
   gwMappingFiles: z
-    .array(z.string().min(1))
+    .array(nonEmptyTextSchema)
     .default([])
     .describe(
       "google.api.Service YAML files with HTTP rules (http.rules) for the gateway, besides the protos' google.api.http options",
     ),
-  generateUnboundMethods: z
-    .boolean()
-    .default(false)
-    .describe(
-      'Serve every unary and server-streaming RPC without an HTTP rule at POST /<pkg>.<Service>/<Method> (body *)',
-    ),
+  generateUnboundMethods: offSchema.describe(
+    'Serve every unary and server-streaming RPC without an HTTP rule at POST /<pkg>.<Service>/<Method> (body *)',
+  ),
   grpcWeb: z
-    .strictObject({ enabled: z.boolean().default(false) })
+    .strictObject({ enabled: offSchema })
     .prefault({})
     .describe(
       "gRPC-Web (binary and text) over HTTP/1.1 on the entry's port, answered by the same handlers.",
     ),
   connect: z
-    .strictObject({ enabled: z.boolean().default(false) })
+    .strictObject({ enabled: offSchema })
     .prefault({})
     .describe(
       "The Connect protocol (connect-es, connect-go, buf curl) over HTTP/1.1 and HTTP/2 on the entry's port, answered by the same handlers.",
     ),
   tls: z
     .strictObject({
-      certFile: z.string().default('').describe('PEM certificate file: the port speaks TLS'),
-      keyFile: z.string().default('').describe('PEM private key file of certFile'),
-      certEntry: z.string().default('').describe("Or a cert: entry's certPemPath and keyPemPath"),
+      certFile: emptyTextSchema.describe('PEM certificate file: the port speaks TLS'),
+      keyFile: emptyTextSchema.describe('PEM private key file of certFile'),
+      certEntry: emptyTextSchema.describe("Or a cert: entry's certPemPath and keyPemPath"),
     })
     .prefault({})
     .describe(
       "TLS on the port: certFile and keyFile (PEM), or a cert: entry's (certEntry); ALPN h2 goes to gRPC, http/1.1 to the gateway",
     ),
-  maxRecvMsgSizeBytes: z
-    .number()
-    .int()
-    .positive()
+  maxRecvMsgSizeBytes: positiveIntSchema
     .default(4 * MiB)
     .describe('The largest request message accepted (grpc.max_receive_message_length)'),
-  maxSendMsgSizeBytes: z
-    .number()
-    .int()
-    .positive()
+  maxSendMsgSizeBytes: positiveIntSchema
     .default(2_147_483_647)
     .describe('The largest response message sent (grpc.max_send_message_length)'),
-  noRecvMsgSizeLimit: z
-    .boolean()
-    .default(false)
-    .describe(
-      "rk-boot's: no limit on received messages (maxRecvMsgSizeBytes becomes 2 GiB - 1, grpc-js's most)",
-    ),
+  noRecvMsgSizeLimit: offSchema.describe(
+    "rk-boot's: no limit on received messages (maxRecvMsgSizeBytes becomes 2 GiB - 1, grpc-js's most)",
+  ),
   shutdownTimeoutMs: msSchema
     .default(10_000)
     .describe('Time in-flight calls get to finish at shutdown before connections are cut'),
-  handshakeTimeoutMs: z
-    .number()
-    .int()
-    .positive()
+  handshakeTimeoutMs: positiveIntSchema
     .default(10_000)
     .describe(
       'How long a new connection may take to say whether it is HTTP/2 or HTTP/1.x (with TLS: to finish the handshake)',
     ),
-  headersTimeoutMs: z
-    .number()
-    .int()
-    .positive()
+  headersTimeoutMs: positiveIntSchema
     .default(10_000)
     .describe(
       'HTTP/1.1 (gateway, UIs, metrics): time a client may take to send its request headers.',
@@ -293,10 +266,7 @@ export const grpcSchema = z.strictObject({
     .describe(
       'A unary or server-streaming gRPC call whose request message is not complete this long after the call started ends with DEADLINE_EXCEEDED (0: never). Default 30 s.',
     ),
-  maxConnections: z
-    .number()
-    .int()
-    .nonnegative()
+  maxConnections: nonNegativeIntSchema
     .default(0)
     .describe(
       "The most connections (gRPC and HTTP/1.1 together) open at once; 0: 80 % of the process's open-file limit, at most 10,000. Past it, new connections are closed (a few more are kept for /livez and /readyz).",
@@ -306,28 +276,19 @@ export const grpcSchema = z.strictObject({
     .describe(
       'An HTTP/2 connection that has opened no stream this long after it started is closed (0: never).',
     ),
-  keepaliveTimeMs: z
-    .number()
-    .int()
-    .positive()
+  keepaliveTimeMs: positiveIntSchema
     .default(7_200_000)
     .describe(
       "grpc-js `grpc.keepalive_time_ms`: the server pings each HTTP/2 connection this often and closes it when the PING is not acknowledged within keepaliveTimeoutMs (a peer gone without a FIN). gRPC's usual server default, 2 h; grpc-js's own default is never.",
     ),
-  keepaliveTimeoutMs: z
-    .number()
-    .int()
-    .positive()
+  keepaliveTimeoutMs: positiveIntSchema
     .default(20_000)
     .describe(
       'grpc-js `grpc.keepalive_timeout_ms`: how long a keepalive PING may go unacknowledged.',
     ),
-  enableChannelz: z
-    .boolean()
-    .default(false)
-    .describe(
-      'grpc-js channelz bookkeeping (per-call counters and traces for the channelz admin service). grpc-js server only (`server: grpc-js`).',
-    ),
+  enableChannelz: offSchema.describe(
+    'grpc-js channelz bookkeeping (per-call counters and traces for the channelz admin service). grpc-js server only (`server: grpc-js`).',
+  ),
   server: z
     .enum(['grpc-js', 'node'])
     .default('node')

@@ -1,21 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
-import { entryBaseShape } from '../schema.js';
+import { emptyTextSchema, entryBaseShape } from '../schema.js';
 import type { CertBundle } from './cert-bundle.js';
 import { coreError } from '../errors.js';
 
 export const certEntrySchema = z.strictObject({
   ...entryBaseShape,
-  caPath: z
-    .string()
-    .default('')
-    .describe("A PEM file of CA certificates to trust (e.g. a Redis or Pushgateway server's)"),
-  certPemPath: z
-    .string()
-    .default('')
-    .describe("A PEM certificate: the server's for grpc tls.certEntry, the client's elsewhere"),
-  keyPemPath: z.string().default('').describe('The PEM private key of certPemPath'),
+  caPath: emptyTextSchema.describe(
+    "A PEM file of CA certificates to trust (e.g. a Redis or Pushgateway server's)",
+  ),
+  certPemPath: emptyTextSchema.describe(
+    "A PEM certificate: the server's for grpc tls.certEntry, the client's elsewhere",
+  ),
+  keyPemPath: emptyTextSchema.describe('The PEM private key of certPemPath'),
 });
 export type CertEntryConfig = z.output<typeof certEntrySchema>;
 

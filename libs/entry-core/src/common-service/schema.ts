@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { offSchema } from '../schema.js';
 
 /** `commonService`: ready, alive, info and gc under `pathPrefix` (rk-boot's common service). */
 export const commonServiceSchema = z
   .strictObject({
-    enabled: z.boolean().default(false).describe('GET <pathPrefix>/ready, /alive, /info and /gc'),
+    enabled: offSchema.describe('GET <pathPrefix>/ready, /alive, /info and /gc'),
     pathPrefix: z
       .string()
       .startsWith('/')

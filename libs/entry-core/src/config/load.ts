@@ -20,6 +20,7 @@ import {
   type PortingMode,
   type PortingNote,
 } from './porting.js';
+import { nonEmptyTextSchema, nonNegativeIntSchema } from '../schema.js';
 
 export interface LoadConfigInput {
   /** Path shown in messages. */
@@ -79,7 +80,7 @@ export interface LoadedConfig {
 const text = z.union([z.string(), z.number()]).transform(String);
 const texts = z.array(text);
 export const appSchema = z.strictObject({
-  name: text.pipe(z.string().min(1)).optional(),
+  name: text.pipe(nonEmptyTextSchema).optional(),
   version: text.optional(),
   description: text.optional(),
   /** rk-boot's app metadata, shown by the common service's info. */
@@ -90,7 +91,7 @@ export const appSchema = z.strictObject({
   /** `rk-boot`: unknown keys (and keys rk-boot ignores) are warnings, not errors. */
   porting: z.enum(PORTING_MODES as [PortingMode, ...PortingMode[]]).optional(),
   /** After SIGTERM, how long readiness stays false before entries stop (for load balancers to notice). */
-  drainDelayMs: z.number().int().nonnegative().optional(),
+  drainDelayMs: nonNegativeIntSchema.optional(),
   /** Worker processes sharing the entries' ports (`auto`: one per available CPU). */
   workers: z.union([z.number().int().min(1).max(1024), z.literal('auto')]).optional(),
   /** Configuration reload without a restart (README, "Reload"). */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { z } from 'zod';
+import { nonNegativeIntSchema, offSchema } from '../schema.js';
 
 /**
  * `lumberjack` of a `logger` or `event` entry (rk-boot's, after Go's lumberjack): every file the
@@ -18,11 +19,11 @@ export const rotationSchema = z.strictObject({
   /** Days a backup is kept. 0: no limit. */
   maxage: z.number().nonnegative().default(0),
   /** Backups kept. 0: no limit. */
-  maxbackups: z.number().int().nonnegative().default(0),
+  maxbackups: nonNegativeIntSchema.default(0),
   /** Backup names in local time instead of UTC. */
-  localtime: z.boolean().default(false),
+  localtime: offSchema,
   /** gzip the backups. */
-  compress: z.boolean().default(false),
+  compress: offSchema,
 });
 export type RotationOptions = z.output<typeof rotationSchema>;
 

@@ -16,7 +16,7 @@ import { parsingRegistry, type MiddlewareRegistry } from './registry.js';
 import { LoggingMiddleware } from './logging.js';
 import { EventLogger } from '../event/event-logger.js';
 import type { EventFactory } from '../event/event-factory.js';
-import { encodingSchema } from '../schema.js';
+import { encodingSchema, nonEmptyTextSchema, offSchema } from '../schema.js';
 import { MetaMiddleware } from './meta.js';
 import { PromMiddleware } from './prom.js';
 import { basicTransport, type CallTransport } from './transport.js';
@@ -28,26 +28,24 @@ import { TimeoutMiddleware } from './timeout/middleware.js';
 import type { TimeoutConfig } from './timeout/schema.js';
 
 /** Calls a middleware skips (see `isIgnored`): operations, paths, prefixes ending in `/`, globs. */
-const ignoreList = z.array(z.string().min(1)).default([]);
+const ignoreList = z.array(nonEmptyTextSchema).default([]);
 
 const loggingSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
+    enabled: offSchema,
     ignore: ignoreList,
     /** The records' encoding when they go to outputs of their own (rk-boot's); default console. */
     eventEncoding: encodingSchema.optional(),
     /** Outputs for the records instead of the entry's event entry (rk-boot's). */
-    eventOutputPaths: z.array(z.string().min(1)).min(1).optional(),
+    eventOutputPaths: z.array(nonEmptyTextSchema).min(1).optional(),
   })
   .prefault({});
 
-const promToggle = z
-  .strictObject({ enabled: z.boolean().default(false), ignore: ignoreList })
-  .prefault({});
+const promToggle = z.strictObject({ enabled: offSchema, ignore: ignoreList }).prefault({});
 
 const metaSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
+    enabled: offSchema,
     ignore: ignoreList,
     /** The word in the app headers' names: `X-<prefix>-App-Name`; empty means `Svc`. */
     prefix: z
@@ -156,7 +154,7 @@ export interface MiddlewareConfig {
 /** `prom.enabled` and `prom.path`: the scrape endpoint. */
 export const promEndpointSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
+    enabled: offSchema,
     path: z.string().startsWith('/').default('/metrics'),
   })
   .prefault({});

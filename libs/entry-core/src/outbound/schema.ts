@@ -1,17 +1,18 @@
 import { z } from 'zod';
+import { emptyTextSchema, nonNegativeIntSchema, offSchema, positiveIntSchema } from '../schema.js';
 
 /** `breaker:` of a client entry: adaptive throttling (Google SRE book; kratos' `sre` breaker). */
 export const breakerSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
+    enabled: offSchema,
     /** Google SRE's K: accepts are multiplied by it; lower throttles sooner. kratos: 1.5. */
     k: z.number().min(1).default(1.5),
     /** The sliding window the requests and accepts are counted over. */
-    windowMs: z.number().int().positive().default(3000),
+    windowMs: positiveIntSchema.default(3000),
     /** Buckets of the window. */
     buckets: z.number().int().min(1).max(1000).default(10),
     /** No throttling below this many requests in the window. kratos: 100. */
-    minRequests: z.number().int().nonnegative().default(100),
+    minRequests: nonNegativeIntSchema.default(100),
   })
   .prefault({});
 
@@ -27,12 +28,12 @@ export const propagateSchema = z
 export const clientAuthSchema = z
   .strictObject({
     /** `authorization: Bearer <bearerToken>`. Write `${VAR}`. */
-    bearerToken: z.string().default(''),
+    bearerToken: emptyTextSchema,
     /** Sent in `apiKeyHeader`. Write `${VAR}`. */
-    apiKey: z.string().default(''),
+    apiKey: emptyTextSchema,
     apiKeyHeader: z.string().trim().toLowerCase().min(1).default('x-api-key'),
     /** Forward the inbound call's `authorization` (the caller's token) instead of `bearerToken`. */
-    forwardCaller: z.boolean().default(false),
+    forwardCaller: offSchema,
   })
   .prefault({});
 
@@ -64,6 +65,6 @@ export const clientErrorsSchema = z
      * Pass the backend's message and details on to the inbound caller; else it reads
      * `upstream "<client>" failed: <code>` (the code or status is kept; the record keeps the text).
      */
-    passThrough: z.boolean().default(false),
+    passThrough: offSchema,
   })
   .prefault({});

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { nonEmptyTextSchema, nonNegativeIntSchema, positiveIntSchema } from '../schema.js';
 
 /**
  * `loadShedding` under a server entry (grpc, httpserver): refuse calls the process cannot serve
@@ -13,10 +14,7 @@ export const loadSheddingSchema = z
       .describe(
         'Decide at admission whether each call runs now, waits its turn or is shed (gRPC RESOURCE_EXHAUSTED with grpc-retry-pushback-ms, HTTP 503 with Retry-After); health and metrics routes are never shed nor queued.',
       ),
-    maxInFlight: z
-      .number()
-      .int()
-      .nonnegative()
+    maxInFlight: nonNegativeIntSchema
       .default(5000)
       .describe(
         'Calls of this entry in flight at once (streams included, until they end) past which a new call is shed with reason in_flight; 0: no limit. Also the upper bound of the concurrency limit learned from latency.',
@@ -36,32 +34,23 @@ export const loadSheddingSchema = z
       .describe(
         'The event-loop utilisation (perf_hooks, sampled every 100 ms) at or above which, while the loop also runs late (by half maxEventLoopDelayMs, two samples in a row), a share of the calls is shed (reason event_loop_utilization): it grows by 10% per sample while overloaded and shrinks by 5% per sample once not; 0: off.',
       ),
-    retryAfterS: z
-      .number()
-      .int()
-      .nonnegative()
+    retryAfterS: nonNegativeIntSchema
       .default(1)
       .describe(
         'The pushback of a shed call: Retry-After (seconds) on HTTP, grpc-retry-pushback-ms (the same, in ms) on gRPC (gRFC A6); both are sent as headers or trailers.',
       ),
     critical: z
-      .array(z.string().min(1))
+      .array(nonEmptyTextSchema)
       .default([])
       .describe(
         'Calls shed last (operations, gRPC full methods, HTTP paths, prefixes ending in /, globs, as an ignore list): they wait in a queue of their own, drained first, and are shed only on their own queue, maxInFlight, or twice the loop lateness.',
       ),
     concurrency: z
       .strictObject({
-        minLimit: z
-          .number()
-          .int()
-          .positive()
+        minLimit: positiveIntSchema
           .default(4)
           .describe('The least the learned concurrency limit goes down to.'),
-        maxLimit: z
-          .number()
-          .int()
-          .positive()
+        maxLimit: positiveIntSchema
           .default(5000)
           .describe(
             'Where the learned limit starts and the most it goes up to (and never above maxInFlight).',

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { promEndpointSchema } from '../middleware/options.js';
+import { emptyTextSchema, offSchema } from '../schema.js';
 
 /** `prom.pusher`: rk-boot's keys for pushing the entry's metrics to a Prometheus Pushgateway. */
 export const promPusherSchema = z
   .strictObject({
-    enabled: z.boolean().default(false).describe("Push the entry's metrics to a Pushgateway"),
+    enabled: offSchema.describe("Push the entry's metrics to a Pushgateway"),
     intervalMs: z
       .number()
       .int()
@@ -13,32 +14,17 @@ export const promPusherSchema = z
       .describe(
         'Time between pushes (after a failure the wait doubles, up to a minute or intervalMs).',
       ),
-    jobName: z
-      .string()
-      .default('')
-      .describe("The `job` of the grouping key; empty: the app's name."),
-    remoteAddress: z
-      .string()
-      .default('')
-      .describe(
-        'The Pushgateway: `host:port` or `http(s)://host:port[/prefix]`; required when enabled.',
-      ),
-    basicAuth: z
-      .string()
-      .default('')
-      .describe('`user:pass` for HTTP basic authentication; never logged.'),
-    certEntry: z
-      .string()
-      .default('')
-      .describe(
-        "A `cert:` entry: its CA verifies the Pushgateway, its certificate and key (if any) are the client's; the scheme becomes https.",
-      ),
-    instance: z
-      .string()
-      .default('')
-      .describe(
-        'The `instance` of the grouping key; empty: `<hostname>:<entry port>`. Not in rk-boot.',
-      ),
+    jobName: emptyTextSchema.describe("The `job` of the grouping key; empty: the app's name."),
+    remoteAddress: emptyTextSchema.describe(
+      'The Pushgateway: `host:port` or `http(s)://host:port[/prefix]`; required when enabled.',
+    ),
+    basicAuth: emptyTextSchema.describe('`user:pass` for HTTP basic authentication; never logged.'),
+    certEntry: emptyTextSchema.describe(
+      "A `cert:` entry: its CA verifies the Pushgateway, its certificate and key (if any) are the client's; the scheme becomes https.",
+    ),
+    instance: emptyTextSchema.describe(
+      'The `instance` of the grouping key; empty: `<hostname>:<entry port>`. Not in rk-boot.',
+    ),
   })
   .superRefine((p, ctx) => {
     if (p.enabled && p.remoteAddress.trim() === '')

@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { emptyTextSchema, offSchema } from '../schema.js';
 
 /** `static`: files of a local folder under `path`, off by default. */
 export const staticSchema = z
   .strictObject({
-    enabled: z.boolean().default(false).describe('Serve the files of sourcePath under path'),
+    enabled: offSchema.describe('Serve the files of sourcePath under path'),
     path: z
       .string()
       .startsWith('/')
@@ -18,18 +19,12 @@ export const staticSchema = z
           'only sourceType "local" is supported (rk-boot\'s "pkger" and "embed" have no Node equivalent); serve a folder on disk',
       })
       .describe('Where the files come from; only `local` (a folder on disk) is supported.'),
-    sourcePath: z
-      .string()
-      .default('')
-      .describe(
-        'The folder served (relative to the working folder); required when enabled, never defaulted.',
-      ),
-    listing: z
-      .boolean()
-      .default(false)
-      .describe(
-        "An HTML list of a folder's files when a folder is asked for; off, folders are 404.",
-      ),
+    sourcePath: emptyTextSchema.describe(
+      'The folder served (relative to the working folder); required when enabled, never defaulted.',
+    ),
+    listing: offSchema.describe(
+      "An HTML list of a folder's files when a folder is asked for; off, folders are 404.",
+    ),
   })
   .superRefine((s, ctx) => {
     if (s.enabled && s.sourcePath.trim() === '')

@@ -8,13 +8,14 @@ import {
 } from '@svcboot/entry-core';
 import { z } from '@svcboot/entry-core/internal/zod';
 import { GRPC_ENTRY_TYPE } from '../entry-type.js';
+import { nonEmptyTextSchema, offSchema } from '@svcboot/entry-core/internal/schema';
 
 /** `middleware.validate`: protovalidate's check of typed services' requests. */
 export const validateSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
+    enabled: offSchema,
     /** Calls left unchecked: an operation (`/pkg.Svc/Method`), a path, a prefix ending in `/`, a glob. */
-    ignore: z.array(z.string().min(1)).default([]),
+    ignore: z.array(nonEmptyTextSchema).default([]),
   })
   .describe(
     "Request validation of typed services from the protos' buf.validate rules (protovalidate): INVALID_ARGUMENT with a google.rpc.BadRequest (gateway: 400), before the handler; grpc entries only",

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { nonEmptyTextSchema, offSchema } from '../../schema.js';
 
 const basicItem = z.string().refine((s) => s.indexOf(':') > 0, {
   message: 'each item is "user:password" (a user name, a colon, then the password)',
@@ -8,7 +9,7 @@ const apiKeyItem = z.union([
   z.string().min(1, 'an API key cannot be empty'),
   z.strictObject({
     /** A label for the key: the call's `principal.subject` and nothing else (never the key). */
-    name: z.string().min(1),
+    name: nonEmptyTextSchema,
     key: z.string().min(1, 'an API key cannot be empty'),
   }),
 ]);
@@ -16,7 +17,7 @@ const apiKeyItem = z.union([
 /** `middleware.auth`: HTTP Basic credentials and API keys (rk-boot's keys `basic` and `apiKey`). */
 export const authSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
+    enabled: offSchema,
     ignore: z.array(z.string()).default([]),
     /** `user:password` pairs; write secrets as `"${VAR}"` (quoted, so that they stay text). */
     basic: z.array(basicItem).default([]),

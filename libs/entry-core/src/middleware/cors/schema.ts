@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { HTTP_TOKEN } from '../http-scope.js';
 import { credentialedPatternProblem, originPatternProblem } from './origins.js';
+import { offSchema } from '../../schema.js';
 
 const token = z.string().regex(HTTP_TOKEN, 'must be an HTTP token (a header or method name)');
 
 /** `middleware.cors`: rk-boot's keys and defaults. */
 export const corsSchema = z
   .strictObject({
-    enabled: z.boolean().default(false),
+    enabled: offSchema,
     ignore: z.array(z.string()).default([]),
     /** Exact origins, `*`, `null`, or origins with `*` for host/port characters. */
     allowOrigins: z
@@ -18,7 +19,7 @@ export const corsSchema = z
         }),
       )
       .default(['*']),
-    allowCredentials: z.boolean().default(false),
+    allowCredentials: offSchema,
     /** Request headers a preflight allows; empty: the ones the preflight asks for. */
     allowHeaders: z.array(token).default([]),
     allowMethods: z.array(token).default(['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE']),

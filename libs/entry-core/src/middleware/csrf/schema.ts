@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { offSchema } from '../../schema.js';
 
 const LOOKUP = /^(header|form|query):([!#$%&'*+.^_`|~0-9A-Za-z-]+)$/;
 const COOKIE_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -6,7 +7,7 @@ const COOKIE_ATTR = /^[\x21-\x3a\x3c-\x7e]*$/;
 
 /** `middleware.csrf`: rk-boot's keys, plus `key` (the signing key) and `trustForwardedProto`. */
 export const csrfSchema = z.strictObject({
-  enabled: z.boolean().default(false),
+  enabled: offSchema,
   ignore: z.array(z.string()).default([]),
   /** Characters of the token's random part (base64url, 6 bits each). */
   tokenLength: z.number().int().min(16).max(256).default(32),
@@ -37,7 +38,7 @@ export const csrfSchema = z.strictObject({
     .default('/'),
   /** Seconds; 0 makes a session cookie. */
   cookieMaxAge: z.number().int().min(0).default(86_400),
-  cookieHttpOnly: z.boolean().default(false),
+  cookieHttpOnly: offSchema,
   /** `lax`, `strict`, `none` (then always `Secure`, as browsers require) or `default` (no attribute). */
   cookieSameSite: z
     .string()
@@ -51,6 +52,6 @@ export const csrfSchema = z.strictObject({
    */
   key: z.string().min(32, 'must be at least 32 characters (use ${VAR} from a secret)').optional(),
   /** Trust `X-Forwarded-Proto: https` from the proxy in front: the cookie is then `Secure`. */
-  trustForwardedProto: z.boolean().default(false),
+  trustForwardedProto: offSchema,
 });
 export type CsrfConfig = z.output<typeof csrfSchema>;

@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { nonEmptyTextSchema, offSchema, onSchema, positiveIntSchema } from '../../schema.js';
 
 /** `middleware.rateLimit` of a grpc or httpserver entry (rk-boot's keys, plus svcboot's own). */
 export const rateLimitSchema = z.strictObject({
-  enabled: z.boolean().default(false),
+  enabled: offSchema,
   /** Calls it skips: operations, paths, prefixes ending in `/`, globs. */
   ignore: z.array(z.string()).default([]),
   /** `tokenBucket` (bursts up to `burst`, default) or `leakyBucket` (evenly spaced, burst 1). */
@@ -10,29 +11,29 @@ export const rateLimitSchema = z.strictObject({
   /** Calls per second per client for calls no `paths` item names; 0 refuses them all. */
   reqPerSec: z.number().nonnegative().default(1_000_000),
   /** How many calls may come at once after a quiet time: default `reqPerSec` (tokenBucket), 1 (leakyBucket). */
-  burst: z.number().int().positive().optional(),
+  burst: positiveIntSchema.optional(),
   /** Own limits for some calls: `path` is a gRPC full method, an HTTP path, a prefix ending in `/` or a glob. */
   paths: z
     .array(
       z.strictObject({
-        path: z.string().min(1),
+        path: nonEmptyTextSchema,
         reqPerSec: z.number().nonnegative(),
-        burst: z.number().int().positive().optional(),
+        burst: positiveIntSchema.optional(),
       }),
     )
     .default([]),
   /** Whose calls share a budget: the client address (default), the `X-API-Key`, the verified subject, or all. */
   keyBy: z.enum(['ip', 'apiKey', 'subject', 'global']).default('ip'),
   /** The most clients remembered per limit in process; the least recently seen is forgotten beyond. */
-  maxKeys: z.number().int().positive().default(100_000),
+  maxKeys: positiveIntSchema.default(100_000),
   /** A `kvstore` entry's name: the limit is shared by every instance through that Redis. */
-  kvstore: z.string().min(1).optional(),
+  kvstore: nonEmptyTextSchema.optional(),
   /** Prefix of the Redis keys of a shared limit. */
   keyPrefix: z.string().default('svcboot:ratelimit:'),
   /** When the Redis of a shared limit does not answer: let calls through (true) or refuse them with Unavailable / 503. */
-  failOpen: z.boolean().default(true),
+  failOpen: onSchema,
   /** How long a call waits for the shared limit's Redis before `failOpen` decides. */
-  storeTimeoutMs: z.number().int().positive().default(250),
+  storeTimeoutMs: positiveIntSchema.default(250),
 });
 
 export type RateLimitConfig = z.output<typeof rateLimitSchema>;

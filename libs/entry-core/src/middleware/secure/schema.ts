@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { HEADER_VALUE } from '../http-scope.js';
+import { offSchema } from '../../schema.js';
 
 const headerValue = z
   .string()
@@ -7,7 +8,7 @@ const headerValue = z
 
 /** `middleware.secure`: rk-boot's keys, with today's recommended values as defaults. */
 export const secureSchema = z.strictObject({
-  enabled: z.boolean().default(false),
+  enabled: offSchema,
   ignore: z.array(z.string()).default([]),
   /** `X-XSS-Protection`: `0` turns off the old browsers' XSS auditor (itself a source of leaks); `""` sends none. */
   xssProtection: headerValue.default('0'),
@@ -17,12 +18,12 @@ export const secureSchema = z.strictObject({
   xFrameOptions: headerValue.default('SAMEORIGIN'),
   /** `Strict-Transport-Security` max-age in seconds, sent only over TLS; 0 sends none. */
   hstsMaxAge: z.number().int().min(0).default(31_536_000),
-  hstsExcludeSubdomains: z.boolean().default(false),
-  hstsPreloadEnabled: z.boolean().default(false),
+  hstsExcludeSubdomains: offSchema,
+  hstsPreloadEnabled: offSchema,
   contentSecurityPolicy: headerValue.default(''),
-  cspReportOnly: z.boolean().default(false),
+  cspReportOnly: offSchema,
   referrerPolicy: headerValue.default('no-referrer'),
   /** Trust `X-Forwarded-Proto: https` from the proxy in front as "over TLS" (for HSTS). */
-  trustForwardedProto: z.boolean().default(false),
+  trustForwardedProto: offSchema,
 });
 export type SecureConfig = z.output<typeof secureSchema>;
