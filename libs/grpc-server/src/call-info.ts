@@ -40,5 +40,7 @@ export function grpcCallInfo(path: string): CallInfo {
     apiProtocol: 'HTTP/2',
     apiQuery: '',
     userAgent: '',
+    // grpc-js's server sends its trailers through Node's HTTP/2 too (CallInfo.answerAfterTurn).
+    answerAfterTurn: true,
   };
 }

@@ -10,7 +10,8 @@ import type {
   ServiceError,
   StatusObject,
 } from '@grpc/grpc-js';
-import { grpcJs, Metadata } from './grpc-js.js';
+import type { Metadata } from '@grpc/grpc-js';
+import { grpcJs, Metadata as MetadataClass } from './grpc-js.js';
 /** What every grpc-js client call emits. */
 interface SurfaceCall {
   on(event: 'metadata', listener: (m: Metadata) => void): unknown;
@@ -75,8 +76,8 @@ export interface TypedClientOptions {
 }
 
 function metadataOf(m: TypedCallOptions['metadata']): Metadata {
-  if (m instanceof Metadata) return m;
-  const md = new Metadata();
+  if (m instanceof MetadataClass) return m;
+  const md = new MetadataClass();
   for (const [k, v] of Object.entries(m ?? {})) md.set(k, v);
   return md;
 }

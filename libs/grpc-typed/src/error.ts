@@ -1,4 +1,5 @@
-import { Metadata, status as Code } from './grpc-js.js';
+import type { Metadata } from '@grpc/grpc-js';
+import { Metadata as MetadataClass, status as Code } from './grpc-js.js';
 import type { DescMessage, MessageShape, MessageInitShape, Registry } from '@bufbuild/protobuf';
 import type { Any } from '@bufbuild/protobuf/wkt';
 import {
@@ -82,7 +83,7 @@ export class RpcError extends Error {
         : details.map((d) =>
             'desc' in d ? protobufWkt().anyPack(d.desc, protobufEs().create(d.desc, d.value)) : d,
           );
-    this.metadata = metadata?.clone() ?? new Metadata();
+    this.metadata = metadata?.clone() ?? new MetadataClass();
     if (this.details.length > 0) {
       const { create, toBinary } = protobufEs();
       const status = create(StatusSchema, { code, message, details: [...this.details] });
@@ -134,7 +135,7 @@ export function rpcErrorOf(err: {
       details = [];
     }
   }
-  const metadata = err.metadata?.clone() ?? new Metadata();
+  const metadata = err.metadata?.clone() ?? new MetadataClass();
   metadata.remove('grpc-status-details-bin');
   const rpc = new RpcError(code, err.details ?? err.message ?? '', details, metadata);
   const upstream = upstreamFailureOf(err);

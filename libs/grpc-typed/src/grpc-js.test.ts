@@ -1,14 +1,39 @@
+import { createRequire } from 'node:module';
 import * as index from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { grpcJs, Metadata, status } from './grpc-js.js';
+import { METADATA_MODULE, STATUS_MODULE, grpcJs, Metadata, partsOf, status } from './grpc-js.js';
+
+const require = createRequire(import.meta.url);
 
 describe('grpc-js in two parts', () => {
-  it("gives the index's own Metadata class and status codes", () => {
+  it("gives the index's own Metadata class and status codes, from their own modules", () => {
     expect(Metadata).toBe(index.Metadata);
     expect(status).toBe(index.status);
     expect(status.RESOURCE_EXHAUSTED).toBe(8);
-    const md = new index.Metadata();
-    expect(md instanceof Metadata).toBe(true);
+    expect(new index.Metadata() instanceof Metadata).toBe(true);
+    // Where they are today: an upgrade that moves them makes the start load the whole index again.
+    const loaded: string[] = [];
+    partsOf((id) => {
+      loaded.push(id);
+      return require(id);
+    });
+    expect(loaded).toEqual([METADATA_MODULE, STATUS_MODULE]);
+  });
+
+  it('falls back to the index when an upgrade moved those modules', () => {
+    const loaded: string[] = [];
+    const parts = partsOf((id) => {
+      loaded.push(id);
+      if (id !== '@grpc/grpc-js')
+        throw Object.assign(new Error(`Cannot find module '${id}'`), { code: 'MODULE_NOT_FOUND' });
+      return require(id);
+    });
+    expect(parts.Metadata).toBe(index.Metadata);
+    expect(parts.status).toBe(index.status);
+    expect(loaded.at(-1)).toBe('@grpc/grpc-js');
+    // A module that is there but no longer holds them: the index too.
+    const other = partsOf((id) => (id === '@grpc/grpc-js' ? require(id) : {}));
+    expect(other.Metadata).toBe(index.Metadata);
   });
 
   it('loads the whole package on demand, once', () => {

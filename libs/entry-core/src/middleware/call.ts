@@ -40,6 +40,13 @@ export interface CallInfo {
    * without credentials. Not a record payload.
    */
   builtin?: boolean;
+  /**
+   * True where the call's answer leaves the process a loop iteration after its handler's turn
+   * ended: a gRPC answer over Node's HTTP/2, whose trailers Node sends from an immediate once the
+   * message's write completed. Load shedding then lets the next queued handler wait for it. Set by
+   * the transport; not a record payload.
+   */
+  answerAfterTurn?: boolean;
 }
 
 /** Request and response headers as the transport exposes them. Names are case-insensitive. */

@@ -167,11 +167,11 @@ const STALE_GAP_FACTOR = 8;
 const DRAIN_ROUND_MAX = 64;
 
 /**
- * A gRPC answer over HTTP/2 (`apiProtocol` HTTP/2) ends with trailers, which Node sends a loop
- * iteration after the message: the stream's end waits for the message's write to complete (in
- * the check phase after the handler), 'wantTrailers' comes then, and `sendTrailers` submits them
- * from a JS immediate queued behind the ones already waiting, so they leave in the next check
- * phase. A handler that runs meanwhile (the drain's round queued before them, a call the next
+ * A gRPC answer over HTTP/2 (its transport sets `CallInfo.answerAfterTurn`) ends with trailers,
+ * which Node sends a loop iteration after the message: the stream's end waits for the message's
+ * write to complete (in the check phase after the handler), 'wantTrailers' comes then, and
+ * `sendTrailers` submits them from a JS immediate queued behind the ones already waiting, so they
+ * leave in the next check phase. A handler that runs meanwhile (the drain's round queued before them, a call the next
  * poll phase admits) holds the answer for its whole length: a toy node:http2 server, a call of
  * 10 ms arriving ~1 ms after another's: the first one's trailers came over 5 ms after its message
  * in 33 calls of 100 (none without trailers); with the second call's handler started two
@@ -1036,7 +1036,7 @@ export class LoadShedding implements CallMiddleware {
     const queued = this.queue.length + this.criticalQueue.length;
     if (
       this.cpuPerCallMs >= TRAILERS_WAIT_MIN_CPU_MS &&
-      call.info.apiProtocol === 'HTTP/2' &&
+      call.info.answerAfterTurn === true &&
       (this.lastWindowOver || queued > 0)
     ) {
       // Its trailers leave a loop iteration after its message (TRAILERS_WAIT_MIN_CPU_MS).

@@ -67,6 +67,8 @@ export interface InvokeHead {
   readonly peer: string;
   /** The record's apiProtocol. */
   readonly protocol: string;
+  /** The answer leaves after the handler's turn (native gRPC's trailers): CallInfo.answerAfterTurn. */
+  readonly answerAfterTurn?: boolean;
   /** The HTTP method the client used (the call's HTTP_REQUEST: the record's gwMethod, gwPath the RPC's path); none for gRPC. */
   readonly httpMethod?: string;
   readonly authority: string;
@@ -518,6 +520,7 @@ export class MethodInvoker {
       apiQuery: base.apiQuery,
       userAgent: head.userAgent,
       authority: head.authority,
+      answerAfterTurn: head.answerAfterTurn === true,
     };
     if (base.builtin) info.builtin = true;
     const call = new InvokedCall(this, method, head, sink, info);

@@ -30,6 +30,8 @@ export interface InvokerHead {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly peer: string;
   readonly protocol: string;
+  /** The answer leaves after the handler's turn: CallInfo.answerAfterTurn. */
+  readonly answerAfterTurn?: boolean;
   readonly authority: string;
   readonly userAgent: string;
   /** ms since the epoch; Infinity without one. */
@@ -98,6 +100,8 @@ function headOf(headers: http2.IncomingHttpHeaders, peer: string, deadline: numb
     // As the records of grpc-js's server have it (an IPv4 peer of a dual-stack port without `::ffff:`).
     peer: plainPeerOf(peer),
     protocol: NATIVE_PROTOCOL,
+    // Node's HTTP/2 sends the trailers an immediate after the message (CallInfo.answerAfterTurn).
+    answerAfterTurn: true,
     authority,
     userAgent: typeof ua === 'string' ? ua : '',
     deadline,
