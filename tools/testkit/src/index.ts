@@ -1,4 +1,5 @@
 export { waitFor } from './wait.js';
+export { burnCpu } from './cpu.js';
 export {
   freePort,
   isListening,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { burnCpu } from '@svcboot/testkit';
 import { SimulatedClock } from './test-support/simulated-clock.js';
 import { CPU_READING_MAX_BUSY_MS, TurnClock } from './turn-clock.js';
 
@@ -17,16 +18,6 @@ function cpuMs(): number {
   return (u.user + u.system) / 1000;
 }
 
-/**
- * Holds the CPU for `ms`, as a handler that renders does: until `ms` of the process's CPU time
- * and of wall time have both passed (on a crowded machine the thread may wait for a core; while
- * it runs, the process's other threads, a collector's or the compiler's, may add CPU time).
- */
-function busy(ms: number): void {
-  const endCpu = cpuMs() + ms;
-  const endWall = performance.now() + ms;
-  while (cpuMs() < endCpu || performance.now() < endWall);
-}
 
 /** Blocks the thread for `ms` without using the CPU: as a pause by the OS scheduler looks to us. */
 function paused(ms: number): void {
@@ -61,7 +52,7 @@ describe('TurnClock', () => {
   it("counts the turn's running time: a handler's CPU, and not a pause of the process (the real clock)", async () => {
     const clock = new TurnClock(10);
     expect(clock.lagMs(performance.now())).toBe(0);
-    busy(40);
+    burnCpu(40);
     const ran = clock.lagMs(performance.now());
     expect(ran).toBeGreaterThanOrEqual(30);
     await nextTurn();
