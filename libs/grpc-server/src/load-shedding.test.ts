@@ -160,7 +160,6 @@ async function pingsTogether(port: number, texts: readonly string[]): Promise<st
   }
 }
 
-
 /**
  * Node's http2 server streams, for watching when each one closes (its trailers sent, its
  * request ended): `emit` of their prototype records 'close' events until `restore`.

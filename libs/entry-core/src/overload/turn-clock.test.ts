@@ -18,7 +18,6 @@ function cpuMs(): number {
   return (u.user + u.system) / 1000;
 }
 
-
 /** Blocks the thread for `ms` without using the CPU: as a pause by the OS scheduler looks to us. */
 function paused(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
