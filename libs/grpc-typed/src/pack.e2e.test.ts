@@ -50,13 +50,14 @@ describe('the packed package', () => {
         expect(files).toContain('README.md');
         expect(files.some((f) => f.startsWith('src/') || f.includes('test'))).toBe(false);
         // The modules ship as one file (tools/scripts/bundle-lib.mjs); each entry point's file
-        // re-exports from it, so the internal loader of protobuf-es is the index's.
+        // re-exports from it, so the internal loaders of protobuf-es and grpc-js are the index's.
         expect(files.filter((f) => f.endsWith('.js')).sort()).toEqual([
+          'dist/grpc-js.js',
           'dist/index.js',
           'dist/package.js',
           'dist/protobuf-es.js',
         ]);
-        for (const entry of ['index', 'protobuf-es']) {
+        for (const entry of ['index', 'protobuf-es', 'grpc-js']) {
           const entryFile = await readFile(
             path.join(project.dir, `node_modules/@svcboot/grpc-typed/dist/${entry}.js`),
             'utf8',
