@@ -11,6 +11,7 @@
  */
 import { createRequire } from 'node:module';
 import type * as GrpcJsIndex from '@grpc/grpc-js';
+import { lazyModule } from './protobuf-es.js';
 
 type GrpcJs = typeof GrpcJsIndex;
 /** What a start needs of grpc-js. */
@@ -52,10 +53,5 @@ export const status: typeof GrpcJsIndex.status = parts.status;
 /** A gRPC status code: @grpc/grpc-js's `status`. */
 export type status = GrpcJsIndex.status;
 
-let loaded: GrpcJs | undefined;
-
 /** The whole of @grpc/grpc-js, loaded on the first call. */
-export function grpcJs(): GrpcJs {
-  loaded ??= requireHere('@grpc/grpc-js') as GrpcJs;
-  return loaded;
-}
+export const grpcJs: () => GrpcJs = lazyModule(() => import.meta.resolve('@grpc/grpc-js'));

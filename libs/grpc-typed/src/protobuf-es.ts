@@ -14,9 +14,10 @@ import type * as Wire from '@bufbuild/protobuf/wire';
 import type * as Wkt from '@bufbuild/protobuf/wkt';
 
 /**
- * A function giving the ES module at the URL `resolve` answers (the caller's
+ * A function giving the module at the URL `resolve` answers (the caller's
  * `() => import.meta.resolve(specifier)`, so that the package resolves from the caller's
- * folder), loaded on its first call.
+ * folder), loaded on its first call: an ES module as below, a CommonJS one (grpc-js.ts) as
+ * `require` loads it anywhere.
  */
 export function lazyModule<T>(resolve: () => string): () => T {
   let loaded: T | undefined;

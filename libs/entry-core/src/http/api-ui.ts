@@ -1,7 +1,11 @@
 import { readFile } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { HttpRoute } from './route.js';
+
+/** node:fs's readFile as a promise: node:fs/promises is not loaded for it (app.ts, readFileAsync). */
+const readFileAsync = promisify(readFile);
 
 /**
  * The two API UIs a server entry serves (Swagger UI from swagger-ui-dist, RapiDoc), on documents
@@ -89,10 +93,7 @@ export class UiMount implements HttpRoute {
 
   private async readAsset(file: string): Promise<Buffer> {
     try {
-      // node:fs's callback form: node:fs/promises is not loaded for this (app.ts, readText).
-      return await new Promise<Buffer>((resolve, reject) =>
-        readFile(file, (err, data) => (err ? reject(err) : resolve(data))),
-      );
+      return await readFileAsync(file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       throw new Error(this.missingAssets(file));

@@ -171,11 +171,11 @@ const DRAIN_ROUND_MAX = 64;
  * which Node sends a loop iteration after the message: the stream's end waits for the message's
  * write to complete (in the check phase after the handler), 'wantTrailers' comes then, and
  * `sendTrailers` submits them from a JS immediate queued behind the ones already waiting, so they
- * leave in the next check phase. A handler that runs meanwhile (the drain's round queued before them, a call the next
- * poll phase admits) holds the answer for its whole length: a toy node:http2 server, a call of
- * 10 ms arriving ~1 ms after another's: the first one's trailers came over 5 ms after its message
- * in 33 calls of 100 (none without trailers); with the second call's handler started two
- * immediates later, in 3. So once such an answer ended, the next handler starts no
+ * leave in the next check phase. A handler that runs meanwhile (the drain's round queued before
+ * them, a call the next poll phase admits) holds the answer for its whole length: a toy node:http2
+ * server, a call of 10 ms arriving ~1 ms after another's: the first one's trailers came over 5 ms
+ * after its message in 33 calls of 100 (none without trailers); with the second call's handler
+ * started two immediates later, in 3. So once such an answer ended, the next handler starts no
  * earlier than the drain's round after the next (`trailersUnsent`), and the calls meanwhile
  * wait in the queue: when the CPU time per call is at least TRAILERS_WAIT_MIN_CPU_MS (a cheaper
  * handler delays the trailers by less than the two immediates cost), and calls wait in the queue
