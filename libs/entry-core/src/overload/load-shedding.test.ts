@@ -30,6 +30,8 @@ function infoOf(path: string, builtin = false): CallInfo {
  * cheap call is not free, and admission learns its service time from what calls cost.
  */
 const CALL_COST_MS = 0.02;
+/** What a refusal costs the process (the shed call's own path: BENCHMARKS.md, shed call's cost). */
+const REFUSAL_COST_MS = 0.03;
 
 /**
  * The time every test runs on: it moves only as the simulated handlers work and the simulated
@@ -730,6 +732,88 @@ describe('LoadShedding: a burst spread over turns', () => {
       if (reasons.length > 0) refused.push({ seed: run, reasons });
     }
     expect(refused).toEqual([]);
+  });
+
+  /**
+   * A closed loop of `callers` (each sends its next call in the turn after its answer, shed or
+   * not, as h2load's streams do) of calls costing `cpuMs(n)` of CPU (the nth call's handler; a
+   * refusal costs REFUSAL_COST_MS, a shed call being cheaper than a served one but not free),
+   * until `total` calls were sent; `stallMs(n)`: a stop of the loop before the nth call's handler
+   * (a collection, code compiled), 0 for none. Returns the outcomes.
+   */
+  async function closedLoop(
+    chain: CallChain,
+    opts: {
+      callers: number;
+      total: number;
+      cpuMs: (n: number) => number;
+      stallMs?: (n: number) => number;
+    },
+  ): Promise<Outcome[]> {
+    const outcomes: Outcome[] = [];
+    const idle: number[] = Array.from({ length: opts.callers }, (_, i) => i);
+    const send = (i: number): void => {
+      const n = outcomes.length;
+      const call = new CallContext(infoOf('/v1/hello'), headers);
+      const outcome: Outcome = { path: '/v1/hello', how: 'pending', sentMs: clock.now() };
+      outcomes.push(outcome);
+      void startCall(chain, call, {
+        proceed(c) {
+          outcome.how = 'ran';
+          const stall = opts.stallMs?.(n) ?? 0;
+          if (stall > 0) clock.work(stall);
+          clock.work(CALL_COST_MS + opts.cpuMs(n));
+          endCall(c, 'OK');
+          idle.push(i);
+        },
+        refuse(c, r) {
+          outcome.how = 'refused';
+          outcome.rejection = r;
+          clock.work(REFUSAL_COST_MS);
+          endCall(c, r.status);
+          idle.push(i);
+        },
+      });
+    };
+    await new Promise<void>((resolve) => {
+      onTurn = () => {
+        for (const i of idle.splice(0)) {
+          if (outcomes.length >= opts.total) break;
+          send(i);
+        }
+        if (outcomes.length >= opts.total) {
+          onTurn = undefined;
+          resolve();
+        }
+      };
+    });
+    await settled(outcomes);
+    return outcomes;
+  }
+
+  it('64 callers in a closed loop of cheap calls in a cold process (its first calls dearest, a stop of the loop now and then): past the cold start nothing is shed', async () => {
+    // The gRPC bench's shape (h2load, 8 connections x 8 streams) on a fresh svcboot server: a
+    // stop of the loop among cold, dear calls made a standing queue, a few calls were shed
+    // (queue_time), each came back at once, and the asks that outran the ends were taken for an
+    // open loop past capacity: 13,155 of 13,679 calls shed over 2 s, the served rate ~1/30 of
+    // what the process serves (the gap between releases, measured in the stop, never measured
+    // again while nothing stayed queued).
+    const { chain, ls } = shedding();
+    made.push(ls);
+    const began = clock.now();
+    const outcomes = await closedLoop(chain, {
+      callers: 64,
+      total: 20_000,
+      cpuMs: (n) => (n < 300 ? 1 : n < 1500 ? 0.3 : 0.05),
+      stallMs: (n) => (n % 2000 === 700 ? 30 : 0),
+    });
+    // While its calls are cold (1 ms each: 64 ms of work queued, over the 50 ms a standing queue
+    // may hold), some are shed, and their callers' calls coming back at once are first taken for
+    // an open loop past capacity; then never, stops of the loop included. (Before, once declared,
+    // the overload held to the end: 18,293 of the 20,000 calls refused, the last among them.)
+    const refused = outcomes.filter((o) => o.how !== 'ran');
+    expect(refused.filter((o) => o.sentMs! - began > 300).length).toBe(0);
+    expect(refused.length).toBeLessThan(outcomes.length * 0.1);
   });
 
   it('the same calls at half what it serves (one of 5 ms every 10 ms), nothing is shed', async () => {
