@@ -52,11 +52,13 @@ export const BENCHMARKS: Benchmark[] = [
     name: 'grpc',
     description:
       'gRPC unary Greeter.Hello and gateway GET /v1/hello: svcboot (no middleware; logging + prom + meta) against the floors (node:http2, node:http), the bare libraries (grpc-js, Koa), the hand-wired same-work peers (pino + prom-client) and NestJS, in one pinned, rotated run; then app.workers 1 against 2, and where the time goes.',
-    // Every server up at once; 7 rounds of 2 s per server and path after a 2 s warm-up.
+    // Every server up at once; 7 rounds of 2 s per server and path after a 2 s warm-up. ~7 min
+    // to the profiles on a quiet machine (2026-11-29), then ~1 min for app.workers: 420 s cut
+    // every run before the workers table and the closing lines.
     command: tsx('grpc/run.ts'),
     env: { BENCH_SECONDS: '2', BENCH_ROUNDS: '7' },
     quickEnv: { BENCH_SECONDS: '1', BENCH_ROUNDS: '3', BENCH_QUICK: '1' },
-    timeoutMs: 420_000,
+    timeoutMs: 600_000,
   },
   {
     name: 'typed',

@@ -198,6 +198,13 @@ export interface LoadOptions {
    * instead of as many as the server answers: a latency at a given share of capacity.
    */
   rps?: number;
+  /**
+   * The server is svcboot's: its load-shedding counter (`svc_shed_total` on /metrics, the same
+   * port) is read before and after, and its shed calls count as errors, not requests. A shed
+   * gRPC call is a trailers-only RESOURCE_EXHAUSTED answer with HTTP status 200, which h2load
+   * counts as a success (HTTP and Connect refusals are 503 / 429: already errors).
+   */
+  shedMetrics?: boolean;
 }
 
 export async function load(o: LoadOptions): Promise<LoadResult> {
@@ -225,9 +232,11 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
     const clients = o.protocol === 'http' ? o.shape.httpConnections : o.shape.grpcConnections;
     args.push(`--rps=${(o.rps / clients).toFixed(2)}`);
   }
+  const shed0 = o.shedMetrics ? await shedCalls(o.port) : 0;
   const cpu0 = await treeCpuSeconds(o.pid);
   const r = await runH2load(args, o.cpu);
   const cpu = (await treeCpuSeconds(o.pid)) - cpu0;
+  const shed = o.shedMetrics ? (await shedCalls(o.port)) - shed0 : 0;
   if (r.code !== 0) throw new Error(`h2load ${args.join(' ')} failed (exit ${r.code}): ${r.out}`);
   const rps = /finished in [\d.]+\w*, ([\d.]+) req\/s/.exec(r.out);
   const req =
@@ -240,7 +249,9 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
   const genCpu = times
     ? Number(times[1]) * 60 + Number(times[2]) + Number(times[3]) * 60 + Number(times[4])
     : Number.NaN;
-  const succeeded = Number(req?.[2] ?? 0);
+  // A shed call answered with HTTP 200 (gRPC, gRPC-Web) is not a request served.
+  const shedOk = o.protocol === 'grpc' || o.protocol === 'grpc-web' ? shed : 0;
+  const succeeded = Number(req?.[2] ?? 0) - shedOk;
   let lat = new Float64Array(0);
   if (!o.noLatency) {
     const lines = (await readFile(log, 'utf8')).trim().split('\n');
@@ -259,8 +270,19 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
       Number(req?.[3] ?? 0) +
       Number(codes?.[2] ?? 0) +
       Number(codes?.[3] ?? 0) +
-      Number(codes?.[4] ?? 0),
+      Number(codes?.[4] ?? 0) +
+      shedOk,
     serverCpuUsPerReq: (cpu * 1e6) / Math.max(1, succeeded),
     generatorCpuUsPerReq: (genCpu * 1e6) / Math.max(1, succeeded),
   };
+}
+
+/** svcboot's calls shed so far (the sum of `svc_shed_total` on the server's /metrics). */
+async function shedCalls(port: number): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+  if (!res.ok) throw new Error(`GET /metrics on port ${port}: HTTP ${res.status}`);
+  let total = 0;
+  for (const line of (await res.text()).split('\n'))
+    if (line.startsWith('svc_shed_total{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return total;
 }

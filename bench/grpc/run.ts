@@ -38,6 +38,9 @@ const pinned = hasTaskset && os.cpus().length >= 2;
 const SERVER_CPU = pinned ? '1' : undefined;
 const LOAD_CPU = pinned ? '0' : undefined;
 
+/** svcboot's servers, whose shed calls (`svc_shed_total`) the load counts as errors. */
+const isSvcboot = (peer: Peer): boolean => peer.role === 'svc-none' || peer.role === 'svc-all';
+
 interface Running {
   peer: Peer;
   child: ChildProcess;
@@ -210,6 +213,7 @@ async function halfCapacity(results: Results, servers: Running[], dir: string): 
         cpu: LOAD_CPU,
         dir,
         rps: offered,
+        shedMetrics: isSvcboot(r.peer),
       });
       rows.push({ peer: r.peer, offered, res });
     }
@@ -440,6 +444,7 @@ try {
             seconds,
             cpu: LOAD_CPU,
             dir,
+            shedMetrics: isSvcboot(r.peer),
           });
           const list = results[p].get(r.peer.id) ?? [];
           list.push(res);
