@@ -808,12 +808,13 @@ describe('LoadShedding: a burst spread over turns', () => {
       stallMs: (n) => (n % 2000 === 700 ? 30 : 0),
     });
     // While its calls are cold (1 ms each: 64 ms of work queued, over the 50 ms a standing queue
-    // may hold), some are shed, and their callers' calls coming back at once are first taken for
-    // an open loop past capacity; then never, stops of the loop included. (Before, once declared,
-    // the overload held to the end: 18,293 of the 20,000 calls refused, the last among them.)
+    // may hold), some are shed, and their callers' calls coming back at once are taken for an
+    // open loop past capacity, until the calls served are seen to leave the process idle
+    // (SERVED_SHARE_MIN); then none, stops of the loop included. (Before, once declared, the
+    // overload held to the end: 18,293 of the 20,000 calls refused, the last among them.)
     const refused = outcomes.filter((o) => o.how !== 'ran');
     expect(refused.filter((o) => o.sentMs! - began > 300).length).toBe(0);
-    expect(refused.length).toBeLessThan(outcomes.length * 0.1);
+    expect(refused.length).toBeLessThan(outcomes.length * 0.2);
   });
 
   it('the same calls at half what it serves (one of 5 ms every 10 ms), nothing is shed', async () => {

@@ -158,22 +158,23 @@ const EXCESS_WAIT_STEP = 0.5;
 const EXCESS_IDLE_SHARE = 0.1;
 
 /**
- * A closed loop of callers whose calls are shed asks again at once: the shed answers come back
- * faster than served ones would, so its calls ask faster the more of them are shed, while the
- * calls of an open loop keep coming at their own pace whatever is answered. So while past
- * capacity, windows that saw calls ask at over REASK_FACTOR times the rate of the windows that
- * declared it, REASK_WINDOWS of them in a row, say the shedding itself made the asks: it was a
- * closed loop (h2load's 64 streams on a fresh server, after a stop of the loop: 13,155 of 13,679
- * calls shed over 2 s, the served rate ~1/30 of what the process serves, the asks 3-6 times
- * those that declared it), and the overload ends there. (An open loop's asks over two windows of
- * 8 or more calls each do not come at three times their rate by chance.) For CLOSED_LOOP_HOLD_MS
- * after that, the calls refused do not count as asking when the overload is judged again: they
- * would come back at once, and counted twice they read as an open loop's offered load (the
- * bench's server declared it again within a window, on asks its own shedding had made).
+ * Past capacity, the calls admitted should keep the process busy (one ready is enough: see
+ * EXCESS_WAIT_FACTOR). Windows in which the calls that ended hold less than SERVED_SHARE_MIN of
+ * the window's time (their count times the unloaded service time), SERVED_WINDOWS of them in a
+ * row, say the admission refuses calls the process has room for: its estimates are stale (the
+ * gap between the queue's releases, measured once in a stop of the loop and not again while
+ * nothing stays queued; a concurrency limit a stop taught down), and the callers, refused at
+ * once, come back at once (a closed loop: a pool, h2load's streams). The state ends there, the
+ * release gap is taken from the pace calls end at, and for REFUSED_HOLD_MS the calls refused do
+ * not count as asking when it is judged again: counted twice, a closed loop's refused calls read
+ * as an open loop's offered load. (The gRPC bench's server, its 64 streams a closed loop, after a
+ * stop of ~250 ms: held past capacity while they ran, serving ~5 calls per 25 ms window of the
+ * ~350 it serves: 13,299 of 24,575 calls shed in 2 s.) 10 ms calls at 3x end at least one a
+ * window (a 25 ms window, 40 %); two windows without one is a stop of the process.
  */
-const REASK_FACTOR = 3;
-const REASK_WINDOWS = 2;
-const CLOSED_LOOP_HOLD_MS = 1000;
+const SERVED_SHARE_MIN = 0.25;
+const SERVED_WINDOWS = 2;
+const REFUSED_HOLD_MS = 1000;
 
 /**
  * A queued call is re-checked after a round of the drain when the pace measured then is over
@@ -369,13 +370,10 @@ export class LoadShedding implements CallMiddleware {
   private windowStartMs = 0;
   /** Whether the last window saw the offered load past capacity (see EXCESS_RATIO). */
   private lastWindowOver = false;
-  /** The calls per ms that asked in the last window, and in the windows that declared `excess`. */
-  private lastAskRate = 0;
-  private excessAskRate = 0;
-  /** The windows in a row past capacity whose asks came at over REASK_FACTOR times that rate. */
-  private reasks = 0;
-  /** Until when the callers are known to be a closed loop (CLOSED_LOOP_HOLD_MS). */
-  private closedLoopUntil = 0;
+  /** The windows in a row past capacity whose ended calls held under SERVED_SHARE_MIN of it. */
+  private underServed = 0;
+  /** Until when refused calls do not count as asking (REFUSED_HOLD_MS). */
+  private refusedHoldUntil = 0;
   /** Calls refused in this window (at admission, from the queue, at the re-check). */
   private refused = 0;
   /** Whether the last two windows did: the offered load is past capacity. */
@@ -592,8 +590,8 @@ export class LoadShedding implements CallMiddleware {
     const since = this.windowLoopUse;
     this.windowLoopUse = this.time.loopUse();
     // The calls that asked: a closed loop's refused calls, asking again, count once (see
-    // CLOSED_LOOP_HOLD_MS).
-    const asks = now < this.closedLoopUntil ? this.asks - this.refused : this.asks;
+    // REFUSED_HOLD_MS).
+    const asks = now < this.refusedHoldUntil ? this.asks - this.refused : this.asks;
     const pastRatio = asks >= EXCESS_MIN_ASKS && asks > EXCESS_RATIO * this.ends;
     if (this.excess && pastRatio && since !== undefined) {
       const idle = 1 - this.time.utilization(since, this.windowLoopUse);
@@ -639,21 +637,23 @@ export class LoadShedding implements CallMiddleware {
         ? this.growth >= EXCESS_MIN_GROWTH
         : this.growth >= EXCESS_MIN_GROWTH_CALLS &&
           this.growth * this.cpuPerCallMs >= EXCESS_MIN_GROWTH_CPU_MS);
-    const askRate = this.asks / Math.max(now - this.windowStartMs, 1);
-    if (this.excess && !was) {
-      this.excessAskRate = (askRate + this.lastAskRate) / 2;
-      this.reasks = 0;
-    } else if (this.excess) {
-      // A closed loop's calls asking again as fast as they are shed (REASK_FACTOR).
-      this.reasks = askRate > REASK_FACTOR * this.excessAskRate ? this.reasks + 1 : 0;
-      if (this.reasks >= REASK_WINDOWS) {
+    if (this.excess && was && this.floorMs > 0) {
+      // The calls it served held the process for under SERVED_SHARE_MIN of the window, each its
+      // unloaded service time (or the CPU time per call, if less: learned on cold calls, it is
+      // not learned again past capacity).
+      const perCall =
+        this.cpuPerCallMs > 0 ? Math.min(this.cpuPerCallMs, this.floorMs) : this.floorMs;
+      const served = (this.ends * perCall) / Math.max(now - this.windowStartMs, 1e-3);
+      this.underServed = served < SERVED_SHARE_MIN ? this.underServed + 1 : 0;
+      if (this.underServed >= SERVED_WINDOWS) {
         this.excess = false;
         this.growth = 0;
         over = false;
-        this.closedLoopUntil = now + CLOSED_LOOP_HOLD_MS;
+        this.underServed = 0;
+        this.refusedHoldUntil = now + REFUSED_HOLD_MS;
+        if (this.endGapMs > 0) this.gapMs = this.endGapMs;
       }
-    }
-    this.lastAskRate = askRate;
+    } else this.underServed = 0;
     if (!this.excess) this.excessFactor = EXCESS_WAIT_FACTOR;
     this.lastWindowOver = over;
     if (this.excess && !was) this.trimQueue();
