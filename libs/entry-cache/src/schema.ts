@@ -1,4 +1,4 @@
-import { z } from '@svcboot/entry-core/internal/zod';
+import { described, z } from '@svcboot/entry-core/internal/zod';
 import { entryBaseShape } from '@svcboot/entry-core';
 import { kvConnectionShape, normalizeKvOptions } from '@svcboot/entry-kv';
 
@@ -11,15 +11,14 @@ const remoteSchema = z
     enabled: z.boolean(),
     domain: z.string().default(''),
     description: z.string().default(''),
-    loggerEntry: z
-      .string()
-      .default('')
-      .describe(
-        "Accepted as in a kvstore entry; the cache entry's own loggerEntry is the one used",
-      ),
-    ttlMin: minutes
-      .optional()
-      .describe('Time to live of remote values, in minutes; default: local.ttlMin'),
+    loggerEntry: described(
+      z.string().default(''),
+      "Accepted as in a kvstore entry; the cache entry's own loggerEntry is the one used",
+    ),
+    ttlMin: described(
+      minutes.optional(),
+      'Time to live of remote values, in minutes; default: local.ttlMin',
+    ),
     ...kvConnectionShape,
   })
   .transform(normalizeKvOptions);
@@ -27,15 +26,14 @@ const remoteSchema = z
 const localSchema = z
   .strictObject({
     enabled: z.boolean().default(false),
-    size: z
-      .number()
-      .int()
-      .positive()
-      .default(10_000)
-      .describe('Most elements kept; the least recently used go first.'),
-    ttlMin: minutes
-      .default(60)
-      .describe('Time to live of local values, in minutes (fractions allowed)'),
+    size: described(
+      z.number().int().positive().default(10_000),
+      'Most elements kept; the least recently used go first.',
+    ),
+    ttlMin: described(
+      minutes.default(60),
+      'Time to live of local values, in minutes (fractions allowed)',
+    ),
   })
   .prefault({});
 
@@ -43,27 +41,26 @@ const localSchema = z
 export const cacheEntrySchema = z
   .strictObject({
     ...entryBaseShape,
-    kvstore: remoteSchema
-      .optional()
-      .describe(
-        "The remote tier: Redis, with entry-kv's connection options (enabled and addrs required) and ttlMin",
-      ),
+    kvstore: described(
+      remoteSchema.optional(),
+      "The remote tier: Redis, with entry-kv's connection options (enabled and addrs required) and ttlMin",
+    ),
     local: localSchema.describe(
       'The local tier: an in-process LRU (enabled, size, ttlMin in minutes)',
     ),
-    loggerEntry: z
-      .string()
-      .default('')
-      .describe("A logger: entry by name for this entry's logs; empty: the default stdout logger"),
-    eventEntry: z
-      .string()
-      .default('')
-      .describe("An event: entry by name for this entry's records; empty: the default stdout one"),
-    certEntry: z.string().default('').describe('A cert: entry by name: TLS to the remote tier'),
-    readinessCheck: z
-      .boolean()
-      .default(true)
-      .describe("The app's /readyz answers 503 while the remote tier's connection is down."),
+    loggerEntry: described(
+      z.string().default(''),
+      "A logger: entry by name for this entry's logs; empty: the default stdout logger",
+    ),
+    eventEntry: described(
+      z.string().default(''),
+      "An event: entry by name for this entry's records; empty: the default stdout one",
+    ),
+    certEntry: described(z.string().default(''), 'A cert: entry by name: TLS to the remote tier'),
+    readinessCheck: described(
+      z.boolean().default(true),
+      "The app's /readyz answers 503 while the remote tier's connection is down.",
+    ),
   })
   .superRefine((c, ctx) => {
     if (!c.local.enabled && !c.kvstore?.enabled) {

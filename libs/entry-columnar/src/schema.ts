@@ -1,4 +1,4 @@
-import { z } from '@svcboot/entry-core/internal/zod';
+import { described, z } from '@svcboot/entry-core/internal/zod';
 import { columnarErrors } from './errors.js';
 import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
 import {
@@ -99,12 +99,12 @@ export const columnarSchema = z.strictObject({
   ...entryBaseShape,
   ...observabilityShape,
   // A columnardb entry is off unless enabled.
-  enabled: z
-    .boolean()
-    .default(false)
-    .describe('false: the entry is not created (columnardb entries are off unless enabled)'),
-  user: z.string().default('default').describe('The ClickHouse user'),
-  pass: z.string().default('').describe('The password; write it as "${CLICKHOUSE_PASS}"'),
+  enabled: described(
+    z.boolean().default(false),
+    'false: the entry is not created (columnardb entries are off unless enabled)',
+  ),
+  user: described(z.string().default('default'), 'The ClickHouse user'),
+  pass: described(z.string().default(''), 'The password; write it as "${CLICKHOUSE_PASS}"'),
   addr: hostPortSchema('localhost:8123', ADDR_OPTIONS, nativePort).describe(
     "The server's HTTP interface, host:port or http(s)://host:port (8123; not the native 9000)",
   ),
@@ -114,13 +114,14 @@ export const columnarSchema = z.strictObject({
   logger: statementLoggerSchema.describe(
     'Where and how statements are logged (entry or level, encoding, outputPaths, slowThresholdMs)',
   ),
-  readinessCheck: z
-    .boolean()
-    .default(true)
-    .describe("The app's /readyz answers 503 while the server's health probe fails."),
-  healthCheckIntervalMs: msSchema
-    .default(5000)
-    .describe("The server's `/ping` this often once bootstrapped; 0: no probe."),
+  readinessCheck: described(
+    z.boolean().default(true),
+    "The app's /readyz answers 503 while the server's health probe fails.",
+  ),
+  healthCheckIntervalMs: described(
+    msSchema.default(5000),
+    "The server's `/ping` this often once bootstrapped; 0: no probe.",
+  ),
 });
 
 export type ColumnarConfig = z.output<typeof columnarSchema>;

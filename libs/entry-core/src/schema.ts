@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { described } from './described.js';
 
 /**
  * Field schemas many options share. A zod schema is immutable (each method returns a new one), so
@@ -58,19 +59,16 @@ export const statementLoggerSchema = z
     entry: emptyTextSchema.describe(
       'A logger: entry by name; empty: a logger built from the options below',
     ),
-    level: z
-      .enum(['info', 'warn', 'error', 'silent'])
-      .default('warn')
-      .describe(
-        'info: every statement; warn: slow statements (slowThresholdMs) and dry runs; error: failed statements; silent: nothing',
-      ),
-    encoding: encodingSchema.default('console').describe('console or json'),
+    level: described(
+      z.enum(['info', 'warn', 'error', 'silent']).default('warn'),
+      'info: every statement; warn: slow statements (slowThresholdMs) and dry runs; error: failed statements; silent: nothing',
+    ),
+    encoding: described(encodingSchema.default('console'), 'console or json'),
     outputPaths: outputPathsSchema.describe('Where lines go: stdout, stderr or file paths'),
-    slowThresholdMs: msSchema
-      .default(5000)
-      .describe(
-        'Statements taking this long or longer are logged at warn as slow; 0: no slow logging',
-      ),
+    slowThresholdMs: described(
+      msSchema.default(5000),
+      'Statements taking this long or longer are logged at warn as slow; 0: no slow logging',
+    ),
     ignoreRecordNotFoundError: offSchema.describe(
       'Log a takeFirstOrThrow that found no row (record not found) at error',
     ),

@@ -8,6 +8,7 @@ export {
   array,
   boolean,
   enum,
+  globalRegistry,
   instanceof,
   lazy,
   literal,

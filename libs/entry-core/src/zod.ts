@@ -5,3 +5,4 @@
 // instead of zod's 95 modules (BENCHMARKS.md, "Start: zod and yaml inlined"), a schema one package
 // builds nests in another's, and one locale setting holds for all. Type-only imports stay on 'zod'.
 export * as z from './zod-api.js';
+export { described } from './described.js';

@@ -1,4 +1,4 @@
-import { z } from '@svcboot/entry-core/internal/zod';
+import { described, z } from '@svcboot/entry-core/internal/zod';
 import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
 import { errorModelSchema } from '@svcboot/entry-core/internal/middleware/error-model';
 import { middlewareSchema } from '@svcboot/entry-core/internal/middleware/options';
@@ -56,8 +56,8 @@ const docsSchema = z
 export const httpEntrySchema = z.strictObject({
   ...entryBaseShape,
   ...observabilityShape,
-  port: portSchema.default(8080).describe('The TCP port; 0: the OS chooses'),
-  host: z.string().default('').describe('Interface to listen on; empty means all.'),
+  port: described(portSchema.default(8080), 'The TCP port; 0: the OS chooses'),
+  host: described(z.string().default(''), 'Interface to listen on; empty means all.'),
   sw: swSchema.describe(
     'Swagger UI on the OpenAPI files the app provides (enabled, path: /sw/, jsonPaths: folders or .json files, headers)',
   ),
@@ -67,11 +67,10 @@ export const httpEntrySchema = z.strictObject({
   middleware: middlewareSchema.describe(
     "The call middlewares: logging, prom, meta and entry-core's (auth, jwt, cors, csrf, secure, rateLimit, timeout, trace)",
   ),
-  errorModel: errorModelSchema
-    .default('google')
-    .describe(
-      'The JSON error body of rejections, recovered exceptions, 404s and 405s: `google` or `amazon`.',
-    ),
+  errorModel: described(
+    errorModelSchema.default('google'),
+    'The JSON error body of rejections, recovered exceptions, 404s and 405s: `google` or `amazon`.',
+  ),
   loadShedding: loadSheddingSchema.describe(
     'Load shedding: 503 with Retry-After past maxInFlight calls or while the event loop is overloaded; /livez, /readyz and the metrics path are never shed (on by default)',
   ),
@@ -82,31 +81,33 @@ export const httpEntrySchema = z.strictObject({
     'The Prometheus scrape endpoint (enabled, path: /metrics) and the Pushgateway pusher',
   ),
   ...serverRoutesShape,
-  bodyLimitBytes: z
-    .number()
-    .int()
-    .positive()
-    .default(1024 * 1024)
-    .describe('Largest request body accepted; larger ones get 413.'),
-  deadlineHeader: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .default('')
-    .describe(
-      "A request header that carries the caller's remaining time in gRPC's timeout form (1500m, 2S), taken as the call's deadline: grpc-timeout is what svcboot's httpclient sends. '' (the default): none is read.",
-    ),
-  headersTimeoutMs: msSchema
-    .default(10_000)
-    .describe('Time a client may take to send the request headers.'),
-  requestTimeoutMs: msSchema
-    .default(30_000)
-    .describe('Time a client may take to send the whole request.'),
-  keepAliveTimeoutMs: msSchema
-    .default(5_000)
-    .describe('Idle time before a keep-alive connection is closed.'),
-  shutdownTimeoutMs: msSchema
-    .default(10_000)
-    .describe('Time in-flight requests get to finish at shutdown before connections are cut.'),
+  bodyLimitBytes: described(
+    z
+      .number()
+      .int()
+      .positive()
+      .default(1024 * 1024),
+    'Largest request body accepted; larger ones get 413.',
+  ),
+  deadlineHeader: described(
+    z.string().trim().toLowerCase().default(''),
+    "A request header that carries the caller's remaining time in gRPC's timeout form (1500m, 2S), taken as the call's deadline: grpc-timeout is what svcboot's httpclient sends. '' (the default): none is read.",
+  ),
+  headersTimeoutMs: described(
+    msSchema.default(10_000),
+    'Time a client may take to send the request headers.',
+  ),
+  requestTimeoutMs: described(
+    msSchema.default(30_000),
+    'Time a client may take to send the whole request.',
+  ),
+  keepAliveTimeoutMs: described(
+    msSchema.default(5_000),
+    'Idle time before a keep-alive connection is closed.',
+  ),
+  shutdownTimeoutMs: described(
+    msSchema.default(10_000),
+    'Time in-flight requests get to finish at shutdown before connections are cut.',
+  ),
 });
 export type HttpEntryConfig = z.output<typeof httpEntrySchema>;

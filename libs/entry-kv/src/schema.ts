@@ -1,4 +1,4 @@
-import { z } from '@svcboot/entry-core/internal/zod';
+import { described, z } from '@svcboot/entry-core/internal/zod';
 import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
 import { msSchema } from '@svcboot/entry-core/toolkit';
 
@@ -9,93 +9,86 @@ import { msSchema } from '@svcboot/entry-core/toolkit';
  * checks the rules that span several options.
  */
 export const kvConnectionShape = {
-  addrs: z
-    .array(z.string().trim().min(1))
-    .min(1, 'give at least one host:port')
-    .describe(
-      'Redis host:port addresses: one for a single server, several for a cluster, the sentinels with masterName',
-    ),
-  masterName: z
-    .string()
-    .default('')
-    .describe("The Sentinel master's name: addrs are then sentinels"),
-  mansterName: z
-    .string()
-    .optional()
-    .describe(
-      '`mansterName`, the spelling older configs use for `masterName`; accepted as an alias.',
-    ),
-  sentinelPass: z.string().default('').describe("The sentinels' password"),
-  maxRedirects: z
-    .number()
-    .int()
-    .nonnegative()
-    .default(3)
-    .describe('Cluster: how many MOVED/ASK redirects a command may follow'),
-  readOnly: z.boolean().default(false).describe('Cluster: send read commands to replicas'),
-  routeByLatency: z
-    .boolean()
-    .default(false)
-    .describe('Cluster: send read commands to the node with the lowest latency'),
-  routeRandomly: z
-    .boolean()
-    .default(false)
-    .describe('Cluster: send read commands to a random node'),
-  db: z
-    .number()
-    .int()
-    .nonnegative()
-    .default(0)
-    .describe('The database number (a cluster has only 0)'),
-  user: z.string().default('').describe('The ACL user name (Redis 6+)'),
-  pass: z.string().default('').describe('The password; write it as "${REDIS_PASS}"'),
-  maxRetries: z.number().int().min(-1).default(3).describe('-1 turns retries off, as in go-redis.'),
-  minRetryBackoffMs: msSchema.default(8).describe('The least wait before a retry'),
-  maxRetryBackoffMs: msSchema.default(512).describe('The most wait before a retry'),
-  dialTimeoutMs: z.number().int().positive().default(5000).describe('Time to connect'),
-  readTimeoutMs: msSchema.default(3000).describe("Time a command's reply may take"),
-  writeTimeoutMs: msSchema.default(3000).describe("Time a command's write may take"),
-  poolFIFO: z
-    .boolean()
-    .default(false)
-    .describe('go-redis option, accepted for compatibility (one connection per node here)'),
-  poolSize: z
-    .number()
-    .int()
-    .positive()
-    .default(10)
-    .describe('go-redis option, accepted for compatibility (one connection per node here)'),
-  minIdleConn: z
-    .number()
-    .int()
-    .nonnegative()
-    .default(0)
-    .describe('go-redis option, accepted for compatibility'),
-  maxConnAgeMs: msSchema.default(0).describe('go-redis option, accepted for compatibility'),
-  poolTimeoutMs: msSchema.default(1300).describe('go-redis option, accepted for compatibility'),
-  idleTimeoutMs: msSchema
-    .default(5 * 60_000)
-    .describe('go-redis option, accepted for compatibility'),
-  idleCheckFrequencyMs: msSchema
-    .default(60_000)
-    .describe('go-redis option, accepted for compatibility'),
+  addrs: described(
+    z.array(z.string().trim().min(1)).min(1, 'give at least one host:port'),
+    'Redis host:port addresses: one for a single server, several for a cluster, the sentinels with masterName',
+  ),
+  masterName: described(
+    z.string().default(''),
+    "The Sentinel master's name: addrs are then sentinels",
+  ),
+  mansterName: described(
+    z.string().optional(),
+    '`mansterName`, the spelling older configs use for `masterName`; accepted as an alias.',
+  ),
+  sentinelPass: described(z.string().default(''), "The sentinels' password"),
+  maxRedirects: described(
+    z.number().int().nonnegative().default(3),
+    'Cluster: how many MOVED/ASK redirects a command may follow',
+  ),
+  readOnly: described(z.boolean().default(false), 'Cluster: send read commands to replicas'),
+  routeByLatency: described(
+    z.boolean().default(false),
+    'Cluster: send read commands to the node with the lowest latency',
+  ),
+  routeRandomly: described(
+    z.boolean().default(false),
+    'Cluster: send read commands to a random node',
+  ),
+  db: described(
+    z.number().int().nonnegative().default(0),
+    'The database number (a cluster has only 0)',
+  ),
+  user: described(z.string().default(''), 'The ACL user name (Redis 6+)'),
+  pass: described(z.string().default(''), 'The password; write it as "${REDIS_PASS}"'),
+  maxRetries: described(
+    z.number().int().min(-1).default(3),
+    '-1 turns retries off, as in go-redis.',
+  ),
+  minRetryBackoffMs: described(msSchema.default(8), 'The least wait before a retry'),
+  maxRetryBackoffMs: described(msSchema.default(512), 'The most wait before a retry'),
+  dialTimeoutMs: described(z.number().int().positive().default(5000), 'Time to connect'),
+  readTimeoutMs: described(msSchema.default(3000), "Time a command's reply may take"),
+  writeTimeoutMs: described(msSchema.default(3000), "Time a command's write may take"),
+  poolFIFO: described(
+    z.boolean().default(false),
+    'go-redis option, accepted for compatibility (one connection per node here)',
+  ),
+  poolSize: described(
+    z.number().int().positive().default(10),
+    'go-redis option, accepted for compatibility (one connection per node here)',
+  ),
+  minIdleConn: described(
+    z.number().int().nonnegative().default(0),
+    'go-redis option, accepted for compatibility',
+  ),
+  maxConnAgeMs: described(msSchema.default(0), 'go-redis option, accepted for compatibility'),
+  poolTimeoutMs: described(msSchema.default(1300), 'go-redis option, accepted for compatibility'),
+  idleTimeoutMs: described(
+    msSchema.default(5 * 60_000),
+    'go-redis option, accepted for compatibility',
+  ),
+  idleCheckFrequencyMs: described(
+    msSchema.default(60_000),
+    'go-redis option, accepted for compatibility',
+  ),
   /** go-redis v9's pool options (rk-db's redis v2): accepted, no pool to apply them to (README). */
-  contextTimeoutEnabled: z
-    .boolean()
-    .default(false)
-    .describe("go-redis v9 option, accepted for compatibility (rk-db's redis v2)"),
-  maxIdleConn: z
-    .number()
-    .int()
-    .nonnegative()
-    .default(0)
-    .describe("go-redis v9 option, accepted for compatibility (rk-db's redis v2)"),
-  connMaxIdleTimeMs: msSchema
-    .default(0)
-    .describe("go-redis v9 option, accepted for compatibility (rk-db's redis v2)"),
-  connMaxLifetimeMs: msSchema
-    .default(0)
-    .describe("go-redis v9 option, accepted for compatibility (rk-db's redis v2)"),
+  contextTimeoutEnabled: described(
+    z.boolean().default(false),
+    "go-redis v9 option, accepted for compatibility (rk-db's redis v2)",
+  ),
+  maxIdleConn: described(
+    z.number().int().nonnegative().default(0),
+    "go-redis v9 option, accepted for compatibility (rk-db's redis v2)",
+  ),
+  connMaxIdleTimeMs: described(
+    msSchema.default(0),
+    "go-redis v9 option, accepted for compatibility (rk-db's redis v2)",
+  ),
+  connMaxLifetimeMs: described(
+    msSchema.default(0),
+    "go-redis v9 option, accepted for compatibility (rk-db's redis v2)",
+  ),
 };
 
 type RawConnection = z.output<z.ZodObject<typeof kvConnectionShape>>;
@@ -167,10 +160,10 @@ export const kvEntrySchema = z
     ...entryBaseShape,
     ...observabilityShape,
     ...kvConnectionShape,
-    readinessCheck: z
-      .boolean()
-      .default(true)
-      .describe("The app's /readyz answers 503 while this store's connection is down."),
+    readinessCheck: described(
+      z.boolean().default(true),
+      "The app's /readyz answers 503 while this store's connection is down.",
+    ),
   })
   .transform(normalizeKvOptions);
 

@@ -1,4 +1,4 @@
-import { z } from '@svcboot/entry-core/internal/zod';
+import { described, z } from '@svcboot/entry-core/internal/zod';
 import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
 import {
   databaseItemSchema,
@@ -30,19 +30,17 @@ export const relationalDbSchema = z
     ...entryBaseShape,
     ...observabilityShape,
     // Relational entries are off unless enabled, and match every domain.
-    enabled: z
-      .boolean()
-      .default(false)
-      .describe('false: the entry is not created (relational entries are off unless enabled)'),
-    domain: z
-      .string()
-      .default('*')
-      .describe(
-        'The DOMAIN this item is for; * or empty matches every domain, an exact match wins',
-      ),
-    user: z.string().default('postgres').describe('The PostgreSQL user'),
+    enabled: described(
+      z.boolean().default(false),
+      'false: the entry is not created (relational entries are off unless enabled)',
+    ),
+    domain: described(
+      z.string().default('*'),
+      'The DOMAIN this item is for; * or empty matches every domain, an exact match wins',
+    ),
+    user: described(z.string().default('postgres'), 'The PostgreSQL user'),
     // The built-in password is the empty string.
-    pass: z.string().default('').describe('The password; write it as "${PG_PASS}"'),
+    pass: described(z.string().default(''), 'The password; write it as "${PG_PASS}"'),
     addr: hostPortSchema('localhost:5432', { defaultPort: DEFAULT_PORT }).describe(
       'The server, host:port (port 5432 when left out)',
     ),
@@ -52,33 +50,30 @@ export const relationalDbSchema = z
     logger: sqlLoggerSchema.describe(
       'Where and how statements are logged (entry or level, encoding, outputPaths, slowThresholdMs)',
     ),
-    maxOpenConn: z
-      .number()
-      .int()
-      .positive()
-      .default(10)
-      .describe('The most connections per database'),
-    maxIdleConn: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(2)
-      .describe('The most idle connections kept per database'),
-    connMaxLifetimeMs: msSchema
-      .default(0)
-      .describe('Close a connection after this long (0: never)'),
-    connectTimeoutMs: msSchema
-      .default(5000)
-      .describe("Time to connect, and the health probe's timeout"),
-    readinessCheck: z
-      .boolean()
-      .default(true)
-      .describe("The app's /readyz answers 503 while a database's health probe fails."),
-    healthCheckIntervalMs: msSchema
-      .default(5000)
-      .describe(
-        '`SELECT 1` on each database this often (its timeout: connectTimeoutMs); 0: no probe.',
-      ),
+    maxOpenConn: described(
+      z.number().int().positive().default(10),
+      'The most connections per database',
+    ),
+    maxIdleConn: described(
+      z.number().int().nonnegative().default(2),
+      'The most idle connections kept per database',
+    ),
+    connMaxLifetimeMs: described(
+      msSchema.default(0),
+      'Close a connection after this long (0: never)',
+    ),
+    connectTimeoutMs: described(
+      msSchema.default(5000),
+      "Time to connect, and the health probe's timeout",
+    ),
+    readinessCheck: described(
+      z.boolean().default(true),
+      "The app's /readyz answers 503 while a database's health probe fails.",
+    ),
+    healthCheckIntervalMs: described(
+      msSchema.default(5000),
+      '`SELECT 1` on each database this often (its timeout: connectTimeoutMs); 0: no probe.',
+    ),
   })
   .superRefine((config, ctx) => {
     if (config.maxIdleConn > config.maxOpenConn) {

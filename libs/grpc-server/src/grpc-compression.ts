@@ -1,4 +1,4 @@
-import { z } from '@svcboot/entry-core/internal/zod';
+import { described, z } from '@svcboot/entry-core/internal/zod';
 
 /**
  * `grpcCompression`: gzip for the messages the server sends, to clients that accept it
@@ -8,19 +8,15 @@ import { z } from '@svcboot/entry-core/internal/zod';
  */
 export const grpcCompressionSchema = z
   .strictObject({
-    send: z
-      .enum(['identity', 'gzip'])
-      .default('identity')
-      .describe(
-        '`gzip` compresses response messages from `minBytes` up for clients that accept it (`server: node`; with `server: grpc-js` responses go uncompressed and a warning says so).',
-      ),
-    minBytes: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(1024)
-      .describe('Messages smaller than this go uncompressed'),
-    level: z.number().int().min(1).max(9).default(6).describe('zlib level 1–9.'),
+    send: described(
+      z.enum(['identity', 'gzip']).default('identity'),
+      '`gzip` compresses response messages from `minBytes` up for clients that accept it (`server: node`; with `server: grpc-js` responses go uncompressed and a warning says so).',
+    ),
+    minBytes: described(
+      z.number().int().nonnegative().default(1024),
+      'Messages smaller than this go uncompressed',
+    ),
+    level: described(z.number().int().min(1).max(9).default(6), 'zlib level 1–9.'),
   })
   .prefault({});
 export type GrpcCompressionConfig = z.output<typeof grpcCompressionSchema>;

@@ -1,5 +1,5 @@
 import { openApiOptionsShape, protosSchema } from '@svcboot/openapi/internal/settings';
-import { z } from '@svcboot/entry-core/internal/zod';
+import { described, z } from '@svcboot/entry-core/internal/zod';
 import { grpcCompressionSchema } from './grpc-compression.js';
 import { entryBaseShape, observabilityShape } from '@svcboot/entry-core';
 import { middlewareSchema } from '@svcboot/entry-core/internal/middleware/options';
@@ -58,33 +58,31 @@ const MiB = 1024 * 1024;
 export const grpcSchema = z.strictObject({
   ...entryBaseShape,
   ...observabilityShape,
-  port: portSchema
-    .default(8080)
-    .describe(
-      'The one TCP port for gRPC, the REST gateway, the UIs, /metrics and health; 0: the OS chooses',
-    ),
-  gwPort: portSchema
-    .optional()
-    .describe(
-      "rk-grpc's second port, kept with app.porting: rk-boot only (refused otherwise): the entry also serves on it what it serves on port (the gateway, the UIs, the built-in routes), same chain, connection limit and drain",
-    ),
+  port: described(
+    portSchema.default(8080),
+    'The one TCP port for gRPC, the REST gateway, the UIs, /metrics and health; 0: the OS chooses',
+  ),
+  gwPort: described(
+    portSchema.optional(),
+    "rk-grpc's second port, kept with app.porting: rk-boot only (refused otherwise): the entry also serves on it what it serves on port (the gateway, the UIs, the built-in routes), same chain, connection limit and drain",
+  ),
   enableReflection: offSchema.describe(
     'gRPC server reflection (v1 and v1alpha) for the added services and health, for grpcurl',
   ),
   enableSvcGwOption: offSchema.describe(
     'svc-style gateway: unpopulated fields emitted, every header forwarded into metadata, response metadata copied back as headers',
   ),
-  sw: z
-    .strictObject({
-      enabled: offSchema,
-      path: uiPath('/sw/'),
-      headers: uiHeaders,
-      ...openApiOptionsShape,
-    })
-    .prefault({})
-    .describe(
-      'Swagger UI on the generated OpenAPI documents (<path>swagger.json, <path>openapi.json), its files\' response headers ("name:value") and protoc-gen-openapiv2\'s generator flags',
-    ),
+  sw: described(
+    z
+      .strictObject({
+        enabled: offSchema,
+        path: uiPath('/sw/'),
+        headers: uiHeaders,
+        ...openApiOptionsShape,
+      })
+      .prefault({}),
+    'Swagger UI on the generated OpenAPI documents (<path>swagger.json, <path>openapi.json), its files\' response headers ("name:value") and protoc-gen-openapiv2\'s generator flags',
+  ),
   docs: docsSchema.describe(
     'RapiDoc on the generated OpenAPI document (enabled, path: /docs/, headers, style.theme)',
   ),
@@ -95,12 +93,10 @@ export const grpcSchema = z.strictObject({
   middleware: middlewareSchema.describe(
     "The call middlewares of gRPC and gateway calls: logging, prom, meta and entry-core's (auth, jwt, cors, csrf, secure, rateLimit, timeout, trace) and validate (typed services' requests against their buf.validate rules)",
   ),
-  errorModel: z
-    .enum(['grpcGateway', 'google', 'amazon'])
-    .default('grpcGateway')
-    .describe(
-      "The JSON error body of the gateway's errors: `grpcGateway` (google.rpc.Status as grpc-gateway writes it, `{code, message, details}`), `google` (Google's JSON API error) or `amazon`.",
-    ),
+  errorModel: described(
+    z.enum(['grpcGateway', 'google', 'amazon']).default('grpcGateway'),
+    "The JSON error body of the gateway's errors: `grpcGateway` (google.rpc.Status as grpc-gateway writes it, `{code, message, details}`), `google` (Google's JSON API error) or `amazon`.",
+  ),
   loadShedding: loadSheddingSchema.describe(
     'Load shedding of gRPC, gRPC-Web and gateway calls: RESOURCE_EXHAUSTED (gRPC) or 503 with Retry-After (HTTP) past maxInFlight calls or while the event loop is overloaded; /livez, /readyz, grpc.health.v1 and the metrics path are never shed (on by default)',
   ),
@@ -110,191 +106,162 @@ export const grpcSchema = z.strictObject({
   grpcCompression: grpcCompressionSchema.describe(
     'gzip for response messages to gRPC clients that accept it (grpc-accept-encoding)',
   ),
-  gwOption: z
-    .strictObject({
-      marshal: z
-        .strictObject({
-          useProtoNames: offSchema,
-          emitUnpopulated: offSchema,
-          useEnumNumbers: offSchema,
-          indent: emptyTextSchema,
-          /** protojson Multiline: one field a line, indented by `indent` (two spaces when it is empty). */
-          multiline: offSchema,
-          /**
-           * protojson AllowPartial: no error for unset proto2 `required` fields. Accepted for
-           * rk-boot files; svcboot never checks required fields (proto3 has none).
-           */
-          allowPartial: offSchema,
-        })
-        .prefault({})
-        .describe(
+  gwOption: described(
+    z
+      .strictObject({
+        marshal: described(
+          z
+            .strictObject({
+              useProtoNames: offSchema,
+              emitUnpopulated: offSchema,
+              useEnumNumbers: offSchema,
+              indent: emptyTextSchema,
+              /** protojson Multiline: one field a line, indented by `indent` (two spaces when it is empty). */
+              multiline: offSchema,
+              /**
+               * protojson AllowPartial: no error for unset proto2 `required` fields. Accepted for
+               * rk-boot files; svcboot never checks required fields (proto3 has none).
+               */
+              allowPartial: offSchema,
+            })
+            .prefault({}),
           'How gateway responses are written as JSON (useProtoNames, emitUnpopulated, useEnumNumbers, indent, multiline)',
-        )
-        .transform((m) => (m.multiline && m.indent === '' ? { ...m, indent: '  ' } : m)),
-      unmarshal: z
-        .strictObject({
-          discardUnknown: offSchema,
-          /** protojson AllowPartial on requests; as `marshal.allowPartial`, always so in svcboot. */
-          allowPartial: offSchema,
-        })
-        .prefault({})
-        .describe(
+        ).transform((m) => (m.multiline && m.indent === '' ? { ...m, indent: '  ' } : m)),
+        unmarshal: described(
+          z
+            .strictObject({
+              discardUnknown: offSchema,
+              /** protojson AllowPartial on requests; as `marshal.allowPartial`, always so in svcboot. */
+              allowPartial: offSchema,
+            })
+            .prefault({}),
           'How gateway request bodies are read (discardUnknown: ignore unknown fields; allowPartial)',
         ),
-      routing: z
-        .strictObject({
-          methodNotAllowed405: offSchema.describe(
-            "A path bound only for other HTTP methods: 405 with `Allow` instead of grpc-gateway's 501 (code 12).",
-          ),
-          disablePathLengthFallback: offSchema.describe(
-            "grpc-gateway WithDisablePathLengthFallback: a form POST no longer falls back to the path's GET binding.",
-          ),
-          disableHttpMethodOverride: offSchema.describe(
-            'grpc-gateway WithDisableHTTPMethodOverride: `X-HTTP-Method-Override` on a form POST is ignored.',
-          ),
-        })
-        .prefault({})
-        .describe(
+        routing: described(
+          z
+            .strictObject({
+              methodNotAllowed405: offSchema.describe(
+                "A path bound only for other HTTP methods: 405 with `Allow` instead of grpc-gateway's 501 (code 12).",
+              ),
+              disablePathLengthFallback: offSchema.describe(
+                "grpc-gateway WithDisablePathLengthFallback: a form POST no longer falls back to the path's GET binding.",
+              ),
+              disableHttpMethodOverride: offSchema.describe(
+                'grpc-gateway WithDisableHTTPMethodOverride: `X-HTTP-Method-Override` on a form POST is ignored.',
+              ),
+            })
+            .prefault({}),
           'Gateway routing: methodNotAllowed405, disablePathLengthFallback, disableHttpMethodOverride',
         ),
-      allowPatchFeature: onSchema.describe(
-        "protoc-gen-grpc-gateway allow_patch_feature: a PATCH whose body is a field fills the request's FieldMask from the body's keys.",
-      ),
-      maxJsonDepth: z
-        .number()
-        .int()
-        .min(1)
-        .default(100)
-        .describe(
+        allowPatchFeature: onSchema.describe(
+          "protoc-gen-grpc-gateway allow_patch_feature: a PATCH whose body is a field fills the request's FieldMask from the body's keys.",
+        ),
+        maxJsonDepth: described(
+          z.number().int().min(1).default(100),
           'How deeply request JSON may nest objects and arrays (400 beyond), checked before it is parsed.',
         ),
-      maxQueryParams: z
-        .number()
-        .int()
-        .min(1)
-        .default(1000)
-        .describe(
+        maxQueryParams: described(
+          z.number().int().min(1).default(1000),
           'The most query parameters and form fields a gateway request may have (400 beyond).',
         ),
-      sseHeartbeatMs: z
-        .number()
-        .int()
-        .min(0)
-        .default(15_000)
-        .describe(
+        sseHeartbeatMs: described(
+          z.number().int().min(0).default(15_000),
           'Server-sent events (a server-streaming rule asked for text/event-stream): a comment line every this many ms keeps an idle stream open through proxies; 0 sends none.',
         ),
-      maxUploadBytes: z
-        .number()
-        .int()
-        .min(1)
-        .optional()
-        .describe(
+        maxUploadBytes: described(
+          z.number().int().min(1).optional(),
           'The most bytes a multipart/form-data upload may have (413 beyond, nothing kept past it); default maxRecvMsgSizeBytes.',
         ),
-    })
-    .prefault({})
-    .describe(
-      "The REST gateway's JSON marshalling, routing and request limits (grpc-gateway's options)",
-    ),
+      })
+      .prefault({}),
+    "The REST gateway's JSON marshalling, routing and request limits (grpc-gateway's options)",
+  ),
   protos: protosSchema,
-  gwMappingFiles: z
-    .array(nonEmptyTextSchema)
-    .default([])
-    .describe(
-      "google.api.Service YAML files with HTTP rules (http.rules) for the gateway, besides the protos' google.api.http options",
-    ),
+  gwMappingFiles: described(
+    z.array(nonEmptyTextSchema).default([]),
+    "google.api.Service YAML files with HTTP rules (http.rules) for the gateway, besides the protos' google.api.http options",
+  ),
   generateUnboundMethods: offSchema.describe(
     'Serve every unary and server-streaming RPC without an HTTP rule at POST /<pkg>.<Service>/<Method> (body *)',
   ),
-  grpcWeb: z
-    .strictObject({ enabled: offSchema })
-    .prefault({})
-    .describe(
-      "gRPC-Web (binary and text) over HTTP/1.1 on the entry's port, answered by the same handlers.",
-    ),
-  connect: z
-    .strictObject({ enabled: offSchema })
-    .prefault({})
-    .describe(
-      "The Connect protocol (connect-es, connect-go, buf curl) over HTTP/1.1 and HTTP/2 on the entry's port, answered by the same handlers.",
-    ),
-  tls: z
-    .strictObject({
-      certFile: emptyTextSchema.describe('PEM certificate file: the port speaks TLS'),
-      keyFile: emptyTextSchema.describe('PEM private key file of certFile'),
-      certEntry: emptyTextSchema.describe("Or a cert: entry's certPemPath and keyPemPath"),
-    })
-    .prefault({})
-    .describe(
-      "TLS on the port: certFile and keyFile (PEM), or a cert: entry's (certEntry); ALPN h2 goes to gRPC, http/1.1 to the gateway",
-    ),
-  maxRecvMsgSizeBytes: positiveIntSchema
-    .default(4 * MiB)
-    .describe('The largest request message accepted (grpc.max_receive_message_length)'),
-  maxSendMsgSizeBytes: positiveIntSchema
-    .default(2_147_483_647)
-    .describe('The largest response message sent (grpc.max_send_message_length)'),
+  grpcWeb: described(
+    z.strictObject({ enabled: offSchema }).prefault({}),
+    "gRPC-Web (binary and text) over HTTP/1.1 on the entry's port, answered by the same handlers.",
+  ),
+  connect: described(
+    z.strictObject({ enabled: offSchema }).prefault({}),
+    "The Connect protocol (connect-es, connect-go, buf curl) over HTTP/1.1 and HTTP/2 on the entry's port, answered by the same handlers.",
+  ),
+  tls: described(
+    z
+      .strictObject({
+        certFile: emptyTextSchema.describe('PEM certificate file: the port speaks TLS'),
+        keyFile: emptyTextSchema.describe('PEM private key file of certFile'),
+        certEntry: emptyTextSchema.describe("Or a cert: entry's certPemPath and keyPemPath"),
+      })
+      .prefault({}),
+    "TLS on the port: certFile and keyFile (PEM), or a cert: entry's (certEntry); ALPN h2 goes to gRPC, http/1.1 to the gateway",
+  ),
+  maxRecvMsgSizeBytes: described(
+    positiveIntSchema.default(4 * MiB),
+    'The largest request message accepted (grpc.max_receive_message_length)',
+  ),
+  maxSendMsgSizeBytes: described(
+    positiveIntSchema.default(2_147_483_647),
+    'The largest response message sent (grpc.max_send_message_length)',
+  ),
   noRecvMsgSizeLimit: offSchema.describe(
     "rk-boot's: no limit on received messages (maxRecvMsgSizeBytes becomes 2 GiB - 1, grpc-js's most)",
   ),
-  shutdownTimeoutMs: msSchema
-    .default(10_000)
-    .describe('Time in-flight calls get to finish at shutdown before connections are cut'),
-  handshakeTimeoutMs: positiveIntSchema
-    .default(10_000)
-    .describe(
-      'How long a new connection may take to say whether it is HTTP/2 or HTTP/1.x (with TLS: to finish the handshake)',
-    ),
-  headersTimeoutMs: positiveIntSchema
-    .default(10_000)
-    .describe(
-      'HTTP/1.1 (gateway, UIs, metrics): time a client may take to send its request headers.',
-    ),
-  requestTimeoutMs: msSchema
-    .default(30_000)
-    .describe('HTTP/1.1: time a client may take to send the whole request.'),
+  shutdownTimeoutMs: described(
+    msSchema.default(10_000),
+    'Time in-flight calls get to finish at shutdown before connections are cut',
+  ),
+  handshakeTimeoutMs: described(
+    positiveIntSchema.default(10_000),
+    'How long a new connection may take to say whether it is HTTP/2 or HTTP/1.x (with TLS: to finish the handshake)',
+  ),
+  headersTimeoutMs: described(
+    positiveIntSchema.default(10_000),
+    'HTTP/1.1 (gateway, UIs, metrics): time a client may take to send its request headers.',
+  ),
+  requestTimeoutMs: described(
+    msSchema.default(30_000),
+    'HTTP/1.1: time a client may take to send the whole request.',
+  ),
   // Our own sweep (connection-limits.ts), not grpc-js's `grpc.max_connection_idle_ms`, which
   // costs a timer refresh and a trace string per call.
-  connectionIdleTimeoutMs: msSchema
-    .default(300_000)
-    .describe(
-      'An HTTP/2 connection whose streams have all ended this long ago gets GOAWAY and is closed (0: never). Default 5 minutes',
-    ),
-  requestMessageTimeoutMs: msSchema
-    .default(30_000)
-    .describe(
-      'A unary or server-streaming gRPC call whose request message is not complete this long after the call started ends with DEADLINE_EXCEEDED (0: never). Default 30 s.',
-    ),
-  maxConnections: nonNegativeIntSchema
-    .default(0)
-    .describe(
-      "The most connections (gRPC and HTTP/1.1 together) open at once; 0: 80 % of the process's open-file limit, at most 10,000. Past it, new connections are closed (a few more are kept for /livez and /readyz).",
-    ),
-  http2FirstStreamTimeoutMs: msSchema
-    .default(30_000)
-    .describe(
-      'An HTTP/2 connection that has opened no stream this long after it started is closed (0: never).',
-    ),
-  keepaliveTimeMs: positiveIntSchema
-    .default(7_200_000)
-    .describe(
-      "grpc-js `grpc.keepalive_time_ms`: the server pings each HTTP/2 connection this often and closes it when the PING is not acknowledged within keepaliveTimeoutMs (a peer gone without a FIN). gRPC's usual server default, 2 h; grpc-js's own default is never.",
-    ),
-  keepaliveTimeoutMs: positiveIntSchema
-    .default(20_000)
-    .describe(
-      'grpc-js `grpc.keepalive_timeout_ms`: how long a keepalive PING may go unacknowledged.',
-    ),
+  connectionIdleTimeoutMs: described(
+    msSchema.default(300_000),
+    'An HTTP/2 connection whose streams have all ended this long ago gets GOAWAY and is closed (0: never). Default 5 minutes',
+  ),
+  requestMessageTimeoutMs: described(
+    msSchema.default(30_000),
+    'A unary or server-streaming gRPC call whose request message is not complete this long after the call started ends with DEADLINE_EXCEEDED (0: never). Default 30 s.',
+  ),
+  maxConnections: described(
+    nonNegativeIntSchema.default(0),
+    "The most connections (gRPC and HTTP/1.1 together) open at once; 0: 80 % of the process's open-file limit, at most 10,000. Past it, new connections are closed (a few more are kept for /livez and /readyz).",
+  ),
+  http2FirstStreamTimeoutMs: described(
+    msSchema.default(30_000),
+    'An HTTP/2 connection that has opened no stream this long after it started is closed (0: never).',
+  ),
+  keepaliveTimeMs: described(
+    positiveIntSchema.default(7_200_000),
+    "grpc-js `grpc.keepalive_time_ms`: the server pings each HTTP/2 connection this often and closes it when the PING is not acknowledged within keepaliveTimeoutMs (a peer gone without a FIN). gRPC's usual server default, 2 h; grpc-js's own default is never.",
+  ),
+  keepaliveTimeoutMs: described(
+    positiveIntSchema.default(20_000),
+    'grpc-js `grpc.keepalive_timeout_ms`: how long a keepalive PING may go unacknowledged.',
+  ),
   enableChannelz: offSchema.describe(
     'grpc-js channelz bookkeeping (per-call counters and traces for the channelz admin service). grpc-js server only (`server: grpc-js`).',
   ),
-  server: z
-    .enum(['grpc-js', 'node'])
-    .default('node')
-    .describe(
-      "What serves native gRPC on the entry's port: `node` (the default: gRPC's wire protocol on node:http2 as an adapter over the entry's method invoker, like Connect and gRPC-Web; every HTTP/2 stream of the port is routed by content type, so h2 clients reach the gateway and built-in routes too) or `grpc-js` (grpc-js's Server, interceptors inside it, used through its public API only; needed for enableChannelz; over HTTP/2 only native gRPC is served, calls grpc-js refuses itself are not recorded or are recorded Canceled, grpcCompression.send is not applied). See the README's \"Differences from grpc-js's server\" and \"server: grpc-js\".",
-    ),
+  server: described(
+    z.enum(['grpc-js', 'node']).default('node'),
+    "What serves native gRPC on the entry's port: `node` (the default: gRPC's wire protocol on node:http2 as an adapter over the entry's method invoker, like Connect and gRPC-Web; every HTTP/2 stream of the port is routed by content type, so h2 clients reach the gateway and built-in routes too) or `grpc-js` (grpc-js's Server, interceptors inside it, used through its public API only; needed for enableChannelz; over HTTP/2 only native gRPC is served, calls grpc-js refuses itself are not recorded or are recorded Canceled, grpcCompression.send is not applied). See the README's \"Differences from grpc-js's server\" and \"server: grpc-js\".",
+  ),
 });
 
 export type GrpcEntryConfig = z.output<typeof grpcSchema>;

@@ -1,4 +1,4 @@
-import { z } from '@svcboot/entry-core/internal/zod';
+import { described, z } from '@svcboot/entry-core/internal/zod';
 
 // One instance for every field each fits (a zod schema is immutable; every instance built costs a
 // start ~6 us: entry-core's src/schema.ts has the same ones, which this package does not import,
@@ -19,10 +19,10 @@ export const openApiOptionsShape = {
   disableDefaultResponses: off.describe('Leave out the default 200 response'),
   disableServiceTags: off.describe('No tag per service'),
   includePackageInTags: off.describe('Tags named package.Service'),
-  openapiNamingStrategy: z
-    .enum(['legacy', 'simple', 'fqn', 'package'])
-    .default('legacy')
-    .describe('How definitions are named: legacy (v1Shelf), simple, fqn or package'),
+  openapiNamingStrategy: described(
+    z.enum(['legacy', 'simple', 'fqn', 'package']).default('legacy'),
+    'How definitions are named: legacy (v1Shelf), simple, fqn or package',
+  ),
   visibilityRestrictionSelectors: nonEmptyTexts.describe(
     'google.api.visibility labels whose restricted elements are shown',
   ),
@@ -37,36 +37,34 @@ export const openApiOptionsShape = {
   allowPatchFeature: on.describe(
     'protoc-gen-openapiv2 allow_patch_feature: a PATCH whose body is a field leaves the FieldMask out of the documented body',
   ),
-  repeatedPathParamSeparator: z
-    .enum(['csv', 'pipes', 'ssv', 'tsv'])
-    .default('csv')
-    .describe('How a repeated field in the path is joined: csv, pipes, ssv or tsv'),
+  repeatedPathParamSeparator: described(
+    z.enum(['csv', 'pipes', 'ssv', 'tsv']).default('csv'),
+    'How a repeated field in the path is joined: csv, pipes, ssv or tsv',
+  ),
   preserveRpcOrder: off.describe("Keep the RPCs' order in paths instead of sorting them"),
-  recursiveDepth: z
-    .number()
-    .int()
-    .positive()
-    .default(1000)
-    .describe('How deep recursive messages are expanded in query parameters'),
+  recursiveDepth: described(
+    z.number().int().positive().default(1000),
+    'How deep recursive messages are expanded in query parameters',
+  ),
 };
 
 /** `protos:` of a grpc entry: the .proto files, their import roots, and binary descriptor sets. */
-export const protosSchema = z
-  .strictObject({
-    files: nonEmptyTexts.describe(
-      'The .proto files whose services are served, relative to the working folder or includeDirs',
-    ),
-    includeDirs: nonEmptyTexts.describe(
-      'Import roots for the .proto files (e.g. api, third-party/googleapis)',
-    ),
-    descriptorSets: nonEmptyTexts.describe(
-      'Binary FileDescriptorSets (`buf build -o api.binpb`, `protoc --include_imports --descriptor_set_out`).',
-    ),
-  })
-  .prefault({})
-  .describe(
-    'The .proto files to load (files, relative to includeDirs), their import roots, and binary descriptor sets',
-  );
+export const protosSchema = described(
+  z
+    .strictObject({
+      files: nonEmptyTexts.describe(
+        'The .proto files whose services are served, relative to the working folder or includeDirs',
+      ),
+      includeDirs: nonEmptyTexts.describe(
+        'Import roots for the .proto files (e.g. api, third-party/googleapis)',
+      ),
+      descriptorSets: nonEmptyTexts.describe(
+        'Binary FileDescriptorSets (`buf build -o api.binpb`, `protoc --include_imports --descriptor_set_out`).',
+      ),
+    })
+    .prefault({}),
+  'The .proto files to load (files, relative to includeDirs), their import roots, and binary descriptor sets',
+);
 
 /**
  * The settings of a grpc entry the documents depend on, as boot.yaml writes them: unknown keys of

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { described } from '../described.js';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
 import { coreError } from '../errors.js';
 import { entryBaseShape } from '../schema.js';
@@ -9,30 +10,28 @@ import { entryBaseShape } from '../schema.js';
 export const configEntrySchema = z.strictObject({
   ...entryBaseShape,
   /** A YAML or JSON file of values (relative to the working folder). */
-  path: z
-    .string()
-    .default('')
-    .describe('A YAML or JSON file of values (relative to the working folder)'),
+  path: described(
+    z.string().default(''),
+    'A YAML or JSON file of values (relative to the working folder)',
+  ),
   /** Values written in boot.yaml; they win over the file's. */
-  content: z
-    .record(z.string(), z.unknown())
-    .default({})
-    .describe("Values written in boot.yaml; they win over the file's"),
+  content: described(
+    z.record(z.string(), z.unknown()).default({}),
+    "Values written in boot.yaml; they win over the file's",
+  ),
   /**
    * Environment variables win over both: the key `db.host` is read from `<PREFIX>_DB_HOST`
    * (`DB_HOST` when the prefix is empty), as rk-boot's viper does.
    */
-  envPrefix: z
-    .string()
-    .default('')
-    .describe(
-      'Environment variables win over both: the key db.host is read from <PREFIX>_DB_HOST (DB_HOST when empty)',
-    ),
+  envPrefix: described(
+    z.string().default(''),
+    'Environment variables win over both: the key db.host is read from <PREFIX>_DB_HOST (DB_HOST when empty)',
+  ),
   /** A `path` that does not exist is skipped (rk-boot's behaviour) instead of failing. */
-  optional: z
-    .boolean()
-    .default(false)
-    .describe('A path that does not exist is skipped instead of failing'),
+  optional: described(
+    z.boolean().default(false),
+    'A path that does not exist is skipped instead of failing',
+  ),
 });
 export type ConfigEntryConfig = z.output<typeof configEntrySchema>;
 

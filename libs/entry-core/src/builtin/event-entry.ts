@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { described } from '../described.js';
 import { rotationSchema } from '../event/rotation.js';
 import { eventPortingRules } from '../config/porting-rules.js';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
@@ -7,21 +8,21 @@ import { encodingSchema, entryBaseShape, outputPathsSchema } from '../schema.js'
 
 export const eventEntrySchema = z.strictObject({
   ...entryBaseShape,
-  encoding: encodingSchema
-    .default('console')
-    .describe("console (the record's key=value block) or json (one object per line)"),
+  encoding: described(
+    encodingSchema.default('console'),
+    "console (the record's key=value block) or json (one object per line)",
+  ),
   outputPaths: outputPathsSchema.describe('Where records go: stdout, stderr or file paths'),
   /** The event entry of every entry that names no `eventEntry` (rk-boot's `default`). */
-  default: z
-    .boolean()
-    .default(false)
-    .describe('The event entry of every entry that names no eventEntry'),
+  default: described(
+    z.boolean().default(false),
+    'The event entry of every entry that names no eventEntry',
+  ),
   /** Rotate the files among outputPaths (rk-boot's lumberjack; event/rotation.ts). */
-  lumberjack: rotationSchema
-    .optional()
-    .describe(
-      'Rotate the files among outputPaths (maxsize MB, maxage days, maxbackups, localtime, compress)',
-    ),
+  lumberjack: described(
+    rotationSchema.optional(),
+    'Rotate the files among outputPaths (maxsize MB, maxage days, maxbackups, localtime, compress)',
+  ),
 });
 export type EventEntryConfig = z.output<typeof eventEntrySchema>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { described } from '../described.js';
 import type { Logger } from 'pino';
 import { rotationSchema } from '../event/rotation.js';
 import { loggerPortingRules } from '../config/porting-rules.js';
@@ -9,29 +10,30 @@ import { encodingSchema, entryBaseShape, logLevelSchema, outputPathsSchema } fro
 
 export const loggerEntrySchema = z.strictObject({
   ...entryBaseShape,
-  level: logLevelSchema
-    .default('info')
-    .describe('The lowest level written: debug, info, warn, error or silent'),
-  encoding: encodingSchema
-    .default('console')
-    .describe('console (tab-separated, for people) or json (one object per line)'),
+  level: described(
+    logLevelSchema.default('info'),
+    'The lowest level written: debug, info, warn, error or silent',
+  ),
+  encoding: described(
+    encodingSchema.default('console'),
+    'console (tab-separated, for people) or json (one object per line)',
+  ),
   outputPaths: outputPathsSchema.describe('Where lines go: stdout, stderr or file paths'),
   /** The logger of every entry that names no `loggerEntry` (rk-boot's `default`). */
-  default: z
-    .boolean()
-    .default(false)
-    .describe('The logger of every entry that names no loggerEntry'),
+  default: described(
+    z.boolean().default(false),
+    'The logger of every entry that names no loggerEntry',
+  ),
   /** Fields every line of this logger carries (rk-boot's `zap.initialFields`). */
-  initialFields: z
-    .record(z.string(), z.unknown())
-    .default({})
-    .describe('Fields every line of this logger carries'),
+  initialFields: described(
+    z.record(z.string(), z.unknown()).default({}),
+    'Fields every line of this logger carries',
+  ),
   /** Rotate the files among outputPaths (rk-boot's lumberjack; event/rotation.ts). */
-  lumberjack: rotationSchema
-    .optional()
-    .describe(
-      'Rotate the files among outputPaths (maxsize MB, maxage days, maxbackups, localtime, compress)',
-    ),
+  lumberjack: described(
+    rotationSchema.optional(),
+    'Rotate the files among outputPaths (maxsize MB, maxage days, maxbackups, localtime, compress)',
+  ),
 });
 export type LoggerEntryConfig = z.output<typeof loggerEntrySchema>;
 

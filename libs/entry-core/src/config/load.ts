@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { described } from '../described.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import type { BaseEntryConfig, Entry, EntryPlugin } from '../entry.js';
 import type { PluginRegistry } from '../registry.js';
@@ -95,32 +96,27 @@ export const appSchema = z.strictObject({
   /** Worker processes sharing the entries' ports (`auto`: one per available CPU). */
   workers: z.union([z.number().int().min(1).max(1024), z.literal('auto')]).optional(),
   /** Configuration reload without a restart (README, "Reload"). */
-  reload: z
-    .strictObject({
-      /** SIGHUP reloads boot.yaml (with `app.workers`, the primary relays it to every worker). */
-      signal: z
-        .boolean()
-        .default(true)
-        .describe(
+  reload: described(
+    z
+      .strictObject({
+        /** SIGHUP reloads boot.yaml (with `app.workers`, the primary relays it to every worker). */
+        signal: described(
+          z.boolean().default(true),
           'SIGHUP reloads boot.yaml (with app.workers, the primary relays it to every worker)',
         ),
-      /** Reload when boot.yaml changes on disk, once it has been quiet for `debounceMs`. */
-      watch: z
-        .boolean()
-        .default(false)
-        .describe('Reload when boot.yaml changes on disk, once it has been quiet for debounceMs'),
-      debounceMs: z
-        .number()
-        .int()
-        .min(10)
-        .max(60_000)
-        .default(500)
-        .describe('How long a changed boot.yaml must stay unchanged before it is reloaded (ms)'),
-    })
-    .optional()
-    .describe(
-      'Configuration reload without a restart: what changes live and what needs a restart is in entry-core README, "Reload"',
-    ),
+        /** Reload when boot.yaml changes on disk, once it has been quiet for `debounceMs`. */
+        watch: described(
+          z.boolean().default(false),
+          'Reload when boot.yaml changes on disk, once it has been quiet for debounceMs',
+        ),
+        debounceMs: described(
+          z.number().int().min(10).max(60_000).default(500),
+          'How long a changed boot.yaml must stay unchanged before it is reloaded (ms)',
+        ),
+      })
+      .optional(),
+    'Configuration reload without a restart: what changes live and what needs a restart is in entry-core README, "Reload"',
+  ),
 });
 
 /** `app.reload`: how a running app takes a changed boot.yaml (README, "Reload"). */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { described } from '../described.js';
 import { parseParams, type ConnectorParam } from './params.js';
 
 export interface DatabaseSchemaOptions<E extends z.ZodRawShape> {
@@ -21,41 +22,43 @@ export function databaseItemSchema<E extends z.ZodRawShape = Record<never, never
 ) {
   const { checkName, checkParam } = options;
   return z.strictObject({
-    name: z
-      .string()
-      .min(1, 'a database needs a name')
-      .superRefine((name, ctx) => {
-        const message = checkName?.(name);
-        if (message) ctx.addIssue({ code: 'custom', message });
-      })
-      .describe("The database's name"),
-    autoCreate: z
-      .boolean()
-      .default(false)
-      .describe('Create the database at bootstrap when it is missing'),
-    dryRun: z
-      .boolean()
-      .default(false)
-      .describe(
-        'Send no statement: each is compiled and handed to the statement logger (at warn) instead',
-      ),
-    params: z
-      .array(z.string())
-      .default([...(options.defaultParams ?? [])])
-      .superRefine((params, ctx) => {
-        let parsed: ConnectorParam[];
-        try {
-          parsed = parseParams(params);
-        } catch (err) {
-          ctx.addIssue({ code: 'custom', message: (err as Error).message });
-          return;
-        }
-        for (const p of parsed) {
-          const message = checkParam?.(p);
+    name: described(
+      z
+        .string()
+        .min(1, 'a database needs a name')
+        .superRefine((name, ctx) => {
+          const message = checkName?.(name);
           if (message) ctx.addIssue({ code: 'custom', message });
-        }
-      })
-      .describe('Connection parameters as key=value items'),
+        }),
+      "The database's name",
+    ),
+    autoCreate: described(
+      z.boolean().default(false),
+      'Create the database at bootstrap when it is missing',
+    ),
+    dryRun: described(
+      z.boolean().default(false),
+      'Send no statement: each is compiled and handed to the statement logger (at warn) instead',
+    ),
+    params: described(
+      z
+        .array(z.string())
+        .default([...(options.defaultParams ?? [])])
+        .superRefine((params, ctx) => {
+          let parsed: ConnectorParam[];
+          try {
+            parsed = parseParams(params);
+          } catch (err) {
+            ctx.addIssue({ code: 'custom', message: (err as Error).message });
+            return;
+          }
+          for (const p of parsed) {
+            const message = checkParam?.(p);
+            if (message) ctx.addIssue({ code: 'custom', message });
+          }
+        }),
+      'Connection parameters as key=value items',
+    ),
     ...(options.extra ?? ({} as E)),
   });
 }

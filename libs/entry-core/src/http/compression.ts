@@ -1,42 +1,33 @@
 import zlib from 'node:zlib';
 import { z } from 'zod';
+import { described } from '../described.js';
 
 /** `compression.*` of the grpc (gateway responses) and httpserver entries. */
 export const compressionSchema = z
   .strictObject({
-    enabled: z
-      .boolean()
-      .default(false)
-      .describe('Compress responses whose client accepts br or gzip'),
-    minBytes: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(1024)
-      .describe(
-        'Bodies smaller than this go as they are: compressing them costs more than it saves.',
-      ),
-    encodings: z
-      .array(z.enum(['br', 'gzip']))
-      .min(1)
-      .default(['br', 'gzip'])
-      .describe("The encodings offered, in the server's order of preference."),
-    gzipLevel: z
-      .number()
-      .int()
-      .min(1)
-      .max(9)
-      .default(6)
-      .describe("gzip level 1–9 (default 6, zlib's)."),
-    brotliQuality: z
-      .number()
-      .int()
-      .min(0)
-      .max(11)
-      .default(4)
-      .describe(
-        "brotli quality 0–11 (default 4: near gzip's speed, smaller; 11 is for static assets).",
-      ),
+    enabled: described(
+      z.boolean().default(false),
+      'Compress responses whose client accepts br or gzip',
+    ),
+    minBytes: described(
+      z.number().int().nonnegative().default(1024),
+      'Bodies smaller than this go as they are: compressing them costs more than it saves.',
+    ),
+    encodings: described(
+      z
+        .array(z.enum(['br', 'gzip']))
+        .min(1)
+        .default(['br', 'gzip']),
+      "The encodings offered, in the server's order of preference.",
+    ),
+    gzipLevel: described(
+      z.number().int().min(1).max(9).default(6),
+      "gzip level 1–9 (default 6, zlib's).",
+    ),
+    brotliQuality: described(
+      z.number().int().min(0).max(11).default(4),
+      "brotli quality 0–11 (default 4: near gzip's speed, smaller; 11 is for static assets).",
+    ),
   })
   .prefault({});
 export type CompressionConfig = z.output<typeof compressionSchema>;

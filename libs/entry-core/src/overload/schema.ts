@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { described } from '../described.js';
 import { nonEmptyTextSchema, nonNegativeIntSchema, positiveIntSchema } from '../schema.js';
 
 /**
@@ -8,58 +9,45 @@ import { nonEmptyTextSchema, nonNegativeIntSchema, positiveIntSchema } from '../
  */
 export const loadSheddingSchema = z
   .strictObject({
-    enabled: z
-      .boolean()
-      .default(true)
-      .describe(
-        'Decide at admission whether each call runs now, waits its turn or is shed (gRPC RESOURCE_EXHAUSTED with grpc-retry-pushback-ms, HTTP 503 with Retry-After); health and metrics routes are never shed nor queued.',
-      ),
-    maxInFlight: nonNegativeIntSchema
-      .default(5000)
-      .describe(
-        'Calls of this entry in flight at once (streams included, until they end) past which a new call is shed with reason in_flight; 0: no limit. Also the upper bound of the concurrency limit learned from latency.',
-      ),
-    maxEventLoopDelayMs: z
-      .number()
-      .nonnegative()
-      .default(500)
-      .describe(
-        'The longest a call may wait to start: a call whose expected wait in the admission queue is longer is shed (reason queue_time), and while the current turn of the event loop has run this long (with at least 4 calls in it) calls are shed (reason event_loop_delay); critical calls at twice as much. 0: off. Half of it is also the lateness that, with maxEventLoopUtilization, marks the loop overloaded.',
-      ),
-    maxEventLoopUtilization: z
-      .number()
-      .min(0)
-      .max(1)
-      .default(0.95)
-      .describe(
-        'The event-loop utilisation (perf_hooks, sampled every 100 ms) at or above which, while the loop also runs late (by half maxEventLoopDelayMs, two samples in a row), a share of the calls is shed (reason event_loop_utilization): it grows by 10% per sample while overloaded and shrinks by 5% per sample once not; 0: off.',
-      ),
-    retryAfterS: nonNegativeIntSchema
-      .default(1)
-      .describe(
-        'The pushback of a shed call: Retry-After (seconds) on HTTP, grpc-retry-pushback-ms (the same, in ms) on gRPC (gRFC A6); both are sent as headers or trailers.',
-      ),
-    critical: z
-      .array(nonEmptyTextSchema)
-      .default([])
-      .describe(
-        'Calls shed last (operations, gRPC full methods, HTTP paths, prefixes ending in /, globs, as an ignore list): they wait in a queue of their own, drained first, and are shed only on their own queue, maxInFlight, or twice the loop lateness.',
-      ),
-    concurrency: z
-      .strictObject({
-        minLimit: positiveIntSchema
-          .default(4)
-          .describe('The least the learned concurrency limit goes down to.'),
-        maxLimit: positiveIntSchema
-          .default(5000)
-          .describe(
+    enabled: described(
+      z.boolean().default(true),
+      'Decide at admission whether each call runs now, waits its turn or is shed (gRPC RESOURCE_EXHAUSTED with grpc-retry-pushback-ms, HTTP 503 with Retry-After); health and metrics routes are never shed nor queued.',
+    ),
+    maxInFlight: described(
+      nonNegativeIntSchema.default(5000),
+      'Calls of this entry in flight at once (streams included, until they end) past which a new call is shed with reason in_flight; 0: no limit. Also the upper bound of the concurrency limit learned from latency.',
+    ),
+    maxEventLoopDelayMs: described(
+      z.number().nonnegative().default(500),
+      'The longest a call may wait to start: a call whose expected wait in the admission queue is longer is shed (reason queue_time), and while the current turn of the event loop has run this long (with at least 4 calls in it) calls are shed (reason event_loop_delay); critical calls at twice as much. 0: off. Half of it is also the lateness that, with maxEventLoopUtilization, marks the loop overloaded.',
+    ),
+    maxEventLoopUtilization: described(
+      z.number().min(0).max(1).default(0.95),
+      'The event-loop utilisation (perf_hooks, sampled every 100 ms) at or above which, while the loop also runs late (by half maxEventLoopDelayMs, two samples in a row), a share of the calls is shed (reason event_loop_utilization): it grows by 10% per sample while overloaded and shrinks by 5% per sample once not; 0: off.',
+    ),
+    retryAfterS: described(
+      nonNegativeIntSchema.default(1),
+      'The pushback of a shed call: Retry-After (seconds) on HTTP, grpc-retry-pushback-ms (the same, in ms) on gRPC (gRFC A6); both are sent as headers or trailers.',
+    ),
+    critical: described(
+      z.array(nonEmptyTextSchema).default([]),
+      'Calls shed last (operations, gRPC full methods, HTTP paths, prefixes ending in /, globs, as an ignore list): they wait in a queue of their own, drained first, and are shed only on their own queue, maxInFlight, or twice the loop lateness.',
+    ),
+    concurrency: described(
+      z
+        .strictObject({
+          minLimit: described(
+            positiveIntSchema.default(4),
+            'The least the learned concurrency limit goes down to.',
+          ),
+          maxLimit: described(
+            positiveIntSchema.default(5000),
             'Where the learned limit starts and the most it goes up to (and never above maxInFlight).',
           ),
-      })
-      .prefault({})
-      .describe(
-        'The limit of unary calls running at once, learned from their latency (a gradient, as Netflix concurrency-limits Gradient2 and Envoy adaptive concurrency): it drops while calls slow down past 1.5 times their long-term latency and grows back while they do not; calls over it wait in the admission queue.',
-      ),
+        })
+        .prefault({}),
+      'The limit of unary calls running at once, learned from their latency (a gradient, as Netflix concurrency-limits Gradient2 and Envoy adaptive concurrency): it drops while calls slow down past 1.5 times their long-term latency and grows back while they do not; calls over it wait in the admission queue.',
+    ),
   })
   .prefault({});
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { described } from '../described.js';
 import { promEndpointSchema } from '../middleware/options.js';
 import { emptyTextSchema, offSchema } from '../schema.js';
 
@@ -6,14 +7,10 @@ import { emptyTextSchema, offSchema } from '../schema.js';
 export const promPusherSchema = z
   .strictObject({
     enabled: offSchema.describe("Push the entry's metrics to a Pushgateway"),
-    intervalMs: z
-      .number()
-      .int()
-      .min(100)
-      .default(1000)
-      .describe(
-        'Time between pushes (after a failure the wait doubles, up to a minute or intervalMs).',
-      ),
+    intervalMs: described(
+      z.number().int().min(100).default(1000),
+      'Time between pushes (after a failure the wait doubles, up to a minute or intervalMs).',
+    ),
     jobName: emptyTextSchema.describe("The `job` of the grouping key; empty: the app's name."),
     remoteAddress: emptyTextSchema.describe(
       'The Pushgateway: `host:port` or `http(s)://host:port[/prefix]`; required when enabled.',

@@ -6,20 +6,19 @@ import {
   type ContextKey,
   type MiddlewareDefinition,
 } from '@svcboot/entry-core';
-import { z } from '@svcboot/entry-core/internal/zod';
+import { described, z } from '@svcboot/entry-core/internal/zod';
 import { GRPC_ENTRY_TYPE } from '../entry-type.js';
 import { nonEmptyTextSchema, offSchema } from '@svcboot/entry-core/internal/schema';
 
 /** `middleware.validate`: protovalidate's check of typed services' requests. */
-export const validateSchema = z
-  .strictObject({
+export const validateSchema = described(
+  z.strictObject({
     enabled: offSchema,
     /** Calls left unchecked: an operation (`/pkg.Svc/Method`), a path, a prefix ending in `/`, a glob. */
     ignore: z.array(nonEmptyTextSchema).default([]),
-  })
-  .describe(
-    "Request validation of typed services from the protos' buf.validate rules (protovalidate): INVALID_ARGUMENT with a google.rpc.BadRequest (gateway: 400), before the handler; grpc entries only",
-  );
+  }),
+  "Request validation of typed services from the protos' buf.validate rules (protovalidate): INVALID_ARGUMENT with a google.rpc.BadRequest (gateway: 400), before the handler; grpc entries only",
+);
 
 /** The options of `middleware.validate`, defaults applied. */
 export type ValidateConfig = z.output<typeof validateSchema>;
