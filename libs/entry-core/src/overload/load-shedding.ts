@@ -168,8 +168,9 @@ const EXCESS_IDLE_SHARE = 0.1;
  * release gap is taken from the pace calls end at, and for REFUSED_HOLD_MS the calls refused do
  * not count as asking when it is judged again: counted twice, a closed loop's refused calls read
  * as an open loop's offered load. (The gRPC bench's server, its 64 streams a closed loop, after a
- * stop of ~250 ms: held past capacity while they ran, serving ~5 calls per 25 ms window of the
- * ~350 it serves: 13,299 of 24,575 calls shed in 2 s.) 10 ms calls at 3x end at least one a
+ * stop of the loop: held past capacity while they ran, serving a few calls per 25 ms window of
+ * the ~350 it serves: 13,155 of a fresh server's first 13,679 calls shed in 2 s; BENCHMARKS.md,
+ * session 17.) 10 ms calls at 3x end at least one a
  * window (a 25 ms window, 40 %); two windows without one is a stop of the process.
  */
 const SERVED_SHARE_MIN = 0.25;
