@@ -131,6 +131,15 @@ function printPath(p: Path, results: Results): GoalRow[] {
       `| ${peer.label} | ${fmt(median(rs.map((r) => r.reqPerSec)))} | ${fmt(median(rs.map((r) => r.p50Ms)), 2)} | ${fmt(median(rs.map((r) => r.p99Ms)), 2)} | ${fmt(median(rs.map((r) => r.serverCpuUsPerReq)), 1)} | ${fmt(median(rs.map((r) => r.generatorCpuUsPerReq)), 1)} | ${rs.reduce((s, r) => s + r.errors, 0)} | ${rs.map((r) => fmt(r.reqPerSec)).join(', ')} |`,
     );
   }
+  // What svcboot's load shedding refused (counted in the errors column), by reason.
+  for (const peer of peers) {
+    const by: Record<string, number> = {};
+    for (const r of byPeer.get(peer.id) ?? [])
+      for (const [k, v] of Object.entries(r.shed ?? {})) by[k] = (by[k] ?? 0) + v;
+    const parts = Object.entries(by).map(([k, v]) => `${k} ${v}`);
+    if (parts.length > 0)
+      console.log(`\n> ${peer.label}: refused by its load shedding: ${parts.join(', ')}.`);
+  }
   console.log('');
   console.log(
     '| comparison | goal (req/s ratio) | req/s ratio, median of rounds | CPU ratio (b CPU / a CPU), median | req/s ratio of each round |',
