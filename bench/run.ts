@@ -152,7 +152,7 @@ const header = [
   "process's user + system time (its children's too) from /proc/<pid>/stat across the measured run, over",
   'the requests it answered: the steadiest column, since it does not depend on how much CPU other',
   "processes left the server; *h2load CPU µs/req* is the load generator's own; *errors* counts failed and",
-  'non-2xx requests. A *ratio* a / b is computed per round (a and b ran seconds apart) and the median of',
+  "non-2xx requests, and svcboot's calls its load shedding refused (a refused gRPC call is HTTP 200). A *ratio* a / b is computed per round (a and b ran seconds apart) and the median of",
   "those is shown; a *CPU ratio* is b's CPU per request over a's, so above 1.00 a is the cheaper one.",
   '',
   '**Which comparisons matter, and the noise.** In the grpc section, svcboot with all three middlewares',
