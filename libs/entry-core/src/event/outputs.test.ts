@@ -376,6 +376,10 @@ describe('OutputSet', () => {
          await new Promise((r) => setImmediate(r));
        }
        require('node:fs').writeSync(2, 'queued\\n');
+       // Each flush waits at most 5 s (FLUSH_LIMIT_MS) for ~64 MiB to pass through the pipe; on a
+       // loaded machine one was not enough and close() gave up before the drop notice, the last
+       // line queued (CI, Node 24: no notice). So wait for the reader, then close.
+       for (let i = 0; i < 20; i++) await set.flush();
        await set.close();`,
     );
     try {
@@ -409,7 +413,7 @@ describe('OutputSet', () => {
     } finally {
       child.kill('SIGKILL');
     }
-  }, 60_000);
+  }, 150_000);
 
   it('does not stay alive retrying a full non-blocking pipe nobody reads', async () => {
     // console.log makes fd 1 non-blocking; this side never reads, so the output retries EAGAIN
