@@ -9,6 +9,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { shedReasons, shedSince } from '../lib/shed.js';
 
 export type Protocol = 'grpc' | 'http' | 'connect' | 'grpc-web';
 
@@ -234,11 +235,11 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
     const clients = o.protocol === 'http' ? o.shape.httpConnections : o.shape.grpcConnections;
     args.push(`--rps=${(o.rps / clients).toFixed(2)}`);
   }
-  const shed0 = o.shedMetrics ? await shedCalls(o.port) : undefined;
+  const shed0 = o.shedMetrics ? await shedReasons(o.port) : undefined;
   const cpu0 = await treeCpuSeconds(o.pid);
   const r = await runH2load(args, o.cpu);
   const cpu = (await treeCpuSeconds(o.pid)) - cpu0;
-  const shedBy = shed0 === undefined ? undefined : since(shed0, await shedCalls(o.port));
+  const shedBy = shed0 === undefined ? undefined : shedSince(shed0, await shedReasons(o.port));
   const shed = Object.values(shedBy ?? {}).reduce((a, b) => a + b, 0);
   if (r.code !== 0) throw new Error(`h2load ${args.join(' ')} failed (exit ${r.code}): ${r.out}`);
   const rps = /finished in [\d.]+\w*, ([\d.]+) req\/s/.exec(r.out);
@@ -275,28 +276,4 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
     generatorCpuUsPerReq: (genCpu * 1e6) / Math.max(1, succeeded),
     ...(shedBy === undefined ? {} : { shed: shedBy }),
   };
-}
-
-/** svcboot's calls shed so far, by reason (`svc_shed_total` on the server's /metrics). */
-async function shedCalls(port: number): Promise<Record<string, number>> {
-  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
-  if (!res.ok) throw new Error(`GET /metrics on port ${port}: HTTP ${res.status}`);
-  const by: Record<string, number> = {};
-  for (const line of (await res.text()).split('\n')) {
-    if (!line.startsWith('svc_shed_total{')) continue;
-    const reason = /reason="([^"]*)"/.exec(line)?.[1] ?? '?';
-    by[reason] = (by[reason] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return by;
-}
-
-/** The counts of `after` less those of `before`, those that grew only. */
-function since(
-  before: Record<string, number>,
-  after: Record<string, number>,
-): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [k, v] of Object.entries(after))
-    if (v > (before[k] ?? 0)) out[k] = v - (before[k] ?? 0);
-  return out;
 }

@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, isListening, waitFor } from '@svcboot/testkit';
 import { ensureBuilt, nodeTsx } from '../lib/built.js';
 import { fmt, median } from '../lib/stats.js';
+import { shedReasons, shedSince } from '../lib/shed.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const workMs = Number(process.env['WORK_MS'] ?? 10);
@@ -336,17 +337,6 @@ interface Step {
  */
 const ONSET_MS = 1000;
 
-/** svc_shed_total by reason, as the server counts it. */
-async function shedReasons(port: number): Promise<Record<string, number>> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  const out: Record<string, number> = {};
-  for (const line of text.split('\n')) {
-    const m = /^svc_shed_total\{.*reason="([^"]+)"\} (\d+)/.exec(line);
-    if (m) out[m[1]!] = Number(m[2]);
-  }
-  return out;
-}
-
 /** `rate` calls a second for `seconds`, open loop, with the probe beside them. */
 async function step(
   target: Target,
@@ -390,10 +380,7 @@ async function step(
   await probe;
   caller.close();
   probeAgent.destroy();
-  const after = await shedReasons(port);
-  const reasons: Record<string, number> = {};
-  for (const [k, v] of Object.entries(after))
-    if (v - (before[k] ?? 0) > 0) reasons[k] = v - (before[k] ?? 0);
+  const reasons = shedSince(before, await shedReasons(port));
   const ok = results.filter((o) => o.status === 200);
   const inTime = ok.filter((o) => o.ms <= deadlineMs);
   const count = (s: Outcome['status']): number => results.filter((o) => o.status === s).length;
