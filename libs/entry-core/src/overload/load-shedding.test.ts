@@ -563,26 +563,7 @@ describe('LoadShedding: a burst spread over turns', () => {
   it('a closed loop of 16 callers of 10 ms calls (each sends its next call once answered): nothing is shed', async () => {
     const { chain, ls } = shedding();
     made.push(ls);
-    const callers = 16;
-    const each = 25;
-    const outcomes: Outcome[] = [];
-    const last: Array<Outcome | undefined> = Array.from({ length: callers });
-    const sent = Array.from({ length: callers }, () => 0);
-    await new Promise<void>((resolve) => {
-      onTurn = () => {
-        for (let i = 0; i < callers; i++) {
-          if (sent[i]! >= each || (last[i] !== undefined && last[i]!.how === 'pending')) continue;
-          sent[i]!++;
-          last[i] = start(chain, '/v1/render', 10);
-          outcomes.push(last[i]!);
-        }
-        if (outcomes.length === callers * each) {
-          onTurn = undefined;
-          resolve();
-        }
-      };
-    });
-    await settled(outcomes);
+    const outcomes = await closedLoop(chain, { callers: 16, total: 16 * 25, cpuMs: () => 10 });
     expect(outcomes.filter((o) => o.how !== 'ran').map((o) => o.rejection?.source?.reason)).toEqual(
       [],
     );

@@ -170,8 +170,8 @@ const EXCESS_IDLE_SHARE = 0.1;
  * as an open loop's offered load. (The gRPC bench's server, its 64 streams a closed loop, after a
  * stop of the loop: held past capacity while they ran, serving a few calls per 25 ms window of
  * the ~350 it serves: 13,155 of a fresh server's first 13,679 calls shed in 2 s; BENCHMARKS.md,
- * session 17.) 10 ms calls at 3x end at least one a
- * window (a 25 ms window, 40 %); two windows without one is a stop of the process.
+ * session 17.) 10 ms calls at 3x end at least one a window (a 25 ms window, 40 %); two windows
+ * without one is a stop of the process.
  */
 const SERVED_SHARE_MIN = 0.25;
 const SERVED_WINDOWS = 2;
