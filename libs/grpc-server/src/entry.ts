@@ -893,7 +893,7 @@ export class GrpcEntry implements Entry {
       const name = Object.values(definition)[0]?.path.split('/')[1];
       if (name && !known.has(name)) addLoaderFiles(pool, descriptorsOf(definition), 'addService');
     }
-    addLoaderFiles(pool, descriptorsOf(this.health.definition), 'grpc.health.v1', {
+    addLoaderFiles(pool, this.health.fileDescriptorProtos(), 'grpc.health.v1', {
       'grpc_health_v1.proto': 'grpc/health/v1/health.proto',
     });
     return pool;

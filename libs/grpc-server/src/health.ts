@@ -1,4 +1,5 @@
 import type {
+  MethodDefinition,
   ServerUnaryCall,
   ServerWritableStream,
   ServiceDefinition,
@@ -47,6 +48,30 @@ const HEALTH_JSON = {
   },
 };
 
+/**
+ * A method of grpc.health.v1.Health whose path, streaming flags and names are known at once and
+ * whose (de)serializers are those of proto-loader's definition (`coded`), looked up when first
+ * called. It has no `requestType` (proto-loader's descriptors): reflection asks
+ * `HealthService.fileDescriptorProtos()`.
+ */
+function lazyMethod(
+  coded: () => ServiceDefinition,
+  name: 'Check' | 'Watch',
+  responseStream: boolean,
+): MethodDefinition<unknown, unknown> {
+  const method = () => coded()[name] as MethodDefinition<unknown, unknown>;
+  return {
+    path: `/grpc.health.v1.Health/${name}`,
+    requestStream: false,
+    responseStream,
+    originalName: name.toLowerCase(),
+    requestSerialize: (value) => method().requestSerialize(value),
+    requestDeserialize: (bytes) => method().requestDeserialize(bytes),
+    responseSerialize: (value) => method().responseSerialize(value),
+    responseDeserialize: (bytes) => method().responseDeserialize(bytes),
+  };
+}
+
 /** Watch streams see a dependency go down or come back within this long. */
 export const WATCH_POLL_MS = 1000;
 
@@ -61,10 +86,20 @@ interface HealthRequest {
  * SERVICE_UNKNOWN (Watch).
  */
 export class HealthService {
-  readonly packageDefinition: PackageDefinition = fromJSON(
-    HEALTH_JSON as unknown as Parameters<typeof fromJSON>[0],
-    { keepCase: true, enums: String, defaults: true },
-  );
+  /**
+   * health.proto through proto-loader (protobufjs's codec, keepCase, enums as names, defaults),
+   * built when a health call is first coded or reflection describes it, not at every start (~5 ms
+   * of a start on Node 26: BENCHMARKS.md, "Session 18").
+   */
+  private loaded: PackageDefinition | undefined;
+  private readonly service = (): ServiceDefinition =>
+    this.packageDefinition['grpc.health.v1.Health'] as ServiceDefinition;
+
+  /** The service as a grpc-js definition: paths and streaming flags now, its codec on first use. */
+  readonly definition: ServiceDefinition = {
+    Check: lazyMethod(this.service, 'Check', false),
+    Watch: lazyMethod(this.service, 'Watch', true),
+  };
   private readonly watchers = new Set<{
     service: string;
     call: ServerWritableStream<HealthRequest, unknown>;
@@ -81,8 +116,20 @@ export class HealthService {
     private readonly pollMs = WATCH_POLL_MS,
   ) {}
 
-  get definition(): ServiceDefinition {
-    return this.packageDefinition['grpc.health.v1.Health'] as ServiceDefinition;
+  /** health.proto as proto-loader defines it (its codec, its descriptors): built on first use. */
+  get packageDefinition(): PackageDefinition {
+    this.loaded ??= fromJSON(HEALTH_JSON as unknown as Parameters<typeof fromJSON>[0], {
+      keepCase: true,
+      enums: String,
+      defaults: true,
+    });
+    return this.loaded;
+  }
+
+  /** health.proto's FileDescriptorProto, serialized, for reflection. */
+  fileDescriptorProtos(): Buffer[] {
+    const check = this.service()['Check'] as { requestType?: { fileDescriptorProtos?: Buffer[] } };
+    return check.requestType?.fileDescriptorProtos ?? [];
   }
 
   status(service: string): ServingStatus {

@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
 import type protobuf from 'protobufjs';
 import type { OpenApiOptions } from './options.js';
+// Not an ES import of node:fs (its facade loads fs streams and fs/promises): see api/protos.ts.
+const { readFileSync } = process.getBuiltinModule('node:fs');
 
 const PARAGRAPH = '\n\n';
 

@@ -1,8 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import protobuf from 'protobufjs';
 import { restoreMapFields } from './map-fields.js';
+// Not an ES import of node:fs (its facade loads fs streams and fs/promises): see protos.ts.
+const { readFileSync } = process.getBuiltinModule('node:fs');
 
 const require = createRequire(import.meta.url);
 
