@@ -11,8 +11,8 @@ describe('the modules grpc-server loads at every start', () => {
   it('read node:fs without building its ES facade (which loads fs streams and fs/promises)', async () => {
     // The built files, in a plain node (no tsx, whose own loader imports node:fs). protobufjs,
     // which they import, loads fs/promises itself; the facade is what loads the fs streams.
-    const files = ['api/protos.js', 'api/descriptor-set.js', 'comments.js'].map((f) =>
-      pathToFileURL(path.join(dist, f)).href,
+    const files = ['api/protos.js', 'api/descriptor-set.js', 'comments.js'].map(
+      (f) => pathToFileURL(path.join(dist, f)).href,
     );
     const script = [
       ...files.map((u) => `await import(${JSON.stringify(u)});`),
