@@ -491,6 +491,44 @@ describe('OutputSet', () => {
     }
   }, 30_000);
 
+  it('says at close how many records a file that takes no writes still holds', async () => {
+    // A FIFO whose reader (this side) never reads, as above: close() gives up after its limit
+    // with records still queued, which the process loses when it ends; it says how many.
+    const fifo = path.join(dir, 'stuck.fifo');
+    await run('mkfifo', [fifo]);
+    const readEnd = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    const child = spawnChild(
+      `const fs = require('node:fs');
+       const set = new OutputSet(); const out = set.get(${JSON.stringify(fifo)});
+       for (let turn = 0; turn < 20; turn++) {
+         for (let i = 0; i < 100; i++) out.write(turn + ':' + i + ' ' + 'x'.repeat(1000) + '\\n');
+         await new Promise((r) => setImmediate(r));
+       }
+       await set.close();
+       fs.writeSync(2, 'closed\\n');`,
+    );
+    try {
+      await waitFor('close() to end', () => child.stderrText().includes('closed\n'), {
+        timeoutMs: 20_000,
+      });
+      const [notice, ...rest] = child.stderrText().split('\n');
+      expect(rest).toEqual(['closed', '']);
+      const m =
+        /^svcboot: (\d+) log records for (.+) were not written 5 s after the app closed it: /.exec(
+          notice ?? '',
+        );
+      expect(m?.[2]).toBe(fifo);
+      // 2,000 records queued; the pipe took what fits in it (64 KiB, ~60), one batch is on the
+      // thread pool: most are still queued.
+      expect(Number(m?.[1])).toBeGreaterThan(1000);
+      expect(Number(m?.[1])).toBeLessThan(2000);
+    } finally {
+      child.kill('SIGKILL');
+      await child.exited;
+      fs.closeSync(readEnd);
+    }
+  }, 30_000);
+
   it('starts the next batch on a new line after an error cut a batch off', async () => {
     const out = set.get(file);
     out.write('opened\n');

@@ -351,6 +351,7 @@ class BatchedOutput implements Output {
     this.closed = true;
     this.bypass = true;
     await Promise.all([this.flushOwn(), this.oversize?.close()]);
+    this.reportUnwritten();
     // The backups' gzip and removals finish before the app says it stopped.
     await withinLimit(this.rotationSettled(), FLUSH_LIMIT_MS);
     untrack(this);
@@ -359,6 +360,25 @@ class BatchedOutput implements Output {
     if (this.state === 'opening' && this.opening) await withinLimit(this.opening, FLUSH_LIMIT_MS);
     this.closeFile = true;
     if (this.idle()) await this.closeFd();
+  }
+
+  /**
+   * After close()'s flush gave up (FLUSH_LIMIT_MS): says on stderr how many records a file output
+   * still holds, which the process loses if it ends now (what close() is for). Not for stdout and
+   * stderr: stuck, they are likely the very stream this would be said on.
+   */
+  private reportUnwritten(): void {
+    const handedOver = this.inFlight === undefined ? 0 : this.inFlightRecords;
+    const unwritten = this.accepted - this.done - handedOver;
+    if (unwritten <= 0 || this.fdFixed !== undefined || this.state === 'failed') return;
+    try {
+      fs.writeSync(
+        2,
+        `svcboot: ${unwritten} log records for ${this.outputPath} were not written ${FLUSH_LIMIT_MS / 1000} s after the app closed it: the file took no writes (a full disk, a stuck network mount, a FIFO nobody reads); they are lost if the process ends now\n`,
+      );
+    } catch {
+      // stderr itself is gone: nowhere left to say it.
+    }
   }
 
   /** write() once closed, failed or exiting: drops the record, or at exit writes it synchronously. */
