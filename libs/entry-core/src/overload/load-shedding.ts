@@ -208,6 +208,19 @@ const TRAILERS_WAIT_MIN_CPU_MS = 1;
 /** The weight of one sample in the averages of service time and of the gap between releases. */
 const EWMA_WEIGHT = 0.2;
 
+/**
+ * A round of the drain whose pace is over this many times the mean gap counts only when the next
+ * round is slow too (over half that): one slow round alone is a pause of the process's own, a
+ * garbage collection's (a mark-compact of a 64 MiB heap held a pinned bench server for 220 ms)
+ * or V8's compiler threads on a crowded core in the first seconds, after which the calls run at
+ * their pace again. Taken at once, it made the queue's expected wait (calls ahead × gap) refuse
+ * the waiting calls of a closed loop of callers (h2load's 64 streams), whose refused calls come
+ * straight back as new asks and so were taken for an open loop past capacity. Calls that became
+ * dearer for good (a burst of a dear route after cheap ones) keep the next round slow: learned
+ * one round later.
+ */
+const GAP_OUTLIER_FACTOR = 4;
+
 const REASONS: readonly ShedReason[] = [
   'in_flight',
   'event_loop_delay',
@@ -343,6 +356,8 @@ export class LoadShedding implements CallMiddleware {
   private lastReleaseCpuUs = 0;
   /** How many calls the last round of the drain let through (the gap is its length over them). */
   private lastRoundReleased = 1;
+  /** The last round's pace (ms a release) when it was over GAP_OUTLIER_FACTOR times the mean, else 0. */
+  private slowRoundGapMs = 0;
   /** Since when (the clock's `now()` ms, performance.now()) the queue has had a call waiting; NaN while it is empty. */
   private queueSince = Number.NaN;
   /** Until when (the clock's `now()` ms, performance.now()) the queue is held short: it stood too long. */
@@ -970,8 +985,7 @@ export class LoadShedding implements CallMiddleware {
           const measured =
             Math.min(now - this.lastReleaseMs, (cpu - this.lastReleaseCpuUs) / 1000) /
             this.lastRoundReleased;
-          this.gapMs =
-            this.gapMs === 0 ? measured : this.gapMs + (measured - this.gapMs) * EWMA_WEIGHT;
+          this.learnGap(measured);
         }
       }
       this.admit(call, isUnary(call), now);
@@ -991,6 +1005,29 @@ export class LoadShedding implements CallMiddleware {
       this.scheduleDrain();
     }
     if (this.queue.length + this.criticalQueue.length === 0) this.queueSince = Number.NaN;
+  }
+
+  /** Moves the mean gap between releases towards a round's `measured` pace (see GAP_OUTLIER_FACTOR). */
+  private learnGap(measured: number): void {
+    if (this.gapMs === 0) {
+      this.gapMs = measured;
+      return;
+    }
+    const slow = this.slowRoundGapMs;
+    this.slowRoundGapMs = 0;
+    if (measured > GAP_OUTLIER_FACTOR * this.gapMs) {
+      if (slow === 0) {
+        // Held: the next round says whether the calls are dearer or the process paused.
+        this.slowRoundGapMs = measured;
+        return;
+      }
+    } else if (slow === 0 || measured <= (GAP_OUTLIER_FACTOR / 2) * this.gapMs) {
+      this.gapMs += (measured - this.gapMs) * EWMA_WEIGHT;
+      return;
+    }
+    // Two slow rounds in a row: the pace changed; both count.
+    this.gapMs += (slow - this.gapMs) * EWMA_WEIGHT;
+    this.gapMs += (measured - this.gapMs) * EWMA_WEIGHT;
   }
 
   /**
