@@ -178,6 +178,17 @@ const lines = [];
 for (const [out, source] of entries) {
   const names = probe.metafile.outputs[`dist/${out}.js`]?.exports;
   if (names === undefined) throw new Error(`bundle-lib: no output for ${out}`);
+  // `export * from '<package>'` (a package left to node_modules): esbuild cannot list those names,
+  // so the entry-point file written below (one `export { ... }` of the names it knows) would drop
+  // them without a word. Fail instead: the source should name what it re-exports.
+  const text = probe.outputFiles.find((f) =>
+    f.path.endsWith(`${path.sep}dist${path.sep}${out}.js`),
+  )?.text;
+  const starred = text === undefined ? null : /^export \* from (["'][^"']+["']);?$/m.exec(text);
+  if (starred !== null)
+    throw new Error(
+      `bundle-lib: ${source} re-exports everything of ${starred[1]} (export *), which this bundle cannot list in dist/${out}.js: export those names by name`,
+    );
   // From the entry's path (`call/driver` → `call_driver$`): the names `./internal` gives other
   // packages (internalImports) stay those of the module as long as it keeps its path and names.
   const prefix = `${out.replace(/[^A-Za-z0-9]/g, '_')}$`;
