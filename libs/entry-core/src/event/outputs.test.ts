@@ -456,78 +456,86 @@ describe('OutputSet', () => {
     expect(await readFile(`${file}.late`, 'utf8')).toBe('late\n');
   });
 
+  /**
+   * A FIFO in the test's folder whose reader (this side) never reads, and a child that runs
+   * `body(fifo)` after writing `turns` turns of 100 records of 1 KB to it; `check` gets the child.
+   * The child opens the FIFO as a file, so its fd is blocking and the write that fills the pipe
+   * stays on the thread pool. The child is killed and the reader closed afterwards.
+   */
+  async function withUnreadFifo(
+    turns: number,
+    body: string,
+    check: (child: ReturnType<typeof spawnChild>, fifo: string) => Promise<void>,
+  ): Promise<void> {
+    const fifo = path.join(dir, 'stuck.fifo');
+    await run('mkfifo', [fifo]);
+    const readEnd = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    const child = spawnChild(
+      `const fs = require('node:fs');
+       const set = new OutputSet(); const out = set.get(${JSON.stringify(fifo)});
+       for (let turn = 0; turn < ${turns}; turn++) {
+         for (let i = 0; i < 100; i++) out.write(turn + ':' + i + ' ' + 'x'.repeat(1000) + '\\n');
+         await new Promise((r) => setImmediate(r));
+       }
+       ${body}`,
+    );
+    try {
+      await check(child, fifo);
+    } finally {
+      child.kill('SIGKILL');
+      await child.exited;
+      fs.closeSync(readEnd);
+    }
+  }
+
   it('does not block in the exit hook on a blocking pipe whose reader stopped, and says nothing', async () => {
     // A FIFO whose reader (this side) never reads: the child opens it as a file, so its fd is
     // blocking, and the write that fills the pipe stays on the thread pool. After more than a
     // second of that, the exit hook must skip the output (a synchronous write would block
     // forever); an exit listener registered after it then runs. (Node itself still waits for the
     // stuck thread-pool write when it shuts libuv down, so the child is killed here.)
-    const fifo = path.join(dir, 'stuck.fifo');
-    await run('mkfifo', [fifo]);
-    const readEnd = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-    const child = spawnChild(
-      `const fs = require('node:fs');
-       const set = new OutputSet(); const out = set.get(${JSON.stringify(fifo)});
-       for (let turn = 0; turn < 50; turn++) {
-         for (let i = 0; i < 100; i++) out.write(turn + ':' + i + ' ' + 'x'.repeat(1000) + '\\n');
-         await new Promise((r) => setImmediate(r));
-       }
-       await new Promise((r) => setTimeout(r, 1500));
+    await withUnreadFifo(
+      50,
+      `await new Promise((r) => setTimeout(r, 1500));
        out.write('after the wait\\n');
        process.on('exit', () => { out.write('from an exit listener\\n'); fs.writeSync(2, 'exit listener done\\n'); });
        process.exit(5);`,
+      async (child) => {
+        await waitFor(
+          'the exit listeners to run',
+          () => child.stderrText().includes('exit listener done'),
+          { timeoutMs: 20_000 },
+        );
+        expect(child.stderrText()).toBe('exit listener done\n');
+      },
     );
-    try {
-      await waitFor(
-        'the exit listeners to run',
-        () => child.stderrText().includes('exit listener done'),
-        { timeoutMs: 20_000 },
-      );
-      expect(child.stderrText()).toBe('exit listener done\n');
-    } finally {
-      child.kill('SIGKILL');
-      await child.exited;
-      fs.closeSync(readEnd);
-    }
   }, 30_000);
 
   it('says at close how many records a file that takes no writes still holds', async () => {
     // A FIFO whose reader (this side) never reads, as above: close() gives up after its limit
     // with records still queued, which the process loses when it ends; it says how many.
-    const fifo = path.join(dir, 'stuck.fifo');
-    await run('mkfifo', [fifo]);
-    const readEnd = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-    const child = spawnChild(
-      `const fs = require('node:fs');
-       const set = new OutputSet(); const out = set.get(${JSON.stringify(fifo)});
-       for (let turn = 0; turn < 20; turn++) {
-         for (let i = 0; i < 100; i++) out.write(turn + ':' + i + ' ' + 'x'.repeat(1000) + '\\n');
-         await new Promise((r) => setImmediate(r));
-       }
-       await set.close();
+    await withUnreadFifo(
+      20,
+      `await set.close();
        fs.writeSync(2, 'closed\\n');`,
+      async (child, fifo) => {
+        await waitFor('close() to end', () => child.stderrText().includes('closed\n'), {
+          timeoutMs: 20_000,
+        });
+        const [notice, ...rest] = child.stderrText().split('\n');
+        expect(rest).toEqual(['closed', '']);
+        const m =
+          /^svcboot: (\d+) log records for (.+) were not written 5 s after the app closed it: /.exec(
+            notice ?? '',
+          );
+        expect(m?.[2]).toBe(fifo);
+        // 2,000 records queued; the pipe took what fits in it (64 KiB, ~60) and one batch (up to
+        // 1 MiB, ~1,000 records, as the turns fell) is on the thread pool, stuck: the rest are
+        // counted (958 on Node 26, ~1,900 on Node 20).
+        expect(Number(m?.[1])).toBeGreaterThan(0);
+        expect(Number(m?.[1])).toBeLessThan(2000);
+      },
     );
-    try {
-      await waitFor('close() to end', () => child.stderrText().includes('closed\n'), {
-        timeoutMs: 20_000,
-      });
-      const [notice, ...rest] = child.stderrText().split('\n');
-      expect(rest).toEqual(['closed', '']);
-      const m =
-        /^svcboot: (\d+) log records for (.+) were not written 5 s after the app closed it: /.exec(
-          notice ?? '',
-        );
-      expect(m?.[2]).toBe(fifo);
-      // 2,000 records queued; the pipe took what fits in it (64 KiB, ~60) and one batch (up to
-      // 1 MiB, ~1,000 records, as the turns fell) is on the thread pool, stuck: the rest are
-      // counted (958 on Node 26, ~1,900 on Node 20).
-      expect(Number(m?.[1])).toBeGreaterThan(0);
-      expect(Number(m?.[1])).toBeLessThan(2000);
-    } finally {
-      child.kill('SIGKILL');
-      await child.exited;
-      fs.closeSync(readEnd);
-    }
   }, 30_000);
 
   it('starts the next batch on a new line after an error cut a batch off', async () => {
