@@ -46,7 +46,7 @@ const banner = [
 
 const optionalMissing = new Set();
 
-/** serve.ts -> src/serve.ts; entry-grpc's createRequire(import.meta.url) -> src/bundle-require.ts. */
+/** serve.ts -> src/serve.ts; the libs' createRequire and import.meta.resolve -> src/bundle-require.ts. */
 const devbenchPlugin = {
   name: 'devbench',
   setup(build) {
@@ -95,17 +95,24 @@ const devbenchPlugin = {
         return { contents: text, loader: 'js' };
       },
     );
-    build.onLoad({ filter: /entry-grpc[\\/]dist[\\/].*\.js$/ }, (args) => {
+    // svcboot's dist files load some packages on first use (createRequire, import.meta.resolve,
+    // process.getBuiltinModule('node:module'), import(specifier)): route those to the bundled
+    // modules, so the bundle runs where no node_modules is reachable.
+    build.onLoad({ filter: /[\\/]libs[\\/][\w-]+[\\/]dist[\\/].*\.js$/ }, (args) => {
       let text = readFileSync(args.path, 'utf8');
-      if (text.includes('createRequire(import.meta.url)')) {
-        const shim = JSON.stringify(path.join(here, 'bundle-require.ts'));
-        text = text.replace(
-          /const require = createRequire\(import\.meta\.url\);/,
-          `import { bundleRequire as __bundleRequire } from ${shim};\nconst require = __bundleRequire;`,
-        );
-        if (text.includes('createRequire(import.meta.url)'))
-          throw new Error(`${args.path}: an unexpected createRequire(import.meta.url)`);
-      }
+      const before = text;
+      const shim = JSON.stringify(path.join(here, 'bundle-require.ts'));
+      text = text
+        .replace(/import\.meta\.resolve\((["'])([^"']+)\1\)/g, (_, _q, id) =>
+          JSON.stringify(`file:///__devbench__/${id}`),
+        )
+        .replace(/process\.getBuiltinModule\((["'])node:module\1\)/g, '__devbenchModule')
+        .replace(/\bcreateRequire\(import\.meta\.url\)/g, '__bundleCreateRequire(import.meta.url)')
+        .replace(/\bimport\(specifier\)/g, '__devbenchImport(specifier)');
+      if (text === before) return { contents: text, loader: 'js' };
+      if (/import\.meta\.resolve\(|\bimport\([A-Za-z_$]/.test(text))
+        throw new Error(`${args.path}: an import.meta.resolve or import(variable) the shim does not handle`);
+      text = `import { bundleCreateRequire as __bundleCreateRequire, devbenchImport as __devbenchImport, devbenchModule as __devbenchModule } from ${shim};\n${text}`;
       return { contents: text, loader: 'js' };
     });
   },
