@@ -111,7 +111,9 @@ const devbenchPlugin = {
         .replace(/\bimport\(specifier\)/g, '__devbenchImport(specifier)');
       if (text === before) return { contents: text, loader: 'js' };
       if (/import\.meta\.resolve\(|\bimport\([A-Za-z_$]/.test(text))
-        throw new Error(`${args.path}: an import.meta.resolve or import(variable) the shim does not handle`);
+        throw new Error(
+          `${args.path}: an import.meta.resolve or import(variable) the shim does not handle`,
+        );
       text = `import { bundleCreateRequire as __bundleCreateRequire, devbenchImport as __devbenchImport, devbenchModule as __devbenchModule } from ${shim};\n${text}`;
       return { contents: text, loader: 'js' };
     });
