@@ -21,15 +21,23 @@ async function until(what: string, check: () => boolean, ms = 10_000): Promise<v
 }
 
 describe('deadlines (runtime/context.go)', () => {
-  it('examples/internal/integration TestTimeout: Grpc-Timeout 10m on a slower handler → 504, code 4; the handler sees its deadline and an aborted signal', async () => {
+  it('examples/internal/integration TestTimeout: Grpc-Timeout 10m on a slower handler → 504, code 4', async () => {
+    const r = await request(c, 'GET', '/v1/slow?wait=60000', undefined, { 'grpc-timeout': '10m' });
+    expect(r.status).toBe(504);
+    expect(r.json).toEqual({ code: 4, message: 'context deadline exceeded', details: [] });
+  });
+
+  // Its own case, with a deadline the handler surely starts within: on a loaded machine 10 ms can
+  // pass before the handler starts (then nothing runs to see the abort; the answer is the same).
+  it('a handler running when its deadline passes sees the deadline and an aborted signal', async () => {
     const before = Date.now();
     const seen = aborted.length;
-    const r = await request(c, 'GET', '/v1/slow?wait=60000', undefined, { 'grpc-timeout': '10m' });
+    const r = await request(c, 'GET', '/v1/slow?wait=60000', undefined, { 'grpc-timeout': '1S' });
     expect(r.status).toBe(504);
     expect(r.json).toEqual({ code: 4, message: 'context deadline exceeded', details: [] });
     await until('the handler to see the abort', () => aborted.length > seen);
     const a = aborted[aborted.length - 1]!;
-    expect(Number(a.deadline)).toBeGreaterThanOrEqual(before + 10);
+    expect(Number(a.deadline)).toBeGreaterThanOrEqual(before + 1000);
     expect(a.reason).toBe('deadline exceeded');
   });
 
