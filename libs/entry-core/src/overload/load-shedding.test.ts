@@ -855,6 +855,41 @@ describe('LoadShedding: deadlines at admission', () => {
   });
 });
 
+describe('LoadShedding: a queued call released too close to its deadline', () => {
+  it('is refused (deadline) rather than run to end past it: each of 12 queued calls of 30 ms with deadlines 10 ms apart, on a crowded machine', async () => {
+    const { chain, ls } = shedding({ maxEventLoopDelayMs: 2000 });
+    made.push(ls);
+    // The route's service time, learned on calls that ran alone.
+    for (let i = 0; i < 5; i++) {
+      await settled([start(chain, '/v1/work', 30)]);
+      await sleep(20);
+    }
+    // The OS runs another process for 25 ms every turn: the queue drains slower than the CPU
+    // time its estimate counts, so some calls are let in that are released with their
+    // deadline near, not past.
+    onTurn = () => clock.pause(25);
+    const at = Date.now();
+    const outcomes = Array.from({ length: 12 }, (_, i) =>
+      start(chain, '/v1/work', 30, { deadline: at + 150 + 10 * i }),
+    );
+    await settled(outcomes);
+    onTurn = undefined;
+    const ran = outcomes.filter((o) => o.how === 'ran');
+    expect(ran.length).toBeGreaterThan(0);
+    // Ended (handler start + its 30 ms) by its deadline, by the clock Date.now() reads.
+    for (const o of ran) {
+      const i = outcomes.indexOf(o);
+      expect(clock.dateMs() - clock.now() + o.ranMs! + 30, `call ${i}`).toBeLessThanOrEqual(
+        at + 150 + 10 * i,
+      );
+    }
+    expect(
+      outcomes.filter((o) => o.how === 'refused' && o.rejection?.message.includes('deadline'))
+        .length,
+    ).toBeGreaterThan(0);
+  });
+});
+
 describe('LoadShedding: a burst of dear calls after a service learned on cheap ones', () => {
   it('cheap calls queued by a slow turn, then 80 calls of 30 ms in one turn with an 8 s deadline on a crowded machine: the queue is cut within a few releases, none runs past its deadline', async () => {
     const { chain, ls } = shedding();

@@ -924,8 +924,8 @@ export class LoadShedding implements CallMiddleware {
    * calls one slow turn left behind (a pause, a collection) empties in a round instead of holding
    * every later arrival one turn per call ahead of it, while calls that hold the CPU still go one
    * per turn. A unary call waits while the concurrency limit is reached (an ending call drains
-   * again). Calls whose client left go without running; one whose deadline has passed is refused
-   * (`deadline`). From a window that saw the offered load past capacity (the first of the two
+   * again). Calls whose client left go without running; one whose deadline has passed, or would
+   * pass before it could end (the mean service time from now), is refused (`deadline`). From a window that saw the offered load past capacity (the first of the two
    * that declare it: `lastWindowOver`) until it is declared, the newest call leaves first
    * (Facebook's adaptive LIFO; once declared, admission keeps the queue short): at an
    * overload's onset, before it is declared, the calls that run are those that just came, not
@@ -965,7 +965,10 @@ export class LoadShedding implements CallMiddleware {
         w.resolve();
         continue;
       }
-      if (call.deadline !== Infinity && this.time.dateMs() >= call.deadline) {
+      // One that would end past its deadline (its start now plus the mean time a call takes from
+      // admission to its end) is refused rather than run late: the estimate that let it wait
+      // counted the queue's CPU time, and a crowded machine drains it slower than that.
+      if (call.deadline !== Infinity && this.time.dateMs() + this.serviceMs > call.deadline) {
         w.reject(this.refusal('deadline'));
         continue;
       }
