@@ -224,7 +224,8 @@ export class GrpcWebAdapter {
         if (failed) return;
       }
     };
-    const body = mode === 'binary' ? web.body : web.body.pipe(new Base64Decoder());
+    const body: NodeJS.ReadableStream =
+      mode === 'binary' ? web.body : web.body.pipe(new Base64Decoder());
     body.on('data', take);
     body.on('end', () => {
       if (failed) return;
