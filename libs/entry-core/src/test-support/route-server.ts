@@ -34,7 +34,12 @@ export interface Answer {
   body: string;
 }
 
-/** One request with the path sent exactly as given (node:http does not normalise it, fetch would). */
+/**
+ * One request with the path sent exactly as given (node:http does not normalise it, fetch would),
+ * on a connection of its own: a socket kept alive by the global agent could be reused just as the
+ * server closes it after its keep-alive timeout (5 s idle, e.g. behind a slow heap snapshot on a
+ * loaded machine), and the request would fail with ECONNRESET.
+ */
 export function rawGet(
   port: number,
   path: string,
@@ -42,7 +47,14 @@ export function rawGet(
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
