@@ -716,11 +716,9 @@ export class LoadShedding implements CallMiddleware {
       if (stale && gap <= STALE_GAP_FACTOR * w.gapMs) return;
       const ahead = this.queue.length + this.criticalQueue.length - 1;
       const waitMs = ahead * gap;
-      const deadline = w.call.deadline;
       let reason: ShedReason;
       if (this.queueOverWait(ahead, waitMs, false)) reason = 'queue_time';
-      else if (deadline !== Infinity && this.time.dateMs() + waitMs + this.serviceMs > deadline)
-        reason = 'deadline';
+      else if (this.endsPastDeadline(w.call, waitMs)) reason = 'deadline';
       else return;
       if (newestFirst) q.shift();
       else q.pop();
@@ -852,6 +850,15 @@ export class LoadShedding implements CallMiddleware {
     return this.rejections[reason];
   }
 
+  /**
+   * Whether `call`, starting `waitMs` from now, would end past its deadline: its start plus the
+   * mean time a call takes from admission to its end (`serviceMs`).
+   */
+  private endsPastDeadline(call: CallContext, waitMs: number): boolean {
+    const deadline = call.deadline;
+    return deadline !== Infinity && this.time.dateMs() + waitMs + this.serviceMs > deadline;
+  }
+
   /** The call waits its turn, or is refused when it would wait too long or end past its deadline. */
   private enqueue(call: CallContext): Promise<void> {
     const critical = this.isCritical(call);
@@ -863,9 +870,7 @@ export class LoadShedding implements CallMiddleware {
     const waitMs = ahead * gapMs;
     if (this.queueOverWait(ahead, waitMs, critical)) this.shed('queue_time');
     this.timeout?.before(call);
-    const deadline = call.deadline;
-    if (deadline !== Infinity && this.time.dateMs() + waitMs + this.serviceMs > deadline)
-      this.shed('deadline');
+    if (this.endsPastDeadline(call, waitMs)) this.shed('deadline');
     return new Promise<void>((resolve, reject) => {
       if (this.queue.length + this.criticalQueue.length === 0) this.queueSince = this.time.now();
       (critical ? this.criticalQueue : this.queue).push({
@@ -925,8 +930,9 @@ export class LoadShedding implements CallMiddleware {
    * every later arrival one turn per call ahead of it, while calls that hold the CPU still go one
    * per turn. A unary call waits while the concurrency limit is reached (an ending call drains
    * again). Calls whose client left go without running; one whose deadline has passed, or would
-   * pass before it could end (the mean service time from now), is refused (`deadline`). From a window that saw the offered load past capacity (the first of the two
-   * that declare it: `lastWindowOver`) until it is declared, the newest call leaves first
+   * pass before it could end (the mean service time from now), is refused (`deadline`). From a
+   * window that saw the offered load past capacity (the first of the two that declare it:
+   * `lastWindowOver`) until it is declared, the newest call leaves first
    * (Facebook's adaptive LIFO; once declared, admission keeps the queue short): at an
    * overload's onset, before it is declared, the calls that run are those that just came, not
    * those that queued longest, which are then shed once it is (`trimQueue`, and a call that
@@ -965,10 +971,10 @@ export class LoadShedding implements CallMiddleware {
         w.resolve();
         continue;
       }
-      // One that would end past its deadline (its start now plus the mean time a call takes from
-      // admission to its end) is refused rather than run late: the estimate that let it wait
-      // counted the queue's CPU time, and a crowded machine drains it slower than that.
-      if (call.deadline !== Infinity && this.time.dateMs() + this.serviceMs > call.deadline) {
+      // One that would end past its deadline if it started now is refused rather than run late:
+      // the estimate that let it wait counted the queue's CPU time, and a crowded machine drains
+      // it slower than that.
+      if (this.endsPastDeadline(call, 0)) {
         w.reject(this.refusal('deadline'));
         continue;
       }
