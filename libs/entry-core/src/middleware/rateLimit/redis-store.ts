@@ -45,7 +45,10 @@ redis.call('SET', KEYS[1], string.format('%.3f', nxt), 'PX', math.ceil(ahead) + 
 return {1, math.floor((tolerance - ahead) / interval + 0.000001), math.ceil(ahead), 0}
 `;
 
-const GCRA_SHA = createHash('sha1').update(GCRA_SCRIPT).digest('hex');
+/** The script's SHA-1 for EVALSHA: computed on the first shared limit's first call, not at import (every app's start loads this module). */
+let gcraSha: string | undefined;
+const gcraShaOf = (): string =>
+  (gcraSha ??= createHash('sha1').update(GCRA_SCRIPT).digest('hex'));
 
 /** Why a shared limit could not decide. */
 export class StoreUnavailable extends Error {
@@ -89,7 +92,7 @@ export class RedisStore {
 
   private async run(key: string): Promise<unknown> {
     try {
-      return await this.client.evalsha(GCRA_SHA, 1, key, this.intervalArg, this.toleranceArg);
+      return await this.client.evalsha(gcraShaOf(), 1, key, this.intervalArg, this.toleranceArg);
     } catch (err) {
       // The script cache is empty after a Redis restart or on a new node: send the script itself.
       if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
