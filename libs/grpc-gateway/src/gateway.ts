@@ -51,6 +51,7 @@ import {
   responsePlanOf,
   type ResponsePlan,
 } from './response-fast.js';
+import { generatedFlatMessage, generatedFlatOf } from './response-generated.js';
 
 /**
  * The REST gateway: matches a request to a binding, turns path, query and body into the request
@@ -564,6 +565,19 @@ export class Gateway implements ExchangeHost, RestGateway {
         if (flat) {
           const m = fastMessage(plan, message);
           if (m) return flatJson(flat, m, this.marshal.emitUnpopulated);
+        }
+      } else {
+        let generated = route.generatedFlat;
+        if (generated === undefined)
+          generated = route.generatedFlat =
+            generatedFlatOf(
+              route.method.definition,
+              route.responseType,
+              this.marshal.useProtoNames,
+            ) ?? null;
+        if (generated) {
+          const m = generatedFlatMessage(generated, message);
+          if (m) return flatJson(generated.flat, m, this.marshal.emitUnpopulated);
         }
       }
     }

@@ -221,8 +221,16 @@ const INT32_TYPES = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32']
  * puts those first). Undefined for any other type: it keeps protojson's tree.
  */
 export function flatFieldsOf(plan: ResponsePlan, useProtoNames: boolean): FlatField[] | undefined {
+  return flatFieldsOfType(plan.type, useProtoNames);
+}
+
+/** {@link flatFieldsOf} for a type whose fields are resolved (`field.resolve()`). */
+export function flatFieldsOfType(
+  type: protobuf.Type,
+  useProtoNames: boolean,
+): FlatField[] | undefined {
   const out: FlatField[] = [];
-  for (const field of plan.type.fieldsArray) {
+  for (const field of type.fieldsArray) {
     if (field.repeated || field.map || field.partOf || field.resolvedType) return undefined;
     const kind =
       field.type === 'string'

@@ -9,6 +9,7 @@ import { fieldByAnyName, fullName } from '@svcboot/grpc-server/protocol';
 import { normalizeFieldPath, unsupportedPathField } from './params.js';
 import type { HttpBinding } from '@svcboot/openapi';
 import type { FlatField, ResponsePlan } from './response-fast.js';
+import type { GeneratedFlat } from './response-generated.js';
 import { emptyRequestOf } from './empty-request.js';
 import { compileTemplate, type PathTemplate } from './template.js';
 
@@ -46,6 +47,8 @@ export interface GatewayRoute {
   responsePlan?: ResponsePlan | null;
   /** How toJsonText writes a flat response's JSON text directly (response-fast.ts flatJson): null, it cannot; undefined, not yet known. */
   responseFlat?: FlatField[] | null;
+  /** How toJsonText writes a flat response of generated code (response-generated.ts): null, it cannot; undefined, not yet known. */
+  generatedFlat?: GeneratedFlat | null;
 }
 
 /** The fields of a dotted path (`payload.input_value`), each but the last a singular message; undefined when a name is not found. */
