@@ -1,11 +1,12 @@
 import type { DescMessage, DescService, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
 import { binaryDecoder } from './binary.js';
+import { flatEncoder } from './flat-encoder.js';
 import { protobufEs } from './protobuf-es.js';
 
 /**
  * The grpc-js codec of a message type: protobuf-es messages, encoded by @bufbuild/protobuf's
- * toBinary, decoded by binary.ts (compiled per type; fromBinary's result), once per call and
+ * toBinary (a flat message's by flat-encoder.ts, the same bytes), decoded by binary.ts (compiled per type; fromBinary's result), once per call and
  * direction.
  */
 export function codecOf<Desc extends DescMessage>(
@@ -15,9 +16,14 @@ export function codecOf<Desc extends DescMessage>(
   deserialize: (bytes: Buffer) => MessageShape<Desc>;
 } {
   const decode = binaryDecoder(desc);
+  const flat = flatEncoder(desc);
   const { create, isMessage, toBinary } = protobufEs();
   return {
     serialize: (value) => {
+      if (flat !== undefined && value !== null && typeof value === 'object') {
+        const bytes = flat(value as Record<string, unknown>);
+        if (bytes !== undefined) return bytes;
+      }
       const message = isMessage(value, desc)
         ? (value as MessageShape<Desc>)
         : create(desc, value as MessageInitShape<Desc>);
