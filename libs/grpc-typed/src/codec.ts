@@ -6,8 +6,8 @@ import { protobufEs } from './protobuf-es.js';
 
 /**
  * The grpc-js codec of a message type: protobuf-es messages, encoded by @bufbuild/protobuf's
- * toBinary (a flat message's by flat-encoder.ts, the same bytes), decoded by binary.ts (compiled per type; fromBinary's result), once per call and
- * direction.
+ * toBinary (a flat message by flat-encoder.ts: the same bytes), decoded by binary.ts (compiled
+ * per type; fromBinary's result), once per call and direction.
  */
 export function codecOf<Desc extends DescMessage>(
   desc: Desc,
