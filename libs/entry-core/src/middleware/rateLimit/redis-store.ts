@@ -47,8 +47,7 @@ return {1, math.floor((tolerance - ahead) / interval + 0.000001), math.ceil(ahea
 
 /** The script's SHA-1 for EVALSHA: computed on the first shared limit's first call, not at import (every app's start loads this module). */
 let gcraSha: string | undefined;
-const gcraShaOf = (): string =>
-  (gcraSha ??= createHash('sha1').update(GCRA_SCRIPT).digest('hex'));
+const gcraShaOf = (): string => (gcraSha ??= createHash('sha1').update(GCRA_SCRIPT).digest('hex'));
 
 /** Why a shared limit could not decide. */
 export class StoreUnavailable extends Error {
