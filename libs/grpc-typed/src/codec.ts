@@ -2,11 +2,13 @@ import type { DescMessage, DescService, MessageInitShape, MessageShape } from '@
 import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
 import { binaryDecoder } from './binary.js';
 import { flatEncoder } from './flat-encoder.js';
+import { messageEncoder } from './message-encoder.js';
 import { protobufEs } from './protobuf-es.js';
 
 /**
  * The grpc-js codec of a message type: protobuf-es messages, encoded by @bufbuild/protobuf's
- * toBinary (a flat message by flat-encoder.ts: the same bytes), decoded by binary.ts (compiled
+ * toBinary (a flat message by flat-encoder.ts, another proto3 one by message-encoder.ts: the same
+ * bytes), decoded by binary.ts (compiled
  * per type; fromBinary's result), once per call and direction.
  */
 export function codecOf<Desc extends DescMessage>(
@@ -16,12 +18,12 @@ export function codecOf<Desc extends DescMessage>(
   deserialize: (bytes: Buffer) => MessageShape<Desc>;
 } {
   const decode = binaryDecoder(desc);
-  const flat = flatEncoder(desc);
+  const encode = flatEncoder(desc) ?? messageEncoder(desc);
   const { create, isMessage, toBinary } = protobufEs();
   return {
     serialize: (value) => {
-      if (flat !== undefined && value !== null && typeof value === 'object') {
-        const bytes = flat(value as Record<string, unknown>);
+      if (encode !== undefined && value !== null && typeof value === 'object') {
+        const bytes = encode(value as Record<string, unknown>);
         if (bytes !== undefined) return bytes;
       }
       const message = isMessage(value, desc)
