@@ -94,6 +94,25 @@ describe('messageEncoder', () => {
     }
   });
 
+  it('writes strings as UTF-8: Latin-1, astral and lone surrogates too, short and long', () => {
+    const doc = messageEncoder(DocSchema)!;
+    for (const id of [
+      '',
+      'a',
+      'caf\u00e9',
+      '\u0080',
+      '\u00ff\u0100',
+      '\u{1f600}',
+      'x\ud800',
+      'é'.repeat(200),
+      'a'.repeat(127),
+      'a'.repeat(128),
+    ]) {
+      const ref = Buffer.from(toBinary(DocSchema, create(DocSchema, { id }))).toString('hex');
+      expect(doc({ id } as never)?.toString('hex'), JSON.stringify(id)).toBe(ref);
+    }
+  });
+
   it('writes a nested message of 128 bytes and more with its length as the shortest varint', () => {
     const doc = messageEncoder(DocSchema)!;
     const init = { items: [{ tags: Array.from({ length: 60 }, (_, i) => `tag-${i}`) }] };

@@ -57,20 +57,39 @@ class Writer {
     this.buf[this.pos++] = n;
   }
 
-  /** A 64-bit value's varint (`v` as unsigned 64 bits). */
+  /** A 64-bit value's varint (`v` as unsigned 64 bits): two BigInt operations, then 32-bit ones. */
   varint64(v: bigint): void {
-    this.ensure(10);
-    let n = BigInt.asUintN(64, v);
-    while (n > 0x7fn) {
-      this.buf[this.pos++] = Number(n & 0x7fn) | 0x80;
-      n >>= 7n;
-    }
-    this.buf[this.pos++] = Number(n);
+    const u = BigInt.asUintN(64, v);
+    this.varintLoHi(Number(u & 0xffffffffn), Number(u >> 32n));
+  }
+
+  /** sint64's zigzag of `v`, then its varint. */
+  zigzag64(v: bigint): void {
+    const u = BigInt.asUintN(64, v);
+    const lo = Number(u & 0xffffffffn);
+    const hi = Number(u >> 32n);
+    const sign = (hi | 0) >> 31;
+    this.varintLoHi(((lo << 1) ^ sign) >>> 0, (((hi << 1) | (lo >>> 31)) ^ sign) >>> 0);
   }
 
   /** A negative int32, sign-extended to 64 bits (ten bytes), as toBinary writes it. */
   negative32(v: number): void {
-    this.varint64(BigInt(v));
+    this.varintLoHi(v >>> 0, 0xffffffff);
+  }
+
+  /** The varint of the unsigned 64-bit value `hi` * 2^32 + `lo` (both unsigned 32-bit). */
+  private varintLoHi(lo: number, hi: number): void {
+    this.ensure(10);
+    const buf = this.buf;
+    let l = lo;
+    let h = hi;
+    while (h !== 0 || l > 0x7f) {
+      buf[this.pos++] = (l & 0x7f) | 0x80;
+      // Shift the 64 bits right by 7: the low 7 bits of `h` move into the top of `l`.
+      l = ((l >>> 7) | ((h & 0x7f) << 25)) >>> 0;
+      h >>>= 7;
+    }
+    buf[this.pos++] = l;
   }
 
   tag(no: number, wireType: number): void {
@@ -102,11 +121,29 @@ class Writer {
   }
 
   string(s: string): void {
+    const n = s.length;
+    this.ensure(5 + n * 3);
+    const buf = this.buf;
+    if (n < 0x80) {
+      // A short ASCII string (most): its characters are its bytes, and its length one byte.
+      let i = 0;
+      for (; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) break;
+        buf[this.pos + 1 + i] = c;
+      }
+      if (i === n) {
+        buf[this.pos] = n;
+        this.pos += 1 + n;
+        return;
+      }
+    }
     // A lone surrogate is written as U+FFFD's three bytes, as TextEncoder (toBinary's) writes it.
-    this.ensure(5 + s.length * 3);
     const len = Buffer.byteLength(s, 'utf8');
     this.varint32(len);
-    this.pos += this.buf.write(s, this.pos, len, 'utf8');
+    this.pos += (
+      buf as Buffer & { utf8Write(s: string, at: number, max: number): number }
+    ).utf8Write(s, this.pos, len);
   }
 
   bytes(b: Uint8Array): void {
@@ -227,8 +264,7 @@ function scalarWriter(type: ScalarType, longAsString = false): Write {
       return (w, v) => w.varint64(uint64(v));
     case ScalarType.SINT64:
       return (w, v) => {
-        const n = int64(v);
-        w.varint64((n << 1n) ^ (n >> 63n));
+        w.zigzag64(int64(v));
       };
     case ScalarType.FIXED64:
       return (w, v) => {
