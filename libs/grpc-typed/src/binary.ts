@@ -16,7 +16,7 @@
  * random bytes).
  */
 import type { DescField, DescMessage } from '@bufbuild/protobuf';
-import { ScalarType } from './scalar-type.js';
+import { ScalarType, wireTypeOf } from './scalar-type.js';
 import { protobufEs } from './protobuf-es.js';
 import { isUtf8 } from 'node:buffer';
 
@@ -231,25 +231,6 @@ function scalarReader(type: ScalarType, longAsString: boolean): ScalarRead {
         r.pos += 8;
         return long(protoInt64.dec(lo, hi) as bigint);
       };
-  }
-}
-
-/** The wire type of a scalar's unpacked record. */
-function wireTypeOf(type: ScalarType): number {
-  switch (type) {
-    case ScalarType.STRING:
-    case ScalarType.BYTES:
-      return 2;
-    case ScalarType.DOUBLE:
-    case ScalarType.FIXED64:
-    case ScalarType.SFIXED64:
-      return 1;
-    case ScalarType.FLOAT:
-    case ScalarType.FIXED32:
-    case ScalarType.SFIXED32:
-      return 5;
-    default:
-      return 0;
   }
 }
 

@@ -13,7 +13,7 @@
  * values).
  */
 import type { DescField, DescMessage } from '@bufbuild/protobuf';
-import { ScalarType } from './scalar-type.js';
+import { ScalarType, wireTypeOf } from './scalar-type.js';
 
 const EDITION_PROTO3 = 999;
 const IMPLICIT = 2;
@@ -54,23 +54,6 @@ const KIND_OF: Partial<Record<ScalarType, Kind>> = {
   [ScalarType.BYTES]: Kind.Bytes,
 };
 
-/** The wire type of a kind: varint 0, 64-bit 1, length-delimited 2, 32-bit 5. */
-function wireType(kind: Kind): number {
-  switch (kind) {
-    case Kind.String:
-    case Kind.Bytes:
-      return 2;
-    case Kind.Double:
-      return 1;
-    case Kind.Fixed32:
-    case Kind.Sfixed32:
-    case Kind.Float:
-      return 5;
-    default:
-      return 0;
-  }
-}
-
 function varintBytes(v: number): Buffer {
   const out: number[] = [];
   let n = v >>> 0;
@@ -84,14 +67,16 @@ function varintBytes(v: number): Buffer {
 
 function fieldOf(f: DescField): Field | undefined {
   if (f.oneof !== undefined || f.presence !== IMPLICIT) return undefined;
-  let kind: Kind | undefined;
+  let scalar: ScalarType;
   if (f.fieldKind === 'enum') {
     // An open enum's zero is its first value (0 in proto3); its value is an int32.
     if (f.enum.values[0]?.number !== 0) return undefined;
-    kind = Kind.Int32;
-  } else if (f.fieldKind === 'scalar') kind = KIND_OF[f.scalar];
+    scalar = ScalarType.INT32;
+  } else if (f.fieldKind === 'scalar') scalar = f.scalar;
+  else return undefined;
+  const kind = KIND_OF[scalar];
   if (kind === undefined) return undefined;
-  return { prop: f.localName, kind, tag: varintBytes((f.number << 3) | wireType(kind)) };
+  return { prop: f.localName, kind, tag: varintBytes((f.number << 3) | wireTypeOf(scalar)) };
 }
 
 /** Bytes of `v`'s varint (an unsigned 32-bit value). */

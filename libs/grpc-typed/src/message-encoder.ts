@@ -14,7 +14,7 @@
  * message-encoder.test.ts: both against toBinary on random messages).
  */
 import type { DescField, DescMessage, DescOneof } from '@bufbuild/protobuf';
-import { ScalarType } from './scalar-type.js';
+import { ScalarType, wireTypeOf } from './scalar-type.js';
 
 const EDITION_PROTO3 = 999;
 const IMPLICIT = 2;
@@ -155,25 +155,6 @@ class Writer {
 }
 
 type Write = (w: Writer, v: unknown) => void;
-
-/** The wire type of a scalar: varint 0, 64-bit 1, length-delimited 2, 32-bit 5. */
-function wireTypeOf(type: ScalarType): number {
-  switch (type) {
-    case ScalarType.STRING:
-    case ScalarType.BYTES:
-      return 2;
-    case ScalarType.DOUBLE:
-    case ScalarType.FIXED64:
-    case ScalarType.SFIXED64:
-      return 1;
-    case ScalarType.FLOAT:
-    case ScalarType.FIXED32:
-    case ScalarType.SFIXED32:
-      return 5;
-    default:
-      return 0;
-  }
-}
 
 const int32 = (v: unknown): number => {
   if (typeof v !== 'number' || (v | 0) !== v) throw FALLBACK;

@@ -41,3 +41,22 @@ export const ScalarType: {
   SINT32: 17,
   SINT64: 18,
 };
+
+/** The wire type of a scalar's unpacked record: varint 0, 64-bit 1, length-delimited 2, 32-bit 5. */
+export function wireTypeOf(type: ScalarType): number {
+  switch (type) {
+    case ScalarType.STRING:
+    case ScalarType.BYTES:
+      return 2;
+    case ScalarType.DOUBLE:
+    case ScalarType.FIXED64:
+    case ScalarType.SFIXED64:
+      return 1;
+    case ScalarType.FLOAT:
+    case ScalarType.FIXED32:
+    case ScalarType.SFIXED32:
+      return 5;
+    default:
+      return 0;
+  }
+}
