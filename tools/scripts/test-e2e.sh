@@ -25,6 +25,11 @@ bash tools/scripts/tools.sh
 npx nx run-many -t build --outputStyle=stream
 
 status=0
+# Each project's output, kept as well as shown, its lines prefixed with the project's folder name:
+# a failed run ends by naming its failed tests (tools/scripts/test-failures.mjs).
+e2e_log=$(mktemp)
+one_log=$(mktemp)
+trap 'rm -f "$e2e_log" "$one_log"' EXIT
 # Each project's files from its folder (the folder holding the nearest package.json).
 declare -A by_project=()
 for f in "${files[@]}"; do
@@ -39,7 +44,9 @@ for dir in $(printf '%s\n' "${!by_project[@]}" | sort); do
   start=$SECONDS
   # The project's own test script (its timeouts and environment; tools/scripts/project-test.sh),
   # given the files; the type check is the build's and npm test's.
-  (cd "$dir" && SVC_TYPECHECKED=1 npm test --silent -- "$@") || status=1
+  (cd "$dir" && SVC_TYPECHECKED=1 npm test --silent -- "$@") 2>&1 | tee "$one_log" || status=1
+  sed "s|^|$(basename "$dir"): |" "$one_log" >>"$e2e_log"
   echo "== e2e: $dir: $((SECONDS - start)) s"
 done
+[ "$status" = 0 ] || node tools/scripts/test-failures.mjs "$e2e_log" || true
 exit "$status"

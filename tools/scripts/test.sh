@@ -31,7 +31,12 @@ ready=$!
 # the builds; the projects' test scripts then leave their own check out (SVC_TYPECHECKED).
 typecheck_log=$(mktemp)
 ledger=$(mktemp)
-trap 'rm -f "$ready_log" "$typecheck_log" "$ledger"' EXIT
+# The test runs' output, kept as well as shown: a failed run ends by naming its failed tests
+# (tools/scripts/test-failures.mjs), which a CI log's tail would otherwise leave out.
+test_log=$(mktemp)
+cli_log=$(mktemp)
+trap 'rm -f "$ready_log" "$typecheck_log" "$ledger" "$test_log" "$cli_log"' EXIT
+failures() { node tools/scripts/test-failures.mjs "$test_log" "$cli_log" || true; }
 npx tsc -p tsconfig.typecheck.json >"$typecheck_log" 2>&1 &
 typecheck=$!
 build_status=0
@@ -88,15 +93,20 @@ if grep -qx '@svcboot/cli' <<<"$planned"; then
   # --excludeTaskDependencies: the builds above are done; replaying them again from this second nx
   # process (the CLI depends on every lib through @svcboot/all) rewrote a lib's dist/ while another
   # project's pack test was packing it (entry-kv's found no entry-core/dist/index.js in CI).
-  npx nx run @svcboot/cli:test --excludeTaskDependencies --outputStyle=stream "$@" &
+  npx nx run @svcboot/cli:test --excludeTaskDependencies --outputStyle=stream "$@" 2>&1 | tee "$cli_log" &
   cli=$!
-  npx nx "${scope[@]}" -t test --exclude=@svcboot/cli --outputStyle=stream "$@" || status=$?
+  npx nx "${scope[@]}" -t test --exclude=@svcboot/cli --outputStyle=stream "$@" 2>&1 | tee "$test_log" || status=$?
   cli_status=0
   wait "$cli" || cli_status=$?
-  [ "$cli_status" = 0 ] || { echo "test.sh: the tests of @svcboot/cli failed (above)"; typecheck_result || true; exit "$cli_status"; }
+  if [ "$cli_status" != 0 ]; then
+    failures
+    echo "test.sh: the tests of @svcboot/cli failed (above)"
+    typecheck_result || true
+    exit "$cli_status"
+  fi
 else
-  npx nx "${scope[@]}" -t test --outputStyle=stream "$@" || status=$?
+  npx nx "${scope[@]}" -t test --outputStyle=stream "$@" 2>&1 | tee "$test_log" || status=$?
 fi
 typecheck_result
-[ "$status" = 0 ] || exit "$status"
+[ "$status" = 0 ] || { failures; exit "$status"; }
 check_ledger
