@@ -19,7 +19,6 @@ if (files.length === 0 || !Number.isInteger(limit) || limit < 1) {
   process.exit(2);
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes are what it removes
 const ansi = /\u001b\[[0-9;]*[A-Za-z]/g;
 const prefixed = /^([@\w./-]+):\s(.*)$/;
 
