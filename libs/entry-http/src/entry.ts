@@ -192,6 +192,9 @@ export class HttpEntry implements Entry {
       listener,
     );
     server.keepAliveTimeout = config.keepAliveTimeoutMs;
+    // A new connection's request is read a turn after it is accepted: admission holds its queue's
+    // next round for it (LoadShedding#connectionAccepted).
+    if (shedding !== undefined) server.on('connection', () => shedding.connectionAccepted());
     this.connections = new IdleConnections(server);
     this.quiet = new ListenerQuiet(server);
     await new Promise<void>((resolve, reject) => {

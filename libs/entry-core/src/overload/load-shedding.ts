@@ -183,6 +183,36 @@ const REFUSED_HOLD_MS = 1000;
  */
 const STALE_GAP_FACTOR = 8;
 
+/**
+ * The onset of an overload before any window has ended past capacity (`lastWindowOver`): the
+ * queue lets the newest call out first once its oldest call has waited over one unloaded
+ * service time (`floorMs`) while the calls that asked in the window so far outnumber those that
+ * ended by EXCESS_RATIO, ONSET_MIN_ASKS of them at least (an open loop's calls keep coming; a
+ * closed loop's ask as theirs end). The windows need EXCESS_MIN_ASKS calls and 25 ms each, and
+ * the one a step of load begins in is partly idle: an HTTP/1.1 server reading ~2 new calls a turn
+ * of a 10 ms route declared 3x ~135 ms in, and the calls queued meanwhile left oldest first, each
+ * 2-8 service times late (BENCHMARKS.md, session 20). Only the order changes: nothing is shed for
+ * it, and those left waiting are refused once the overload is declared (`trimQueue`).
+ */
+const ONSET_MIN_ASKS = 4;
+
+/**
+ * A turn's first call runs at its admission only when the loop came to it from waiting for I/O,
+ * or from calls cheaper than FOLLOWS_BUSY_MIN_CPU_MS of CPU time each: one that the poll phase
+ * reads right after an admitted call that held the CPU ended (the loop idle under
+ * FOLLOWS_BUSY_IDLE_MS since, and that end under FOLLOWS_BUSY_WITHIN_MS ago) waits in the queue
+ * instead, for the drain's round at the end of the poll phase. Run at once, it holds the rest of
+ * the poll phase for its whole handler: the requests of the other sockets ready in it stay
+ * unread (unseen by admission, which then takes the offered load for what it reads), and a
+ * connection accepted meanwhile is read a turn later. At an overload's onset over HTTP/1.1
+ * (the overload bench, 3x of a 10 ms route), 7 calls ran back to back in the first 80 ms this
+ * way, the load seen past capacity only after them, 5 of them answered 32-50 ms after they were
+ * sent (BENCHMARKS.md, session 21).
+ */
+const FOLLOWS_BUSY_MIN_CPU_MS = 1;
+const FOLLOWS_BUSY_IDLE_MS = 0.1;
+const FOLLOWS_BUSY_WITHIN_MS = 1;
+
 /** The most calls one round of the drain lets through (see `drain`). */
 const DRAIN_ROUND_MAX = 64;
 
@@ -374,6 +404,18 @@ export class LoadShedding implements CallMiddleware {
   /** Whether a gRPC answer over HTTP/2 ended since the drain's last round (see TRAILERS_WAIT_MIN_CPU_MS). */
   private trailersUnsent = false;
   /**
+   * Whether a connection was accepted while calls waited, since the drain's last round
+   * (`connectionAccepted`), and whether that round was held for one (at most one in a row).
+   */
+  private accepted = false;
+  private heldForAccepted = false;
+  /**
+   * When an admitted call that held the CPU (FOLLOWS_BUSY_MIN_CPU_MS) last ended (the clock's
+   * `now()` ms; -Infinity: none), and the loop's idle time (ms) then: see `followsBusyCall`.
+   */
+  private busyEndMs = Number.NEGATIVE_INFINITY;
+  private busyEndIdleMs = 0;
+  /**
    * Unary calls admitted in the current turn (`turnOfPending`, TurnClock's `ended` then) whose
    * handlers have not ended: on HTTP/2 a read's calls are admitted at their headers, before any
    * of their handlers ran (see `pendingWorkMs`).
@@ -524,7 +566,8 @@ export class LoadShedding implements CallMiddleware {
       !this.releasedLastRound &&
       lag < TURN_SLICE_MS &&
       (!unary || this.running < this.limit.value) &&
-      now >= this.pressureUntil
+      now >= this.pressureUntil &&
+      !(unary && this.followsBusyCall(now))
     ) {
       this.admit(call, unary, now);
       if (unary) this.turnPending++;
@@ -583,6 +626,20 @@ export class LoadShedding implements CallMiddleware {
       this.turnPending = 0;
     }
     return this.turnPending * this.cpuPerCallMs;
+  }
+
+  /**
+   * Whether this call is its turn's first and the poll phase read it right after an admitted
+   * call that held the CPU ended, the loop not having waited for I/O since (see
+   * FOLLOWS_BUSY_MIN_CPU_MS): then it waits for the drain's round, so that the poll phase reads
+   * the other sockets ready in it first.
+   */
+  private followsBusyCall(now: number): boolean {
+    return (
+      this.turn.calls === 1 &&
+      now - this.busyEndMs < FOLLOWS_BUSY_WITHIN_MS &&
+      this.time.loopIdleMs() - this.busyEndIdleMs < FOLLOWS_BUSY_IDLE_MS
+    );
   }
 
   /** An admitted unary call ended or was undone: one fewer pending, if it was this turn's. */
@@ -706,7 +763,7 @@ export class LoadShedding implements CallMiddleware {
     }
     // Then the one that waits longest (the last in line; the first while the newest leave first:
     // see `drain`), while it would be refused if it asked now.
-    const newestFirst = this.lastWindowOver && !this.excess;
+    const newestFirst = this.newestFirst(this.time.now());
     const q = this.queue;
     for (
       let w = newestFirst ? q.peek() : q.peekLast();
@@ -949,16 +1006,29 @@ export class LoadShedding implements CallMiddleware {
       this.scheduleDrain();
       return;
     }
+    if (this.accepted && !this.heldForAccepted) {
+      // Connections accepted in this turn's poll phase are read in the next one, which comes at
+      // once when this round runs nothing: their calls, the newest, then ask before the queue's
+      // next call holds the loop (at an overload's onset over new connections, a round run here
+      // kept each of them unread for a whole handler more). One round at most: a client opening
+      // a connection per call holds every other round, for no longer than a poll phase.
+      this.accepted = false;
+      this.heldForAccepted = true;
+      this.scheduleDrain();
+      return;
+    }
+    this.accepted = false;
+    this.heldForAccepted = false;
     this.releasedLastRound = false;
     const budget =
       this.serviceMs > 0
         ? Math.min(DRAIN_ROUND_MAX, Math.max(1, Math.floor(TURN_SLICE_MS / this.serviceMs)))
         : 1;
     let released = 0;
-    let now = 0;
-    // From a window that saw the offered load past capacity until it is declared, newest first
-    // (see the method comment).
-    const newestFirst = this.lastWindowOver && !this.excess;
+    let now = this.time.now();
+    // From a window that saw the offered load past capacity (or the onset of one: ONSET_MIN_ASKS)
+    // until it is declared, newest first (see the method comment).
+    const newestFirst = this.newestFirst(now);
     while (released < budget) {
       const q = this.criticalQueue.length > 0 ? this.criticalQueue : this.queue;
       if (q.length === 0) break;
@@ -1019,6 +1089,34 @@ export class LoadShedding implements CallMiddleware {
       this.scheduleDrain();
     }
     if (this.queue.length + this.criticalQueue.length === 0) this.queueSince = Number.NaN;
+  }
+
+  /**
+   * Whether the queue lets the newest call out first: from a window that saw the offered load
+   * past capacity until it is declared, and at its onset, before any window ended so
+   * (ONSET_MIN_ASKS); never once it is declared (admission keeps the queue short then).
+   */
+  private newestFirst(now: number): boolean {
+    if (this.excess) return false;
+    if (this.lastWindowOver) return true;
+    const oldest = this.queue.peek();
+    return (
+      oldest !== undefined &&
+      this.floorMs > 0 &&
+      now - oldest.queuedMs > this.floorMs &&
+      this.asks >= ONSET_MIN_ASKS &&
+      this.asks > EXCESS_RATIO * this.ends
+    );
+  }
+
+  /**
+   * For a transport whose new connections are read a turn after they are accepted (HTTP/1.1:
+   * node:http's `connection` event): a connection was accepted. While calls wait in the queue,
+   * the drain's next round is held for one poll phase, so that the requests of the connections
+   * accepted now are read (and admitted, the newest) before a queued call holds the loop.
+   */
+  connectionAccepted(): void {
+    if (this.queue.length + this.criticalQueue.length > 0) this.accepted = true;
   }
 
   /** Moves the mean gap between releases towards a round's `measured` pace (see GAP_OUTLIER_FACTOR). */
@@ -1132,6 +1230,10 @@ export class LoadShedding implements CallMiddleware {
     this.endPending();
     this.serviceMs =
       this.serviceMs === 0 ? ms : this.serviceMs + (ms - this.serviceMs) * EWMA_WEIGHT;
+    if (this.cpuPerCallMs >= FOLLOWS_BUSY_MIN_CPU_MS) {
+      this.busyEndMs = now;
+      this.busyEndIdleMs = this.time.loopIdleMs();
+    }
     const queued = this.queue.length + this.criticalQueue.length;
     if (
       this.cpuPerCallMs >= TRAILERS_WAIT_MIN_CPU_MS &&
