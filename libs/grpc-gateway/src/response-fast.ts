@@ -87,7 +87,12 @@ export function planOf(
   return seen.get(type) === plan ? plan : undefined;
 }
 
-const isWellFormed = (s: string): boolean =>
+/**
+ * Whether `s` holds no lone surrogate (String#isWellFormed, Node 20+): one comes back from the
+ * wire as U+FFFD, so JSON text written from the value would not be the round trip's; such a value
+ * takes the round trip (here and in response-generated.ts).
+ */
+export const isWellFormed = (s: string): boolean =>
   (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 function valueOk(check: FieldCheck, v: unknown, src: unknown): boolean {

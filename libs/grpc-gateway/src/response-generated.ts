@@ -1,7 +1,7 @@
 import type { MethodDefinition } from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import { hasProtoLoaderResponseSerializer } from './proto-loader-codec.js';
-import { flatFieldsOfType, type FlatField } from './response-fast.js';
+import { flatFieldsOfType, type FlatField, isWellFormed } from './response-fast.js';
 
 /**
  * A flat response of generated code without the binary round trip (issue #41: the typed path
@@ -125,9 +125,6 @@ function samplesOf(fields: readonly GeneratedField[]): Array<Record<string, unkn
   });
   return [set, zero, {}];
 }
-
-const isWellFormed = (s: string): boolean =>
-  (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 /**
  * The response as decode(responseSerialize(value)) gives its fields, by their names in the
