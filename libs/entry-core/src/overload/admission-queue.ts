@@ -10,6 +10,8 @@ export interface Waiting {
   readonly queuedMs: number;
   /** The gap between releases (ms) its admission estimated its wait on. */
   readonly gapMs: number;
+  /** The turn of the loop it was queued in (TurnClock's `ended` then). */
+  readonly turn: number;
 }
 
 /** A FIFO of waiting calls (an array and a head index, compacted as it empties). */

@@ -433,8 +433,12 @@ describe('LoadShedding: a burst spread over turns', () => {
     const waits = late.map((o) => o.ranMs! - o.dueMs!).sort((a, b) => a - b);
     expect(waits.length).toBeGreaterThan(150);
     // The wait before its handler began, the socket's included: at most one service time (an
-    // admitted call's latency within two unloaded service times, #42's goal at 3x).
-    expect(waits[Math.ceil(waits.length * 0.99) - 1]).toBeLessThanOrEqual(10.5);
+    // admitted call's latency within two unloaded service times, #42's goal at 3x). And the
+    // call that runs is the newest of those its turn read (a later one takes the place of the
+    // one queued before it in the same turn): half wait under 3 ms, p99 under 5 (p50 8.4 and p99
+    // 10.0 ms when the turn's first kept its place and the later ones were shed).
+    expect(waits[Math.ceil(waits.length * 0.99) - 1]).toBeLessThanOrEqual(5);
+    expect(waits[Math.floor(waits.length / 2)]).toBeLessThanOrEqual(3);
     // And the process kept busy with them: the calls it ran fill >= 90 % of their span.
     const span =
       Math.max(...late.map((o) => o.ranMs!)) + 10 - Math.min(...late.map((o) => o.ranMs!));

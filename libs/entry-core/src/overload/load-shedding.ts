@@ -538,7 +538,7 @@ export class LoadShedding implements CallMiddleware {
     )
       this.nextWindow(now);
     const loopLag = this.turn.lagMs(now);
-    const queued = this.queue.length + this.criticalQueue.length;
+    let queued = this.queue.length + this.criticalQueue.length;
     if (loopLag > this.maxDelayMs && this.turn.calls > MIN_CALLS_PER_TURN) {
       if (loopLag > 2 * this.maxDelayMs || !this.isCritical(call))
         return this.shed('event_loop_delay');
@@ -552,8 +552,10 @@ export class LoadShedding implements CallMiddleware {
     if (this.excess && unary) {
       const waitMs = this.excessStartWaitMs(lag, queued);
       const bound = this.excessWaitMs();
-      if (waitMs > bound && (waitMs > 2 * bound || !this.isCritical(call)))
-        return this.shed('queue_time');
+      if (waitMs > bound && (waitMs > 2 * bound || !this.isCritical(call))) {
+        if (!this.displaceTail(lag, queued, bound)) return this.shed('queue_time');
+        queued--;
+      }
     }
     // (A queue with nothing running waits for its next round, not for calls to end: the queue's
     // own estimate is for it.)
@@ -801,6 +803,23 @@ export class LoadShedding implements CallMiddleware {
     return queued === 0 ? lagMs : lagMs + queued * this.releaseGapMs();
   }
 
+  /**
+   * Past capacity, a call that would wait too long only because of the plain call queued last, in
+   * this same turn, takes its place: that one is refused (`queue_time`) and this one may wait.
+   * The calls a turn reads came in that order (an HTTP/2 read's streams in the order they were
+   * sent), so the newer runs, its wait in the socket the shorter (the gRPC curve at 3x: each
+   * read's first call was the one admitted, having waited in the socket through the previous
+   * handler: admitted p50 20 ms against HTTP's 15). As many calls are refused as before.
+   */
+  private displaceTail(lagMs: number, queued: number, boundMs: number): boolean {
+    const tail = this.queue.peekLast();
+    if (tail === undefined || tail.turn !== this.turn.ended) return false;
+    if (this.excessStartWaitMs(lagMs, queued - 1) > boundMs) return false;
+    this.queue.pop();
+    tail.reject(this.refusal('queue_time'));
+    return true;
+  }
+
   /** The wait (ms) a new unary call can expect behind a backlog (admitted and not ended, plus queued). */
   private backlogWaitMs(backlog: number): number {
     return (backlog + 1) * this.endGapMs - this.floorMs;
@@ -936,6 +955,7 @@ export class LoadShedding implements CallMiddleware {
         reject,
         queuedMs: this.time.now(),
         gapMs,
+        turn: this.turn.ended,
       });
       this.scheduleDrain();
     });
