@@ -750,10 +750,10 @@ export class LoadShedding implements CallMiddleware {
    */
   private trimQueue(stale = false): void {
     const gap = this.releaseGapMs();
+    const now = this.time.now();
     if (this.excess) {
       // Past capacity, first the calls that already waited over its bound (the oldest: FIFO).
       const bound = Math.min(this.allowedWaitMs(), this.excessWaitMs());
-      const now = this.time.now();
       for (
         let w = this.queue.peek();
         w !== undefined && now - w.queuedMs > bound + gap;
@@ -765,7 +765,7 @@ export class LoadShedding implements CallMiddleware {
     }
     // Then the one that waits longest (the last in line; the first while the newest leave first:
     // see `drain`), while it would be refused if it asked now.
-    const newestFirst = this.newestFirst(this.time.now());
+    const newestFirst = this.newestFirst(now);
     const q = this.queue;
     for (
       let w = newestFirst ? q.peek() : q.peekLast();
