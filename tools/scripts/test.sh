@@ -107,6 +107,8 @@ if grep -qx '@svcboot/cli' <<<"$planned"; then
 else
   npx nx "${scope[@]}" -t test --outputStyle=stream "$@" 2>&1 | tee "$test_log" || status=$?
 fi
-typecheck_result
+typecheck_status=0
+typecheck_result || typecheck_status=$?
 [ "$status" = 0 ] || { failures; exit "$status"; }
+[ "$typecheck_status" = 0 ] || exit "$typecheck_status"
 check_ledger
