@@ -12,7 +12,7 @@
  * the peer's start, RSS ≤ the peer's + 10 MiB).
  *
  * `node --import tsx grpc/start.ts` from bench/. BENCH_CPU_PROF=<dir> also writes a
- * `--cpu-prof` of each svcboot start into <dir>. Deployment settings, for both servers alike:
+ * `--cpu-prof` of each svcboot start into <dir> (BENCH_CPU_PROF_PEER=<dir>: of each peer start). Deployment settings, for both servers alike:
  * BENCH_NODE_FLAGS (e.g. `--max-semi-space-size=4`) adds node flags to every start, and
  * BENCH_COMPILE_CACHE=1 runs every start with NODE_COMPILE_CACHE (Node ≥ 22.1; a folder of its
  * own per server, filled by one unmeasured start first) as a deployed image would.
@@ -44,6 +44,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const STARTS = Number(process.env['BENCH_STARTS'] ?? 5);
 const IDLE_MS = 1000;
 const cpuProf = process.env['BENCH_CPU_PROF'];
+/** BENCH_CPU_PROF_PEER=<dir>: the same for the hand-wired peer's starts, to set the two side by side. */
+const cpuProfPeer = process.env['BENCH_CPU_PROF_PEER'];
 const pinned = hasTaskset && os.cpus().length >= 2;
 const nodeFlags = (process.env['BENCH_NODE_FLAGS'] ?? '').split(/\s+/).filter((f) => f !== '');
 const compileCache = process.env['BENCH_COMPILE_CACHE'] === '1';
@@ -97,7 +99,8 @@ interface HeapFigures {
 interface Subject {
   name: string;
   source: string;
-  profile: boolean;
+  /** Which --cpu-prof folder its starts write to, if one is set: the app's or the peer's. */
+  profile: 'app' | 'peer' | false;
   /** Inline the @svcboot/* packages' dist/ too (the other packages stay external). */
   inlineLibs?: boolean;
   /** The checkout whose bench/grpc/servers/<source>.ts this is (BENCH_BASELINE); this one's by default. */
@@ -119,18 +122,18 @@ const baseline = process.env['BENCH_BASELINE'];
  */
 const libsFrom = process.env['BENCH_LIBS_FROM'];
 const SUBJECTS: Subject[] = [
-  { name: 'svcboot one-entry app (logging + prom + meta)', source: 'start-app', profile: true },
+  { name: 'svcboot one-entry app (logging + prom + meta)', source: 'start-app', profile: 'app' },
   {
     name: 'hand-wired grpc-js (proto-loader, pino, prom-client)',
     source: 'grpc-js-wired',
-    profile: false,
+    profile: 'peer',
   },
   ...(bundleLibs
     ? [
         {
           name: 'svcboot one-entry app, @svcboot/* bundled in',
           source: 'start-app',
-          profile: false,
+          profile: false as const,
           inlineLibs: true,
         },
       ]
@@ -141,7 +144,7 @@ const SUBJECTS: Subject[] = [
         {
           name: `svcboot one-entry app at ${baseline} (baseline)`,
           source: 'start-app',
-          profile: false,
+          profile: false as const,
           root: path.resolve(baseline),
         },
       ]),
@@ -150,7 +153,7 @@ const SUBJECTS: Subject[] = [
         {
           name: `svcboot one-entry app, libs from ${libsFrom}`,
           source: 'start-app',
-          profile: false,
+          profile: false as const,
           libsFrom: path.resolve(libsFrom),
         },
       ]
@@ -246,17 +249,18 @@ async function cpuMsOf(pid: number): Promise<number> {
  */
 async function startOnce(
   file: string,
-  profile: boolean,
+  profile: Subject['profile'],
   cacheDir?: string,
   warmUp = false,
   modulesFile?: string,
   heapFile?: string,
 ): Promise<{ ms: number; cpuMs: number; rssMiB: number }> {
   const port = await freePort();
+  const profileDir = profile === 'app' ? cpuProf : profile === 'peer' ? cpuProfPeer : undefined;
   const node = [
     process.execPath,
     ...nodeFlags,
-    ...(profile && cpuProf && !warmUp ? ['--cpu-prof', '--cpu-prof-dir', cpuProf] : []),
+    ...(profileDir !== undefined && !warmUp ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []),
     ...(warmUp ? ['--import', FLUSH_ON_SIGTERM] : []),
     ...(modulesFile === undefined ? [] : ['--import', COUNT_MODULES]),
     ...(heapFile === undefined ? [] : ['--expose-gc', '--import', HEAP_DUMP]),

@@ -19,13 +19,19 @@
 //   that entry point reaches): the modules' top levels are declarations (and
 //   package-copies.ts's registration), so this costs the compile of code that is not called.
 //
-//   node ../../tools/scripts/bundle-lib.mjs [--inline yaml,zod] [--shim zod=src/zod.ts]
+//   node ../../tools/scripts/bundle-lib.mjs [--inline zod] [--side yaml=yaml-library.cjs] [--shim zod=src/zod.ts]
 //
 // --inline: these third-party packages (and their subpaths) go into the bundle instead of staying
 // imports, tree-shaken to what the package's code uses (an ES module package; a CommonJS one goes
 // in whole, its `require`s of builtins served by a createRequire the bundle declares). Their
 // licence texts go into dist/THIRD-PARTY-LICENSES.md, which the bundle's legal comment names,
 // beside the legal comments esbuild keeps (`/*! */`, `@license`) at the end of each file.
+// --side: these third-party packages, each bundled whole into one CommonJS file of dist/ of its
+// own (`yaml=yaml-library.cjs` writes dist/yaml-library.cjs), which the package's code loads with
+// a createRequire of its own when it first needs it (entry-core's config/yaml-library.ts: a start
+// that reads boot.yaml with the subset reader never compiles the yaml library). The package stays
+// a dependency (the sources, and an app's own bundle, load it from node_modules instead). Licences
+// as for --inline.
 // --shim: this package's own imports of a package resolve to one of its modules instead (entry-core's
 // `import { z } from 'zod'` → src/zod.ts, zod's functions svcboot calls, so that the bundle leaves
 // out the rest while the sources and their declarations keep typing from zod). The imports of the
@@ -57,17 +63,24 @@ const inlineAt = process.argv.indexOf('--inline');
 const inline = new Set(
   inlineAt === -1 ? [] : (process.argv[inlineAt + 1] ?? '').split(',').filter((n) => n !== ''),
 );
-const shimAt = process.argv.indexOf('--shim');
-/** Package name → the module of this package its own imports of that package resolve to. */
-const shims = new Map(
-  (shimAt === -1 ? '' : (process.argv[shimAt + 1] ?? ''))
+/** `--flag a=x,b=y` → [['a', 'x'], ['b', 'y']]; `valid(file)` checks each right-hand side. */
+function pairsOf(flag, what, valid = () => true) {
+  const at = process.argv.indexOf(flag);
+  return (at === -1 ? '' : (process.argv[at + 1] ?? ''))
     .split(',')
     .filter((s) => s !== '')
     .map((s) => {
       const [name, file] = s.split('=');
-      if (!name || !file) throw new Error(`bundle-lib: --shim ${s} is not <package>=<file>`);
-      return [name, path.resolve(file)];
-    }),
+      if (!name || !file || !valid(file))
+        throw new Error(`bundle-lib: ${flag} ${s} is not <package>=${what}`);
+      return [name, file];
+    });
+}
+/** Package name → the file of dist/ it is bundled into, alone, as CommonJS. */
+const sides = new Map(pairsOf('--side', '<name>.cjs', (f) => /^[a-z0-9-]+\.cjs$/.test(f)));
+/** Package name → the module of this package its own imports of that package resolve to. */
+const shims = new Map(
+  pairsOf('--shim', '<file>').map(([name, file]) => [name, path.resolve(file)]),
 );
 /** `zod`, `zod/v4`, `@scope/name/sub` → the package's name. */
 const packageOf = (specifier) =>
@@ -209,7 +222,7 @@ for (const [out, source] of entries) {
  */
 function inlinedBanner() {
   const notices = ['# Third-party code in this package\n'];
-  for (const name of [...inline].sort()) {
+  for (const name of [...inline, ...sides.keys()].sort()) {
     const dir = path.dirname(
       createRequire(path.resolve('package.json')).resolve(`${name}/package.json`),
     );
@@ -217,7 +230,7 @@ function inlinedBanner() {
     const file = readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
     if (file === undefined) throw new Error(`bundle-lib: ${name} has no licence file to ship`);
     notices.push(
-      `## ${name} ${version} (${license})\n\nBundled into dist/package.js and its chunks.\n\n\`\`\`\n${readFileSync(path.join(dir, file), 'utf8').trim()}\n\`\`\`\n`,
+      `## ${name} ${version} (${license})\n\nBundled into ${sides.has(name) ? `dist/${sides.get(name)}, loaded when first needed` : 'dist/package.js and its chunks'}.\n\n\`\`\`\n${readFileSync(path.join(dir, file), 'utf8').trim()}\n\`\`\`\n`,
     );
   }
   writeFileSync(path.join('dist', 'THIRD-PARTY-LICENSES.md'), notices.join('\n'));
@@ -430,3 +443,24 @@ for (const { out, names, prefix } of stubs) {
       : `export { ${names.map((n) => `${prefix}${n} as ${n}`).join(', ')} } from ${JSON.stringify(from)};\n`,
   );
 }
+
+// The --side packages: each one CommonJS file, whole (a package's own imports of builtins stay
+// requires), whitespace out as package.js's, comments in ASCII.
+for (const [name, file] of sides) {
+  const out = path.join('dist', file);
+  await build({
+    entryPoints: [requireHere.resolve(name)],
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    outfile: out,
+    minifyWhitespace: true,
+    logLevel: 'warning',
+    banner: { js: `/*! ${name}: licence in THIRD-PARTY-LICENSES.md */` },
+  });
+  const text = readFileSync(out, 'utf8');
+  const ascii = asciiComments(text, out);
+  if (ascii !== text) writeFileSync(out, ascii);
+}
+if (sides.size > 0 && inline.size === 0) inlinedBanner();

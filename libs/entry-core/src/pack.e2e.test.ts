@@ -32,8 +32,11 @@ describe('the packed package', () => {
           /^export \{[^}]*\bCallChain\b[^}]*\} from "\.\.\/package\.js";\n$/,
         );
         expect(files.some((f) => f.startsWith('src/'))).toBe(false);
-        // zod and yaml are inlined (bundle-lib.mjs --inline): no dist file imports them, zod's
-        // 95 and yaml's 72 modules stay unloaded, and their licences ship with the copy.
+        // zod is inlined (bundle-lib.mjs --inline) and yaml is one file of its own beside the
+        // bundle (--side), loaded when a text leaves the subset boot.yaml is read in: no dist
+        // file imports either package, zod's 95 and yaml's 72 modules stay unloaded, and their
+        // licences ship with the copy.
+        expect(files).toContain('dist/yaml-library.cjs');
         const installed = path.join(project.dir, 'node_modules/@svcboot/entry-core');
         for (const f of files.filter((f) => f.endsWith('.js'))) {
           const text = await readFile(path.join(installed, f), 'utf8');
@@ -54,7 +57,8 @@ describe('the packed package', () => {
         );
         await writeFile(
           path.join(project.dir, 'main.mjs'),
-          "import { boot } from '@svcboot/entry-core';\nconst app = await boot();\nawait app.bootstrap();\nconsole.log('ready', app.isReady());\nawait app.shutdown();\n",
+          "import { createRequire } from 'node:module';\nimport { boot } from '@svcboot/entry-core';\nconst app = await boot();\nawait app.bootstrap();\nconsole.log('ready', app.isReady());\n" +
+            "const loaded = Object.keys(createRequire(import.meta.url).cache);\nconsole.log('yaml library', loaded.some((f) => f.endsWith('yaml-library.cjs')), loaded.some((f) => /node_modules[\\\\/]yaml[\\\\/]/.test(f)));\nawait app.shutdown();\n",
         );
         await writeFile(
           path.join(project.dir, 'subpaths.mjs'),
@@ -76,12 +80,22 @@ describe('the packed package', () => {
         );
         const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: project.dir });
         expect(stdout).toContain('ready true');
+        // This boot.yaml is in the subset: the yaml library was not loaded.
+        expect(stdout).toContain('yaml library false false');
         expect(stdout).toContain(
           'app={"appName":"packed","appVersion":"3.1.4","entryName":"applog","entryType":"LoggerEntry"}',
         );
         expect(stdout).toMatch(/operation=Bootstrap\nresCode=OK\neventStatus=Ended\nEOE/);
         // The logger entry created its file output.
         await expect(readFile(path.join(project.dir, 'app.log'), 'utf8')).resolves.toBeDefined();
+        // An anchor is outside the subset: the library is loaded, from the file beside the bundle.
+        await writeFile(
+          path.join(project.dir, 'boot.yaml'),
+          'app:\n  name: &n packed\n  version: 3.1.4\n  description: *n\n',
+        );
+        const anchored = await run(process.execPath, ['main.mjs'], { cwd: project.dir });
+        expect(anchored.stdout).toContain('ready true');
+        expect(anchored.stdout).toContain('yaml library true false');
       } finally {
         await project.cleanup();
       }

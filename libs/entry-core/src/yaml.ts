@@ -1,5 +1,4 @@
-// yaml for svcboot's other packages (as `@svcboot/entry-core/internal/yaml`): the copy this
-// package's bundle inlines (tools/scripts/bundle-lib.mjs --inline), so a start that reads
-// boot.yaml and an OpenAPI mapping file loads one yaml, in one file, instead of its 72 modules
-// again (BENCHMARKS.md, "Start: zod and yaml inlined").
-export { parse } from 'yaml';
+// YAML for svcboot's other packages (as `@svcboot/entry-core/internal/yaml`): boot.yaml's reader,
+// the common subset read without the `yaml` library, which loads only for a text outside it
+// (config/yaml-library.ts), so a start that reads an OpenAPI mapping file too loads one parser.
+export { parseYaml as parse } from './config/yaml-library.js';

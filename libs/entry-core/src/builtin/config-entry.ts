@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from '../config/yaml-library.js';
 import { z } from 'zod';
 import { described } from '../described.js';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';

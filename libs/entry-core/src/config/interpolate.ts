@@ -1,6 +1,6 @@
-import { parse as parseYaml } from 'yaml';
 import type { ConfigIssue } from '../errors.js';
 import { formatPath, type DocPath } from './config-path.js';
+import { parseYamlScalar } from './yaml-library.js';
 import type { YamlSource } from './yaml-source.js';
 
 const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
@@ -53,7 +53,7 @@ function interpolateString(text: string, path: DocPath, ctx: InterpolationContex
 
 function asYamlScalar(text: string): unknown {
   try {
-    const parsed: unknown = parseYaml(text, { logLevel: 'error' });
+    const parsed = parseYamlScalar(text);
     if (typeof parsed === 'number' || typeof parsed === 'boolean') return parsed;
   } catch {
     // Not a scalar YAML understands: keep the text.

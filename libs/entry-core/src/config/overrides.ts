@@ -1,4 +1,4 @@
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from './yaml-library.js';
 import type { ConfigIssue } from '../errors.js';
 import { coreError } from '../errors.js';
 

@@ -1,19 +1,46 @@
-import { LineCounter, parseDocument, isMap, isScalar, Scalar, type Document } from 'yaml';
+import type { Document, LineCounter } from 'yaml';
 import type { ConfigIssue } from '../errors.js';
 import type { DocPath } from './config-path.js';
+import { yamlLibrary } from './yaml-library.js';
+import { pathKey, readYamlSubset } from './yaml-subset.js';
 
-/** A parsed boot.yaml that can still tell where a value came from. */
+/** The library's document of a text and its line counter, made when a position is first asked. */
+interface Located {
+  doc: Document;
+  lines: LineCounter;
+}
+
+/**
+ * A parsed boot.yaml that can still tell where a value came from. The common subset of YAML is
+ * read without the `yaml` library (config/yaml-subset.ts); the library parses the rest, and
+ * parses the text again when a problem needs a line and column (an error path, not a start).
+ */
 export class YamlSource {
+  private located: Located | undefined;
+
   private constructor(
     readonly file: string,
-    private readonly doc: Document | undefined,
-    private readonly lines: LineCounter,
+    /** The file's text (undefined: made from an object, no positions). */
+    private readonly text: string | undefined,
+    /** Paths of the quoted scalars holding `${` (pathKey), when the subset reader read it. */
+    private readonly quotedVars: ReadonlySet<string> | undefined,
     readonly value: unknown,
-  ) {}
+    located?: Located,
+  ) {
+    this.located = located;
+  }
 
   static parse(file: string, text: string): { source?: YamlSource; issues: ConfigIssue[] } {
-    const lines = new LineCounter();
-    const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+    const read = readYamlSubset(text);
+    if (read !== undefined && read.value !== null && typeof read.value === 'object')
+      return { source: new YamlSource(file, text, read.quotedVars, read.value), issues: [] };
+    const yaml = yamlLibrary();
+    const lines = new yaml.LineCounter();
+    const doc = yaml.parseDocument(text, {
+      lineCounter: lines,
+      prettyErrors: false,
+      uniqueKeys: true,
+    });
     if (doc.errors.length > 0) {
       return {
         issues: doc.errors.map((e) => ({
@@ -25,24 +52,42 @@ export class YamlSource {
       };
     }
     return {
-      source: new YamlSource(file, doc, lines, doc.toJS({ maxAliasCount: 100 }) ?? {}),
+      source: new YamlSource(file, text, undefined, doc.toJS({ maxAliasCount: 100 }) ?? {}, {
+        doc,
+        lines,
+      }),
       issues: [],
     };
   }
 
   static fromObject(file: string, value: unknown): YamlSource {
-    return new YamlSource(file, undefined, new LineCounter(), value);
+    return new YamlSource(file, undefined, undefined, value);
+  }
+
+  /** The library's document, parsed now if the subset reader read the text. */
+  private locate(): Located | undefined {
+    if (this.located !== undefined || this.text === undefined) return this.located;
+    const yaml = yamlLibrary();
+    const lines = new yaml.LineCounter();
+    const doc = yaml.parseDocument(this.text, {
+      lineCounter: lines,
+      prettyErrors: false,
+      uniqueKeys: true,
+    });
+    this.located = { doc, lines };
+    return this.located;
   }
 
   /** Line and column of the node at `path`, or of its nearest ancestor that exists in the file. */
   position(path: DocPath): { line?: number; column?: number } {
-    if (!this.doc) return {};
+    const located = this.locate();
+    if (!located) return {};
     for (let n = path.length; n >= 0; n--) {
-      const node = this.doc.getIn(path.slice(0, n), true) as
+      const node = located.doc.getIn(path.slice(0, n), true) as
         | { range?: [number, number, number] }
         | undefined;
       if (node && typeof node === 'object' && node.range) {
-        const pos = this.lines.linePos(node.range[0]);
+        const pos = located.lines.linePos(node.range[0]);
         return { line: pos.line, column: pos.col };
       }
     }
@@ -51,15 +96,17 @@ export class YamlSource {
 
   /** Line and column of the key that ends `path` (for "unknown key" problems), else of the value. */
   keyPosition(path: DocPath): { line?: number; column?: number } {
-    if (this.doc && path.length > 0) {
+    const located = this.locate();
+    if (located && path.length > 0) {
+      const { isMap, isScalar } = yamlLibrary();
       const parent =
-        path.length === 1 ? this.doc.contents : this.doc.getIn(path.slice(0, -1), true);
+        path.length === 1 ? located.doc.contents : located.doc.getIn(path.slice(0, -1), true);
       const last = path[path.length - 1];
       if (isMap(parent)) {
         const pair = parent.items.find((p) => isScalar(p.key) && p.key.value === last);
         const range = pair && isScalar(pair.key) ? pair.key.range : undefined;
         if (range) {
-          const pos = this.lines.linePos(range[0]);
+          const pos = located.lines.linePos(range[0]);
           return { line: pos.line, column: pos.col };
         }
       }
@@ -69,8 +116,11 @@ export class YamlSource {
 
   /** True when the scalar at `path` was written without quotes (so `${PORT}` may become a number). */
   isPlainScalar(path: DocPath): boolean {
-    if (!this.doc) return true;
-    const node = this.doc.getIn(path, true);
+    if (this.text === undefined) return true;
+    // Read by the subset reader: every scalar holding `${` that was quoted is listed.
+    if (this.quotedVars !== undefined) return !this.quotedVars.has(pathKey(path));
+    const { isScalar, Scalar } = yamlLibrary();
+    const node = this.located!.doc.getIn(path, true);
     return isScalar(node) && (node.type === Scalar.PLAIN || node.type === undefined);
   }
 }
