@@ -1,6 +1,6 @@
 import type { Metadata } from '@grpc/grpc-js';
 // The class from grpc-typed's two-part grpc-js: loading the gateway loads no more of grpc-js.
-import { Metadata as MetadataClass } from '@svcboot/grpc-typed/internal/grpc-js';
+import { metadataClass } from '@svcboot/grpc-typed/internal/grpc-js';
 import { validateHeaderName, validateHeaderValue, type IncomingHttpHeaders } from 'node:http';
 import type { CallHeaders } from '@svcboot/entry-core';
 
@@ -83,7 +83,7 @@ export function metadataFromHeaders(
   svcStyle: boolean,
   peerIp = '',
 ): Metadata {
-  const md = new MetadataClass();
+  const md = new (metadataClass())();
   for (const name in headers) {
     const value = headers[name];
     if (value === undefined || name.startsWith(':') || HOP_BY_HOP.has(name)) continue;

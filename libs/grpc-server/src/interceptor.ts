@@ -4,7 +4,7 @@ import type {
   ServerInterceptingCallInterface,
   ServerInterceptor,
 } from '@grpc/grpc-js';
-import { Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
+import { metadataClass, type Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
 import {
   CallContext,
   type CallRejection,
@@ -68,29 +68,41 @@ function metadataKey(name: string): KeyEntry {
  * The metadata a call sends first, with the middleware's headers added only when grpc-js turns it
  * into HTTP/2 headers (all BaseServerInterceptingCall.sendMetadata does with it): no Metadata.add
  * per header (a key normalisation, two checks, an array and a map entry each) and no copy of the
- * handler's metadata.
+ * handler's metadata. Made on first use (`metadataWithHeaders()`): its base class, grpc-js's
+ * Metadata, is loaded when first needed (grpc-typed's `metadataClass`).
  */
-class MetadataWithHeaders extends Metadata {
-  constructor(
-    private readonly base: Metadata,
-    private readonly pairs: readonly string[],
-  ) {
-    super();
-  }
-  override toHttp2Headers(): ReturnType<Metadata['toHttp2Headers']> {
-    const h = this.base.toHttp2Headers();
-    // ARCHITECTURE.md §6: gRPC responses say `application/grpc` (grpc-js would say `application/grpc+proto`).
-    h['content-type'] = 'application/grpc';
-    const pairs = this.pairs;
-    for (let i = 0; i < pairs.length; i += 2) {
-      const key = pairs[i]!;
-      const value = pairs[i + 1]!;
-      const prev = h[key];
-      h[key] =
-        prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [String(prev), value];
+function defineMetadataWithHeaders() {
+  return class MetadataWithHeaders extends metadataClass() {
+    constructor(
+      private readonly base: Metadata,
+      private readonly pairs: readonly string[],
+    ) {
+      super();
     }
-    return h;
-  }
+    override toHttp2Headers(): ReturnType<Metadata['toHttp2Headers']> {
+      const h = this.base.toHttp2Headers();
+      // ARCHITECTURE.md §6: gRPC responses say `application/grpc` (grpc-js would say `application/grpc+proto`).
+      h['content-type'] = 'application/grpc';
+      const pairs = this.pairs;
+      for (let i = 0; i < pairs.length; i += 2) {
+        const key = pairs[i]!;
+        const value = pairs[i + 1]!;
+        const prev = h[key];
+        h[key] =
+          prev === undefined
+            ? value
+            : Array.isArray(prev)
+              ? [...prev, value]
+              : [String(prev), value];
+      }
+      return h;
+    }
+  };
+}
+let metadataWithHeadersClass: ReturnType<typeof defineMetadataWithHeaders> | undefined;
+function metadataWithHeaders(): ReturnType<typeof defineMetadataWithHeaders> {
+  metadataWithHeadersClass ??= defineMetadataWithHeaders();
+  return metadataWithHeadersClass;
 }
 
 /**
@@ -138,7 +150,7 @@ const NO_HEADERS: readonly string[] = [];
  * The handler's metadata when it sent none: only read (toHttp2Headers makes a new object each
  * time), so one for every call rather than a Metadata (a Map and an options object) per call.
  */
-const NO_METADATA = new Metadata();
+let noMetadata: Metadata | undefined;
 
 /**
  * The client's address from the connection info grpc-js has already read for the call (getPeer
@@ -276,7 +288,7 @@ class MiddlewareCall
     this.rejected = true;
     this.held = undefined;
     if (this.ctx && this.ctx.error === undefined) this.ctx.error = err;
-    const md = new Metadata();
+    const md = new (metadataClass())();
     for (const name of Object.keys(err.headers)) {
       try {
         this.headers!.set(name, err.headers[name]!);
@@ -291,7 +303,7 @@ class MiddlewareCall
   expire(): void {
     if (this.done || this.cancelled) return;
     this.expired = true;
-    this.endWith({ code: 4, details: DEADLINE_MESSAGE, metadata: new Metadata() });
+    this.endWith({ code: 4, details: DEADLINE_MESSAGE, metadata: new (metadataClass())() });
   }
 
   /**
@@ -326,7 +338,7 @@ class MiddlewareCall
     if (this.expired) return;
     this.metadataSent = true;
     this.next.sendMetadata(
-      new MetadataWithHeaders(md, this.headers ? this.headers.out : NO_HEADERS),
+      new (metadataWithHeaders())(md, this.headers ? this.headers.out : NO_HEADERS),
     );
   }
 
@@ -334,7 +346,7 @@ class MiddlewareCall
     // Too late: the client has its DeadlineExceeded (grpc-js drops a cancelled call's messages too).
     if (this.expired) return;
     // The initial metadata goes first, and must carry the meta headers.
-    if (!this.metadataSent) this.sendMetadata(NO_METADATA);
+    if (!this.metadataSent) this.sendMetadata((noMetadata ??= new (metadataClass())()));
     this.next.sendMessage(message, callback);
   }
 
@@ -346,7 +358,7 @@ class MiddlewareCall
     const headers = this.headers;
     if (!this.metadataSent && headers && headers.out.length > 0) {
       // A trailers-only response: the meta headers travel with the status.
-      const md = status.metadata ?? new Metadata();
+      const md = status.metadata ?? new (metadataClass())();
       headers.writeTo(md);
       status = { ...status, metadata: md };
     }

@@ -1,5 +1,5 @@
 import type { MethodDefinition, UntypedHandleCall } from '@grpc/grpc-js';
-import { Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
+import { metadataClass, type Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
 import type { CallContext } from '@svcboot/entry-core';
 import {
   hiddenUpstreamFailure,
@@ -15,7 +15,7 @@ export function recoveredStatus(ctx: CallContext | undefined): {
   metadata: Metadata;
 } {
   const details = ctx ? `internal error (request id ${ctx.requestId})` : 'internal error';
-  return { code: 13, details, metadata: new Metadata() };
+  return { code: 13, details, metadata: new (metadataClass())() };
 }
 
 /** An error a handler meant as a status: an object with a gRPC code (0–16). */

@@ -1,4 +1,4 @@
-import { Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
+import { metadataClass, type Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
 import type { UpstreamFailure } from '@svcboot/entry-core/internal/call/upstream-failure';
 
 /**
@@ -13,6 +13,6 @@ export function upstreamStatus(
   return {
     code: failure.grpcCode,
     details: failure.message,
-    metadata: trailers?.clone() ?? new Metadata(),
+    metadata: trailers?.clone() ?? new (metadataClass())(),
   };
 }

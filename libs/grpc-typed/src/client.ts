@@ -11,7 +11,7 @@ import type {
   StatusObject,
 } from '@grpc/grpc-js';
 import type { Metadata } from '@grpc/grpc-js';
-import { grpcJs, Metadata as MetadataClass } from './grpc-js.js';
+import { grpcJs, metadataClass } from './grpc-js.js';
 /** What every grpc-js client call emits. */
 interface SurfaceCall {
   on(event: 'metadata', listener: (m: Metadata) => void): unknown;
@@ -76,8 +76,8 @@ export interface TypedClientOptions {
 }
 
 function metadataOf(m: TypedCallOptions['metadata']): Metadata {
-  if (m instanceof MetadataClass) return m;
-  const md = new MetadataClass();
+  if (m instanceof metadataClass()) return m;
+  const md = new (metadataClass())();
   for (const [k, v] of Object.entries(m ?? {})) md.set(k, v);
   return md;
 }

@@ -1,5 +1,5 @@
 import type { Metadata } from '@grpc/grpc-js';
-import { Metadata as MetadataClass, status as Code } from './grpc-js.js';
+import { metadataClass, status as Code } from './grpc-js.js';
 import type { DescMessage, MessageShape, MessageInitShape, Registry } from '@bufbuild/protobuf';
 import type { Any } from '@bufbuild/protobuf/wkt';
 import {
@@ -83,7 +83,7 @@ export class RpcError extends Error {
         : details.map((d) =>
             'desc' in d ? protobufWkt().anyPack(d.desc, protobufEs().create(d.desc, d.value)) : d,
           );
-    this.metadata = metadata?.clone() ?? new MetadataClass();
+    this.metadata = metadata?.clone() ?? new (metadataClass())();
     if (this.details.length > 0) {
       const { create, toBinary } = protobufEs();
       const status = create(StatusSchema, { code, message, details: [...this.details] });
@@ -135,7 +135,7 @@ export function rpcErrorOf(err: {
       details = [];
     }
   }
-  const metadata = err.metadata?.clone() ?? new MetadataClass();
+  const metadata = err.metadata?.clone() ?? new (metadataClass())();
   metadata.remove('grpc-status-details-bin');
   const rpc = new RpcError(code, err.details ?? err.message ?? '', details, metadata);
   const upstream = upstreamFailureOf(err);

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Duplex, Readable, Writable } from 'node:stream';
 import type { ServerErrorResponse, StatusObject } from '@grpc/grpc-js';
-import { Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
+import { metadataClass, type Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
 import type { CallContext } from '@svcboot/entry-core';
 import { CALL_CONTEXT } from '../interceptor.js';
 
@@ -27,7 +27,11 @@ export function statusFromError(err: unknown): HandlerStatus {
     const e = err as Partial<StatusObject> & Partial<ServerErrorResponse> & { message?: string };
     const code = typeof e.code === 'number' && e.code >= 0 && e.code <= 16 ? e.code : 2;
     const message = e.details ?? e.message ?? '';
-    return { code, message, trailer: e.metadata instanceof Metadata ? e.metadata : undefined };
+    return {
+      code,
+      message,
+      trailer: e.metadata instanceof metadataClass() ? e.metadata : undefined,
+    };
   }
   return { code: 2, message: String(err) };
 }
@@ -144,7 +148,7 @@ export class WritableHandlerCall extends handlerCall(Writable) {
   }
   // grpc-js lets a handler end the stream with trailing metadata: `call.end(metadata)`.
   override end(...args: unknown[]): this {
-    if (args[0] instanceof Metadata) {
+    if (args[0] instanceof metadataClass()) {
       this.trailer = args[0];
       return super.end();
     }
@@ -181,7 +185,7 @@ export class DuplexHandlerCall extends handlerCall(Duplex) {
     super({ objectMode: true });
   }
   override end(...args: unknown[]): this {
-    if (args[0] instanceof Metadata) {
+    if (args[0] instanceof metadataClass()) {
       this.trailer = args[0];
       return super.end();
     }

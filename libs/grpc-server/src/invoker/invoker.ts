@@ -26,7 +26,7 @@
  * (the method definition's serialize/deserialize, or JSON).
  */
 import type { ServerInterceptor } from '@grpc/grpc-js';
-import { Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
+import { metadataClass, type Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
 import {
   CallContext,
   type CallHeaders,
@@ -191,7 +191,7 @@ function metadataOf(head: InvokeHead): Metadata {
     if (to !== undefined) h[to] = Array.isArray(value) ? value.join(' ') : value;
     else h[name] = value;
   }
-  return Metadata.fromHttp2Headers(h);
+  return metadataClass().fromHttp2Headers(h);
 }
 
 const NO_PAIRS: readonly string[] = [];

@@ -3,7 +3,7 @@ import type {
   ServerInterceptingCallInterface,
   ServerInterceptor,
 } from '@grpc/grpc-js';
-import { Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
+import { metadataClass, type Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
 import type { CallContext } from '@svcboot/entry-core';
 import type { RegisteredMethod } from '../services.js';
 import {
@@ -332,7 +332,7 @@ function runIntercepted(
   for (const interceptor of interceptors) top = interceptor(desc, top as ServerInterceptingCall);
   const stack = top;
   let state: HandlerRunState | undefined;
-  let metadata = new Metadata();
+  let metadata = new (metadataClass())();
   let message: unknown;
   const admit = (request: unknown): void => {
     state = new HandlerRunState(method, target, request, stack);

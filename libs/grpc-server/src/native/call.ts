@@ -1,6 +1,10 @@
 import type http2 from 'node:http2';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
-import { Metadata, status as Status } from '@svcboot/grpc-typed/internal/grpc-js';
+import {
+  metadataClass,
+  type Metadata,
+  status as Status,
+} from '@svcboot/grpc-typed/internal/grpc-js';
 import {
   ACCEPT_ENCODING,
   deflate,
@@ -68,7 +72,7 @@ function addPairs(
       mergeHeader(into, key, value);
       continue;
     }
-    const md = new Metadata();
+    const md = new (metadataClass())();
     try {
       if (key.endsWith('-bin')) md.add(key, Buffer.from(value, 'base64'));
       else md.add(key, value);

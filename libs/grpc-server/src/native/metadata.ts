@@ -1,5 +1,5 @@
 import type http2 from 'node:http2';
-import { Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
+import { metadataClass, type Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
 
 /**
  * Request headers that are the protocol's, not the application's: they never reach a handler's
@@ -65,7 +65,7 @@ function addValue(md: Metadata, key: string, value: string): void {
  * header (`a, b`), as grpc-js's server gives them. A key or value gRPC does not allow is skipped.
  */
 export function readMetadata(headers: http2.IncomingHttpHeaders): Metadata {
-  const md = new Metadata();
+  const md = new (metadataClass())();
   for (const key in headers) {
     if (key.charCodeAt(0) === 0x3a /* ':' */ || DROPPED_INCOMING.has(key)) continue;
     if (!LEGAL_KEY.test(key)) continue;

@@ -10,7 +10,7 @@ import type {
   UntypedServiceImplementation,
   sendUnaryData,
 } from '@grpc/grpc-js';
-import { Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
+import { metadataClass, type Metadata } from '@svcboot/grpc-typed/internal/grpc-js';
 import type { EntryContext } from '@svcboot/entry-core';
 import { hiddenUpstreamFailure } from '@svcboot/entry-core/internal/call/upstream-failure';
 import { callContextOf } from '../interceptor.js';
@@ -74,12 +74,12 @@ class CallState implements TypedCallContext {
   }
 
   get responseHeaders(): Metadata {
-    this.headersMd ??= new Metadata();
+    this.headersMd ??= new (metadataClass())();
     return this.headersMd;
   }
 
   get responseTrailers(): Metadata {
-    this.trailersMd ??= new Metadata();
+    this.trailersMd ??= new (metadataClass())();
     return this.trailersMd;
   }
 
