@@ -16,7 +16,7 @@
  * BENCH_NODE_FLAGS (e.g. `--max-semi-space-size=4`) adds node flags to every start, and
  * BENCH_COMPILE_CACHE=1 runs every start with NODE_COMPILE_CACHE (Node ≥ 22.1; a folder of its
  * own per server, filled by one unmeasured start first) as a deployed image would.
- * BENCH_MODULES=1 also starts each server once more, unmeasured, with a module counter (an ES
+ * BENCH_MODULES=1 (BENCH_KEEP_MODULES=1 keeps each list of files, and prints where) also starts each server once more, unmeasured, with a module counter (an ES
  * module load hook and CommonJS's compile, each file once), and prints how many modules each loaded until its port
  * accepted, and the packages with the most.
  * BENCH_HEAP=1 also starts each server once more, unmeasured, with `--expose-gc` and a module
@@ -444,8 +444,11 @@ try {
           `| ${s.name} | ${loaded.length} (${loaded.length - cjs} / ${cjs}) | ${own} | ${top} |`,
         );
       } finally {
-        await rm(list, { force: true });
-        await rm(`${list}.at-start`, { force: true });
+        if (process.env['BENCH_KEEP_MODULES'] === '1') console.log(`(kept: ${list}.at-start)`);
+        else {
+          await rm(list, { force: true });
+          await rm(`${list}.at-start`, { force: true });
+        }
       }
     }
   }
