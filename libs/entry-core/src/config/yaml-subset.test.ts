@@ -133,6 +133,8 @@ describe('the YAML subset reader', () => {
     ['an unknown escape', 'a: "\\q"\n'],
     ['a lone surrogate escape', 'a: "\\ud800"\n'],
     ['__proto__', '__proto__: 1\n'],
+    ['a key over 1,000 characters', `${'k'.repeat(1001)}: 1\n`],
+    ['a flow key over 1,000 characters', `a: { ${'k'.repeat(1001)}: 1 }\n`],
     ['a BOM', '\ufeffa: 1\n'],
   ])('leaves %s to the library', (_name, text) => {
     expect(readYamlSubset(text)).toBeUndefined();

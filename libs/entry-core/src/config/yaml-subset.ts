@@ -90,6 +90,8 @@ const INDICATOR_START = new Set([
   '`',
 ]);
 const FLOW_INDICATOR = new Set([',', '[', ']', '{', '}']);
+/** YAML limits an implicit key to 1024 characters (the library says so in an error): longer ones are its to report. */
+const MAX_KEY_LENGTH = 1000;
 
 class SubsetReader {
   private i = 0;
@@ -247,7 +249,7 @@ function keyEnd(text: string): number {
 /** A key's text (before its `:`) as text; a key that YAML reads as anything but a string is not ours. */
 function readKey(raw: string): string {
   const text = raw.trimEnd();
-  if (text === '') outside();
+  if (text === '' || raw.length > MAX_KEY_LENGTH) outside();
   const c = text[0]!;
   if (c === '"' || c === "'") {
     const [value, end] = readQuoted(text, 0);
@@ -423,6 +425,7 @@ class FlowReader {
   }
 
   private readKey(): string {
+    const start = this.at;
     const ch = this.text[this.at];
     let key: string;
     if (ch === '"' || ch === "'") {
@@ -439,6 +442,7 @@ class FlowReader {
       if (typeof resolvePlain(raw) !== 'string' || raw === '<<') outside();
       key = raw;
     }
+    if (this.at - start > MAX_KEY_LENGTH) outside();
     // `{a:1}` after a plain key reads differently in YAML; after a quoted one (JSON) it is allowed.
     const after = this.text[this.at];
     if (after !== ' ' && ch !== '"' && ch !== "'") outside();
