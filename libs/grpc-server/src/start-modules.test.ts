@@ -57,6 +57,13 @@ describe.each([
     // Recording works: the start resolved grpc-js and the server's own modules.
     expect(report.atStart.some((m) => m.includes('@grpc/grpc-js'))).toBe(true);
     expect(protobufEs(report.atStart)).toEqual([]);
+    // Of grpc-js, a native entry's start loads the status codes' module only: Metadata's (with
+    // grpc-js's logging and errors) on the first call, the index never (grpc-typed's grpc-js.ts).
+    expect(
+      report.atStart
+        .map((m) => /@grpc\/grpc-js\/(.+)$/.exec(m)?.[1])
+        .filter((f) => f !== undefined && f !== 'package.json'),
+    ).toEqual(['build/src/constants.js']);
     // A lib's dist/ is its package.js and the files of its entry points; a dist/chunk-*.js file
     // holds what only an import() reaches (bundle-lib.mjs folds the chunks package.js shares
     // with those into package.js), so a start that turns on no such feature loads none.

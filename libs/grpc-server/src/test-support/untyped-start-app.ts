@@ -9,6 +9,7 @@
  */
 import net from 'node:net';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { ServiceDefinition, sendUnaryData } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { boot } from '@svcboot/entry-core';
@@ -21,8 +22,9 @@ import {
   grpcEntry,
   standardDetails,
 } from '@svcboot/grpc-server';
-import { protoDir } from './library-service.js';
 
+// (Not library-service.ts's protoDir: that module loads grpc-js's index, which the start must not.)
+const protoDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'protos');
 const echoProto = path.join(protoDir, 'test/v1/echo.proto');
 
 const recorded = (globalThis as { __recordedModules?: () => string[] }).__recordedModules;
