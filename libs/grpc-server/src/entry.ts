@@ -12,6 +12,7 @@ import type {
   ServiceDefinition,
   UntypedServiceImplementation,
 } from '@grpc/grpc-js';
+import { loadSheddingOf } from '@svcboot/entry-core/internal/overload/load-shedding';
 import { grpcJs } from '@svcboot/grpc-typed/internal/grpc-js';
 import type { DescService } from '@bufbuild/protobuf';
 import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
@@ -658,6 +659,9 @@ export class GrpcEntry implements Entry {
     // what makes Node track its connections, which closeIdleConnections and request timeouts need.
     httpServer.emit('listening');
 
+    // A new connection's first request is read a turn after it is accepted: admission holds its
+    // queue's next round for it (LoadShedding#connectionAccepted), as entry-http does.
+    const shedding = this.chain.empty ? undefined : loadSheddingOf(this.chain);
     const listener = new OnePortListener(
       {
         http2: (socket: Duplex) => grpc.http2(socket),
@@ -668,6 +672,7 @@ export class GrpcEntry implements Entry {
         handshakeTimeoutMs: c.handshakeTimeoutMs,
         maxConnections,
         onRefused: () => refusals.refused(),
+        ...(shedding === undefined ? {} : { onAccepted: () => shedding.connectionAccepted() }),
       },
     );
     let port: number;

@@ -1,9 +1,12 @@
 import { once } from 'node:events';
+import http from 'node:http';
 import http2 from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { Client, credentials } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { burnCpu, waitFor } from '@svcboot/testkit';
+import type { CallChain } from '@svcboot/entry-core/call';
+import { loadSheddingOf } from '@svcboot/entry-core/internal/overload/load-shedding';
 import { startLibrary, unary, type Harness } from './test-support/harness.js';
 
 let h: Harness | undefined;
@@ -225,5 +228,30 @@ describe('grpc entry: load shedding and gRPC answers over HTTP/2 (trailers a loo
       watch.restore();
     }
     expect(events.slice(0, 3)).toEqual(['start a', 'a stream closed', 'start b']);
+  });
+});
+
+describe('grpc entry: load shedding told of new connections', () => {
+  it('tells the chain’s load shedding of each accepted connection (it holds a queued round for its first request), HTTP/1.1 and HTTP/2 alike', async () => {
+    h = await startLibrary();
+    const chain = (h.entry as unknown as { chain: CallChain }).chain;
+    const shedding = loadSheddingOf(chain);
+    expect(shedding).toBeDefined();
+    let told = 0;
+    const accepted = shedding!.connectionAccepted.bind(shedding);
+    shedding!.connectionAccepted = () => {
+      told++;
+      accepted();
+    };
+    // A gateway call on a connection of its own, a gRPC one on another, and a bare TCP connection.
+    const gw = http.get({ port: h.port, path: '/livez', agent: false });
+    await once(gw, 'response');
+    const session = http2.connect(`http://127.0.0.1:${h.port}`);
+    await once(session, 'connect');
+    const socket = net.connect(h.port, '127.0.0.1');
+    await once(socket, 'connect');
+    await waitFor('three connections told', () => told >= 3);
+    socket.destroy();
+    session.close();
   });
 });

@@ -57,6 +57,12 @@ export interface OnePortOptions {
    */
   maxConnections?: number;
   onRefused?: () => void;
+  /**
+   * Told of each connection accepted (before it is routed; refused ones too): the entry's load
+   * shedding holds its queue's next round for it (LoadShedding#connectionAccepted), as a new
+   * connection's first request is read a turn after it is accepted.
+   */
+  onAccepted?: () => void;
 }
 
 /** Connections over maxConnections still taken, so probes reach /livez and /readyz at the limit. */
@@ -140,6 +146,7 @@ export class OnePortListener {
         });
       }
       server.on('connection', () => this.accepts.emit('connection'));
+      if (options.onAccepted) server.on('connection', options.onAccepted);
       return server;
     };
     this.server = this.newServer();
