@@ -20,15 +20,27 @@ function library(text: string): unknown {
 /** Every .yaml / .yml file of the repository and every ```yaml block of its Markdown. */
 function corpus(): Array<[string, string]> {
   const out: Array<[string, string]> = [];
-  const skip = new Set(['node_modules', '.git', 'dist', '.nx', 'coverage', '.devbench']);
+  // Hidden folders too: other tests write files under some (.test-tmp, .typecheck-*) and remove
+  // them while this reads.
+  const skip = (name: string): boolean =>
+    name.startsWith('.') || name === 'node_modules' || name === 'dist' || name === 'coverage';
+  const read = (p: string): string | undefined => {
+    try {
+      return readFileSync(p, 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
   const walk = (dir: string): void => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
-      if (skip.has(e.name)) continue;
+      if (skip(e.name)) continue;
       const p = path.join(dir, e.name);
       if (e.isDirectory()) walk(p);
-      else if (/\.ya?ml$/.test(e.name)) out.push([path.relative(root, p), readFileSync(p, 'utf8')]);
-      else if (e.name.endsWith('.md')) {
-        const text = readFileSync(p, 'utf8');
+      else if (/\.ya?ml$/.test(e.name)) {
+        const text = read(p);
+        if (text !== undefined) out.push([path.relative(root, p), text]);
+      } else if (e.name.endsWith('.md')) {
+        const text = read(p) ?? '';
         let k = 0;
         for (const m of text.matchAll(/^```ya?ml\n([\s\S]*?)^```/gm))
           out.push([`${path.relative(root, p)} block ${++k}`, m[1]!]);
