@@ -10,6 +10,18 @@ interface Located {
   lines: LineCounter;
 }
 
+/** The text parsed by the `yaml` library, its nodes' offsets countable as lines. */
+function parseWithLibrary(text: string): Located {
+  const yaml = yamlLibrary();
+  const lines = new yaml.LineCounter();
+  const doc = yaml.parseDocument(text, {
+    lineCounter: lines,
+    prettyErrors: false,
+    uniqueKeys: true,
+  });
+  return { doc, lines };
+}
+
 /**
  * A parsed boot.yaml that can still tell where a value came from. The common subset of YAML is
  * read without the `yaml` library (config/yaml-subset.ts); the library parses the rest, and
@@ -34,13 +46,8 @@ export class YamlSource {
     const read = readYamlSubset(text);
     if (read !== undefined && read.value !== null && typeof read.value === 'object')
       return { source: new YamlSource(file, text, read.quotedVars, read.value), issues: [] };
-    const yaml = yamlLibrary();
-    const lines = new yaml.LineCounter();
-    const doc = yaml.parseDocument(text, {
-      lineCounter: lines,
-      prettyErrors: false,
-      uniqueKeys: true,
-    });
+    const located = parseWithLibrary(text);
+    const { doc, lines } = located;
     if (doc.errors.length > 0) {
       return {
         issues: doc.errors.map((e) => ({
@@ -52,10 +59,13 @@ export class YamlSource {
       };
     }
     return {
-      source: new YamlSource(file, text, undefined, doc.toJS({ maxAliasCount: 100 }) ?? {}, {
-        doc,
-        lines,
-      }),
+      source: new YamlSource(
+        file,
+        text,
+        undefined,
+        doc.toJS({ maxAliasCount: 100 }) ?? {},
+        located,
+      ),
       issues: [],
     };
   }
@@ -66,15 +76,8 @@ export class YamlSource {
 
   /** The library's document, parsed now if the subset reader read the text. */
   private locate(): Located | undefined {
-    if (this.located !== undefined || this.text === undefined) return this.located;
-    const yaml = yamlLibrary();
-    const lines = new yaml.LineCounter();
-    const doc = yaml.parseDocument(this.text, {
-      lineCounter: lines,
-      prettyErrors: false,
-      uniqueKeys: true,
-    });
-    this.located = { doc, lines };
+    if (this.located === undefined && this.text !== undefined)
+      this.located = parseWithLibrary(this.text);
     return this.located;
   }
 

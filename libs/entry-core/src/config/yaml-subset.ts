@@ -29,6 +29,15 @@ class OutsideSubset extends Error {}
 const outside = (): never => {
   throw new OutsideSubset();
 };
+/** What `read` gives, or undefined when the text leaves the subset. */
+function attempt<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof OutsideSubset) return undefined;
+    throw err;
+  }
+}
 
 interface Line {
   /** Spaces before the content. */
@@ -61,13 +70,7 @@ export function readYamlSubset(text: string): YamlSubsetResult | undefined {
   }
   if (lines.length === 0) return undefined;
   const reader = new SubsetReader(lines);
-  try {
-    const value = reader.readDocument();
-    return { value, quotedVars: reader.quotedVars };
-  } catch (err) {
-    if (err instanceof OutsideSubset) return undefined;
-    throw err;
-  }
+  return attempt(() => ({ value: reader.readDocument(), quotedVars: reader.quotedVars }));
 }
 
 /** Characters that may not begin a plain scalar (YAML 1.2 c-indicator), `-` `?` `:` aside. */
@@ -226,14 +229,9 @@ function isSequenceItem(text: string): boolean {
 function keyEnd(text: string): number {
   const c = text[0]!;
   if (c === '"' || c === "'") {
-    let end: number;
-    try {
-      end = readQuoted(text, 0)[1];
-    } catch (err) {
-      if (err instanceof OutsideSubset) return -1;
-      throw err;
-    }
-    let at = end;
+    const quoted = attempt(() => readQuoted(text, 0));
+    if (quoted === undefined) return -1;
+    let at = quoted[1];
     while (text.charCodeAt(at) === 32) at++;
     return text[at] === ':' && (at + 1 === text.length || text[at + 1] === ' ') ? at : -1;
   }
@@ -528,12 +526,6 @@ export function resolvePlain(text: string): unknown {
  */
 export function readPlainScalar(text: string): { value: unknown } | undefined {
   const trimmed = text.trim();
-  if (trimmed === '' || /[\n\r\t]/.test(trimmed) || trimmed.includes(': ') || trimmed.endsWith(':'))
-    return undefined;
-  if (trimmed.includes(' #')) return undefined;
-  const c = trimmed[0]!;
-  if (INDICATOR_START.has(c)) return undefined;
-  if ((c === '-' || c === '?' || c === ':') && (trimmed.length === 1 || trimmed[1] === ' '))
-    return undefined;
-  return { value: resolvePlain(trimmed) };
+  if (trimmed === '' || /[\n\r\t]/.test(trimmed) || trimmed.includes(' #')) return undefined;
+  return attempt(() => ({ value: resolvePlain(plainBlockScalar(trimmed)) }));
 }
