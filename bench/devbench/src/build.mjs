@@ -102,7 +102,13 @@ const devbenchPlugin = {
       let text = readFileSync(args.path, 'utf8');
       const before = text;
       const shim = JSON.stringify(path.join(here, 'bundle-require.ts'));
+      // A lib bundled by tools/scripts/bundle-lib.mjs (entry-core) declares its own
+      // __bundleCreateRequire (node:module's createRequire): the shim's takes its place.
       text = text
+        .replace(
+          /^import \{ createRequire as __bundleCreateRequire \} from (["'])node:module\1;\n/m,
+          '',
+        )
         .replace(/import\.meta\.resolve\((["'])([^"']+)\1\)/g, (_, _q, id) =>
           JSON.stringify(`file:///__devbench__/${id}`),
         )
