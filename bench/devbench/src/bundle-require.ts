@@ -27,6 +27,10 @@ const bundled: Record<string, () => unknown> = {
   '@bufbuild/protobuf/codegenv2': () => require('@bufbuild/protobuf/codegenv2'),
   'protobufjs/ext/descriptor': () => require('protobufjs/ext/descriptor/index.js'),
   'protobufjs/ext/descriptor/index.js': () => require('protobufjs/ext/descriptor/index.js'),
+  // Koa (a grpc entry's prom, docs and gateway routes, on their first request) and ws (the
+  // gateway's first WebSocket call).
+  koa: () => require('koa'),
+  ws: () => require('ws'),
   // entry-core's YAML library (dist/yaml-library.cjs beside its bundle, else the package),
   // loaded only for YAML outside boot.yaml's common subset or to place a config error.
   './yaml-library.cjs': () => require('yaml'),
