@@ -54,7 +54,10 @@ const PRESSURE_WAIT_FACTOR = 1.5;
 const PRESSURE_MIN_WAIT_MS = 50;
 /**
  * And, in a queue not seen past capacity (`excess`), only for a call with more than this many
- * ahead of it beyond the longest the queue was as it began (`pressureBase`): a closed loop of callers (a pool, a benchmark's connections:
+ * ahead of it beyond the queue's population: the longest it was as it began (`pressureBase`) or
+ * while a call joining it expected to wait no longer than PRESSURE_MIN_WAIT_MS (`queueHealthy`; a
+ * process slowed for a while, by code compiled or a collection, makes a closed loop's queue
+ * wait longer, not grow). A closed loop of callers (a pool, a benchmark's connections:
  * each asks again only once answered) queues its population once and never more, however long
  * its queue stands; a queue that grows past that has callers that do not wait for their answers
  * (an open loop past capacity). Without it, a fresh server's cold calls, or a pause of the
@@ -417,6 +420,11 @@ export class LoadShedding implements CallMiddleware {
   private queuePeak = 0;
   /** The queue's peak when the pressure began: see PRESSURE_MIN_GROWTH. */
   private pressureBase = 0;
+  /**
+   * The longest the queue was while a call joining it expected to wait at most
+   * PRESSURE_MIN_WAIT_MS, since it was last empty with no pressure (see PRESSURE_MIN_GROWTH).
+   */
+  private queueHealthy = 0;
   private drainScheduled = false;
   /**
    * Whether the last round of the drain let calls through: until a round finds the queue empty,
@@ -874,8 +882,8 @@ export class LoadShedding implements CallMiddleware {
     const allowed = this.allowedWaitMs();
     // A closed loop's standing queue (its callers, no more: see PRESSURE_MIN_GROWTH) may wait as
     // long as a burst.
-    const bound = ahead > this.pressureBase + PRESSURE_MIN_GROWTH ? allowed : this.maxDelayMs;
-    return waitMs > factor * bound;
+    const population = Math.max(this.pressureBase, this.queueHealthy);
+    return waitMs > factor * (ahead > population + PRESSURE_MIN_GROWTH ? allowed : this.maxDelayMs);
   }
 
   /**
@@ -991,6 +999,7 @@ export class LoadShedding implements CallMiddleware {
       const length = this.queue.length + this.criticalQueue.length;
       if (length > this.queuePeak && now - this.queueSince <= POPULATION_WINDOW_MS)
         this.queuePeak = length;
+      if (length > this.queueHealthy && waitMs <= PRESSURE_MIN_WAIT_MS) this.queueHealthy = length;
       this.scheduleDrain();
     });
   }
@@ -1150,6 +1159,7 @@ export class LoadShedding implements CallMiddleware {
     if (this.queue.length + this.criticalQueue.length === 0) {
       this.queueSince = Number.NaN;
       this.queuePeak = 0;
+      if (this.time.now() >= this.pressureUntil) this.queueHealthy = 0;
     }
   }
 
