@@ -41,6 +41,12 @@ export interface CallInfo {
    */
   builtin?: boolean;
   /**
+   * True where the transport answered the call before the chain ran (gRPC's Unimplemented for a
+   * method the entry does not serve): the chain only records it, and load shedding neither
+   * queues nor sheds it (its caller already has its answer). Not a record payload.
+   */
+  answered?: boolean;
+  /**
    * True where the call's answer leaves the process a loop iteration after its handler's turn
    * ended: a gRPC answer over Node's HTTP/2, whose trailers Node sends from an immediate once the
    * message's write completed. Load shedding then lets the next queued handler wait for it. Set by

@@ -557,7 +557,7 @@ export class LoadShedding implements CallMiddleware {
    * the reason it is shed for.
    */
   before(call: CallContext): void | Promise<void> {
-    if (call.info.builtin === true) return undefined;
+    if (call.info.builtin === true || call.info.answered === true) return undefined;
     this.asks++;
     const atDoor = call.get(SHED_AT_DOOR);
     if (atDoor !== undefined) return this.refuseAtDoor(call, atDoor);

@@ -558,6 +558,7 @@ export class MethodInvoker {
       apiQuery: '',
       userAgent: head.userAgent,
       authority: head.authority,
+      answered: true,
     };
     const ctx = new CallContext(info, new InvokeHeaders(head));
     ctx.set(RPC_METHOD, UNKNOWN_RPC);
