@@ -18,6 +18,8 @@ import { startLibrary, type Harness } from '../test-support/harness.js';
 
 const seen: string[] = [];
 let handled = 0;
+/** `CallInfo.answered` of each call the chain saw, by its operation. */
+const answeredBy = new Map<string, boolean>();
 
 /** Reads `x-tenant`, refuses `x-deny`, rewrites Ping's request, adds response metadata. */
 const interceptor: ServerInterceptor = (desc, call) =>
@@ -126,7 +128,12 @@ describe('the method invoker behind Connect and gRPC-Web', () => {
     h = await startLibrary(
       '    grpcWeb: { enabled: true }\n    connect: { enabled: true }\n    requestMessageTimeoutMs: 300\n',
       {
-        setup: (entry) => entry.addInterceptor(interceptor),
+        setup: (entry) =>
+          entry.addInterceptor(interceptor).useMiddleware('authn', {
+            before(call) {
+              answeredBy.set(call.info.operation, call.info.answered === true);
+            },
+          }),
         overrides: {
           Ping: (
             call: { request: Record<string, unknown> },
@@ -217,6 +224,13 @@ describe('the method invoker behind Connect and gRPC-Web', () => {
       '12',
       'The%20server%20does%20not%20implement%20the%20method%20/test.v1.Library/Nope',
     ]);
+    // Answered before the chain records it: marked so, so that load shedding neither queues nor
+    // sheds it (a served method's calls are not).
+    expect(answeredBy.get('unknown method')).toBe(true);
+    expect([...answeredBy].filter(([op, answered]) => answered && op !== 'unknown method')).toEqual(
+      [],
+    );
+    expect(answeredBy.size).toBeGreaterThan(1);
   });
 
   it('ends a call the handler holds at the deadline of grpc-timeout, with DeadlineExceeded', async () => {
