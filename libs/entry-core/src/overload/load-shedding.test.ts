@@ -839,7 +839,7 @@ describe('LoadShedding: a burst spread over turns', () => {
     await new Promise<void>((resolve) => {
       onTurn = () => {
         // A loop with nothing to do waits for the next caller to join.
-        if (idle.length === 0 && outcomes.every((o) => o.how !== 'pending') && joining[0])
+        if (joining[0] && idle.length === 0 && outcomes.every((o) => o.how !== 'pending'))
           clock.idle(Math.max(0, joining[0].at - clock.now()));
         while (joining[0] !== undefined && joining[0].at <= clock.now())
           idle.push(joining.shift()!.i);
