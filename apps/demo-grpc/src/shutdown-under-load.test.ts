@@ -223,7 +223,13 @@ async function shutdownUnderLoad(options: { http: boolean }): Promise<void> {
       const child = Child.start(
         process.execPath,
         ['--conditions=svcboot-source', '--import', 'tsx', 'src/main.ts'],
-        { cwd: appDir, env: plainEnv({ PORT: String(port) }) },
+        // Load shedding off: this checks the drain at SIGTERM, and on a busy shared machine a
+        // burst of callers can be shed (queue_time) before the signal; shedding has tests of
+        // its own (entry-core's overload/).
+        {
+          cwd: appDir,
+          env: plainEnv({ PORT: String(port), SVC_SET: 'grpc.greeter.loadShedding.enabled=false' }),
+        },
       );
       cleanups.push(() => child.kill());
       return child;
