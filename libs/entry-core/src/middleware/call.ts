@@ -42,8 +42,9 @@ export interface CallInfo {
   builtin?: boolean;
   /**
    * True where the transport answered the call before the chain ran (gRPC's Unimplemented for a
-   * method the entry does not serve): the chain only records it, and load shedding neither
-   * queues nor sheds it (its caller already has its answer). Not a record payload.
+   * method the entry does not serve): the chain only records it; load shedding neither queues nor
+   * sheds it, the guards (auth, jwt) do not check it, the rate limit does not count it and the
+   * timeout gives it no deadline (its caller already has its answer). Not a record payload.
    */
   answered?: boolean;
   /**

@@ -161,6 +161,11 @@ describe('auth middleware: both, ignore and built-in routes', () => {
       callWith({}, { operation: 'GET /v1/public/x', apiPath: '/v1/public/x' }),
       callWith({}, { operation: '/api.v1.Greeter/Hello', apiPath: '/api.v1.Greeter/Hello' }),
       callWith({}, { operation: 'GET /livez', apiPath: '/livez', builtin: true }),
+      // An unknown gRPC method, answered Unimplemented by the transport before the chain ran.
+      callWith(
+        {},
+        { operation: 'unknown method', apiPath: '/api.v1.Greeter/Nope', answered: true },
+      ),
     ];
     for (const call of skipped) {
       // twice: the second decision comes from the cache

@@ -7,8 +7,9 @@ const MAX_CACHED = 1024;
 
 /**
  * Which calls a guard (auth, jwt) lets through unchecked: the entry's built-in routes
- * (`CallInfo.builtin`: `/livez`, `/readyz`, the metrics path, `grpc.health.v1.Health`) and its
- * `ignore` list. The `ignore` decision is cached by operation (gRPC methods and httpserver
+ * (`CallInfo.builtin`: `/livez`, `/readyz`, the metrics path, `grpc.health.v1.Health`), the calls
+ * the transport already answered (`CallInfo.answered`: an unknown gRPC method, answered
+ * Unimplemented, as grpc-go answers one without running its interceptors) and its `ignore` list. The `ignore` decision is cached by operation (gRPC methods and httpserver
  * `METHOD /path`); calls of an RPC over HTTP (the gateway), whose HTTP path varies under one operation, are decided each time.
  */
 export class GuardSkip {
@@ -18,7 +19,7 @@ export class GuardSkip {
 
   skips(call: CallContext): boolean {
     const info = call.info;
-    if (info.builtin === true) return true;
+    if (info.builtin === true || info.answered === true) return true;
     const ignore = this.ignore;
     if (ignore.length === 0) return false;
     if (call.get(HTTP_REQUEST) !== undefined) return isIgnored(ignore, call);

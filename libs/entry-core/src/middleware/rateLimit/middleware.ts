@@ -88,8 +88,9 @@ export class RateLimitMiddleware implements CallMiddleware {
 
   before(call: CallContext): void | Promise<void> {
     const info = call.info;
-    // The entry's own routes (/livez, /readyz, metrics, grpc.health.v1) are never limited.
-    if (info.builtin === true) return;
+    // The entry's own routes (/livez, /readyz, metrics, grpc.health.v1) are never limited, nor
+    // a call the transport already answered (an unknown gRPC method): it spends no budget.
+    if (info.builtin === true || info.answered === true) return;
     if (this.config.ignore.length > 0 && isIgnored(this.config.ignore, call)) return;
     const rule = this.ruleFor(call);
     if (rule.limit.interval === Infinity) throw this.over(rule, Infinity, 0);

@@ -174,6 +174,14 @@ describe('RateLimitMiddleware', () => {
     expect(last?.headers['Retry-After']).toBeUndefined();
   });
 
+  it('a call the transport already answered (an unknown gRPC method) is neither limited nor counted', () => {
+    const m = limiter({ reqPerSec: 0.001, burst: 2 });
+    const unknown: CallInfo = { ...info('unknown method'), apiMethod: 'POST', answered: true };
+    expect(run(m, 5, () => call(unknown).ctx).passed).toBe(5);
+    // The client's budget is whole: its next two real calls pass, the third is refused.
+    expect(run(m, 3, () => call(info('GET /a')).ctx).passed).toBe(2);
+  });
+
   it('client addresses without their port', () => {
     expect(hostOf('1.2.3.4:5678')).toBe('1.2.3.4');
     expect(hostOf('::1:5678')).toBe('::1');

@@ -17,7 +17,8 @@ export class TimeoutMiddleware implements CallMiddleware {
 
   before(call: CallContext): void {
     const info = call.info;
-    if (info.builtin === true) return;
+    // A call already answered (an unknown gRPC method) has nothing left to time.
+    if (info.builtin === true || info.answered === true) return;
     if (this.config.ignore.length > 0 && isIgnored(this.config.ignore, call)) return;
     const key = matchKey(call);
     let ms = this.byOperation.get(key);

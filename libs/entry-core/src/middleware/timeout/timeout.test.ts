@@ -41,6 +41,12 @@ describe('TimeoutMiddleware', () => {
     expect(c.deadline).toBe(Infinity);
   });
 
+  it('sets no deadline on a call the transport already answered (an unknown gRPC method)', () => {
+    const c = new CallContext({ ...info('unknown method'), answered: true }, headers);
+    m.before(c);
+    expect(c.deadline).toBe(Infinity);
+  });
+
   it("keeps the client's deadline when it is sooner", () => {
     const a = new CallContext(info('/pkg.Svc/Get'), headers);
     a.deadline = a.receivedMs + 200;
