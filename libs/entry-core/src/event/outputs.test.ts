@@ -494,9 +494,14 @@ describe('OutputSet', () => {
     // second of that, the exit hook must skip the output (a synchronous write would block
     // forever); an exit listener registered after it then runs. (Node itself still waits for the
     // stuck thread-pool write when it shuts libuv down, so the child is killed here.)
+    // The exit comes a turn after the wait: the write counts as stuck once the loop saw it
+    // unfinished after a poll phase (the watchdog's setImmediate); a child held off the CPU past
+    // both timers runs the watchdog and the wait's timer in one timers phase, and an exit in that
+    // same turn would come before the check (then the hook writes synchronously, and blocks).
     await withUnreadFifo(
       50,
       `await new Promise((r) => setTimeout(r, 1500));
+       await new Promise((r) => setImmediate(r));
        out.write('after the wait\\n');
        process.on('exit', () => { out.write('from an exit listener\\n'); fs.writeSync(2, 'exit listener done\\n'); });
        process.exit(5);`,
