@@ -9,8 +9,10 @@ const MAX_CACHED = 1024;
  * Which calls a guard (auth, jwt) lets through unchecked: the entry's built-in routes
  * (`CallInfo.builtin`: `/livez`, `/readyz`, the metrics path, `grpc.health.v1.Health`), the calls
  * the transport already answered (`CallInfo.answered`: an unknown gRPC method, answered
- * Unimplemented, as grpc-go answers one without running its interceptors) and its `ignore` list. The `ignore` decision is cached by operation (gRPC methods and httpserver
- * `METHOD /path`); calls of an RPC over HTTP (the gateway), whose HTTP path varies under one operation, are decided each time.
+ * Unimplemented, as grpc-go answers one without running its interceptors) and its `ignore` list.
+ * The `ignore` decision is cached by operation (gRPC methods and httpserver `METHOD /path`); calls
+ * of an RPC over HTTP (the gateway), whose HTTP path varies under one operation, are decided each
+ * time.
  */
 export class GuardSkip {
   private readonly cache = new Map<string, boolean>();
