@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Child, SOURCE_NODE_ARGS } from '@svcboot/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawGet, serveRoute } from '../test-support/route-server.js';
 import { Pprof } from './pprof.js';
@@ -18,16 +17,11 @@ async function serveInChild(): Promise<{ port: number; kill(): void }> {
   const script = `Promise.all([import(${url('pprof.ts')}), import(${url('../test-support/route-server.ts')})])
     .then(([{ Pprof }, { serveRoute }]) => serveRoute(new Pprof({ path: '/debug/pprof/', maxSeconds: 5 })))
     .then((s) => process.stdout.write(s.port + '\\n'));`;
-  const child = spawn(
-    process.execPath,
-    ['--conditions=svcboot-source', '--import', 'tsx', '-e', script],
-    { cwd: path.join(here, '../..'), stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const exited = once(child, 'exit').then(([code]) => {
-    throw new Error(`the pprof child exited (${String(code)}) before it listened`);
+  const child = Child.start(process.execPath, [...SOURCE_NODE_ARGS, '-e', script], {
+    cwd: path.join(here, '../..'),
   });
-  const [chunk] = (await Promise.race([once(child.stdout, 'data'), exited])) as [Buffer];
-  return { port: Number(chunk.toString().trim()), kill: () => child.kill() };
+  await child.until('the pprof child to listen', () => child.stdout.endsWith('\n'));
+  return { port: Number(child.stdout.trim()), kill: () => child.process.kill() };
 }
 
 beforeAll(async () => {
