@@ -504,20 +504,25 @@ describe('LoadShedding: a burst spread over turns', () => {
     expect(d.how).toBe('ran');
   });
 
-  it('a connection accepted while calls wait holds the next round of the drain for one poll phase (its request is read first), never two in a row', async () => {
+  it('connections accepted while calls wait, one a turn, hold the rounds of the drain for those turns (each request is read first), for ACCEPT_HOLD_MAX_MS (10 ms) in a row at most', async () => {
     const { chain, ls } = shedding();
     made.push(ls);
     await openLoop(chain, 100, 0.03, 10, { sync: true });
     await sleep(50);
-    /** The turns from a queue of two until the first of them ran, with `accept` new connections first. */
-    const firstRelease = async (accepts: number): Promise<number> => {
+    /**
+     * The turns from a queue of two until the first of them ran, with `accepts` new connections
+     * first, one a turn (as node:http accepts them), each turn's accept, read and admission
+     * taking `turnMs`.
+     */
+    const firstRelease = async (accepts: number, turnMs = 0): Promise<number> => {
       await sleep(50);
       start(chain, '/v1/render', 10);
       await nextTurn();
       const queued = [start(chain, '/v1/render', 10), start(chain, '/v1/render', 10)];
       const from = turn;
-      for (let i = 0; i < accepts; i++) {
+      for (let i = 0; i < accepts && queued.every((o) => o.how === 'pending'); i++) {
         ls.connectionAccepted();
+        clock.work(turnMs);
         if (i < accepts - 1) await nextTurn();
       }
       while (queued.every((o) => o.how === 'pending')) await nextTurn();
@@ -527,8 +532,11 @@ describe('LoadShedding: a burst spread over turns', () => {
     };
     const none = await firstRelease(0);
     expect(await firstRelease(1)).toBe(none + 1);
-    // A connection accepted at each turn: one round held, the next one runs.
-    expect(await firstRelease(3)).toBe(none + 1);
+    // A connection accepted at each turn: each of those turns' rounds held.
+    expect(await firstRelease(3)).toBe(none + 3);
+    // Turns of 0.5 ms that each accept one: held for 10 ms (20 turns), then a round runs while
+    // connections are still being accepted.
+    expect(await firstRelease(40, 0.5)).toBe(none + 20);
   });
 
   it('the same calls at 3x arriving in batches of 9 every 30 ms: the wait allowed grows while the process idles between batches, so that it keeps serving', async () => {

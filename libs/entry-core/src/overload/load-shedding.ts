@@ -237,6 +237,19 @@ const FOLLOWS_BUSY_MIN_CPU_MS = 1;
 const FOLLOWS_BUSY_IDLE_MS = 0.1;
 const FOLLOWS_BUSY_WITHIN_MS = 1;
 
+/**
+ * How long (ms) in a row the drain's rounds may be held for connections being accepted (see
+ * `connectionAccepted`). node:http takes one connection from the kernel's queue per turn of the
+ * loop (one accept per poll phase), so a turn that runs a handler of 10 ms accepts one
+ * connection whatever number wait: at an overload's onset over new connections (3x of a 10 ms
+ * route, a client opening a connection per call until its pool has free ones) they waited in
+ * the kernel 15-25 ms each, one more per turn, unseen by admission, and were answered 26-42 ms
+ * after they were sent (BENCHMARKS.md, session 25). Held, the rounds leave turns that only
+ * accept, read and admit (a fraction of a millisecond each), until a turn accepts none or this
+ * time has passed; then a round runs (and the next accept may hold again).
+ */
+const ACCEPT_HOLD_MAX_MS = TURN_SLICE_MS;
+
 /** The most calls one round of the drain lets through (see `drain`). */
 const DRAIN_ROUND_MAX = 64;
 
@@ -438,10 +451,11 @@ export class LoadShedding implements CallMiddleware {
   private trailersUnsent = false;
   /**
    * Whether a connection was accepted while calls waited, since the drain's last round
-   * (`connectionAccepted`), and whether that round was held for one (at most one in a row).
+   * (`connectionAccepted`), and since when (the clock's `now()` ms) the rounds are held in a row
+   * for accepts (NaN: the last round was not held; see ACCEPT_HOLD_MAX_MS).
    */
   private accepted = false;
-  private heldForAccepted = false;
+  private acceptHoldSinceMs = Number.NaN;
   /**
    * When an admitted call that held the CPU (FOLLOWS_BUSY_MIN_CPU_MS) last ended (the clock's
    * `now()` ms; -Infinity: none), and the loop's idle time (ms) then: see `followsBusyCall`.
@@ -1074,19 +1088,23 @@ export class LoadShedding implements CallMiddleware {
       this.scheduleDrain();
       return;
     }
-    if (this.accepted && !this.heldForAccepted) {
-      // Connections accepted in this turn's poll phase are read in the next one, which comes at
-      // once when this round runs nothing: their calls, the newest, then ask before the queue's
-      // next call holds the loop (at an overload's onset over new connections, a round run here
-      // kept each of them unread for a whole handler more). One round at most: a client opening
-      // a connection per call holds every other round, for no longer than a poll phase.
+    if (this.accepted) {
+      // A connection accepted in this turn's poll phase is read in the next one, which comes at
+      // once when this round runs nothing, and accepts the next connection the kernel holds
+      // (one a turn): their calls, the newest, then ask before the queue's next call holds the
+      // loop (at an overload's onset over new connections, a round run here kept each of them
+      // unread for a whole handler more, and the next ones unaccepted). Held while turns keep
+      // accepting, ACCEPT_HOLD_MAX_MS at most: a client opening a connection per call holds the
+      // rounds for the turns that accept what came meanwhile.
       this.accepted = false;
-      this.heldForAccepted = true;
-      this.scheduleDrain();
-      return;
+      const heldMs = this.time.now();
+      if (Number.isNaN(this.acceptHoldSinceMs)) this.acceptHoldSinceMs = heldMs;
+      if (heldMs - this.acceptHoldSinceMs < ACCEPT_HOLD_MAX_MS) {
+        this.scheduleDrain();
+        return;
+      }
     }
-    this.accepted = false;
-    this.heldForAccepted = false;
+    this.acceptHoldSinceMs = Number.NaN;
     this.releasedLastRound = false;
     const budget =
       this.serviceMs > 0
@@ -1184,8 +1202,10 @@ export class LoadShedding implements CallMiddleware {
   /**
    * For a transport whose new connections are read a turn after they are accepted (HTTP/1.1:
    * node:http's `connection` event): a connection was accepted. While calls wait in the queue,
-   * the drain's next round is held for one poll phase, so that the requests of the connections
-   * accepted now are read (and admitted, the newest) before a queued call holds the loop.
+   * the drain's next round is held for a poll phase, so that the request of the connection
+   * accepted now is read (and admitted, the newest), and the next connection the kernel holds is
+   * accepted, before a queued call holds the loop; held again while turns keep accepting, up to
+   * ACCEPT_HOLD_MAX_MS.
    */
   connectionAccepted(): void {
     if (this.queue.length + this.criticalQueue.length > 0) this.accepted = true;
