@@ -271,6 +271,9 @@ function plainBlockScalar(rest: string): string {
   return text;
 }
 
+/** A text that starts with a document marker (`---`, `...`) alone or before a space. */
+const DOCUMENT_MARKER = /^(?:---|\.\.\.)(?: |$)/;
+
 /** A plain scalar may not start with an indicator; `-` `?` `:` start one when a safe character follows. */
 function checkPlainStart(text: string, flow = false): void {
   const c = text[0]!;
@@ -527,5 +530,11 @@ export function resolvePlain(text: string): unknown {
 export function readPlainScalar(text: string): { value: unknown } | undefined {
   const trimmed = text.trim();
   if (trimmed === '' || /[\n\r\t]/.test(trimmed) || trimmed.includes(' #')) return undefined;
+  const lead = text.length - text.trimStart().length;
+  // A tab or line break before the scalar (a tab indents nothing in YAML: the library fails), or
+  // `---` / `...` at the text's start, alone or before a space (a document marker, not text: the
+  // library reads `---` as an empty document, null), are the library's to read.
+  if (/[\t\n\r]/.test(text.slice(0, lead))) return undefined;
+  if (lead === 0 && DOCUMENT_MARKER.test(trimmed)) return undefined;
   return attempt(() => ({ value: resolvePlain(plainBlockScalar(trimmed)) }));
 }
