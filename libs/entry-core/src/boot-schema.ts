@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from './zod.js';
 import type { BaseEntryConfig, Entry, EntryPlugin } from './entry.js';
 import { appSchema } from './config/load.js';
 import { builtinPlugins } from './builtin/plugins.js';

@@ -1,4 +1,6 @@
-import { z, type ZodType } from 'zod';
+import type { ZodType } from 'zod';
+import { globalRegistry } from './zod-api.js';
+import { describeRecipe } from './zod-recipe.js';
 
 /**
  * `schema.describe(text)` without zod's copy: the description is registered for `schema` itself
@@ -9,6 +11,6 @@ import { z, type ZodType } from 'zod';
  * another's). A start builds ~230 fewer schema instances, each ~10-25 µs of a cold process.
  */
 export function described<T extends ZodType>(schema: T, description: string): T {
-  z.globalRegistry.add(schema, { description });
+  if (!describeRecipe(schema, description)) globalRegistry.add(schema, { description });
   return schema;
 }

@@ -4,5 +4,7 @@
 // inlined into dist/ with only the functions zod-api.ts names, serves them all: one file at start
 // instead of zod's 95 modules (BENCHMARKS.md, "Start: zod and yaml inlined"), a schema one package
 // builds nests in another's, and one locale setting holds for all. Type-only imports stay on 'zod'.
+// Its schema builders record recipes (zod-recipe.ts), which zod builds only when asked; this
+// package's modules import `z` from here in the sources too, so that tests run what ships.
 export * as z from './zod-api.js';
 export { described } from './described.js';

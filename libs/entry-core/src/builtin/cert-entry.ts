@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import { z } from '../zod.js';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
 import { emptyTextSchema, entryBaseShape } from '../schema.js';
 import type { CertBundle } from './cert-bundle.js';

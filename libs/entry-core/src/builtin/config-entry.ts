@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseYaml } from '../config/yaml-library.js';
-import { z } from 'zod';
+import { z } from '../zod.js';
 import { described } from '../described.js';
 import { Phase, type Entry, type EntryPlugin } from '../entry.js';
 import { coreError } from '../errors.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../zod.js';
 import { described } from '../described.js';
 import { rotationSchema } from '../event/rotation.js';
 import { eventPortingRules } from '../config/porting-rules.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../zod.js';
 import { described } from '../described.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import type { BaseEntryConfig, Entry, EntryPlugin } from '../entry.js';
@@ -22,6 +22,7 @@ import {
   type PortingNote,
 } from './porting.js';
 import { nonEmptyTextSchema, nonNegativeIntSchema } from '../schema.js';
+import { parseByRecipe } from './recipe-parse.js';
 
 export interface LoadConfigInput {
   /** Path shown in messages. */
@@ -263,7 +264,7 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
       issues,
       entryName: item.name,
     });
-    let result = plugin.schema.safeParse(value, ONE_SHOT);
+    let result = parseQuickly(plugin.schema, value);
     if (!result.success && mode === 'rk-boot') {
       result = dropUnknownKeys(plugin.schema, value, (path, key) =>
         warnings.push(note(unknownNote(path, key), base, item.name)),
@@ -299,7 +300,7 @@ export function loadConfig(input: LoadConfigInput): LoadedConfig {
     issues.push(at(['app'], 'must be a map with name, version and description'));
   } else {
     const value = interpolate(app, ['app'], { env: input.env, source, issues });
-    let result = appSchema.safeParse(value, ONE_SHOT);
+    let result = parseQuickly(appSchema, value);
     if (!result.success && mode === 'rk-boot') {
       result = dropUnknownKeys(appSchema, value, (path, key) =>
         warnings.push(note(unknownNote(path, key), ['app'], undefined)),
@@ -384,6 +385,19 @@ function unknownNote(path: DocPath, key: string): PortingNote {
  * Same results and issues (the fast path is an optimisation of the same checks).
  */
 const ONE_SHOT = { jitless: true } as const;
+
+/**
+ * `schema.safeParse(value)`: read from the schema's recipe when the value fits it (recipe-parse.ts:
+ * no zod schema is built), else zod's own parse, whose issues say what is wrong.
+ */
+function parseQuickly<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+): ReturnType<z.ZodType<T>['safeParse']> {
+  const quick = parseByRecipe(schema, value);
+  if (quick !== undefined) return { success: true, data: quick.data as T };
+  return schema.safeParse(value, ONE_SHOT);
+}
 
 /**
  * The porting mode's second pass: removes the keys the schema does not know (at any depth) and

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../zod.js';
 import { coreError } from '../errors.js';
 /** A parsed `host:port`. */
 export interface HostPort {

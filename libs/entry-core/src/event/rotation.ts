@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { z } from 'zod';
+import { z } from '../zod.js';
 import { nonNegativeIntSchema, offSchema } from '../schema.js';
 
 /**

@@ -1,5 +1,5 @@
 import zlib from 'node:zlib';
-import { z } from 'zod';
+import { z } from '../zod.js';
 import { described } from '../described.js';
 
 /** `compression.*` of the grpc (gateway responses) and httpserver entries. */

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { z } from 'zod';
+import { z } from '../zod.js';
 
 /**
  * The shape of the JSON error body an HTTP transport writes for errors svcboot produces itself

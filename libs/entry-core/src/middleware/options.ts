@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
-import { z } from 'zod';
+import { z } from '../zod.js';
+import { built, whenBuilt } from '../zod-recipe.js';
 import type { Registry } from 'prom-client';
 import type { EntryContext } from '../entry.js';
 import { CallChain, type CallMiddleware } from './call.js';
@@ -106,7 +107,9 @@ export const middlewareSchema = dynamicSchema() as unknown as z.ZodType<Middlewa
  * static inner type (for tools that walk schemas) is the default registry's.
  */
 function dynamicSchema(): z.ZodType {
-  return redirectParse(z.lazy(currentSchema));
+  // A recipe (zod-recipe.ts): redirected once zod builds it; recipe-parse.ts reads z.lazy's getter
+  // on each parse already.
+  return whenBuilt(z.lazy(currentSchema), redirectParse);
 }
 
 /**
@@ -118,12 +121,12 @@ function redirectParse(schema: z.ZodType): z.ZodType {
   const internals = (schema as unknown as { _zod: ParseInternals })._zod;
   // zod's run is its parse when a schema has no checks (this one has none): both delegate.
   internals.parse = internals.run = (payload, ctx) =>
-    (currentSchema() as unknown as { _zod: ParseInternals })._zod.run(payload, ctx);
+    (built(currentSchema()) as unknown as { _zod: ParseInternals })._zod.run(payload, ctx);
   // What tools that walk schemas read (z.toJSONSchema, `svc schema`): zod keeps a lazy's first
   // inner type on the def its clones share, so the definitions registered at that moment would
   // hold for the process; read the current one each time instead.
   Object.defineProperty(internals, 'innerType', {
-    get: currentSchema,
+    get: () => built(currentSchema()),
     configurable: true,
     enumerable: true,
   });

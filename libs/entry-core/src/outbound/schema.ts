@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../zod.js';
 import { emptyTextSchema, nonNegativeIntSchema, offSchema, positiveIntSchema } from '../schema.js';
 
 /** `breaker:` of a client entry: adaptive throttling (Google SRE book; kratos' `sre` breaker). */

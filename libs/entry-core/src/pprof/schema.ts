@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../zod.js';
 import { described } from '../described.js';
 
 /** `pprof`: Node's profiles over HTTP (rk-boot's pprof), off by default. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../zod.js';
 import { described } from '../described.js';
 import { promEndpointSchema } from '../middleware/options.js';
 import { emptyTextSchema, offSchema } from '../schema.js';

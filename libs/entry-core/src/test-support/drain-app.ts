@@ -6,7 +6,7 @@
  * waits for that work.
  */
 import net from 'node:net';
-import { z } from 'zod';
+import { z } from '../zod.js';
 import {
   Phase,
   entryBaseShape,

@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
 import { Counter, Registry } from 'prom-client';
-import { z } from 'zod';
+import { z } from '../zod.js';
 import {
   Phase,
   entryBaseShape,

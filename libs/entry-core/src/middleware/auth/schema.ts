@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../../zod.js';
 import { nonEmptyTextSchema, offSchema } from '../../schema.js';
 
 const basicItem = z.string().refine((s) => s.indexOf(':') > 0, {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../../zod.js';
 import { HTTP_TOKEN } from '../http-scope.js';
 import { credentialedPatternProblem, originPatternProblem } from './origins.js';
 import { offSchema } from '../../schema.js';

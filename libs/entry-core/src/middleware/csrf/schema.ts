@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../../zod.js';
 import { offSchema } from '../../schema.js';
 
 const LOOKUP = /^(header|form|query):([!#$%&'*+.^_`|~0-9A-Za-z-]+)$/;

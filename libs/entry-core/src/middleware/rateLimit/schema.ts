@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../../zod.js';
 import { nonEmptyTextSchema, offSchema, onSchema, positiveIntSchema } from '../../schema.js';
 
 /** `middleware.rateLimit` of a grpc or httpserver entry (rk-boot's keys, plus svcboot's own). */

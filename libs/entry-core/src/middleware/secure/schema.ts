@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../../zod.js';
 import { HEADER_VALUE } from '../http-scope.js';
 import { offSchema } from '../../schema.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../../zod.js';
 import { nonEmptyTextSchema, offSchema, positiveIntSchema } from '../../schema.js';
 
 /** `middleware.timeout` of a grpc or httpserver entry (rk-boot's keys). */

@@ -1,0 +1,226 @@
+// Schemas as recipes: svcboot's `z` (zod-api.ts) records each schema a module builds (`z.string()`,
+// `.min(1)`, `.default('x')`, `z.strictObject({...})`) instead of building it, and builds the zod
+// schema only when something asks zod for it (a parse that config/recipe-parse.ts cannot settle, the JSON
+// schema, an error's details). Building ~700 zod schemas was a third of a one-entry app's start on
+// Node 26 (BENCHMARKS.md, "Session 26"); recording one costs a small object.
+//
+// A recipe is a Proxy: the chain methods below record a new step; any other property (`_zod`,
+// `safeParse`, `shape`, `unwrap`, ...) builds the zod schema (once) and reads it there, functions
+// bound to it, so code that uses a schema as zod's keeps working unchanged. zod itself never sees
+// a recipe: the arguments of each step are built first, at any depth of arrays and plain objects.
+// This file is named src/zod-*.ts so that its import of zod reaches zod itself when bundled: see tools/scripts/bundle-lib.mjs --shim.
+import type * as zod from 'zod';
+import {
+  array,
+  boolean,
+  enum as enumOf,
+  globalRegistry,
+  instanceof as instanceOf,
+  lazy,
+  literal,
+  number,
+  object,
+  record as recordOf,
+  strictObject,
+  string,
+  union,
+  unknown,
+} from 'zod';
+
+/** The chain methods a recipe records (zod's, for the schema types svcboot builds). */
+const CHAIN_METHODS = new Set([
+  'min',
+  'max',
+  'length',
+  'int',
+  'positive',
+  'nonnegative',
+  'negative',
+  'nonpositive',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'finite',
+  'regex',
+  'startsWith',
+  'endsWith',
+  'includes',
+  'trim',
+  'toLowerCase',
+  'toUpperCase',
+  'nonempty',
+  'default',
+  'prefault',
+  'optional',
+  'nullable',
+  'nullish',
+  'describe',
+  'meta',
+  'transform',
+  'pipe',
+  'refine',
+  'superRefine',
+  'extend',
+  'array',
+  'or',
+  'catch',
+  'readonly',
+]);
+
+/** A recorded step: a `z.<fn>(...args)` call, or `<parent>.<method>(...args)`. */
+export type RecipeStep =
+  | { readonly kind: 'call'; readonly fn: string; readonly args: readonly unknown[] }
+  | {
+      readonly kind: 'chain';
+      readonly parent: Recipe;
+      readonly method: string;
+      readonly args: readonly unknown[];
+    };
+
+/** One recorded schema: its step, and the zod schema once built. */
+export interface Recipe {
+  readonly step: RecipeStep;
+  /** Descriptions given by described() before the schema was built, registered when it is. */
+  descriptions: string[] | undefined;
+  built: zod.ZodType | undefined;
+  /** Called with the zod schema when it is built (whenBuilt). */
+  onBuilt: ((schema: zod.ZodType) => void)[] | undefined;
+}
+
+const RECIPE = Symbol('svcboot.recipe');
+
+const handler: ProxyHandler<Recipe> = {
+  get(recipe, prop) {
+    if (prop === RECIPE) return recipe;
+    if (typeof prop === 'string' && CHAIN_METHODS.has(prop))
+      return (...args: unknown[]) => record({ kind: 'chain', parent: recipe, method: prop, args });
+    if (prop === 'unwrap') {
+      const inner = unwrapped(recipe);
+      if (inner) return () => new Proxy(inner, handler);
+    }
+    const schema = build(recipe) as unknown as Record<PropertyKey, unknown>;
+    const value = Reflect.get(schema, prop, schema);
+    return typeof value === 'function' ? value.bind(schema) : value;
+  },
+  set(recipe, prop, value) {
+    return Reflect.set(build(recipe), prop, value);
+  },
+  has(recipe, prop) {
+    return prop === RECIPE || Reflect.has(build(recipe), prop);
+  },
+};
+
+/** The steps whose `.unwrap()` is the schema they were called on (zod's `innerType`). */
+const WRAPPERS = new Set(['default', 'prefault', 'optional', 'nullable', 'readonly', 'catch']);
+
+/** The recipe `.unwrap()` of `recipe` gives, without building it; undefined where zod must say. */
+function unwrapped(recipe: Recipe): Recipe | undefined {
+  let r = recipe;
+  // zod's .describe() and .meta() copy the schema, inner type and all.
+  while (r.step.kind === 'chain' && (r.step.method === 'describe' || r.step.method === 'meta'))
+    r = r.step.parent;
+  return r.step.kind === 'chain' && WRAPPERS.has(r.step.method) ? r.step.parent : undefined;
+}
+
+function record(step: RecipeStep): zod.ZodType {
+  const recipe: Recipe = { step, descriptions: undefined, built: undefined, onBuilt: undefined };
+  // The recipe names itself too, so that recipeOf() takes a recipe as well as its Proxy.
+  (recipe as unknown as Record<symbol, unknown>)[RECIPE] = recipe;
+  return new Proxy(recipe, handler) as unknown as zod.ZodType;
+}
+
+/** The recipe behind `value`, if it is one. */
+export function recipeOf(value: unknown): Recipe | undefined {
+  return typeof value === 'object' && value !== null
+    ? ((value as { [RECIPE]?: Recipe })[RECIPE] ?? undefined)
+    : undefined;
+}
+
+/** `value` with every recipe in it (at any depth of arrays and plain objects) built into its zod schema. */
+export function built<T>(value: T): T {
+  const recipe = recipeOf(value);
+  if (recipe) return build(recipe) as T;
+  if (Array.isArray(value)) return value.map(built) as T;
+  if (isPlainObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value)) out[key] = built(value[key]);
+    return out as T;
+  }
+  return value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** zod's schema builders by name (named imports: the bundle keeps only these of zod). */
+const zodFunctions = {
+  array,
+  boolean,
+  enum: enumOf,
+  instanceof: instanceOf,
+  lazy,
+  literal,
+  number,
+  object,
+  record: recordOf,
+  strictObject,
+  string,
+  union,
+  unknown,
+} as unknown as Record<string, (...args: unknown[]) => zod.ZodType>;
+
+function build(recipe: Recipe): zod.ZodType {
+  if (recipe.built) return recipe.built;
+  const { step } = recipe;
+  let schema: zod.ZodType;
+  if (step.kind === 'call') {
+    // z.lazy's getter may return a recipe: zod gets the schema built from it.
+    const args =
+      step.fn === 'lazy'
+        ? [() => built((step.args[0] as () => unknown)())]
+        : step.args.map((a) => built(a));
+    schema = zodFunctions[step.fn]!(...args);
+  } else {
+    const parent = build(step.parent) as unknown as Record<
+      string,
+      (...a: unknown[]) => zod.ZodType
+    >;
+    schema = parent[step.method]!(...step.args.map((a) => built(a)));
+  }
+  recipe.built = schema;
+  for (const description of recipe.descriptions ?? []) globalRegistry.add(schema, { description });
+  recipe.descriptions = undefined;
+  for (const fn of recipe.onBuilt ?? []) fn(schema);
+  recipe.onBuilt = undefined;
+  return schema;
+}
+
+/**
+ * Runs `fn` with the zod schema of `schema`: now if it is one (or was built), else when it is
+ * built; returns `schema`.
+ */
+export function whenBuilt<T>(schema: T, fn: (schema: zod.ZodType) => void): T {
+  const recipe = recipeOf(schema);
+  if (!recipe) fn(schema as zod.ZodType);
+  else if (recipe.built) fn(recipe.built);
+  else (recipe.onBuilt ??= []).push(fn);
+  return schema;
+}
+
+/** Registers `description` for `schema` (a recipe: for the schema built from it, when it is). */
+export function describeRecipe(schema: unknown, description: string): boolean {
+  const recipe = recipeOf(schema);
+  if (!recipe) return false;
+  if (recipe.built) globalRegistry.add(recipe.built, { description });
+  else (recipe.descriptions ??= []).push(description);
+  return true;
+}
+
+/** A `z.<fn>` that records its call. */
+export function recorded<F>(fn: string): F {
+  return ((...args: unknown[]) => record({ kind: 'call', fn, args })) as F;
+}
