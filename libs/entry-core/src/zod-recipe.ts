@@ -93,6 +93,8 @@ const RECIPE = Symbol('svcboot.recipe');
 const handler: ProxyHandler<Recipe> = {
   get(recipe, prop) {
     if (prop === RECIPE) return recipe;
+    // A zod schema is no thenable: returning one from an async function must not build it.
+    if (prop === 'then') return undefined;
     if (typeof prop === 'string' && CHAIN_METHODS.has(prop))
       return (...args: unknown[]) => record({ kind: 'chain', parent: recipe, method: prop, args });
     if (prop === 'unwrap') {
