@@ -4,7 +4,7 @@
 // (`z.ZodType`, `z.output<...>`); a value this list lacks is a compile error ("exported using
 // 'export type'"): add it here.
 //
-// The schema builders record recipes (config/schema-recipe.ts): a schema is built by zod only when
+// The schema builders record recipes (zod-recipe.ts): a schema is built by zod only when
 // something asks zod for it, and boot.yaml's usual parse reads the recipes themselves
 // (config/recipe-parse.ts). Their types are zod's: a recipe answers as the zod schema it stands for.
 import type * as zod from 'zod';
