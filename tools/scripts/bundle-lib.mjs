@@ -27,7 +27,9 @@
 // licence texts go into dist/THIRD-PARTY-LICENSES.md, which the bundle's legal comment names,
 // beside the legal comments esbuild keeps (`/*! */`, `@license`) at the end of each file.
 // --side: these third-party packages, each bundled whole into one CommonJS file of dist/ of its
-// own (`yaml=yaml-library.cjs` writes dist/yaml-library.cjs), which the package's code loads with
+// own (`yaml=yaml-library.cjs` writes dist/yaml-library.cjs), or only what one of this package's
+// modules re-exports of it (`zod=zod-library.cjs@src/zod-library.ts`: that module is the file's
+// entry, so the bundle keeps only those names), which the package's code loads with
 // a createRequire of its own when it first needs it (entry-core's config/yaml-library.ts: a start
 // that reads boot.yaml with the subset reader never compiles the yaml library). The package stays
 // a dependency (the sources, and an app's own bundle, load it from node_modules instead). Licences
@@ -77,7 +79,16 @@ function pairsOf(flag, what, valid = () => true) {
     });
 }
 /** Package name → the file of dist/ it is bundled into, alone, as CommonJS. */
-const sides = new Map(pairsOf('--side', '<name>.cjs', (f) => /^[a-z0-9-]+\.cjs$/.test(f)));
+const sides = new Map(
+  pairsOf('--side', '<name>.cjs[@<module>]', (f) => /^[a-z0-9-]+\.cjs(@[\w./-]+\.ts)?$/.test(f)),
+);
+/** Side file → this package's module to bundle as it (`zod-library.cjs@src/zod-library.ts`), else the package whole. */
+const sideEntries = new Map();
+for (const [name, spec] of sides) {
+  const [file, entry] = spec.split('@');
+  sides.set(name, file);
+  if (entry !== undefined) sideEntries.set(name, path.resolve(entry));
+}
 /** Package name → the module of this package its own imports of that package resolve to. */
 const shims = new Map(
   pairsOf('--shim', '<file>').map(([name, file]) => [name, path.resolve(file)]),
@@ -449,7 +460,7 @@ for (const { out, names, prefix } of stubs) {
 for (const [name, file] of sides) {
   const out = path.join('dist', file);
   await build({
-    entryPoints: [requireHere.resolve(name)],
+    entryPoints: [sideEntries.get(name) ?? requireHere.resolve(name)],
     bundle: true,
     format: 'cjs',
     platform: 'node',

@@ -8,11 +8,20 @@
 // something asks zod for it, and boot.yaml's usual parse reads the recipes themselves
 // (config/recipe-parse.ts). Their types are zod's: a recipe answers as the zod schema it stands for.
 import type * as zod from 'zod';
-import { toJSONSchema as zodToJSONSchema } from 'zod';
-import { built, recorded } from './zod-recipe.js';
+import { built, recorded, zodLibrary } from './zod-recipe.js';
 
 export type * from 'zod';
-export { globalRegistry, ZodError } from 'zod';
+/** zod's registry of schema metadata (descriptions): zod's own, loaded when first used. */
+export const globalRegistry: typeof zod.globalRegistry = new Proxy(
+  {} as typeof zod.globalRegistry,
+  {
+    get(_, prop) {
+      const registry = zodLibrary().globalRegistry as unknown as Record<PropertyKey, unknown>;
+      const value = registry[prop];
+      return typeof value === 'function' ? value.bind(registry) : value;
+    },
+  },
+);
 export const array = recorded<typeof zod.array>('array');
 export const boolean = recorded<typeof zod.boolean>('boolean');
 const _enum = recorded<typeof zod.enum>('enum');
@@ -30,7 +39,7 @@ export const union = recorded<typeof zod.union>('union');
 export const unknown = recorded<typeof zod.unknown>('unknown');
 /** zod's toJSONSchema of the schema (recipes in it built first). */
 export const toJSONSchema = ((schema: unknown, ...rest: unknown[]) =>
-  (zodToJSONSchema as (...a: unknown[]) => unknown)(
+  (zodLibrary().toJSONSchema as (...a: unknown[]) => unknown)(
     built(schema),
     ...rest,
   )) as typeof zod.toJSONSchema;

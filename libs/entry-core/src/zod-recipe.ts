@@ -8,24 +8,35 @@
 // `safeParse`, `shape`, `unwrap`, ...) builds the zod schema (once) and reads it there, functions
 // bound to it, so code that uses a schema as zod's keeps working unchanged. zod itself never sees
 // a recipe: the arguments of each step are built first, at any depth of arrays and plain objects.
-// This file is named src/zod-*.ts so that its import of zod reaches zod itself when bundled: see tools/scripts/bundle-lib.mjs --shim.
+import { createRequire } from 'node:module';
 import type * as zod from 'zod';
-import {
-  array,
-  boolean,
-  enum as enumOf,
-  globalRegistry,
-  instanceof as instanceOf,
-  lazy,
-  literal,
-  number,
-  object,
-  record as recordOf,
-  strictObject,
-  string,
-  union,
-  unknown,
-} from 'zod';
+import type * as ZodLibraryModule from './zod-library.js';
+
+/** The zod values svcboot calls (its schema builders, the registry, toJSONSchema). */
+export type ZodLibrary = typeof ZodLibraryModule;
+
+/** The file bundle-lib.mjs writes beside dist/package.js (see zod-library.ts). */
+const ZOD_LIBRARY_FILE = './zod-library.cjs';
+
+let library: ZodLibrary | undefined;
+
+/**
+ * zod, loaded when a schema is first built: a start whose boot.yaml the quick parse settles never
+ * loads it. Built, it is dist/zod-library.cjs (only what zod-library.ts names: one instance for
+ * every svcboot package); run from the sources (tests), zod from node_modules. Not `require`:
+ * esbuild would bundle what it names.
+ */
+export function zodLibrary(): ZodLibrary {
+  if (library !== undefined) return library;
+  const load = createRequire(import.meta.url);
+  try {
+    library = load(ZOD_LIBRARY_FILE) as ZodLibrary;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
+    library = load('zod') as ZodLibrary;
+  }
+  return library;
+}
 
 /** The chain methods a recipe records (zod's, for the schema types svcboot builds). */
 const CHAIN_METHODS = new Set([
@@ -158,23 +169,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-/** zod's schema builders by name (named imports: the bundle keeps only these of zod). */
-const zodFunctions = {
-  array,
-  boolean,
-  enum: enumOf,
-  instanceof: instanceOf,
-  lazy,
-  literal,
-  number,
-  object,
-  record: recordOf,
-  strictObject,
-  string,
-  union,
-  unknown,
-} as unknown as Record<string, (...args: unknown[]) => zod.ZodType>;
-
 function build(recipe: Recipe): zod.ZodType {
   if (recipe.built) return recipe.built;
   const { step } = recipe;
@@ -185,7 +179,9 @@ function build(recipe: Recipe): zod.ZodType {
       step.fn === 'lazy'
         ? [() => built((step.args[0] as () => unknown)())]
         : step.args.map((a) => built(a));
-    schema = zodFunctions[step.fn]!(...args);
+    schema = (zodLibrary() as unknown as Record<string, (...a: unknown[]) => zod.ZodType>)[
+      step.fn
+    ]!(...args);
   } else {
     const parent = build(step.parent) as unknown as Record<
       string,
@@ -194,7 +190,8 @@ function build(recipe: Recipe): zod.ZodType {
     schema = parent[step.method]!(...step.args.map((a) => built(a)));
   }
   recipe.built = schema;
-  for (const description of recipe.descriptions ?? []) globalRegistry.add(schema, { description });
+  for (const description of recipe.descriptions ?? [])
+    zodLibrary().globalRegistry.add(schema, { description });
   recipe.descriptions = undefined;
   for (const fn of recipe.onBuilt ?? []) fn(schema);
   recipe.onBuilt = undefined;
@@ -217,7 +214,7 @@ export function whenBuilt<T>(schema: T, fn: (schema: zod.ZodType) => void): T {
 export function describeRecipe(schema: unknown, description: string): boolean {
   const recipe = recipeOf(schema);
   if (!recipe) return false;
-  if (recipe.built) globalRegistry.add(recipe.built, { description });
+  if (recipe.built) zodLibrary().globalRegistry.add(recipe.built, { description });
   else (recipe.descriptions ??= []).push(description);
   return true;
 }
