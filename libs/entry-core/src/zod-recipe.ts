@@ -8,8 +8,8 @@
 // `safeParse`, `shape`, `unwrap`, ...) builds the zod schema (once) and reads it there, functions
 // bound to it, so code that uses a schema as zod's keeps working unchanged. zod itself never sees
 // a recipe: the arguments of each step are built first, at any depth of arrays and plain objects.
-import { createRequire } from 'node:module';
 import type * as zod from 'zod';
+import { loadSideLibrary } from './side-library.js';
 import type * as ZodLibraryModule from './zod-library.js';
 
 /** The zod values svcboot calls (its schema builders, the registry, toJSONSchema). */
@@ -23,18 +23,10 @@ let library: ZodLibrary | undefined;
 /**
  * zod, loaded when a schema is first built: a start whose boot.yaml the quick parse settles never
  * loads it. Built, it is dist/zod-library.cjs (only what zod-library.ts names: one instance for
- * every svcboot package); run from the sources (tests), zod from node_modules. Not `require`:
- * esbuild would bundle what it names.
+ * every svcboot package); run from the sources (tests), zod from node_modules.
  */
 export function zodLibrary(): ZodLibrary {
-  if (library !== undefined) return library;
-  const load = createRequire(import.meta.url);
-  try {
-    library = load(ZOD_LIBRARY_FILE) as ZodLibrary;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-    library = load('zod') as ZodLibrary;
-  }
+  library ??= loadSideLibrary<ZodLibrary>(import.meta.url, ZOD_LIBRARY_FILE, 'zod');
   return library;
 }
 

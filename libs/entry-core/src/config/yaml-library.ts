@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { loadSideLibrary } from '../side-library.js';
 import type * as Yaml from 'yaml';
 import { readPlainScalar, readYamlSubset } from './yaml-subset.js';
 
@@ -17,15 +17,7 @@ export const YAML_LIBRARY_FILE = './yaml-library.cjs';
 let library: YamlLibrary | undefined;
 
 export function yamlLibrary(): YamlLibrary {
-  if (library !== undefined) return library;
-  // Not `require`: esbuild would bundle what it names.
-  const load = createRequire(import.meta.url);
-  try {
-    library = load(YAML_LIBRARY_FILE) as YamlLibrary;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-    library = load('yaml') as YamlLibrary;
-  }
+  library ??= loadSideLibrary<YamlLibrary>(import.meta.url, YAML_LIBRARY_FILE, 'yaml');
   return library;
 }
 
