@@ -154,6 +154,8 @@ export class CallContext {
   private controller: AbortController | undefined;
   /** Why the call was aborted, once it was. */
   private aborted: 'deadline' | 'cancelled' | undefined;
+  /** The deadline's timer fired and the transport is answering (`expire`). */
+  private expiring = false;
 
   constructor(
     readonly info: CallInfo,
@@ -260,9 +262,9 @@ export class CallContext {
     return c.signal;
   }
 
-  /** True once the deadline passed and the transport answered DeadlineExceeded / 504. */
+  /** True once the deadline passed (its timer fired): the transport answers DeadlineExceeded / 504. */
   get expired(): boolean {
-    return this.aborted === 'deadline';
+    return this.expiring || this.aborted === 'deadline';
   }
 
   /**
@@ -273,6 +275,18 @@ export class CallContext {
     if (this.aborted !== undefined) return;
     this.aborted = why;
     this.controller?.abort(abortReason(why));
+  }
+
+  /**
+   * For the driver, when the deadline's timer fires: `expired` reads true from here on, also
+   * while `answer` runs (it answers DeadlineExceeded / 504 and cancels the handler's call, whose
+   * reason then says "deadline exceeded" even where the timer fired a millisecond before
+   * `Date.now()` reached the deadline); then `signal` aborts (answered first). @internal
+   */
+  expire(answer: () => void): void {
+    this.expiring = this.aborted === undefined;
+    answer();
+    this.abort('deadline');
   }
 
   /** This call's record, for handlers' pairs, counters and timers (a no-op when logging is off). */

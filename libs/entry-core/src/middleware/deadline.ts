@@ -42,8 +42,7 @@ function dropAnchor(delay: number): void {
 }
 
 function expire(call: CallContext, onExpire: () => void): void {
-  onExpire();
-  call.abort('deadline');
+  call.expire(onExpire);
 }
 
 /** The message a transport answers an expired deadline with. */

@@ -125,7 +125,11 @@ function handlerCall<B extends EmitterClass>(Base: B) {
     }
     /** @internal why the call ended early, as the signal's reason says it. */
     cancelReason(): string {
-      return Date.now() >= this.base.deadline ? 'deadline exceeded' : 'the call was cancelled';
+      // A timer can fire up to a millisecond before Date.now() reaches its time: the context
+      // says whether the deadline's timer fired.
+      return this.base.context?.expired === true || Date.now() >= this.base.deadline
+        ? 'deadline exceeded'
+        : 'the call was cancelled';
     }
   }
   return HandlerCall;
