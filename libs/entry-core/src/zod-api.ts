@@ -8,18 +8,14 @@
 // something asks zod for it, and boot.yaml's usual parse reads the recipes themselves
 // (config/recipe-parse.ts). Their types are zod's: a recipe answers as the zod schema it stands for.
 import type * as zod from 'zod';
-import { built, recorded, zodLibrary } from './zod-recipe.js';
+import { built, readBound, recorded, zodLibrary } from './zod-recipe.js';
 
 export type * from 'zod';
 /** zod's registry of schema metadata (descriptions): zod's own, loaded when first used. */
 export const globalRegistry: typeof zod.globalRegistry = new Proxy(
   {} as typeof zod.globalRegistry,
   {
-    get(_, prop) {
-      const registry = zodLibrary().globalRegistry as unknown as Record<PropertyKey, unknown>;
-      const value = registry[prop];
-      return typeof value === 'function' ? value.bind(registry) : value;
-    },
+    get: (_, prop) => readBound(zodLibrary().globalRegistry, prop),
   },
 );
 export const array = recorded<typeof zod.array>('array');

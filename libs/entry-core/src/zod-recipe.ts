@@ -30,11 +30,15 @@ export function zodLibrary(): ZodLibrary {
   return library;
 }
 
-/** The chain methods a recipe records (zod's, for the schema types svcboot builds). */
-const CHAIN_METHODS = new Set([
+/**
+ * The chain steps that add a check (or nothing: `describe`, `meta`) to the schema they are called
+ * on, which stays what it was (a string, a number, an array); config/recipe-parse.ts runs them.
+ */
+export const CHECK_STEPS: ReadonlySet<string> = new Set([
   'min',
   'max',
   'length',
+  'nonempty',
   'int',
   'positive',
   'nonnegative',
@@ -52,18 +56,22 @@ const CHAIN_METHODS = new Set([
   'trim',
   'toLowerCase',
   'toUpperCase',
-  'nonempty',
+  'refine',
+  'superRefine',
+  'describe',
+  'meta',
+]);
+
+/** The chain methods a recipe records (zod's, for the schema types svcboot builds). */
+const CHAIN_METHODS = new Set([
+  ...CHECK_STEPS,
   'default',
   'prefault',
   'optional',
   'nullable',
   'nullish',
-  'describe',
-  'meta',
   'transform',
   'pipe',
-  'refine',
-  'superRefine',
   'extend',
   'array',
   'or',
@@ -93,6 +101,15 @@ export interface Recipe {
 
 const RECIPE = Symbol('svcboot.recipe');
 
+/**
+ * `target[prop]` for a Proxy that stands for `target` (made when first asked for): a function
+ * comes bound to `target`, so that its `this` is the object, not the Proxy.
+ */
+export function readBound(target: object, prop: PropertyKey): unknown {
+  const value: unknown = Reflect.get(target, prop, target);
+  return typeof value === 'function' ? value.bind(target) : value;
+}
+
 const handler: ProxyHandler<Recipe> = {
   get(recipe, prop) {
     if (prop === RECIPE) return recipe;
@@ -104,9 +121,7 @@ const handler: ProxyHandler<Recipe> = {
       const inner = unwrapped(recipe);
       if (inner) return () => new Proxy(inner, handler);
     }
-    const schema = build(recipe) as unknown as Record<PropertyKey, unknown>;
-    const value = Reflect.get(schema, prop, schema);
-    return typeof value === 'function' ? value.bind(schema) : value;
+    return readBound(build(recipe), prop);
   },
   set(recipe, prop, value) {
     return Reflect.set(build(recipe), prop, value);

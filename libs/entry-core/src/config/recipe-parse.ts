@@ -4,7 +4,7 @@
 // so that a start never builds the zod schemas. It only settles the success path: any value it
 // does not accept, and any schema or step it does not know, is left to zod (`undefined`), whose
 // issues then say what is wrong. recipe-parse.test.ts holds it to zod's own parse.
-import { recipeOf, type Recipe } from '../zod-recipe.js';
+import { CHECK_STEPS, recipeOf, type Recipe, type RecipeStep } from '../zod-recipe.js';
 
 /** The value does not fit the schema: zod's parse will say why. */
 class Mismatch extends Error {}
@@ -38,39 +38,10 @@ function recipe(schema: unknown): Recipe {
   return r;
 }
 
-/** The steps that add a check (or nothing) to the schema they are called on. */
-const CHECKS = new Set([
-  'min',
-  'max',
-  'length',
-  'nonempty',
-  'int',
-  'positive',
-  'nonnegative',
-  'negative',
-  'nonpositive',
-  'gt',
-  'gte',
-  'lt',
-  'lte',
-  'finite',
-  'regex',
-  'startsWith',
-  'endsWith',
-  'includes',
-  'trim',
-  'toLowerCase',
-  'toUpperCase',
-  'refine',
-  'superRefine',
-  'describe',
-  'meta',
-]);
-
 /** What a recipe builds at its root, past the checks: `string`, `number`, `array`, `default`, ... */
 function kindOf(r: Recipe): string {
   let step = r.step;
-  while (step.kind === 'chain' && CHECKS.has(step.method)) step = step.parent.step;
+  while (step.kind === 'chain' && CHECK_STEPS.has(step.method)) step = step.parent.step;
   return step.kind === 'call' ? step.fn : step.method;
 }
 
@@ -121,7 +92,7 @@ function run(schema: unknown, value: unknown): unknown {
     case 'extend':
       return runExtended(parent, args[0], value);
     default:
-      if (!CHECKS.has(method)) throw UNSUPPORTED;
+      if (!CHECK_STEPS.has(method)) throw UNSUPPORTED;
       return check(kindOf(parent), method, args, run(parent, value));
   }
 }
@@ -367,18 +338,28 @@ function enumValues(entries: unknown): unknown[] {
     .map(([, v]) => v);
 }
 
+/**
+ * The options of a union: `z.union([a, b])`, or `a.or(b)` (zod's `.or(b)` is `z.union([this,
+ * b])`); undefined for any other step.
+ */
+function unionOptions(step: RecipeStep): readonly unknown[] | undefined {
+  if (step.kind === 'call') return step.fn === 'union' ? (step.args[0] as unknown[]) : undefined;
+  return step.method === 'or' ? [step.parent, step.args[0]] : undefined;
+}
+
 function optinOf(schema: unknown): Optionality {
-  const r = recipe(schema);
-  const step = r.step;
+  const step = recipe(schema).step;
+  const options = unionOptions(step);
+  if (options) {
+    // zod's union: filled in when an option fills it in, else optional when an option is.
+    const ins = options.map(optinOf);
+    if (ins.includes('defaulted')) return 'defaulted';
+    return ins.some((o) => o !== undefined) ? 'optional' : undefined;
+  }
   if (step.kind === 'call') {
     switch (step.fn) {
       case 'lazy':
         return optinOf((step.args[0] as () => unknown)());
-      case 'union': {
-        const ins = (step.args[0] as readonly unknown[]).map(optinOf);
-        if (ins.includes('defaulted')) return 'defaulted';
-        return ins.some((o) => o !== undefined) ? 'optional' : undefined;
-      }
       default:
         return undefined;
     }
@@ -391,11 +372,6 @@ function optinOf(schema: unknown): Optionality {
     case 'optional':
     case 'nullish':
       return optinOf(parent) === 'defaulted' ? 'defaulted' : 'optional';
-    case 'or': {
-      const ins = [optinOf(parent), optinOf(step.args[0])];
-      if (ins.includes('defaulted')) return 'defaulted';
-      return ins.some((o) => o !== undefined) ? 'optional' : undefined;
-    }
     case 'array':
     case 'extend':
       return undefined;
@@ -406,16 +382,14 @@ function optinOf(schema: unknown): Optionality {
 }
 
 function optoutOf(schema: unknown): Optionality {
-  const r = recipe(schema);
-  const step = r.step;
+  const step = recipe(schema).step;
+  const options = unionOptions(step);
+  // zod's union: its output may be absent when an option's may.
+  if (options) return options.some((o) => optoutOf(o) === 'optional') ? 'optional' : undefined;
   if (step.kind === 'call') {
     switch (step.fn) {
       case 'lazy':
         return optoutOf((step.args[0] as () => unknown)());
-      case 'union':
-        return (step.args[0] as readonly unknown[]).some((o) => optoutOf(o) === 'optional')
-          ? 'optional'
-          : undefined;
       default:
         return undefined;
     }
@@ -433,10 +407,6 @@ function optoutOf(schema: unknown): Optionality {
       return undefined;
     case 'pipe':
       return optoutOf(step.args[0]);
-    case 'or':
-      return optoutOf(parent) === 'optional' || optoutOf(step.args[0]) === 'optional'
-        ? 'optional'
-        : undefined;
     default:
       return optoutOf(parent);
   }
