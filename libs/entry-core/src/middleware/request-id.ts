@@ -4,30 +4,44 @@ import { randomFillSync } from 'node:crypto';
 const POOL_IDS = 256;
 /** Each id's 16 random bytes. */
 const pool = Buffer.allocUnsafe(POOL_IDS * 16);
-/** The pool's ids, formatted, one after another (36 characters each; made at each refill). */
+/** The length of a formatted UUID. */
+const ID_LENGTH = 36;
+/** The pool's ids as text, one after another (written at each refill). */
+const text = Buffer.allocUnsafe(POOL_IDS * ID_LENGTH);
+/** `text` as a string (made at each refill). */
 let ids = '';
 /** The next id's offset in `ids`; at ids.length the pool is used up. */
 let next = 0;
-/** The length of a formatted UUID. */
-const ID_LENGTH = 36;
 
-/** A formatted UUID's five groups of hex digits, to be joined with dashes. */
-const GROUPS = /(.{8})(.{4})(.{4})(.{4})(.{12})/g;
+/** Each byte value's two lower-case hex digits, as character codes (high digit first). */
+const HEX = new Uint8Array(512);
+for (let b = 0; b < 256; b++) {
+  HEX[2 * b] = '0123456789abcdef'.charCodeAt(b >> 4);
+  HEX[2 * b + 1] = '0123456789abcdef'.charCodeAt(b & 15);
+}
+const DASH = 0x2d;
 
 /**
  * Draws the random bytes of POOL_IDS ids and formats them into `ids`: byte 6's high four bits
- * set to the version 4, byte 8's high two bits to the variant's 10 (RFC 9562 §4.1), then the
- * pool as hex and the dashes put in, each by one call of native code (Buffer's hex, a regular
- * expression's replace): a loop over the 4096 bytes in JavaScript cost ~7 k instructions an id
- * in V8's interpreter.
+ * set to the version 4, byte 8's high two bits to the variant's 10 (RFC 9562 §4.1), each byte's
+ * two hex digits (and the dashes before bytes 4, 6, 8 and 10) written into `text`, read as one
+ * Latin-1 string. A regular expression putting the dashes into the pool's hex took ~420 ns an
+ * id; the table ~100 (JIT; in V8's interpreter the loop is dearer, once every 256 ids).
  */
 function refill(): void {
   randomFillSync(pool);
-  for (let o = 6; o < pool.length; o += 16) {
-    pool[o] = (pool[o]! & 0x0f) | 0x40;
-    pool[o + 2] = (pool[o + 2]! & 0x3f) | 0x80;
+  let t = 0;
+  for (let o = 0; o < pool.length; o += 16) {
+    pool[o + 6] = (pool[o + 6]! & 0x0f) | 0x40;
+    pool[o + 8] = (pool[o + 8]! & 0x3f) | 0x80;
+    for (let i = 0; i < 16; i++) {
+      if (i === 4 || i === 6 || i === 8 || i === 10) text[t++] = DASH;
+      const h = 2 * pool[o + i]!;
+      text[t++] = HEX[h]!;
+      text[t++] = HEX[h + 1]!;
+    }
   }
-  ids = pool.toString('hex').replace(GROUPS, '$1-$2-$3-$4-$5');
+  ids = text.toString('latin1');
 }
 
 /**
