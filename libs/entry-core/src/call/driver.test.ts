@@ -237,10 +237,13 @@ describe('startCall', () => {
       },
     ]);
     const expired: boolean[] = [];
+    const expiredWhileAnswering: boolean[] = [];
     const adapter = new Recorder();
     adapter.expire = (call) => {
-      // answered first: the signal has not aborted yet
+      // answered first: the signal has not aborted yet, but the call already reads as expired
+      // (what a handler call cancelled from here reports as its reason)
       expired.push(call.signal.aborted);
+      expiredWhileAnswering.push(call.expired);
       endCall(call, 'DeadlineExceeded');
     };
     const call = new CallContext(info, headers);
@@ -248,6 +251,7 @@ describe('startCall', () => {
     const deadline = Date.now() + 5000;
     while (expired.length === 0 && Date.now() < deadline) await tick();
     expect([expired, call.expired, call.resCode]).toEqual([[false], true, 'DeadlineExceeded']);
+    expect(expiredWhileAnswering).toEqual([true]);
 
     const enforced = new Recorder();
     Object.assign(enforced, { enforcedDeadline: 0, expire: () => expired.push(true) });
