@@ -79,12 +79,12 @@ function pairsOf(flag, what, valid = () => true) {
     });
 }
 /** Package name → the file of dist/ it is bundled into, alone, as CommonJS. */
-const sides = new Map(
-  pairsOf('--side', '<name>.cjs[@<module>]', (f) => /^[a-z0-9-]+\.cjs(@[\w./-]+\.ts)?$/.test(f)),
-);
-/** Side file → this package's module to bundle as it (`zod-library.cjs@src/zod-library.ts`), else the package whole. */
+const sides = new Map();
+/** Package name → this package's module to bundle as its side file (`zod-library.cjs@src/zod-library.ts`), else the package whole. */
 const sideEntries = new Map();
-for (const [name, spec] of sides) {
+for (const [name, spec] of pairsOf('--side', '<name>.cjs[@<module>]', (f) =>
+  /^[a-z0-9-]+\.cjs(@[\w./-]+\.ts)?$/.test(f),
+)) {
   const [file, entry] = spec.split('@');
   sides.set(name, file);
   if (entry !== undefined) sideEntries.set(name, path.resolve(entry));
