@@ -38,6 +38,9 @@
  * (`RATIO_NODE_FLAGS='--min-semi-space-size=64 --max-semi-space-size=64' RATIO_WARMUP=8000
  * RATIO_CALLS=1000 RATIO_WINDOWS=4`) the counts are the optimised code's, for looking into, not
  * for the gate: Koa's windows agree within 1 %, svcboot's within ~5 % (BENCHMARKS.md, session 27).
+ * Add `--perf-basic-prof` to those flags and `jit-names.mjs` names the JIT's code in a kept dump
+ * (callgrind lists it by address only): `node tools/scripts/ratio/jit-names.mjs <dump> --calls
+ * 1000 [--areas]`.
  *
  * Exit 1 when an instruction ratio is above its baseline × (1 + margin); 2 when the check itself
  * failed (a server did not start, a call failed).
