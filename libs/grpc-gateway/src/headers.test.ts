@@ -129,4 +129,33 @@ describe('gateway response header lists', () => {
     expect(headerListError(['TRAILER', 'x-late'], false)).toBeUndefined();
     expect(headerListError(['TRAILER', 'x-late'], true)!.message).toContain('TRAILER');
   });
+
+  it('refuses a bad value at the place where a good one passed before, and past the remembered places', () => {
+    const fine = ['X-A', 'same', 'X-B', 'v1', 'X-C', 'fixed'];
+    for (let i = 0; i < 3; i++) expect(headerListError(fine, true)).toBeUndefined();
+    // The same values again pass; a changed one at any place is checked.
+    expect(headerListError(['X-A', 'same', 'X-B', 'v2', 'X-C', 'fixed'], true)).toBeUndefined();
+    expect(
+      headerListError(['X-A', 'same', 'X-B', 'v\r\n2', 'X-C', 'fixed'], true)!.message,
+    ).toContain('X-B');
+    // A good value that passed at one place does not vouch for a bad one moved there from elsewhere.
+    expect(headerListError(['X-A', 'bad\n', 'X-B', 'same'], true)!.message).toContain('X-A');
+    // The value of a list that was refused is not remembered as passed.
+    expect(headerListError(['X-A', 'same', 'X-B', 'v\u0000', 'X-C', 'fixed'], true)).toBeInstanceOf(
+      Error,
+    );
+    expect(headerListError(['X-A', 'same', 'X-B', 'v\u0000'], true)).toBeInstanceOf(Error);
+    // An odd list ends in undefined at a place no value passed; far places are always checked.
+    expect(headerListError(['X-A', 'same', 'X-Odd'], false)).toBeInstanceOf(Error);
+    const long: string[] = [];
+    for (let i = 0; i < 40; i++) long.push(`X-H${i}`, `v${i}`);
+    expect(headerListError(long, true)).toBeUndefined();
+    expect(headerListError(long, true)).toBeUndefined();
+    const badFar = [...long];
+    badFar[79] = 'v39\n';
+    expect(headerListError(badFar, true)!.message).toContain('X-H39');
+    const badNear = [...long];
+    badNear[3] = 'v1\n';
+    expect(headerListError(badNear, true)!.message).toContain('X-H1');
+  });
 });

@@ -191,6 +191,16 @@ export function hasHeader(out: readonly string[], name: string): boolean {
 const validNames = new Set<string>();
 /** A character Node refuses in a header value (its checkInvalidHeaderChar). */
 const INVALID_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+/**
+ * The values of the last lists that passed, by their header's place in the list (the first
+ * PASSED_PLACES headers): most of a call's values are those of the call before at the same place
+ * (Content-Type, the meta middleware's fixed three, a timestamp of the same millisecond, a
+ * Content-Length), and a value equal to the one that passed there passes without the regular
+ * expression. NOT_PASSED marks a place no list filled yet (no value equals it).
+ */
+const PASSED_PLACES = 16;
+const NOT_PASSED = Symbol('not passed');
+const passedValues: unknown[] = new Array(PASSED_PLACES).fill(NOT_PASSED);
 
 /**
  * Why `res.writeHead` would refuse a flat header list (the error Node's own checks throw: a name
@@ -213,8 +223,12 @@ export function headerListError(list: readonly string[], fixedLength: boolean): 
       // An odd list ends in undefined, which Node refuses too. A value of the characters Node
       // takes needs no call of its check; any other gets Node's own error.
       const value = list[i + 1] as string;
-      if (typeof value !== 'string' || INVALID_VALUE_CHAR.test(value))
-        validateHeaderValue(name, value);
+      const place = i >> 1;
+      if (place >= PASSED_PLACES || value !== passedValues[place]) {
+        if (typeof value !== 'string' || INVALID_VALUE_CHAR.test(value))
+          validateHeaderValue(name, value);
+        if (place < PASSED_PLACES) passedValues[place] = value;
+      }
       if (fixedLength && name.length === 7 && sameName(name, 'trailer')) {
         return new Error(
           `response header "${name}" announces trailers, which a response with Content-Length cannot carry`,
