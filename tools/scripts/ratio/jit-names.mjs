@@ -119,7 +119,8 @@ function areaOf(name) {
   if (name.startsWith('Builtins_String')) return 'V8 builtins: String';
   if (/^Builtins_(Keyed)?(Load|Store)(Global)?IC/.test(name)) return 'V8 builtins: property ICs';
   if (name.startsWith('Builtins_')) return 'V8 builtins: other';
-  const js = /^JS:\S+ (\S+?)(?::\d+)*$/.exec(name);
+  // The last word is the script (its line and column after it); a getter's name has a space.
+  const js = /^JS:.* (\S+?)(?::\d+)*$/.exec(name);
   if (js) {
     const url = js[1];
     if (url.startsWith('node:'))
