@@ -33,7 +33,8 @@
  * Knobs (environment): RATIO_WARMUP, RATIO_CALLS, RATIO_WINDOWS, RATIO_CPU_CALLS, RATIO_ROUNDS,
  * RATIO_NODE_FLAGS (node's flags under callgrind), RATIO_BASELINE (another baseline file),
  * RATIO_ONLY=<server key> (that server's callgrind windows only, dumps kept: to look into them
- * with callgrind_annotate), RATIO_MIDDLEWARE (the svcboot-all server's middlewares, `logging,prom,meta`
+ * with callgrind_annotate; besides the gate's four, `floor` and `floor-meta`: the node:http floor,
+ * and the floor writing the meta middleware's six headers), RATIO_MIDDLEWARE (the svcboot-all server's middlewares, `logging,prom,meta`
  * by default: with RATIO_ONLY=svcboot-all, what one of them costs). With the JIT on
  * (`RATIO_NODE_FLAGS='--min-semi-space-size=64 --max-semi-space-size=64' RATIO_WARMUP=8000
  * RATIO_CALLS=1000 RATIO_WINDOWS=4`) the counts are the optimised code's, for looking into, not
@@ -89,6 +90,8 @@ interface ServerSpec {
   module: string;
   env: Record<string, string>;
   protocols: Protocol[];
+  /** Measured only when RATIO_ONLY names it (not in the gate). */
+  onlyByName?: true;
 }
 
 const SPECS: ServerSpec[] = [
@@ -109,7 +112,25 @@ const SPECS: ServerSpec[] = [
     },
     protocols: ['grpc', 'http'],
   },
+  // For scale, by name only: the node:http floor, and the floor writing meta's six headers.
+  { key: 'floor', module: 'floor-http', env: {}, protocols: ['http'], onlyByName: true },
+  {
+    key: 'floor-meta',
+    module: 'floor-http',
+    env: { FLOOR_META: '1' },
+    protocols: ['http'],
+    onlyByName: true,
+  },
 ];
+/** The servers of the gate's ratios. */
+const GATED = SPECS.filter((s) => !s.onlyByName);
+const only = process.env['RATIO_ONLY'];
+if (only !== undefined && !SPECS.some((s) => s.key === only)) {
+  process.stderr.write(
+    `ratio-check: RATIO_ONLY=${only} names no server; the servers: ${SPECS.map((s) => s.key).join(', ')}\n`,
+  );
+  process.exit(2);
+}
 
 /** The ratios: `svcboot` measure over `peer` measure, each `<server key>|<protocol>`. */
 const PAIRS = [
@@ -230,9 +251,10 @@ async function measureInstructions(): Promise<Map<string, number>> {
     const t = Date.now();
     running.push(
       ...(await Promise.all(
-        SPECS.filter((s) => !process.env['RATIO_ONLY'] || s.key === process.env['RATIO_ONLY']).map(
-          (s) => start(s, dir),
-        ),
+        (process.env['RATIO_ONLY']
+          ? SPECS.filter((s) => s.key === process.env['RATIO_ONLY'])
+          : GATED
+        ).map((s) => start(s, dir)),
       )),
     );
     log(`callgrind: servers up in ${Math.round((Date.now() - t) / 1000)} s`);
@@ -268,7 +290,7 @@ async function measureCpu(): Promise<Map<string, number[]>> {
   const running: Running[] = [];
   const out = new Map<string, number[]>();
   try {
-    for (const s of SPECS) running.push(await start(s));
+    for (const s of GATED) running.push(await start(s));
     for (const r of running) for (const p of r.spec.protocols) await calls(r, p, WARMUP);
     for (let round = 0; round < ROUNDS; round++) {
       const order = [
