@@ -124,7 +124,7 @@ const SPECS: ServerSpec[] = [
 ];
 /** The servers of the gate's ratios. */
 const GATED = SPECS.filter((s) => !s.onlyByName);
-const only = process.env['RATIO_ONLY'];
+const only = process.env['RATIO_ONLY'] || undefined;
 if (only !== undefined && !SPECS.some((s) => s.key === only)) {
   process.stderr.write(
     `ratio-check: RATIO_ONLY=${only} names no server; the servers: ${SPECS.map((s) => s.key).join(', ')}\n`,
@@ -251,10 +251,7 @@ async function measureInstructions(): Promise<Map<string, number>> {
     const t = Date.now();
     running.push(
       ...(await Promise.all(
-        (process.env['RATIO_ONLY']
-          ? SPECS.filter((s) => s.key === process.env['RATIO_ONLY'])
-          : GATED
-        ).map((s) => start(s, dir)),
+        (only ? SPECS.filter((s) => s.key === only) : GATED).map((s) => start(s, dir)),
       )),
     );
     log(`callgrind: servers up in ${Math.round((Date.now() - t) / 1000)} s`);
@@ -279,7 +276,7 @@ async function measureInstructions(): Promise<Map<string, number>> {
     }
   } finally {
     await Promise.all(running.map(stop));
-    if (process.env['RATIO_ONLY']) log(`dumps kept in ${dir}`);
+    if (only) log(`dumps kept in ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
   }
   return out;
@@ -324,7 +321,7 @@ function git(...args: string[]): string {
 async function main(): Promise<number> {
   const t0 = Date.now();
   const instr = await measureInstructions();
-  if (process.env['RATIO_ONLY']) return 0;
+  if (only) return 0;
   const t1 = Date.now();
   const cpu = await measureCpu();
   const t2 = Date.now();
