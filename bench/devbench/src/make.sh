@@ -8,7 +8,7 @@ set -euo pipefail
 D=$(cd "$(dirname "$0")/.." && pwd)
 P=$(cd "${1:?usage: make.sh PROJECT_CHECKOUT [OUT_DIR]}" && pwd)
 if [ -n "${2:-}" ]; then
-  mkdir -p "$2" && cp -r "$D/run.sh" "$D/bench.py" "$D/check.mjs" "$D/README.md" "$D/src" "$2/"
+  mkdir -p "$2" && cp -r "$D/run.sh" "$D/device.sh" "$D/bench.py" "$D/check.mjs" "$D/README.md" "$D/src" "$2/"
   chmod -R u+w "$2"
   exec bash "$2/src/make.sh" "$P"
 fi
