@@ -11,8 +11,8 @@
  * The map defaults to /tmp/perf-<the dump's pid>.map. `--calls N` divides every count by N (the
  * window's calls: instructions per call). `--areas` sums the functions by where they come from
  * (a package or node: module for JavaScript; V8's builtins, runtime and API; node's C++; libc;
- * llhttp; regular expressions) instead of listing them. Used with the ratio check's JIT-on windows, for looking
- * into, not for the gate:
+ * llhttp; regular expressions) instead of listing them. Used with the ratio check's JIT-on
+ * windows, for looking into, not for the gate:
  *
  *   RATIO_ONLY=koa RATIO_NODE_FLAGS='--perf-basic-prof --min-semi-space-size=64
  *     --max-semi-space-size=64' RATIO_WARMUP=8000 RATIO_CALLS=1000 RATIO_WINDOWS=4
@@ -154,8 +154,9 @@ for (const [fn, ir] of selfCosts(dump)) {
   total += ir;
   let name = fn;
   if (/^0x[0-9a-f]+$/i.test(fn)) {
-    name = nameAt(code, BigInt(fn)) ?? 'JIT code the map does not cover';
-    if (!nameAt(code, BigInt(fn))) unnamed += ir;
+    const named = nameAt(code, BigInt(fn));
+    if (named === undefined) unnamed += ir;
+    name = named ?? 'JIT code the map does not cover';
   }
   const key = byArea ? areaOf(name) : name;
   totals.set(key, (totals.get(key) ?? 0) + ir);

@@ -15,9 +15,10 @@ let next = 0;
 
 /** Each byte value's two lower-case hex digits, as character codes (high digit first). */
 const HEX = new Uint8Array(512);
+const DIGITS = '0123456789abcdef';
 for (let b = 0; b < 256; b++) {
-  HEX[2 * b] = '0123456789abcdef'.charCodeAt(b >> 4);
-  HEX[2 * b + 1] = '0123456789abcdef'.charCodeAt(b & 15);
+  HEX[2 * b] = DIGITS.charCodeAt(b >> 4);
+  HEX[2 * b + 1] = DIGITS.charCodeAt(b & 15);
 }
 const DASH = 0x2d;
 
